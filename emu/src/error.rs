@@ -1,0 +1,21 @@
+use thiserror::Error;
+
+/// Inputs the emulator cannot run. Problems *inside* a kernel (races, out-of-bounds accesses,
+/// hangs) are not errors: they come back as [`crate::Finding`]s in an `Ok(RunReport)`.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum EmuError {
+    #[error("PTX parse error at line {line}: {message}")]
+    Parse { line: u32, message: String },
+    #[error("unsupported PTX instruction `{instruction}` at PTX line {line}")]
+    Unsupported { instruction: String, line: u32 },
+    #[error("unknown kernel entry `{0}`")]
+    UnknownEntry(String),
+    #[error("bad launch of `{entry}`: {message}")]
+    BadLaunch { entry: String, message: String },
+    #[error("bad host access: {0}")]
+    HostAccess(String),
+}
+
+pub(crate) fn parse_err(line: u32, message: impl Into<String>) -> EmuError {
+    EmuError::Parse { line, message: message.into() }
+}

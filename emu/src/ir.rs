@@ -1,0 +1,346 @@
+//! The pre-decoded form the interpreter runs: every register is a slot index, every symbol an
+//! address or offset, every modifier an enum, so the hot loop never looks at a string.
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Ty {
+    B8,
+    B16,
+    B32,
+    B64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S8,
+    S16,
+    S32,
+    S64,
+    F16,
+    F32,
+    F64,
+    Pred,
+}
+
+impl Ty {
+    pub(crate) fn parse(s: &str) -> Option<Ty> {
+        Some(match s {
+            "b8" => Ty::B8,
+            "b16" => Ty::B16,
+            "b32" => Ty::B32,
+            "b64" => Ty::B64,
+            "u8" => Ty::U8,
+            "u16" => Ty::U16,
+            "u32" => Ty::U32,
+            "u64" => Ty::U64,
+            "s8" => Ty::S8,
+            "s16" => Ty::S16,
+            "s32" => Ty::S32,
+            "s64" => Ty::S64,
+            "f16" => Ty::F16,
+            "f32" => Ty::F32,
+            "f64" => Ty::F64,
+            "pred" => Ty::Pred,
+            _ => return None,
+        })
+    }
+    pub(crate) fn bytes(self) -> u32 {
+        match self {
+            Ty::B8 | Ty::U8 | Ty::S8 | Ty::Pred => 1,
+            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 => 2,
+            Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 => 4,
+            Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 8,
+        }
+    }
+    pub(crate) fn bits(self) -> u32 {
+        self.bytes() * 8
+    }
+    pub(crate) fn signed(self) -> bool {
+        matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
+    }
+    pub(crate) fn float(self) -> bool {
+        matches!(self, Ty::F16 | Ty::F32 | Ty::F64)
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Sreg {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    LaneId,
+    WarpId,
+    NWarpId,
+    Clock,
+    Clock64,
+    LaneMaskEq,
+    LaneMaskLt,
+    LaneMaskLe,
+    LaneMaskGt,
+    LaneMaskGe,
+    DynSmem,
+    TotalSmem,
+    /// Shared-space offset where `extern .shared` (dynamic) memory begins: the end of the static
+    /// variables, known only once the whole module is parsed.
+    DynSmemBase,
+    Zero,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Opnd {
+    Reg(u32),
+    Imm(u64),
+    Sreg(Sreg),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Space {
+    Generic,
+    Global,
+    Shared,
+    Local,
+    Param,
+    Const,
+}
+
+/// Where a memory operand points: `[base + off]`. Param-space operands of the kernel or of a
+/// callee are resolved to byte offsets at decode time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Addr {
+    Reg { base: Opnd, off: i64 },
+    /// Kernel parameter buffer, shared by all threads.
+    KParam(u32),
+    /// Per-thread parameter area (`.func` params, call-site `.param` variables).
+    TParam(u32),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Strength {
+    Weak,
+    /// volatile / relaxed / acquire / release loads and stores: "morally strong" in PTX's memory
+    /// model, so they never race with each other.
+    Strong,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BinOp {
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    MulWide,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    CopySign,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum UnOp {
+    Neg,
+    Abs,
+    Not,
+    CNot,
+    Popc,
+    Clz,
+    Brev,
+    Sqrt,
+    Rsqrt,
+    Rcp,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Tanh,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Rnd {
+    Default,
+    Rn,
+    Rz,
+    Rm,
+    Rp,
+    Rni,
+    Rzi,
+    Rmi,
+    Rpi,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BarKind {
+    Sync,
+    Arrive,
+    RedPopc,
+    RedAnd,
+    RedOr,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum TestP {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// Float modifiers that change results: flush-to-zero and saturation to [0, 1].
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct FMod {
+    pub ftz: bool,
+    pub sat: bool,
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub(crate) enum Op {
+    Mov { ty: Ty, d: u32, a: Opnd },
+    /// `mov.b64 {lo, hi}, d` and friends: split a wide value into parts.
+    Unpack { part_bits: u32, ds: Vec<Option<u32>>, a: Opnd },
+    /// `mov.b64 d, {lo, hi}`.
+    Pack { part_bits: u32, d: u32, parts: Vec<Opnd> },
+    Bin { op: BinOp, ty: Ty, d: u32, a: Opnd, b: Opnd, fm: FMod },
+    Un { op: UnOp, ty: Ty, d: u32, a: Opnd, fm: FMod },
+    /// mad.lo / mad.hi / mad.wide (integer) and fma / mad (float: fused).
+    Mad { ty: Ty, hi: bool, wide: bool, d: u32, a: Opnd, b: Opnd, c: Opnd, fm: FMod },
+    Setp { cmp: Cmp, ty: Ty, d: u32, d2: Option<u32>, a: Opnd, b: Opnd, comb: Option<(BoolOp, Opnd, bool)>, ftz: bool },
+    Set { cmp: Cmp, dty: Ty, ty: Ty, d: u32, a: Opnd, b: Opnd },
+    Selp { ty: Ty, d: u32, a: Opnd, b: Opnd, c: Opnd, neg: bool },
+    Slct { ty: Ty, cty: Ty, d: u32, a: Opnd, b: Opnd, c: Opnd },
+    Cvt { dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, d: u32, a: Opnd },
+    Cvta { to: bool, space: Space, d: u32, a: Opnd, wide: bool },
+    Bfe { ty: Ty, d: u32, a: Opnd, b: Opnd, c: Opnd },
+    Bfi { ty: Ty, d: u32, f: Opnd, b: Opnd, c: Opnd, e: Opnd },
+    Prmt { d: u32, a: Opnd, b: Opnd, c: Opnd },
+    TestP { t: TestP, ty: Ty, d: u32, a: Opnd },
+    Ld { space: Space, ty: Ty, ds: Vec<Option<u32>>, addr: Addr, strong: Strength },
+    St { space: Space, ty: Ty, vals: Vec<Opnd>, addr: Addr, strong: Strength },
+    Atom { space: Space, op: AtomOp, ty: Ty, d: Option<u32>, addr: Addr, b: Opnd, c: Opnd, release: bool },
+    Bra { target: u32 },
+    Call { func: u32, args: Vec<(u32, u32, u32)>, rets: Vec<(u32, u32, u32)> },
+    Ret,
+    Exit,
+    Bar { kind: BarKind, id: Opnd, count: Option<Opnd>, d: Option<u32>, p: Option<(Opnd, bool)> },
+    BarWarp { mask: Opnd },
+    Shfl { mode: ShflMode, d: u32, dp: Option<u32>, a: Opnd, b: Opnd, c: Opnd, mask: Opnd },
+    Vote { mode: VoteMode, d: u32, p: Opnd, neg: bool, mask: Opnd },
+    Activemask { d: u32 },
+    Fence,
+    Nop,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Instr {
+    pub op: Op,
+    pub guard: Option<(u32, bool)>,
+    /// Index into `Module::locs`.
+    pub loc: u32,
+    pub ptx_line: u32,
+}
+
+/// A source location from `.loc` (and its `inlined_at`, when the code came from an inlined
+/// device function).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Loc {
+    pub file: u32,
+    pub line: u32,
+    pub inlined_at: Option<(u32, u32)>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Param {
+    pub size: u32,
+    pub offset: u32,
+    pub ty: Option<Ty>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct Function {
+    pub name: String,
+    pub is_entry: bool,
+    pub params: Vec<Param>,
+    pub rets: Vec<Param>,
+    pub kparam_size: u32,
+    /// First instruction (index into `Module::code`).
+    pub start: u32,
+    pub end: u32,
+    pub calls: Vec<u32>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct SharedVar {
+    pub name: String,
+    pub offset: u32,
+    pub size: u32,
+    pub dynamic: bool,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct GlobalVar {
+    pub name: String,
+    pub addr: u64,
+    pub size: u32,
+    pub init: Vec<u8>,
+}

@@ -1,0 +1,101 @@
+//! Flags every chapter binary shares, so `--backend`, `--seed` and friends mean the same everywhere.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::backend::BackendChoice;
+use crate::device::EmuSettings;
+use crate::device::Schedule;
+
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Where kernels run: a GPU (cuda), the PTX emulator (emu), or cuda when there is one (auto)
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, env = "RACETRACK_BACKEND")]
+    pub backend: BackendChoice,
+
+    /// Run only this variant (see --list)
+    #[arg(long)]
+    pub variant: Option<String>,
+
+    /// Seed for every generated input; printed so any run can be repeated
+    #[arg(long, default_value_t = 2024)]
+    pub seed: u64,
+
+    /// Emulator schedule: hardware, random, or adversarial (random and adversarial use --seed)
+    #[arg(long, value_parser = parse_schedule_name, default_value = "hardware")]
+    pub schedule: ScheduleName,
+
+    /// List the chapter's variants and exit
+    #[arg(long)]
+    pub list: bool,
+
+    /// Directory for plots and images [default: target/racetrack/<chapter>]
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScheduleName {
+    Hardware,
+    Random,
+    Adversarial,
+}
+
+fn parse_schedule_name(text: &str) -> Result<ScheduleName, String> {
+    match text {
+        "hardware" => Ok(ScheduleName::Hardware),
+        "random" => Ok(ScheduleName::Random),
+        "adversarial" => Ok(ScheduleName::Adversarial),
+        other => Err(format!("`{other}` is not a schedule; expected hardware, random or adversarial")),
+    }
+}
+
+impl CommonArgs {
+    pub fn emu_settings(&self) -> EmuSettings {
+        let schedule = match self.schedule {
+            ScheduleName::Hardware => Schedule::Hardware,
+            ScheduleName::Random => Schedule::Random { seed: self.seed },
+            ScheduleName::Adversarial => Schedule::Adversarial { seed: self.seed },
+        };
+        EmuSettings {
+            schedule,
+            ..EmuSettings::default()
+        }
+    }
+
+    /// `--out`, or `target/racetrack/<chapter>` under the workspace.
+    pub fn out_dir(&self, chapter: &str) -> PathBuf {
+        self.out.clone().unwrap_or_else(|| PathBuf::from("target/racetrack").join(chapter))
+    }
+}
+
+/// The generator behind every input: same seed, same data, on every platform.
+pub fn seeded_rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        common: CommonArgs,
+    }
+
+    #[test]
+    fn parses_documented_flags_and_rejects_bad_values() {
+        let cli = Cli::try_parse_from(["x", "--backend", "emu", "--seed", "7", "--schedule", "adversarial"]).unwrap();
+        assert_eq!(cli.common.backend, BackendChoice::Emu);
+        assert_eq!(cli.common.emu_settings().schedule, Schedule::Adversarial { seed: 7 });
+        assert!(Cli::try_parse_from(["x", "--backend", "opencl"]).is_err());
+        assert!(Cli::try_parse_from(["x", "--seed", "-1"]).is_err());
+        let error = Cli::try_parse_from(["x", "--schedule", "fast"]).err().unwrap().to_string();
+        assert!(error.contains("`fast` is not a schedule"), "{error}");
+    }
+}

@@ -1,0 +1,453 @@
+//! One device, either a real GPU (cudarc) or the PTX emulator, behind the same verbs:
+//! upload, zeros, download, load, launch, time.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
+};
+use cudarc::nvrtc::Ptx;
+
+use crate::backend::{BackendChoice, BackendKind, cuda_driver_present};
+use crate::emu_backend::EmuBackend;
+use crate::error::{HarnessError, Result};
+use crate::kernel::KernelSource;
+use crate::launch::{DeviceLimits, Dim3, LaunchShape};
+use crate::nvrtc;
+use crate::variant::Variant;
+
+pub use ptx_emu::{Finding, FindingKind, Schedule};
+
+/// Plain data that can live in a device buffer.
+pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
+impl Element for u8 {}
+impl Element for u32 {}
+impl Element for i32 {}
+impl Element for u64 {}
+impl Element for i64 {}
+impl Element for f32 {}
+impl Element for f64 {}
+
+/// Device memory holding `len` values of `T`.
+#[derive(Debug)]
+pub struct Buffer<T> {
+    raw: RawBuffer,
+    len: usize,
+    _element: PhantomData<T>,
+}
+
+#[derive(Debug)]
+pub enum RawBuffer {
+    Cuda(CudaSlice<u8>),
+    Emu(ptx_emu::DevicePtr),
+}
+
+impl<T: Element> Buffer<T> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.len * std::mem::size_of::<T>()
+    }
+}
+
+/// One kernel argument: a buffer's device address or a scalar, in the kernel's parameter order.
+#[derive(Debug, Clone, Copy)]
+pub enum Arg<'a> {
+    Buffer(&'a RawBuffer),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl<'a, T> From<&'a Buffer<T>> for Arg<'a> {
+    fn from(buffer: &'a Buffer<T>) -> Self {
+        Arg::Buffer(&buffer.raw)
+    }
+}
+
+macro_rules! scalar_args {
+    ($($ty:ty => $variant:ident),*) => {
+        $(impl From<$ty> for Arg<'_> {
+            fn from(value: $ty) -> Self {
+                Arg::$variant(value)
+            }
+        })*
+    };
+}
+scalar_args!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
+
+/// What a launch left behind besides its outputs: the emulator's checker findings.
+#[derive(Debug, Default)]
+pub struct LaunchReport {
+    pub findings: Vec<Finding>,
+}
+
+impl LaunchReport {
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+/// How the emulator runs kernels; ignored by the cuda backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmuSettings {
+    pub schedule: Schedule,
+    pub racecheck: bool,
+    pub synccheck: bool,
+    pub memcheck: bool,
+}
+
+impl Default for EmuSettings {
+    fn default() -> Self {
+        Self {
+            schedule: Schedule::Hardware,
+            racecheck: true,
+            synccheck: true,
+            memcheck: true,
+        }
+    }
+}
+
+pub struct Device {
+    kind: BackendKind,
+    name: String,
+    limits: DeviceLimits,
+    inner: Inner,
+}
+
+enum Inner {
+    Cuda(CudaBackend),
+    Emu(Box<EmuBackend>),
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Device")
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+struct CudaBackend {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    arch: String,
+    modules: HashMap<&'static str, Arc<CudaModule>>,
+}
+
+impl Device {
+    /// Opens the backend the user chose; `auto` takes the GPU when a driver and a device exist.
+    pub fn open(choice: BackendChoice) -> Result<Self> {
+        match choice {
+            BackendChoice::Cuda => Self::open_cuda(),
+            BackendChoice::Emu => Ok(Self::open_emu(None)),
+            BackendChoice::Auto => match Self::open_cuda() {
+                Ok(device) => Ok(device),
+                Err(HarnessError::NoDriver) => Ok(Self::open_emu(Some("no NVIDIA driver found"))),
+                Err(HarnessError::NoDevice(why)) => Ok(Self::open_emu(Some(&format!("no CUDA device: {why}")))),
+                Err(other) => Err(other),
+            },
+        }
+    }
+
+    /// Opens what `RACETRACK_BACKEND` names, as the tests do.
+    pub fn from_env() -> Result<Self> {
+        Self::open(BackendChoice::from_env()?)
+    }
+
+    fn open_cuda() -> Result<Self> {
+        if !cuda_driver_present() {
+            return Err(HarnessError::NoDriver);
+        }
+        let no_device = |error: cudarc::driver::DriverError| HarnessError::NoDevice(error.to_string());
+        cudarc::driver::result::init().map_err(no_device)?;
+        let count = cudarc::driver::result::device::get_count().map_err(no_device)?;
+        if count < 1 {
+            return Err(HarnessError::NoDevice("the device count is 0".into()));
+        }
+        let context = CudaContext::new(0).map_err(no_device)?;
+        let (major, minor) = context.compute_capability()?;
+        let attribute = |attribute| -> Result<u32> {
+            Ok(u32::try_from(context.attribute(attribute)?).unwrap_or(0))
+        };
+        use sys::CUdevice_attribute as A;
+        let limits = DeviceLimits {
+            max_threads_per_block: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+            max_block: Dim3 {
+                x: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
+                y: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
+                z: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)?,
+            },
+            max_grid: Dim3 {
+                x: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                y: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                z: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
+            },
+            // Kernels here use the default 48 KiB; more needs an explicit opt-in per kernel.
+            max_shared_bytes_per_block: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+        };
+        let name = format!("{} (sm_{major}{minor})", context.name()?);
+        let stream = context.default_stream();
+        Ok(Self {
+            kind: BackendKind::Cuda,
+            name,
+            limits,
+            inner: Inner::Cuda(CudaBackend {
+                context,
+                stream,
+                arch: format!("compute_{major}{minor}"),
+                modules: HashMap::new(),
+            }),
+        })
+    }
+
+    fn open_emu(fallback_reason: Option<&str>) -> Self {
+        let name = match fallback_reason {
+            Some(reason) => format!("ptx-emu, Racetrack's PTX emulator ({reason})"),
+            None => "ptx-emu, Racetrack's PTX emulator".to_string(),
+        };
+        Self {
+            kind: BackendKind::Emu,
+            name,
+            limits: DeviceLimits::CUDA_DEFAULT,
+            inner: Inner::Emu(Box::new(EmuBackend::new())),
+        }
+    }
+
+    pub fn kind(&self) -> BackendKind {
+        self.kind
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The first line every binary prints: which backend, which device.
+    pub fn banner(&self) -> String {
+        format!("backend: {} — {}", self.kind, self.name)
+    }
+
+    pub fn limits(&self) -> DeviceLimits {
+        self.limits
+    }
+
+    /// Settings for the emulator's schedule and checkers; no effect on a GPU.
+    pub fn set_emu_settings(&mut self, settings: EmuSettings) {
+        if let Inner::Emu(emu) = &mut self.inner {
+            emu.settings = settings;
+        }
+    }
+
+    pub fn emu_settings(&self) -> Option<EmuSettings> {
+        match &self.inner {
+            Inner::Emu(emu) => Some(emu.settings),
+            Inner::Cuda(_) => None,
+        }
+    }
+
+    pub fn upload<T: Element>(&mut self, data: &[T], label: &str) -> Result<Buffer<T>> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let raw = match &mut self.inner {
+            Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.clone_htod(bytes)?),
+            Inner::Emu(emu) => RawBuffer::Emu(emu.upload(bytes, label)?),
+        };
+        Ok(Buffer {
+            raw,
+            len: data.len(),
+            _element: PhantomData,
+        })
+    }
+
+    pub fn zeros<T: Element>(&mut self, len: usize, label: &str) -> Result<Buffer<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        let raw = match &mut self.inner {
+            Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(bytes)?),
+            Inner::Emu(emu) => RawBuffer::Emu(emu.upload(&vec![0; bytes], label)?),
+        };
+        Ok(Buffer {
+            raw,
+            len,
+            _element: PhantomData,
+        })
+    }
+
+    /// Sets every byte of `buffer` to zero, e.g. between repeated histogram launches.
+    pub fn clear<T: Element>(&mut self, buffer: &mut Buffer<T>) -> Result<()> {
+        match (&mut self.inner, &mut buffer.raw) {
+            (Inner::Cuda(cuda), RawBuffer::Cuda(slice)) => Ok(cuda.stream.memset_zeros(slice)?),
+            (Inner::Emu(emu), RawBuffer::Emu(ptr)) => emu.write(*ptr, &vec![0; buffer.bytes()]),
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    pub fn download<T: Element>(&mut self, buffer: &Buffer<T>) -> Result<Vec<T>> {
+        let bytes = match (&mut self.inner, &buffer.raw) {
+            (Inner::Cuda(cuda), RawBuffer::Cuda(slice)) => cuda.stream.clone_dtoh(slice)?,
+            (Inner::Emu(emu), RawBuffer::Emu(ptr)) => emu.read(*ptr, buffer.bytes())?,
+            _ => return Err(foreign_buffer()),
+        };
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// Refuses variants that could hang a real GPU before they reach one.
+    pub fn ensure_can_run<K>(&self, variant: &Variant<K>) -> Result<()> {
+        if self.kind.is_cuda() && variant.expect.is_emulator_only() {
+            return Err(HarnessError::EmulatorOnly {
+                variant: variant.name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Whether `variant` runs here: emulator-only variants do not run on a GPU.
+    pub fn runs<K>(&self, variant: &Variant<K>) -> bool {
+        self.ensure_can_run(variant).is_ok()
+    }
+
+    /// Compiles (once per process) and launches `kernel`, waits for it, and returns the
+    /// emulator's findings. Shapes the device cannot run are refused before launching.
+    pub fn launch(&mut self, kernel: &KernelSource, shape: LaunchShape, args: &[Arg<'_>]) -> Result<LaunchReport> {
+        match &mut self.inner {
+            Inner::Cuda(cuda) => {
+                let function = cuda.function(kernel)?;
+                check_shape_for_function(&self.limits, kernel, &shape, &function)?;
+                cuda.launch(&function, shape, args)?;
+                cuda.stream.synchronize()?;
+                Ok(LaunchReport::default())
+            }
+            Inner::Emu(emu) => {
+                self.limits.check(kernel.entry, &shape, 0, self.limits.max_threads_per_block)?;
+                emu.launch(kernel, shape, args)
+            }
+        }
+    }
+
+    /// Mean milliseconds per call of `work`, measured with CUDA events around `repetitions`
+    /// calls after one warm-up call; `None` on the emulator, which models no time.
+    pub fn time_ms(&mut self, repetitions: u32, mut work: impl FnMut(&mut Self) -> Result<()>) -> Result<Option<f64>> {
+        if !self.kind.is_cuda() {
+            return Ok(None);
+        }
+        work(self)?;
+        let (start, stop) = {
+            let Inner::Cuda(cuda) = &self.inner else {
+                return Ok(None);
+            };
+            let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+            (cuda.context.new_event(flags)?, cuda.context.new_event(flags)?)
+        };
+        let stream = match &self.inner {
+            Inner::Cuda(cuda) => cuda.stream.clone(),
+            Inner::Emu(_) => return Ok(None),
+        };
+        start.record(&stream)?;
+        for _ in 0..repetitions.max(1) {
+            work(self)?;
+        }
+        stop.record(&stream)?;
+        stop.synchronize()?;
+        let total = f64::from(start.elapsed_ms(&stop)?);
+        Ok(Some(total / f64::from(repetitions.max(1))))
+    }
+
+    /// Launches without waiting: for timing loops, where [`Device::time_ms`] synchronizes.
+    pub fn launch_async(&mut self, kernel: &KernelSource, shape: LaunchShape, args: &[Arg<'_>]) -> Result<()> {
+        match &mut self.inner {
+            Inner::Cuda(cuda) => {
+                let function = cuda.function(kernel)?;
+                check_shape_for_function(&self.limits, kernel, &shape, &function)?;
+                cuda.launch(&function, shape, args)
+            }
+            Inner::Emu(_) => self.launch(kernel, shape, args).map(drop),
+        }
+    }
+
+    /// Milliseconds of one device-to-device copy of `bytes` bytes: the bandwidth reference every
+    /// timing table compares against, measured in the same run. `None` on the emulator.
+    pub fn time_device_copy_ms(&mut self, bytes: usize, repetitions: u32) -> Result<Option<f64>> {
+        let Inner::Cuda(cuda) = &self.inner else {
+            return Ok(None);
+        };
+        let source = cuda.stream.alloc_zeros::<u8>(bytes)?;
+        let mut destination = cuda.stream.alloc_zeros::<u8>(bytes)?;
+        let stream = cuda.stream.clone();
+        self.time_ms(repetitions, |_| Ok(stream.memcpy_dtod(&source, &mut destination)?))
+    }
+}
+
+fn foreign_buffer() -> HarnessError {
+    HarnessError::Invalid("a buffer was used with a device of another backend".into())
+}
+
+fn check_shape_for_function(
+    limits: &DeviceLimits,
+    kernel: &KernelSource,
+    shape: &LaunchShape,
+    function: &CudaFunction,
+) -> Result<()> {
+    use sys::CUfunction_attribute as F;
+    let attribute = |attribute| -> Result<u32> {
+        // SAFETY: the function handle comes from a module that `CudaBackend` keeps loaded.
+        let value = unsafe { cudarc::driver::result::function::get_function_attribute(function.cu_function(), attribute) }?;
+        Ok(u32::try_from(value).unwrap_or(0))
+    };
+    let static_shared = attribute(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+    let max_threads = attribute(F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?;
+    limits.check(kernel.entry, shape, static_shared, max_threads)
+}
+
+impl CudaBackend {
+    fn function(&mut self, kernel: &KernelSource) -> Result<CudaFunction> {
+        let module = match self.modules.get(kernel.path) {
+            Some(module) => module.clone(),
+            None => {
+                let ptx = nvrtc::compile(kernel.path, kernel.source, &self.arch)?;
+                let module = self.context.load_module(Ptx::from_src(ptx))?;
+                self.modules.insert(kernel.path, module.clone());
+                module
+            }
+        };
+        module.load_function(kernel.entry).map_err(|error| {
+            HarnessError::Invalid(format!("{} has no kernel named {}: {error}", kernel.path, kernel.entry))
+        })
+    }
+
+    fn launch(&self, function: &CudaFunction, shape: LaunchShape, args: &[Arg<'_>]) -> Result<()> {
+        let mut builder = self.stream.launch_builder(function);
+        for arg in args {
+            match arg {
+                Arg::Buffer(RawBuffer::Cuda(slice)) => builder.arg(slice),
+                Arg::Buffer(RawBuffer::Emu(_)) => return Err(foreign_buffer()),
+                Arg::U32(value) => builder.arg(value),
+                Arg::I32(value) => builder.arg(value),
+                Arg::U64(value) => builder.arg(value),
+                Arg::I64(value) => builder.arg(value),
+                Arg::F32(value) => builder.arg(value),
+                Arg::F64(value) => builder.arg(value),
+            };
+        }
+        let config = LaunchConfig {
+            grid_dim: (shape.grid.x, shape.grid.y, shape.grid.z),
+            block_dim: (shape.block.x, shape.block.y, shape.block.z),
+            shared_mem_bytes: shape.dynamic_shared_bytes,
+        };
+        // SAFETY: the shape was checked against the device and kernel limits, and every
+        // chapter passes arguments in its kernel's parameter order and types (its tests check
+        // results against the CPU, which a mismatch would break).
+        unsafe { builder.launch(config) }?;
+        Ok(())
+    }
+}

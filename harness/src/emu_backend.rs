@@ -1,0 +1,85 @@
+//! The emulator side of [`crate::Device`].
+
+use std::collections::HashMap;
+
+use ptx_emu::{DevicePtr, Emulator, KernelArg, LaunchConfig, Module, RunOptions};
+
+use crate::device::{Arg, EmuSettings, LaunchReport, RawBuffer};
+use crate::error::{HarnessError, Result};
+use crate::kernel::KernelSource;
+use crate::launch::LaunchShape;
+
+pub(crate) struct EmuBackend {
+    emulator: Emulator,
+    modules: HashMap<&'static str, Module>,
+    pub(crate) settings: EmuSettings,
+}
+
+impl EmuBackend {
+    pub(crate) fn new() -> Self {
+        Self {
+            emulator: Emulator::new(),
+            modules: HashMap::new(),
+            settings: EmuSettings::default(),
+        }
+    }
+
+    pub(crate) fn upload(&mut self, bytes: &[u8], label: &str) -> Result<DevicePtr> {
+        let ptr = self.emulator.alloc(bytes.len(), label);
+        self.emulator.write(ptr, bytes)?;
+        Ok(ptr)
+    }
+
+    pub(crate) fn write(&mut self, ptr: DevicePtr, bytes: &[u8]) -> Result<()> {
+        Ok(self.emulator.write(ptr, bytes)?)
+    }
+
+    pub(crate) fn read(&mut self, ptr: DevicePtr, len: usize) -> Result<Vec<u8>> {
+        let mut bytes = vec![0; len];
+        self.emulator.read(ptr, &mut bytes)?;
+        Ok(bytes)
+    }
+
+    pub(crate) fn launch(&mut self, kernel: &KernelSource, shape: LaunchShape, args: &[Arg<'_>]) -> Result<LaunchReport> {
+        if !self.modules.contains_key(kernel.path) {
+            let ptx = kernel.emulator_ptx()?;
+            let module = Module::parse(&ptx)?;
+            self.modules.insert(kernel.path, module);
+        }
+        let module = self
+            .modules
+            .get(kernel.path)
+            .ok_or_else(|| HarnessError::Invalid(format!("{} was not loaded", kernel.path)))?;
+        let mut kernel_args = Vec::with_capacity(args.len());
+        for arg in args {
+            kernel_args.push(match arg {
+                Arg::Buffer(RawBuffer::Emu(ptr)) => KernelArg::Ptr(*ptr),
+                Arg::Buffer(RawBuffer::Cuda(_)) => {
+                    return Err(HarnessError::Invalid("a GPU buffer was passed to the emulator".into()));
+                }
+                Arg::U32(v) => KernelArg::U32(*v),
+                Arg::I32(v) => KernelArg::I32(*v),
+                Arg::U64(v) => KernelArg::U64(*v),
+                Arg::I64(v) => KernelArg::I64(*v),
+                Arg::F32(v) => KernelArg::F32(*v),
+                Arg::F64(v) => KernelArg::F64(*v),
+            });
+        }
+        let config = LaunchConfig {
+            grid: shape.grid.as_array(),
+            block: shape.block.as_array(),
+            dynamic_shared_bytes: shape.dynamic_shared_bytes,
+        };
+        let options = RunOptions {
+            schedule: self.settings.schedule,
+            racecheck: self.settings.racecheck,
+            synccheck: self.settings.synccheck,
+            memcheck: self.settings.memcheck,
+            ..RunOptions::default()
+        };
+        let report = self.emulator.launch(module, kernel.entry, &config, &kernel_args, &options)?;
+        Ok(LaunchReport {
+            findings: report.findings,
+        })
+    }
+}

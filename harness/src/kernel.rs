@@ -1,0 +1,200 @@
+//! Kernel sources, embedded in the binaries, and the PTX each backend runs.
+
+use crate::error::{HarnessError, Result};
+use crate::nvrtc::{self, EMU_ARCH, PINNED_NVRTC};
+
+/// One `.cu` file and its entry point, embedded at build time with its committed PTX.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelSource {
+    /// Repository path, e.g. `kernels/ch4_atomics/01_racy_increment.cu`.
+    pub path: &'static str,
+    pub entry: &'static str,
+    pub source: &'static str,
+    /// `kernels/ptx/…ptx` as committed: PTX from the pinned NVRTC, or its error log.
+    pub committed_ptx: &'static str,
+}
+
+/// Embeds `kernels/<chapter>/<file>.cu` and `kernels/ptx/<chapter>/<file>.ptx`.
+///
+/// ```ignore
+/// const RACY: KernelSource = kernel!("ch4_atomics", "01_racy_increment", "racy_increment");
+/// ```
+#[macro_export]
+macro_rules! kernel {
+    ($chapter:literal, $file:literal, $entry:literal) => {
+        $crate::KernelSource {
+            path: concat!("kernels/", $chapter, "/", $file, ".cu"),
+            entry: $entry,
+            source: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../kernels/",
+                $chapter,
+                "/",
+                $file,
+                ".cu"
+            )),
+            committed_ptx: include_str!(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../kernels/ptx/",
+                $chapter,
+                "/",
+                $file,
+                ".ptx"
+            )),
+        }
+    };
+}
+
+/// The first line of every committed PTX file: which source it was made from, so a changed
+/// `.cu` is never run through stale PTX.
+const HEADER_PREFIX: &str = "// racetrack: generated from ";
+const COMPILE_ERROR_MARK: &str = "// racetrack: compile error";
+
+impl KernelSource {
+    /// The line of the `// BUG:` marker, which checker reports must name.
+    pub fn bug_line(&self) -> Option<u32> {
+        line_of_marker(self.source, "// BUG:")
+    }
+
+    /// The PTX path that mirrors this source: `kernels/ptx/<chapter>/<file>.ptx`.
+    pub fn ptx_path(&self) -> String {
+        ptx_path_for(self.path)
+    }
+
+    /// PTX for the emulator: fresh from NVRTC when it is installed, else the committed file,
+    /// refused when the source has changed since it was generated.
+    pub fn emulator_ptx(&self) -> Result<String> {
+        if nvrtc::nvrtc().is_some() {
+            return nvrtc::compile(self.path, self.source, EMU_ARCH);
+        }
+        let Some(rest) = self.committed_ptx.strip_prefix(HEADER_PREFIX) else {
+            return Err(self.stale());
+        };
+        let recorded_hash = rest.split_whitespace().nth(1).unwrap_or_default();
+        if recorded_hash != source_hash(self.source) {
+            return Err(self.stale());
+        }
+        if let Some(log) = committed_compile_error(self.committed_ptx) {
+            return Err(HarnessError::Compile {
+                path: self.path.to_string(),
+                log,
+            });
+        }
+        Ok(self.committed_ptx.to_string())
+    }
+
+    fn stale(&self) -> HarnessError {
+        HarnessError::StalePtx {
+            source_path: self.path.to_string(),
+            ptx_path: self.ptx_path(),
+            pinned: PINNED_NVRTC,
+        }
+    }
+}
+
+pub fn ptx_path_for(source_path: &str) -> String {
+    let relative = source_path.strip_prefix("kernels/").unwrap_or(source_path);
+    let stem = relative.strip_suffix(".cu").unwrap_or(relative);
+    format!("kernels/ptx/{stem}.ptx")
+}
+
+/// 1-based line of the first line containing `marker`.
+pub fn line_of_marker(source: &str, marker: &str) -> Option<u32> {
+    source
+        .lines()
+        .position(|line| line.contains(marker))
+        .and_then(|index| u32::try_from(index + 1).ok())
+}
+
+/// The line of `// ANCHOR: name`, for tests that tie prose to code.
+pub fn anchor_line(source: &str, name: &str) -> Option<u32> {
+    line_of_marker(source, &format!("// ANCHOR: {name}"))
+}
+
+/// FNV-1a, 64 bits: stable across platforms and Rust versions, which `DefaultHasher` is not.
+pub fn source_hash(source: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in source.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+/// The committed file for `path`: a header naming the source and its hash, then the PTX, or
+/// the compile log for kernels that are meant not to compile.
+pub fn committed_file(path: &str, source: &str, compiled: &Result<String>) -> Result<String> {
+    let header = format!(
+        "{HEADER_PREFIX}{path} {} by NVRTC {}.{}\n",
+        source_hash(source),
+        nvrtc::PINNED_VERSION.0,
+        nvrtc::PINNED_VERSION.1
+    );
+    match compiled {
+        Ok(ptx) => Ok(format!("{header}{ptx}")),
+        Err(HarnessError::Compile { log, .. }) => {
+            let mut text = format!("{header}{COMPILE_ERROR_MARK}\n");
+            for line in log.lines() {
+                text.push_str("// ");
+                text.push_str(line);
+                text.push('\n');
+            }
+            Ok(text)
+        }
+        Err(other) => Err(HarnessError::Invalid(other.to_string())),
+    }
+}
+
+fn committed_compile_error(committed: &str) -> Option<String> {
+    let mut lines = committed.lines().skip(1);
+    if lines.next()? != COMPILE_ERROR_MARK {
+        return None;
+    }
+    Some(
+        lines
+            .map(|line| line.strip_prefix("// ").unwrap_or(line.trim_start_matches("//")))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ptx_path_mirrors_the_source_path() {
+        assert_eq!(
+            ptx_path_for("kernels/ch4_atomics/01_racy_increment.cu"),
+            "kernels/ptx/ch4_atomics/01_racy_increment.ptx"
+        );
+    }
+
+    #[test]
+    fn markers_are_found_by_line() {
+        let source = "// BROKEN\n\nx = 1; // BUG: here\n// ANCHOR: body\n";
+        assert_eq!(line_of_marker(source, "// BUG:"), Some(3));
+        assert_eq!(anchor_line(source, "body"), Some(4));
+        assert_eq!(line_of_marker(source, "nothing"), None);
+    }
+
+    #[test]
+    fn hash_is_fnv1a() {
+        // Published FNV-1a 64 test vectors.
+        assert_eq!(source_hash(""), "cbf29ce484222325");
+        assert_eq!(source_hash("a"), "af63dc4c8601ec8c");
+    }
+
+    #[test]
+    fn compile_errors_round_trip_through_the_committed_file() {
+        let log = "kernels/a.cu:3: error: identifier \"tid\" is undefined\n\n1 error detected";
+        let compiled = Err(HarnessError::Compile {
+            path: "kernels/a.cu".into(),
+            log: log.into(),
+        });
+        let file = committed_file("kernels/a.cu", "src", &compiled).unwrap();
+        assert_eq!(committed_compile_error(&file).as_deref(), Some(log));
+        let ok = committed_file("kernels/a.cu", "src", &Ok(".version 9.0\n".into())).unwrap();
+        assert_eq!(committed_compile_error(&ok), None);
+    }
+}

@@ -1,0 +1,32 @@
+//! Racetrack's harness: every chapter runs its kernels through this crate.
+//!
+//! - [`Device`]: a real GPU (cudarc + NVRTC) or the PTX emulator, chosen by `--backend` or
+//!   `RACETRACK_BACKEND`, with the same verbs for both.
+//! - [`KernelSource`] and [`kernel!`]: `.cu` files embedded with their committed PTX.
+//! - [`LaunchShape`] checked against [`DeviceLimits`] before any launch.
+//! - [`Variant`] and [`Expect`]: the registry the binaries, tests and book share.
+//! - [`verify`]: exact and error-bounded comparison with CPU references.
+//! - [`report`]: tables, SVG plots, progress bars.
+
+pub mod backend;
+pub mod cli;
+pub mod device;
+mod emu_backend;
+pub mod error;
+pub mod kernel;
+pub mod launch;
+pub mod nvrtc;
+pub mod ptx;
+pub mod report;
+pub mod variant;
+pub mod verify;
+
+pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
+pub use device::{Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, LaunchReport, Schedule};
+pub use error::{HarnessError, Result};
+pub use kernel::KernelSource;
+pub use launch::{DeviceLimits, Dim3, LaunchShape};
+pub use variant::{Expect, Variant, find_variant};
+
+pub use rand;
+pub use rand_chacha;

@@ -1,0 +1,171 @@
+//! What users see: tables, SVG plots and progress bars.
+
+use std::path::Path;
+
+use comfy_table::{Table, presets};
+use indicatif::{ProgressBar, ProgressStyle};
+use plotters::prelude::*;
+
+use crate::error::{HarnessError, Result};
+
+/// A Markdown-style table, so a GPU run's table can go into the book as it is printed.
+pub fn table<S: ToString>(header: &[&str], rows: impl IntoIterator<Item = Vec<S>>) -> String {
+    let mut table = Table::new();
+    table.load_preset(presets::ASCII_MARKDOWN);
+    table.set_header(header.iter().map(|h| h.to_string()));
+    for row in rows {
+        table.add_row(row.into_iter().map(|cell| cell.to_string()));
+    }
+    table.to_string()
+}
+
+/// A progress bar on stderr; indicatif hides it when stderr is not a terminal, so snapshots
+/// and logs stay clean.
+pub fn progress(len: u64, message: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({eta})") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message.to_string());
+    bar
+}
+
+fn plot_error(path: &Path, error: impl std::fmt::Display) -> HarnessError {
+    HarnessError::Plot {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    }
+}
+
+/// Bars for each label, one colour per series side by side: e.g. lowercase and uppercase
+/// counts for each letter.
+pub fn grouped_bars_svg(
+    path: &Path,
+    title: &str,
+    labels: &[String],
+    series: &[(&str, Vec<f64>)],
+    y_label: &str,
+) -> Result<()> {
+    let top = series
+        .iter()
+        .flat_map(|(_, values)| values.iter().copied())
+        .fold(0.0_f64, f64::max)
+        .max(1.0)
+        * 1.1;
+    let root = SVGBackend::new(path, (960, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
+    let groups = labels.len().max(1) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..groups, 0.0..top)
+        .map_err(|e| plot_error(path, e))?;
+    let label_of = |x: &f64| {
+        let index = x.floor() as usize;
+        if (x - x.floor() - 0.5).abs() < 1e-6 {
+            labels.get(index).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(labels.len() * 2 + 1)
+        .x_label_formatter(&label_of)
+        .y_desc(y_label)
+        .draw()
+        .map_err(|e| plot_error(path, e))?;
+    let width = 0.8 / series.len().max(1) as f64;
+    for (series_index, (name, values)) in series.iter().enumerate() {
+        let colour = Palette99::pick(series_index).to_rgba();
+        let offset = 0.1 + width * series_index as f64;
+        chart
+            .draw_series(values.iter().enumerate().map(|(i, &value)| {
+                let left = i as f64 + offset;
+                Rectangle::new([(left, 0.0), (left + width, value)], colour.filled())
+            }))
+            .map_err(|e| plot_error(path, e))?
+            .label(*name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|e| plot_error(path, e))?;
+    root.present().map_err(|e| plot_error(path, e))
+}
+
+/// A line over `(x, y)` points on a log₂ x axis, with the point at `best` marked and labelled:
+/// e.g. milliseconds against blocks per grid.
+pub fn sweep_svg(path: &Path, title: &str, x_label: &str, y_label: &str, points: &[(f64, f64)], best: usize) -> Result<()> {
+    let (x_min, x_max) = points
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
+    let y_max = points.iter().map(|&(_, y)| y).fold(0.0_f64, f64::max).max(1e-9) * 1.15;
+    let root = SVGBackend::new(path, (960, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((x_min.max(1.0)..x_max.max(2.0)).log_scale(), 0.0..y_max)
+        .map_err(|e| plot_error(path, e))?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_label_formatter(&|x| format!("{x:.0}"))
+        .draw()
+        .map_err(|e| plot_error(path, e))?;
+    chart
+        .draw_series(LineSeries::new(points.iter().copied(), BLUE.stroke_width(2)))
+        .map_err(|e| plot_error(path, e))?;
+    chart
+        .draw_series(points.iter().map(|&point| Circle::new(point, 3, BLUE.filled())))
+        .map_err(|e| plot_error(path, e))?;
+    if let Some(&(x, y)) = points.get(best) {
+        chart
+            .draw_series([Circle::new((x, y), 7, RED.stroke_width(3))])
+            .map_err(|e| plot_error(path, e))?;
+        chart
+            .draw_series([Text::new(format!("fastest: {x:.0}"), (x, y * 1.06 + y_max * 0.02), ("sans-serif", 16).into_font().color(&RED))])
+            .map_err(|e| plot_error(path, e))?;
+    }
+    root.present().map_err(|e| plot_error(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_markdown() {
+        let text = table(&["variant", "ms"], [vec!["copy", "1.5"], vec!["atomics", "3.0"]]);
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("| variant"), "{text}");
+        assert!(lines[1].starts_with("|--"), "{text}");
+        assert!(lines[3].contains("atomics") && lines[3].contains("3.0"), "{text}");
+    }
+
+    #[test]
+    fn plots_are_written_as_svg() {
+        let dir = std::env::temp_dir().join(format!("racetrack-plot-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bars = dir.join("bars.svg");
+        let labels = vec!["a".to_string(), "b".to_string()];
+        grouped_bars_svg(&bars, "letters", &labels, &[("lower", vec![3.0, 1.0]), ("upper", vec![1.0, 0.0])], "count").unwrap();
+        let svg = std::fs::read_to_string(&bars).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("letters") && svg.contains("lower"));
+        let sweep = dir.join("sweep.svg");
+        sweep_svg(&sweep, "sweep", "blocks", "ms", &[(1.0, 4.0), (2.0, 2.0), (4.0, 3.0)], 1).unwrap();
+        assert!(std::fs::read_to_string(&sweep).unwrap().contains("fastest: 2"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
