@@ -261,6 +261,8 @@ impl Device {
     pub fn upload<T: Element>(&mut self, data: &[T], label: &str) -> Result<Buffer<T>> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let raw = match &mut self.inner {
+            // The driver refuses zero-byte allocations; an empty input still needs an address.
+            Inner::Cuda(cuda) if bytes.is_empty() => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(1)?),
             Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.clone_htod(bytes)?),
             Inner::Emu(emu) => RawBuffer::Emu(emu.upload(bytes, label)?),
         };
@@ -274,7 +276,7 @@ impl Device {
     pub fn zeros<T: Element>(&mut self, len: usize, label: &str) -> Result<Buffer<T>> {
         let bytes = len * std::mem::size_of::<T>();
         let raw = match &mut self.inner {
-            Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(bytes)?),
+            Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(bytes.max(1))?),
             Inner::Emu(emu) => RawBuffer::Emu(emu.upload(&vec![0; bytes], label)?),
         };
         Ok(Buffer {
@@ -295,7 +297,11 @@ impl Device {
 
     pub fn download<T: Element>(&mut self, buffer: &Buffer<T>) -> Result<Vec<T>> {
         let bytes = match (&mut self.inner, &buffer.raw) {
-            (Inner::Cuda(cuda), RawBuffer::Cuda(slice)) => cuda.stream.clone_dtoh(slice)?,
+            (Inner::Cuda(cuda), RawBuffer::Cuda(slice)) => {
+                let mut bytes = cuda.stream.clone_dtoh(slice)?;
+                bytes.truncate(buffer.bytes());
+                bytes
+            }
             (Inner::Emu(emu), RawBuffer::Emu(ptr)) => emu.read(*ptr, buffer.bytes())?,
             _ => return Err(foreign_buffer()),
         };

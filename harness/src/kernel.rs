@@ -16,7 +16,7 @@ pub struct KernelSource {
 
 /// Embeds `kernels/<chapter>/<file>.cu` and `kernels/ptx/<chapter>/<file>.ptx`.
 ///
-/// ```ignore
+/// ```text
 /// const RACY: KernelSource = kernel!("ch4_atomics", "01_racy_increment", "racy_increment");
 /// ```
 #[macro_export]

@@ -104,9 +104,15 @@ pub fn regenerate(root: &Path) -> Result<Vec<String>> {
     Ok(changed)
 }
 
-/// The workspace root, from this crate's manifest directory.
+/// The workspace root: this crate's parent when it still exists (a build here), else the
+/// current directory (test binaries staged to a machine without Rust run from the root).
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    let built_in = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    if built_in.join("kernels").is_dir() {
+        built_in
+    } else {
+        std::env::current_dir().unwrap_or(built_in)
+    }
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {

@@ -1,1 +1,68 @@
-fn main() {}
+//! `cargo run -p ch4-atomics -- [--backend auto|cuda|emu] [--variant NAME] [--size BYTES] [--seed S] [--text FILE] [--list] [--out DIR]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use ch4_atomics::VARIANTS;
+use ch4_atomics::walkthrough::{Options, walkthrough};
+use clap::Parser;
+use harness::Device;
+use harness::cli::CommonArgs;
+use harness::report::table;
+
+#[derive(Debug, Parser)]
+#[command(name = "ch4-atomics", about = "Chapter 4: data races, atomics and histograms")]
+struct Cli {
+    #[command(flatten)]
+    common: CommonArgs,
+
+    /// Bytes of the GPU timing input (the text repeated)
+    #[arg(long, default_value_t = 1 << 30)]
+    size: u64,
+
+    /// Count the letters of this text instead of the built-in one
+    #[arg(long)]
+    text: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    if cli.common.list {
+        let rows = VARIANTS.iter().enumerate().map(|(index, v)| {
+            vec![
+                (index + 1).to_string(),
+                v.name.to_string(),
+                v.expect.to_string(),
+                v.kernel.path.to_string(),
+                v.summary.to_string(),
+            ]
+        });
+        println!("{}", table(&["#", "variant", "expect", "kernel", "what it shows"], rows));
+        return Ok(());
+    }
+    if let Some(name) = &cli.common.variant {
+        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
+    }
+    let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch4-atomics"));
+    options.variant = cli.common.variant.clone();
+    options.timing_bytes = cli.size;
+    if let Some(path) = &cli.text {
+        options.text = std::fs::read(path).with_context(|| format!("cannot read --text {}", path.display()))?;
+        options.text_name = path.display().to_string();
+    }
+    let mut device = Device::open(cli.common.backend)?;
+    device.set_emu_settings(cli.common.emu_settings());
+    let mut stdout = std::io::stdout().lock();
+    walkthrough(&mut device, &options, &mut stdout)?;
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! Inputs and devices shared by the chapter's tests.
+
+#![allow(dead_code)]
+
+use harness::Device;
+use harness::rand::Rng;
+use proptest::prelude::*;
+
+/// The device `RACETRACK_BACKEND` names; without a GPU, `auto` is the emulator.
+pub fn device() -> Device {
+    match Device::from_env() {
+        Ok(device) => {
+            eprintln!("{}", device.banner());
+            device
+        }
+        Err(error) => panic!("no backend to test on: {error}"),
+    }
+}
+
+/// Case counts: the emulator is thousands of times slower than a GPU, and the whole suite must
+/// stay well under ten minutes on two cores.
+pub fn cases(is_cuda: bool, on_gpu: u32, on_emulator: u32, source_file: &'static str) -> ProptestConfig {
+    ProptestConfig {
+        cases: if is_cuda { on_gpu } else { on_emulator },
+        max_shrink_iters: 64,
+        source_file: Some(source_file),
+        ..ProptestConfig::default()
+    }
+}
+
+/// Lengths from 0 and 1 through primes and non-multiples of any block up to `largest`.
+pub fn length(largest: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![
+        3 => 0usize..=64,
+        3 => 65usize..=5_000,
+        2 => prop::sample::select(vec![97usize, 257, 1_009, 4_099, 65_537, 100_003]),
+        1 => 5_001usize..=largest.max(5_001),
+    ]
+}
+
+/// How the bytes of a generated text are distributed: the skew decides how often threads
+/// collide on one bin.
+#[derive(Debug, Clone, Copy)]
+pub enum Alphabet {
+    /// any byte, so about half are >= 128 and must be skipped
+    AnyByte,
+    /// letters, digits, space and punctuation
+    Printable,
+    /// one character only: every thread fights over the same bin
+    OneLetter,
+}
+
+pub fn alphabet() -> impl Strategy<Value = Alphabet> {
+    prop_oneof![Just(Alphabet::AnyByte), Just(Alphabet::Printable), Just(Alphabet::OneLetter)]
+}
+
+/// A text built from a seed rather than element by element, so millions of bytes cost nothing
+/// to generate or shrink, and any failure repeats from its printed seed.
+pub fn text(len: usize, alphabet: Alphabet, seed: u64) -> Vec<u8> {
+    let mut rng = harness::cli::seeded_rng(seed);
+    (0..len)
+        .map(|_| match alphabet {
+            Alphabet::AnyByte => rng.random::<u8>(),
+            Alphabet::Printable => rng.random_range(b' '..=b'~'),
+            Alphabet::OneLetter => b'e',
+        })
+        .collect()
+}
+
+/// Threads per block: every legal size, including ones that are not multiples of a warp.
+pub fn threads_per_block() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        2 => prop::sample::select(vec![32u32, 64, 128, 256, 512, 1024]),
+        1 => 1u32..=1024,
+    ]
+}
+
+pub fn blocks(is_cuda: bool) -> BoxedStrategy<u32> {
+    if is_cuda { (1u32..=2048).boxed() } else { (1u32..=48).boxed() }
+}
