@@ -17,5 +17,8 @@ pub enum EmuError {
 }
 
 pub(crate) fn parse_err(line: u32, message: impl Into<String>) -> EmuError {
-    EmuError::Parse { line, message: message.into() }
+    EmuError::Parse {
+        line,
+        message: message.into(),
+    }
 }

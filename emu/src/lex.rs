@@ -83,7 +83,10 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>, EmuError> {
                     }
                 }
             }
-            out.push(Token { tok: Tok::Str(s), line: start_line });
+            out.push(Token {
+                tok: Tok::Str(s),
+                line: start_line,
+            });
             continue;
         }
         if c.is_ascii_digit() {
@@ -105,7 +108,10 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>, EmuError> {
                     break;
                 }
             }
-            out.push(Token { tok: Tok::Num(s), line });
+            out.push(Token {
+                tok: Tok::Num(s),
+                line,
+            });
             continue;
         }
         if ident_start(c) {
@@ -125,11 +131,17 @@ pub(crate) fn lex(src: &str) -> Result<Vec<Token>, EmuError> {
                 s.push(chars[i]);
                 i += 1;
             }
-            out.push(Token { tok: Tok::Ident(s), line });
+            out.push(Token {
+                tok: Tok::Ident(s),
+                line,
+            });
             continue;
         }
         if ",;:[]{}()+-!@|<>=".contains(c) {
-            out.push(Token { tok: Tok::P(c), line });
+            out.push(Token {
+                tok: Tok::P(c),
+                line,
+            });
             i += 1;
             continue;
         }
@@ -159,7 +171,9 @@ pub(crate) fn parse_float(s: &str) -> Option<f64> {
         if h.len() != 8 {
             return None;
         }
-        return u32::from_str_radix(h, 16).ok().map(|b| f32::from_bits(b) as f64);
+        return u32::from_str_radix(h, 16)
+            .ok()
+            .map(|b| f32::from_bits(b) as f64);
     }
     if let Some(h) = s.strip_prefix("0d").or_else(|| s.strip_prefix("0D")) {
         if h.len() != 16 {

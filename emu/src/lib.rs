@@ -1,1 +1,41 @@
-//! PTX emulator (under construction).
+//! `ptx-emu`: runs the PTX that NVRTC emits for Racetrack's kernels on the CPU, with a race
+//! checker (shared and global memory), a barrier checker (divergence, deadlock), a memory checker
+//! (out of bounds, misaligned) and a step budget for kernels that never finish.
+//!
+//! ```no_run
+//! use ptx_emu::*;
+//! # fn main() -> Result<(), EmuError> {
+//! let module = Module::parse(include_str!("../tests/corpus/tree_reduce.ptx"))?;
+//! let mut emu = Emulator::new();
+//! let x = emu.alloc(4, "x");
+//! let report = emu.launch(
+//!     &module,
+//!     "tree_reduce",
+//!     &LaunchConfig { grid: [1, 1, 1], block: [32, 1, 1], dynamic_shared_bytes: 128 },
+//!     &[KernelArg::Ptr(x), KernelArg::Ptr(x), KernelArg::I32(0)],
+//!     &RunOptions::default(),
+//! )?;
+//! for f in &report.findings {
+//!     println!("{f}");
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! See `emu/README.md` for the execution model and what the checkers can and cannot tell you.
+
+mod alu;
+mod error;
+mod exec;
+mod ir;
+mod lex;
+mod parse;
+mod race;
+mod report;
+
+pub use error::EmuError;
+pub use exec::{DevicePtr, Emulator, KernelArg, LaunchConfig, RunOptions, Schedule};
+pub use parse::Module;
+pub use report::{
+    Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, RunReport, SourceLoc, Space,
+    ThreadGroup, ThreadRef,
+};

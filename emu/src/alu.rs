@@ -1,0 +1,589 @@
+//! Pure value semantics of PTX arithmetic, comparisons and conversions on register bits.
+
+use crate::ir::*;
+
+#[inline]
+pub(crate) fn mask(v: u64, bits: u32) -> u64 {
+    if bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    }
+}
+
+#[inline]
+pub(crate) fn sext(v: u64, bits: u32) -> i64 {
+    if bits >= 64 {
+        v as i64
+    } else {
+        let s = 64 - bits;
+        ((v << s) as i64) >> s
+    }
+}
+
+#[inline]
+fn f32v(v: u64) -> f32 {
+    f32::from_bits(v as u32)
+}
+
+#[inline]
+fn f64v(v: u64) -> f64 {
+    f64::from_bits(v)
+}
+
+#[inline]
+fn ftz32(x: f32, on: bool) -> f32 {
+    if on && x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+#[inline]
+fn sat32(x: f32, on: bool) -> f32 {
+    if !on {
+        x
+    } else if x.is_nan() {
+        0.0
+    } else {
+        x.clamp(0.0, 1.0)
+    }
+}
+
+#[inline]
+fn sat64(x: f64, on: bool) -> f64 {
+    if !on {
+        x
+    } else if x.is_nan() {
+        0.0
+    } else {
+        x.clamp(0.0, 1.0)
+    }
+}
+
+/// Integer value of a register as i128, signed or unsigned by type.
+#[inline]
+fn ival(v: u64, t: Ty) -> i128 {
+    if t.signed() {
+        sext(v, t.bits()) as i128
+    } else {
+        mask(v, t.bits()) as i128
+    }
+}
+
+fn int_range(t: Ty) -> (i128, i128) {
+    let bits = t.bits();
+    if t.signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
+    match t {
+        Ty::F32 => {
+            let (x, y) = (ftz32(f32v(a), fm.ftz), ftz32(f32v(b), fm.ftz));
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => x * y,
+                BinOp::Div => x / y,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+                BinOp::CopySign => y.copysign(x),
+                BinOp::Rem => x % y,
+                _ => return mask(bin_int(op, Ty::B32, a, b, fm.sat), 32),
+            };
+            ftz32(sat32(r, fm.sat), fm.ftz).to_bits() as u64
+        }
+        Ty::F64 => {
+            let (x, y) = (f64v(a), f64v(b));
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => x * y,
+                BinOp::Div => x / y,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+                BinOp::CopySign => y.copysign(x),
+                BinOp::Rem => x % y,
+                _ => return bin_int(op, Ty::B64, a, b, fm.sat),
+            };
+            sat64(r, fm.sat).to_bits()
+        }
+        Ty::Pred => match op {
+            BinOp::And => (a & b) & 1,
+            BinOp::Or => (a | b) & 1,
+            BinOp::Xor => (a ^ b) & 1,
+            _ => 0,
+        },
+        _ => bin_int(op, t, a, b, fm.sat),
+    }
+}
+
+fn bin_int(op: BinOp, t: Ty, a: u64, b: u64, sat: bool) -> u64 {
+    let bits = t.bits();
+    let (x, y) = (ival(a, t), ival(b, t));
+    let r: i128 = match op {
+        BinOp::Add => x + y,
+        BinOp::Sub => x - y,
+        BinOp::MulLo => x.wrapping_mul(y),
+        BinOp::MulHi => x.wrapping_mul(y) >> bits,
+        BinOp::MulWide => return mask(x.wrapping_mul(y) as u64, bits * 2),
+        BinOp::Div => {
+            if y == 0 {
+                // PTX leaves it undefined; hardware gives all ones for unsigned.
+                -1
+            } else {
+                x.wrapping_div(y)
+            }
+        }
+        BinOp::Rem => {
+            if y == 0 {
+                x
+            } else {
+                x.wrapping_rem(y)
+            }
+        }
+        BinOp::Min => x.min(y),
+        BinOp::Max => x.max(y),
+        BinOp::And => return mask(a & b, bits),
+        BinOp::Or => return mask(a | b, bits),
+        BinOp::Xor => return mask(a ^ b, bits),
+        BinOp::Shl => {
+            let s = mask(b, 32);
+            return if s >= bits as u64 {
+                0
+            } else {
+                mask(a << s, bits)
+            };
+        }
+        BinOp::Shr => {
+            let s = mask(b, 32).min(bits as u64);
+            return if t.signed() {
+                let v = sext(a, bits);
+                mask((v >> s.min(63)) as u64, bits)
+            } else if s >= bits as u64 {
+                0
+            } else {
+                mask(a, bits) >> s
+            };
+        }
+        BinOp::CopySign => 0,
+    };
+    if sat && t.signed() {
+        let (lo, hi) = int_range(t);
+        return mask(r.clamp(lo, hi) as u64, bits);
+    }
+    mask(r as u64, bits)
+}
+
+pub(crate) fn un(op: UnOp, t: Ty, a: u64, fm: FMod) -> u64 {
+    match t {
+        Ty::F32 => {
+            let x = ftz32(f32v(a), fm.ftz);
+            let r = match op {
+                UnOp::Neg => -x,
+                UnOp::Abs => x.abs(),
+                UnOp::Sqrt => x.sqrt(),
+                UnOp::Rsqrt => 1.0 / x.sqrt(),
+                UnOp::Rcp => 1.0 / x,
+                UnOp::Ex2 => x.exp2(),
+                UnOp::Lg2 => x.log2(),
+                UnOp::Sin => x.sin(),
+                UnOp::Cos => x.cos(),
+                UnOp::Tanh => x.tanh(),
+                _ => return un_int(op, Ty::B32, a),
+            };
+            ftz32(sat32(r, fm.sat), fm.ftz).to_bits() as u64
+        }
+        Ty::F64 => {
+            let x = f64v(a);
+            let r = match op {
+                UnOp::Neg => -x,
+                UnOp::Abs => x.abs(),
+                UnOp::Sqrt => x.sqrt(),
+                UnOp::Rsqrt => 1.0 / x.sqrt(),
+                UnOp::Rcp => 1.0 / x,
+                UnOp::Ex2 => x.exp2(),
+                UnOp::Lg2 => x.log2(),
+                UnOp::Sin => x.sin(),
+                UnOp::Cos => x.cos(),
+                UnOp::Tanh => x.tanh(),
+                _ => return un_int(op, Ty::B64, a),
+            };
+            r.to_bits()
+        }
+        Ty::Pred => match op {
+            UnOp::Not | UnOp::CNot => (a & 1) ^ 1,
+            _ => a & 1,
+        },
+        _ => un_int(op, t, a),
+    }
+}
+
+fn un_int(op: UnOp, t: Ty, a: u64) -> u64 {
+    let bits = t.bits();
+    let v = mask(a, bits);
+    match op {
+        UnOp::Neg => mask(v.wrapping_neg(), bits),
+        UnOp::Abs => {
+            if t.signed() {
+                mask(sext(a, bits).wrapping_abs() as u64, bits)
+            } else {
+                v
+            }
+        }
+        UnOp::Not => mask(!v, bits),
+        UnOp::CNot => (v == 0) as u64,
+        UnOp::Popc => v.count_ones() as u64,
+        UnOp::Clz => (v.leading_zeros() - (64 - bits)) as u64,
+        UnOp::Brev => v.reverse_bits() >> (64 - bits),
+        _ => v,
+    }
+}
+
+pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod) -> u64 {
+    match t {
+        Ty::F32 => {
+            let (x, y, z) = (
+                ftz32(f32v(a), fm.ftz),
+                ftz32(f32v(b), fm.ftz),
+                ftz32(f32v(c), fm.ftz),
+            );
+            ftz32(sat32(x.mul_add(y, z), fm.sat), fm.ftz).to_bits() as u64
+        }
+        Ty::F64 => sat64(f64v(a).mul_add(f64v(b), f64v(c)), fm.sat).to_bits(),
+        _ => {
+            let bits = t.bits();
+            let p = ival(a, t).wrapping_mul(ival(b, t));
+            if wide {
+                let wt = crate::parse::wide_ty(t);
+                mask((p.wrapping_add(ival(c, wt))) as u64, bits * 2)
+            } else if hi {
+                let r = (p >> bits).wrapping_add(ival(c, t));
+                if fm.sat && t.signed() {
+                    let (lo, hi) = int_range(t);
+                    return mask(r.clamp(lo, hi) as u64, bits);
+                }
+                mask(r as u64, bits)
+            } else {
+                mask(p.wrapping_add(ival(c, t)) as u64, bits)
+            }
+        }
+    }
+}
+
+pub(crate) fn compare(cmp: Cmp, t: Ty, a: u64, b: u64, ftz: bool) -> bool {
+    if t.float() {
+        let (x, y) = match t {
+            Ty::F32 => (ftz32(f32v(a), ftz) as f64, ftz32(f32v(b), ftz) as f64),
+            Ty::F16 => (f16_to_f32(a as u16) as f64, f16_to_f32(b as u16) as f64),
+            _ => (f64v(a), f64v(b)),
+        };
+        let nan = x.is_nan() || y.is_nan();
+        return match cmp {
+            Cmp::Eq => !nan && x == y,
+            Cmp::Ne => !nan && x != y,
+            Cmp::Lt => !nan && x < y,
+            Cmp::Le => !nan && x <= y,
+            Cmp::Gt => !nan && x > y,
+            Cmp::Ge => !nan && x >= y,
+            Cmp::Equ => nan || x == y,
+            Cmp::Neu => nan || x != y,
+            Cmp::Ltu => nan || x < y,
+            Cmp::Leu => nan || x <= y,
+            Cmp::Gtu => nan || x > y,
+            Cmp::Geu => nan || x >= y,
+            Cmp::Num => !nan,
+            Cmp::Nan => nan,
+        };
+    }
+    let (x, y) = (ival(a, t), ival(b, t));
+    match cmp {
+        Cmp::Eq | Cmp::Equ => x == y,
+        Cmp::Ne | Cmp::Neu => x != y,
+        Cmp::Lt | Cmp::Ltu => x < y,
+        Cmp::Le | Cmp::Leu => x <= y,
+        Cmp::Gt | Cmp::Gtu => x > y,
+        Cmp::Ge | Cmp::Geu => x >= y,
+        Cmp::Num => true,
+        Cmp::Nan => false,
+    }
+}
+
+pub(crate) fn bool_op(op: BoolOp, a: bool, b: bool) -> bool {
+    match op {
+        BoolOp::And => a && b,
+        BoolOp::Or => a || b,
+        BoolOp::Xor => a ^ b,
+    }
+}
+
+fn next_up32(x: f32) -> f32 {
+    if x.is_nan() || x == f32::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f32::from_bits(1);
+    }
+    let b = x.to_bits();
+    f32::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+fn next_down32(x: f32) -> f32 {
+    -next_up32(-x)
+}
+
+fn next_up64(x: f64) -> f64 {
+    if x.is_nan() || x == f64::INFINITY {
+        return x;
+    }
+    if x == 0.0 {
+        return f64::from_bits(1);
+    }
+    let b = x.to_bits();
+    f64::from_bits(if x > 0.0 { b + 1 } else { b - 1 })
+}
+
+fn next_down64(x: f64) -> f64 {
+    -next_up64(-x)
+}
+
+/// Rounds `r` (the round-to-nearest result) in direction `rnd`, given how it compares with the
+/// exact value (`r_minus_exact`: sign of r - exact).
+fn directed32(r: f32, ord: std::cmp::Ordering, rnd: Rnd) -> f32 {
+    use std::cmp::Ordering::*;
+    match (rnd, ord) {
+        (Rnd::Rz, Greater) if r > 0.0 => next_down32(r),
+        (Rnd::Rz, Less) if r < 0.0 => next_up32(r),
+        (Rnd::Rm, Greater) => next_down32(r),
+        (Rnd::Rp, Less) => next_up32(r),
+        _ => r,
+    }
+}
+
+fn directed64(r: f64, ord: std::cmp::Ordering, rnd: Rnd) -> f64 {
+    use std::cmp::Ordering::*;
+    match (rnd, ord) {
+        (Rnd::Rz, Greater) if r > 0.0 => next_down64(r),
+        (Rnd::Rz, Less) if r < 0.0 => next_up64(r),
+        (Rnd::Rm, Greater) => next_down64(r),
+        (Rnd::Rp, Less) => next_up64(r),
+        _ => r,
+    }
+}
+
+fn round_int(x: f64, rnd: Rnd) -> f64 {
+    match rnd {
+        Rnd::Rni => x.round_ties_even(),
+        Rnd::Rmi => x.floor(),
+        Rnd::Rpi => x.ceil(),
+        _ => x.trunc(),
+    }
+}
+
+fn float_to_int(x: f64, rnd: Rnd, dty: Ty) -> u64 {
+    if x.is_nan() {
+        return 0;
+    }
+    let r = round_int(x, rnd);
+    let (lo, hi) = int_range(dty);
+    let v = if r <= lo as f64 {
+        lo
+    } else if r >= hi as f64 {
+        hi
+    } else {
+        r as i128
+    };
+    mask(v as u64, dty.bits())
+}
+
+pub(crate) fn cvt(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64, dbits: u32) -> u64 {
+    let r = cvt_inner(dty, sty, rnd, fm, a);
+    // A narrow result in a wider register is extended to the register's width.
+    if dbits > dty.bits() && !dty.float() {
+        if dty.signed() {
+            mask(sext(r, dty.bits()) as u64, dbits)
+        } else {
+            mask(r, dty.bits())
+        }
+    } else {
+        r
+    }
+}
+
+fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
+    if sty.float() {
+        let x: f64 = match sty {
+            Ty::F16 => f16_to_f32(a as u16) as f64,
+            Ty::F32 => ftz32(f32v(a), fm.ftz) as f64,
+            _ => f64v(a),
+        };
+        if dty.float() {
+            let int_round = matches!(rnd, Rnd::Rni | Rnd::Rzi | Rnd::Rmi | Rnd::Rpi);
+            let x = if int_round { round_int(x, rnd) } else { x };
+            return match dty {
+                Ty::F64 => sat64(x, fm.sat).to_bits(),
+                Ty::F32 => {
+                    let r = x as f32;
+                    let r = if int_round || x.is_nan() {
+                        r
+                    } else {
+                        directed32(
+                            r,
+                            (r as f64)
+                                .partial_cmp(&x)
+                                .unwrap_or(std::cmp::Ordering::Equal),
+                            rnd,
+                        )
+                    };
+                    ftz32(sat32(r, fm.sat), fm.ftz).to_bits() as u64
+                }
+                _ => f32_to_f16(sat32(x as f32, fm.sat)) as u64,
+            };
+        }
+        return float_to_int(x, rnd, dty);
+    }
+    let x = ival(a, sty);
+    if dty.float() {
+        return match dty {
+            Ty::F64 => {
+                let r = x as f64;
+                let r = directed64(r, (r as i128).cmp(&x), rnd);
+                sat64(r, fm.sat).to_bits()
+            }
+            Ty::F32 => {
+                let r = x as f32;
+                let r = directed32(r, (r as i128).cmp(&x), rnd);
+                sat32(r, fm.sat).to_bits() as u64
+            }
+            _ => f32_to_f16(sat32(x as f32, fm.sat)) as u64,
+        };
+    }
+    if fm.sat {
+        let (lo, hi) = int_range(dty);
+        return mask(x.clamp(lo, hi) as u64, dty.bits());
+    }
+    mask(x as u64, dty.bits())
+}
+
+pub(crate) fn testp(t: TestP, ty: Ty, a: u64) -> bool {
+    let x = if ty == Ty::F32 {
+        f32v(a) as f64
+    } else {
+        f64v(a)
+    };
+    let sub = if ty == Ty::F32 {
+        f32v(a).is_subnormal()
+    } else {
+        x.is_subnormal()
+    };
+    match t {
+        TestP::Finite => x.is_finite(),
+        TestP::Infinite => x.is_infinite(),
+        TestP::Number => !x.is_nan(),
+        TestP::NotANumber => x.is_nan(),
+        TestP::Normal => x.is_normal() && !sub,
+        TestP::Subnormal => sub,
+    }
+}
+
+pub(crate) fn bfe(t: Ty, a: u64, pos: u64, len: u64) -> u64 {
+    let bits = t.bits() as u64;
+    let msb = bits - 1;
+    let pos = pos & 0xff;
+    let len = len & 0xff;
+    let sbit = if t.signed() && len > 0 {
+        let p = (pos + len - 1).min(msb);
+        (a >> p) & 1
+    } else {
+        0
+    };
+    let mut d = 0u64;
+    for i in 0..bits {
+        let bit = if i < len && pos + i <= msb {
+            (a >> (pos + i)) & 1
+        } else {
+            sbit
+        };
+        d |= bit << i;
+    }
+    mask(d, bits as u32)
+}
+
+pub(crate) fn bfi(t: Ty, f: u64, b: u64, pos: u64, len: u64) -> u64 {
+    let bits = t.bits() as u64;
+    let pos = pos & 0xff;
+    let len = len & 0xff;
+    let mut d = b;
+    let mut i = 0;
+    while i < len && pos + i < bits {
+        let bit = (f >> i) & 1;
+        d = (d & !(1u64 << (pos + i))) | (bit << (pos + i));
+        i += 1;
+    }
+    mask(d, bits as u32)
+}
+
+pub(crate) fn prmt(a: u64, b: u64, c: u64) -> u64 {
+    let tmp = (mask(b, 32) << 32) | mask(a, 32);
+    let mut d = 0u64;
+    for i in 0..4 {
+        let sel = (c >> (4 * i)) & 0xf;
+        let byte = (tmp >> (8 * (sel & 7))) & 0xff;
+        let byte = if sel & 8 != 0 {
+            if byte & 0x80 != 0 { 0xff } else { 0 }
+        } else {
+            byte
+        };
+        d |= byte << (8 * i);
+    }
+    d
+}
+
+pub(crate) fn f16_to_f32(h: u16) -> f32 {
+    let sign = ((h >> 15) as u32) << 31;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let bits = if exp == 0 {
+        if man == 0 {
+            sign
+        } else {
+            let v = man as f32 * (1.0 / 16_777_216.0);
+            return if sign != 0 { -v } else { v };
+        }
+    } else if exp == 31 {
+        sign | 0x7f80_0000 | (man << 13)
+    } else {
+        sign | ((exp + 112) << 23) | (man << 13)
+    };
+    f32::from_bits(bits)
+}
+
+pub(crate) fn f32_to_f16(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = ((b >> 16) & 0x8000) as u16;
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a < 6.103_515_6e-5 {
+        // Subnormal half: multiples of 2^-24, rounded to nearest even.
+        let v = (a as f64 * 16_777_216.0).round_ties_even() as u16;
+        return sign | v;
+    }
+    let e = ((b >> 23) & 0xff) as i32 - 127 + 15;
+    let man = b & 0x7f_ffff;
+    let mut h = ((e as u32) << 10) | (man >> 13);
+    let rest = man & 0x1fff;
+    if rest > 0x1000 || (rest == 0x1000 && (h & 1) == 1) {
+        h += 1;
+    }
+    sign | h as u16
+}

@@ -1,0 +1,2166 @@
+//! The interpreter: warps, scheduling, memory, barriers, and the hooks into the checkers.
+
+use std::collections::HashMap;
+
+use crate::alu;
+use crate::error::EmuError;
+use crate::ir::*;
+use crate::parse::Module;
+use crate::race::{self, Race};
+use crate::report::{
+    self, Access, AccessOp, Finding, FindingKind, MemLocation, RunReport, SourceLoc, ThreadGroup,
+    ThreadRef,
+};
+
+/// Generic addresses in this window are shared memory (`cvta.shared` adds it).
+pub(crate) const SHARED_WIN: u64 = 0x0000_7F00_0000_0000;
+/// Generic addresses in this window are the thread's local memory.
+pub(crate) const LOCAL_WIN: u64 = 0x0000_7E00_0000_0000;
+const WIN: u64 = 1 << 32;
+const GLOBAL_BASE: u64 = 0x0000_0002_0000_0000;
+/// Unmapped bytes between allocations, so a one-past-the-end access hits no allocation.
+const GAP: u64 = 4096;
+const MAX_SHARED: u32 = 48 * 1024;
+/// Backward branches a diverged warp may take while other lanes wait before those lanes get a
+/// turn (independent thread scheduling; see README, "Reconvergence").
+const SPIN_LIMIT: u32 = 64;
+
+/// A device address returned by [`Emulator::alloc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DevicePtr(pub u64);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KernelArg {
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+    Ptr(DevicePtr),
+}
+
+impl KernelArg {
+    fn bytes(&self) -> Vec<u8> {
+        match *self {
+            KernelArg::U8(v) => vec![v],
+            KernelArg::U16(v) => v.to_le_bytes().to_vec(),
+            KernelArg::U32(v) => v.to_le_bytes().to_vec(),
+            KernelArg::I32(v) => v.to_le_bytes().to_vec(),
+            KernelArg::U64(v) => v.to_le_bytes().to_vec(),
+            KernelArg::I64(v) => v.to_le_bytes().to_vec(),
+            KernelArg::F32(v) => v.to_le_bytes().to_vec(),
+            KernelArg::F64(v) => v.to_le_bytes().to_vec(),
+            KernelArg::Ptr(p) => p.0.to_le_bytes().to_vec(),
+        }
+    }
+}
+
+/// How warps take turns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Schedule {
+    /// Deterministic round robin: every warp with work runs one instruction per turn.
+    #[default]
+    Hardware,
+    /// A random warp runs a random number (1–32) of instructions, repeatedly.
+    Random { seed: u64 },
+    /// A random warp runs alone until it blocks at a barrier or exits, then another.
+    Adversarial { seed: u64 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    pub schedule: Schedule,
+    pub racecheck: bool,
+    pub synccheck: bool,
+    pub memcheck: bool,
+    /// Thread-instructions before the launch is stopped with `StepBudgetExhausted`.
+    pub step_budget: u64,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            schedule: Schedule::Hardware,
+            racecheck: true,
+            synccheck: true,
+            memcheck: true,
+            step_budget: 50_000_000,
+        }
+    }
+}
+
+pub(crate) struct Allocation {
+    base: u64,
+    data: Vec<u8>,
+    label: String,
+}
+
+/// Owns device (global) memory and runs kernels on it.
+pub struct Emulator {
+    allocs: Vec<Allocation>,
+    next: u64,
+    loaded_modules: Vec<u64>,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator")
+            .field("allocations", &self.allocs.len())
+            .finish()
+    }
+}
+
+impl Default for Emulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn find_alloc(allocs: &[Allocation], addr: u64, len: u64) -> Option<usize> {
+    let i = allocs.partition_point(|a| a.base <= addr);
+    if i == 0 {
+        return None;
+    }
+    let a = &allocs[i - 1];
+    let end = a.base + a.data.len() as u64;
+    if addr.checked_add(len)? <= end {
+        Some(i - 1)
+    } else {
+        None
+    }
+}
+
+impl Emulator {
+    pub fn new() -> Self {
+        Emulator {
+            allocs: Vec::new(),
+            next: GLOBAL_BASE,
+            loaded_modules: Vec::new(),
+        }
+    }
+
+    /// Allocates `bytes` of global memory, zeroed. `label` names it in reports (`histo[65]`).
+    pub fn alloc(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        let base = self.next;
+        self.next = (base + bytes.max(1) as u64 + GAP).div_ceil(256) * 256;
+        let a = Allocation {
+            base,
+            data: vec![0; bytes],
+            label: label.to_string(),
+        };
+        let i = self.allocs.partition_point(|x| x.base <= base);
+        self.allocs.insert(i, a);
+        DevicePtr(base)
+    }
+
+    pub fn free(&mut self, ptr: DevicePtr) -> Result<(), EmuError> {
+        match self.allocs.iter().position(|a| a.base == ptr.0) {
+            Some(i) => {
+                self.allocs.remove(i);
+                Ok(())
+            }
+            None => Err(EmuError::HostAccess(format!(
+                "free of {:#x}, which is not an allocation",
+                ptr.0
+            ))),
+        }
+    }
+
+    pub fn write(&mut self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), EmuError> {
+        let i = find_alloc(&self.allocs, ptr.0, bytes.len() as u64).ok_or_else(|| {
+            EmuError::HostAccess(format!(
+                "write of {} bytes at {:#x} is outside every allocation",
+                bytes.len(),
+                ptr.0
+            ))
+        })?;
+        let a = &mut self.allocs[i];
+        let off = (ptr.0 - a.base) as usize;
+        a.data[off..off + bytes.len()].copy_from_slice(bytes);
+        Ok(())
+    }
+
+    pub fn read(&self, ptr: DevicePtr, out: &mut [u8]) -> Result<(), EmuError> {
+        let i = find_alloc(&self.allocs, ptr.0, out.len() as u64).ok_or_else(|| {
+            EmuError::HostAccess(format!(
+                "read of {} bytes at {:#x} is outside every allocation",
+                out.len(),
+                ptr.0
+            ))
+        })?;
+        let a = &self.allocs[i];
+        let off = (ptr.0 - a.base) as usize;
+        out.copy_from_slice(&a.data[off..off + out.len()]);
+        Ok(())
+    }
+
+    fn load_module_globals(&mut self, m: &Module) {
+        if self.loaded_modules.contains(&m.id) {
+            return;
+        }
+        self.loaded_modules.push(m.id);
+        for g in &m.globals {
+            if find_alloc(&self.allocs, g.addr, 1).is_some() {
+                continue;
+            }
+            let a = Allocation {
+                base: g.addr,
+                data: g.init.clone(),
+                label: g.name.clone(),
+            };
+            let i = self.allocs.partition_point(|x| x.base <= g.addr);
+            self.allocs.insert(i, a);
+        }
+    }
+
+    /// Runs `entry` to completion (or until the step budget, or a deadlock). Findings of the
+    /// checkers are in the report; `Err` means the launch itself could not run.
+    pub fn launch(
+        &mut self,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+    ) -> Result<RunReport, EmuError> {
+        let fidx = module
+            .funcs
+            .iter()
+            .position(|f| f.is_entry && f.name == entry)
+            .ok_or_else(|| EmuError::UnknownEntry(entry.to_string()))?;
+        let bad = |message: String| EmuError::BadLaunch {
+            entry: entry.to_string(),
+            message,
+        };
+        let f = &module.funcs[fidx];
+        check_recursion(module, fidx).map_err(|n| EmuError::Unsupported {
+            instruction: format!("recursive call to `{n}`"),
+            line: 0,
+        })?;
+        let [bx, by, bz] = config.block;
+        let [gx, gy, gz] = config.grid;
+        if config.block.contains(&0) || config.grid.contains(&0) {
+            return Err(bad(format!(
+                "grid {:?} and block {:?} must have no zero dimension",
+                config.grid, config.block
+            )));
+        }
+        let tpb64 = bx as u64 * by as u64 * bz as u64;
+        if tpb64 > 1024 || bz > 64 {
+            return Err(bad(format!(
+                "block {bx}x{by}x{bz} has {tpb64} threads; the limit is 1024 (and z <= 64)"
+            )));
+        }
+        if gy > 65535 || gz > 65535 {
+            return Err(bad("grid y and z are limited to 65535".into()));
+        }
+        let nblocks64 = gx as u64 * gy as u64 * gz as u64;
+        let tpb = tpb64 as u32;
+        let wpb = tpb.div_ceil(32);
+        let nwarps64 = nblocks64 * wpb as u64;
+        let reg_bytes = nwarps64 * 32 * (module.nregs as u64) * 8;
+        if nwarps64 * 32 > (1 << 24) || reg_bytes > (2 << 30) {
+            return Err(bad(format!(
+                "{} threads ({} registers each) are more than the emulator holds; use a smaller grid",
+                nblocks64 * tpb64,
+                module.nregs
+            )));
+        }
+        let total_shared = module.static_shared as u64 + config.dynamic_shared_bytes as u64;
+        if total_shared > MAX_SHARED as u64 {
+            return Err(bad(format!(
+                "{} bytes of static + {} bytes of dynamic shared memory exceed 48 KiB",
+                module.static_shared, config.dynamic_shared_bytes
+            )));
+        }
+        if args.len() != f.params.len() {
+            return Err(bad(format!(
+                "kernel takes {} arguments, {} given",
+                f.params.len(),
+                args.len()
+            )));
+        }
+        let mut kparams = vec![0u8; f.kparam_size as usize];
+        for (i, (a, p)) in args.iter().zip(&f.params).enumerate() {
+            let b = a.bytes();
+            if b.len() as u32 != p.size {
+                return Err(bad(format!(
+                    "argument {i} is {} bytes ({a:?}) but the parameter is {} bytes",
+                    b.len(),
+                    p.size
+                )));
+            }
+            if matches!(a, KernelArg::Ptr(_)) && p.ty.is_some_and(|t| t.float()) {
+                return Err(bad(format!(
+                    "argument {i} is a pointer but the parameter is a float"
+                )));
+            }
+            let off = p.offset as usize;
+            kparams[off..off + b.len()].copy_from_slice(&b);
+        }
+        self.load_module_globals(module);
+        let nblocks = nblocks64 as u32;
+        let nthreads = nblocks as usize * tpb as usize;
+        let dyn_base = module.static_shared.div_ceil(16) * 16;
+        let shared_size = if config.dynamic_shared_bytes > 0 {
+            dyn_base + config.dynamic_shared_bytes
+        } else {
+            module.static_shared
+        };
+        // Uninitialized shared memory holds garbage on hardware; zeros would hide missing
+        // initialization, so fill it with a nonzero pattern.
+        let garbage: Vec<u8> = (0..shared_size as usize)
+            .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
+            .collect();
+        let nallocs = self.allocs.len();
+        let ctx = Ctx {
+            m: module,
+            allocs: &mut self.allocs,
+            opts: *options,
+            grid: config.grid,
+            block: config.block,
+            tpb,
+            wpb,
+            kparams,
+            shared: vec![garbage; nblocks as usize],
+            shared_size,
+            dyn_base,
+            dyn_size: config.dynamic_shared_bytes,
+            local: vec![0; nthreads * module.local_size as usize],
+            local_size: module.local_size,
+            race: if options.racecheck {
+                Some(Race::new(
+                    nthreads,
+                    tpb,
+                    nblocks as usize,
+                    (nblocks * wpb) as usize,
+                ))
+            } else {
+                None
+            },
+            findings: Collector::default(),
+            clock: 0,
+            thread_instrs: 0,
+            nblocks,
+        };
+        let _ = nallocs;
+        let mut warps = Vec::with_capacity((nblocks * wpb) as usize);
+        for b in 0..nblocks {
+            for wi in 0..wpb {
+                let first = wi * 32;
+                let n = (tpb - first).min(32);
+                let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+                warps.push(Warp {
+                    block: b,
+                    first,
+                    gw: b * wpb + wi,
+                    pc: f.start,
+                    active: live,
+                    live,
+                    blocked: 0,
+                    wsync_wait: 0,
+                    lane_pc: [f.start; 32],
+                    bar_id: [0; 32],
+                    regs: vec![0; module.nregs as usize * 32],
+                    tparam: vec![0; module.tparam_size as usize * 32],
+                    stacks: vec![Vec::new(); 32],
+                    spin: 0,
+                    favored: None,
+                });
+            }
+        }
+        let blocks = (0..nblocks)
+            .map(|_| BlockState {
+                live: tpb,
+                exited: 0,
+                first_exit: None,
+                bars: vec![Bar::default(); 16],
+            })
+            .collect();
+        let mut l = Launch { ctx, warps, blocks };
+        let completed = l.run();
+        let thread_instructions = l.ctx.thread_instrs;
+        Ok(RunReport {
+            findings: l.ctx.findings.list,
+            completed,
+            thread_instructions,
+        })
+    }
+}
+
+fn check_recursion(m: &Module, root: usize) -> Result<(), String> {
+    fn visit(m: &Module, f: usize, stack: &mut Vec<usize>) -> Result<(), String> {
+        if stack.contains(&f) {
+            return Err(m.funcs[f].name.clone());
+        }
+        stack.push(f);
+        for &c in &m.funcs[f].calls {
+            visit(m, c as usize, stack)?;
+        }
+        stack.pop();
+        Ok(())
+    }
+    visit(m, root, &mut Vec::new())
+}
+
+#[derive(Default)]
+struct Collector {
+    keys: HashMap<(FindingKind, u32, u32, u64), usize>,
+    list: Vec<Finding>,
+}
+
+impl Collector {
+    fn add(&mut self, key: (FindingKind, u32, u32, u64), make: impl FnOnce() -> Finding) {
+        if let Some(&i) = self.keys.get(&key) {
+            self.list[i].count += 1;
+        } else {
+            self.keys.insert(key, self.list.len());
+            self.list.push(make());
+        }
+    }
+}
+
+#[derive(Clone, Default)]
+struct Bar {
+    arrived: u32,
+    expected: Option<u32>,
+    sites: Vec<(u32, u32, u32)>,
+    red: u32,
+}
+
+struct BlockState {
+    live: u32,
+    exited: u32,
+    first_exit: Option<(u32, u32)>,
+    bars: Vec<Bar>,
+}
+
+#[derive(Default)]
+struct Warp {
+    block: u32,
+    /// Thread index (linear, within the block) of lane 0.
+    first: u32,
+    gw: u32,
+    /// PC of the lanes in `active`. Other lanes' PCs are in `lane_pc`.
+    pc: u32,
+    active: u32,
+    live: u32,
+    blocked: u32,
+    /// Blocked lanes that wait in a warp-collective op (shfl/vote/bar.warp) rather than a barrier.
+    wsync_wait: u32,
+    lane_pc: [u32; 32],
+    bar_id: [u8; 32],
+    regs: Vec<u64>,
+    tparam: Vec<u8>,
+    stacks: Vec<Vec<u32>>,
+    spin: u32,
+    favored: Option<u8>,
+}
+
+macro_rules! lanes {
+    ($mask:expr, $l:ident, $body:block) => {{
+        let mut m__: u32 = $mask;
+        while m__ != 0 {
+            let $l = m__.trailing_zeros() as usize;
+            m__ &= m__ - 1;
+            $body
+        }
+    }};
+}
+
+impl Warp {
+    fn flush(&mut self) {
+        lanes!(self.active, l, {
+            self.lane_pc[l] = self.pc;
+        });
+    }
+
+    /// Picks the lanes to run next: those at the lowest PC (reconvergence at join points), or the
+    /// favored lane's group while a spinning group yields.
+    fn regroup(&mut self) {
+        self.flush();
+        let runnable = self.live & !self.blocked;
+        if runnable == 0 {
+            self.active = 0;
+            self.favored = None;
+            return;
+        }
+        let pc = match self.favored {
+            Some(f) if runnable & (1 << f) != 0 => self.lane_pc[f as usize],
+            _ => {
+                self.favored = None;
+                let mut best = u32::MAX;
+                lanes!(runnable, l, {
+                    best = best.min(self.lane_pc[l]);
+                });
+                best
+            }
+        };
+        let mut act = 0u32;
+        lanes!(runnable, l, {
+            if self.lane_pc[l] == pc {
+                act |= 1 << l;
+            }
+        });
+        self.pc = pc;
+        self.active = act;
+        if act == runnable {
+            self.spin = 0;
+            self.favored = None;
+        }
+    }
+
+    #[inline]
+    fn runnable(&self) -> u32 {
+        self.live & !self.blocked
+    }
+
+    #[inline]
+    fn advance(&mut self) {
+        self.pc += 1;
+        if self.active != self.runnable() {
+            self.regroup();
+        }
+    }
+}
+
+struct Ctx<'a> {
+    m: &'a Module,
+    allocs: &'a mut Vec<Allocation>,
+    opts: RunOptions,
+    grid: [u32; 3],
+    block: [u32; 3],
+    tpb: u32,
+    wpb: u32,
+    kparams: Vec<u8>,
+    shared: Vec<Vec<u8>>,
+    shared_size: u32,
+    dyn_base: u32,
+    dyn_size: u32,
+    local: Vec<u8>,
+    local_size: u32,
+    race: Option<Race>,
+    findings: Collector,
+    clock: u64,
+    thread_instrs: u64,
+    nblocks: u32,
+}
+
+#[derive(Clone, Copy)]
+enum Tgt {
+    G(usize, usize),
+    S(usize),
+    L(usize),
+    Bad,
+}
+
+fn rd_le(d: &[u8], off: usize, size: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if let Some(s) = d.get(off..off.saturating_add(size)) {
+        b[..size].copy_from_slice(s);
+    }
+    u64::from_le_bytes(b)
+}
+
+fn wr_le(d: &mut [u8], off: usize, size: usize, v: u64) {
+    if let Some(s) = d.get_mut(off..off.saturating_add(size)) {
+        s.copy_from_slice(&v.to_le_bytes()[..size]);
+    }
+}
+
+fn split3(i: u32, d: [u32; 3]) -> [u32; 3] {
+    [i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])]
+}
+
+impl Ctx<'_> {
+    fn thread_ref(&self, gid: u32) -> ThreadRef {
+        let b = gid / self.tpb;
+        ThreadRef {
+            block: split3(b, self.grid),
+            thread: split3(gid % self.tpb, self.block),
+        }
+    }
+
+    fn src(&self, pc: u32) -> SourceLoc {
+        let (loc, ptx_line) = match self.m.code.get(pc as usize) {
+            Some(i) => (self.m.locs.get(i.loc as usize), i.ptx_line),
+            None => (None, 0),
+        };
+        match loc {
+            Some(l) if l.line != 0 => SourceLoc {
+                file: self.m.file_name(l.file).to_string(),
+                line: l.line,
+                inlined_at: l.inlined_at.map(|x| x.1),
+                ptx_line,
+            },
+            _ => SourceLoc {
+                file: String::new(),
+                line: 0,
+                inlined_at: None,
+                ptx_line,
+            },
+        }
+    }
+
+    fn line_of(&self, pc: u32) -> u32 {
+        self.m
+            .code
+            .get(pc as usize)
+            .and_then(|i| self.m.locs.get(i.loc as usize))
+            .map(|l| l.line)
+            .unwrap_or(0)
+    }
+
+    #[inline]
+    fn sreg(&self, w: &Warp, s: Sreg, lane: usize) -> u64 {
+        let t = w.first + lane as u32;
+        match s {
+            Sreg::Tid(d) => split3(t, self.block)[d as usize] as u64,
+            Sreg::Ntid(d) => self.block[d as usize] as u64,
+            Sreg::Ctaid(d) => split3(w.block, self.grid)[d as usize] as u64,
+            Sreg::Nctaid(d) => self.grid[d as usize] as u64,
+            Sreg::LaneId => lane as u64,
+            Sreg::WarpId => (w.first / 32) as u64,
+            Sreg::NWarpId => self.wpb as u64,
+            Sreg::Clock => self.clock & 0xffff_ffff,
+            Sreg::Clock64 => self.clock,
+            Sreg::LaneMaskEq => 1u64 << lane,
+            Sreg::LaneMaskLt => (1u64 << lane) - 1,
+            Sreg::LaneMaskLe => (2u64 << lane) - 1,
+            Sreg::LaneMaskGt => !((2u64 << lane) - 1) & 0xffff_ffff,
+            Sreg::LaneMaskGe => !((1u64 << lane) - 1) & 0xffff_ffff,
+            Sreg::DynSmem => self.dyn_size as u64,
+            Sreg::TotalSmem => self.shared_size as u64,
+            Sreg::DynSmemBase => self.dyn_base as u64,
+            Sreg::Zero => 0,
+        }
+    }
+
+    #[inline]
+    fn get(&self, w: &Warp, o: Opnd, lane: usize) -> u64 {
+        match o {
+            Opnd::Reg(r) => w.regs[r as usize * 32 + lane],
+            Opnd::Imm(v) => v,
+            Opnd::Sreg(s) => self.sreg(w, s, lane),
+        }
+    }
+
+    #[inline]
+    fn addr(&self, w: &Warp, a: &Addr, lane: usize) -> u64 {
+        match *a {
+            Addr::Reg { base, off } => self.get(w, base, lane).wrapping_add(off as u64),
+            Addr::KParam(o) | Addr::TParam(o) => o as u64,
+        }
+    }
+
+    fn gid(&self, w: &Warp, lane: usize) -> u32 {
+        w.block * self.tpb + w.first + lane as u32
+    }
+
+    /// Maps an address to memory, reporting out-of-bounds and misaligned accesses.
+    #[allow(clippy::too_many_arguments)]
+    fn resolve(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+        align: u32,
+        pc: u32,
+        op: AccessOp,
+    ) -> Tgt {
+        let (sp, off) = match space {
+            Space::Shared => (
+                report::Space::Shared,
+                if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) {
+                    addr - SHARED_WIN
+                } else {
+                    addr
+                },
+            ),
+            Space::Local => (
+                report::Space::Local,
+                if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) {
+                    addr - LOCAL_WIN
+                } else {
+                    addr
+                },
+            ),
+            Space::Generic if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) => {
+                (report::Space::Shared, addr - SHARED_WIN)
+            }
+            Space::Generic if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) => {
+                (report::Space::Local, addr - LOCAL_WIN)
+            }
+            _ => (report::Space::Global, addr),
+        };
+        if self.opts.memcheck && align > 1 && off % align as u64 != 0 {
+            let gid = self.gid(w, lane);
+            let loc = self.mem_location(sp, off, addr, size);
+            let key = (
+                FindingKind::Misaligned { space: sp },
+                self.line_of(pc),
+                0,
+                loc.1,
+            );
+            let (thread, at) = (self.thread_ref(gid), self.src(pc));
+            self.findings.add(key, || Finding {
+                kind: FindingKind::Misaligned { space: sp },
+                count: 1,
+                location: Some(loc.0),
+                accesses: vec![Access { op, thread, at }],
+                threads: vec![],
+                why: format!("a {size}-byte access must be {align}-byte aligned (address {addr:#x}); hardware faults here"),
+            });
+        }
+        let tgt = match sp {
+            report::Space::Global => match find_alloc(self.allocs, off, size as u64) {
+                Some(i) => Tgt::G(i, (off - self.allocs[i].base) as usize),
+                None => Tgt::Bad,
+            },
+            report::Space::Shared => {
+                if off.saturating_add(size as u64) <= self.shared_size as u64 {
+                    Tgt::S(off as usize)
+                } else {
+                    Tgt::Bad
+                }
+            }
+            report::Space::Local => {
+                if off.saturating_add(size as u64) <= self.local_size as u64 {
+                    Tgt::L(self.gid(w, lane) as usize * self.local_size as usize + off as usize)
+                } else {
+                    Tgt::Bad
+                }
+            }
+        };
+        if let Tgt::Bad = tgt {
+            let gid = self.gid(w, lane);
+            let loc = self.mem_location(sp, off, addr, size);
+            let key = (
+                FindingKind::OutOfBounds { space: sp },
+                self.line_of(pc),
+                0,
+                loc.1,
+            );
+            let (thread, at) = (self.thread_ref(gid), self.src(pc));
+            let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
+                "reads give 0"
+            } else {
+                "the write was dropped"
+            };
+            self.findings.add(key, || Finding {
+                kind: FindingKind::OutOfBounds { space: sp },
+                count: 1,
+                location: Some(loc.0),
+                accesses: vec![Access { op, thread, at }],
+                threads: vec![],
+                why: format!(
+                    "{size}-byte access at {addr:#x} is outside every {sp} allocation; {what}"
+                ),
+            });
+        }
+        tgt
+    }
+
+    /// Label and element index for an address, plus a key naming the object for deduplication.
+    fn mem_location(
+        &self,
+        sp: report::Space,
+        off: u64,
+        addr: u64,
+        size: u32,
+    ) -> (MemLocation, u64) {
+        let size = size.max(1) as i64;
+        match sp {
+            report::Space::Global => {
+                let i = self.allocs.partition_point(|a| a.base <= off);
+                let near = if i > 0 { self.allocs.get(i - 1) } else { None };
+                match near {
+                    Some(a) if off < a.base.saturating_add(a.data.len() as u64 + GAP / 2) => {
+                        let rel = (off - a.base) as i64;
+                        let len = a.data.len() as u64;
+                        let note = if off.saturating_add(size as u64) > a.base + len {
+                            Some(format!(
+                                "{} bytes past the end of {}, which has {} bytes",
+                                off.saturating_add(size as u64) - (a.base + len),
+                                a.label,
+                                len
+                            ))
+                        } else {
+                            None
+                        };
+                        (
+                            MemLocation {
+                                space: sp,
+                                label: a.label.clone(),
+                                index: rel / size,
+                                address: addr,
+                                note,
+                            },
+                            a.base,
+                        )
+                    }
+                    _ => {
+                        let nxt = self.allocs.get(i).filter(|a| a.base - off < GAP / 2);
+                        match nxt {
+                            Some(a) => {
+                                let rel = off as i64 - a.base as i64;
+                                (
+                                    MemLocation {
+                                        space: sp,
+                                        label: a.label.clone(),
+                                        index: rel.div_euclid(size),
+                                        address: addr,
+                                        note: Some(format!(
+                                            "{} bytes before the start of {}",
+                                            -rel, a.label
+                                        )),
+                                    },
+                                    a.base,
+                                )
+                            }
+                            None => (
+                                MemLocation {
+                                    space: sp,
+                                    label: "<no allocation>".into(),
+                                    index: 0,
+                                    address: addr,
+                                    note: Some(format!("address {addr:#x}")),
+                                },
+                                0,
+                            ),
+                        }
+                    }
+                }
+            }
+            report::Space::Shared => {
+                // The variable at or below the offset; past its end, say so.
+                let var = self
+                    .m
+                    .shared
+                    .iter()
+                    .filter(|v| (v.offset as u64) <= off)
+                    .max_by_key(|v| v.offset)
+                    .map(|v| (v.name.clone(), v.offset as u64, v.size as u64));
+                let dynamic = if off >= self.dyn_base as u64 && self.dyn_size > 0 {
+                    let name = self
+                        .m
+                        .dyn_names
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| "extern __shared__".into());
+                    Some((name, self.dyn_base as u64, self.dyn_size as u64))
+                } else {
+                    None
+                };
+                let (label, base, len) = dynamic
+                    .or(var)
+                    .unwrap_or_else(|| ("shared".to_string(), 0, self.shared_size as u64));
+                let end = off.saturating_add(size as u64);
+                let note = if end > base + len {
+                    Some(format!(
+                        "{} bytes past the end of {label}, which has {len} bytes",
+                        end - (base + len)
+                    ))
+                } else {
+                    None
+                };
+                (
+                    MemLocation {
+                        space: sp,
+                        label,
+                        index: (off - base) as i64 / size,
+                        address: addr,
+                        note,
+                    },
+                    (1 << 63) | base,
+                )
+            }
+            report::Space::Local => (
+                MemLocation {
+                    space: sp,
+                    label: "local".into(),
+                    index: off as i64 / size,
+                    address: addr,
+                    note: Some(format!(
+                        "the thread has {} bytes of local memory",
+                        self.local_size
+                    )),
+                },
+                (1 << 62) | off,
+            ),
+        }
+    }
+
+    /// Race check for an access to `size` bytes at `tgt` (global or shared).
+    fn race_check(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+    ) {
+        if self.race.is_none() {
+            return;
+        }
+        let (region, off, words) = match tgt {
+            Tgt::G(i, off) => (
+                self.nblocks as usize + i,
+                off,
+                self.allocs[i].data.len().div_ceil(4),
+            ),
+            Tgt::S(off) => (
+                w.block as usize,
+                off,
+                (self.shared_size as usize).div_ceil(4),
+            ),
+            _ => return,
+        };
+        let t = w.block * self.tpb + w.first + lane as u32;
+        let end = off + size as usize;
+        let mut o = off;
+        while o < end {
+            let word = o / 4;
+            let wend = ((word + 1) * 4).min(end);
+            let mut mask = 0u8;
+            for b in o..wend {
+                mask |= 1 << (b % 4);
+            }
+            let (gw, wpb) = (w.gw, self.wpb);
+            let hit = self
+                .race
+                .as_mut()
+                .and_then(|r| r.access(region, words, word, mask, t, gw, wpb, kind, pc));
+            if let Some(hit) = hit {
+                self.report_race(w, lane, tgt, o, size, kind, pc, hit);
+            }
+            o = wend;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report_race(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        off: usize,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+        hit: race::Hit,
+    ) {
+        let (sp, addr_off, addr) = match tgt {
+            Tgt::G(i, _) => (
+                report::Space::Global,
+                self.allocs[i].base + off as u64,
+                self.allocs[i].base + off as u64,
+            ),
+            _ => (report::Space::Shared, off as u64, off as u64),
+        };
+        let (loc, obj) = self.mem_location(sp, addr_off, addr, size);
+        let fk = FindingKind::Race {
+            hazard: hit.hazard,
+            space: sp,
+        };
+        let key = (fk, self.line_of(hit.prev.pc), self.line_of(pc), obj);
+        let prev_op = match (hit.hazard, hit.prev.strong) {
+            (report::Hazard::WriteAfterRead, false) => AccessOp::Read,
+            (_, false) => AccessOp::Write,
+            (_, true) => AccessOp::Atomic,
+        };
+        let cur_op = match kind {
+            race::Kind::Read => AccessOp::Read,
+            race::Kind::Write => AccessOp::Write,
+            race::Kind::StrongRead => AccessOp::AtomicRead,
+            race::Kind::StrongWrite => AccessOp::AtomicWrite,
+            race::Kind::Rmw => AccessOp::Atomic,
+        };
+        let first = Access {
+            op: prev_op,
+            thread: self.thread_ref(hit.prev.tid),
+            at: self.src(hit.prev.pc),
+        };
+        let second = Access {
+            op: cur_op,
+            thread: self.thread_ref(self.gid(w, lane)),
+            at: self.src(pc),
+        };
+        let same_block = hit.prev.tid / self.tpb == self.gid(w, lane) / self.tpb;
+        let why = if sp == report::Space::Shared || same_block {
+            "no __syncthreads(), atomic or fence orders them".to_string()
+        } else {
+            "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
+        };
+        self.findings.add(key, || Finding {
+            kind: fk,
+            count: 1,
+            location: Some(loc),
+            accesses: vec![first, second],
+            threads: vec![],
+            why,
+        });
+    }
+
+    /// Loads `size` bytes (one element) through a resolved target.
+    fn read_tgt(&self, tgt: Tgt, size: usize, block: u32) -> u64 {
+        match tgt {
+            Tgt::G(i, off) => rd_le(&self.allocs[i].data, off, size),
+            Tgt::S(off) => rd_le(&self.shared[block as usize], off, size),
+            Tgt::L(off) => rd_le(&self.local, off, size),
+            Tgt::Bad => 0,
+        }
+    }
+
+    fn write_tgt(&mut self, tgt: Tgt, size: usize, block: u32, v: u64) {
+        match tgt {
+            Tgt::G(i, off) => wr_le(&mut self.allocs[i].data, off, size, v),
+            Tgt::S(off) => wr_le(&mut self.shared[block as usize], off, size, v),
+            Tgt::L(off) => wr_le(&mut self.local, off, size, v),
+            Tgt::Bad => {}
+        }
+    }
+
+    fn sync_region(&self, tgt: Tgt, block: u32) -> Option<(usize, u64)> {
+        match tgt {
+            Tgt::G(i, off) => Some((self.nblocks as usize + i, (off / 4) as u64)),
+            Tgt::S(off) => Some((block as usize, (off / 4) as u64)),
+            _ => None,
+        }
+    }
+}
+
+fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
+    match tgt {
+        Tgt::G(i, o) => Tgt::G(i, o + by),
+        Tgt::S(o) => Tgt::S(o + by),
+        Tgt::L(o) => Tgt::L(o + by),
+        Tgt::Bad => Tgt::Bad,
+    }
+}
+
+struct Launch<'a> {
+    ctx: Ctx<'a>,
+    warps: Vec<Warp>,
+    blocks: Vec<BlockState>,
+}
+
+/// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+enum Step {
+    Ran,
+    Idle,
+}
+
+impl Launch<'_> {
+    fn over_budget(&self) -> bool {
+        self.ctx.thread_instrs >= self.ctx.opts.step_budget
+    }
+
+    /// Returns true when every thread exited.
+    fn run(&mut self) -> bool {
+        let n = self.warps.len();
+        match self.ctx.opts.schedule {
+            Schedule::Hardware => loop {
+                let mut progressed = false;
+                for wi in 0..n {
+                    if let Step::Ran = self.step(wi) {
+                        progressed = true;
+                    }
+                }
+                if !progressed || self.over_budget() {
+                    break;
+                }
+            },
+            Schedule::Random { seed } | Schedule::Adversarial { seed } => {
+                let adversarial = matches!(self.ctx.opts.schedule, Schedule::Adversarial { .. });
+                let mut rng = Rng(seed ^ 0x5EED);
+                'outer: loop {
+                    if self.over_budget() {
+                        break;
+                    }
+                    let start = rng.below(n);
+                    let mut found = None;
+                    for k in 0..n {
+                        let wi = (start + k) % n;
+                        let w = &mut self.warps[wi];
+                        if w.active == 0 {
+                            w.regroup();
+                        }
+                        if w.active != 0 {
+                            found = Some(wi);
+                            break;
+                        }
+                    }
+                    let Some(wi) = found else { break 'outer };
+                    let quantum = if adversarial {
+                        100_000
+                    } else {
+                        1 + rng.below(32)
+                    };
+                    for _ in 0..quantum {
+                        if let Step::Idle = self.step(wi) {
+                            break;
+                        }
+                        if self.over_budget() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let live: u32 = self.warps.iter().map(|w| w.live.count_ones()).sum();
+        if live == 0 {
+            return true;
+        }
+        if self.over_budget() {
+            self.report_stuck(true);
+        } else {
+            self.report_stuck(false);
+        }
+        false
+    }
+
+    fn report_stuck(&mut self, budget: bool) {
+        // Group live threads by where they are and what they wait for.
+        let mut groups: Vec<(u32, String, u64, u32)> = Vec::new();
+        let mut total = 0u64;
+        for w in &mut self.warps {
+            w.flush();
+            lanes!(w.live, l, {
+                let (pc, state) = if w.blocked & (1 << l) != 0 {
+                    if w.wsync_wait & (1 << l) != 0 {
+                        (
+                            w.lane_pc[l],
+                            "waiting in a warp-synchronous instruction".to_string(),
+                        )
+                    } else {
+                        (
+                            w.lane_pc[l].saturating_sub(1),
+                            format!("waiting at barrier {}", w.bar_id[l]),
+                        )
+                    }
+                } else {
+                    (w.lane_pc[l], "running".to_string())
+                };
+                total += 1;
+                let gid = w.block * self.ctx.tpb + w.first + l as u32;
+                match groups.iter_mut().find(|g| g.0 == pc && g.1 == state) {
+                    Some(g) => g.2 += 1,
+                    None => groups.push((pc, state, 1, gid)),
+                }
+            });
+        }
+        groups.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        groups.truncate(8);
+        let threads: Vec<ThreadGroup> = groups
+            .iter()
+            .map(|g| ThreadGroup {
+                at: self.ctx.src(g.0),
+                threads: g.2,
+                example: self.ctx.thread_ref(g.3),
+                state: g.1.clone(),
+            })
+            .collect();
+        let (kind, why) = if budget {
+            (
+                FindingKind::StepBudgetExhausted,
+                format!(
+                    "stopped after {} thread-instructions with {total} threads still running; a thread that waits for something that never happens (a flag, a lock) spins forever",
+                    self.ctx.thread_instrs
+                ),
+            )
+        } else {
+            (
+                FindingKind::Deadlock,
+                format!(
+                    "{total} threads wait at barriers that can never complete: the threads they wait for exited or wait elsewhere"
+                ),
+            )
+        };
+        let key = (kind, threads.first().map(|t| t.at.line).unwrap_or(0), 0, 0);
+        self.ctx.findings.add(key, || Finding {
+            kind,
+            count: 1,
+            location: None,
+            accesses: vec![],
+            threads,
+            why,
+        });
+    }
+
+    /// Runs one instruction of warp `wi` (for its active lanes).
+    fn step(&mut self, wi: usize) -> Step {
+        let w = &mut self.warps[wi];
+        if w.active == 0 {
+            w.regroup();
+            if w.active == 0 {
+                return Step::Idle;
+            }
+        }
+        let check = exec(&mut self.ctx, &mut self.blocks, w);
+        if let Some(b) = check {
+            self.check_barriers(b);
+        }
+        Step::Ran
+    }
+
+    fn check_barriers(&mut self, b: u32) {
+        for id in 0..16u8 {
+            let blk = &self.blocks[b as usize];
+            let bar = &blk.bars[id as usize];
+            if bar.arrived == 0 {
+                continue;
+            }
+            let expected = bar.expected.unwrap_or(blk.live);
+            if bar.arrived >= expected {
+                self.release(b, id);
+            }
+        }
+    }
+
+    fn release(&mut self, b: u32, id: u8) {
+        let bar = std::mem::take(&mut self.blocks[b as usize].bars[id as usize]);
+        let blk = &self.blocks[b as usize];
+        if self.ctx.opts.synccheck
+            && bar.expected.is_none()
+            && (bar.sites.len() > 1 || blk.exited > 0)
+        {
+            let mut threads: Vec<ThreadGroup> = bar
+                .sites
+                .iter()
+                .map(|&(pc, n, gid)| ThreadGroup {
+                    at: self.ctx.src(pc),
+                    threads: n as u64,
+                    example: self.ctx.thread_ref(gid),
+                    state: format!("arrived at barrier {id}"),
+                })
+                .collect();
+            if let Some((gid, pc)) = blk.first_exit {
+                threads.push(ThreadGroup {
+                    at: self.ctx.src(pc),
+                    threads: blk.exited as u64,
+                    example: self.ctx.thread_ref(gid),
+                    state: "exited without arriving (first exit)".into(),
+                });
+            }
+            let lines: Vec<String> = bar
+                .sites
+                .iter()
+                .map(|s| self.ctx.src(s.0).to_string())
+                .collect();
+            let why = if bar.sites.len() > 1 {
+                format!(
+                    "threads of one block reached different __syncthreads() ({}); every thread of the block must reach the same barrier",
+                    lines.join(", ")
+                )
+            } else {
+                format!(
+                    "only {} of the block's {} threads reached this barrier: it sits in code that not every thread runs (e.g. inside `if`)",
+                    bar.arrived, self.ctx.tpb
+                )
+            };
+            let key = (
+                FindingKind::BarrierDivergence,
+                self.ctx.line_of(bar.sites[0].0),
+                0,
+                0,
+            );
+            self.ctx.findings.add(key, || Finding {
+                kind: FindingKind::BarrierDivergence,
+                count: 1,
+                location: None,
+                accesses: vec![],
+                threads,
+                why,
+            });
+        }
+        let wpb = self.ctx.wpb;
+        for wi in (b * wpb)..((b + 1) * wpb) {
+            let w = &mut self.warps[wi as usize];
+            let waiting = w.blocked & !w.wsync_wait;
+            let mut freed = 0u32;
+            lanes!(waiting, l, {
+                if w.bar_id[l] == id {
+                    freed |= 1 << l;
+                }
+            });
+            if freed == 0 {
+                continue;
+            }
+            lanes!(freed, l, {
+                let at = w.lane_pc[l].saturating_sub(1) as usize;
+                if let Some(Instr {
+                    op: Op::Bar {
+                        kind, d: Some(d), ..
+                    },
+                    ..
+                }) = self.ctx.m.code.get(at)
+                {
+                    let v = match kind {
+                        BarKind::RedPopc => bar.red as u64,
+                        BarKind::RedAnd => (bar.red == bar.arrived) as u64,
+                        _ => (bar.red > 0) as u64,
+                    };
+                    w.regs[*d as usize * 32 + l] = v;
+                }
+            });
+            w.blocked &= !freed;
+            w.regroup();
+        }
+        if let Some(r) = self.ctx.race.as_mut() {
+            r.barrier(b, (b * wpb)..((b + 1) * wpb));
+        }
+    }
+}
+
+/// Executes the instruction at `w.pc` for `w.active`. Returns a block whose barriers may now
+/// be complete (after an arrival or an exit).
+fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
+    let pc = w.pc;
+    let m = ctx.m;
+    let Some(ins) = m.code.get(pc as usize) else {
+        // Ran off the end of the code: treat as exit.
+        return exit_lanes(ctx, blocks, w, w.active, pc);
+    };
+    let active = w.active;
+    ctx.thread_instrs += active.count_ones() as u64;
+    ctx.clock += 1;
+    let mut exec = active;
+    if let Some((p, neg)) = ins.guard {
+        let base = p as usize * 32;
+        let mut e = 0u32;
+        lanes!(active, l, {
+            if (w.regs[base + l] & 1 != 0) != neg {
+                e |= 1 << l;
+            }
+        });
+        exec = e;
+    }
+    match &ins.op {
+        Op::Mov { ty, d, a } => {
+            let bits = ty.bits();
+            let (d, a) = (*d as usize * 32, *a);
+            if *ty == Ty::Pred {
+                lanes!(exec, l, {
+                    let v = ctx.get(w, a, l) & 1;
+                    w.regs[d + l] = v;
+                });
+            } else {
+                lanes!(exec, l, {
+                    let v = alu::mask(ctx.get(w, a, l), bits);
+                    w.regs[d + l] = v;
+                });
+            }
+        }
+        Op::Unpack { part_bits, ds, a } => {
+            lanes!(exec, l, {
+                let v = ctx.get(w, *a, l);
+                for (i, d) in ds.iter().enumerate() {
+                    if let Some(d) = d {
+                        w.regs[*d as usize * 32 + l] =
+                            alu::mask(v >> (i as u32 * part_bits), *part_bits);
+                    }
+                }
+            });
+        }
+        Op::Pack {
+            part_bits,
+            d,
+            parts,
+        } => {
+            lanes!(exec, l, {
+                let mut v = 0u64;
+                for (i, p) in parts.iter().enumerate() {
+                    v |= alu::mask(ctx.get(w, *p, l), *part_bits) << (i as u32 * part_bits);
+                }
+                w.regs[*d as usize * 32 + l] = v;
+            });
+        }
+        Op::Bin {
+            op,
+            ty,
+            d,
+            a,
+            b,
+            fm,
+        } => {
+            let (op, ty, d, a, b, fm) = (*op, *ty, *d as usize * 32, *a, *b, *fm);
+            lanes!(exec, l, {
+                let v = alu::bin(op, ty, ctx.get(w, a, l), ctx.get(w, b, l), fm);
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Un { op, ty, d, a, fm } => {
+            let (op, ty, d, a, fm) = (*op, *ty, *d as usize * 32, *a, *fm);
+            lanes!(exec, l, {
+                let v = alu::un(op, ty, ctx.get(w, a, l), fm);
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Mad {
+            ty,
+            hi,
+            wide,
+            d,
+            a,
+            b,
+            c,
+            fm,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let v = alu::mad(
+                    *ty,
+                    *hi,
+                    *wide,
+                    ctx.get(w, *a, l),
+                    ctx.get(w, *b, l),
+                    ctx.get(w, *c, l),
+                    *fm,
+                );
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Setp {
+            cmp,
+            ty,
+            d,
+            d2,
+            a,
+            b,
+            comb,
+            ftz,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), *ftz);
+                let (r1, r2) = match comb {
+                    Some((bo, c, neg)) => {
+                        let cv = (ctx.get(w, *c, l) & 1 != 0) != *neg;
+                        (alu::bool_op(*bo, r, cv), alu::bool_op(*bo, !r, cv))
+                    }
+                    None => (r, !r),
+                };
+                w.regs[d + l] = r1 as u64;
+                if let Some(d2) = d2 {
+                    w.regs[*d2 as usize * 32 + l] = r2 as u64;
+                }
+            });
+        }
+        Op::Set {
+            cmp,
+            dty,
+            ty,
+            d,
+            a,
+            b,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), false);
+                let v = if dty.float() {
+                    if r { 1.0f32.to_bits() as u64 } else { 0 }
+                } else if r {
+                    alu::mask(u64::MAX, dty.bits())
+                } else {
+                    0
+                };
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Selp {
+            ty,
+            d,
+            a,
+            b,
+            c,
+            neg,
+        } => {
+            let d = *d as usize * 32;
+            let bits = ty.bits();
+            lanes!(exec, l, {
+                let p = (ctx.get(w, *c, l) & 1 != 0) != *neg;
+                let v = if p {
+                    ctx.get(w, *a, l)
+                } else {
+                    ctx.get(w, *b, l)
+                };
+                w.regs[d + l] = alu::mask(v, bits);
+            });
+        }
+        Op::Slct {
+            ty,
+            cty,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let cv = ctx.get(w, *c, l);
+                let ge = if *cty == Ty::F32 {
+                    f32::from_bits(cv as u32) >= 0.0
+                } else {
+                    alu::sext(cv, 32) >= 0
+                };
+                let v = if ge {
+                    ctx.get(w, *a, l)
+                } else {
+                    ctx.get(w, *b, l)
+                };
+                w.regs[d + l] = alu::mask(v, ty.bits());
+            });
+        }
+        Op::Cvt {
+            dty,
+            sty,
+            rnd,
+            fm,
+            d,
+            a,
+            dbits,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let v = alu::cvt(*dty, *sty, *rnd, *fm, ctx.get(w, *a, l), *dbits);
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Cvta {
+            to,
+            space,
+            d,
+            a,
+            wide,
+        } => {
+            let d = *d as usize * 32;
+            let win = match space {
+                Space::Shared => SHARED_WIN,
+                Space::Local => LOCAL_WIN,
+                _ => 0,
+            };
+            lanes!(exec, l, {
+                let x = ctx.get(w, *a, l);
+                let v = if *to {
+                    x.wrapping_sub(win)
+                } else {
+                    x.wrapping_add(win)
+                };
+                w.regs[d + l] = if *wide { v } else { alu::mask(v, 32) };
+            });
+        }
+        Op::Bfe { ty, d, a, b, c } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] =
+                    alu::bfe(*ty, ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+            });
+        }
+        Op::Bfi { ty, d, f, b, c, e } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = alu::bfi(
+                    *ty,
+                    ctx.get(w, *f, l),
+                    ctx.get(w, *b, l),
+                    ctx.get(w, *c, l),
+                    ctx.get(w, *e, l),
+                );
+            });
+        }
+        Op::Prmt { d, a, b, c } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = alu::prmt(ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+            });
+        }
+        Op::TestP { t, ty, d, a } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = alu::testp(*t, *ty, ctx.get(w, *a, l)) as u64;
+            });
+        }
+        Op::Ld {
+            space,
+            ty,
+            ds,
+            addr,
+            strong,
+            dbits,
+        } => {
+            let esize = ty.bytes();
+            let total = esize * ds.len() as u32;
+            let kind = if *strong == Strength::Strong {
+                race::Kind::StrongRead
+            } else {
+                race::Kind::Read
+            };
+            let op = if *strong == Strength::Strong {
+                AccessOp::AtomicRead
+            } else {
+                AccessOp::Read
+            };
+            lanes!(exec, l, {
+                let vals: [u64; 4] = match (space, addr) {
+                    (Space::Param, Addr::KParam(o)) => {
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            *x = rd_le(
+                                &ctx.kparams,
+                                *o as usize + i * esize as usize,
+                                esize as usize,
+                            );
+                        }
+                        v
+                    }
+                    (Space::Param, Addr::TParam(o)) => {
+                        let base = l * m.tparam_size as usize + *o as usize;
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            *x = rd_le(&w.tparam, base + i * esize as usize, esize as usize);
+                        }
+                        v
+                    }
+                    _ => {
+                        let a = ctx.addr(w, addr, l);
+                        let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
+                        ctx.race_check(w, l, tgt, total, kind, pc);
+                        if *strong == Strength::Strong {
+                            sync_after(ctx, w, l, tgt, kind, false);
+                        }
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            *x = ctx.read_tgt(
+                                tgt_offset(tgt, i * esize as usize),
+                                esize as usize,
+                                w.block,
+                            );
+                        }
+                        v
+                    }
+                };
+                for (i, d) in ds.iter().enumerate() {
+                    if let Some(d) = d {
+                        let raw = vals[i];
+                        let v = if ty.signed() && *dbits > ty.bits() {
+                            alu::mask(alu::sext(raw, ty.bits()) as u64, *dbits)
+                        } else {
+                            raw
+                        };
+                        w.regs[*d as usize * 32 + l] = v;
+                    }
+                }
+            });
+        }
+        Op::St {
+            space,
+            ty,
+            vals,
+            addr,
+            strong,
+        } => {
+            let esize = ty.bytes();
+            let total = esize * vals.len() as u32;
+            let kind = if *strong == Strength::Strong {
+                race::Kind::StrongWrite
+            } else {
+                race::Kind::Write
+            };
+            let op = if *strong == Strength::Strong {
+                AccessOp::AtomicWrite
+            } else {
+                AccessOp::Write
+            };
+            lanes!(exec, l, {
+                match (space, addr) {
+                    (Space::Param, Addr::TParam(o)) => {
+                        let base = l * m.tparam_size as usize + *o as usize;
+                        for (i, v) in vals.iter().enumerate() {
+                            let x = ctx.get(w, *v, l);
+                            wr_le(&mut w.tparam, base + i * esize as usize, esize as usize, x);
+                        }
+                    }
+                    (Space::Param, _) => {}
+                    _ => {
+                        let a = ctx.addr(w, addr, l);
+                        let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
+                        ctx.race_check(w, l, tgt, total, kind, pc);
+                        for (i, v) in vals.iter().enumerate() {
+                            let x = ctx.get(w, *v, l);
+                            ctx.write_tgt(
+                                tgt_offset(tgt, i * esize as usize),
+                                esize as usize,
+                                w.block,
+                                x,
+                            );
+                        }
+                        if *strong == Strength::Strong {
+                            sync_after(ctx, w, l, tgt, kind, false);
+                        }
+                    }
+                }
+            });
+        }
+        Op::Atom {
+            space,
+            op,
+            ty,
+            d,
+            addr,
+            b,
+            c,
+            release,
+        } => {
+            let size = ty.bytes();
+            lanes!(exec, l, {
+                let a = ctx.addr(w, addr, l);
+                let tgt = ctx.resolve(w, l, *space, a, size, size, pc, AccessOp::Atomic);
+                let old = ctx.read_tgt(tgt, size as usize, w.block);
+                let bv = ctx.get(w, *b, l);
+                let cv = ctx.get(w, *c, l);
+                let (new, wrote) = atom_op(*op, *ty, old, bv, cv);
+                let kind = if wrote {
+                    race::Kind::Rmw
+                } else {
+                    race::Kind::StrongRead
+                };
+                ctx.race_check(w, l, tgt, size, kind, pc);
+                if wrote {
+                    ctx.write_tgt(tgt, size as usize, w.block, new);
+                }
+                sync_after(ctx, w, l, tgt, kind, *release);
+                if let Some(d) = d {
+                    w.regs[*d as usize * 32 + l] = old;
+                }
+            });
+        }
+        Op::Fence => {
+            if let Some(r) = ctx.race.as_mut() {
+                lanes!(exec, l, {
+                    r.fence(w.block * ctx.tpb + w.first + l as u32);
+                });
+            }
+        }
+        Op::Nop => {}
+        Op::Activemask { d } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = active as u64;
+            });
+        }
+        Op::Bra { target } => {
+            let target = *target;
+            if exec == active {
+                if target <= pc {
+                    backward_branch(w);
+                }
+                w.pc = target;
+                if w.active != w.runnable() {
+                    w.regroup();
+                }
+            } else if exec == 0 {
+                w.advance();
+            } else {
+                w.flush();
+                lanes!(active, l, {
+                    w.lane_pc[l] = if exec & (1 << l) != 0 { target } else { pc + 1 };
+                });
+                w.active = 0;
+                w.regroup();
+            }
+            return None;
+        }
+        Op::Call {
+            func,
+            args,
+            rets: _,
+        } => {
+            let start = m
+                .funcs
+                .get(*func as usize)
+                .map(|f| f.start)
+                .unwrap_or(pc + 1);
+            let ts = m.tparam_size as usize;
+            lanes!(exec, l, {
+                for &(from, to, size) in args {
+                    let (from, to, size) =
+                        (l * ts + from as usize, l * ts + to as usize, size as usize);
+                    if from + size <= w.tparam.len() && to + size <= w.tparam.len() {
+                        w.tparam.copy_within(from..from + size, to);
+                    }
+                }
+                w.stacks[l].push(pc);
+            });
+            set_lane_pcs(w, exec, start, pc + 1);
+            return None;
+        }
+        Op::Ret => {
+            let mut exiting = 0u32;
+            let ts = m.tparam_size as usize;
+            w.flush();
+            lanes!(exec, l, {
+                match w.stacks[l].pop() {
+                    None => exiting |= 1 << l,
+                    Some(cpc) => {
+                        if let Some(Instr {
+                            op: Op::Call { rets, .. },
+                            ..
+                        }) = m.code.get(cpc as usize)
+                        {
+                            for &(from, to, size) in rets {
+                                let (from, to, size) =
+                                    (l * ts + from as usize, l * ts + to as usize, size as usize);
+                                if from + size <= w.tparam.len() && to + size <= w.tparam.len() {
+                                    w.tparam.copy_within(from..from + size, to);
+                                }
+                            }
+                        }
+                        w.lane_pc[l] = cpc + 1;
+                    }
+                }
+            });
+            lanes!(active & !exec, l, {
+                w.lane_pc[l] = pc + 1;
+            });
+            w.active = 0;
+            if exiting != 0 {
+                return exit_lanes(ctx, blocks, w, exiting, pc);
+            }
+            w.regroup();
+            return None;
+        }
+        Op::Exit => {
+            w.flush();
+            lanes!(active & !exec, l, {
+                w.lane_pc[l] = pc + 1;
+            });
+            w.active = 0;
+            return exit_lanes(ctx, blocks, w, exec, pc);
+        }
+        Op::Bar {
+            kind, id, count, p, ..
+        } => {
+            if exec == 0 {
+                w.advance();
+                return None;
+            }
+            let first = exec.trailing_zeros() as usize;
+            let id = (ctx.get(w, *id, first) & 15) as u8;
+            let cnt = count.map(|c| ctx.get(w, c, first) as u32);
+            let blk = &mut blocks[w.block as usize];
+            let bar = &mut blk.bars[id as usize];
+            let n = exec.count_ones();
+            bar.arrived += n;
+            if cnt.is_some() {
+                bar.expected = cnt;
+            }
+            let gid = w.block * ctx.tpb + w.first + first as u32;
+            match bar.sites.iter_mut().find(|s| s.0 == pc) {
+                Some(s) => s.1 += n,
+                None => bar.sites.push((pc, n, gid)),
+            }
+            if let Some((pv, neg)) = p {
+                lanes!(exec, l, {
+                    if (ctx.get(w, *pv, l) & 1 != 0) != *neg {
+                        bar.red += 1;
+                    }
+                });
+            }
+            w.flush();
+            lanes!(active, l, {
+                w.lane_pc[l] = pc + 1;
+            });
+            if *kind != BarKind::Arrive {
+                lanes!(exec, l, {
+                    w.bar_id[l] = id;
+                });
+                w.blocked |= exec;
+            }
+            w.active = 0;
+            w.regroup();
+            return Some(w.block);
+        }
+        Op::BarWarp { mask } => {
+            let first = active.trailing_zeros() as usize;
+            let mk = ctx.get(w, *mask, first) as u32;
+            if !collective_ready(w, pc, mk) {
+                return None;
+            }
+            if let Some(r) = ctx.race.as_mut() {
+                r.warp_sync(w.gw);
+            }
+        }
+        Op::Shfl {
+            mode,
+            d,
+            dp,
+            a,
+            b,
+            c,
+            mask,
+        } => {
+            let first = active.trailing_zeros() as usize;
+            let mk = ctx.get(w, *mask, first) as u32;
+            if !collective_ready(w, pc, mk) {
+                return None;
+            }
+            let exec = recompute_exec(w, ins.guard);
+            let mut src = [0u64; 32];
+            lanes!(w.live, l, {
+                src[l] = ctx.get(w, *a, l);
+            });
+            lanes!(exec, l, {
+                let bv = (ctx.get(w, *b, l) & 31) as i64;
+                let cv = ctx.get(w, *c, l);
+                let clamp = (cv & 31) as i64;
+                let seg = ((cv >> 8) & 31) as i64;
+                let lane = l as i64;
+                let max_lane = (lane & seg) | (clamp & !seg);
+                let min_lane = lane & seg;
+                let (j, ok) = match mode {
+                    ShflMode::Up => (lane - bv, lane - bv >= max_lane),
+                    ShflMode::Down => (lane + bv, lane + bv <= max_lane),
+                    ShflMode::Bfly => (lane ^ bv, (lane ^ bv) <= max_lane),
+                    ShflMode::Idx => (min_lane | (bv & !seg), (min_lane | (bv & !seg)) <= max_lane),
+                };
+                let j = if ok { j } else { lane };
+                w.regs[*d as usize * 32 + l] = alu::mask(src[(j & 31) as usize], 32);
+                if let Some(dp) = dp {
+                    w.regs[*dp as usize * 32 + l] = ok as u64;
+                }
+            });
+            w.advance();
+            return None;
+        }
+        Op::Vote {
+            mode,
+            d,
+            p,
+            neg,
+            mask,
+        } => {
+            let first = active.trailing_zeros() as usize;
+            let mk = ctx.get(w, *mask, first) as u32;
+            if !collective_ready(w, pc, mk) {
+                return None;
+            }
+            let exec = recompute_exec(w, ins.guard);
+            let mut ballot = 0u32;
+            lanes!(exec, l, {
+                if (ctx.get(w, *p, l) & 1 != 0) != *neg {
+                    ballot |= 1 << l;
+                }
+            });
+            let v = match mode {
+                VoteMode::All => (ballot == exec) as u64,
+                VoteMode::Any => (ballot != 0) as u64,
+                VoteMode::Uni => (ballot == 0 || ballot == exec) as u64,
+                VoteMode::Ballot => ballot as u64,
+            };
+            lanes!(exec, l, {
+                w.regs[*d as usize * 32 + l] = v;
+            });
+            w.advance();
+            return None;
+        }
+    }
+    w.advance();
+    None
+}
+
+fn recompute_exec(w: &Warp, guard: Option<(u32, bool)>) -> u32 {
+    match guard {
+        None => w.active,
+        Some((p, neg)) => {
+            let mut e = 0u32;
+            lanes!(w.active, l, {
+                if (w.regs[p as usize * 32 + l] & 1 != 0) != neg {
+                    e |= 1 << l;
+                }
+            });
+            e
+        }
+    }
+}
+
+/// Warp-synchronous instructions wait until every live lane of `mask` is at this instruction.
+fn collective_ready(w: &mut Warp, pc: u32, mask: u32) -> bool {
+    let need = mask & w.live;
+    let mut here = 0u32;
+    lanes!(w.blocked & w.wsync_wait, l, {
+        if w.lane_pc[l] == pc {
+            here |= 1 << l;
+        }
+    });
+    if need & !(w.active | here) == 0 {
+        w.active |= here;
+        w.blocked &= !here;
+        w.wsync_wait &= !here;
+        return true;
+    }
+    w.flush();
+    w.blocked |= w.active;
+    w.wsync_wait |= w.active;
+    w.active = 0;
+    w.regroup();
+    false
+}
+
+fn set_lane_pcs(w: &mut Warp, exec: u32, target: u32, fallthrough: u32) {
+    if exec == w.active {
+        w.pc = target;
+        if w.active != w.runnable() {
+            w.regroup();
+        }
+        return;
+    }
+    w.flush();
+    lanes!(w.active, l, {
+        w.lane_pc[l] = if exec & (1 << l) != 0 {
+            target
+        } else {
+            fallthrough
+        };
+    });
+    w.active = 0;
+    w.regroup();
+}
+
+/// Independent thread scheduling: a diverged group that keeps looping while other lanes wait
+/// eventually lets one of them run (otherwise a lane spinning on a lock held by a lane of the
+/// same warp would livelock, as it did before Volta).
+fn backward_branch(w: &mut Warp) {
+    let runnable = w.runnable();
+    if let Some(f) = w.favored
+        && w.active & (1 << f) != 0
+    {
+        w.favored = None;
+        w.spin = 0;
+        return;
+    }
+    if w.active == runnable {
+        return;
+    }
+    w.spin += 1;
+    if w.spin >= SPIN_LIMIT {
+        w.spin = 0;
+        let others = runnable & !w.active;
+        let mut best: Option<(u32, u8)> = None;
+        lanes!(others, l, {
+            let p = w.lane_pc[l];
+            if best.is_none_or(|b| p < b.0) {
+                best = Some((p, l as u8));
+            }
+        });
+        w.favored = best.map(|b| b.1);
+    }
+}
+
+fn exit_lanes(
+    ctx: &mut Ctx,
+    blocks: &mut [BlockState],
+    w: &mut Warp,
+    lanes_mask: u32,
+    pc: u32,
+) -> Option<u32> {
+    let lanes_mask = lanes_mask & w.live;
+    w.flush();
+    w.live &= !lanes_mask;
+    w.active = 0;
+    let blk = &mut blocks[w.block as usize];
+    let n = lanes_mask.count_ones();
+    if n > 0 {
+        blk.live -= n;
+        blk.exited += n;
+        if blk.first_exit.is_none() {
+            let first = lanes_mask.trailing_zeros();
+            blk.first_exit = Some((w.block * ctx.tpb + w.first + first, pc));
+        }
+    }
+    w.regroup();
+    if n > 0 { Some(w.block) } else { None }
+}
+
+fn sync_after(ctx: &mut Ctx, w: &Warp, l: usize, tgt: Tgt, kind: race::Kind, release: bool) {
+    let Some((region, word)) = ctx.sync_region(tgt, w.block) else {
+        return;
+    };
+    if let Some(r) = ctx.race.as_mut() {
+        r.sync_op(
+            region,
+            word,
+            w.block * ctx.tpb + w.first + l as u32,
+            kind,
+            release,
+        );
+    }
+}
+
+fn atom_op(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> (u64, bool) {
+    let bits = ty.bits();
+    let v = match op {
+        AtomOp::Add => match ty {
+            Ty::F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
+            Ty::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            _ => alu::mask(old.wrapping_add(b), bits),
+        },
+        AtomOp::Min | AtomOp::Max => {
+            let fm = FMod::default();
+            let bop = if op == AtomOp::Min {
+                BinOp::Min
+            } else {
+                BinOp::Max
+            };
+            alu::bin(bop, ty, old, b, fm)
+        }
+        AtomOp::Inc => {
+            let (o, b) = (alu::mask(old, bits), alu::mask(b, bits));
+            if o >= b { 0 } else { o + 1 }
+        }
+        AtomOp::Dec => {
+            let (o, b) = (alu::mask(old, bits), alu::mask(b, bits));
+            if o == 0 || o > b { b } else { o - 1 }
+        }
+        AtomOp::And => old & b,
+        AtomOp::Or => old | b,
+        AtomOp::Xor => old ^ b,
+        AtomOp::Exch => b,
+        AtomOp::Cas => {
+            if alu::mask(old, bits) == alu::mask(b, bits) {
+                c
+            } else {
+                return (old, false);
+            }
+        }
+    };
+    (alu::mask(v, bits), true)
+}

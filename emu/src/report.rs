@@ -1,0 +1,259 @@
+//! What a launch reports: findings from the checkers, deduplicated, and their text form.
+
+use std::fmt;
+
+/// Which memory a finding is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+}
+
+impl fmt::Display for Space {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+        })
+    }
+}
+
+/// The order of the two conflicting accesses of a race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hazard {
+    /// A write, then a read by another thread that nothing orders after it.
+    ReadAfterWrite,
+    /// A read, then a write by another thread that nothing orders after it.
+    WriteAfterRead,
+    /// Two unordered writes.
+    WriteAfterWrite,
+}
+
+impl fmt::Display for Hazard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Hazard::ReadAfterWrite => "read-after-write",
+            Hazard::WriteAfterRead => "write-after-read",
+            Hazard::WriteAfterWrite => "write-after-write",
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FindingKind {
+    Race { hazard: Hazard, space: Space },
+    BarrierDivergence,
+    Deadlock,
+    OutOfBounds { space: Space },
+    Misaligned { space: Space },
+    StepBudgetExhausted,
+}
+
+/// A thread: block index and thread index, as `blockIdx` / `threadIdx`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ThreadRef {
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+}
+
+impl fmt::Display for ThreadRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [bx, by, bz] = self.block;
+        let [tx, ty, tz] = self.thread;
+        write!(f, "block ({bx},{by},{bz}) thread ({tx},{ty},{tz})")
+    }
+}
+
+/// A `.cu` source line (from the PTX `.loc` of the instruction) and the PTX line itself.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SourceLoc {
+    /// The file as named by the PTX `.file` directive.
+    pub file: String,
+    /// 0 when the PTX has no line information for this instruction.
+    pub line: u32,
+    /// When the code was inlined from a device function: the line of the call.
+    pub inlined_at: Option<u32>,
+    pub ptx_line: u32,
+}
+
+impl fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "PTX line {}", self.ptx_line)?;
+        } else {
+            write!(f, "{}:{}", self.file, self.line)?;
+        }
+        if let Some(l) = self.inlined_at {
+            write!(f, " (inlined at line {l})")?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessOp {
+    Read,
+    Write,
+    /// An atomic read-modify-write, or a volatile/relaxed/acquire/release load or store.
+    Atomic,
+    AtomicRead,
+    AtomicWrite,
+}
+
+impl fmt::Display for AccessOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AccessOp::Read => "read",
+            AccessOp::Write => "write",
+            AccessOp::Atomic => "atomic",
+            AccessOp::AtomicRead => "strong read",
+            AccessOp::AtomicWrite => "strong write",
+        })
+    }
+}
+
+/// One memory access named by a finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    pub op: AccessOp,
+    pub thread: ThreadRef,
+    pub at: SourceLoc,
+}
+
+/// Where in memory: `histo[65]` on global memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemLocation {
+    pub space: Space,
+    /// The allocation's label (`Emulator::alloc`) or the variable's name.
+    pub label: String,
+    /// Element index, in units of the access size.
+    pub index: i64,
+    /// The address as the kernel saw it (generic or state-space address).
+    pub address: u64,
+    /// Extra words, e.g. "4 bytes past the end of x (16 bytes)".
+    pub note: Option<String>,
+}
+
+impl fmt::Display for MemLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.label, self.index)?;
+        if let Some(n) = &self.note {
+            write!(f, " ({n})")?;
+        }
+        Ok(())
+    }
+}
+
+/// Threads found at one place when a kernel stopped (budget, deadlock) or at a divergent barrier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadGroup {
+    pub at: SourceLoc,
+    pub threads: u64,
+    pub example: ThreadRef,
+    /// "waiting at barrier 0", "running", "exited", "waiting in shfl.sync".
+    pub state: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub kind: FindingKind,
+    /// How many times the checkers saw this (same kind, same lines, same allocation).
+    pub count: u64,
+    pub location: Option<MemLocation>,
+    /// For a race: the earlier access, then the later one. For a memory error: the access.
+    pub accesses: Vec<Access>,
+    /// For barrier divergence, deadlock and an exhausted budget: where the threads were.
+    pub threads: Vec<ThreadGroup>,
+    /// One sentence of explanation.
+    pub why: String,
+}
+
+impl Finding {
+    /// Every `.cu` line this finding names (including `inlined_at` call lines).
+    pub fn lines(&self) -> Vec<u32> {
+        let mut v = Vec::new();
+        let mut add = |l: &SourceLoc| {
+            if l.line != 0 {
+                v.push(l.line);
+            }
+            if let Some(i) = l.inlined_at {
+                v.push(i);
+            }
+        };
+        for a in &self.accesses {
+            add(&a.at);
+        }
+        for g in &self.threads {
+            add(&g.at);
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    pub(crate) fn title(&self) -> String {
+        match self.kind {
+            FindingKind::Race { hazard, space } => format!("race ({hazard}) on {space} memory"),
+            FindingKind::BarrierDivergence => "barrier divergence".into(),
+            FindingKind::Deadlock => "deadlock".into(),
+            FindingKind::OutOfBounds { space } => format!("out-of-bounds access to {space} memory"),
+            FindingKind::Misaligned { space } => format!("misaligned access to {space} memory"),
+            FindingKind::StepBudgetExhausted => {
+                "step budget exhausted: the kernel did not finish".into()
+            }
+        }
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.title())?;
+        if let Some(l) = &self.location {
+            write!(f, ": {l}")?;
+        }
+        writeln!(f)?;
+        let w = self
+            .accesses
+            .iter()
+            .map(|a| a.op.to_string().len())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        for a in &self.accesses {
+            let op = format!("{}:", a.op);
+            writeln!(f, "  {op:<w$} {} at {}", a.thread, a.at)?;
+        }
+        for g in &self.threads {
+            let s = if g.threads == 1 { "" } else { "s" };
+            writeln!(
+                f,
+                "  {} thread{s} {} at {} (e.g. {})",
+                g.threads, g.state, g.at, g.example
+            )?;
+        }
+        write!(f, "  {}", self.why)?;
+        if self.count > 1 {
+            write!(f, "; seen {} times", self.count)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a launch did: the findings, whether every thread ran to its end, and how much work it was.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunReport {
+    pub findings: Vec<Finding>,
+    /// Every thread exited normally (no budget stop, no deadlock).
+    pub completed: bool,
+    /// Instructions executed, counted once per thread.
+    pub thread_instructions: u64,
+}
+
+impl RunReport {
+    /// True when no checker found anything.
+    pub fn is_clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}

@@ -1,0 +1,742 @@
+//! Instruction families on hand-written PTX, with exact expected values.
+
+// Test helpers panic with context on purpose; a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use ptx_emu::*;
+
+const HEADER: &str = ".version 9.0\n.target sm_90\n.address_size 64\n";
+
+fn kernel(decls: &str, body: &str) -> String {
+    format!(
+        "{HEADER}{decls}\n.visible .entry t(\n\t.param .u64 t_out\n)\n{{\n\t.reg .b32 %r<40>;\n\t.reg .b64 %rd<40>;\n\t.reg .f32 %f<40>;\n\t.reg .f64 %fd<40>;\n\t.reg .pred %p<20>;\n\t.reg .b16 %rs<20>;\n\tld.param.u64 %rd0, [t_out];\n\tmov.u32 %r0, %tid.x;\n\tmul.wide.u32 %rd38, %r0, 64;\n\tadd.s64 %rd39, %rd0, %rd38;\n{body}\n\tret;\n}}\n"
+    )
+}
+
+/// Runs `body` on `threads` threads; each thread owns 64 bytes of output at `%rd39`.
+fn run_threads(decls: &str, body: &str, threads: u32) -> (Vec<u8>, RunReport) {
+    let src = kernel(decls, body);
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut emu = Emulator::new();
+    let out = emu.alloc(64 * threads as usize, "out");
+    let r = emu
+        .launch(
+            &m,
+            "t",
+            &LaunchConfig {
+                grid: [1, 1, 1],
+                block: [threads, 1, 1],
+                dynamic_shared_bytes: 0,
+            },
+            &[KernelArg::Ptr(out)],
+            &RunOptions::default(),
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut b = vec![0u8; 64 * threads as usize];
+    emu.read(out, &mut b).unwrap();
+    (b, r)
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().unwrap())
+}
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap())
+}
+
+/// One thread; returns the first 16 u32 words of its output.
+fn words(body: &str) -> Vec<u32> {
+    let (b, r) = run_threads("", body, 1);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    (0..16).map(|i| u32_at(&b, i)).collect()
+}
+
+fn dwords(body: &str) -> Vec<u64> {
+    let (b, r) = run_threads("", body, 1);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    (0..8).map(|i| u64_at(&b, i)).collect()
+}
+
+#[test]
+fn integer_arithmetic() {
+    let w = words(
+        "mov.u32 %r1, 7; mov.u32 %r2, -3;
+         add.s32 %r3, %r1, %r2; st.global.u32 [%rd39], %r3;
+         sub.s32 %r3, %r2, %r1; st.global.u32 [%rd39+4], %r3;
+         mul.lo.s32 %r3, %r1, %r2; st.global.u32 [%rd39+8], %r3;
+         mul.hi.u32 %r3, %r2, %r2; st.global.u32 [%rd39+12], %r3;
+         mul.hi.s32 %r3, %r2, %r2; st.global.u32 [%rd39+16], %r3;
+         div.s32 %r3, %r2, 2; st.global.u32 [%rd39+20], %r3;
+         rem.s32 %r3, %r2, 2; st.global.u32 [%rd39+24], %r3;
+         div.u32 %r3, %r2, 2; st.global.u32 [%rd39+28], %r3;
+         mad.lo.s32 %r3, %r1, %r1, %r2; st.global.u32 [%rd39+32], %r3;
+         neg.s32 %r3, %r1; st.global.u32 [%rd39+36], %r3;
+         abs.s32 %r3, %r2; st.global.u32 [%rd39+40], %r3;
+         min.s32 %r3, %r1, %r2; st.global.u32 [%rd39+44], %r3;
+         min.u32 %r3, %r1, %r2; st.global.u32 [%rd39+48], %r3;
+         max.s32 %r3, %r1, %r2; st.global.u32 [%rd39+52], %r3;
+         add.sat.s32 %r3, 2147483647, %r1; st.global.u32 [%rd39+56], %r3;
+         div.u32 %r3, %r1, 0; st.global.u32 [%rd39+60], %r3;",
+    );
+    assert_eq!(
+        w,
+        vec![
+            4,
+            (-10i32) as u32,
+            (-21i32) as u32,
+            0xFFFF_FFFA, // (2^32-3)^2 >> 32
+            0,
+            (-1i32) as u32,
+            (-1i32) as u32,
+            0x7FFF_FFFE,
+            46,
+            (-7i32) as u32,
+            3,
+            (-3i32) as u32,
+            7,
+            7,
+            i32::MAX as u32,
+            u32::MAX
+        ]
+    );
+}
+
+#[test]
+fn wide_multiplies_and_64_bit() {
+    let d = dwords(
+        "mov.u32 %r1, -2; mov.u32 %r2, 3;
+         mul.wide.s32 %rd1, %r1, %r2; st.global.u64 [%rd39], %rd1;
+         mul.wide.u32 %rd1, %r1, %r2; st.global.u64 [%rd39+8], %rd1;
+         mad.wide.u32 %rd1, %r1, %r2, 10; st.global.u64 [%rd39+16], %rd1;
+         mov.u64 %rd2, 0x123456789; shl.b64 %rd3, %rd2, 4; st.global.u64 [%rd39+24], %rd3;
+         shr.s64 %rd3, -256, 4; st.global.u64 [%rd39+32], %rd3;
+         mul.hi.u64 %rd3, -1, -1; st.global.u64 [%rd39+40], %rd3;
+         mov.b64 %rd4, {%r1, %r2}; st.global.u64 [%rd39+48], %rd4;
+         mov.b64 {%r5, %r6}, %rd2; cvt.u64.u32 %rd5, %r6; st.global.u64 [%rd39+56], %rd5;",
+    );
+    assert_eq!(d[0], (-6i64) as u64);
+    assert_eq!(d[1], 0xFFFF_FFFE * 3);
+    assert_eq!(d[2], 0xFFFF_FFFE * 3 + 10);
+    assert_eq!(d[3], 0x1234567890);
+    assert_eq!(d[4], (-16i64) as u64);
+    assert_eq!(d[5], u64::MAX - 1);
+    assert_eq!(d[6], (3u64 << 32) | 0xFFFF_FFFE);
+    assert_eq!(d[7], 1);
+}
+
+#[test]
+fn shifts_and_bit_operations() {
+    let w = words(
+        "mov.u32 %r1, 0xF0000001;
+         shl.b32 %r2, %r1, 4; st.global.u32 [%rd39], %r2;
+         shr.u32 %r2, %r1, 4; st.global.u32 [%rd39+4], %r2;
+         shr.s32 %r2, %r1, 4; st.global.u32 [%rd39+8], %r2;
+         shl.b32 %r2, %r1, 40; st.global.u32 [%rd39+12], %r2;
+         shr.s32 %r2, %r1, 40; st.global.u32 [%rd39+16], %r2;
+         and.b32 %r2, %r1, 0xFF; st.global.u32 [%rd39+20], %r2;
+         or.b32 %r2, %r1, 6; st.global.u32 [%rd39+24], %r2;
+         xor.b32 %r2, %r1, -1; st.global.u32 [%rd39+28], %r2;
+         not.b32 %r2, %r1; st.global.u32 [%rd39+32], %r2;
+         popc.b32 %r2, %r1; st.global.u32 [%rd39+36], %r2;
+         clz.b32 %r2, 1; st.global.u32 [%rd39+40], %r2;
+         brev.b32 %r2, 1; st.global.u32 [%rd39+44], %r2;
+         bfe.u32 %r2, %r1, 28, 4; st.global.u32 [%rd39+48], %r2;
+         bfe.s32 %r2, %r1, 28, 4; st.global.u32 [%rd39+52], %r2;
+         bfi.b32 %r2, 5, 0, 8, 4; st.global.u32 [%rd39+56], %r2;
+         prmt.b32 %r2, 0x33221100, 0x77665544, 0x00004567; st.global.u32 [%rd39+60], %r2;",
+    );
+    assert_eq!(
+        w,
+        vec![
+            0x0000_0010,
+            0x0F00_0000,
+            0xFF00_0000,
+            0,
+            0xFFFF_FFFF,
+            1,
+            0xF000_0007,
+            0x0FFF_FFFE,
+            0x0FFF_FFFE,
+            5,
+            31,
+            0x8000_0000,
+            0xF,
+            0xFFFF_FFFF,
+            0x500,
+            0x4455_6677
+        ]
+    );
+}
+
+#[test]
+fn comparisons_predicates_and_selects() {
+    let w = words(
+        "mov.u32 %r1, -1; mov.u32 %r2, 1;
+         setp.lt.s32 %p1, %r1, %r2; selp.u32 %r3, 1, 0, %p1; st.global.u32 [%rd39], %r3;
+         setp.lt.u32 %p1, %r1, %r2; selp.u32 %r3, 1, 0, %p1; st.global.u32 [%rd39+4], %r3;
+         setp.hi.u32 %p1|%p2, %r1, %r2; selp.u32 %r3, 1, 0, %p2; st.global.u32 [%rd39+8], %r3;
+         setp.eq.and.s32 %p3, %r1, %r1, !%p2; selp.u32 %r3, 1, 0, %p3; st.global.u32 [%rd39+12], %r3;
+         setp.ne.or.s32 %p3, %r1, %r1, %p2; selp.u32 %r3, 1, 0, %p3; st.global.u32 [%rd39+16], %r3;
+         mov.f32 %f1, 0f7FC00000; mov.f32 %f2, 0f3F800000;
+         setp.lt.f32 %p4, %f1, %f2; selp.u32 %r3, 1, 0, %p4; st.global.u32 [%rd39+20], %r3;
+         setp.ltu.f32 %p4, %f1, %f2; selp.u32 %r3, 1, 0, %p4; st.global.u32 [%rd39+24], %r3;
+         setp.nan.f32 %p4, %f1, %f2; selp.u32 %r3, 1, 0, %p4; st.global.u32 [%rd39+28], %r3;
+         setp.ne.f32 %p4, %f1, %f2; selp.u32 %r3, 1, 0, %p4; st.global.u32 [%rd39+32], %r3;
+         slct.u32.s32 %r3, 10, 20, %r1; st.global.u32 [%rd39+36], %r3;
+         slct.u32.f32 %r3, 10, 20, %f2; st.global.u32 [%rd39+40], %r3;
+         and.pred %p5, %p1, %p2; selp.u32 %r3, 1, 0, %p5; st.global.u32 [%rd39+44], %r3;
+         not.pred %p5, %p5; selp.u32 %r3, 1, 0, %p5; st.global.u32 [%rd39+48], %r3;
+         @%p5 mov.u32 %r4, 77; @!%p5 mov.u32 %r4, 88; st.global.u32 [%rd39+52], %r4;
+         set.lt.u32.s32 %r3, %r1, %r2; st.global.u32 [%rd39+56], %r3;",
+    );
+    assert_eq!(
+        w[..15],
+        [1, 0, 0, 1, 0, 0, 1, 1, 0, 20, 10, 0, 1, 77, 0xFFFF_FFFF][..]
+    );
+}
+
+#[test]
+fn float_arithmetic() {
+    let w = words(
+        "mov.f32 %f1, 0f40400000; mov.f32 %f2, 0f40000000;
+         add.f32 %f3, %f1, %f2; st.global.f32 [%rd39], %f3;
+         sub.rn.f32 %f3, %f1, %f2; st.global.f32 [%rd39+4], %f3;
+         mul.f32 %f3, %f1, %f2; st.global.f32 [%rd39+8], %f3;
+         div.rn.f32 %f3, %f1, %f2; st.global.f32 [%rd39+12], %f3;
+         div.full.f32 %f3, 0f3F800000, %f1; st.global.f32 [%rd39+16], %f3;
+         fma.rn.f32 %f3, %f1, %f2, 0f3F800000; st.global.f32 [%rd39+20], %f3;
+         sqrt.rn.f32 %f3, 0f40800000; st.global.f32 [%rd39+24], %f3;
+         rcp.rn.f32 %f3, %f2; st.global.f32 [%rd39+28], %f3;
+         neg.f32 %f3, %f1; st.global.f32 [%rd39+32], %f3;
+         abs.f32 %f3, 0fC0000000; st.global.f32 [%rd39+36], %f3;
+         min.f32 %f3, 0f7FC00000, %f2; st.global.f32 [%rd39+40], %f3;
+         max.f32 %f3, %f1, %f2; st.global.f32 [%rd39+44], %f3;
+         copysign.f32 %f3, 0fBF800000, %f1; st.global.f32 [%rd39+48], %f3;
+         add.sat.f32 %f3, %f1, %f2; st.global.f32 [%rd39+52], %f3;
+         mul.ftz.f32 %f3, 0f00000001, %f2; st.global.f32 [%rd39+56], %f3;
+         testp.finite.f32 %p1, %f1; selp.u32 %r1, 1, 0, %p1; st.global.u32 [%rd39+60], %r1;",
+    );
+    let f: Vec<f32> = w.iter().map(|&x| f32::from_bits(x)).collect();
+    assert_eq!(
+        f[..15],
+        [
+            5.0,
+            1.0,
+            6.0,
+            1.5,
+            1.0 / 3.0,
+            7.0,
+            2.0,
+            0.5,
+            -3.0,
+            2.0,
+            2.0,
+            3.0,
+            -3.0,
+            1.0,
+            0.0
+        ][..]
+    );
+    assert_eq!(w[15], 1);
+}
+
+#[test]
+fn approximate_float_functions_within_ptx_accuracy() {
+    let w = words(
+        "ex2.approx.f32 %f1, 0f3FC00000; st.global.f32 [%rd39], %f1;
+         lg2.approx.f32 %f1, 0f41000000; st.global.f32 [%rd39+4], %f1;
+         sin.approx.f32 %f1, 0f3F800000; st.global.f32 [%rd39+8], %f1;
+         cos.approx.f32 %f1, 0f3F800000; st.global.f32 [%rd39+12], %f1;
+         rsqrt.approx.f32 %f1, 0f40800000; st.global.f32 [%rd39+16], %f1;
+         rcp.approx.ftz.f32 %f1, 0f40800000; st.global.f32 [%rd39+20], %f1;
+         sqrt.approx.f32 %f1, 0f41100000; st.global.f32 [%rd39+24], %f1;
+         tanh.approx.f32 %f1, 0f3F000000; st.global.f32 [%rd39+28], %f1;",
+    );
+    let f: Vec<f32> = w.iter().map(|&x| f32::from_bits(x)).collect();
+    let close = |a: f32, b: f64, tol: f64| assert!((a as f64 - b).abs() <= tol, "{a} vs {b}");
+    close(f[0], 2f64.powf(1.5), 2.0 * f32::EPSILON as f64 * 3.0);
+    close(f[1], 3.0, 2f64.powi(-22));
+    close(f[2], 1f64.sin(), 2f64.powi(-20));
+    close(f[3], 1f64.cos(), 2f64.powi(-20));
+    close(f[4], 0.5, 1e-6);
+    close(f[5], 0.25, 1e-7);
+    close(f[6], 3.0, 1e-6);
+    close(f[7], 0.5f64.tanh(), 1e-3);
+}
+
+#[test]
+fn double_precision() {
+    let d = dwords(
+        "mov.f64 %fd1, 0d4008000000000000; mov.f64 %fd2, 0d4000000000000000;
+         add.f64 %fd3, %fd1, %fd2; st.global.f64 [%rd39], %fd3;
+         div.rn.f64 %fd3, %fd1, %fd2; st.global.f64 [%rd39+8], %fd3;
+         fma.rn.f64 %fd3, %fd1, %fd2, 0d3FF0000000000000; st.global.f64 [%rd39+16], %fd3;
+         sqrt.rn.f64 %fd3, %fd2; st.global.f64 [%rd39+24], %fd3;
+         rcp.rn.f64 %fd3, %fd2; st.global.f64 [%rd39+32], %fd3;
+         mov.f64 %fd4, 1.25; st.global.f64 [%rd39+40], %fd4;",
+    );
+    let f: Vec<f64> = d.iter().map(|&x| f64::from_bits(x)).collect();
+    assert_eq!(f[..6], [5.0, 1.5, 7.0, 2f64.sqrt(), 0.5, 1.25][..]);
+}
+
+#[test]
+fn conversions_with_rounding_and_saturation() {
+    let w = words(
+        "mov.f32 %f1, 0f40200000; mov.f32 %f2, 0fC0200000;
+         cvt.rni.s32.f32 %r1, %f1; st.global.u32 [%rd39], %r1;
+         cvt.rzi.s32.f32 %r1, %f2; st.global.u32 [%rd39+4], %r1;
+         cvt.rmi.s32.f32 %r1, %f2; st.global.u32 [%rd39+8], %r1;
+         cvt.rpi.s32.f32 %r1, %f1; st.global.u32 [%rd39+12], %r1;
+         cvt.rzi.u32.f32 %r1, %f2; st.global.u32 [%rd39+16], %r1;
+         cvt.rzi.s32.f32 %r1, 0f7F800000; st.global.u32 [%rd39+20], %r1;
+         cvt.rzi.s32.f32 %r1, 0f7FC00000; st.global.u32 [%rd39+24], %r1;
+         cvt.sat.u8.s32 %r1, 300; st.global.u32 [%rd39+28], %r1;
+         cvt.s32.s8 %r1, 200; st.global.u32 [%rd39+32], %r1;
+         cvt.u32.u16 %r1, 0x12345; st.global.u32 [%rd39+36], %r1;
+         cvt.rn.f32.s32 %f3, -7; st.global.f32 [%rd39+40], %f3;
+         cvt.rz.f32.u32 %f3, 16777217; st.global.f32 [%rd39+44], %f3;
+         cvt.rp.f32.u32 %f3, 16777217; st.global.f32 [%rd39+48], %f3;
+         cvt.sat.f32.f32 %f3, %f1; st.global.f32 [%rd39+52], %f3;
+         cvt.rni.f32.f32 %f3, 0f40200000; st.global.f32 [%rd39+56], %f3;
+         cvt.rn.f16.f32 %rs1, 0f3FC00000; cvt.f32.f16 %f4, %rs1; st.global.f32 [%rd39+60], %f4;",
+    );
+    assert_eq!(
+        w[..11],
+        [
+            2,
+            (-2i32) as u32,
+            (-3i32) as u32,
+            3,
+            0,
+            i32::MAX as u32,
+            0,
+            255,
+            (-56i32) as u32,
+            0x2345,
+            (-7.0f32).to_bits()
+        ][..]
+    );
+    assert_eq!(f32::from_bits(w[11]), 16_777_216.0);
+    assert_eq!(f32::from_bits(w[12]), 16_777_218.0);
+    assert_eq!(f32::from_bits(w[13]), 1.0);
+    assert_eq!(f32::from_bits(w[14]), 2.0);
+    assert_eq!(f32::from_bits(w[15]), 1.5);
+    let d = dwords(
+        "mov.f64 %fd1, 0d3FF0000000000001;
+         cvt.rm.f32.f64 %f1, %fd1; cvt.f64.f32 %fd2, %f1; st.global.f64 [%rd39], %fd2;
+         cvt.rp.f32.f64 %f1, %fd1; cvt.f64.f32 %fd2, %f1; st.global.f64 [%rd39+8], %fd2;
+         cvt.s64.s32 %rd1, -5; st.global.u64 [%rd39+16], %rd1;
+         cvt.u64.u32 %rd1, -5; st.global.u64 [%rd39+24], %rd1;
+         cvt.rn.f64.s64 %fd3, -9; st.global.f64 [%rd39+32], %fd3;",
+    );
+    assert_eq!(f64::from_bits(d[0]), 1.0);
+    assert_eq!(f64::from_bits(d[1]), 1.0 + f32::EPSILON as f64);
+    assert_eq!(d[2], (-5i64) as u64);
+    assert_eq!(d[3], 0xFFFF_FFFB);
+    assert_eq!(f64::from_bits(d[4]), -9.0);
+}
+
+#[test]
+fn loads_stores_vectors_and_sign_extension() {
+    let w = words(
+        "mov.u32 %r1, 0x000000F0; st.global.u32 [%rd39+60], %r1;
+         ld.global.s8 %r2, [%rd39+60]; st.global.u32 [%rd39], %r2;
+         ld.global.u8 %r2, [%rd39+60]; st.global.u32 [%rd39+4], %r2;
+         ld.global.s8 %rs1, [%rd39+60]; cvt.u32.u16 %r3, %rs1; st.global.u32 [%rd39+8], %r3;
+         st.global.v4.u32 [%rd39+16], {%r1, %r2, %r3, %r1};
+         ld.global.v2.u32 {%r4, %r5}, [%rd39+24]; st.global.u32 [%rd39+12], %r5;
+         ld.volatile.global.u32 %r6, [%rd39+16]; st.global.u32 [%rd39+32], %r6;
+         ld.global.nc.u32 %r6, [%rd39+20]; st.global.u32 [%rd39+36], %r6;",
+    );
+    assert_eq!(w[0], 0xFFFF_FFF0);
+    assert_eq!(w[1], 0xF0);
+    assert_eq!(w[2], 0xFFF0);
+    assert_eq!(w[3], 0xF0);
+    assert_eq!(&w[4..10], &[0xF0, 0xF0, 0xFFF0, 0xF0, 0xF0, 0xF0]);
+}
+
+#[test]
+fn shared_local_and_module_globals() {
+    let (b, r) = run_threads(
+        ".global .align 4 .u32 gtable[3] = {10, 20, 30};\n.shared .align 4 .b8 sbuf[64];",
+        "\t.local .align 8 .b8 __local_depot0[16];
+         .reg .b64 %SP; .reg .b64 %SPL;
+         mov.u64 %SPL, __local_depot0; cvta.local.u64 %SP, %SPL;
+         st.local.u32 [%SPL+4], 99; ld.u32 %r1, [%SP+4]; st.global.u32 [%rd39], %r1;
+         mov.u64 %rd1, sbuf; st.shared.u32 [%rd1+8], 5; cvta.shared.u64 %rd2, %rd1;
+         ld.u32 %r2, [%rd2+8]; st.global.u32 [%rd39+4], %r2;
+         cvta.to.shared.u64 %rd3, %rd2; ld.shared.u32 %r3, [%rd3+8]; st.global.u32 [%rd39+8], %r3;
+         mov.u64 %rd4, gtable; ld.global.u32 %r4, [%rd4+8]; st.global.u32 [%rd39+12], %r4;
+         mov.u32 %r5, sbuf; st.shared.u32 [%r5+12], 6; ld.shared.u32 %r6, [sbuf+12]; st.global.u32 [%rd39+16], %r6;",
+        1,
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(
+        (0..5).map(|i| u32_at(&b, i)).collect::<Vec<_>>(),
+        vec![99, 5, 5, 30, 6]
+    );
+}
+
+#[test]
+fn uninitialized_shared_memory_is_not_zero() {
+    let w = words(
+        ".shared .align 4 .b8 junk[16];
+         ld.shared.u32 %r1, [junk]; st.global.u32 [%rd39], %r1;",
+    );
+    assert_ne!(w[0], 0);
+}
+
+#[test]
+fn atomics_on_global_and_shared() {
+    let (b, r) = run_threads(
+        ".shared .align 8 .b8 s[64];",
+        "setp.ne.u32 %p1, %r0, 0; @%p1 bra WAIT;
+         st.shared.u32 [s], 0; st.shared.u32 [s+4], 100; st.shared.f32 [s+8], 0f00000000; st.shared.u32 [s+12], 0;
+         st.shared.u32 [s+16], 0xFF; st.shared.u32 [s+20], 0; st.shared.u32 [s+24], 5; st.shared.u64 [s+32], 0;
+         WAIT: bar.sync 0;
+         atom.shared.add.u32 %r1, [s], 1;
+         atom.shared.min.s32 %r2, [s+4], %r0;
+         atom.shared.add.f32 %f1, [s+8], 0f3F000000;
+         atom.shared.inc.u32 %r3, [s+12], 5;
+         atom.shared.and.b32 %r4, [s+16], -2;
+         atom.shared.or.b32 %r4, [s+20], 8;
+         atom.shared.cas.b32 %r5, [s+24], 5, 9;
+         atom.shared.add.u64 %rd5, [s+32], 3;
+         red.shared.max.s32 [s+4], -50;
+         bar.sync 0;
+         @%p1 bra END;
+         ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [s];
+         st.global.v4.u32 [%rd39], {%r10, %r11, %r12, %r13};
+         ld.shared.v4.u32 {%r10, %r11, %r12, %r13}, [s+16];
+         st.global.v4.u32 [%rd39+16], {%r10, %r11, %r12, %r13};
+         ld.shared.u64 %rd6, [s+32]; st.global.u64 [%rd39+32], %rd6;
+         atom.global.exch.b32 %r14, [%rd39+32], 7; st.global.u32 [%rd39+40], %r14;
+         atom.global.dec.u32 %r15, [%rd39+32], 10; atom.global.dec.u32 %r15, [%rd39+32], 10;
+         atom.relaxed.gpu.global.max.u32 %r16, [%rd39+32], 1;
+         END:",
+        40,
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let w: Vec<u32> = (0..12).map(|i| u32_at(&b, i)).collect();
+    assert_eq!(w[0], 40);
+    assert_eq!(w[1] as i32, 0);
+    assert_eq!(f32::from_bits(w[2]), 20.0);
+    // inc wraps to 0 after reaching 5: 40 increments of a counter modulo 6.
+    assert_eq!(w[3], 40 % 6);
+    assert_eq!(w[4], 0xFE);
+    assert_eq!(w[5], 8);
+    assert_eq!(w[6], 9);
+    // s+32 (40 * 3 = 120) copied to global, exchanged for 7, decremented twice, max'd with 1.
+    assert_eq!(u64_at(&b, 4), 5);
+    assert_eq!(w[10], 120);
+}
+
+#[test]
+fn warp_shuffles_and_votes() {
+    let (b, r) = run_threads(
+        "",
+        "shfl.sync.down.b32 %r1|%p1, %r0, 3, 31, -1; st.global.u32 [%rd39], %r1;
+         selp.u32 %r9, 1, 0, %p1; st.global.u32 [%rd39+4], %r9;
+         shfl.sync.up.b32 %r2, %r0, 2, 0, -1; st.global.u32 [%rd39+8], %r2;
+         shfl.sync.bfly.b32 %r3, %r0, 1, 31, -1; st.global.u32 [%rd39+12], %r3;
+         shfl.sync.idx.b32 %r4, %r0, 5, 31, -1; st.global.u32 [%rd39+16], %r4;
+         shfl.sync.idx.b32 %r4, %r0, 1, 0x181F, -1; st.global.u32 [%rd39+20], %r4;
+         setp.lt.u32 %p2, %r0, 4;
+         vote.sync.ballot.b32 %r5, %p2, -1; st.global.u32 [%rd39+24], %r5;
+         vote.sync.any.pred %p3, %p2, -1; selp.u32 %r6, 1, 0, %p3; st.global.u32 [%rd39+28], %r6;
+         vote.sync.all.pred %p3, %p2, -1; selp.u32 %r6, 1, 0, %p3; st.global.u32 [%rd39+32], %r6;
+         vote.sync.uni.pred %p3, %p2, -1; selp.u32 %r6, 1, 0, %p3; st.global.u32 [%rd39+36], %r6;
+         activemask.b32 %r7; st.global.u32 [%rd39+40], %r7;
+         mov.u32 %r8, %laneid; st.global.u32 [%rd39+44], %r8;
+         bar.warp.sync -1;",
+        32,
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    for lane in 0..32usize {
+        let w: Vec<u32> = (0..12).map(|i| u32_at(&b, lane * 16 + i)).collect();
+        let l = lane as u32;
+        assert_eq!(w[0], if l + 3 <= 31 { l + 3 } else { l }, "lane {lane}");
+        assert_eq!(w[1], (l + 3 <= 31) as u32);
+        assert_eq!(w[2], if l >= 2 { l - 2 } else { l });
+        assert_eq!(w[3], l ^ 1);
+        assert_eq!(w[4], 5);
+        // Segments of 8 lanes (c = 0x181F): index 1 within each segment.
+        assert_eq!(w[5], (l & !7) | 1);
+        assert_eq!(w[6], 0xF);
+        assert_eq!((w[7], w[8], w[9]), (1, 0, 0));
+        assert_eq!(w[10], u32::MAX);
+        assert_eq!(w[11], l);
+    }
+}
+
+#[test]
+fn shuffle_after_divergence_sees_every_lane() {
+    let (b, r) = run_threads(
+        "",
+        "and.b32 %r1, %r0, 1; setp.eq.u32 %p1, %r1, 0;
+         @%p1 bra EVEN;
+         add.u32 %r2, %r0, 1000;
+         bra JOIN;
+         EVEN: add.u32 %r2, %r0, 2000;
+         JOIN: shfl.sync.bfly.b32 %r3, %r2, 1, 31, -1;
+         st.global.u32 [%rd39], %r3;",
+        32,
+    );
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    for l in 0..32u32 {
+        let src = l ^ 1;
+        assert_eq!(
+            u32_at(&b, l as usize * 16),
+            src + if src % 2 == 0 { 2000 } else { 1000 }
+        );
+    }
+}
+
+#[test]
+fn shuffles_at_different_instructions_are_a_deadlock() {
+    // Each half of the warp waits in its own shfl.sync for the other half, which never comes.
+    let (_, r) = run_threads(
+        "",
+        "and.b32 %r1, %r0, 1; setp.eq.u32 %p1, %r1, 0;
+         @%p1 bra EVEN;
+         shfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;
+         bra DONE;
+         EVEN: shfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;
+         DONE: st.global.u32 [%rd39], %r3;",
+        32,
+    );
+    assert!(!r.completed);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::Deadlock)
+        .expect("deadlock");
+    assert_eq!(f.threads.len(), 2, "{f}");
+}
+
+#[test]
+fn barrier_reductions() {
+    let (b, r) = run_threads(
+        "",
+        "setp.lt.u32 %p1, %r0, 10;
+         bar.red.popc.u32 %r1, 0, %p1; st.global.u32 [%rd39], %r1;
+         bar.red.and.pred %p2, 0, %p1; selp.u32 %r2, 1, 0, %p2; st.global.u32 [%rd39+4], %r2;
+         bar.red.or.pred %p3, 0, %p1; selp.u32 %r3, 1, 0, %p3; st.global.u32 [%rd39+8], %r3;
+         barrier.sync.aligned 0;",
+        64,
+    );
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    for t in 0..64 {
+        assert_eq!(
+            (
+                u32_at(&b, t * 16),
+                u32_at(&b, t * 16 + 1),
+                u32_at(&b, t * 16 + 2)
+            ),
+            (10, 0, 1)
+        );
+    }
+}
+
+#[test]
+fn special_registers_in_3d() {
+    let src = kernel(
+        "",
+        "mov.u32 %r1, %tid.y; mov.u32 %r2, %tid.z; mov.u32 %r3, %ntid.y; mov.u32 %r4, %ctaid.y; mov.u32 %r5, %nctaid.z;
+         mov.u32 %r6, %warpid; mov.u32 %r7, %nwarpid;
+         mov.u32 %r10, %tid.x; mad.lo.u32 %r11, %r1, 2, %r10; mad.lo.u32 %r11, %r2, 6, %r11;
+         mov.u32 %r12, %ctaid.x; mad.lo.u32 %r13, %r4, 2, %r12; mad.lo.u32 %r11, %r13, 24, %r11;
+         mul.wide.u32 %rd1, %r11, 32; add.s64 %rd2, %rd0, %rd1;
+         st.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4}; st.global.v4.u32 [%rd2+16], {%r5, %r6, %r7, %r11};",
+    );
+    let m = Module::parse(&src).unwrap();
+    let mut emu = Emulator::new();
+    let out = emu.alloc(32 * 24 * 6, "out");
+    let r = emu
+        .launch(
+            &m,
+            "t",
+            &LaunchConfig {
+                grid: [2, 3, 1],
+                block: [2, 3, 4],
+                dynamic_shared_bytes: 0,
+            },
+            &[KernelArg::Ptr(out)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let mut b = vec![0u8; 32 * 24 * 6];
+    emu.read(out, &mut b).unwrap();
+    // Thread (1,2,3) of block (1,2,0): linear 1 + 2*2 + 3*6 = 23, block 1 + 2*2 = 5.
+    let i = (5 * 24 + 23) * 8;
+    assert_eq!(
+        (0..8).map(|k| u32_at(&b, i + k)).collect::<Vec<_>>(),
+        vec![2, 3, 3, 2, 1, 0, 1, 5 * 24 + 23]
+    );
+}
+
+#[test]
+fn device_function_calls_with_return_values() {
+    let src = format!(
+        "{HEADER}
+.func (.param .b32 ret) add3(.param .b32 a, .param .b32 b)
+{{
+    .reg .b32 %r<4>;
+    ld.param.b32 %r1, [a];
+    ld.param.b32 %r2, [b];
+    add.s32 %r3, %r1, %r2;
+    add.s32 %r3, %r3, 3;
+    st.param.b32 [ret+0], %r3;
+    ret;
+}}
+.visible .entry t(.param .u64 out)
+{{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    {{
+        .param .b32 p0;
+        .param .b32 p1;
+        .param .b32 rv;
+        st.param.b32 [p0], %r1;
+        st.param.b32 [p1], 10;
+        call.uni (rv), add3, (p0, p1);
+        ld.param.b32 %r2, [rv];
+    }}
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r2;
+    ret;
+}}"
+    );
+    let m = Module::parse(&src).unwrap();
+    let mut emu = Emulator::new();
+    let out = emu.alloc(4 * 40, "out");
+    let r = emu
+        .launch(
+            &m,
+            "t",
+            &LaunchConfig {
+                grid: [1, 1, 1],
+                block: [40, 1, 1],
+                dynamic_shared_bytes: 0,
+            },
+            &[KernelArg::Ptr(out)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    assert!(r.findings.is_empty() && r.completed);
+    let mut b = vec![0u8; 160];
+    emu.read(out, &mut b).unwrap();
+    assert_eq!(
+        (0..40).map(|i| u32_at(&b, i)).collect::<Vec<_>>(),
+        (13..53).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn misaligned_access_is_reported() {
+    let (_, r) = run_threads(
+        "",
+        "ld.global.u32 %r1, [%rd39+2]; st.global.u32 [%rd39+8], %r1;",
+        1,
+    );
+    assert!(
+        r.findings.iter().any(|f| f.kind
+            == FindingKind::Misaligned {
+                space: Space::Global
+            }),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn shared_out_of_bounds_is_reported() {
+    let (_, r) = run_threads(
+        ".shared .align 4 .b8 small[16];",
+        "st.shared.u32 [small+16], 1;",
+        1,
+    );
+    let f = r
+        .findings
+        .iter()
+        .find(|f| {
+            f.kind
+                == FindingKind::OutOfBounds {
+                    space: Space::Shared,
+                }
+        })
+        .expect("finding");
+    assert!(f.to_string().contains("small[4]"), "{f}");
+}
+
+#[test]
+fn mismatched_named_barriers_deadlock() {
+    let (_, r) = run_threads(
+        "",
+        "setp.lt.u32 %p1, %r0, 32;
+         @%p1 bar.sync 1;
+         @!%p1 bar.sync 2;",
+        64,
+    );
+    assert!(!r.completed);
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::Deadlock)
+        .expect("deadlock");
+    assert_eq!(f.threads.iter().map(|g| g.threads).sum::<u64>(), 64, "{f}");
+}
+
+#[test]
+fn errors_name_the_problem() {
+    let e = Module::parse(&kernel("", "\tmul24.lo.s32 %r1, %r2, %r3;")).unwrap_err();
+    assert!(
+        matches!(e, EmuError::Unsupported { ref instruction, line: 19 } if instruction == "mul24.lo.s32"),
+        "{e}"
+    );
+    let e = Module::parse(&kernel("", "\tadd.s32 %r1, %r2;")).unwrap_err();
+    assert!(matches!(e, EmuError::Parse { line: 19, .. }), "{e}");
+    let e = Module::parse(&kernel("", "\tbra NOWHERE;")).unwrap_err();
+    assert!(e.to_string().contains("NOWHERE"), "{e}");
+    let m = Module::parse(&kernel("", "")).unwrap();
+    assert_eq!(m.entries().collect::<Vec<_>>(), vec!["t"]);
+    let mut emu = Emulator::new();
+    let p = emu.alloc(64, "p");
+    let cfg = |b: u32, s: u32| LaunchConfig {
+        grid: [1, 1, 1],
+        block: [b, 1, 1],
+        dynamic_shared_bytes: s,
+    };
+    let opts = RunOptions::default();
+    assert!(matches!(
+        emu.launch(&m, "nope", &cfg(1, 0), &[KernelArg::Ptr(p)], &opts),
+        Err(EmuError::UnknownEntry(_))
+    ));
+    assert!(matches!(
+        emu.launch(&m, "t", &cfg(1025, 0), &[KernelArg::Ptr(p)], &opts),
+        Err(EmuError::BadLaunch { .. })
+    ));
+    assert!(matches!(
+        emu.launch(&m, "t", &cfg(1, 49 * 1024), &[KernelArg::Ptr(p)], &opts),
+        Err(EmuError::BadLaunch { .. })
+    ));
+    assert!(matches!(
+        emu.launch(&m, "t", &cfg(1, 0), &[], &opts),
+        Err(EmuError::BadLaunch { .. })
+    ));
+    assert!(matches!(
+        emu.launch(&m, "t", &cfg(1, 0), &[KernelArg::U32(1)], &opts),
+        Err(EmuError::BadLaunch { .. })
+    ));
+    assert!(matches!(
+        emu.write(DevicePtr(p.0 + 60), &[0; 8]),
+        Err(EmuError::HostAccess(_))
+    ));
+    assert!(emu.free(p).is_ok());
+    assert!(matches!(emu.free(p), Err(EmuError::HostAccess(_))));
+}
