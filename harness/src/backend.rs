@@ -76,10 +76,22 @@ mod tests {
 
     #[test]
     fn parses_every_documented_name_and_rejects_others() {
-        assert_eq!("auto".parse::<BackendChoice>().unwrap(), BackendChoice::Auto);
-        assert_eq!("CUDA".parse::<BackendChoice>().unwrap(), BackendChoice::Cuda);
-        assert_eq!(" emu ".parse::<BackendChoice>().unwrap(), BackendChoice::Emu);
+        assert_eq!(
+            "auto".parse::<BackendChoice>().unwrap(),
+            BackendChoice::Auto
+        );
+        assert_eq!(
+            "CUDA".parse::<BackendChoice>().unwrap(),
+            BackendChoice::Cuda
+        );
+        assert_eq!(
+            " emu ".parse::<BackendChoice>().unwrap(),
+            BackendChoice::Emu
+        );
         let error = "opencl".parse::<BackendChoice>().unwrap_err().to_string();
-        assert_eq!(error, "unknown backend `opencl`: expected auto, cuda or emu");
+        assert_eq!(
+            error,
+            "unknown backend `opencl`: expected auto, cuda or emu"
+        );
     }
 }

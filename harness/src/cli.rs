@@ -49,7 +49,9 @@ fn parse_schedule_name(text: &str) -> Result<ScheduleName, String> {
         "hardware" => Ok(ScheduleName::Hardware),
         "random" => Ok(ScheduleName::Random),
         "adversarial" => Ok(ScheduleName::Adversarial),
-        other => Err(format!("`{other}` is not a schedule; expected hardware, random or adversarial")),
+        other => Err(format!(
+            "`{other}` is not a schedule; expected hardware, random or adversarial"
+        )),
     }
 }
 
@@ -68,7 +70,9 @@ impl CommonArgs {
 
     /// `--out`, or `target/racetrack/<chapter>` under the workspace.
     pub fn out_dir(&self, chapter: &str) -> PathBuf {
-        self.out.clone().unwrap_or_else(|| PathBuf::from("target/racetrack").join(chapter))
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("target/racetrack").join(chapter))
     }
 }
 
@@ -90,12 +94,27 @@ mod tests {
 
     #[test]
     fn parses_documented_flags_and_rejects_bad_values() {
-        let cli = Cli::try_parse_from(["x", "--backend", "emu", "--seed", "7", "--schedule", "adversarial"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "x",
+            "--backend",
+            "emu",
+            "--seed",
+            "7",
+            "--schedule",
+            "adversarial",
+        ])
+        .unwrap();
         assert_eq!(cli.common.backend, BackendChoice::Emu);
-        assert_eq!(cli.common.emu_settings().schedule, Schedule::Adversarial { seed: 7 });
+        assert_eq!(
+            cli.common.emu_settings().schedule,
+            Schedule::Adversarial { seed: 7 }
+        );
         assert!(Cli::try_parse_from(["x", "--backend", "opencl"]).is_err());
         assert!(Cli::try_parse_from(["x", "--seed", "-1"]).is_err());
-        let error = Cli::try_parse_from(["x", "--schedule", "fast"]).err().unwrap().to_string();
+        let error = Cli::try_parse_from(["x", "--schedule", "fast"])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("`fast` is not a schedule"), "{error}");
     }
 }

@@ -157,7 +157,9 @@ impl Device {
             BackendChoice::Auto => match Self::open_cuda() {
                 Ok(device) => Ok(device),
                 Err(HarnessError::NoDriver) => Ok(Self::open_emu(Some("no NVIDIA driver found"))),
-                Err(HarnessError::NoDevice(why)) => Ok(Self::open_emu(Some(&format!("no CUDA device: {why}")))),
+                Err(HarnessError::NoDevice(why)) => {
+                    Ok(Self::open_emu(Some(&format!("no CUDA device: {why}"))))
+                }
                 Err(other) => Err(other),
             },
         }
@@ -172,7 +174,8 @@ impl Device {
         if !cuda_driver_present() {
             return Err(HarnessError::NoDriver);
         }
-        let no_device = |error: cudarc::driver::DriverError| HarnessError::NoDevice(error.to_string());
+        let no_device =
+            |error: cudarc::driver::DriverError| HarnessError::NoDevice(error.to_string());
         cudarc::driver::result::init().map_err(no_device)?;
         let count = cudarc::driver::result::device::get_count().map_err(no_device)?;
         if count < 1 {
@@ -197,7 +200,9 @@ impl Device {
                 z: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             },
             // Kernels here use the default 48 KiB; more needs an explicit opt-in per kernel.
-            max_shared_bytes_per_block: attribute(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+            max_shared_bytes_per_block: attribute(
+                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
+            )?,
         };
         let name = format!("{} (sm_{major}{minor})", context.name()?);
         let stream = context.default_stream();
@@ -262,7 +267,9 @@ impl Device {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let raw = match &mut self.inner {
             // The driver refuses zero-byte allocations; an empty input still needs an address.
-            Inner::Cuda(cuda) if bytes.is_empty() => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(1)?),
+            Inner::Cuda(cuda) if bytes.is_empty() => {
+                RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(1)?)
+            }
             Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.clone_htod(bytes)?),
             Inner::Emu(emu) => RawBuffer::Emu(emu.upload(bytes, label)?),
         };
@@ -325,7 +332,12 @@ impl Device {
 
     /// Compiles (once per process) and launches `kernel`, waits for it, and returns the
     /// emulator's findings. Shapes the device cannot run are refused before launching.
-    pub fn launch(&mut self, kernel: &KernelSource, shape: LaunchShape, args: &[Arg<'_>]) -> Result<LaunchReport> {
+    pub fn launch(
+        &mut self,
+        kernel: &KernelSource,
+        shape: LaunchShape,
+        args: &[Arg<'_>],
+    ) -> Result<LaunchReport> {
         match &mut self.inner {
             Inner::Cuda(cuda) => {
                 let function = cuda.function(kernel)?;
@@ -335,7 +347,8 @@ impl Device {
                 Ok(LaunchReport::default())
             }
             Inner::Emu(emu) => {
-                self.limits.check(kernel.entry, &shape, 0, self.limits.max_threads_per_block)?;
+                self.limits
+                    .check(kernel.entry, &shape, 0, self.limits.max_threads_per_block)?;
                 emu.launch(kernel, shape, args)
             }
         }
@@ -343,7 +356,11 @@ impl Device {
 
     /// Mean milliseconds per call of `work`, measured with CUDA events around `repetitions`
     /// calls after one warm-up call; `None` on the emulator, which models no time.
-    pub fn time_ms(&mut self, repetitions: u32, mut work: impl FnMut(&mut Self) -> Result<()>) -> Result<Option<f64>> {
+    pub fn time_ms(
+        &mut self,
+        repetitions: u32,
+        mut work: impl FnMut(&mut Self) -> Result<()>,
+    ) -> Result<Option<f64>> {
         if !self.kind.is_cuda() {
             return Ok(None);
         }
@@ -353,7 +370,10 @@ impl Device {
                 return Ok(None);
             };
             let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-            (cuda.context.new_event(flags)?, cuda.context.new_event(flags)?)
+            (
+                cuda.context.new_event(flags)?,
+                cuda.context.new_event(flags)?,
+            )
         };
         let stream = match &self.inner {
             Inner::Cuda(cuda) => cuda.stream.clone(),
@@ -370,7 +390,12 @@ impl Device {
     }
 
     /// Launches without waiting: for timing loops, where [`Device::time_ms`] synchronizes.
-    pub fn launch_async(&mut self, kernel: &KernelSource, shape: LaunchShape, args: &[Arg<'_>]) -> Result<()> {
+    pub fn launch_async(
+        &mut self,
+        kernel: &KernelSource,
+        shape: LaunchShape,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
         match &mut self.inner {
             Inner::Cuda(cuda) => {
                 let function = cuda.function(kernel)?;
@@ -390,7 +415,9 @@ impl Device {
         let source = cuda.stream.alloc_zeros::<u8>(bytes)?;
         let mut destination = cuda.stream.alloc_zeros::<u8>(bytes)?;
         let stream = cuda.stream.clone();
-        self.time_ms(repetitions, |_| Ok(stream.memcpy_dtod(&source, &mut destination)?))
+        self.time_ms(repetitions, |_| {
+            Ok(stream.memcpy_dtod(&source, &mut destination)?)
+        })
     }
 }
 
@@ -407,7 +434,12 @@ fn check_shape_for_function(
     use sys::CUfunction_attribute as F;
     let attribute = |attribute| -> Result<u32> {
         // SAFETY: the function handle comes from a module that `CudaBackend` keeps loaded.
-        let value = unsafe { cudarc::driver::result::function::get_function_attribute(function.cu_function(), attribute) }?;
+        let value = unsafe {
+            cudarc::driver::result::function::get_function_attribute(
+                function.cu_function(),
+                attribute,
+            )
+        }?;
         Ok(u32::try_from(value).unwrap_or(0))
     };
     let static_shared = attribute(F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
@@ -427,7 +459,10 @@ impl CudaBackend {
             }
         };
         module.load_function(kernel.entry).map_err(|error| {
-            HarnessError::Invalid(format!("{} has no kernel named {}: {error}", kernel.path, kernel.entry))
+            HarnessError::Invalid(format!(
+                "{} has no kernel named {}: {error}",
+                kernel.path, kernel.entry
+            ))
         })
     }
 

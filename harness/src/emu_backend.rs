@@ -40,7 +40,12 @@ impl EmuBackend {
         Ok(bytes)
     }
 
-    pub(crate) fn launch(&mut self, kernel: &KernelSource, shape: LaunchShape, args: &[Arg<'_>]) -> Result<LaunchReport> {
+    pub(crate) fn launch(
+        &mut self,
+        kernel: &KernelSource,
+        shape: LaunchShape,
+        args: &[Arg<'_>],
+    ) -> Result<LaunchReport> {
         if !self.modules.contains_key(kernel.path) {
             let ptx = kernel.emulator_ptx()?;
             let module = Module::parse(&ptx)?;
@@ -55,7 +60,9 @@ impl EmuBackend {
             kernel_args.push(match arg {
                 Arg::Buffer(RawBuffer::Emu(ptr)) => KernelArg::Ptr(*ptr),
                 Arg::Buffer(RawBuffer::Cuda(_)) => {
-                    return Err(HarnessError::Invalid("a GPU buffer was passed to the emulator".into()));
+                    return Err(HarnessError::Invalid(
+                        "a GPU buffer was passed to the emulator".into(),
+                    ));
                 }
                 Arg::U32(v) => KernelArg::U32(*v),
                 Arg::I32(v) => KernelArg::I32(*v),
@@ -77,7 +84,9 @@ impl EmuBackend {
             memcheck: self.settings.memcheck,
             ..RunOptions::default()
         };
-        let report = self.emulator.launch(module, kernel.entry, &config, &kernel_args, &options)?;
+        let report = self
+            .emulator
+            .launch(module, kernel.entry, &config, &kernel_args, &options)?;
         Ok(LaunchReport {
             findings: report.findings,
         })

@@ -7,7 +7,9 @@ pub enum HarnessError {
         "no NVIDIA driver was found (libcuda could not be loaded), so the cuda backend cannot run; use --backend emu (or auto) to run on Racetrack's PTX emulator"
     )]
     NoDriver,
-    #[error("the NVIDIA driver is installed but reports no usable CUDA device ({0}); use --backend emu to run on the emulator")]
+    #[error(
+        "the NVIDIA driver is installed but reports no usable CUDA device ({0}); use --backend emu to run on the emulator"
+    )]
     NoDevice(String),
     #[error("a CUDA driver call failed: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
@@ -38,7 +40,9 @@ pub enum HarnessError {
     Emulator(#[from] ptx_emu::EmuError),
     #[error("kernel {entry} did not finish on the emulator: {reason}")]
     EmulatorStopped { entry: String, reason: String },
-    #[error("{variant} is emulator-only (it can hang a real GPU) and is not run on the cuda backend")]
+    #[error(
+        "{variant} is emulator-only (it can hang a real GPU) and is not run on the cuda backend"
+    )]
     EmulatorOnly { variant: String },
     #[error("cannot read {path}: {message}")]
     Io { path: PathBuf, message: String },

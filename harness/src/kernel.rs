@@ -67,6 +67,12 @@ impl KernelSource {
         if nvrtc::nvrtc().is_some() {
             return nvrtc::compile(self.path, self.source, EMU_ARCH);
         }
+        self.committed_ptx_if_fresh()
+    }
+
+    /// The committed PTX, or its committed compile error, provided it was generated from the
+    /// source embedded beside it.
+    pub fn committed_ptx_if_fresh(&self) -> Result<String> {
         let Some(rest) = self.committed_ptx.strip_prefix(HEADER_PREFIX) else {
             return Err(self.stale());
         };
@@ -152,7 +158,10 @@ fn committed_compile_error(committed: &str) -> Option<String> {
     }
     Some(
         lines
-            .map(|line| line.strip_prefix("// ").unwrap_or(line.trim_start_matches("//")))
+            .map(|line| {
+                line.strip_prefix("// ")
+                    .unwrap_or(line.trim_start_matches("//"))
+            })
             .collect::<Vec<_>>()
             .join("\n"),
     )
@@ -183,6 +192,38 @@ mod tests {
         // Published FNV-1a 64 test vectors.
         assert_eq!(source_hash(""), "cbf29ce484222325");
         assert_eq!(source_hash("a"), "af63dc4c8601ec8c");
+    }
+
+    #[test]
+    fn committed_ptx_is_refused_once_its_source_changes() {
+        let source = "extern \"C\" __global__ void k() {}\n";
+        let ptx = ".version 9.0\n.target sm_90\n";
+        let committed: &'static str = Box::leak(
+            committed_file("kernels/t/a.cu", source, &Ok(ptx.into()))
+                .unwrap()
+                .into_boxed_str(),
+        );
+        let fresh = KernelSource {
+            path: "kernels/t/a.cu",
+            entry: "k",
+            source,
+            committed_ptx: committed,
+        };
+        assert!(fresh.committed_ptx_if_fresh().unwrap().ends_with(ptx));
+        let edited = KernelSource {
+            source: "extern \"C\" __global__ void k() { /* edited */ }\n",
+            ..fresh
+        };
+        let error = edited.committed_ptx_if_fresh().unwrap_err().to_string();
+        assert!(
+            error.starts_with("kernels/t/a.cu has changed since kernels/ptx/t/a.ptx was generated and NVRTC is not installed"),
+            "{error}"
+        );
+        let missing_header = KernelSource {
+            committed_ptx: ptx,
+            ..fresh
+        };
+        assert!(missing_header.committed_ptx_if_fresh().is_err());
     }
 
     #[test]

@@ -188,27 +188,45 @@ mod tests {
             dynamic_shared_bytes: 0,
         };
         let error = LIMITS.check("k", &square, 0, 1024).unwrap_err().to_string();
-        assert!(error.ends_with("2048 threads per block is above the limit of 1024 for this kernel on this device"), "{error}");
+        assert!(
+            error.ends_with(
+                "2048 threads per block is above the limit of 1024 for this kernel on this device"
+            ),
+            "{error}"
+        );
     }
 
     #[test]
     fn refuses_zero_dimensions_grid_overflow_and_shared_overflow() {
-        let zero = LIMITS.check("k", &LaunchShape::linear(0, 32), 0, 1024).unwrap_err();
+        let zero = LIMITS
+            .check("k", &LaunchShape::linear(0, 32), 0, 1024)
+            .unwrap_err();
         assert!(zero.to_string().contains("grid x is 0"), "{zero}");
         let tall = LaunchShape {
             grid: Dim3::xy(1, 70_000),
             block: Dim3::x(32),
             dynamic_shared_bytes: 0,
         };
-        assert!(LIMITS.check("k", &tall, 0, 1024).unwrap_err().to_string().contains("grid y is 70000"));
+        assert!(
+            LIMITS
+                .check("k", &tall, 0, 1024)
+                .unwrap_err()
+                .to_string()
+                .contains("grid y is 70000")
+        );
         let greedy = LaunchShape::linear(1, 32).with_dynamic_shared(48 * 1024);
         let error = LIMITS.check("k", &greedy, 4, 1024).unwrap_err().to_string();
-        assert!(error.contains("49156 bytes of shared memory per block (4 static + 49152 dynamic)"), "{error}");
+        assert!(
+            error.contains("49156 bytes of shared memory per block (4 static + 49152 dynamic)"),
+            "{error}"
+        );
     }
 
     #[test]
     fn register_limited_kernels_lower_the_thread_limit() {
-        let error = LIMITS.check("k", &LaunchShape::linear(1, 1024), 0, 768).unwrap_err();
+        let error = LIMITS
+            .check("k", &LaunchShape::linear(1, 1024), 0, 768)
+            .unwrap_err();
         assert!(error.to_string().contains("limit of 768"), "{error}");
     }
 }

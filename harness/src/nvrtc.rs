@@ -46,7 +46,9 @@ pub fn require_nvrtc() -> Result<&'static Nvrtc> {
 }
 
 fn load() -> Option<Nvrtc> {
-    let path = candidate_dirs().into_iter().find_map(|dir| preload_from(&dir));
+    let path = candidate_dirs()
+        .into_iter()
+        .find_map(|dir| preload_from(&dir));
     // SAFETY: only dlopens libnvrtc under its usual names.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return None;
@@ -73,7 +75,11 @@ fn candidate_dirs() -> Vec<PathBuf> {
         dirs.extend([cuda.join("lib64"), cuda.join("lib")]);
     }
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
-    dirs.extend(python_site_dirs().into_iter().map(|site| site.join("nvidia/cu13/lib")));
+    dirs.extend(
+        python_site_dirs()
+            .into_iter()
+            .map(|site| site.join("nvidia/cu13/lib")),
+    );
     dirs
 }
 
@@ -122,7 +128,10 @@ pub fn compile(path: &str, source: &str, arch: &str) -> Result<String> {
     require_nvrtc()?;
     let options = CompileOptions {
         name: Some(path.to_string()),
-        options: vec![format!("--gpu-architecture={arch}"), "-lineinfo".to_string()],
+        options: vec![
+            format!("--gpu-architecture={arch}"),
+            "-lineinfo".to_string(),
+        ],
         ..Default::default()
     };
     match cudarc::nvrtc::compile_ptx_with_opts(source, options) {
@@ -197,7 +206,10 @@ mod tests {
             "\tret;\n\t.file\t1 \"kernels/ch4/a.cu\"\n"
         );
         let unrelated = "\t.file\t2 \"/usr/include/other.h\"\n";
-        assert_eq!(normalize_file_directives(unrelated, "kernels/ch4/a.cu"), unrelated);
+        assert_eq!(
+            normalize_file_directives(unrelated, "kernels/ch4/a.cu"),
+            unrelated
+        );
     }
 
     #[test]

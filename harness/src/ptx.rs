@@ -37,7 +37,9 @@ pub fn committed_path(source: &str) -> String {
     if source.starts_with("kernels/") {
         ptx_path_for(source)
     } else {
-        source.strip_suffix(".cu").map_or_else(|| format!("{source}.ptx"), |stem| format!("{stem}.ptx"))
+        source
+            .strip_suffix(".cu")
+            .map_or_else(|| format!("{source}.ptx"), |stem| format!("{stem}.ptx"))
     }
 }
 
@@ -126,5 +128,8 @@ fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root).unwrap_or(path).to_string_lossy().replace('\\', "/")
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
 }

@@ -102,11 +102,25 @@ pub fn grouped_bars_svg(
 
 /// A line over `(x, y)` points on a log₂ x axis, with the point at `best` marked and labelled:
 /// e.g. milliseconds against blocks per grid.
-pub fn sweep_svg(path: &Path, title: &str, x_label: &str, y_label: &str, points: &[(f64, f64)], best: usize) -> Result<()> {
+pub fn sweep_svg(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    points: &[(f64, f64)],
+    best: usize,
+) -> Result<()> {
     let (x_min, x_max) = points
         .iter()
-        .fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
-    let y_max = points.iter().map(|&(_, y)| y).fold(0.0_f64, f64::max).max(1e-9) * 1.15;
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| {
+            (lo.min(x), hi.max(x))
+        });
+    let y_max = points
+        .iter()
+        .map(|&(_, y)| y)
+        .fold(0.0_f64, f64::max)
+        .max(1e-9)
+        * 1.15;
     let root = SVGBackend::new(path, (960, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -124,17 +138,28 @@ pub fn sweep_svg(path: &Path, title: &str, x_label: &str, y_label: &str, points:
         .draw()
         .map_err(|e| plot_error(path, e))?;
     chart
-        .draw_series(LineSeries::new(points.iter().copied(), BLUE.stroke_width(2)))
+        .draw_series(LineSeries::new(
+            points.iter().copied(),
+            BLUE.stroke_width(2),
+        ))
         .map_err(|e| plot_error(path, e))?;
     chart
-        .draw_series(points.iter().map(|&point| Circle::new(point, 3, BLUE.filled())))
+        .draw_series(
+            points
+                .iter()
+                .map(|&point| Circle::new(point, 3, BLUE.filled())),
+        )
         .map_err(|e| plot_error(path, e))?;
     if let Some(&(x, y)) = points.get(best) {
         chart
             .draw_series([Circle::new((x, y), 7, RED.stroke_width(3))])
             .map_err(|e| plot_error(path, e))?;
         chart
-            .draw_series([Text::new(format!("fastest: {x:.0}"), (x, y * 1.06 + y_max * 0.02), ("sans-serif", 16).into_font().color(&RED))])
+            .draw_series([Text::new(
+                format!("fastest: {x:.0}"),
+                (x, y * 1.06 + y_max * 0.02),
+                ("sans-serif", 16).into_font().color(&RED),
+            )])
             .map_err(|e| plot_error(path, e))?;
     }
     root.present().map_err(|e| plot_error(path, e))
@@ -146,12 +171,18 @@ mod tests {
 
     #[test]
     fn table_is_markdown() {
-        let text = table(&["variant", "ms"], [vec!["copy", "1.5"], vec!["atomics", "3.0"]]);
+        let text = table(
+            &["variant", "ms"],
+            [vec!["copy", "1.5"], vec!["atomics", "3.0"]],
+        );
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(lines.len(), 4, "{text}");
         assert!(lines[0].starts_with("| variant"), "{text}");
         assert!(lines[1].starts_with("|--"), "{text}");
-        assert!(lines[3].contains("atomics") && lines[3].contains("3.0"), "{text}");
+        assert!(
+            lines[3].contains("atomics") && lines[3].contains("3.0"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -160,12 +191,31 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let bars = dir.join("bars.svg");
         let labels = vec!["a".to_string(), "b".to_string()];
-        grouped_bars_svg(&bars, "letters", &labels, &[("lower", vec![3.0, 1.0]), ("upper", vec![1.0, 0.0])], "count").unwrap();
+        grouped_bars_svg(
+            &bars,
+            "letters",
+            &labels,
+            &[("lower", vec![3.0, 1.0]), ("upper", vec![1.0, 0.0])],
+            "count",
+        )
+        .unwrap();
         let svg = std::fs::read_to_string(&bars).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("letters") && svg.contains("lower"));
         let sweep = dir.join("sweep.svg");
-        sweep_svg(&sweep, "sweep", "blocks", "ms", &[(1.0, 4.0), (2.0, 2.0), (4.0, 3.0)], 1).unwrap();
-        assert!(std::fs::read_to_string(&sweep).unwrap().contains("fastest: 2"));
+        sweep_svg(
+            &sweep,
+            "sweep",
+            "blocks",
+            "ms",
+            &[(1.0, 4.0), (2.0, 2.0), (4.0, 3.0)],
+            1,
+        )
+        .unwrap();
+        assert!(
+            std::fs::read_to_string(&sweep)
+                .unwrap()
+                .contains("fastest: 2")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

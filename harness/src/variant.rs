@@ -53,7 +53,8 @@ impl Expect {
     /// at `bug_line` where the kind names a line. `Correct` demands no findings at all;
     /// `WrongResult` and `CompileError` are decided by results and NVRTC, not by checkers.
     pub fn is_shown_by(self, findings: &[Finding], bug_line: Option<u32>) -> bool {
-        let at_line = |finding: &Finding| bug_line.is_none_or(|line| finding.lines().contains(&line));
+        let at_line =
+            |finding: &Finding| bug_line.is_none_or(|line| finding.lines().contains(&line));
         match self {
             Self::Correct => findings.is_empty(),
             Self::WrongResult | Self::CompileError => true,
@@ -66,9 +67,12 @@ impl Expect {
             Self::OutOfBounds => findings
                 .iter()
                 .any(|f| matches!(f.kind, FindingKind::OutOfBounds { .. }) && at_line(f)),
-            Self::Deadlock => findings
-                .iter()
-                .any(|f| matches!(f.kind, FindingKind::Deadlock | FindingKind::StepBudgetExhausted)),
+            Self::Deadlock => findings.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    FindingKind::Deadlock | FindingKind::StepBudgetExhausted
+                )
+            }),
         }
     }
 }
@@ -107,7 +111,8 @@ impl<K> Variant<K> {
 
     /// `kernels/…cu:LINE` of the `// BUG:` marker.
     pub fn bug_location(&self) -> Option<String> {
-        self.bug_line().map(|line| format!("{}:{line}", self.kernel.path))
+        self.bug_line()
+            .map(|line| format!("{}:{line}", self.kernel.path))
     }
 
     /// Problems with how the kernel file presents this variant: a first line that does not
@@ -117,28 +122,55 @@ impl<K> Variant<K> {
         let first = self.kernel.source.lines().next().unwrap_or_default();
         let tag = format!("// {}:", self.expect.header_tag());
         if !first.starts_with(&tag) {
-            problems.push(format!("{} should start with `{tag}`, not `{first}`", self.kernel.path));
+            problems.push(format!(
+                "{} should start with `{tag}`, not `{first}`",
+                self.kernel.path
+            ));
         }
         for header in ["Thread mapping:", "Shared memory:", "Launch:"] {
-            if !self.kernel.source.lines().take(8).any(|line| line.contains(header)) {
-                problems.push(format!("{} lacks the `{header}` header line", self.kernel.path));
+            if !self
+                .kernel
+                .source
+                .lines()
+                .take(8)
+                .any(|line| line.contains(header))
+            {
+                problems.push(format!(
+                    "{} lacks the `{header}` header line",
+                    self.kernel.path
+                ));
             }
         }
-        let needs_bug = !matches!(self.expect, Expect::Correct | Expect::WrongResult | Expect::Deadlock);
+        let needs_bug = !matches!(
+            self.expect,
+            Expect::Correct | Expect::WrongResult | Expect::Deadlock
+        );
         if needs_bug && self.bug_line().is_none() {
-            problems.push(format!("{} is {} but marks no line with `// BUG:`", self.kernel.path, self.expect));
+            problems.push(format!(
+                "{} is {} but marks no line with `// BUG:`",
+                self.kernel.path, self.expect
+            ));
         }
         if self.expect.is_correct() && self.bug_line().is_some() {
-            problems.push(format!("{} is FIXED but still carries a `// BUG:` marker", self.kernel.path));
+            problems.push(format!(
+                "{} is FIXED but still carries a `// BUG:` marker",
+                self.kernel.path
+            ));
         }
         problems
     }
 }
 
 /// Finds a variant by `--variant` name, with the known names in the error.
-pub fn find_variant<'a, K>(variants: &'a [Variant<K>], name: &str) -> Result<&'a Variant<K>, String> {
+pub fn find_variant<'a, K>(
+    variants: &'a [Variant<K>],
+    name: &str,
+) -> Result<&'a Variant<K>, String> {
     variants.iter().find(|v| v.name == name).ok_or_else(|| {
         let known: Vec<_> = variants.iter().map(|v| v.name).collect();
-        format!("unknown variant `{name}`; this chapter has: {}", known.join(", "))
+        format!(
+            "unknown variant `{name}`; this chapter has: {}",
+            known.join(", ")
+        )
     })
 }

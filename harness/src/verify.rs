@@ -38,9 +38,17 @@ impl<T: fmt::Display> fmt::Display for Comparison<T> {
         if self.is_match() {
             return write!(f, "✓ all {} values match the CPU", self.len);
         }
-        write!(f, "✗ {} of {} values differ:", self.mismatch_count, self.len)?;
+        write!(
+            f,
+            "✗ {} of {} values differ:",
+            self.mismatch_count, self.len
+        )?;
         for mismatch in &self.first_mismatches {
-            write!(f, " [{}] got {} want {};", mismatch.index, mismatch.got, mismatch.want)?;
+            write!(
+                f,
+                " [{}] got {} want {};",
+                mismatch.index, mismatch.got, mismatch.want
+            )?;
         }
         if self.mismatch_count > self.first_mismatches.len() {
             write!(f, " …")?;
@@ -64,7 +72,11 @@ pub fn compare_within(got: &[f64], want: &[f64], bound: impl Fn(usize) -> f64) -
     })
 }
 
-fn compare_with<T: Copy>(got: &[T], want: &[T], mut equal: impl FnMut(T, T) -> bool) -> Comparison<T> {
+fn compare_with<T: Copy>(
+    got: &[T],
+    want: &[T],
+    mut equal: impl FnMut(T, T) -> bool,
+) -> Comparison<T> {
     if got.len() != want.len() {
         return Comparison {
             len: want.len(),
@@ -83,7 +95,11 @@ fn compare_with<T: Copy>(got: &[T], want: &[T], mut equal: impl FnMut(T, T) -> b
         if !equal(g, w) {
             comparison.mismatch_count += 1;
             if comparison.first_mismatches.len() < LISTED_MISMATCHES {
-                comparison.first_mismatches.push(Mismatch { index, got: g, want: w });
+                comparison.first_mismatches.push(Mismatch {
+                    index,
+                    got: g,
+                    want: w,
+                });
             }
         }
     }
@@ -100,7 +116,11 @@ pub mod bounds {
     /// `γ_d` for f32; infinite once `d·u ≥ 1`, where the bound says nothing.
     pub fn gamma_f32(depth: u64) -> f64 {
         let du = depth as f64 * F32_UNIT_ROUNDOFF;
-        if du >= 1.0 { f64::INFINITY } else { du / (1.0 - du) }
+        if du >= 1.0 {
+            f64::INFINITY
+        } else {
+            du / (1.0 - du)
+        }
     }
 
     /// Bound for a sum of `abs_sum = Σ|xᵢ|` computed along additions of depth at most `depth`:
@@ -113,7 +133,11 @@ pub mod bounds {
 
     /// `⌈log₂ n⌉`, the depth of a balanced tree over `n` leaves.
     pub fn tree_depth(n: u64) -> u64 {
-        if n <= 1 { 0 } else { u64::from(64 - (n - 1).leading_zeros()) }
+        if n <= 1 {
+            0
+        } else {
+            u64::from(64 - (n - 1).leading_zeros())
+        }
     }
 }
 
@@ -132,13 +156,26 @@ mod tests {
         assert!(!comparison.is_match());
         assert_eq!(comparison.mismatch_count, 6);
         assert_eq!(comparison.first_mismatches.len(), LISTED_MISMATCHES);
-        assert_eq!(comparison.first_mismatches[0], Mismatch { index: 2, got: 3, want: 2 });
+        assert_eq!(
+            comparison.first_mismatches[0],
+            Mismatch {
+                index: 2,
+                got: 3,
+                want: 2
+            }
+        );
         assert_eq!(
             comparison.to_string(),
             "✗ 6 of 10 values differ: [2] got 3 want 2; [3] got 4 want 3; [5] got 6 want 5; [7] got 8 want 7; [8] got 9 want 8; …"
         );
-        assert_eq!(compare_exact(&want, &want).to_string(), "✓ all 10 values match the CPU");
-        assert_eq!(compare_exact(&want[..3], &want).to_string(), "✗ 3 values where the reference has 10");
+        assert_eq!(
+            compare_exact(&want, &want).to_string(),
+            "✓ all 10 values match the CPU"
+        );
+        assert_eq!(
+            compare_exact(&want[..3], &want).to_string(),
+            "✗ 3 values where the reference has 10"
+        );
     }
 
     #[test]

@@ -44,14 +44,22 @@ pub const VARIANTS: &[Ch4Variant] = &[
     },
     Variant {
         name: "histogram-global-atomics",
-        kernel: kernel!("ch4_atomics", "03_histogram_global_atomics", "histogram_global_atomics"),
+        kernel: kernel!(
+            "ch4_atomics",
+            "03_histogram_global_atomics",
+            "histogram_global_atomics"
+        ),
         expect: Expect::Correct,
         summary: "ASCII histogram, grid-stride loop, one global atomicAdd per byte",
         kind: Step::AsciiHistogram,
     },
     Variant {
         name: "histogram-no-atomics",
-        kernel: kernel!("ch4_atomics", "04_histogram_no_atomics", "histogram_no_atomics"),
+        kernel: kernel!(
+            "ch4_atomics",
+            "04_histogram_no_atomics",
+            "histogram_no_atomics"
+        ),
         expect: Expect::Race,
         summary: "histo[c] += 1 without atomics: counts of the same letter are lost",
         kind: Step::AsciiHistogram,
@@ -159,11 +167,19 @@ pub struct Outcome<T> {
 }
 
 /// The counter after one launch of an [`Step::Increment`] variant.
-pub fn run_increment(device: &mut Device, variant: &Ch4Variant, shape: LaunchShape) -> Result<Outcome<i32>> {
+pub fn run_increment(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    shape: LaunchShape,
+) -> Result<Outcome<i32>> {
     device.ensure_can_run(variant)?;
     let counter = device.zeros::<i32>(1, "x")?;
     let report = device.launch(&variant.kernel, shape, &[Arg::from(&counter)])?;
-    let result = device.download(&counter)?.first().copied().unwrap_or_default();
+    let result = device
+        .download(&counter)?
+        .first()
+        .copied()
+        .unwrap_or_default();
     Ok(Outcome { result, report })
 }
 
@@ -207,7 +223,12 @@ pub fn run_any_bins_histogram(
     let report = device.launch(
         &variant.kernel,
         shape,
-        &[Arg::from(&value_buffer), Arg::U32(length), Arg::from(&histo), Arg::U32(bins)],
+        &[
+            Arg::from(&value_buffer),
+            Arg::U32(length),
+            Arg::from(&histo),
+            Arg::U32(bins),
+        ],
     )?;
     Ok(Outcome {
         result: device.download(&histo)?,
@@ -226,7 +247,9 @@ pub fn any_bins_shape(bins: u32, blocks: u32, threads_per_block: u32) -> Result<
 /// The kernels take the length as `unsigned int`.
 fn length_u32(len: usize) -> Result<u32> {
     u32::try_from(len).map_err(|_| {
-        harness::HarnessError::Invalid(format!("{len} elements is more than these kernels' 32-bit length allows"))
+        harness::HarnessError::Invalid(format!(
+            "{len} elements is more than these kernels' 32-bit length allows"
+        ))
     })
 }
 
@@ -241,9 +264,16 @@ mod tests {
         assert_eq!(histo[usize::from(b'l')], 3);
         assert_eq!(histo[usize::from(b'a')], 3);
         assert_eq!(histo[usize::from(b'H')], 1);
-        assert_eq!(histo.iter().sum::<u32>(), 17, "the two bytes >= 128 are skipped");
+        assert_eq!(
+            histo.iter().sum::<u32>(),
+            17,
+            "the two bytes >= 128 are skipped"
+        );
         assert_eq!(ascii_histogram_idiomatic(text), histo);
         assert_eq!(histogram_loop(&[0, 1, 1, 5, 9], 6), vec![1, 2, 0, 0, 0, 1]);
-        assert_eq!(histogram_idiomatic(&[0, 1, 1, 5, 9], 6), vec![1, 2, 0, 0, 0, 1]);
+        assert_eq!(
+            histogram_idiomatic(&[0, 1, 1, 5, 9], 6),
+            vec![1, 2, 0, 0, 0, 1]
+        );
     }
 }

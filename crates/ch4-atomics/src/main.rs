@@ -5,14 +5,17 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use ch4_atomics::VARIANTS;
-use ch4_atomics::walkthrough::{Options, walkthrough};
+use ch4_atomics::walkthrough::{MAX_TIMING_BYTES, Options, walkthrough};
 use clap::Parser;
 use harness::Device;
 use harness::cli::CommonArgs;
 use harness::report::table;
 
 #[derive(Debug, Parser)]
-#[command(name = "ch4-atomics", about = "Chapter 4: data races, atomics and histograms")]
+#[command(
+    name = "ch4-atomics",
+    about = "Chapter 4: data races, atomics and histograms"
+)]
 struct Cli {
     #[command(flatten)]
     common: CommonArgs,
@@ -47,8 +50,17 @@ fn run(cli: Cli) -> Result<()> {
                 v.summary.to_string(),
             ]
         });
-        println!("{}", table(&["#", "variant", "expect", "kernel", "what it shows"], rows));
+        println!(
+            "{}",
+            table(&["#", "variant", "expect", "kernel", "what it shows"], rows)
+        );
         return Ok(());
+    }
+    if cli.size == 0 || cli.size > MAX_TIMING_BYTES {
+        anyhow::bail!(
+            "--size {} is outside 1..={MAX_TIMING_BYTES} bytes (the kernels take a 32-bit length)",
+            cli.size
+        );
     }
     if let Some(name) = &cli.common.variant {
         harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
@@ -57,7 +69,8 @@ fn run(cli: Cli) -> Result<()> {
     options.variant = cli.common.variant.clone();
     options.timing_bytes = cli.size;
     if let Some(path) = &cli.text {
-        options.text = std::fs::read(path).with_context(|| format!("cannot read --text {}", path.display()))?;
+        options.text = std::fs::read(path)
+            .with_context(|| format!("cannot read --text {}", path.display()))?;
         options.text_name = path.display().to_string();
     }
     let mut device = Device::open(cli.common.backend)?;

@@ -11,8 +11,9 @@ use harness::verify::compare_exact;
 use harness::{Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
-    ASCII_BINS, Ch4Variant, INCREMENT_SHAPE, Step, VARIANTS, ascii_histogram_idiomatic, ascii_histogram_loop,
-    histogram_loop, run_any_bins_histogram, run_ascii_histogram, run_increment,
+    ASCII_BINS, Ch4Variant, INCREMENT_SHAPE, Step, VARIANTS, ascii_histogram_idiomatic,
+    ascii_histogram_loop, histogram_loop, run_any_bins_histogram, run_ascii_histogram,
+    run_increment,
 };
 
 /// The real English text the chapter counts letters of by default (provenance: `data/README.md`).
@@ -75,10 +76,23 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         None => VARIANTS.iter().collect(),
     };
     for variant in selected {
-        let number = VARIANTS.iter().position(|v| v.name == variant.name).unwrap_or(0) + 1;
+        let number = VARIANTS
+            .iter()
+            .position(|v| v.name == variant.name)
+            .unwrap_or(0)
+            + 1;
         say(&mut page, "");
-        say(&mut page, &format!("## {number}. {} — {}", variant.name, variant.summary));
-        say(&mut page, &format!("{} · {} · expected: {}", variant.kernel.path, variant.kernel.entry, variant.expect));
+        say(
+            &mut page,
+            &format!("## {number}. {} — {}", variant.name, variant.summary),
+        );
+        say(
+            &mut page,
+            &format!(
+                "{} · {} · expected: {}",
+                variant.kernel.path, variant.kernel.entry, variant.expect
+            ),
+        );
         match variant.kind {
             Step::Increment => increment_step(device, variant, &mut page)?,
             Step::AsciiHistogram => ascii_step(device, variant, text, options, &mut page)?,
@@ -96,7 +110,10 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
 
 fn increment_step(device: &mut Device, variant: &Ch4Variant, page: &mut String) -> Result<()> {
     let want = i32::try_from(INCREMENT_SHAPE.total_threads()).unwrap_or(i32::MAX);
-    say(page, &format!("{INCREMENT_SHAPE}: every thread adds 1, so x[0] should end at {want}"));
+    say(
+        page,
+        &format!("{INCREMENT_SHAPE}: every thread adds 1, so x[0] should end at {want}"),
+    );
     let mut first_report = None;
     let mut results = Vec::new();
     for _ in 0..RACE_REPEATS {
@@ -107,17 +124,50 @@ fn increment_step(device: &mut Device, variant: &Ch4Variant, page: &mut String) 
     let listed: Vec<String> = results.iter().map(i32::to_string).collect();
     let right = results.iter().filter(|&&r| r == want).count();
     let mark = if right == RACE_REPEATS { "✓" } else { "✗" };
-    say(page, &format!("x[0] after {RACE_REPEATS} launches: {} — {mark} {right} of {RACE_REPEATS} right", listed.join(", ")));
-    checker_section(device, variant, first_report.map(|r| r.findings).unwrap_or_default(), page);
+    say(
+        page,
+        &format!(
+            "x[0] after {RACE_REPEATS} launches: {} — {mark} {right} of {RACE_REPEATS} right",
+            listed.join(", ")
+        ),
+    );
+    checker_section(
+        device,
+        variant,
+        first_report.map(|r| r.findings).unwrap_or_default(),
+        page,
+    );
     Ok(())
 }
 
-fn ascii_step(device: &mut Device, variant: &Ch4Variant, text: &[u8], options: &Options, page: &mut String) -> Result<()> {
+fn ascii_step(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    text: &[u8],
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
     let want = ascii_histogram_loop(text);
-    let shape = if variant.expect == Expect::WrongResult { SMALL_BLOCK_SHAPE } else { HISTOGRAM_SHAPE };
+    let shape = if variant.expect == Expect::WrongResult {
+        SMALL_BLOCK_SHAPE
+    } else {
+        HISTOGRAM_SHAPE
+    };
     if variant.expect == Expect::WrongResult {
-        let at_128 = run_ascii_histogram(device, variant, text, LaunchShape::linear(32, ASCII_BINS as u32))?;
-        say(page, &format!("{}: {}", LaunchShape::linear(32, ASCII_BINS as u32), compare_exact(&at_128.result, &want)));
+        let at_128 = run_ascii_histogram(
+            device,
+            variant,
+            text,
+            LaunchShape::linear(32, ASCII_BINS as u32),
+        )?;
+        say(
+            page,
+            &format!(
+                "{}: {}",
+                LaunchShape::linear(32, ASCII_BINS as u32),
+                compare_exact(&at_128.result, &want)
+            ),
+        );
     }
     let outcome = run_ascii_histogram(device, variant, text, shape)?;
     let comparison = compare_exact(&outcome.result, &want);
@@ -128,25 +178,51 @@ fn ascii_step(device: &mut Device, variant: &Ch4Variant, text: &[u8], options: &
         say(page, &format!("counted {counted} characters of {expected}"));
     }
     if variant.name == "histogram-global-atomics" {
-        say(page, &format!("most frequent: {}", most_frequent(&outcome.result, 8)));
+        say(
+            page,
+            &format!("most frequent: {}", most_frequent(&outcome.result, 8)),
+        );
         let plot = options.out.join("letters.svg");
         letter_plot(&plot, &outcome.result, &options.text_name)?;
-        say(page, &format!("plot: {} (lowercase and uppercase counts per letter)", plot_name(&plot)));
+        say(
+            page,
+            &format!(
+                "plot: {} (lowercase and uppercase counts per letter)",
+                plot_name(&plot)
+            ),
+        );
     }
     checker_section(device, variant, outcome.report.findings, page);
     Ok(())
 }
 
-fn any_bins_step(device: &mut Device, variant: &Ch4Variant, seed: u64, page: &mut String) -> Result<()> {
-    let count = if device.kind().is_cuda() { 10_000_000 } else { 20_000 };
+fn any_bins_step(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    seed: u64,
+    page: &mut String,
+) -> Result<()> {
+    let count = if device.kind().is_cuda() {
+        10_000_000
+    } else {
+        20_000
+    };
     let mut rng = harness::cli::seeded_rng(seed);
     let mut all_clean = Vec::new();
     for bins in [7u32, 256, 1000, 12_000] {
         // A few values beyond the last bin check that the kernel skips them.
-        let values: Vec<u32> = (0..count).map(|_| rng.random_range(0..bins + bins / 8 + 1)).collect();
+        let values: Vec<u32> = (0..count)
+            .map(|_| rng.random_range(0..bins + bins / 8 + 1))
+            .collect();
         let outcome = run_any_bins_histogram(device, variant, &values, bins, 32, 256)?;
         let comparison = compare_exact(&outcome.result, &histogram_loop(&values, bins as usize));
-        say(page, &format!("{count} random values, {bins:>5} bins, {} B shared: {comparison}", bins * 4));
+        say(
+            page,
+            &format!(
+                "{count} random values, {bins:>5} bins, {} B shared: {comparison}",
+                bins * 4
+            ),
+        );
         all_clean.extend(outcome.report.findings);
     }
     checker_section(device, variant, all_clean, page);
@@ -154,15 +230,26 @@ fn any_bins_step(device: &mut Device, variant: &Ch4Variant, seed: u64, page: &mu
 }
 
 /// What the checkers said, or why they did not run.
-fn checker_section(device: &Device, variant: &Ch4Variant, findings: Vec<harness::Finding>, page: &mut String) {
+fn checker_section(
+    device: &Device,
+    variant: &Ch4Variant,
+    findings: Vec<harness::Finding>,
+    page: &mut String,
+) {
     if device.kind().is_cuda() {
         if !variant.expect.is_correct() {
-            say(page, "checkers: run with --backend emu to see racecheck name the line");
+            say(
+                page,
+                "checkers: run with --backend emu to see racecheck name the line",
+            );
         }
         return;
     }
     if findings.is_empty() {
-        say(page, "checkers: racecheck, synccheck and memcheck report nothing");
+        say(
+            page,
+            "checkers: racecheck, synccheck and memcheck report nothing",
+        );
         return;
     }
     const SHOWN: usize = 2;
@@ -177,12 +264,23 @@ fn checker_section(device: &Device, variant: &Ch4Variant, findings: Vec<harness:
     }
     if let Some(location) = variant.bug_location() {
         let named = variant.expect.is_shown_by(&findings, variant.bug_line());
-        say(page, &format!("the // BUG: line is {location}: {}", if named { "named ✓" } else { "not named ✗" }));
+        say(
+            page,
+            &format!(
+                "the // BUG: line is {location}: {}",
+                if named { "named ✓" } else { "not named ✗" }
+            ),
+        );
     }
 }
 
 fn most_frequent(histo: &[u32], shown: usize) -> String {
-    let mut ranked: Vec<(usize, u32)> = histo.iter().copied().enumerate().filter(|&(_, c)| c > 0).collect();
+    let mut ranked: Vec<(usize, u32)> = histo
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|&(_, c)| c > 0)
+        .collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked
         .iter()
@@ -208,14 +306,22 @@ fn letter_plot(path: &Path, histo: &[u32], text_name: &str) -> Result<()> {
     let upper: Vec<f64> = (b'A'..=b'Z').map(count).collect();
     grouped_bars_svg(
         path,
-        &format!("Letters of {}", text_name.split(' ').next().unwrap_or(text_name)),
+        &format!(
+            "Letters of {}",
+            text_name.split(' ').next().unwrap_or(text_name)
+        ),
         &labels,
         &[("lowercase", lower), ("uppercase", upper)],
         "count",
     )
 }
 
-fn timing_section(device: &mut Device, options: &Options, page: &mut String, out: &mut dyn Write) -> Result<()> {
+fn timing_section(
+    device: &mut Device,
+    options: &Options,
+    page: &mut String,
+    out: &mut dyn Write,
+) -> Result<()> {
     say(page, "## GPU timing");
     if !device.kind().is_cuda() {
         say(
@@ -224,14 +330,12 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String, out
         );
         return Ok(());
     }
-    let bytes = options.timing_bytes;
-    if bytes == 0 || bytes > MAX_TIMING_BYTES {
-        return Err(HarnessError::Invalid(format!(
-            "--size {bytes} is outside 1..={MAX_TIMING_BYTES} bytes (the kernels' length is a 32-bit unsigned int)"
-        )));
-    }
+    let bytes = options.timing_bytes.clamp(1, MAX_TIMING_BYTES);
     let text = repeat_to(&options.text, bytes as usize);
-    say(page, &format!("input: {} repeated to {bytes} bytes", options.text_name));
+    say(
+        page,
+        &format!("input: {} repeated to {bytes} bytes", options.text_name),
+    );
     flush(page, out)?;
 
     let started = Instant::now();
@@ -241,7 +345,9 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String, out
     let idiomatic = ascii_histogram_idiomatic(&text);
     let cpu_idiomatic_ms = started.elapsed().as_secs_f64() * 1e3;
     if idiomatic != want {
-        return Err(HarnessError::Invalid("the two CPU references disagree".into()));
+        return Err(HarnessError::Invalid(
+            "the two CPU references disagree".into(),
+        ));
     }
 
     let text_buffer = device.upload(&text, "text")?;
@@ -256,15 +362,25 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String, out
     for name in ["histogram-global-atomics", "histogram-shared"] {
         let variant = crate::variant(name);
         device.clear(&mut histo)?;
-        device.launch(&variant.kernel, shape, &[(&text_buffer).into(), length.into(), (&histo).into()])?;
+        device.launch(
+            &variant.kernel,
+            shape,
+            &[(&text_buffer).into(), length.into(), (&histo).into()],
+        )?;
         let check = compare_exact(&device.download(&histo)?, &want);
         if !check.is_match() {
-            return Err(HarnessError::Invalid(format!("{name} is wrong on the timing input: {check}")));
+            return Err(HarnessError::Invalid(format!(
+                "{name} is wrong on the timing input: {check}"
+            )));
         }
         let kernel = variant.kernel;
         let ms = device
             .time_ms(repetitions, |device| {
-                device.launch_async(&kernel, shape, &[(&text_buffer).into(), length.into(), (&histo).into()])
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[(&text_buffer).into(), length.into(), (&histo).into()],
+                )
             })?
             .unwrap_or(f64::NAN);
         rows.push((format!("GPU {name} ({shape})"), ms));
@@ -272,10 +388,16 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String, out
     let gb = bytes as f64 / 1e9;
     let mut lines = vec![
         ("CPU plain loop (one core)".to_string(), cpu_loop_ms),
-        ("CPU idiomatic iterator (one core)".to_string(), cpu_idiomatic_ms),
+        (
+            "CPU idiomatic iterator (one core)".to_string(),
+            cpu_idiomatic_ms,
+        ),
     ];
     lines.extend(rows);
-    lines.push((format!("GPU device-to-device copy of the {bytes} bytes"), copy_ms));
+    lines.push((
+        format!("GPU device-to-device copy of the {bytes} bytes"),
+        copy_ms,
+    ));
     let table_rows = lines.iter().map(|(name, ms)| {
         vec![
             name.clone(),
@@ -284,8 +406,17 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String, out
             format!("{:.2}", ms / copy_ms),
         ]
     });
-    say(page, &table(&["what", "ms", "input GB/s", "time ÷ copy time"], table_rows));
-    say(page, "every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run");
+    say(
+        page,
+        &table(
+            &["what", "ms", "input GB/s", "time ÷ copy time"],
+            table_rows,
+        ),
+    );
+    say(
+        page,
+        "every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run",
+    );
     flush(page, out)?;
 
     blocks_sweep(device, &text_buffer, &mut histo, length, options, page)
@@ -307,7 +438,13 @@ fn blocks_sweep(
     for &count in &blocks {
         let shape = LaunchShape::linear(count, 256);
         let ms = device
-            .time_ms(5, |device| device.launch_async(&kernel, shape, &[text.into(), length.into(), (&*histo).into()]))?
+            .time_ms(5, |device| {
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[text.into(), length.into(), (&*histo).into()],
+                )
+            })?
             .unwrap_or(f64::NAN);
         points.push((f64::from(count), ms));
         bar.inc(1);
@@ -323,13 +460,30 @@ fn blocks_sweep(
         vec![
             format!("{count:.0}"),
             format!("{ms:.3}"),
-            if index == best { "← fastest".to_string() } else { String::new() },
+            if index == best {
+                "← fastest".to_string()
+            } else {
+                String::new()
+            },
         ]
     });
-    say(page, &format!("blocks-per-grid sweep of {} with 256 threads per block:", variant.name));
+    say(
+        page,
+        &format!(
+            "blocks-per-grid sweep of {} with 256 threads per block:",
+            variant.name
+        ),
+    );
     say(page, &table(&["blocks", "ms", ""], rows));
     let plot = options.out.join("blocks_sweep.svg");
-    sweep_svg(&plot, "histogram-shared: time against blocks per grid", "blocks per grid", "ms", &points, best)?;
+    sweep_svg(
+        &plot,
+        "histogram-shared: time against blocks per grid",
+        "blocks per grid",
+        "ms",
+        &points,
+        best,
+    )?;
     say(page, &format!("plot: {}", plot_name(&plot)));
     Ok(())
 }
@@ -350,7 +504,8 @@ fn say(page: &mut String, line: &str) {
 }
 
 fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
-    out.write_all(page.as_bytes()).map_err(|e| io_error(Path::new("stdout"), e))?;
+    out.write_all(page.as_bytes())
+        .map_err(|e| io_error(Path::new("stdout"), e))?;
     out.flush().map_err(|e| io_error(Path::new("stdout"), e))?;
     page.clear();
     Ok(())

@@ -4,8 +4,9 @@
 mod common;
 
 use ch4_atomics::{
-    ASCII_BINS, ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK, Step, VARIANTS, ascii_histogram_idiomatic, ascii_histogram_loop,
-    histogram_idiomatic, histogram_loop, run_any_bins_histogram, run_ascii_histogram, run_increment, variant,
+    ASCII_BINS, ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK, Step, VARIANTS, ascii_histogram_idiomatic,
+    ascii_histogram_loop, histogram_idiomatic, histogram_loop, run_any_bins_histogram,
+    run_ascii_histogram, run_increment, variant,
 };
 use common::{alphabet, blocks, cases, device, length, text, threads_per_block};
 use harness::rand::Rng;
@@ -23,7 +24,11 @@ fn kernel_files_present_their_variant() {
     assert_eq!(VARIANTS.len(), 8);
     for (index, variant) in VARIANTS.iter().enumerate() {
         let number = format!("/{:02}_", index + 1);
-        assert!(variant.kernel.path.contains(&number), "{} is out of teaching order", variant.kernel.path);
+        assert!(
+            variant.kernel.path.contains(&number),
+            "{} is out of teaching order",
+            variant.kernel.path
+        );
     }
 }
 
@@ -50,7 +55,8 @@ fn atomic_increment_counts_every_thread() {
     runner
         .run(&shapes, |(blocks, threads)| {
             let shape = LaunchShape::linear(blocks, threads);
-            let outcome = run_increment(&mut cell.borrow_mut(), atomic, shape).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let outcome = run_increment(&mut cell.borrow_mut(), atomic, shape)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(i64::from(outcome.result), shape.total_threads() as i64);
             prop_assert!(outcome.report.is_clean(), "{:?}", outcome.report.findings);
             Ok(())
@@ -63,8 +69,17 @@ fn fixed_ascii_histograms_match_the_cpu() {
     let cell = RefCell::new(device());
     let is_cuda = cell.borrow().kind().is_cuda();
     let largest = if is_cuda { 8_000_000 } else { 300_000 };
-    let strategy = (length(largest), alphabet(), any::<u64>(), blocks(is_cuda), threads_per_block());
-    for fixed in VARIANTS.iter().filter(|v| v.expect.is_correct() && v.kind == Step::AsciiHistogram) {
+    let strategy = (
+        length(largest),
+        alphabet(),
+        any::<u64>(),
+        blocks(is_cuda),
+        threads_per_block(),
+    );
+    for fixed in VARIANTS
+        .iter()
+        .filter(|v| v.expect.is_correct() && v.kind == Step::AsciiHistogram)
+    {
         let mut runner = TestRunner::new(cases(is_cuda, 64, 10, file!()));
         runner
             .run(&strategy, |(len, alphabet, seed, blocks, threads)| {
@@ -73,8 +88,17 @@ fn fixed_ascii_histograms_match_the_cpu() {
                 let outcome = run_ascii_histogram(&mut cell.borrow_mut(), fixed, &bytes, shape)
                     .map_err(|e| TestCaseError::fail(e.to_string()))?;
                 let comparison = compare_exact(&outcome.result, &ascii_histogram_loop(&bytes));
-                prop_assert!(comparison.is_match(), "{} on {shape}: {comparison}", fixed.name);
-                prop_assert!(outcome.report.is_clean(), "{}: {:?}", fixed.name, outcome.report.findings);
+                prop_assert!(
+                    comparison.is_match(),
+                    "{} on {shape}: {comparison}",
+                    fixed.name
+                );
+                prop_assert!(
+                    outcome.report.is_clean(),
+                    "{}: {:?}",
+                    fixed.name,
+                    outcome.report.findings
+                );
                 Ok(())
             })
             .unwrap_or_else(|error| panic!("{}: {error}", fixed.name));
@@ -89,16 +113,35 @@ fn any_bins_histogram_matches_the_cpu_for_any_bin_count() {
     let largest = if is_cuda { 4_000_000 } else { 100_000 };
     // 12,288 bins fill the 48 KiB of shared memory a block may use.
     let bins = prop_oneof![1u32..=300, 301u32..=12_288];
-    let strategy = (length(largest), bins, any::<u64>(), blocks(is_cuda), threads_per_block());
+    let strategy = (
+        length(largest),
+        bins,
+        any::<u64>(),
+        blocks(is_cuda),
+        threads_per_block(),
+    );
     let mut runner = TestRunner::new(cases(is_cuda, 64, 10, file!()));
     runner
         .run(&strategy, |(len, bins, seed, blocks, threads)| {
             let mut rng = harness::cli::seeded_rng(seed);
-            let values: Vec<u32> = (0..len).map(|_| rng.random_range(0..bins + bins / 4 + 1)).collect();
-            let outcome = run_any_bins_histogram(&mut cell.borrow_mut(), any_bins, &values, bins, blocks, threads)
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            let comparison = compare_exact(&outcome.result, &histogram_loop(&values, bins as usize));
-            prop_assert!(comparison.is_match(), "{bins} bins, {blocks} × {threads}: {comparison}");
+            let values: Vec<u32> = (0..len)
+                .map(|_| rng.random_range(0..bins + bins / 4 + 1))
+                .collect();
+            let outcome = run_any_bins_histogram(
+                &mut cell.borrow_mut(),
+                any_bins,
+                &values,
+                bins,
+                blocks,
+                threads,
+            )
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let comparison =
+                compare_exact(&outcome.result, &histogram_loop(&values, bins as usize));
+            prop_assert!(
+                comparison.is_match(),
+                "{bins} bins, {blocks} × {threads}: {comparison}"
+            );
             prop_assert!(outcome.report.is_clean(), "{:?}", outcome.report.findings);
             Ok(())
         })
@@ -108,19 +151,36 @@ fn any_bins_histogram_matches_the_cpu_for_any_bin_count() {
 #[test]
 fn any_bins_refuses_more_shared_memory_than_a_block_has() {
     let mut device = device();
-    let error = run_any_bins_histogram(&mut device, variant("histogram-any-bins"), &[1, 2, 3], 12_289, 1, 32)
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("49156 bytes of shared memory per block"), "{error}");
+    let error = run_any_bins_histogram(
+        &mut device,
+        variant("histogram-any-bins"),
+        &[1, 2, 3],
+        12_289,
+        1,
+        32,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.contains("49156 bytes of shared memory per block"),
+        "{error}"
+    );
 }
 
 #[test]
 fn impossible_launch_shapes_are_refused_in_one_sentence() {
     let mut device = device();
-    let error = run_increment(&mut device, variant("atomic-increment"), LaunchShape::linear(1, 1025))
-        .unwrap_err()
-        .to_string();
-    assert!(error.starts_with("cannot launch atomic_increment with grid 1 × block 1025:"), "{error}");
+    let error = run_increment(
+        &mut device,
+        variant("atomic-increment"),
+        LaunchShape::linear(1, 1025),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        error.starts_with("cannot launch atomic_increment with grid 1 × block 1025:"),
+        "{error}"
+    );
     assert!(!error.contains('\n'), "{error}");
 }
 
@@ -131,7 +191,11 @@ fn racy_increment_loses_updates_and_racecheck_names_its_line() {
     let mut device = device();
     let racy = variant("racy-increment");
     assert_eq!(racy.expect, Expect::Race);
-    let shape = if device.kind().is_cuda() { LaunchShape::linear(1024, 256) } else { ch4_atomics::INCREMENT_SHAPE };
+    let shape = if device.kind().is_cuda() {
+        LaunchShape::linear(1024, 256)
+    } else {
+        ch4_atomics::INCREMENT_SHAPE
+    };
     let outcome = run_increment(&mut device, racy, shape).unwrap();
     assert!(
         i64::from(outcome.result) < shape.total_threads() as i64,
@@ -142,7 +206,8 @@ fn racy_increment_loses_updates_and_racecheck_names_its_line() {
     );
     if !device.kind().is_cuda() {
         assert!(
-            racy.expect.is_shown_by(&outcome.report.findings, racy.bug_line()),
+            racy.expect
+                .is_shown_by(&outcome.report.findings, racy.bug_line()),
             "racecheck did not name {}: {:#?}",
             racy.bug_location().unwrap_or_default(),
             outcome.report.findings
@@ -163,15 +228,23 @@ fn racy_histograms_are_caught() {
             // runs on the emulator (and under compute-sanitizer).
             if name == "histogram-no-atomics" {
                 let big: Vec<u8> = english.iter().copied().cycle().take(16 << 20).collect();
-                let outcome = run_ascii_histogram(&mut device, racy, &big, LaunchShape::linear(1024, 256)).unwrap();
+                let outcome =
+                    run_ascii_histogram(&mut device, racy, &big, LaunchShape::linear(1024, 256))
+                        .unwrap();
                 let comparison = compare_exact(&outcome.result, &ascii_histogram_loop(&big));
-                assert!(!comparison.is_match(), "{name} gave the right histogram of 16 MiB on {}", device.banner());
+                assert!(
+                    !comparison.is_match(),
+                    "{name} gave the right histogram of 16 MiB on {}",
+                    device.banner()
+                );
             }
             continue;
         }
-        let outcome = run_ascii_histogram(&mut device, racy, english, LaunchShape::linear(32, 256)).unwrap();
+        let outcome =
+            run_ascii_histogram(&mut device, racy, english, LaunchShape::linear(32, 256)).unwrap();
         assert!(
-            racy.expect.is_shown_by(&outcome.report.findings, racy.bug_line()),
+            racy.expect
+                .is_shown_by(&outcome.report.findings, racy.bug_line()),
             "racecheck did not name {} for {name}: {:#?}",
             racy.bug_location().unwrap_or_default(),
             outcome.report.findings
@@ -187,24 +260,47 @@ fn one_bin_per_thread_is_shown_wrong_by_a_generated_case() {
     let is_cuda = cell.borrow().kind().is_cuda();
     let broken = variant("histogram-shared-one-bin-per-thread");
     assert_eq!(broken.expect, Expect::WrongResult);
-    let max_block = if is_cuda { ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK } else { 1024 };
-    let strategy = (length(100_000), common::alphabet(), any::<u64>(), 1u32..=16, 1u32..=max_block);
+    let max_block = if is_cuda {
+        ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK
+    } else {
+        1024
+    };
+    let strategy = (
+        length(100_000),
+        common::alphabet(),
+        any::<u64>(),
+        1u32..=16,
+        1u32..=max_block,
+    );
     let mut config = cases(is_cuda, 64, 32, file!());
     config.failure_persistence = None;
     let mut runner = TestRunner::new(config);
     let result = runner.run(&strategy, |(len, alphabet, seed, blocks, threads)| {
         let bytes = text(len, alphabet, seed);
-        let outcome = run_ascii_histogram(&mut cell.borrow_mut(), broken, &bytes, LaunchShape::linear(blocks, threads))
-            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let outcome = run_ascii_histogram(
+            &mut cell.borrow_mut(),
+            broken,
+            &bytes,
+            LaunchShape::linear(blocks, threads),
+        )
+        .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(outcome.result, ascii_histogram_loop(&bytes));
         Ok(())
     });
     match result {
-        Err(TestError::Fail(reason, case)) => eprintln!("counterexample found, as documented: {case:?}: {reason}"),
+        Err(TestError::Fail(reason, case)) => {
+            eprintln!("counterexample found, as documented: {case:?}: {reason}")
+        }
         other => panic!("no generated case showed {} wrong: {other:?}", broken.name),
     }
     // and with exactly one thread per bin it is right, which is why the bug hides.
     let bytes = text(10_000, common::Alphabet::Printable, 1);
-    let right = run_ascii_histogram(&mut cell.borrow_mut(), broken, &bytes, LaunchShape::linear(8, ASCII_BINS as u32)).unwrap();
+    let right = run_ascii_histogram(
+        &mut cell.borrow_mut(),
+        broken,
+        &bytes,
+        LaunchShape::linear(8, ASCII_BINS as u32),
+    )
+    .unwrap();
     assert_eq!(right.result, ascii_histogram_loop(&bytes));
 }

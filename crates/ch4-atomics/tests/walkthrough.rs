@@ -10,15 +10,21 @@ fn walkthrough_on_the_emulator() {
     let out = std::env::temp_dir().join(format!("racetrack-ch4-snapshot-{}", std::process::id()));
     let options = Options::new(2024, out.clone());
     let mut printed = Vec::new();
-    walkthrough(&mut device, &options, &mut printed).expect("the walk-through runs on the emulator");
+    walkthrough(&mut device, &options, &mut printed)
+        .expect("the walk-through runs on the emulator");
     let printed = String::from_utf8(printed).expect("the walk-through prints UTF-8");
-    let letters = std::fs::read_to_string(out.join("letters.svg")).expect("the letter plot is written");
+    let letters =
+        std::fs::read_to_string(out.join("letters.svg")).expect("the letter plot is written");
     assert!(letters.contains("lowercase") && letters.contains("uppercase"));
     std::fs::remove_dir_all(&out).ok();
 
     let printed = printed.replace(&out.display().to_string(), "target/racetrack/ch4-atomics");
     let sections = sections(&printed);
-    assert_eq!(sections.len(), 10, "a header, eight variants and the timing section:\n{printed}");
+    assert_eq!(
+        sections.len(),
+        10,
+        "a header, eight variants and the timing section:\n{printed}"
+    );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {
             insta::assert_snapshot!(format!("ch4_{name}"), text);
@@ -32,7 +38,11 @@ fn sections(printed: &str) -> Vec<(String, String)> {
     for line in printed.lines() {
         if let Some(heading) = line.strip_prefix("## ") {
             let name = match heading.split_once(". ") {
-                Some((number, rest)) => format!("{:0>2}_{}", number, rest.split(' ').next().unwrap_or_default()),
+                Some((number, rest)) => format!(
+                    "{:0>2}_{}",
+                    number,
+                    rest.split(' ').next().unwrap_or_default()
+                ),
                 None => heading.split(' ').next().unwrap_or_default().to_lowercase(),
             };
             sections.push((name.replace('-', "_"), String::new()));

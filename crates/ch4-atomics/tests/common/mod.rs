@@ -19,7 +19,12 @@ pub fn device() -> Device {
 
 /// Case counts: the emulator is thousands of times slower than a GPU, and the whole suite must
 /// stay well under ten minutes on two cores.
-pub fn cases(is_cuda: bool, on_gpu: u32, on_emulator: u32, source_file: &'static str) -> ProptestConfig {
+pub fn cases(
+    is_cuda: bool,
+    on_gpu: u32,
+    on_emulator: u32,
+    source_file: &'static str,
+) -> ProptestConfig {
     ProptestConfig {
         cases: if is_cuda { on_gpu } else { on_emulator },
         max_shrink_iters: 64,
@@ -51,7 +56,11 @@ pub enum Alphabet {
 }
 
 pub fn alphabet() -> impl Strategy<Value = Alphabet> {
-    prop_oneof![Just(Alphabet::AnyByte), Just(Alphabet::Printable), Just(Alphabet::OneLetter)]
+    prop_oneof![
+        Just(Alphabet::AnyByte),
+        Just(Alphabet::Printable),
+        Just(Alphabet::OneLetter)
+    ]
 }
 
 /// A text built from a seed rather than element by element, so millions of bytes cost nothing
@@ -76,5 +85,9 @@ pub fn threads_per_block() -> impl Strategy<Value = u32> {
 }
 
 pub fn blocks(is_cuda: bool) -> BoxedStrategy<u32> {
-    if is_cuda { (1u32..=2048).boxed() } else { (1u32..=48).boxed() }
+    if is_cuda {
+        (1u32..=2048).boxed()
+    } else {
+        (1u32..=48).boxed()
+    }
 }

@@ -1,0 +1,103 @@
+//! The binary as a user meets it: bad flags and missing hardware give one line and a non-zero
+//! exit, never a panic.
+
+use std::process::{Command, Output};
+
+fn ch4(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ch4-atomics"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .env_remove("RACETRACK_BACKEND")
+        .output()
+        .expect("the chapter binary starts")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_one_line_error(output: &Output, expected: &str) {
+    let text = stderr(output);
+    assert!(
+        !output.status.success(),
+        "exit status {:?} for: {text}",
+        output.status
+    );
+    assert!(!text.contains("panicked"), "{text}");
+    let first = text.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("error:") && first.contains(expected),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_in_one_line() {
+    assert_one_line_error(
+        &ch4(&["--backend", "opencl"]),
+        "invalid value 'opencl' for '--backend",
+    );
+    assert_one_line_error(
+        &ch4(&["--variant", "nope"]),
+        "unknown variant `nope`; this chapter has: racy-increment",
+    );
+    assert_one_line_error(
+        &ch4(&["--seed", "minus-one"]),
+        "invalid value 'minus-one' for '--seed",
+    );
+    assert_one_line_error(
+        &ch4(&["--size", "0"]),
+        "--size 0 is outside 1..=4294967295 bytes",
+    );
+    assert_one_line_error(&ch4(&["--schedule", "fast"]), "`fast` is not a schedule");
+    assert_one_line_error(
+        &ch4(&["--backend", "emu", "--text", "/nonexistent/book.txt"]),
+        "cannot read --text /nonexistent/book.txt",
+    );
+}
+
+#[test]
+fn cuda_without_a_driver_says_so_in_one_sentence() {
+    if harness::backend::cuda_driver_present() {
+        eprintln!(
+            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
+        );
+        return;
+    }
+    let output = ch4(&["--backend", "cuda", "--variant", "atomic-increment"]);
+    assert_one_line_error(&output, "no NVIDIA driver was found");
+    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+}
+
+#[test]
+fn auto_without_a_gpu_falls_back_to_the_emulator_and_says_so_first() {
+    if harness::backend::cuda_driver_present() {
+        eprintln!("this machine has an NVIDIA driver; auto picks it");
+        return;
+    }
+    let output = ch4(&["--variant", "atomic-increment"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("backend: emu") && first.contains("no NVIDIA driver found"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("x[0] after 5 launches: 160, 160, 160, 160, 160"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn list_names_every_variant() {
+    let output = ch4(&["--list"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for variant in ch4_atomics::VARIANTS {
+        assert!(
+            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
+            "{stdout}"
+        );
+    }
+}
