@@ -1,0 +1,183 @@
+//! The checkers' reports as a learner reads them, pinned by snapshots that the book's emulator
+//! page includes. Each report is shown with the result it came with.
+
+#![allow(clippy::unwrap_used)]
+
+use ptx_emu::*;
+
+fn corpus_module(path: &str) -> Module {
+    let full = format!("{}/../{path}", env!("CARGO_MANIFEST_DIR"));
+    Module::parse(&std::fs::read_to_string(&full).unwrap()).unwrap()
+}
+
+fn linear(grid: u32, block: u32, dynamic_shared_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid: [grid, 1, 1],
+        block: [block, 1, 1],
+        dynamic_shared_bytes,
+    }
+}
+
+fn words(emu: &Emulator, ptr: DevicePtr, n: usize) -> Vec<i32> {
+    let mut bytes = vec![0u8; n * 4];
+    emu.read(ptr, &mut bytes).unwrap();
+    bytes
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn upload(emu: &mut Emulator, label: &str, values: &[i32]) -> DevicePtr {
+    let ptr = emu.alloc(values.len() * 4, label);
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    emu.write(ptr, &bytes).unwrap();
+    ptr
+}
+
+/// The result line, then every finding, as the walk-throughs print them.
+fn page(result: &str, report: &RunReport) -> String {
+    let mut text = format!("{result}\n");
+    if report.findings.is_empty() {
+        text.push_str("no findings\n");
+    }
+    for finding in &report.findings {
+        text.push_str(&finding.to_string());
+        text.push('\n');
+    }
+    text
+}
+
+fn scan_single_buffer(schedule: Schedule) -> String {
+    let module = corpus_module("emu/tests/corpus/scan_single_buffer.ptx");
+    let mut emu = Emulator::new();
+    let input: Vec<i32> = (0..64).map(|i| i % 5 + 1).collect();
+    let inp = upload(&mut emu, "in", &input);
+    let out = upload(&mut emu, "out", &[0; 64]);
+    let options = RunOptions {
+        schedule,
+        ..RunOptions::default()
+    };
+    let args = [KernelArg::Ptr(inp), KernelArg::Ptr(out), KernelArg::I32(64)];
+    let report = emu
+        .launch(
+            &module,
+            "scan_single_buffer",
+            &linear(1, 64, 256),
+            &args,
+            &options,
+        )
+        .unwrap();
+    let want: Vec<i32> = input
+        .iter()
+        .scan(0, |sum, x| {
+            *sum += x;
+            Some(*sum)
+        })
+        .collect();
+    let got = words(&emu, out, 64);
+    let wrong = got.iter().zip(&want).filter(|(g, w)| g != w).count();
+    page(
+        &format!(
+            "{schedule:?}: {wrong} of 64 prefix sums wrong; out[63] = {} (want {})",
+            got[63], want[63]
+        ),
+        &report,
+    )
+}
+
+#[test]
+fn racecheck_on_global_memory() {
+    let module = corpus_module("kernels/ptx/ch4_atomics/01_racy_increment.ptx");
+    let mut emu = Emulator::new();
+    let x = upload(&mut emu, "x", &[0]);
+    let report = emu
+        .launch(
+            &module,
+            "racy_increment",
+            &linear(10, 16, 0),
+            &[KernelArg::Ptr(x)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(
+        &format!("x[0] = {} (160 threads)", words(&emu, x, 1)[0]),
+        &report
+    ));
+}
+
+#[test]
+fn racecheck_sees_the_race_a_gpu_hides() {
+    insta::assert_snapshot!("scan_hardware", scan_single_buffer(Schedule::Hardware));
+    insta::assert_snapshot!(
+        "scan_adversarial",
+        scan_single_buffer(Schedule::Adversarial { seed: 1 })
+    );
+}
+
+#[test]
+fn synccheck_on_a_barrier_inside_if() {
+    let module = corpus_module("emu/tests/corpus/sync_in_if.ptx");
+    let mut emu = Emulator::new();
+    let inp = emu.alloc(256 * 4, "in");
+    emu.write(inp, &vec![0u8; 256 * 4]).unwrap();
+    let out = emu.alloc(4, "out");
+    let args = [
+        KernelArg::Ptr(inp),
+        KernelArg::Ptr(out),
+        KernelArg::I32(256),
+    ];
+    let report = emu
+        .launch(
+            &module,
+            "sync_in_if",
+            &linear(1, 256, 1024),
+            &args,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page("one block of 256 threads", &report));
+}
+
+#[test]
+fn memcheck_on_a_read_past_the_end() {
+    let module = corpus_module("emu/tests/corpus/one_past_end.ptx");
+    let mut emu = Emulator::new();
+    let inp = upload(&mut emu, "in", &(0..100).collect::<Vec<_>>());
+    let out = upload(&mut emu, "out", &[0; 101]);
+    let args = [
+        KernelArg::Ptr(inp),
+        KernelArg::Ptr(out),
+        KernelArg::I32(100),
+    ];
+    let report = emu
+        .launch(
+            &module,
+            "one_past_end",
+            &linear(2, 64, 0),
+            &args,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page("in has 100 ints; threads 0..=100 read it", &report));
+}
+
+#[test]
+fn step_budget_on_a_kernel_that_never_finishes() {
+    let module = corpus_module("emu/tests/corpus/spin_forever.ptx");
+    let mut emu = Emulator::new();
+    let flag = upload(&mut emu, "flag", &[0]);
+    let options = RunOptions {
+        step_budget: 2_000_000,
+        ..RunOptions::default()
+    };
+    let report = emu
+        .launch(
+            &module,
+            "spin_forever",
+            &linear(4, 64, 0),
+            &[KernelArg::Ptr(flag)],
+            &options,
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));
+}
