@@ -361,24 +361,13 @@ impl Device {
         repetitions: u32,
         mut work: impl FnMut(&mut Self) -> Result<()>,
     ) -> Result<Option<f64>> {
-        if !self.kind.is_cuda() {
-            return Ok(None);
-        }
-        work(self)?;
-        let (start, stop) = {
-            let Inner::Cuda(cuda) = &self.inner else {
-                return Ok(None);
-            };
-            let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-            (
-                cuda.context.new_event(flags)?,
-                cuda.context.new_event(flags)?,
-            )
-        };
-        let stream = match &self.inner {
-            Inner::Cuda(cuda) => cuda.stream.clone(),
+        let (context, stream) = match &self.inner {
+            Inner::Cuda(cuda) => (cuda.context.clone(), cuda.stream.clone()),
             Inner::Emu(_) => return Ok(None),
         };
+        work(self)?;
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let (start, stop) = (context.new_event(flags)?, context.new_event(flags)?);
         start.record(&stream)?;
         for _ in 0..repetitions.max(1) {
             work(self)?;

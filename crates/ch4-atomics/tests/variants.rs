@@ -48,7 +48,7 @@ proptest! {
 fn atomic_increment_counts_every_thread() {
     let cell = RefCell::new(device());
     let is_cuda = cell.borrow().kind().is_cuda();
-    let config = cases(is_cuda, 64, 12, file!());
+    let config = cases(is_cuda, 64, 32, file!());
     let atomic = variant("atomic-increment");
     let mut runner = TestRunner::new(config);
     let shapes = (blocks(is_cuda), threads_per_block());
@@ -80,7 +80,7 @@ fn fixed_ascii_histograms_match_the_cpu() {
         .iter()
         .filter(|v| v.expect.is_correct() && v.kind == Step::AsciiHistogram)
     {
-        let mut runner = TestRunner::new(cases(is_cuda, 64, 10, file!()));
+        let mut runner = TestRunner::new(cases(is_cuda, 64, 24, file!()));
         runner
             .run(&strategy, |(len, alphabet, seed, blocks, threads)| {
                 let bytes = text(len, alphabet, seed);
@@ -120,7 +120,7 @@ fn any_bins_histogram_matches_the_cpu_for_any_bin_count() {
         blocks(is_cuda),
         threads_per_block(),
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 10, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 24, file!()));
     runner
         .run(&strategy, |(len, bins, seed, blocks, threads)| {
             let mut rng = harness::cli::seeded_rng(seed);
@@ -260,11 +260,9 @@ fn one_bin_per_thread_is_shown_wrong_by_a_generated_case() {
     let is_cuda = cell.borrow().kind().is_cuda();
     let broken = variant("histogram-shared-one-bin-per-thread");
     assert_eq!(broken.expect, Expect::WrongResult);
-    let max_block = if is_cuda {
-        ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK
-    } else {
-        1024
-    };
+    // Fewer than 128 threads leave bins unzeroed and unmerged: a wrong result. More than 128
+    // index past the end of the shared array instead, which memcheck reports (below).
+    let max_block = ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK;
     let strategy = (
         length(100_000),
         common::alphabet(),
@@ -303,4 +301,19 @@ fn one_bin_per_thread_is_shown_wrong_by_a_generated_case() {
     )
     .unwrap();
     assert_eq!(right.result, ascii_histogram_loop(&bytes));
+    if !is_cuda {
+        let wide = run_ascii_histogram(
+            &mut cell.borrow_mut(),
+            broken,
+            &bytes,
+            LaunchShape::linear(2, 256),
+        )
+        .unwrap();
+        assert!(
+            Expect::OutOfBounds.is_shown_by(&wide.report.findings, broken.bug_line()),
+            "memcheck did not name {} for 256 threads: {:#?}",
+            broken.bug_location().unwrap_or_default(),
+            wide.report.findings
+        );
+    }
 }
