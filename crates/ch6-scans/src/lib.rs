@@ -1,0 +1,1 @@
+//! Racetrack chapter 6: Hillis–Steele and Blelloch scans (under construction).
