@@ -24,8 +24,8 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 2024)]
     pub seed: u64,
 
-    /// Emulator schedule: hardware, random, or adversarial (random and adversarial use --seed)
-    #[arg(long, value_parser = parse_schedule_name, default_value = "hardware")]
+    /// Emulator schedule (random and adversarial use --seed)
+    #[arg(long, value_enum, default_value_t = ScheduleName::Hardware)]
     pub schedule: ScheduleName,
 
     /// List the chapter's variants and exit
@@ -37,33 +37,31 @@ pub struct CommonArgs {
     pub out: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The emulator's schedules as flags name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ScheduleName {
+    /// warps take turns instruction by instruction, like a GPU
     Hardware,
+    /// a random warp runs a random number of instructions (uses --seed)
     Random,
+    /// one warp runs alone until its next barrier (uses --seed)
     Adversarial,
 }
 
-fn parse_schedule_name(text: &str) -> Result<ScheduleName, String> {
-    match text {
-        "hardware" => Ok(ScheduleName::Hardware),
-        "random" => Ok(ScheduleName::Random),
-        "adversarial" => Ok(ScheduleName::Adversarial),
-        other => Err(format!(
-            "`{other}` is not a schedule; expected hardware, random or adversarial"
-        )),
+impl ScheduleName {
+    pub fn with_seed(self, seed: u64) -> Schedule {
+        match self {
+            Self::Hardware => Schedule::Hardware,
+            Self::Random => Schedule::Random { seed },
+            Self::Adversarial => Schedule::Adversarial { seed },
+        }
     }
 }
 
 impl CommonArgs {
     pub fn emu_settings(&self) -> EmuSettings {
-        let schedule = match self.schedule {
-            ScheduleName::Hardware => Schedule::Hardware,
-            ScheduleName::Random => Schedule::Random { seed: self.seed },
-            ScheduleName::Adversarial => Schedule::Adversarial { seed: self.seed },
-        };
         EmuSettings {
-            schedule,
+            schedule: self.schedule.with_seed(self.seed),
             ..EmuSettings::default()
         }
     }
@@ -115,6 +113,9 @@ mod tests {
             .err()
             .unwrap()
             .to_string();
-        assert!(error.contains("`fast` is not a schedule"), "{error}");
+        assert!(
+            error.contains("invalid value 'fast' for '--schedule"),
+            "{error}"
+        );
     }
 }

@@ -107,6 +107,8 @@ pub struct EmuSettings {
     pub racecheck: bool,
     pub synccheck: bool,
     pub memcheck: bool,
+    /// Thread-instructions after which a kernel that has not finished is stopped and reported.
+    pub step_budget: u64,
 }
 
 impl Default for EmuSettings {
@@ -116,6 +118,7 @@ impl Default for EmuSettings {
             racecheck: true,
             synccheck: true,
             memcheck: true,
+            step_budget: ptx_emu::RunOptions::default().step_budget,
         }
     }
 }

@@ -82,7 +82,7 @@ impl EmuBackend {
             racecheck: self.settings.racecheck,
             synccheck: self.settings.synccheck,
             memcheck: self.settings.memcheck,
-            ..RunOptions::default()
+            step_budget: self.settings.step_budget,
         };
         let report = self
             .emulator

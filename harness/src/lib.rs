@@ -9,6 +9,7 @@
 //! - [`report`]: tables, SVG plots, progress bars.
 
 pub mod backend;
+pub mod check;
 pub mod cli;
 pub mod device;
 mod emu_backend;
@@ -22,7 +23,9 @@ pub mod variant;
 pub mod verify;
 
 pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
-pub use device::{Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, LaunchReport, Schedule};
+pub use device::{
+    Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, LaunchReport, Schedule,
+};
 pub use error::{HarnessError, Result};
 pub use kernel::KernelSource;
 pub use launch::{DeviceLimits, Dim3, LaunchShape};

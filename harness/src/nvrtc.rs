@@ -175,9 +175,14 @@ pub fn normalize_log(log: &str, path: &str) -> String {
     for line in log.lines() {
         let mut line = line.to_string();
         if let Some(at) = line.find(path) {
-            line.replace_range(..at, "");
-            let rest = &line[path.len()..];
-            if let Some(stripped) = rest.strip_prefix('(')
+            // Drop the directory NVRTC put in front of the path, wherever the path appears.
+            let token_start = line[..at]
+                .rfind([' ', '"', '\''])
+                .map_or(0, |quote| quote + 1);
+            line.replace_range(token_start..at, "");
+            let rest = &line[token_start + path.len()..];
+            if token_start == 0
+                && let Some(stripped) = rest.strip_prefix('(')
                 && let Some(close) = stripped.find(')')
                 && stripped[..close].chars().all(|c| c.is_ascii_digit())
             {
@@ -214,10 +219,10 @@ mod tests {
 
     #[test]
     fn log_lines_become_path_colon_line() {
-        let log = "/tmp/x/kernels/ch6/07.cu(12): error: identifier \"tid\" is undefined\n\n1 error detected\n\n";
+        let log = "/tmp/x/kernels/ch6/07.cu(12): error: identifier \"tid\" is undefined\n\n1 error detected in the compilation of \"/tmp/x/kernels/ch6/07.cu\".\n\n";
         assert_eq!(
             normalize_log(log, "kernels/ch6/07.cu"),
-            "kernels/ch6/07.cu:12: error: identifier \"tid\" is undefined\n\n1 error detected"
+            "kernels/ch6/07.cu:12: error: identifier \"tid\" is undefined\n\n1 error detected in the compilation of \"kernels/ch6/07.cu\"."
         );
     }
 }

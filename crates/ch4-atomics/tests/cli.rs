@@ -49,7 +49,10 @@ fn bad_flags_are_refused_in_one_line() {
         &ch4(&["--size", "0"]),
         "--size 0 is outside 1..=4294967295 bytes",
     );
-    assert_one_line_error(&ch4(&["--schedule", "fast"]), "`fast` is not a schedule");
+    assert_one_line_error(
+        &ch4(&["--schedule", "fast"]),
+        "invalid value 'fast' for '--schedule",
+    );
     assert_one_line_error(
         &ch4(&["--backend", "emu", "--text", "/nonexistent/book.txt"]),
         "cannot read --text /nonexistent/book.txt",

@@ -2,12 +2,16 @@
 //!
 //! `racetrack ptx` regenerates `kernels/ptx/` with the pinned NVRTC; `racetrack ptx --check`
 //! lists committed PTX that is stale and fails if there is any.
+//!
+//! `racetrack check FILE.cu --entry NAME --grid G --block B --arg SPEC…` runs one kernel of
+//! your own, on a GPU or on the emulator with its checkers, and prints what it wrote.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use harness::ptx;
+use harness::check::{self, CheckArgs, CheckReport};
+use harness::{Device, ptx};
 
 #[derive(Parser)]
 #[command(name = "racetrack", about = "Racetrack's project tools")]
@@ -24,11 +28,34 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run one kernel of your own with arguments from the command line; on the emulator its
+    /// checkers report races, barrier misuse and out-of-bounds accesses with their lines
+    #[command(after_help = check::HELP)]
+    Check(CheckArgs),
 }
 
+/// Exit status of a run whose checkers reported findings; 1 stays "error", as clap's is.
+const FINDINGS: u8 = 2;
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // clap exits 2 on usage errors, which `check` reserves for findings.
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
+        Command::Check(args) => run_check(&args),
+    };
+    match result {
+        Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
@@ -36,23 +63,79 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
+fn run_ptx(check: bool) -> Result<()> {
     let root = ptx::workspace_root();
-    match cli.command {
-        Command::Ptx { check: true } => {
-            let stale = ptx::stale_files(&root).context("checking kernels/ptx/")?;
-            if !stale.is_empty() {
-                bail!("{} committed PTX file(s) are stale: {}; run `cargo run -p harness --bin racetrack -- ptx`", stale.len(), stale.join(", "));
-            }
-            println!("kernels/ptx/ is up to date");
+    if check {
+        let stale = ptx::stale_files(&root).context("checking kernels/ptx/")?;
+        if !stale.is_empty() {
+            bail!(
+                "{} committed PTX file(s) are stale: {}; run `cargo run -p harness --bin racetrack -- ptx`",
+                stale.len(),
+                stale.join(", ")
+            );
         }
-        Command::Ptx { check: false } => {
-            let changed = ptx::regenerate(&root).context("regenerating kernels/ptx/")?;
-            for path in &changed {
-                println!("wrote {path}");
-            }
-            println!("{} file(s) changed", changed.len());
+        println!("kernels/ptx/ is up to date");
+    } else {
+        let changed = ptx::regenerate(&root).context("regenerating kernels/ptx/")?;
+        for path in &changed {
+            println!("wrote {path}");
         }
+        println!("{} file(s) changed", changed.len());
     }
     Ok(())
+}
+
+fn run_check(args: &CheckArgs) -> Result<ExitCode> {
+    let prepared = check::prepare(args)?;
+    let mut device = Device::open(args.backend)?;
+    device.set_emu_settings(args.emu_settings());
+    start_watchdog(args, &device);
+    let outcome = prepared
+        .kernel
+        .run(&mut device, args.shape(), &prepared.args)?;
+    let report = CheckReport {
+        backend: device.kind(),
+        banner: device.banner(),
+        device: device.name().to_string(),
+        kernel: &prepared.kernel,
+        shape: args.shape(),
+        specs: &args.args,
+        args: &prepared.args,
+        emu: device.emu_settings(),
+        outcome: &outcome,
+        shown: &prepared.shown,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report.json())?);
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(if outcome.findings.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(FINDINGS)
+    })
+}
+
+/// Ends the process when the run outlasts `--timeout`: a GPU kernel that spins forever never
+/// returns control, and exiting is the one way to take the device back.
+fn start_watchdog(args: &CheckArgs, device: &Device) {
+    if args.timeout.is_zero() {
+        return;
+    }
+    let timeout = args.timeout;
+    let entry = args.entry.clone();
+    let hint = if device.kind().is_cuda() {
+        "; run it with --backend emu to see where its threads are stuck"
+    } else {
+        "; the emulator is slow on large launches: try a smaller grid, or raise --timeout"
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(timeout);
+        eprintln!(
+            "error: {entry} did not finish within {} s (--timeout){hint}",
+            timeout.as_secs_f64()
+        );
+        std::process::exit(1);
+    });
 }

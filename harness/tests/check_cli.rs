@@ -1,0 +1,613 @@
+//! `racetrack check` end to end: the built binary on ch4 and corpus kernels, on the emulator,
+//! and every kind of bad input refused with one line and exit status 1.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use harness::kernel::line_of_marker;
+use harness::ptx::workspace_root;
+use serde_json::Value;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// The binary cargo built, or the staged one when these tests run on a machine without Rust.
+fn binary() -> PathBuf {
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_racetrack"));
+    if built.is_file() {
+        return built;
+    }
+    workspace_root().join(".gpu/bin/racetrack")
+}
+
+fn racetrack_in(dir: &Path, args: &[&str]) -> Run {
+    let output = Command::new(binary())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RACETRACK_BACKEND")
+        .output()
+        .expect("the racetrack binary runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn racetrack(args: &[&str]) -> Run {
+    racetrack_in(&workspace_root(), args)
+}
+
+fn bug_line(path: &str) -> u32 {
+    let source = std::fs::read_to_string(workspace_root().join(path)).expect("kernel source");
+    line_of_marker(&source, "// BUG:").expect("a // BUG: line")
+}
+
+/// A bad input: exit 1, and stderr is `error: …` on one line, without a panic.
+fn assert_refused(run: &Run, expected: &str) {
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(expected),
+        "wanted `{expected}` in:\n{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+fn assert_one_line(run: &Run) {
+    assert_eq!(run.stderr.trim_end().lines().count(), 1, "{}", run.stderr);
+}
+
+fn scratch(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_cli");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    let path = dir.join(name);
+    std::fs::write(&path, contents).expect("scratch file");
+    path
+}
+
+const RACY: &str = "kernels/ch4_atomics/01_racy_increment.cu";
+const ATOMIC: &str = "kernels/ch4_atomics/02_atomic_increment.cu";
+
+#[test]
+fn racy_increment_reports_a_race_at_line_9_and_exits_2() {
+    let run = racetrack(&[
+        "check",
+        RACY,
+        "--entry",
+        "racy_increment",
+        "--grid",
+        "10",
+        "--block",
+        "16",
+        "--arg",
+        "x:i32[1]=zeros",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let mut lines = run.stdout.lines();
+    assert_eq!(
+        lines.next(),
+        Some("backend: emu — ptx-emu, Racetrack's PTX emulator")
+    );
+    assert!(
+        lines
+            .next()
+            .is_some_and(|l| l.starts_with("launch: racy_increment<<<10, 16>>> from kernels/"))
+    );
+    assert!(
+        run.stdout.contains("race (") && run.stdout.contains("on global memory: x[0]"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!("{RACY}:9")), "{}", run.stdout);
+    assert_eq!(bug_line(RACY), 9);
+    assert!(
+        run.stdout.contains("x (arg 0, i32[1]): ["),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
+#[test]
+fn atomic_increment_counts_160_and_exits_0() {
+    let run = racetrack(&[
+        "check",
+        ATOMIC,
+        "--entry",
+        "atomic_increment",
+        "--grid",
+        "10",
+        "--block",
+        "16",
+        "--arg",
+        "i32[1]=zeros",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("nothing found"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("arg0 (arg 0, i32[1]): [160]\n  sum 160, min 160, max 160"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn json_output_parses_and_names_the_finding_lines() {
+    let run = racetrack(&[
+        "check",
+        RACY,
+        "--entry",
+        "racy_increment",
+        "--grid",
+        "10",
+        "--block",
+        "16",
+        "--arg",
+        "x:i32[1]=zeros",
+        "--backend",
+        "emu",
+        "--json",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).expect("one JSON object");
+    assert_eq!(report["backend"], "emu");
+    assert!(
+        report["device"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("ptx-emu"))
+    );
+    assert_eq!(report["launch"]["entry"], "racy_increment");
+    assert_eq!(report["launch"]["grid"], serde_json::json!([10, 1, 1]));
+    assert_eq!(report["finished"], true);
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty());
+    for finding in findings {
+        assert_eq!(finding["kind"], "race");
+        assert_eq!(finding["lines"], serde_json::json!([9]));
+        assert_eq!(finding["location"], "x[0]");
+        assert!(
+            finding["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&format!("{RACY}:9")))
+        );
+    }
+    let buffers = report["buffers"].as_array().expect("buffers");
+    assert_eq!(buffers.len(), 1);
+    assert_eq!(buffers[0]["label"], "x");
+    let x = buffers[0]["data"][0].as_i64().expect("x[0]");
+    assert!(
+        x > 0 && x < 160,
+        "lost updates leave fewer than 160, got {x}"
+    );
+}
+
+fn cpu_histogram(text: &[u8]) -> Vec<u64> {
+    let mut bins = vec![0; 128];
+    for &byte in text.iter().filter(|&&byte| byte < 128) {
+        bins[usize::from(byte)] += 1;
+    }
+    bins
+}
+
+#[test]
+fn file_input_and_show_print_the_histogram_the_cpu_counts() {
+    let text: Vec<u8> = (0..5000u32)
+        .map(|i| b"the quick brown fox \xc3\xa9"[(i * 7 % 22) as usize])
+        .collect();
+    let path = scratch("fox.txt", &text);
+    let path = path.to_str().expect("UTF-8 scratch path");
+    let n = format!("n:u32={}", text.len());
+    let file = format!("text:u8[]=file:{path}");
+    let run = racetrack(&[
+        "check",
+        "kernels/ch4_atomics/05_histogram_shared.cu",
+        "--entry",
+        "histogram_shared",
+        "--grid",
+        "3",
+        "--block",
+        "96",
+        "--arg",
+        &file,
+        "--arg",
+        &n,
+        "--arg",
+        "histo:u32[128]=zeros",
+        "--show",
+        "2",
+        "--backend",
+        "emu",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let buffers = report["buffers"].as_array().expect("buffers");
+    assert_eq!(buffers.len(), 1, "--show 2 shows only the histogram");
+    assert_eq!(buffers[0]["label"], "histo");
+    let got: Vec<u64> = buffers[0]["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert_eq!(got, cpu_histogram(&text));
+    assert_eq!(report["launch"]["args"][0]["spec"], file.as_str());
+}
+
+#[test]
+fn named_buffers_name_the_race_in_the_histogram_without_atomics() {
+    let path = "kernels/ch4_atomics/04_histogram_no_atomics.cu";
+    let run = racetrack(&[
+        "check",
+        path,
+        "--entry",
+        "histogram_no_atomics",
+        "--grid",
+        "4",
+        "--block",
+        "64",
+        "--arg",
+        "text:u8[3000]=random:7",
+        "--arg",
+        "u32=3000",
+        "--arg",
+        "histo:u32[128]=zeros",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("on global memory: histo["),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("{path}:{}", bug_line(path))),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("text (arg 0, u8[3000]): ["),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn barrier_divergence_is_a_finding_on_the_emulator() {
+    let path = "emu/tests/corpus/sync_in_if.cu";
+    let run = racetrack(&[
+        "check",
+        path,
+        "--entry",
+        "sync_in_if",
+        "--grid",
+        "2",
+        "--block",
+        "128",
+        "--shared",
+        "512",
+        "--arg",
+        "f32[256]=random:1",
+        "--arg",
+        "out:f32[2]=zeros",
+        "--arg",
+        "i32=256",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stdout.contains("barrier divergence"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!("{path}:{}", bug_line(path))),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_run_past_the_timeout_is_an_error() {
+    let run = racetrack(&[
+        "check",
+        "emu/tests/corpus/spin_forever.cu",
+        "--entry",
+        "spin_forever",
+        "--grid",
+        "4",
+        "--block",
+        "64",
+        "--arg",
+        "i32[1]=zeros",
+        "--backend",
+        "emu",
+        "--timeout",
+        "0.05",
+    ]);
+    assert_refused(
+        &run,
+        "spin_forever did not finish within 0.05 s (--timeout)",
+    );
+    assert_one_line(&run);
+}
+
+#[test]
+fn checkers_can_be_turned_off_and_schedules_chosen() {
+    let run = racetrack(&[
+        "check",
+        RACY,
+        "--entry",
+        "racy_increment",
+        "--grid",
+        "2",
+        "--block",
+        "32",
+        "--arg",
+        "i32[1]=zeros",
+        "--backend",
+        "emu",
+        "--no-racecheck",
+        "--schedule",
+        "adversarial",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "checkers: synccheck, memcheck (adversarial schedule, seed 3): nothing found"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn bad_inputs_are_one_line_errors_with_exit_1() {
+    let with = |grid: &str, block: &str, extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            ATOMIC,
+            "--entry",
+            "atomic_increment",
+            "--backend",
+            "emu",
+            "--grid",
+            grid,
+            "--block",
+            block,
+        ];
+        args.extend_from_slice(extra);
+        racetrack(&args)
+    };
+    let cases: [(&str, &str, &[&str], &str); 7] = [
+        (
+            "10",
+            "16",
+            &["--arg", "i32[1]=zeros", "--arg", "u32=1"],
+            "atomic_increment takes 1 argument (PTX u64), but 2 --arg were given",
+        ),
+        (
+            "10",
+            "16",
+            &[],
+            "atomic_increment takes 1 argument (PTX u64), but 0 --arg were given",
+        ),
+        (
+            "10",
+            "16",
+            &["--arg", "f32=1.5"],
+            "--arg 0 (`f32=1.5`) does not fit parameter 0 of atomic_increment: PTX .u64",
+        ),
+        (
+            "10",
+            "16",
+            &["--arg", "i32[1]=zeros", "--show", "1"],
+            "--show 1: there is no argument 1: the 1 --arg given are numbered from 0",
+        ),
+        (
+            "10",
+            "16",
+            &["--arg", "u32[]=file:/nonexistent/racetrack.bin"],
+            "--arg 0 (`u32[]=file:/nonexistent/racetrack.bin`): cannot read",
+        ),
+        (
+            "10",
+            "2048",
+            &["--arg", "u32[1]=zeros"],
+            "block x is 2048, above the device's limit of 1024",
+        ),
+        (
+            "0",
+            "16",
+            &["--arg", "u32[1]=zeros"],
+            "every grid and block dimension must be at least 1",
+        ),
+    ];
+    for (grid, block, extra, expected) in cases {
+        let run = with(grid, block, extra);
+        assert_refused(&run, expected);
+        assert_one_line(&run);
+    }
+    let run = racetrack(&[
+        "check",
+        ATOMIC,
+        "--entry",
+        "atomic",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--arg",
+        "i32[1]=zeros",
+    ]);
+    assert_refused(
+        &run,
+        "has no kernel named `atomic`; it defines atomic_increment",
+    );
+    assert_one_line(&run);
+    let run = racetrack(&[
+        "check",
+        "no/such.cu",
+        "--entry",
+        "k",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+    ]);
+    assert_refused(&run, "cannot read no/such.cu");
+    assert_one_line(&run);
+}
+
+#[test]
+fn malformed_flags_exit_1_not_clap_s_2() {
+    let base = [
+        "check",
+        ATOMIC,
+        "--entry",
+        "atomic_increment",
+        "--backend",
+        "emu",
+    ];
+    for (extra, expected) in [
+        (
+            ["--grid", "1", "--block", "16", "--arg", "u32[1=zeros"],
+            "lacks its closing `]`",
+        ),
+        (
+            [
+                "--grid",
+                "1,2,3,4",
+                "--block",
+                "16",
+                "--arg",
+                "u32[1]=zeros",
+            ],
+            "is not a launch dimension",
+        ),
+        (
+            ["--grid", "1", "--block", "16", "--arg", "u8=3"],
+            "u8 is a buffer type only",
+        ),
+    ] {
+        let mut args = base.to_vec();
+        args.extend_from_slice(&extra);
+        let run = racetrack(&args);
+        assert_refused(&run, expected);
+    }
+    let help = racetrack(&["check", "--help"]);
+    assert_eq!(help.code, 0);
+    assert!(
+        help.stdout
+            .contains("2  the kernel ran and the emulator's checkers reported findings"),
+        "{}",
+        help.stdout
+    );
+}
+
+#[test]
+fn compile_errors_show_nvrtc_s_log_at_path_colon_line() {
+    let path = scratch(
+        "undefined_name.cu",
+        b"extern \"C\" __global__ void k(int *x)\n{\n    x[0] = y;\n}\n",
+    );
+    let dir = path.parent().expect("scratch directory");
+    let run = racetrack_in(
+        dir,
+        &[
+            "check",
+            "undefined_name.cu",
+            "--entry",
+            "k",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "i32[1]=zeros",
+            "--backend",
+            "emu",
+        ],
+    );
+    assert_refused(
+        &run,
+        "undefined_name.cu does not compile (NVRTC's log follows):",
+    );
+    assert!(
+        run.stderr
+            .contains("undefined_name.cu:3: error: identifier \"y\" is undefined"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn kernels_without_extern_c_get_a_hint() {
+    let path = scratch(
+        "mangled.cu",
+        b"__global__ void kernel(int *x)\n{\n    x[0] = 1;\n}\n",
+    );
+    let dir = path.parent().expect("scratch directory");
+    let run = racetrack_in(
+        dir,
+        &[
+            "check",
+            "mangled.cu",
+            "--entry",
+            "kernel",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "i32[1]=zeros",
+            "--backend",
+            "emu",
+        ],
+    );
+    assert_refused(&run, "declare the kernel `extern \"C\" __global__`");
+    assert_one_line(&run);
+}
+
+#[test]
+fn the_cuda_backend_runs_without_checkers_or_says_why_it_cannot() {
+    let run = racetrack(&[
+        "check",
+        ATOMIC,
+        "--entry",
+        "atomic_increment",
+        "--grid",
+        "10",
+        "--block",
+        "16",
+        "--arg",
+        "i32[1]=zeros",
+        "--backend",
+        "cuda",
+    ]);
+    if harness::backend::cuda_driver_present() && run.code == 0 {
+        assert!(run.stdout.starts_with("backend: cuda — "), "{}", run.stdout);
+        assert!(run.stdout.contains("checkers: not run"), "{}", run.stdout);
+        assert!(run.stdout.contains("[160]"), "{}", run.stdout);
+    } else {
+        eprintln!("no GPU here: checking the refusal instead");
+        assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+        assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+        assert_one_line(&run);
+    }
+}

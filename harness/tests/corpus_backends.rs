@@ -1,0 +1,818 @@
+//! The emulator's corpus and ch4's kernels through `harness::check`, as a learner's kernel runs.
+//!
+//! Fixed kernels: the emulator must match the CPU with no findings; where there is a GPU
+//! (or `RACETRACK_BACKEND=cuda` demands one) the GPU must match the CPU too, and the two
+//! backends each other: integers exactly, floats within the algorithm's rounding bound.
+//! Broken kernels run on the emulator only, and must be caught at their `// BUG:` line; the ones
+//! that can hang a GPU (barrier divergence, spinning forever) never go near one.
+
+use harness::check::{HostArg, HostData, HostElement, Kernel, Outcome, Program, Scalar};
+use harness::kernel::line_of_marker;
+use harness::ptx::workspace_root;
+use harness::rand::Rng;
+use harness::verify::{bounds, compare_within};
+use harness::{
+    BackendChoice, Device, Dim3, EmuSettings, FindingKind, LaunchShape, Schedule, cli::seeded_rng,
+};
+use ptx_emu::Space;
+
+/// Compiles `path` (relative to the workspace root, as reports name it); `None`, said on
+/// stderr, when NVRTC is not installed, since `check` compiles every kernel it runs.
+fn kernel(path: &str, entry: &str) -> Option<Kernel> {
+    if harness::nvrtc::nvrtc().is_none() {
+        eprintln!("{path}: skipped, NVRTC is not installed and `check` compiles what it runs");
+        return None;
+    }
+    let source = std::fs::read_to_string(workspace_root().join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    let program = Program::compile(path, source).unwrap_or_else(|e| panic!("{e}"));
+    Some(program.kernel(entry).unwrap_or_else(|e| panic!("{e}")))
+}
+
+fn bug_line(path: &str) -> u32 {
+    let source = std::fs::read_to_string(workspace_root().join(path))
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    line_of_marker(&source, "// BUG:").unwrap_or_else(|| panic!("{path} has no // BUG: line"))
+}
+
+fn on_emu(kernel: &Kernel, shape: LaunchShape, args: &[HostArg], schedule: Schedule) -> Outcome {
+    let mut device = Device::open(BackendChoice::Emu).unwrap_or_else(|e| panic!("{e}"));
+    device.set_emu_settings(EmuSettings {
+        schedule,
+        ..EmuSettings::default()
+    });
+    kernel
+        .run(&mut device, shape, args)
+        .unwrap_or_else(|e| panic!("{}: {e}", kernel.source().path))
+}
+
+/// The GPU, when there is one; required when `RACETRACK_BACKEND=cuda`.
+fn gpu() -> Option<Device> {
+    let required = matches!(BackendChoice::from_env(), Ok(BackendChoice::Cuda));
+    match Device::open(BackendChoice::Cuda) {
+        Ok(device) => Some(device),
+        Err(error) if required => panic!("RACETRACK_BACKEND=cuda, but {error}"),
+        Err(error) => {
+            eprintln!("cuda half skipped: {error}");
+            None
+        }
+    }
+}
+
+fn findings_text(outcome: &Outcome) -> String {
+    outcome.findings.iter().map(|f| format!("{f}\n")).collect()
+}
+
+fn as_f64(data: &HostData) -> Vec<f64> {
+    match data {
+        HostData::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::U64(v) => v.iter().map(|&x| x as f64).collect(),
+        HostData::I64(v) => v.iter().map(|&x| x as f64).collect(),
+        HostData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::F64(v) => v.clone(),
+    }
+}
+
+fn head(data: &HostData) -> String {
+    let values = as_f64(data);
+    let shown: Vec<String> = values.iter().take(6).map(ToString::to_string).collect();
+    let more = if values.len() > 6 { ", …" } else { "" };
+    format!(
+        "[{}{more}] (sum {})",
+        shown.join(", "),
+        values.iter().sum::<f64>()
+    )
+}
+
+/// What one output buffer must hold.
+enum Want {
+    Exact(HostData),
+    /// An f64 reference and, per element, the largest rounding error the algorithm allows.
+    Within {
+        want: Vec<f64>,
+        bound: Vec<f64>,
+    },
+}
+
+struct Fixed {
+    path: &'static str,
+    entry: &'static str,
+    shape: LaunchShape,
+    args: Vec<HostArg>,
+    wants: Vec<(usize, Want)>,
+    schedules: Vec<Schedule>,
+}
+
+fn output<'a>(outcome: &'a Outcome, index: usize, path: &str) -> &'a HostData {
+    outcome
+        .outputs
+        .get(index)
+        .and_then(Option::as_ref)
+        .unwrap_or_else(|| panic!("{path}: argument {index} is no buffer"))
+}
+
+fn assert_wants(backend: &str, case: &Fixed, outcome: &Outcome) {
+    for (index, want) in &case.wants {
+        let got = output(outcome, *index, case.path);
+        match want {
+            Want::Exact(want) => assert!(
+                got == want,
+                "{} on {backend}, argument {index}: got {} want {}",
+                case.path,
+                head(got),
+                head(want)
+            ),
+            Want::Within { want, bound } => {
+                let comparison = compare_within(&as_f64(got), want, |i| bound[i]);
+                assert!(
+                    comparison.is_match(),
+                    "{} on {backend}, argument {index}: {comparison}",
+                    case.path
+                );
+            }
+        }
+    }
+}
+
+/// Emulator against the CPU with no findings; then, with a GPU, the GPU against the CPU and
+/// against the emulator.
+fn run_fixed(case: Fixed) {
+    let Some(kernel) = kernel(case.path, case.entry) else {
+        return;
+    };
+    let mut emu = None;
+    for &schedule in &case.schedules {
+        let outcome = on_emu(&kernel, case.shape, &case.args, schedule);
+        assert!(
+            outcome.findings.is_empty(),
+            "{} ({schedule:?}):\n{}",
+            case.path,
+            findings_text(&outcome)
+        );
+        assert_wants(&format!("emu ({schedule:?})"), &case, &outcome);
+        emu.get_or_insert(outcome);
+    }
+    let emu = emu.unwrap_or_else(|| panic!("{}: no schedule to run", case.path));
+    let Some(mut device) = gpu() else {
+        return;
+    };
+    let cuda = kernel
+        .run(&mut device, case.shape, &case.args)
+        .unwrap_or_else(|e| panic!("{}: {e}", case.path));
+    assert_wants("cuda", &case, &cuda);
+    for (index, want) in &case.wants {
+        let (on_cuda, on_emu) = (
+            output(&cuda, *index, case.path),
+            output(&emu, *index, case.path),
+        );
+        eprintln!(
+            "{} argument {index}: emu {} | cuda {}",
+            case.path,
+            head(on_emu),
+            head(on_cuda)
+        );
+        match want {
+            Want::Exact(_) => assert!(on_cuda == on_emu, "{}: cuda and emu differ", case.path),
+            Want::Within { bound, .. } => {
+                let comparison =
+                    compare_within(&as_f64(on_cuda), &as_f64(on_emu), |i| 2.0 * bound[i]);
+                assert!(
+                    comparison.is_match(),
+                    "{}: cuda against emu: {comparison}",
+                    case.path
+                );
+            }
+        }
+    }
+}
+
+fn buffer<T: HostElement>(label: &str, values: Vec<T>) -> HostArg {
+    HostArg::buffer(label, values)
+}
+
+fn random_f32(seed: u64, len: usize) -> Vec<f32> {
+    let mut rng = seeded_rng(seed);
+    (0..len).map(|_| rng.random::<f32>() * 2.0 - 1.0).collect()
+}
+
+fn i32_arg(label: &str, value: usize) -> HostArg {
+    HostArg::scalar(label, Scalar::I32(i32::try_from(value).unwrap_or(i32::MAX)))
+}
+
+fn u32_arg(label: &str, value: usize) -> HostArg {
+    HostArg::scalar(label, Scalar::U32(u32::try_from(value).unwrap_or(u32::MAX)))
+}
+
+fn grid_2d(x: usize, y: usize, block: u32) -> LaunchShape {
+    let blocks = |n: usize| u32::try_from(n.div_ceil(block as usize)).unwrap_or(u32::MAX);
+    LaunchShape {
+        grid: Dim3::xy(blocks(x), blocks(y)),
+        block: Dim3::xy(block, block),
+        dynamic_shared_bytes: 0,
+    }
+}
+
+const EVERY_SCHEDULE: [Schedule; 3] = [
+    Schedule::Hardware,
+    Schedule::Random { seed: 5 },
+    Schedule::Adversarial { seed: 5 },
+];
+
+// ---------------------------------------------------------------------------------------------
+// Fixed kernels
+
+#[test]
+fn tree_reduction_matches_the_cpu_within_its_bound() {
+    let (n, block) = (1000usize, 128u32);
+    let data = random_f32(11, n);
+    let chunks: Vec<&[f32]> = data.chunks(block as usize).collect();
+    let want = chunks
+        .iter()
+        .map(|c| c.iter().map(|&x| f64::from(x)).sum())
+        .collect();
+    let depth = bounds::tree_depth(u64::from(block));
+    let bound = chunks
+        .iter()
+        .map(|c| bounds::sum_f32(depth, c.iter().map(|x| f64::from(x.abs())).sum()))
+        .collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/tree_reduce.cu",
+        entry: "tree_reduce",
+        shape: LaunchShape::linear(chunks.len() as u32, block).with_dynamic_shared(block * 4),
+        args: vec![
+            buffer("in", data.clone()),
+            buffer("out", vec![0f32; chunks.len()]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Within { want, bound })],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn double_buffered_hillis_steele_scan_is_exact() {
+    let n = 200usize;
+    let mut rng = seeded_rng(12);
+    let data: Vec<i32> = (0..n).map(|_| rng.random_range(-1000..1000)).collect();
+    let want: Vec<i32> = data
+        .iter()
+        .scan(0, |acc, &x| {
+            *acc += x;
+            Some(*acc)
+        })
+        .collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/scan_double_buffer.cu",
+        entry: "scan_double_buffer",
+        shape: LaunchShape::linear(1, n as u32).with_dynamic_shared(2 * n as u32 * 4),
+        args: vec![
+            buffer("in", data),
+            buffer("out", vec![0i32; n]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Exact(HostData::I32(want)))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn blelloch_exclusive_scan_matches_the_cpu_within_its_bound() {
+    let n = 256usize;
+    let data = random_f32(13, n);
+    let (mut want, mut bound) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut sum, mut abs_sum) = (0f64, 0f64);
+    // Up-sweep and down-sweep each add along a path of at most log2(n) additions.
+    let depth = 2 * bounds::tree_depth(n as u64);
+    for &x in &data {
+        want.push(sum);
+        bound.push(bounds::sum_f32(depth, abs_sum));
+        sum += f64::from(x);
+        abs_sum += f64::from(x.abs());
+    }
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/blelloch.cu",
+        entry: "blelloch",
+        shape: LaunchShape::linear(1, n as u32 / 2).with_dynamic_shared(n as u32 * 4),
+        args: vec![
+            buffer("in", data),
+            buffer("out", vec![0f32; n]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Within { want, bound })],
+        schedules: vec![Schedule::Hardware, Schedule::Adversarial { seed: 1 }],
+    });
+}
+
+#[test]
+fn tiled_matmul_matches_the_cpu_within_its_bound() {
+    let n = 40usize;
+    let (a, b) = (random_f32(14, n * n), random_f32(15, n * n));
+    let (mut want, mut bound) = (vec![0f64; n * n], vec![0f64; n * n]);
+    for row in 0..n {
+        for col in 0..n {
+            let terms = (0..n).map(|k| f64::from(a[row * n + k]) * f64::from(b[k * n + col]));
+            want[row * n + col] = terms.clone().sum();
+            // n serial additions, each product rounded once (or fused): depth n + 1.
+            bound[row * n + col] = bounds::sum_f32(n as u64 + 1, terms.map(f64::abs).sum());
+        }
+    }
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/matmul_tiled.cu",
+        entry: "matmul_tiled",
+        shape: grid_2d(n, n, 16),
+        args: vec![
+            buffer("A", a),
+            buffer("B", b),
+            buffer("C", vec![0f32; n * n]),
+            i32_arg("N", n),
+        ],
+        wants: vec![(2, Want::Within { want, bound })],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn life_step_matches_the_cpu() {
+    let (w, h) = (37usize, 21usize);
+    let mut rng = seeded_rng(16);
+    let cells: Vec<u8> = (0..w * h)
+        .map(|_| u8::from(rng.random_bool(0.35)))
+        .collect();
+    let mut want = vec![0u8; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let mut alive = 0;
+            for dy in [h - 1, 0, 1] {
+                for dx in [w - 1, 0, 1] {
+                    if (dx, dy) != (0, 0) {
+                        alive += cells[((y + dy) % h) * w + (x + dx) % w];
+                    }
+                }
+            }
+            want[y * w + x] = u8::from(alive == 3 || (cells[y * w + x] == 1 && alive == 2));
+        }
+    }
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/life_step.cu",
+        entry: "life_step",
+        shape: grid_2d(w, h, 16),
+        args: vec![
+            buffer("in", cells),
+            buffer("out", vec![0u8; w * h]),
+            i32_arg("width", w),
+            i32_arg("height", h),
+        ],
+        wants: vec![(1, Want::Exact(HostData::U8(want)))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn warp_shuffle_sum_matches_the_cpu_within_its_bound() {
+    let (n, blocks, threads) = (5000usize, 3usize, 256usize);
+    let data = random_f32(17, n);
+    let mut want = vec![0f64; blocks];
+    let mut abs_sum = vec![0f64; blocks];
+    for (i, &x) in data.iter().enumerate() {
+        want[(i / threads) % blocks] += f64::from(x);
+        abs_sum[(i / threads) % blocks] += f64::from(x.abs());
+    }
+    // A serial grid-stride loop, then two 32-lane shuffle trees (5 levels each).
+    let depth = n.div_ceil(blocks * threads) as u64 + 10;
+    let bound = abs_sum.iter().map(|&s| bounds::sum_f32(depth, s)).collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/warp_shuffle_sum.cu",
+        entry: "warp_shuffle_sum",
+        shape: LaunchShape::linear(blocks as u32, threads as u32),
+        args: vec![
+            buffer("in", data),
+            buffer("out", vec![0f32; blocks]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Within { want, bound })],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn mutex_increment_counts_one_per_block() {
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/mutex_increment.cu",
+        entry: "mutex_increment",
+        shape: LaunchShape::linear(12, 64),
+        args: vec![buffer("mutex", vec![0i32]), buffer("x", vec![0i32])],
+        wants: vec![
+            (0, Want::Exact(HostData::I32(vec![0]))),
+            (1, Want::Exact(HostData::I32(vec![12]))),
+        ],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn dot_with_mutex_matches_the_cpu_within_its_bound() {
+    let (n, blocks, threads) = (3000usize, 5u32, 256u32);
+    let (a, b) = (random_f32(18, n), random_f32(19, n));
+    let products = a.iter().zip(&b).map(|(&x, &y)| f64::from(x) * f64::from(y));
+    let want = products.clone().sum();
+    // The product, a serial grid-stride loop, the block tree, then the blocks one by one.
+    let depth = 1
+        + n.div_ceil((blocks * threads) as usize) as u64
+        + bounds::tree_depth(threads.into())
+        + u64::from(blocks);
+    let bound = bounds::sum_f32(depth, products.map(f64::abs).sum());
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/dot_mutex.cu",
+        entry: "dot_mutex",
+        shape: LaunchShape::linear(blocks, threads),
+        args: vec![
+            buffer("a", a),
+            buffer("b", b),
+            buffer("c", vec![0f32]),
+            i32_arg("n", n),
+            buffer("mutex", vec![0i32]),
+        ],
+        wants: vec![(
+            2,
+            Want::Within {
+                want: vec![want],
+                bound: vec![bound],
+            },
+        )],
+        schedules: vec![Schedule::Hardware, Schedule::Random { seed: 3 }],
+    });
+}
+
+#[test]
+fn flag_wait_hands_a_value_between_blocks() {
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/flag_wait.cu",
+        entry: "flag_wait",
+        shape: LaunchShape::linear(2, 32),
+        args: vec![
+            buffer("flag", vec![0i32]),
+            buffer("data", vec![0i32]),
+            buffer("out", vec![0i32]),
+        ],
+        wants: vec![
+            (1, Want::Exact(HostData::I32(vec![42]))),
+            (2, Want::Exact(HostData::I32(vec![43]))),
+        ],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn calls_and_local_memory_are_exact() {
+    let (n, pick) = (40usize, 3i32);
+    let input: Vec<i32> = (0..n as i32).map(|i| i * 13 - 200).collect();
+    let out: Vec<f32> = input
+        .iter()
+        .map(|&x| {
+            let scratch: Vec<i32> = (0..8)
+                .map(|k| (x + k) * if k & 1 == 1 { -1 } else { 1 })
+                .collect();
+            let acc: i32 = (0..8).map(|k| scratch[((k + pick) & 7) as usize]).sum();
+            (acc as f32).clamp(-100.0, 100.0) * 1.5
+        })
+        .collect();
+    let doubled: Vec<f64> = input.iter().map(|&x| f64::from(x) * 2.0).collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/calls_and_local.cu",
+        entry: "calls_and_local",
+        shape: LaunchShape::linear(2, 32),
+        args: vec![
+            buffer("in", input),
+            buffer("out", vec![0f32; n]),
+            buffer("dout", vec![0f64; n]),
+            i32_arg("n", n),
+            HostArg::scalar("pick", Scalar::I32(pick)),
+        ],
+        wants: vec![
+            (1, Want::Exact(HostData::F32(out))),
+            (2, Want::Exact(HostData::F64(doubled))),
+        ],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn intra_warp_mutex_makes_progress_on_the_emulator() {
+    // Emulator only: threads of one warp taking turns at a lock needs independent thread
+    // scheduling, and on a GPU without it (before Volta) this spins forever.
+    let Some(kernel) = kernel("emu/tests/corpus/mutex_all_threads.cu", "mutex_all_threads") else {
+        return;
+    };
+    for schedule in EVERY_SCHEDULE {
+        let args = [buffer("mutex", vec![0i32]), buffer("x", vec![0i32])];
+        let outcome = on_emu(&kernel, LaunchShape::linear(3, 48), &args, schedule);
+        assert!(
+            outcome.findings.is_empty(),
+            "{schedule:?}\n{}",
+            findings_text(&outcome)
+        );
+        assert_eq!(outcome.values::<i32>(1), Some(&[144][..]), "{schedule:?}");
+    }
+}
+
+fn text(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = seeded_rng(seed);
+    // Mostly letters, some bytes >= 128 so the kernels' skip path runs.
+    (0..len)
+        .map(|_| {
+            if rng.random_bool(0.1) {
+                rng.random_range(128..=255)
+            } else {
+                rng.random_range(b'a'..=b'z')
+            }
+        })
+        .collect()
+}
+
+fn cpu_histogram(text: &[u8]) -> Vec<u32> {
+    let mut bins = vec![0u32; 128];
+    for &byte in text.iter().filter(|&&byte| byte < 128) {
+        bins[usize::from(byte)] += 1;
+    }
+    bins
+}
+
+#[test]
+fn ch4_atomic_increment_counts_every_thread() {
+    run_fixed(Fixed {
+        path: "kernels/ch4_atomics/02_atomic_increment.cu",
+        entry: "atomic_increment",
+        shape: LaunchShape::linear(10, 16),
+        args: vec![buffer("x", vec![0i32])],
+        wants: vec![(0, Want::Exact(HostData::I32(vec![160])))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn ch4_fixed_histograms_count_like_the_cpu() {
+    let text = text(3000, 20);
+    let want = HostData::U32(cpu_histogram(&text));
+    for (path, entry) in [
+        (
+            "kernels/ch4_atomics/03_histogram_global_atomics.cu",
+            "histogram_global_atomics",
+        ),
+        (
+            "kernels/ch4_atomics/05_histogram_shared.cu",
+            "histogram_shared",
+        ),
+    ] {
+        run_fixed(Fixed {
+            path,
+            entry,
+            shape: LaunchShape::linear(3, 100),
+            args: vec![
+                buffer("text", text.clone()),
+                u32_arg("n", text.len()),
+                buffer("histo", vec![0u32; 128]),
+            ],
+            wants: vec![(2, Want::Exact(want.clone()))],
+            schedules: vec![Schedule::Hardware],
+        });
+    }
+    let values: Vec<u32> = text.iter().map(|&c| u32::from(c)).collect();
+    run_fixed(Fixed {
+        path: "kernels/ch4_atomics/08_histogram_any_bins.cu",
+        entry: "histogram_any_bins",
+        shape: LaunchShape::linear(4, 64).with_dynamic_shared(128 * 4),
+        args: vec![
+            buffer("values", values),
+            u32_arg("n", text.len()),
+            buffer("histo", vec![0u32; 128]),
+            u32_arg("bins", 128),
+        ],
+        wants: vec![(2, Want::Exact(want))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broken kernels: the emulator only
+
+/// Runs a broken kernel on the emulator and returns the findings that name its `// BUG:` line.
+fn caught(path: &str, entry: &str, shape: LaunchShape, args: &[HostArg]) -> Option<(u32, Outcome)> {
+    let kernel = kernel(path, entry)?;
+    Some((
+        bug_line(path),
+        on_emu(&kernel, shape, args, Schedule::Hardware),
+    ))
+}
+
+fn assert_caught(path: &str, line: u32, outcome: &Outcome, kind: impl Fn(FindingKind) -> bool) {
+    assert!(
+        outcome
+            .findings
+            .iter()
+            .any(|f| kind(f.kind) && f.lines().contains(&line)),
+        "{path}: no such finding at line {line}:\n{}",
+        findings_text(outcome)
+    );
+}
+
+fn is_race(kind: FindingKind) -> bool {
+    matches!(kind, FindingKind::Race { .. })
+}
+
+#[test]
+fn tree_reduction_without_barrier_is_a_shared_race() {
+    let path = "emu/tests/corpus/tree_reduce_no_sync.cu";
+    let args = [
+        buffer("in", random_f32(21, 512)),
+        buffer("out", vec![0f32; 4]),
+        i32_arg("n", 512),
+    ];
+    let Some((line, outcome)) = caught(
+        path,
+        "tree_reduce_no_sync",
+        LaunchShape::linear(4, 128).with_dynamic_shared(512),
+        &args,
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, |k| {
+        matches!(
+            k,
+            FindingKind::Race {
+                space: Space::Shared,
+                ..
+            }
+        )
+    });
+}
+
+#[test]
+fn single_buffer_scan_is_a_race() {
+    let path = "emu/tests/corpus/scan_single_buffer.cu";
+    let args = [
+        buffer("in", vec![1i32; 128]),
+        buffer("out", vec![0i32; 128]),
+        i32_arg("n", 128),
+    ];
+    let Some((line, outcome)) = caught(
+        path,
+        "scan_single_buffer",
+        LaunchShape::linear(1, 128).with_dynamic_shared(512),
+        &args,
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, is_race);
+}
+
+#[test]
+fn tiled_matmul_without_second_barrier_is_a_race() {
+    let path = "emu/tests/corpus/matmul_tiled_no_second_sync.cu";
+    let n = 40;
+    let args = [
+        buffer("A", random_f32(22, n * n)),
+        buffer("B", random_f32(23, n * n)),
+        buffer("C", vec![0f32; n * n]),
+        i32_arg("N", n),
+    ];
+    let Some((line, outcome)) = caught(
+        path,
+        "matmul_tiled_no_second_sync",
+        grid_2d(n, n, 16),
+        &args,
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, is_race);
+}
+
+#[test]
+fn one_past_the_end_is_out_of_bounds() {
+    let path = "emu/tests/corpus/one_past_end.cu";
+    let n = 100;
+    let args = [
+        buffer("in", (0..n as i32).collect::<Vec<_>>()),
+        buffer("out", vec![0i32; n + 1]),
+        i32_arg("n", n),
+    ];
+    let Some((line, outcome)) = caught(path, "one_past_end", LaunchShape::linear(2, 64), &args)
+    else {
+        return;
+    };
+    assert_caught(path, line, &outcome, |k| {
+        matches!(k, FindingKind::OutOfBounds { .. })
+    });
+    let text = findings_text(&outcome);
+    assert!(text.contains("in[100]"), "{text}");
+}
+
+#[test]
+fn barrier_inside_if_is_barrier_divergence() {
+    let path = "emu/tests/corpus/sync_in_if.cu";
+    let args = [
+        buffer("in", random_f32(24, 256)),
+        buffer("out", vec![0f32; 2]),
+        i32_arg("n", 256),
+    ];
+    let Some((line, outcome)) = caught(
+        path,
+        "sync_in_if",
+        LaunchShape::linear(2, 128).with_dynamic_shared(512),
+        &args,
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, |k| {
+        k == FindingKind::BarrierDivergence
+    });
+}
+
+#[test]
+fn spinning_forever_exhausts_the_step_budget() {
+    let path = "emu/tests/corpus/spin_forever.cu";
+    let Some((line, outcome)) = caught(
+        path,
+        "spin_forever",
+        LaunchShape::linear(1, 32),
+        &[buffer("flag", vec![0i32])],
+    ) else {
+        return;
+    };
+    assert!(!outcome.finished());
+    assert_caught(path, line, &outcome, |k| {
+        k == FindingKind::StepBudgetExhausted
+    });
+}
+
+#[test]
+fn ch4_races_are_caught_at_their_bug_lines() {
+    let path = "kernels/ch4_atomics/01_racy_increment.cu";
+    let Some((line, outcome)) = caught(
+        path,
+        "racy_increment",
+        LaunchShape::linear(10, 16),
+        &[buffer("x", vec![0i32])],
+    ) else {
+        return;
+    };
+    assert_eq!(line, 9);
+    assert_caught(path, line, &outcome, is_race);
+    let x = outcome.values::<i32>(0).unwrap_or_default();
+    assert!(x.first().is_some_and(|&x| x > 0 && x < 160), "{x:?}");
+    let text = text(3000, 25);
+    for (file, entry) in [
+        ("04_histogram_no_atomics", "histogram_no_atomics"),
+        (
+            "06_histogram_shared_no_merge_barrier",
+            "histogram_shared_no_merge_barrier",
+        ),
+    ] {
+        let path = format!("kernels/ch4_atomics/{file}.cu");
+        let args = [
+            buffer("text", text.clone()),
+            u32_arg("n", text.len()),
+            buffer("histo", vec![0u32; 128]),
+        ];
+        let Some((line, outcome)) = caught(&path, entry, LaunchShape::linear(4, 64), &args) else {
+            return;
+        };
+        assert_caught(&path, line, &outcome, is_race);
+        assert!(
+            findings_text(&outcome).contains("histo["),
+            "{}",
+            findings_text(&outcome)
+        );
+    }
+}
+
+#[test]
+fn ch4_one_bin_per_thread_is_wrong_when_the_block_is_smaller_than_the_bins() {
+    let path = "kernels/ch4_atomics/07_histogram_shared_one_bin_per_thread.cu";
+    let Some(kernel) = kernel(path, "histogram_shared_one_bin_per_thread") else {
+        return;
+    };
+    let text = text(3000, 26);
+    let args = || {
+        [
+            buffer("text", text.clone()),
+            u32_arg("n", text.len()),
+            buffer("histo", vec![0u32; 128]),
+        ]
+    };
+    let right = on_emu(
+        &kernel,
+        LaunchShape::linear(2, 128),
+        &args(),
+        Schedule::Hardware,
+    );
+    assert_eq!(right.values::<u32>(2), Some(&cpu_histogram(&text)[..]));
+    let wrong = on_emu(
+        &kernel,
+        LaunchShape::linear(2, 64),
+        &args(),
+        Schedule::Hardware,
+    );
+    assert_ne!(wrong.values::<u32>(2), Some(&cpu_histogram(&text)[..]));
+}
