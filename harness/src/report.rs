@@ -5,6 +5,7 @@ use std::path::Path;
 use comfy_table::{Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{HarnessError, Result};
 
@@ -100,8 +101,8 @@ pub fn grouped_bars_svg(
     root.present().map_err(|e| plot_error(path, e))
 }
 
-/// A line over `(x, y)` points on a log₂ x axis, with the point at `best` marked and labelled:
-/// e.g. milliseconds against blocks per grid.
+/// A line over `(x, y)` points on log-log axes, with the point at `best` marked and labelled:
+/// e.g. milliseconds against blocks per grid, which span orders of magnitude on both axes.
 pub fn sweep_svg(
     path: &Path,
     title: &str,
@@ -110,31 +111,35 @@ pub fn sweep_svg(
     points: &[(f64, f64)],
     best: usize,
 ) -> Result<()> {
+    let positive = |v: f64| if v.is_finite() && v > 0.0 { v } else { 1e-9 };
     let (x_min, x_max) = points
         .iter()
         .fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| {
-            (lo.min(x), hi.max(x))
+            (lo.min(positive(x)), hi.max(positive(x)))
         });
-    let y_max = points
+    let (y_min, y_max) = points
         .iter()
-        .map(|&(_, y)| y)
-        .fold(0.0_f64, f64::max)
-        .max(1e-9)
-        * 1.15;
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &(_, y)| {
+            (lo.min(positive(y)), hi.max(positive(y)))
+        });
     let root = SVGBackend::new(path, (960, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
-        .margin(12)
+        .margin(16)
         .x_label_area_size(40)
-        .y_label_area_size(64)
-        .build_cartesian_2d((x_min.max(1.0)..x_max.max(2.0)).log_scale(), 0.0..y_max)
+        .y_label_area_size(72)
+        .build_cartesian_2d(
+            ((x_min / 1.5)..(x_max * 1.5)).log_scale(),
+            ((y_min / 2.0)..(y_max * 2.0)).log_scale(),
+        )
         .map_err(|e| plot_error(path, e))?;
     chart
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
         .x_label_formatter(&|x| format!("{x:.0}"))
+        .y_label_formatter(&|y| format!("{y}"))
         .draw()
         .map_err(|e| plot_error(path, e))?;
     chart
@@ -154,12 +159,12 @@ pub fn sweep_svg(
         chart
             .draw_series([Circle::new((x, y), 7, RED.stroke_width(3))])
             .map_err(|e| plot_error(path, e))?;
+        let label = ("sans-serif", 16)
+            .into_font()
+            .color(&RED)
+            .pos(Pos::new(HPos::Right, VPos::Bottom));
         chart
-            .draw_series([Text::new(
-                format!("fastest: {x:.0}"),
-                (x, y * 1.06 + y_max * 0.02),
-                ("sans-serif", 16).into_font().color(&RED),
-            )])
+            .draw_series([Text::new(format!("fastest: {x:.0}"), (x, y * 1.3), label)])
             .map_err(|e| plot_error(path, e))?;
     }
     root.present().map_err(|e| plot_error(path, e))

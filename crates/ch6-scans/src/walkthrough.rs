@@ -1,0 +1,867 @@
+//! `cargo run -p ch6-scans`: the chapter in teaching order, on whichever backend is chosen.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use harness::rand::Rng;
+use harness::report::table;
+use harness::verify::{bounds, compare_exact, compare_within};
+use harness::{Device, EmuSettings, Expect, Finding, HarnessError, Result, Schedule};
+use plotters::prelude::*;
+
+use crate::{
+    Ch6Variant, DEFAULT_THREADS, LargeScanKernels, Step, VARIANTS, blelloch_counted,
+    default_one_block_threads, exclusive_abs_sums, exclusive_scan, exclusive_scan_f64,
+    hillis_steele_counted, inclusive_scan, large_scan_depth, large_scan_enqueue,
+    large_scan_launch_count, large_scan_levels, large_scan_sums, multi_launch_sweeps, padded_len,
+    run_convert, run_grid_inclusive, run_large_scan, run_multi_launch, run_one_block, strides,
+    up_sweep_bank_conflicts, up_sweep_levels,
+};
+
+/// Default elements of the GPU timing input: 2²⁸ `unsigned int`s, 1 GiB.
+pub const DEFAULT_TIMING_ELEMENTS: u64 = 1 << 28;
+/// Largest timing input: the kernels index with 32-bit integers and pad to a power of two.
+pub const MAX_TIMING_ELEMENTS: u64 = 1 << 30;
+/// The seed used for the adversarial schedule in the race demonstration.
+pub const ADVERSARIAL_SEED: u64 = 7;
+/// Elements of the up-sweep diagram.
+pub const DIAGRAM_LEN: usize = 16;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    pub variant: Option<String>,
+    /// Elements of the GPU timing input.
+    pub timing_elements: u64,
+    pub out: PathBuf,
+}
+
+impl Options {
+    pub fn new(seed: u64, out: PathBuf) -> Self {
+        Self {
+            seed,
+            variant: None,
+            timing_elements: DEFAULT_TIMING_ELEMENTS,
+            out,
+        }
+    }
+}
+
+/// Input sizes: small on the emulator, so the walk-through takes seconds there.
+struct Sizes {
+    multi_launch: usize,
+    large_u32: usize,
+    large_f32: usize,
+    convert: usize,
+}
+
+impl Sizes {
+    fn for_device(device: &Device) -> Self {
+        if device.kind().is_cuda() {
+            Self {
+                multi_launch: 1_000_003,
+                large_u32: 10_000_019,
+                large_f32: 10_000_019,
+                convert: 10_000_019,
+            }
+        } else {
+            Self {
+                multi_launch: 5_003,
+                large_u32: 30_011,
+                large_f32: 10_007,
+                convert: 5_003,
+            }
+        }
+    }
+}
+
+/// Values small enough to read, random enough to matter: 0..10.
+fn small_values(n: usize, rng: &mut impl Rng) -> Vec<u32> {
+    (0..n).map(|_| rng.random_range(0..10)).collect()
+}
+
+/// Writes the walk-through to `out`; the diagram goes to `options.out`.
+pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
+    let mut page = String::new();
+    say(&mut page, &device.banner());
+    say(
+        &mut page,
+        &format!(
+            "seed {} · values 0..10 as unsigned int (exact), f32 in [-1, 1) for the float scan · images in {}",
+            options.seed,
+            options.out.display()
+        ),
+    );
+    flush(&mut page, out)?;
+    std::fs::create_dir_all(&options.out).map_err(|e| io_error(&options.out, e))?;
+
+    let selected: Vec<&Ch6Variant> = match &options.variant {
+        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
+        None => VARIANTS.iter().collect(),
+    };
+    let sizes = Sizes::for_device(device);
+    for variant in selected {
+        let number = VARIANTS
+            .iter()
+            .position(|v| v.name == variant.name)
+            .unwrap_or(0)
+            + 1;
+        say(&mut page, "");
+        say(
+            &mut page,
+            &format!("## {number}. {} — {}", variant.name, variant.summary),
+        );
+        say(
+            &mut page,
+            &format!(
+                "{} · {} · expected: {}",
+                variant.kernel.path, variant.kernel.entry, variant.expect
+            ),
+        );
+        let mut rng = harness::cli::seeded_rng(options.seed.wrapping_add(number as u64));
+        match variant.kind {
+            Step::OneBlockInclusive if variant.expect == Expect::Race => {
+                race_step(device, variant, &mut rng, &mut page)?
+            }
+            Step::OneBlockInclusive | Step::OneBlockExclusive => {
+                one_block_step(device, variant, &mut rng, &mut page)?
+            }
+            Step::GridInclusive => grid_step(device, variant, &mut rng, &mut page)?,
+            Step::MultiLaunch { .. } => {
+                multi_launch_step(device, variant, sizes.multi_launch, &mut rng, &mut page)?
+            }
+            Step::LargeArray { .. } => large_step(device, variant, &sizes, &mut rng, &mut page)?,
+            Step::Convert { .. } => {
+                convert_step(device, variant, sizes.convert, &mut rng, &mut page)?
+            }
+            Step::DoesNotCompile => compile_step(device, variant, &mut page)?,
+        }
+        flush(&mut page, out)?;
+    }
+    if options.variant.is_none() {
+        say(&mut page, "");
+        work_section(options, &mut page)?;
+        flush(&mut page, out)?;
+        say(&mut page, "");
+        timing_section(device, options, &mut page, out)?;
+        flush(&mut page, out)?;
+    }
+    Ok(())
+}
+
+fn one_block_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let inclusive = variant.kind == Step::OneBlockInclusive;
+    let lengths: &[usize] = match (inclusive, variant.expect.is_correct()) {
+        (true, _) => &[1, 7, 1000, 1024],
+        (false, true) => &[1, 7, 2000, 2048],
+        (false, false) => &[6, 1000, 1024, 2048],
+    };
+    let mut findings = Vec::new();
+    for &n in lengths {
+        let input = small_values(n, rng);
+        let want = if inclusive {
+            inclusive_scan(&input)
+        } else {
+            exclusive_scan(&input)
+        };
+        let threads = default_one_block_threads(variant, n);
+        let outcome = run_one_block(device, variant, &input, threads)?;
+        let what = if inclusive { "inclusive" } else { "exclusive" };
+        say(
+            page,
+            &format!(
+                "n = {n:>4}, 1 block × {threads:>4} threads, {what}: {}",
+                compare_exact(&outcome.result, &want)
+            ),
+        );
+        if n == 6 {
+            say(
+                page,
+                &format!(
+                    "  in {:?} → got {:?}, want {:?}",
+                    input, outcome.result, want
+                ),
+            );
+        }
+        findings.extend(outcome.report.findings);
+    }
+    if variant.name == "blelloch-shared" {
+        bank_table(page);
+    }
+    checker_section(device, variant, findings, page);
+    Ok(())
+}
+
+fn bank_table(page: &mut String) {
+    let m = crate::MAX_ONE_BLOCK_EXCLUSIVE;
+    say(
+        page,
+        &format!(
+            "bank conflicts of warp 0's temp[bi] in the up-sweep over {m} elements (32 banks of 4 bytes):"
+        ),
+    );
+    let rows = up_sweep_bank_conflicts(m).into_iter().map(|level| {
+        vec![
+            level.offset.to_string(),
+            level.active_lanes.to_string(),
+            format!("{}-way", level.ways),
+        ]
+    });
+    say(
+        page,
+        &table(&["offset", "active lanes of warp 0", "conflict"], rows),
+    );
+}
+
+fn race_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let n = 1000;
+    let input = small_values(n, rng);
+    let want = inclusive_scan(&input);
+    let threads = default_one_block_threads(variant, n);
+    let repeats = 5;
+    let mut right = 0;
+    let mut first_findings = None;
+    for _ in 0..repeats {
+        let outcome = run_one_block(device, variant, &input, threads)?;
+        right += usize::from(compare_exact(&outcome.result, &want).is_match());
+        first_findings.get_or_insert(outcome.report.findings);
+    }
+    let schedule = match device.emu_settings() {
+        Some(settings) => format!(
+            "the emulator's {} schedule",
+            format!("{:?}", settings.schedule).to_lowercase()
+        ),
+        None => "the GPU".to_string(),
+    };
+    say(
+        page,
+        &format!(
+            "n = {n}, 1 block × {threads} threads, {repeats} launches on {schedule}: {} {right} of {repeats} right",
+            if right == repeats { "✓" } else { "✗" }
+        ),
+    );
+    checker_section(device, variant, first_findings.unwrap_or_default(), page);
+    if let Some(settings) = device.emu_settings() {
+        let adversarial = EmuSettings {
+            schedule: Schedule::Adversarial {
+                seed: ADVERSARIAL_SEED,
+            },
+            ..settings
+        };
+        device.set_emu_settings(adversarial);
+        let outcome = run_one_block(device, variant, &input, threads);
+        device.set_emu_settings(settings);
+        let outcome = outcome?;
+        say(
+            page,
+            &format!(
+                "under the adversarial schedule (seed {ADVERSARIAL_SEED}: one warp runs ahead to its next barrier): {}",
+                compare_exact(&outcome.result, &want)
+            ),
+        );
+        let fixed = crate::variant("hillis-steele-double-buffer");
+        device.set_emu_settings(adversarial);
+        let fixed_outcome = run_one_block(device, fixed, &input, threads);
+        device.set_emu_settings(settings);
+        say(
+            page,
+            &format!(
+                "{} under the same schedule: {}",
+                fixed.name,
+                compare_exact(&fixed_outcome?.result, &want)
+            ),
+        );
+    }
+    Ok(())
+}
+
+fn grid_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let threads = 1024;
+    let mut findings = Vec::new();
+    for n in [1000usize, 3000] {
+        let input = small_values(n, rng);
+        let want = inclusive_scan(&input);
+        let outcome = run_grid_inclusive(device, variant, &input, threads)?;
+        let comparison = compare_exact(&outcome.result, &want);
+        say(
+            page,
+            &format!(
+                "n = {n}, {} × {threads} threads: {comparison}",
+                match n.div_ceil(threads as usize) {
+                    1 => "1 block".to_string(),
+                    blocks => format!("{blocks} blocks"),
+                }
+            ),
+        );
+        if let Some(first) = comparison.first_mismatches.first() {
+            say(
+                page,
+                &format!(
+                    "  the first wrong element is [{}]: the first of block {}, which started again from 0",
+                    first.index,
+                    first.index / threads as usize
+                ),
+            );
+        }
+        findings.extend(outcome.report.findings);
+    }
+    checker_section(device, variant, findings, page);
+    Ok(())
+}
+
+fn multi_launch_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    n: usize,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let mut findings = Vec::new();
+    for n in [1, 5, n] {
+        let input = small_values(n, rng);
+        let outcome = run_multi_launch(device, variant, &input, DEFAULT_THREADS)?;
+        let m = padded_len(n);
+        say(
+            page,
+            &format!(
+                "n = {n}, padded to {m} with 0: {} launches ({} up-sweep + {} down-sweep), {}",
+                outcome.launches,
+                strides(m).len(),
+                strides(m).len(),
+                compare_exact(&outcome.result, &exclusive_scan(&input))
+            ),
+        );
+        findings.extend(outcome.report.findings);
+    }
+    checker_section(device, variant, findings, page);
+    Ok(())
+}
+
+fn large_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    sizes: &Sizes,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let threads = DEFAULT_THREADS;
+    let tile = 2 * threads as usize;
+    let input = small_values(sizes.large_u32, rng);
+    let outcome = run_large_scan(
+        device,
+        variant,
+        LargeScanKernels::u32(variant)?,
+        &input,
+        threads,
+    )?;
+    let levels: Vec<String> = large_scan_levels(input.len(), threads)
+        .iter()
+        .map(|&(len, tiles)| format!("{len} → {tiles} tile(s)"))
+        .collect();
+    say(
+        page,
+        &format!(
+            "unsigned int, n = {}, tiles of {tile} ({threads} threads): levels {}; {} launches: {}",
+            input.len(),
+            levels.join(", then "),
+            outcome.launches,
+            compare_exact(&outcome.result, &exclusive_scan(&input))
+        ),
+    );
+    let mut findings = outcome.report.findings;
+
+    let floats: Vec<f32> = (0..sizes.large_f32)
+        .map(|_| rng.random_range(-1.0f32..1.0))
+        .collect();
+    let outcome = run_large_scan(
+        device,
+        variant,
+        LargeScanKernels::f32(variant)?,
+        &floats,
+        threads,
+    )?;
+    let depth = large_scan_depth(floats.len(), threads);
+    let abs_sums = exclusive_abs_sums(&floats);
+    let got: Vec<f64> = outcome.result.iter().map(|&v| f64::from(v)).collect();
+    let comparison = compare_within(&got, &exclusive_scan_f64(&floats), |i| {
+        bounds::sum_f32(depth, abs_sums[i])
+    });
+    let worst = got
+        .iter()
+        .zip(exclusive_scan_f64(&floats))
+        .map(|(g, w)| (g - w).abs())
+        .fold(0.0, f64::max);
+    say(
+        page,
+        &format!(
+            "f32, n = {}: {comparison}, each within γ_{} · Σ|x_j| (at most {depth} additions behind any element); largest error {worst:.2e}",
+            floats.len(),
+            depth + 1,
+        ),
+    );
+    findings.extend(outcome.report.findings);
+    checker_section(device, variant, findings, page);
+    Ok(())
+}
+
+fn convert_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    n: usize,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let example = [3u32, 1, 7, 0, 4, 1, 6, 3];
+    let inclusive = inclusive_scan(&example);
+    let exclusive = exclusive_scan(&example);
+    say(page, &format!("in        {example:?}"));
+    say(page, &format!("inclusive {inclusive:?}"));
+    say(page, &format!("exclusive {exclusive:?}"));
+    let mut shifted: Vec<u32> = exclusive[1..].to_vec();
+    shifted.push(exclusive[exclusive.len() - 1]);
+    say(
+        page,
+        &format!(
+            "exclusive shifted left, last element kept as it was: {shifted:?} — the total {} is lost",
+            inclusive[inclusive.len() - 1]
+        ),
+    );
+    let outcome = run_convert(device, variant, &example, &inclusive, &exclusive, 256)?;
+    say(
+        page,
+        &format!(
+            "n = 8: inclusive → exclusive {}; exclusive → inclusive {:?} {}",
+            compare_exact(&outcome.result.0, &exclusive),
+            outcome.result.1,
+            compare_exact(&outcome.result.1, &inclusive)
+        ),
+    );
+    let mut findings = outcome.report.findings;
+    let input = small_values(n, rng);
+    let (inclusive, exclusive) = (inclusive_scan(&input), exclusive_scan(&input));
+    let outcome = run_convert(device, variant, &input, &inclusive, &exclusive, 256)?;
+    say(
+        page,
+        &format!(
+            "n = {n}: inclusive → exclusive {}; exclusive → inclusive {}",
+            compare_exact(&outcome.result.0, &exclusive),
+            compare_exact(&outcome.result.1, &inclusive)
+        ),
+    );
+    findings.extend(outcome.report.findings);
+    checker_section(device, variant, findings, page);
+    Ok(())
+}
+
+fn compile_step(device: &mut Device, variant: &Ch6Variant, page: &mut String) -> Result<()> {
+    let error = crate::compile_error(device, variant)?;
+    say(page, "launching it gives:");
+    for line in error.to_string().lines() {
+        say(page, &format!("  {line}"));
+    }
+    if let Some(location) = variant.bug_location() {
+        let named = error.to_string().contains(&format!("{location}: error"));
+        say(
+            page,
+            &format!(
+                "the first error is at the // BUG: line {location}: {}",
+                if named { "named ✓" } else { "not named ✗" }
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// What the checkers said, or why they did not run.
+fn checker_section(
+    device: &Device,
+    variant: &Ch6Variant,
+    findings: Vec<Finding>,
+    page: &mut String,
+) {
+    if device.kind().is_cuda() {
+        if !variant.expect.is_correct() {
+            say(
+                page,
+                "checkers: run with --backend emu to see what racecheck says",
+            );
+        }
+        return;
+    }
+    if findings.is_empty() {
+        say(
+            page,
+            "checkers: racecheck, synccheck and memcheck report nothing",
+        );
+        return;
+    }
+    const SHOWN: usize = 2;
+    say(page, &format!("checkers: {} finding(s)", findings.len()));
+    for finding in findings.iter().take(SHOWN) {
+        for line in finding.to_string().lines() {
+            say(page, &format!("  {line}"));
+        }
+    }
+    if findings.len() > SHOWN {
+        say(page, &format!("  … and {} more", findings.len() - SHOWN));
+    }
+    if variant.expect == Expect::Race
+        && let Some(location) = variant.bug_location()
+    {
+        let named = variant.expect.is_shown_by(&findings, variant.bug_line());
+        say(
+            page,
+            &format!(
+                "the // BUG: line is {location}: {}",
+                if named { "named ✓" } else { "not named ✗" }
+            ),
+        );
+    }
+}
+
+fn work_section(options: &Options, page: &mut String) -> Result<()> {
+    say(page, "## Work and span");
+    say(
+        page,
+        "additions counted by running each kernel's index pattern on the CPU; a step is what a barrier (or a launch) separates",
+    );
+    let rows = [32usize, 1024, 2048, 1 << 20].into_iter().map(|n| {
+        let ones = vec![1u32; n];
+        let (_, naive) = hillis_steele_counted(&ones);
+        let (_, efficient) = blelloch_counted(&ones);
+        vec![
+            n.to_string(),
+            (n - 1).to_string(),
+            naive.additions.to_string(),
+            naive.steps.to_string(),
+            efficient.additions.to_string(),
+            efficient.steps.to_string(),
+            format!("{:.1}", naive.additions as f64 / efficient.additions as f64),
+        ]
+    });
+    say(
+        page,
+        &table(
+            &[
+                "n",
+                "sequential additions",
+                "Hillis–Steele additions",
+                "steps",
+                "Blelloch additions",
+                "steps",
+                "HS ÷ Blelloch work",
+            ],
+            rows,
+        ),
+    );
+    let plot = options.out.join("up_sweep_16.svg");
+    tree_svg(&plot, DIAGRAM_LEN)?;
+    say(
+        page,
+        &format!(
+            "diagram: {} (the up-sweep and down-sweep pairs for n = {DIAGRAM_LEN}, from up_sweep_levels)",
+            plot.display()
+        ),
+    );
+    Ok(())
+}
+
+/// The up-sweep tree over `m` elements drawn from [`up_sweep_levels`], then the down-sweep
+/// below it: one row per level, an arrow from each element added into the one it updates.
+pub fn tree_svg(path: &Path, m: usize) -> Result<()> {
+    let levels = up_sweep_levels(m);
+    let rows = 2 * levels.len() + 2;
+    let (cell, row_height, left_margin, top) = (52i32, 46i32, 150i32, 50i32);
+    let width = left_margin + cell * m as i32 + 20;
+    let height = top + row_height * rows as i32 + 10;
+    let plot_error = |e: &dyn std::fmt::Display| HarnessError::Plot {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let root = SVGBackend::new(path, (width as u32, height as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_error(&e))?;
+    let font = ("sans-serif", 15).into_font();
+    root.draw(&Text::new(
+        format!("Blelloch scan of {m} elements: up-sweep (right += left), then down-sweep"),
+        (10, 12),
+        ("sans-serif", 20).into_font(),
+    ))
+    .map_err(|e| plot_error(&e))?;
+    let x_of = |i: usize| left_margin + cell * i as i32 + cell / 2;
+    let y_of = |row: usize| top + row_height * row as i32 + row_height / 2;
+    let up_colour = RGBColor(31, 119, 180);
+    let down_colour = RGBColor(214, 39, 40);
+    // Row 0: the input; rows 1..=L: after each up-sweep level; row L+1: root cleared;
+    // rows L+2..: after each down-sweep level.
+    let mut row_labels = vec!["input".to_string()];
+    for (level, _) in levels.iter().enumerate() {
+        row_labels.push(format!("up, stride {}", 2usize << level));
+    }
+    row_labels.push("clear root".to_string());
+    for (level, _) in levels.iter().enumerate().rev() {
+        row_labels.push(format!("down, stride {}", 2usize << level));
+    }
+    for (row, label) in row_labels.iter().enumerate() {
+        root.draw(&Text::new(label.clone(), (6, y_of(row) - 7), font.clone()))
+            .map_err(|e| plot_error(&e))?;
+        for i in 0..m {
+            let (x, y) = (x_of(i), y_of(row));
+            root.draw(&Rectangle::new(
+                [(x - 16, y - 11), (x + 16, y + 11)],
+                RGBColor(200, 200, 200).stroke_width(1),
+            ))
+            .map_err(|e| plot_error(&e))?;
+            root.draw(&Text::new(i.to_string(), (x - 8, y - 7), font.clone()))
+                .map_err(|e| plot_error(&e))?;
+        }
+    }
+    let arrow = |from: (i32, i32), to: (i32, i32), colour: RGBColor| {
+        PathElement::new(vec![from, to], colour.stroke_width(2))
+    };
+    for (level, pairs) in levels.iter().enumerate() {
+        let (from_row, to_row) = (level, level + 1);
+        for &(left, right) in pairs {
+            for source in [left, right] {
+                root.draw(&arrow(
+                    (x_of(source), y_of(from_row) + 11),
+                    (x_of(right), y_of(to_row) - 11),
+                    up_colour,
+                ))
+                .map_err(|e| plot_error(&e))?;
+            }
+        }
+    }
+    let clear_row = levels.len() + 1;
+    root.draw(&Rectangle::new(
+        [
+            (x_of(m - 1) - 16, y_of(clear_row) - 11),
+            (x_of(m - 1) + 16, y_of(clear_row) + 11),
+        ],
+        down_colour.stroke_width(3),
+    ))
+    .map_err(|e| plot_error(&e))?;
+    for (step, pairs) in levels.iter().rev().enumerate() {
+        let (from_row, to_row) = (clear_row + step, clear_row + step + 1);
+        for &(left, right) in pairs {
+            // left ← right; right ← right + left
+            for (source, target) in [(right, left), (right, right), (left, right)] {
+                root.draw(&arrow(
+                    (x_of(source), y_of(from_row) + 11),
+                    (x_of(target), y_of(to_row) - 11),
+                    down_colour,
+                ))
+                .map_err(|e| plot_error(&e))?;
+            }
+        }
+    }
+    root.present().map_err(|e| plot_error(&e))
+}
+
+fn timing_section(
+    device: &mut Device,
+    options: &Options,
+    page: &mut String,
+    out: &mut dyn Write,
+) -> Result<()> {
+    say(page, "## GPU timing");
+    let n = options.timing_elements.clamp(1, MAX_TIMING_ELEMENTS) as usize;
+    let m = padded_len(n);
+    say(
+        page,
+        &format!(
+            "launches for n = {n}: blelloch-multi-launch {} (2 × log₂ {m}), large-array-scan {} ({} levels of tiles of {})",
+            2 * strides(m).len(),
+            large_scan_launch_count(n, DEFAULT_THREADS),
+            large_scan_levels(n, DEFAULT_THREADS).len(),
+            2 * DEFAULT_THREADS
+        ),
+    );
+    if !device.kind().is_cuda() {
+        say(
+            page,
+            "timings skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for times, GB/s against a device copy, and the cost of each launch",
+        );
+        return Ok(());
+    }
+    let mut rng = harness::cli::seeded_rng(options.seed);
+    let input = small_values(n, &mut rng);
+    say(
+        page,
+        &format!("input: {n} random unsigned ints, {} bytes", 4 * n),
+    );
+    flush(page, out)?;
+
+    let started = Instant::now();
+    let want = exclusive_scan(&input);
+    let cpu_ms = started.elapsed().as_secs_f64() * 1e3;
+
+    let repetitions = 10;
+    let bytes = 4 * n;
+    let copy_ms = device
+        .time_device_copy_ms(bytes, repetitions)?
+        .ok_or_else(|| HarnessError::Invalid("the device copy could not be timed".into()))?;
+
+    // Large-array scan: checked once, then timed.
+    let large = crate::variant("large-array-scan");
+    let kernels = LargeScanKernels::u32(large)?;
+    let in_buffer = device.upload(&input, "in")?;
+    let out_buffer = device.zeros::<u32>(n, "out")?;
+    let sums = large_scan_sums::<u32>(device, n, DEFAULT_THREADS)?;
+    let (_, large_launches) = large_scan_enqueue(
+        device,
+        kernels,
+        &in_buffer,
+        &out_buffer,
+        &sums,
+        DEFAULT_THREADS,
+        true,
+    )?;
+    let check = compare_exact(&device.download(&out_buffer)?, &want);
+    if !check.is_match() {
+        return Err(HarnessError::Invalid(format!(
+            "large-array-scan is wrong on the timing input: {check}"
+        )));
+    }
+    let large_ms = device
+        .time_ms(repetitions, |device| {
+            large_scan_enqueue(
+                device,
+                kernels,
+                &in_buffer,
+                &out_buffer,
+                &sums,
+                DEFAULT_THREADS,
+                false,
+            )
+            .map(drop)
+        })?
+        .unwrap_or(f64::NAN);
+    drop((out_buffer, sums, in_buffer));
+
+    // Multi-launch Blelloch on the padded input: checked once, then timed (the timed runs scan
+    // data already scanned, which costs the same).
+    let multi = crate::variant("blelloch-multi-launch");
+    let mut padded = input.clone();
+    padded.resize(m, 0);
+    let data = device.upload(&padded, "data")?;
+    drop(padded);
+    let (_, multi_launches) = multi_launch_sweeps(device, multi, &data, DEFAULT_THREADS, true)?;
+    let mut got = device.download(&data)?;
+    got.truncate(n);
+    let check = compare_exact(&got, &want);
+    if !check.is_match() {
+        return Err(HarnessError::Invalid(format!(
+            "blelloch-multi-launch is wrong on the timing input: {check}"
+        )));
+    }
+    drop(got);
+    let multi_ms = device
+        .time_ms(repetitions, |device| {
+            multi_launch_sweeps(device, multi, &data, DEFAULT_THREADS, false).map(drop)
+        })?
+        .unwrap_or(f64::NAN);
+    // The cost of a launch itself: the top up-sweep level, one thread adding two numbers.
+    let m32 = m as u32;
+    let launch_ms = device
+        .time_ms(100, |device| {
+            device.launch_async(
+                &multi.kernel,
+                harness::LaunchShape::linear(1, 1),
+                &[(&data).into(), m32.into(), m32.into()],
+            )
+        })?
+        .unwrap_or(f64::NAN);
+
+    let gb = bytes as f64 / 1e9;
+    let lines = [
+        (
+            "CPU sequential scan (one core)".to_string(),
+            "-".to_string(),
+            cpu_ms,
+        ),
+        (
+            format!(
+                "GPU large-array-scan ({} threads per block)",
+                DEFAULT_THREADS
+            ),
+            large_launches.to_string(),
+            large_ms,
+        ),
+        (
+            format!("GPU blelloch-multi-launch (padded to {m})"),
+            multi_launches.to_string(),
+            multi_ms,
+        ),
+        (
+            format!("GPU device-to-device copy of the {bytes} bytes"),
+            "-".to_string(),
+            copy_ms,
+        ),
+    ];
+    let rows = lines.iter().map(|(name, launches, ms)| {
+        vec![
+            name.clone(),
+            launches.clone(),
+            format!("{ms:.3}"),
+            format!("{:.1}", gb / (ms / 1e3)),
+            format!("{:.2}", ms / copy_ms),
+        ]
+    });
+    say(
+        page,
+        &table(
+            &["what", "launches", "ms", "input GB/s", "time ÷ copy time"],
+            rows,
+        ),
+    );
+    say(
+        page,
+        &format!(
+            "one launch of a one-thread kernel: {:.4} ms; × {multi_launches} launches = {:.3} ms, {:.1}% of blelloch-multi-launch",
+            launch_ms,
+            launch_ms * f64::from(multi_launches),
+            100.0 * launch_ms * f64::from(multi_launches) / multi_ms
+        ),
+    );
+    say(
+        page,
+        "every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run",
+    );
+    Ok(())
+}
+
+fn say(page: &mut String, line: &str) {
+    let _ = writeln!(page, "{line}");
+}
+
+fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
+    out.write_all(page.as_bytes())
+        .map_err(|e| io_error(Path::new("stdout"), e))?;
+    out.flush().map_err(|e| io_error(Path::new("stdout"), e))?;
+    page.clear();
+    Ok(())
+}
+
+fn io_error(path: &Path, error: std::io::Error) -> HarnessError {
+    HarnessError::Io {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    }
+}
