@@ -1,4 +1,80 @@
-fn main() {
-    eprintln!("error: ch2-reductions is under construction");
-    std::process::exit(1);
+//! `cargo run -p ch2-reductions -- [--backend auto|cuda|emu] [--variant NAME] [--size FLOATS] [--seed S] [--schedule …] [--list] [--out DIR]`
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use ch2_reductions::VARIANTS;
+use ch2_reductions::walkthrough::{EMU_SIZE, GPU_SIZE, MAX_SIZE, Options, walkthrough};
+use clap::Parser;
+use harness::Device;
+use harness::cli::CommonArgs;
+use harness::report::table;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "ch2-reductions",
+    about = "Chapter 2: shared memory, barriers and 1D/2D reductions"
+)]
+struct Cli {
+    #[command(flatten)]
+    common: CommonArgs,
+
+    /// Floats of the 1D input (the 2D input is the largest square within them)
+    /// [default: 268435456 on a GPU, 100003 on the emulator]
+    #[arg(long)]
+    size: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    if cli.common.list {
+        let rows = VARIANTS.iter().enumerate().map(|(index, v)| {
+            vec![
+                (index + 1).to_string(),
+                v.name.to_string(),
+                v.expect.to_string(),
+                v.kernel.path.to_string(),
+                v.summary.to_string(),
+            ]
+        });
+        println!(
+            "{}",
+            table(&["#", "variant", "expect", "kernel", "what it shows"], rows)
+        );
+        return Ok(());
+    }
+    if let Some(size) = cli.size
+        && (size == 0 || size > MAX_SIZE)
+    {
+        anyhow::bail!(
+            "--size {size} is outside 1..={MAX_SIZE} floats (the kernels' indices are 32-bit)"
+        );
+    }
+    if let Some(name) = &cli.common.variant {
+        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
+    }
+    let mut device = Device::open(cli.common.backend)?;
+    device.set_emu_settings(cli.common.emu_settings());
+    let is_cuda = device.kind().is_cuda();
+    let mut options = Options::new(
+        cli.common.seed,
+        cli.common.out_dir("ch2-reductions"),
+        is_cuda,
+    );
+    options.variant = cli.common.variant.clone();
+    options.size = cli
+        .size
+        .unwrap_or(if is_cuda { GPU_SIZE } else { EMU_SIZE });
+    let mut stdout = std::io::stdout().lock();
+    walkthrough(&mut device, &options, &mut stdout)?;
+    Ok(())
 }
