@@ -117,6 +117,18 @@ pub fn workspace_root() -> PathBuf {
     }
 }
 
+/// A workspace binary for tests that run it as a user would: the one cargo built (`built` is
+/// `env!("CARGO_BIN_EXE_…")`), or the copy `../shared/gpu/stage` put in `.gpu/bin/` when the
+/// tests run on a GPU machine without Rust.
+pub fn workspace_binary(built: &str) -> PathBuf {
+    let built = PathBuf::from(built);
+    if built.is_file() {
+        return built;
+    }
+    let name = built.file_name().map(PathBuf::from).unwrap_or_default();
+    workspace_root().join(".gpu/bin").join(name)
+}
+
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(dir).map_err(|error| HarnessError::Io {
         path: dir.to_path_buf(),

@@ -16,11 +16,7 @@ struct Run {
 
 /// The binary cargo built, or the staged one when these tests run on a machine without Rust.
 fn binary() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_BIN_EXE_racetrack"));
-    if built.is_file() {
-        return built;
-    }
-    workspace_root().join(".gpu/bin/racetrack")
+    harness::ptx::workspace_binary(env!("CARGO_BIN_EXE_racetrack"))
 }
 
 fn racetrack_in(dir: &Path, args: &[&str]) -> Run {

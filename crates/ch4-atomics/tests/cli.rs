@@ -4,12 +4,14 @@
 use std::process::{Command, Output};
 
 fn ch4(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ch4-atomics"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .env_remove("RACETRACK_BACKEND")
-        .output()
-        .expect("the chapter binary starts")
+    Command::new(harness::ptx::workspace_binary(env!(
+        "CARGO_BIN_EXE_ch4-atomics"
+    )))
+    .args(args)
+    .current_dir(std::env::temp_dir())
+    .env_remove("RACETRACK_BACKEND")
+    .output()
+    .expect("the chapter binary starts")
 }
 
 fn stderr(output: &Output) -> String {

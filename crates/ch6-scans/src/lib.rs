@@ -121,7 +121,7 @@ pub const VARIANTS: &[Ch6Variant] = &[
             "hillis_steele_single_buffer"
         ),
         expect: Expect::Race,
-        summary: "the seed's one-buffer scan: right on a GPU, a race all the same",
+        summary: "the seed's one-buffer scan: usually right on a GPU, a race all the same",
         kind: Step::OneBlockInclusive,
     },
     Variant {

@@ -3,12 +3,14 @@
 use std::process::{Command, Output};
 
 fn ch6(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ch6-scans"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .env_remove("RACETRACK_BACKEND")
-        .output()
-        .expect("the chapter binary starts")
+    Command::new(harness::ptx::workspace_binary(env!(
+        "CARGO_BIN_EXE_ch6-scans"
+    )))
+    .args(args)
+    .current_dir(std::env::temp_dir())
+    .env_remove("RACETRACK_BACKEND")
+    .output()
+    .expect("the chapter binary starts")
 }
 
 fn assert_one_line_error(output: &Output, expected: &str) {
