@@ -52,4 +52,13 @@ pub enum HarnessError {
     Invalid(String),
 }
 
+impl HarnessError {
+    pub fn io(path: &std::path::Path, error: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_path_buf(),
+            message: error.to_string(),
+        }
+    }
+}
+
 pub type Result<T, E = HarnessError> = std::result::Result<T, E>;

@@ -19,8 +19,10 @@ pub mod launch;
 pub mod nvrtc;
 pub mod ptx;
 pub mod report;
+pub mod testing;
 pub mod variant;
 pub mod verify;
+pub mod walk;
 
 pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
 pub use device::{

@@ -161,6 +161,24 @@ impl<K> Variant<K> {
     }
 }
 
+/// Everything wrong with how a chapter's kernel files present its variants: headers, `// BUG:`
+/// markers, and file numbers that do not follow the list's teaching order.
+pub fn registry_problems<K>(variants: &[Variant<K>]) -> Vec<String> {
+    let mut problems: Vec<String> = variants.iter().flat_map(Variant::header_problems).collect();
+    for (index, variant) in variants.iter().enumerate() {
+        let number = format!("/{:02}_", index + 1);
+        if !variant.kernel.path.contains(&number) {
+            problems.push(format!(
+                "{} is variant {} in the list, so its file should be numbered {:02}",
+                variant.kernel.path,
+                index + 1,
+                index + 1
+            ));
+        }
+    }
+    problems
+}
+
 /// Finds a variant by `--variant` name, with the known names in the error.
 pub fn find_variant<'a, K>(
     variants: &'a [Variant<K>],
@@ -173,4 +191,66 @@ pub fn find_variant<'a, K>(
             known.join(", ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIXED_SOURCE: &str = "// FIXED: counts with atomicAdd\n// Thread mapping: one per element\n// Shared memory: none\n// Launch: any\n";
+    const RACY_SOURCE: &str = "// BROKEN(race): lost updates\n// Thread mapping: one per element\n// Shared memory: none\n// Launch: any\nx[0] += 1; // BUG: unordered\n";
+
+    fn variant(path: &'static str, source: &'static str, expect: Expect) -> Variant {
+        Variant {
+            name: "v",
+            kernel: KernelSource {
+                path,
+                entry: "k",
+                source,
+                committed_ptx: "",
+            },
+            expect,
+            summary: "",
+            kind: (),
+        }
+    }
+
+    #[test]
+    fn a_well_presented_registry_has_no_problems() {
+        let variants = [
+            variant("kernels/c/01_racy.cu", RACY_SOURCE, Expect::Race),
+            variant("kernels/c/02_fixed.cu", FIXED_SOURCE, Expect::Correct),
+        ];
+        assert_eq!(registry_problems(&variants), Vec::<String>::new());
+        assert_eq!(
+            variants[0].bug_location().as_deref(),
+            Some("kernels/c/01_racy.cu:5")
+        );
+    }
+
+    #[test]
+    fn wrong_tags_missing_markers_and_order_are_reported() {
+        let variants = [
+            variant("kernels/c/02_fixed.cu", FIXED_SOURCE, Expect::Correct),
+            variant("kernels/c/01_racy.cu", FIXED_SOURCE, Expect::Race),
+        ];
+        let problems = registry_problems(&variants);
+        assert_eq!(problems.len(), 4, "{problems:#?}");
+        assert!(
+            problems[0].contains("should start with `// BROKEN(race):`"),
+            "{problems:#?}"
+        );
+        assert!(
+            problems[1].contains("marks no line with `// BUG:`"),
+            "{problems:#?}"
+        );
+        assert!(
+            problems[2].contains("02_fixed.cu is variant 1"),
+            "{problems:#?}"
+        );
+        assert!(
+            problems[3].contains("01_racy.cu is variant 2"),
+            "{problems:#?}"
+        );
+    }
 }

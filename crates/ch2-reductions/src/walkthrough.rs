@@ -1,12 +1,12 @@
 //! `cargo run -p ch2-reductions`: the chapter in teaching order, on whichever backend is chosen.
 
-use std::fmt::Write as _;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use harness::rand::Rng;
 use harness::report::table;
+use harness::walk::{checker_section, flush, say};
 use harness::{Device, Expect, HarnessError, LaunchShape, Result, Schedule};
 
 use crate::{
@@ -138,7 +138,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         "each sum is checked against an f64 reference: error ≤ γ_d · Σ|x|, d the longest chain of f32 additions behind it",
     );
     flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| io_error(&options.out, e))?;
+    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
 
     let shapes = Shapes::for_device(device);
     let selected: Vec<&Ch2Variant> = match &options.variant {
@@ -229,7 +229,7 @@ fn step_1d(
             &SumCheck::new(racy.result, inputs.want, depth, inputs.abs_sum).to_string(),
         );
     }
-    checker_section(device, variant, outcome.report.findings, page);
+    checker_section(device, variant, &outcome.report.findings, page);
     Ok(())
 }
 
@@ -277,7 +277,7 @@ fn step_2d(
         }
         findings.extend(outcome.report.findings);
     }
-    checker_section(device, variant, findings, page);
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -331,7 +331,7 @@ fn step_blobs(
             ),
         );
     }
-    checker_section(device, variant, outcome.report.findings, page);
+    checker_section(device, variant, &outcome.report.findings, page);
     Ok(())
 }
 
@@ -384,51 +384,6 @@ fn with_schedule<T>(
     result
 }
 
-/// What the checkers said, or why they did not run.
-fn checker_section(
-    device: &Device,
-    variant: &Ch2Variant,
-    findings: Vec<harness::Finding>,
-    page: &mut String,
-) {
-    if device.kind().is_cuda() {
-        if matches!(variant.expect, Expect::Race | Expect::BarrierDivergence) {
-            say(
-                page,
-                "checkers: run with --backend emu to see racecheck name the line",
-            );
-        }
-        return;
-    }
-    if findings.is_empty() {
-        say(
-            page,
-            "checkers: racecheck, synccheck and memcheck report nothing",
-        );
-        return;
-    }
-    const SHOWN: usize = 2;
-    say(page, &format!("checkers: {} finding(s)", findings.len()));
-    for finding in findings.iter().take(SHOWN) {
-        for line in finding.to_string().lines() {
-            say(page, &format!("  {line}"));
-        }
-    }
-    if findings.len() > SHOWN {
-        say(page, &format!("  … and {} more", findings.len() - SHOWN));
-    }
-    if let Some(location) = variant.bug_location() {
-        let named = variant.expect.is_shown_by(&findings, variant.bug_line());
-        say(
-            page,
-            &format!(
-                "the // BUG: line is {location}: {}",
-                if named { "named ✓" } else { "not named ✗" }
-            ),
-        );
-    }
-}
-
 /// One row of the GPU table.
 struct Timed {
     what: String,
@@ -476,7 +431,7 @@ fn timing_section(
         device.name(),
         today()
     );
-    std::fs::write(&file, markdown).map_err(|e| io_error(&file, e))?;
+    std::fs::write(&file, markdown).map_err(|e| HarnessError::io(&file, e))?;
     say(page, &format!("table for the book: {}", file.display()));
     Ok(())
 }
@@ -671,25 +626,6 @@ fn today() -> String {
     };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     format!("{year:04}-{month:02}-{day:02}")
-}
-
-fn say(page: &mut String, line: &str) {
-    let _ = writeln!(page, "{line}");
-}
-
-fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
-    out.write_all(page.as_bytes())
-        .map_err(|e| io_error(Path::new("stdout"), e))?;
-    out.flush().map_err(|e| io_error(Path::new("stdout"), e))?;
-    page.clear();
-    Ok(())
-}
-
-fn io_error(path: &Path, error: std::io::Error) -> HarnessError {
-    HarnessError::Io {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    }
 }
 
 #[cfg(test)]

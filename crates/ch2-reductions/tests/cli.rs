@@ -1,36 +1,12 @@
 //! The binary as a user meets it: bad flags and missing hardware give one line and a non-zero
 //! exit, never a panic.
 
-use std::process::{Command, Output};
+use std::process::Output;
+
+use harness::testing::{assert_one_line_error, run_binary, stderr};
 
 fn ch2(args: &[&str]) -> Output {
-    Command::new(harness::ptx::workspace_binary(env!(
-        "CARGO_BIN_EXE_ch2-reductions"
-    )))
-    .args(args)
-    .current_dir(std::env::temp_dir())
-    .env_remove("RACETRACK_BACKEND")
-    .output()
-    .expect("the chapter binary starts")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn assert_one_line_error(output: &Output, expected: &str) {
-    let text = stderr(output);
-    assert!(
-        !output.status.success(),
-        "exit status {:?} for: {text}",
-        output.status
-    );
-    assert!(!text.contains("panicked"), "{text}");
-    let first = text.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("error:") && first.contains(expected),
-        "{text}"
-    );
+    run_binary(env!("CARGO_BIN_EXE_ch2-reductions"), args)
 }
 
 #[test]

@@ -1,6 +1,5 @@
 //! `cargo run -p ch4-atomics`: the chapter in teaching order, on whichever backend is chosen.
 
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -8,6 +7,7 @@ use std::time::Instant;
 use harness::rand::Rng;
 use harness::report::{grouped_bars_svg, progress, sweep_svg, table};
 use harness::verify::compare_exact;
+use harness::walk::{checker_section, flush, say};
 use harness::{Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
@@ -69,7 +69,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         ),
     );
     flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| io_error(&options.out, e))?;
+    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
 
     let selected: Vec<&Ch4Variant> = match &options.variant {
         Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
@@ -134,7 +134,7 @@ fn increment_step(device: &mut Device, variant: &Ch4Variant, page: &mut String) 
     checker_section(
         device,
         variant,
-        first_report.map(|r| r.findings).unwrap_or_default(),
+        &first_report.map(|r| r.findings).unwrap_or_default(),
         page,
     );
     Ok(())
@@ -192,7 +192,7 @@ fn ascii_step(
             ),
         );
     }
-    checker_section(device, variant, outcome.report.findings, page);
+    checker_section(device, variant, &outcome.report.findings, page);
     Ok(())
 }
 
@@ -225,53 +225,8 @@ fn any_bins_step(
         );
         all_clean.extend(outcome.report.findings);
     }
-    checker_section(device, variant, all_clean, page);
+    checker_section(device, variant, &all_clean, page);
     Ok(())
-}
-
-/// What the checkers said, or why they did not run.
-fn checker_section(
-    device: &Device,
-    variant: &Ch4Variant,
-    findings: Vec<harness::Finding>,
-    page: &mut String,
-) {
-    if device.kind().is_cuda() {
-        if !variant.expect.is_correct() {
-            say(
-                page,
-                "checkers: run with --backend emu to see racecheck name the line",
-            );
-        }
-        return;
-    }
-    if findings.is_empty() {
-        say(
-            page,
-            "checkers: racecheck, synccheck and memcheck report nothing",
-        );
-        return;
-    }
-    const SHOWN: usize = 2;
-    say(page, &format!("checkers: {} finding(s)", findings.len()));
-    for finding in findings.iter().take(SHOWN) {
-        for line in finding.to_string().lines() {
-            say(page, &format!("  {line}"));
-        }
-    }
-    if findings.len() > SHOWN {
-        say(page, &format!("  … and {} more", findings.len() - SHOWN));
-    }
-    if let Some(location) = variant.bug_location() {
-        let named = variant.expect.is_shown_by(&findings, variant.bug_line());
-        say(
-            page,
-            &format!(
-                "the // BUG: line is {location}: {}",
-                if named { "named ✓" } else { "not named ✗" }
-            ),
-        );
-    }
 }
 
 fn most_frequent(histo: &[u32], shown: usize) -> String {
@@ -497,23 +452,4 @@ fn repeat_to(text: &[u8], bytes: usize) -> Vec<u8> {
 
 fn plot_name(path: &Path) -> String {
     path.display().to_string()
-}
-
-fn say(page: &mut String, line: &str) {
-    let _ = writeln!(page, "{line}");
-}
-
-fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
-    out.write_all(page.as_bytes())
-        .map_err(|e| io_error(Path::new("stdout"), e))?;
-    out.flush().map_err(|e| io_error(Path::new("stdout"), e))?;
-    page.clear();
-    Ok(())
-}
-
-fn io_error(path: &Path, error: std::io::Error) -> HarnessError {
-    HarnessError::Io {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    }
 }

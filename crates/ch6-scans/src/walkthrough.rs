@@ -1,6 +1,5 @@
 //! `cargo run -p ch6-scans`: the chapter in teaching order, on whichever backend is chosen.
 
-use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -8,7 +7,8 @@ use std::time::Instant;
 use harness::rand::Rng;
 use harness::report::table;
 use harness::verify::{bounds, compare_exact, compare_within};
-use harness::{Device, EmuSettings, Expect, Finding, HarnessError, Result, Schedule};
+use harness::walk::{checker_section, flush, say};
+use harness::{Device, EmuSettings, Expect, HarnessError, Result, Schedule};
 use plotters::prelude::*;
 
 use crate::{
@@ -95,7 +95,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         ),
     );
     flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| io_error(&options.out, e))?;
+    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
 
     let selected: Vec<&Ch6Variant> = match &options.variant {
         Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
@@ -195,7 +195,7 @@ fn one_block_step(
     if variant.name == "blelloch-shared" {
         bank_table(page);
     }
-    checker_section(device, variant, findings, page);
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -252,7 +252,7 @@ fn race_step(
             if right == repeats { "✓" } else { "✗" }
         ),
     );
-    checker_section(device, variant, first_findings.unwrap_or_default(), page);
+    checker_section(device, variant, &first_findings.unwrap_or_default(), page);
     if let Some(settings) = device.emu_settings() {
         let adversarial = EmuSettings {
             schedule: Schedule::Adversarial {
@@ -322,7 +322,7 @@ fn grid_step(
         }
         findings.extend(outcome.report.findings);
     }
-    checker_section(device, variant, findings, page);
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -350,7 +350,7 @@ fn multi_launch_step(
         );
         findings.extend(outcome.report.findings);
     }
-    checker_section(device, variant, findings, page);
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -417,7 +417,7 @@ fn large_step(
         ),
     );
     findings.extend(outcome.report.findings);
-    checker_section(device, variant, findings, page);
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -466,7 +466,7 @@ fn convert_step(
         ),
     );
     findings.extend(outcome.report.findings);
-    checker_section(device, variant, findings, page);
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -487,53 +487,6 @@ fn compile_step(device: &mut Device, variant: &Ch6Variant, page: &mut String) ->
         );
     }
     Ok(())
-}
-
-/// What the checkers said, or why they did not run.
-fn checker_section(
-    device: &Device,
-    variant: &Ch6Variant,
-    findings: Vec<Finding>,
-    page: &mut String,
-) {
-    if device.kind().is_cuda() {
-        if !variant.expect.is_correct() {
-            say(
-                page,
-                "checkers: run with --backend emu to see what racecheck says",
-            );
-        }
-        return;
-    }
-    if findings.is_empty() {
-        say(
-            page,
-            "checkers: racecheck, synccheck and memcheck report nothing",
-        );
-        return;
-    }
-    const SHOWN: usize = 2;
-    say(page, &format!("checkers: {} finding(s)", findings.len()));
-    for finding in findings.iter().take(SHOWN) {
-        for line in finding.to_string().lines() {
-            say(page, &format!("  {line}"));
-        }
-    }
-    if findings.len() > SHOWN {
-        say(page, &format!("  … and {} more", findings.len() - SHOWN));
-    }
-    if variant.expect == Expect::Race
-        && let Some(location) = variant.bug_location()
-    {
-        let named = variant.expect.is_shown_by(&findings, variant.bug_line());
-        say(
-            page,
-            &format!(
-                "the // BUG: line is {location}: {}",
-                if named { "named ✓" } else { "not named ✗" }
-            ),
-        );
-    }
 }
 
 fn work_section(options: &Options, page: &mut String) -> Result<()> {
@@ -845,23 +798,4 @@ fn timing_section(
         "every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run",
     );
     Ok(())
-}
-
-fn say(page: &mut String, line: &str) {
-    let _ = writeln!(page, "{line}");
-}
-
-fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
-    out.write_all(page.as_bytes())
-        .map_err(|e| io_error(Path::new("stdout"), e))?;
-    out.flush().map_err(|e| io_error(Path::new("stdout"), e))?;
-    page.clear();
-    Ok(())
-}
-
-fn io_error(path: &Path, error: std::io::Error) -> HarnessError {
-    HarnessError::Io {
-        path: path.to_path_buf(),
-        message: error.to_string(),
-    }
 }

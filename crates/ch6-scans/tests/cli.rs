@@ -1,27 +1,11 @@
 //! The binary as a user meets it: bad flags give one line and a non-zero exit, never a panic.
 
-use std::process::{Command, Output};
+use std::process::Output;
+
+use harness::testing::{assert_one_line_error, run_binary};
 
 fn ch6(args: &[&str]) -> Output {
-    Command::new(harness::ptx::workspace_binary(env!(
-        "CARGO_BIN_EXE_ch6-scans"
-    )))
-    .args(args)
-    .current_dir(std::env::temp_dir())
-    .env_remove("RACETRACK_BACKEND")
-    .output()
-    .expect("the chapter binary starts")
-}
-
-fn assert_one_line_error(output: &Output, expected: &str) {
-    let text = String::from_utf8_lossy(&output.stderr).into_owned();
-    assert!(!output.status.success(), "{text}");
-    assert!(!text.contains("panicked"), "{text}");
-    let first = text.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("error:") && first.contains(expected),
-        "{text}"
-    );
+    run_binary(env!("CARGO_BIN_EXE_ch6-scans"), args)
 }
 
 #[test]
