@@ -72,3 +72,56 @@ pub fn checker_section<K>(
         say(page, &format!("the // BUG: line is {location}: {verdict}"));
     }
 }
+
+/// Splits a walk-through's output at its `## N. name` headings into named sections for
+/// snapshots: `00_header`, `01_racy_increment`, …, and `gpu` for `## GPU timing`.
+pub fn sections(printed: &str) -> Vec<(String, String)> {
+    let mut sections = vec![("00_header".to_string(), String::new())];
+    for line in printed.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            let first_word = |text: &str| text.split(' ').next().unwrap_or_default().to_string();
+            let name = match heading.split_once(". ") {
+                Some((number, rest)) => format!("{number:0>2}_{}", first_word(rest)),
+                None => first_word(heading).to_lowercase(),
+            };
+            sections.push((name.replace('-', "_"), String::new()));
+        }
+        if let Some((_, text)) = sections.last_mut() {
+            say(text, line);
+        }
+    }
+    for (_, text) in &mut sections {
+        *text = text.trim_end().to_string();
+    }
+    sections
+}
+
+/// `--list`: every variant of a chapter in teaching order.
+pub fn variant_table<K>(variants: &[Variant<K>]) -> String {
+    let rows = variants.iter().enumerate().map(|(index, v)| {
+        vec![
+            (index + 1).to_string(),
+            v.name.to_string(),
+            v.expect.to_string(),
+            v.kernel.path.to_string(),
+            v.summary.to_string(),
+        ]
+    });
+    crate::report::table(&["#", "variant", "expect", "kernel", "what it shows"], rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sections_split_at_numbered_headings() {
+        let printed =
+            "backend: emu\n\n## 1. racy-increment — lost\nx = 1\n\n## GPU timing\nskipped\n";
+        let sections = sections(printed);
+        let names: Vec<&str> = sections.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["00_header", "01_racy_increment", "gpu"]);
+        assert_eq!(sections[1].1, "## 1. racy-increment — lost\nx = 1");
+        assert_eq!(sections[0].1, "backend: emu");
+    }
+}

@@ -8,7 +8,6 @@ use ch2_reductions::walkthrough::{EMU_SIZE, GPU_SIZE, MAX_SIZE, Options, walkthr
 use clap::Parser;
 use harness::Device;
 use harness::cli::CommonArgs;
-use harness::report::table;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -37,19 +36,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     if cli.common.list {
-        let rows = VARIANTS.iter().enumerate().map(|(index, v)| {
-            vec![
-                (index + 1).to_string(),
-                v.name.to_string(),
-                v.expect.to_string(),
-                v.kernel.path.to_string(),
-                v.summary.to_string(),
-            ]
-        });
-        println!(
-            "{}",
-            table(&["#", "variant", "expect", "kernel", "what it shows"], rows)
-        );
+        println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
     if let Some(size) = cli.size

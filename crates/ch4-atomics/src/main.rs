@@ -9,7 +9,6 @@ use ch4_atomics::walkthrough::{MAX_TIMING_BYTES, Options, walkthrough};
 use clap::Parser;
 use harness::Device;
 use harness::cli::CommonArgs;
-use harness::report::table;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -41,19 +40,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     if cli.common.list {
-        let rows = VARIANTS.iter().enumerate().map(|(index, v)| {
-            vec![
-                (index + 1).to_string(),
-                v.name.to_string(),
-                v.expect.to_string(),
-                v.kernel.path.to_string(),
-                v.summary.to_string(),
-            ]
-        });
-        println!(
-            "{}",
-            table(&["#", "variant", "expect", "kernel", "what it shows"], rows)
-        );
+        println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
     if cli.size == 0 || cli.size > MAX_TIMING_BYTES {

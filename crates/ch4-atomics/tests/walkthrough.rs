@@ -19,7 +19,7 @@ fn walkthrough_on_the_emulator() {
     std::fs::remove_dir_all(&out).ok();
 
     let printed = printed.replace(&out.display().to_string(), "target/racetrack/ch4-atomics");
-    let sections = sections(&printed);
+    let sections = harness::walk::sections(&printed);
     assert_eq!(
         sections.len(),
         10,
@@ -30,30 +30,4 @@ fn walkthrough_on_the_emulator() {
             insta::assert_snapshot!(format!("ch4_{name}"), text);
         }
     });
-}
-
-/// Splits at `## N. name` headings: `00_header`, `01_racy-increment`, …, `timing`.
-fn sections(printed: &str) -> Vec<(String, String)> {
-    let mut sections = vec![("00_header".to_string(), String::new())];
-    for line in printed.lines() {
-        if let Some(heading) = line.strip_prefix("## ") {
-            let name = match heading.split_once(". ") {
-                Some((number, rest)) => format!(
-                    "{:0>2}_{}",
-                    number,
-                    rest.split(' ').next().unwrap_or_default()
-                ),
-                None => heading.split(' ').next().unwrap_or_default().to_lowercase(),
-            };
-            sections.push((name.replace('-', "_"), String::new()));
-        }
-        if let Some((_, text)) = sections.last_mut() {
-            text.push_str(line);
-            text.push('\n');
-        }
-    }
-    for (_, text) in &mut sections {
-        *text = text.trim_end().to_string();
-    }
-    sections
 }
