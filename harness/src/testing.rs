@@ -2,6 +2,7 @@
 
 use std::process::{Command, Output};
 
+use crate::device::Device;
 use crate::ptx::workspace_binary;
 
 /// Runs a workspace binary (`env!("CARGO_BIN_EXE_…")`, or its staged copy on a GPU machine)
@@ -36,4 +37,16 @@ pub fn assert_one_line_error(output: &Output, expected: &str) {
         first.starts_with("error:") && first.contains(expected),
         "{text}"
     );
+}
+
+/// The device `RACETRACK_BACKEND` names, announced on stderr; without a GPU, `auto` is the
+/// emulator. Tests have nothing to run on without one, so failing to open is a panic here.
+pub fn test_device() -> Device {
+    match Device::from_env() {
+        Ok(device) => {
+            eprintln!("{}", device.banner());
+            device
+        }
+        Err(error) => panic!("no backend to test on: {error}"),
+    }
 }

@@ -3,20 +3,11 @@
 #![allow(dead_code)]
 
 use ch2_reductions::shape_2d;
+use harness::LaunchShape;
 use harness::rand::Rng;
-use harness::{Device, LaunchShape};
 use proptest::prelude::*;
 
-/// The device `RACETRACK_BACKEND` names; without a GPU, `auto` is the emulator.
-pub fn device() -> Device {
-    match Device::from_env() {
-        Ok(device) => {
-            eprintln!("{}", device.banner());
-            device
-        }
-        Err(error) => panic!("no backend to test on: {error}"),
-    }
-}
+pub use harness::testing::test_device as device;
 
 /// Case counts: the emulator is thousands of times slower than a GPU, and this chapter's
 /// tests must stay well under a minute on two cores.

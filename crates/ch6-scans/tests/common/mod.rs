@@ -2,20 +2,10 @@
 
 #![allow(dead_code)]
 
-use harness::Device;
 use harness::rand::Rng;
 use proptest::prelude::*;
 
-/// The device `RACETRACK_BACKEND` names; without a GPU, `auto` is the emulator.
-pub fn device() -> Device {
-    match Device::from_env() {
-        Ok(device) => {
-            eprintln!("{}", device.banner());
-            device
-        }
-        Err(error) => panic!("no backend to test on: {error}"),
-    }
-}
+pub use harness::testing::test_device as device;
 
 /// Case counts: the emulator is thousands of times slower than a GPU.
 pub fn cases(
