@@ -478,6 +478,203 @@ macro_rules! lanes {
     }};
 }
 
+/// Runs `f` on the operands of every lane of `exec` and writes the result to register slot base
+/// `d`. Monomorphized per operation, so the operation and type are decided once per instruction;
+/// register and immediate operands are read without going through `Ctx::get`.
+#[inline(always)]
+fn map2(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    a: Opnd,
+    b: Opnd,
+    f: impl Fn(u64, u64) -> u64,
+) {
+    match (a, b) {
+        (Opnd::Reg(ra), Opnd::Reg(rb)) => {
+            let (ra, rb) = (ra as usize * 32, rb as usize * 32);
+            let r = &mut w.regs;
+            lanes!(exec, l, {
+                r[d + l] = f(r[ra + l], r[rb + l]);
+            });
+        }
+        (Opnd::Reg(ra), Opnd::Imm(vb)) => {
+            let ra = ra as usize * 32;
+            let r = &mut w.regs;
+            lanes!(exec, l, {
+                r[d + l] = f(r[ra + l], vb);
+            });
+        }
+        _ => {
+            lanes!(exec, l, {
+                let v = f(ctx.get(w, a, l), ctx.get(w, b, l));
+                w.regs[d + l] = v;
+            });
+        }
+    }
+}
+
+/// `map2` with three operands.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map3(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    a: Opnd,
+    b: Opnd,
+    c: Opnd,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    match (a, b, c) {
+        (Opnd::Reg(ra), Opnd::Reg(rb), Opnd::Reg(rc)) => {
+            let (ra, rb, rc) = (ra as usize * 32, rb as usize * 32, rc as usize * 32);
+            let r = &mut w.regs;
+            lanes!(exec, l, {
+                r[d + l] = f(r[ra + l], r[rb + l], r[rc + l]);
+            });
+        }
+        _ => {
+            lanes!(exec, l, {
+                let v = f(ctx.get(w, a, l), ctx.get(w, b, l), ctx.get(w, c, l));
+                w.regs[d + l] = v;
+            });
+        }
+    }
+}
+
+/// Integer width class of a type for the fast paths: 32 or 64 bits, signed or not.
+#[inline(always)]
+fn int_class(t: Ty) -> Option<(u32, bool)> {
+    match t {
+        Ty::B32 | Ty::U32 => Some((32, false)),
+        Ty::S32 => Some((32, true)),
+        Ty::B64 | Ty::U64 => Some((64, false)),
+        Ty::S64 => Some((64, true)),
+        _ => None,
+    }
+}
+
+/// Fast paths for the most common `Bin` operations; false if the generic path must run.
+/// Each gives exactly `alu::bin`'s result.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn bin_fast(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    op: BinOp,
+    ty: Ty,
+    d: usize,
+    a: Opnd,
+    b: Opnd,
+    fm: FMod,
+) -> bool {
+    if ty == Ty::F32 {
+        if fm.ftz || fm.sat {
+            return false;
+        }
+        let f = |x: u64| f32::from_bits(x as u32);
+        match op {
+            BinOp::Add => map2(ctx, w, exec, d, a, b, |x, y| (f(x) + f(y)).to_bits() as u64),
+            BinOp::Sub => map2(ctx, w, exec, d, a, b, |x, y| (f(x) - f(y)).to_bits() as u64),
+            BinOp::MulLo => map2(ctx, w, exec, d, a, b, |x, y| (f(x) * f(y)).to_bits() as u64),
+            _ => return false,
+        }
+        return true;
+    }
+    let Some((bits, signed)) = int_class(ty) else {
+        return false;
+    };
+    if fm.sat && signed {
+        return false;
+    }
+    match (op, bits) {
+        (BinOp::Add, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_add(y as u32) as u64
+        }),
+        (BinOp::Add, _) => map2(ctx, w, exec, d, a, b, |x, y| x.wrapping_add(y)),
+        (BinOp::Sub, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_sub(y as u32) as u64
+        }),
+        (BinOp::Sub, _) => map2(ctx, w, exec, d, a, b, |x, y| x.wrapping_sub(y)),
+        (BinOp::MulLo, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_mul(y as u32) as u64
+        }),
+        (BinOp::MulLo, _) => map2(ctx, w, exec, d, a, b, |x, y| x.wrapping_mul(y)),
+        (BinOp::MulWide, 32) if signed => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32 as i32 as i64).wrapping_mul(y as u32 as i32 as i64) as u64
+        }),
+        (BinOp::MulWide, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32 as u64).wrapping_mul(y as u32 as u64)
+        }),
+        (BinOp::Shl, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            let s = y as u32;
+            if s >= 32 { 0 } else { ((x as u32) << s) as u64 }
+        }),
+        (BinOp::Shl, _) => map2(ctx, w, exec, d, a, b, |x, y| {
+            let s = y as u32;
+            if s >= 64 { 0 } else { x << s }
+        }),
+        _ => return false,
+    }
+    true
+}
+
+/// Like `map2`, for a comparison: writes the result to `d` and its negation to `d2`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn map_pred(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    d2: Option<usize>,
+    a: Opnd,
+    b: Opnd,
+    f: impl Fn(u64, u64) -> bool,
+) {
+    match d2 {
+        None => map2(ctx, w, exec, d, a, b, |x, y| f(x, y) as u64),
+        Some(d2) => {
+            lanes!(exec, l, {
+                let r = f(ctx.get(w, a, l), ctx.get(w, b, l));
+                w.regs[d + l] = r as u64;
+                w.regs[d2 + l] = (!r) as u64;
+            });
+        }
+    }
+}
+
+/// Integer `setp` without a combining predicate, with operands mapped by `key` to values whose
+/// order is the type's order; false for comparisons left to the generic path.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn setp_int<K: Ord>(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    d2: Option<usize>,
+    a: Opnd,
+    b: Opnd,
+    cmp: Cmp,
+    key: impl Fn(u64) -> K,
+) -> bool {
+    match cmp {
+        Cmp::Eq | Cmp::Equ => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) == key(y)),
+        Cmp::Ne | Cmp::Neu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) != key(y)),
+        Cmp::Lt | Cmp::Ltu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) < key(y)),
+        Cmp::Le | Cmp::Leu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) <= key(y)),
+        Cmp::Gt | Cmp::Gtu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) > key(y)),
+        Cmp::Ge | Cmp::Geu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) >= key(y)),
+        Cmp::Num | Cmp::Nan => return false,
+    }
+    true
+}
+
 impl Warp {
     fn flush(&mut self) {
         lanes!(self.active, l, {
@@ -621,7 +818,7 @@ impl Ctx<'_> {
             .unwrap_or(0)
     }
 
-    #[inline]
+    #[inline(always)]
     fn sreg(&self, w: &Warp, s: Sreg, lane: usize) -> u64 {
         let t = w.first + lane as u32;
         match s {
@@ -646,7 +843,7 @@ impl Ctx<'_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, w: &Warp, o: Opnd, lane: usize) -> u64 {
         match o {
             Opnd::Reg(r) => w.regs[r as usize * 32 + lane],
@@ -655,7 +852,7 @@ impl Ctx<'_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn addr(&self, w: &Warp, a: &Addr, lane: usize) -> u64 {
         match *a {
             Addr::Reg { base, off } => self.get(w, base, lane).wrapping_add(off as u64),
@@ -1413,6 +1610,10 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             fm,
         } => {
             let (op, ty, d, a, b, fm) = (*op, *ty, *d as usize * 32, *a, *b, *fm);
+            if bin_fast(ctx, w, exec, op, ty, d, a, b, fm) {
+                w.advance();
+                return None;
+            }
             lanes!(exec, l, {
                 let v = alu::bin(op, ty, ctx.get(w, a, l), ctx.get(w, b, l), fm);
                 w.regs[d + l] = v;
@@ -1436,14 +1637,47 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             fm,
         } => {
             let d = *d as usize * 32;
+            let (a, b, c) = (*a, *b, *c);
+            let done = match (int_class(*ty), *hi, *wide) {
+                (Some((32, _)), false, false) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        (x as u32).wrapping_mul(y as u32).wrapping_add(z as u32) as u64
+                    });
+                    true
+                }
+                (Some((64, _)), false, false) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        x.wrapping_mul(y).wrapping_add(z)
+                    });
+                    true
+                }
+                (Some((32, true)), false, true) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)).wrapping_add(z as i64)
+                            as u64
+                    });
+                    true
+                }
+                (Some((32, false)), false, true) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        (x as u32 as u64 * y as u32 as u64).wrapping_add(z)
+                    });
+                    true
+                }
+                _ => false,
+            };
+            if done {
+                w.advance();
+                return None;
+            }
             lanes!(exec, l, {
                 let v = alu::mad(
                     *ty,
                     *hi,
                     *wide,
-                    ctx.get(w, *a, l),
-                    ctx.get(w, *b, l),
-                    ctx.get(w, *c, l),
+                    ctx.get(w, a, l),
+                    ctx.get(w, b, l),
+                    ctx.get(w, c, l),
                     *fm,
                 );
                 w.regs[d + l] = v;
@@ -1460,6 +1694,21 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             ftz,
         } => {
             let d = *d as usize * 32;
+            if comb.is_none() {
+                let d2 = d2.map(|x| x as usize * 32);
+                let (a, b, cmp) = (*a, *b, *cmp);
+                let done = match *ty {
+                    Ty::B32 | Ty::U32 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as u32),
+                    Ty::S32 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as u32 as i32),
+                    Ty::B64 | Ty::U64 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x),
+                    Ty::S64 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as i64),
+                    _ => false,
+                };
+                if done {
+                    w.advance();
+                    return None;
+                }
+            }
             lanes!(exec, l, {
                 let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), *ftz);
                 let (r1, r2) = match comb {
