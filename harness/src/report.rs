@@ -20,6 +20,11 @@ pub fn table<S: ToString>(header: &[&str], rows: impl IntoIterator<Item = Vec<S>
     table.to_string()
 }
 
+/// Today's date in UTC, `YYYY-MM-DD`, for the tables that say when a GPU measured them.
+pub fn today_utc() -> String {
+    time::OffsetDateTime::now_utc().date().to_string()
+}
+
 /// A progress bar on stderr; indicatif hides it when stderr is not a terminal, so snapshots
 /// and logs stay clean.
 pub fn progress(len: u64, message: &str) -> ProgressBar {
@@ -173,6 +178,13 @@ pub fn sweep_svg(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        let date = today_utc();
+        assert_eq!(date.len(), 10, "{date}");
+        assert!(date.starts_with("20"), "{date}");
+    }
 
     #[test]
     fn table_is_markdown() {

@@ -429,7 +429,7 @@ fn timing_section(
     let markdown = format!(
         "Measured on **{}**, on {}, by `ch2-reductions --backend cuda` ({n} floats; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host).\n\n{rendered}\n",
         device.name(),
-        today()
+        harness::report::today_utc()
     );
     std::fs::write(&file, markdown).map_err(|e| HarnessError::io(&file, e))?;
     say(page, &format!("table for the book: {}", file.display()));
@@ -606,28 +606,6 @@ fn render(rows: &[Timed], copy_ms: f64, inputs: &Inputs) -> String {
     )
 }
 
-/// Today's UTC date as YYYY-MM-DD (days-from-civil inverted, H. Hinnant's algorithm).
-fn today() -> String {
-    let seconds = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let z = (seconds / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -684,12 +662,5 @@ mod tests {
             lines[5].contains("2.00×") && lines[5].contains("8.00×"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn dates_are_civil() {
-        let date = today();
-        assert_eq!(date.len(), 10, "{date}");
-        assert!(date.starts_with("20"), "{date}");
     }
 }
