@@ -584,25 +584,23 @@ impl Parser {
         let mut fparams = Vec::new();
         let mut koff = 0u32;
         for (pname, size, align, ty) in &params {
-            if is_entry {
+            // Kernel parameters live in the launch's parameter buffer, a `.func`'s in the
+            // thread's call area.
+            let (off, sym) = if is_entry {
                 let off = align_up(koff, *align);
                 koff = off.saturating_add(*size);
-                scope.insert(pname.clone(), Sym::KParam(off));
-                fparams.push(Param {
-                    size: *size,
-                    offset: off,
-                    ty: *ty,
-                });
+                (off, Sym::KParam(off))
             } else {
                 let off = align_up(self.tparam_size, *align);
                 self.tparam_size = off.saturating_add(*size);
-                scope.insert(pname.clone(), Sym::TParam(off));
-                fparams.push(Param {
-                    size: *size,
-                    offset: off,
-                    ty: *ty,
-                });
-            }
+                (off, Sym::TParam(off))
+            };
+            scope.insert(pname.clone(), sym);
+            fparams.push(Param {
+                size: *size,
+                offset: off,
+                ty: *ty,
+            });
         }
         let mut frets = Vec::new();
         for (pname, size, align, ty) in &rets {
