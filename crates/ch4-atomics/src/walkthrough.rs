@@ -188,7 +188,7 @@ fn ascii_step(
             page,
             &format!(
                 "plot: {} (lowercase and uppercase counts per letter)",
-                plot_name(&plot)
+                plot.display()
             ),
         );
     }
@@ -439,7 +439,7 @@ fn blocks_sweep(
         &points,
         best,
     )?;
-    say(page, &format!("plot: {}", plot_name(&plot)));
+    say(page, &format!("plot: {}", plot.display()));
     Ok(())
 }
 
@@ -448,8 +448,4 @@ fn repeat_to(text: &[u8], bytes: usize) -> Vec<u8> {
         return vec![b' '; bytes];
     }
     text.iter().copied().cycle().take(bytes).collect()
-}
-
-fn plot_name(path: &Path) -> String {
-    path.display().to_string()
 }
