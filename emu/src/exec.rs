@@ -24,6 +24,13 @@ const MAX_SHARED: u32 = 48 * 1024;
 /// Backward branches a diverged warp may take while other lanes wait before those lanes get a
 /// turn (independent thread scheduling; see README, "Reconvergence").
 const SPIN_LIMIT: u32 = 64;
+/// Eight SMs' worth of 2048 threads: enough blocks interleave to show races between blocks,
+/// few enough that their register files stay in the host's cache.
+pub const DEFAULT_RESIDENT_THREADS: u32 = 16 * 1024;
+/// Rounds of the hardware schedule with no block finishing before one more block is started, so
+/// a resident block that waits for a flag from a block not yet started still makes progress.
+/// Doubles after each such start, so long-running blocks start only a few extra.
+const STALL_ROUNDS: u64 = 4096;
 
 /// A device address returned by [`Emulator::alloc`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -85,6 +92,10 @@ pub struct RunOptions {
     pub memcheck: bool,
     /// Thread-instructions before the launch is stopped with `StepBudgetExhausted`.
     pub step_budget: u64,
+    /// Under [`Schedule::Hardware`], how many threads' blocks are resident at once; the next
+    /// block starts when one finishes, as blocks wait for a free SM on a GPU. Grids that fit
+    /// run all their blocks at once. Random and adversarial schedules start every block at once.
+    pub resident_threads: u32,
 }
 
 impl Default for RunOptions {
@@ -95,6 +106,7 @@ impl Default for RunOptions {
             synccheck: true,
             memcheck: true,
             step_budget: 50_000_000,
+            resident_threads: DEFAULT_RESIDENT_THREADS,
         }
     }
 }
@@ -268,7 +280,12 @@ impl Emulator {
         let tpb = tpb64 as u32;
         let wpb = tpb.div_ceil(32);
         let nwarps64 = nblocks64 * wpb as u64;
-        let reg_bytes = nwarps64 * 32 * (module.nregs as u64) * 8;
+        let resident_blocks = match options.schedule {
+            Schedule::Hardware => (options.resident_threads / tpb).max(1),
+            Schedule::Random { .. } | Schedule::Adversarial { .. } => u32::MAX,
+        }
+        .min(nblocks64.min(u32::MAX as u64) as u32);
+        let reg_bytes = resident_blocks as u64 * wpb as u64 * 32 * (module.nregs as u64) * 8;
         if nwarps64 * 32 > (1 << 24) || reg_bytes > (2 << 30) {
             return Err(bad(format!(
                 "{} threads ({} registers each) are more than the emulator holds; use a smaller grid",
@@ -349,6 +366,7 @@ impl Emulator {
                 None
             },
             findings: Collector::default(),
+            last_alloc: 0,
             clock: 0,
             thread_instrs: 0,
             nblocks,
@@ -371,9 +389,9 @@ impl Emulator {
                     wsync_wait: 0,
                     lane_pc: [f.start; 32],
                     bar_id: [0; 32],
-                    regs: vec![0; module.nregs as usize * 32],
-                    tparam: vec![0; module.tparam_size as usize * 32],
-                    stacks: vec![Vec::new(); 32],
+                    regs: Vec::new(),
+                    tparam: Vec::new(),
+                    stacks: Vec::new(),
                     spin: 0,
                     favored: None,
                 });
@@ -387,7 +405,14 @@ impl Emulator {
                 bars: vec![Bar::default(); 16],
             })
             .collect();
-        let mut l = Launch { ctx, warps, blocks };
+        let mut l = Launch {
+            ctx,
+            warps,
+            blocks,
+            resident_blocks,
+            started: 0,
+            spare_registers: Vec::new(),
+        };
         let completed = l.run();
         let thread_instructions = l.ctx.thread_instrs;
         Ok(RunReport {
@@ -436,6 +461,8 @@ struct Bar {
     expected: Option<u32>,
     sites: Vec<(u32, u32, u32)>,
     red: u32,
+    /// Some arrival is a `bar.red` whose result goes to a register.
+    red_dest: bool,
 }
 
 struct BlockState {
@@ -467,13 +494,21 @@ struct Warp {
     favored: Option<u8>,
 }
 
+/// Runs `$body` for each lane `$l` set in `$mask`, in lane order. A full warp (the common case)
+/// takes a plain counted loop, which the compiler unrolls and vectorizes.
 macro_rules! lanes {
     ($mask:expr, $l:ident, $body:block) => {{
         let mut m__: u32 = $mask;
-        while m__ != 0 {
-            let $l = m__.trailing_zeros() as usize;
-            m__ &= m__ - 1;
-            $body
+        if m__ == u32::MAX {
+            for $l in 0..32usize {
+                $body
+            }
+        } else {
+            while m__ != 0 {
+                let $l = m__.trailing_zeros() as usize;
+                m__ &= m__ - 1;
+                $body
+            }
         }
     }};
 }
@@ -748,6 +783,8 @@ struct Ctx<'a> {
     local_size: u32,
     race: Option<Race>,
     findings: Collector,
+    /// Index into `allocs` of the last global access, tried first.
+    last_alloc: usize,
     clock: u64,
     thread_instrs: u64,
     nblocks: u32,
@@ -761,7 +798,13 @@ enum Tgt {
     Bad,
 }
 
+#[inline(always)]
 fn rd_le(d: &[u8], off: usize, size: usize) -> u64 {
+    match (size, d.get(off..off.saturating_add(size))) {
+        (4, Some(s)) => return u32::from_le_bytes(s.try_into().unwrap_or_default()) as u64,
+        (8, Some(s)) => return u64::from_le_bytes(s.try_into().unwrap_or_default()),
+        _ => {}
+    }
     let mut b = [0u8; 8];
     if let Some(s) = d.get(off..off.saturating_add(size)) {
         b[..size].copy_from_slice(s);
@@ -769,6 +812,7 @@ fn rd_le(d: &[u8], off: usize, size: usize) -> u64 {
     u64::from_le_bytes(b)
 }
 
+#[inline(always)]
 fn wr_le(d: &mut [u8], off: usize, size: usize, v: u64) {
     if let Some(s) = d.get_mut(off..off.saturating_add(size)) {
         s.copy_from_slice(&v.to_le_bytes()[..size]);
@@ -822,6 +866,8 @@ impl Ctx<'_> {
     fn sreg(&self, w: &Warp, s: Sreg, lane: usize) -> u64 {
         let t = w.first + lane as u32;
         match s {
+            Sreg::Tid(0) if self.block[1] == 1 && self.block[2] == 1 => t as u64,
+            Sreg::Ctaid(0) if self.grid[1] == 1 && self.grid[2] == 1 => w.block as u64,
             Sreg::Tid(d) => split3(t, self.block)[d as usize] as u64,
             Sreg::Ntid(d) => self.block[d as usize] as u64,
             Sreg::Ctaid(d) => split3(w.block, self.grid)[d as usize] as u64,
@@ -864,9 +910,50 @@ impl Ctx<'_> {
         w.block * self.tpb + w.first + lane as u32
     }
 
+    /// [`Ctx::resolve`] for the common case, an aligned in-bounds access to shared memory or to
+    /// the global allocation of the previous access; anything else takes the full path.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn resolve(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+        align: u32,
+        pc: u32,
+        op: AccessOp,
+    ) -> Tgt {
+        if addr.is_multiple_of(align.max(1) as u64) {
+            match space {
+                Space::Shared => {
+                    let off = if addr >= SHARED_WIN {
+                        addr - SHARED_WIN
+                    } else {
+                        addr
+                    };
+                    if off.saturating_add(size as u64) <= self.shared_size as u64 {
+                        return Tgt::S(off as usize);
+                    }
+                }
+                Space::Global => {
+                    if let Some(last) = self.allocs.get(self.last_alloc)
+                        && addr >= last.base
+                        && addr.saturating_add(size as u64) <= last.base + last.data.len() as u64
+                    {
+                        return Tgt::G(self.last_alloc, (addr - last.base) as usize);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.resolve_full(w, lane, space, addr, size, align, pc, op)
+    }
+
     /// Maps an address to memory, reporting out-of-bounds and misaligned accesses.
     #[allow(clippy::too_many_arguments)]
-    fn resolve(
+    fn resolve_full(
         &mut self,
         w: &Warp,
         lane: usize,
@@ -922,10 +1009,24 @@ impl Ctx<'_> {
             });
         }
         let tgt = match sp {
-            report::Space::Global => match find_alloc(self.allocs, off, size as u64) {
-                Some(i) => Tgt::G(i, (off - self.allocs[i].base) as usize),
-                None => Tgt::Bad,
-            },
+            report::Space::Global => {
+                // Neighbouring lanes almost always hit the allocation the last access hit.
+                let last = self.allocs.get(self.last_alloc);
+                if let Some(last) = last
+                    && off >= last.base
+                    && off.saturating_add(size as u64) <= last.base + last.data.len() as u64
+                {
+                    Tgt::G(self.last_alloc, (off - last.base) as usize)
+                } else {
+                    match find_alloc(self.allocs, off, size as u64) {
+                        Some(i) => {
+                            self.last_alloc = i;
+                            Tgt::G(i, (off - self.allocs[i].base) as usize)
+                        }
+                        None => Tgt::Bad,
+                    }
+                }
+            }
             report::Space::Shared => {
                 if off.saturating_add(size as u64) <= self.shared_size as u64 {
                     Tgt::S(off as usize)
@@ -1101,6 +1202,7 @@ impl Ctx<'_> {
     }
 
     /// Race check for an access to `size` bytes at `tgt` (global or shared).
+    #[inline(always)]
     fn race_check(
         &mut self,
         w: &Warp,
@@ -1110,9 +1212,20 @@ impl Ctx<'_> {
         kind: race::Kind,
         pc: u32,
     ) {
-        if self.race.is_none() {
-            return;
+        if self.race.is_some() {
+            self.race_check_shadow(w, lane, tgt, size, kind, pc);
         }
+    }
+
+    fn race_check_shadow(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+    ) {
         let (region, off, words) = match tgt {
             Tgt::G(i, off) => (
                 self.nblocks as usize + i,
@@ -1213,6 +1326,7 @@ impl Ctx<'_> {
     }
 
     /// Loads `size` bytes (one element) through a resolved target.
+    #[inline(always)]
     fn read_tgt(&self, tgt: Tgt, size: usize, block: u32) -> u64 {
         match tgt {
             Tgt::G(i, off) => rd_le(&self.allocs[i].data, off, size),
@@ -1222,6 +1336,7 @@ impl Ctx<'_> {
         }
     }
 
+    #[inline(always)]
     fn write_tgt(&mut self, tgt: Tgt, size: usize, block: u32, v: u64) {
         match tgt {
             Tgt::G(i, off) => wr_le(&mut self.allocs[i].data, off, size, v),
@@ -1253,6 +1368,12 @@ struct Launch<'a> {
     ctx: Ctx<'a>,
     warps: Vec<Warp>,
     blocks: Vec<BlockState>,
+    /// Blocks the hardware schedule keeps running at once (grown only to keep progress).
+    resident_blocks: u32,
+    /// Blocks `0..started` have started; their warps have register files.
+    started: u32,
+    /// Register files of finished blocks, reused by the next ones.
+    spare_registers: Vec<Vec<u64>>,
 }
 
 /// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
@@ -1281,22 +1402,104 @@ impl Launch<'_> {
         self.ctx.thread_instrs >= self.ctx.opts.step_budget
     }
 
-    /// Returns true when every thread exited.
-    fn run(&mut self) -> bool {
-        let n = self.warps.len();
-        match self.ctx.opts.schedule {
-            Schedule::Hardware => loop {
-                let mut progressed = false;
-                for wi in 0..n {
+    /// Gives the next block's warps their register files; they start at the entry.
+    fn start_next_block(&mut self) {
+        let b = self.started;
+        self.started += 1;
+        let wpb = self.ctx.wpb as usize;
+        let regs_len = self.ctx.m.nregs as usize * 32;
+        let tparam_len = self.ctx.m.tparam_size as usize * 32;
+        for w in &mut self.warps[b as usize * wpb..(b as usize + 1) * wpb] {
+            // A reused register file keeps the finished block's values: registers a kernel
+            // reads before writing hold leftovers, as on hardware, and not a helpful zero.
+            w.regs = self
+                .spare_registers
+                .pop()
+                .unwrap_or_else(|| vec![0; regs_len]);
+            w.tparam = vec![0; tparam_len];
+            w.stacks = vec![Vec::new(); 32];
+        }
+    }
+
+    fn finish_block(&mut self, b: u32) {
+        if let Some(race) = self.ctx.race.as_mut() {
+            race.block_finished(b);
+        }
+        let wpb = self.ctx.wpb as usize;
+        for w in &mut self.warps[b as usize * wpb..(b as usize + 1) * wpb] {
+            self.spare_registers.push(std::mem::take(&mut w.regs));
+            w.tparam = Vec::new();
+            w.stacks = Vec::new();
+        }
+    }
+
+    /// Round robin over the resident blocks' warps, one instruction each, in warp order; a block
+    /// that finishes makes room for the next one.
+    fn run_hardware(&mut self) {
+        let nblocks = self.blocks.len() as u32;
+        let wpb = self.ctx.wpb as usize;
+        let mut resident: Vec<u32> = Vec::new();
+        let mut stalled_rounds = 0u64;
+        let mut patience = STALL_ROUNDS;
+        loop {
+            while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
+                resident.push(self.started);
+                self.start_next_block();
+            }
+            let mut progressed = false;
+            for &b in &resident {
+                for wi in b as usize * wpb..(b as usize + 1) * wpb {
                     if let Step::Ran = self.step(wi) {
                         progressed = true;
                     }
                 }
-                if !progressed || self.over_budget() {
+            }
+            if self.over_budget() {
+                break;
+            }
+            let before = resident.len();
+            let mut k = 0;
+            while k < resident.len() {
+                let b = resident[k];
+                if self.blocks[b as usize].live == 0 {
+                    resident.remove(k);
+                    self.finish_block(b);
+                } else {
+                    k += 1;
+                }
+            }
+            if resident.len() < before {
+                stalled_rounds = 0;
+                continue;
+            }
+            if self.started == nblocks {
+                if !progressed {
                     break;
                 }
-            },
+                continue;
+            }
+            stalled_rounds += 1;
+            if !progressed || stalled_rounds >= patience {
+                // Resident blocks wait for something (a flag, a barrier that never completes):
+                // start another block rather than stop, as a GPU with more SMs would.
+                self.resident_blocks += 1;
+                stalled_rounds = 0;
+                if progressed {
+                    patience = patience.saturating_mul(2);
+                }
+            }
+        }
+    }
+
+    /// Returns true when every thread exited.
+    fn run(&mut self) -> bool {
+        let n = self.warps.len();
+        match self.ctx.opts.schedule {
+            Schedule::Hardware => self.run_hardware(),
             Schedule::Random { seed } | Schedule::Adversarial { seed } => {
+                while self.started < self.blocks.len() as u32 {
+                    self.start_next_block();
+                }
                 let adversarial = matches!(self.ctx.opts.schedule, Schedule::Adversarial { .. });
                 let mut rng = Rng(seed ^ 0x5EED);
                 'outer: loop {
@@ -1417,6 +1620,10 @@ impl Launch<'_> {
     fn step(&mut self, wi: usize) -> Step {
         let w = &mut self.warps[wi];
         if w.active == 0 {
+            if w.runnable() == 0 {
+                w.favored = None;
+                return Step::Idle;
+            }
             w.regroup();
             if w.active == 0 {
                 return Step::Idle;
@@ -1512,23 +1719,26 @@ impl Launch<'_> {
             if freed == 0 {
                 continue;
             }
-            lanes!(freed, l, {
-                let at = w.lane_pc[l].saturating_sub(1) as usize;
-                if let Some(Instr {
-                    op: Op::Bar {
-                        kind, d: Some(d), ..
-                    },
-                    ..
-                }) = self.ctx.m.code.get(at)
-                {
-                    let v = match kind {
-                        BarKind::RedPopc => bar.red as u64,
-                        BarKind::RedAnd => (bar.red == bar.arrived) as u64,
-                        _ => (bar.red > 0) as u64,
-                    };
-                    w.regs[*d as usize * 32 + l] = v;
-                }
-            });
+            if bar.red_dest {
+                lanes!(freed, l, {
+                    let at = w.lane_pc[l].saturating_sub(1) as usize;
+                    if let Some(Instr {
+                        op:
+                            Op::Bar {
+                                kind, d: Some(d), ..
+                            },
+                        ..
+                    }) = self.ctx.m.code.get(at)
+                    {
+                        let v = match kind {
+                            BarKind::RedPopc => bar.red as u64,
+                            BarKind::RedAnd => (bar.red == bar.arrived) as u64,
+                            _ => (bar.red > 0) as u64,
+                        };
+                        w.regs[*d as usize * 32 + l] = v;
+                    }
+                });
+            }
             w.blocked &= !freed;
             w.regroup();
         }
@@ -1552,10 +1762,10 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
     ctx.clock += 1;
     let mut exec = active;
     if let Some((p, neg)) = ins.guard {
-        let base = p as usize * 32;
+        let pred = &w.regs[p as usize * 32..][..32];
         let mut e = 0u32;
         lanes!(active, l, {
-            if (w.regs[base + l] & 1 != 0) != neg {
+            if (pred[l] & 1 != 0) != neg {
                 e |= 1 << l;
             }
         });
@@ -1878,6 +2088,28 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             } else {
                 AccessOp::Read
             };
+            if let [Some(dreg)] = ds.as_slice()
+                && *space != Space::Param
+            {
+                let dreg = *dreg as usize * 32;
+                let sign_extend = ty.signed() && *dbits > ty.bits();
+                lanes!(exec, l, {
+                    let a = ctx.addr(w, addr, l);
+                    let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
+                    ctx.race_check(w, l, tgt, total, kind, pc);
+                    if *strong == Strength::Strong {
+                        sync_after(ctx, w, l, tgt, kind, false);
+                    }
+                    let raw = ctx.read_tgt(tgt, esize as usize, w.block);
+                    w.regs[dreg + l] = if sign_extend {
+                        alu::mask(alu::sext(raw, ty.bits()) as u64, *dbits)
+                    } else {
+                        raw
+                    };
+                });
+                w.advance();
+                return None;
+            }
             lanes!(exec, l, {
                 let vals: [u64; 4] = match (space, addr) {
                     (Space::Param, Addr::KParam(o)) => {
@@ -2116,7 +2348,11 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             return exit_lanes(ctx, blocks, w, exec, pc);
         }
         Op::Bar {
-            kind, id, count, p, ..
+            kind,
+            id,
+            count,
+            p,
+            d,
         } => {
             if exec == 0 {
                 w.advance();
@@ -2132,6 +2368,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             if cnt.is_some() {
                 bar.expected = cnt;
             }
+            bar.red_dest |= d.is_some();
             let gid = w.block * ctx.tpb + w.first + first as u32;
             match bar.sites.iter_mut().find(|s| s.0 == pc) {
                 Some(s) => s.1 += n,

@@ -138,6 +138,8 @@ pub(crate) type Region = usize;
 pub(crate) struct Race {
     tpb: u32,
     shadows: Vec<Vec<Cell>>,
+    /// Emptied shadows of finished blocks' shared memory, reused for the next ones.
+    spare_shadows: Vec<Vec<Cell>>,
     epoch: Vec<u32>,
     pending: Vec<u32>,
     tvc: Vec<Vc>,
@@ -153,6 +155,7 @@ impl Race {
         Race {
             tpb,
             shadows: Vec::new(),
+            spare_shadows: Vec::new(),
             epoch: vec![1; nthreads],
             pending: vec![0; nthreads],
             tvc: vec![Vc::default(); nthreads],
@@ -221,6 +224,11 @@ impl Race {
             self.shadows.resize_with(region + 1, Vec::new);
         }
         let mut cells = std::mem::take(&mut self.shadows[region]);
+        if cells.is_empty()
+            && let Some(spare) = self.spare_shadows.pop()
+        {
+            cells = spare;
+        }
         if cells.len() < region_words {
             cells.resize(region_words, EMPTY_CELL);
         }
@@ -324,6 +332,17 @@ impl Race {
     }
 
     /// A barrier of block `b` completed: everything before it is ordered before everything after.
+    /// Block `b`'s shared memory ends with it (its region is `b`), and so does its shadow.
+    pub(crate) fn block_finished(&mut self, b: u32) {
+        if let Some(cells) = self.shadows.get_mut(b as usize)
+            && !cells.is_empty()
+        {
+            let mut cells = std::mem::take(cells);
+            cells.clear();
+            self.spare_shadows.push(cells);
+        }
+    }
+
     pub(crate) fn barrier(&mut self, b: u32, warps: std::ops::Range<u32>) {
         let lo = (b * self.tpb) as usize;
         let hi = lo + self.tpb as usize;

@@ -390,6 +390,44 @@ fn tree_reduction_is_correct_and_clean_under_every_schedule() {
 }
 
 #[test]
+fn blocks_beyond_the_resident_ones_start_as_others_finish() {
+    let all_resident = RunOptions::default();
+    let two_resident = RunOptions {
+        resident_threads: 2 * 128,
+        ..RunOptions::default()
+    };
+    let (got, expect, r) = reduce("tree_reduce", 1000, 128, &two_resident);
+    assert_eq!(got, expect);
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    let (_, _, all) = reduce("tree_reduce", 1000, 128, &all_resident);
+    assert_eq!(r.thread_instructions, all.thread_instructions);
+}
+
+#[test]
+fn resident_blocks_waiting_for_a_block_not_yet_started_make_progress() {
+    let m = corpus("flag_wait_last");
+    let mut emu = Emulator::new();
+    let (flag, arrived) = (emu.alloc(4, "flag"), emu.alloc(4, "arrived"));
+    let grid = 5;
+    let opts = RunOptions {
+        resident_threads: 32,
+        ..RunOptions::default()
+    };
+    let r = emu
+        .launch(
+            &m,
+            "flag_wait_last",
+            &cfg(grid, 32, 0),
+            &[KernelArg::Ptr(flag), KernelArg::Ptr(arrived)],
+            &opts,
+        )
+        .unwrap();
+    assert!(r.completed, "{}", show(&r));
+    assert_eq!(u32s(&emu, arrived, 1)[0], grid - 1);
+    assert!(r.findings.is_empty(), "{}", show(&r));
+}
+
+#[test]
 fn tree_reduction_without_barrier_is_a_race_at_its_bug_line() {
     let (_, _, r) = reduce("tree_reduce_no_sync", 512, 128, &RunOptions::default());
     let line = corpus_bug("tree_reduce_no_sync");

@@ -83,6 +83,7 @@ impl EmuBackend {
             synccheck: self.settings.synccheck,
             memcheck: self.settings.memcheck,
             step_budget: self.settings.step_budget,
+            ..RunOptions::default()
         };
         let report = self
             .emulator
