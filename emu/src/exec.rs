@@ -31,6 +31,8 @@ pub const DEFAULT_RESIDENT_THREADS: u32 = 16 * 1024;
 /// a resident block that waits for a flag from a block not yet started still makes progress.
 /// Doubles after each such start, so long-running blocks start only a few extra.
 const STALL_ROUNDS: u64 = 4096;
+/// Host memory the resident blocks' register files may take.
+const MAX_REGISTER_BYTES: u64 = 2 << 30;
 
 /// A device address returned by [`Emulator::alloc`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -286,7 +288,7 @@ impl Emulator {
         }
         .min(nblocks64.min(u32::MAX as u64) as u32);
         let reg_bytes = resident_blocks as u64 * wpb as u64 * 32 * (module.nregs as u64) * 8;
-        if nwarps64 * 32 > (1 << 24) || reg_bytes > (2 << 30) {
+        if nwarps64 * 32 > (1 << 24) || reg_bytes > MAX_REGISTER_BYTES {
             return Err(bad(format!(
                 "{} threads ({} registers each) are more than the emulator holds; use a smaller grid",
                 nblocks64 * tpb64,
@@ -1482,6 +1484,17 @@ impl Launch<'_> {
             if !progressed || stalled_rounds >= patience {
                 // Resident blocks wait for something (a flag, a barrier that never completes):
                 // start another block rather than stop, as a GPU with more SMs would.
+                let register_bytes = (self.resident_blocks as u64 + 1)
+                    * wpb as u64
+                    * 32
+                    * self.ctx.m.nregs as u64
+                    * 8;
+                if register_bytes > MAX_REGISTER_BYTES {
+                    if !progressed {
+                        break;
+                    }
+                    continue;
+                }
                 self.resident_blocks += 1;
                 stalled_rounds = 0;
                 if progressed {
@@ -1554,8 +1567,14 @@ impl Launch<'_> {
         let mut total = 0u64;
         for w in &mut self.warps {
             w.flush();
+            let not_started = w.regs.is_empty();
             lanes!(w.live, l, {
-                let (pc, state) = if w.blocked & (1 << l) != 0 {
+                let (pc, state) = if not_started {
+                    (
+                        w.lane_pc[l],
+                        "not started: waits for a resident block to finish".to_string(),
+                    )
+                } else if w.blocked & (1 << l) != 0 {
                     if w.wsync_wait & (1 << l) != 0 {
                         (
                             w.lane_pc[l],
