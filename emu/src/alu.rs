@@ -86,9 +86,18 @@ pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
         Ty::F32 => {
             let (x, y) = (ftz32(f32v(a), fm.ftz), ftz32(f32v(b), fm.ftz));
             let r = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => x * y,
+                BinOp::Add | BinOp::Sub => {
+                    let (nearest, addend) = if op == BinOp::Sub {
+                        (x - y, -y)
+                    } else {
+                        (x + y, y)
+                    };
+                    let r = redirect32(nearest, &[x, y], |r| two_sum32_error(x, addend, r), fm.rnd);
+                    zero_sum_sign(r as f64, [x as f64, addend as f64], fm.rnd) as f32
+                }
+                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => {
+                    redirect32(x * y, &[x, y], |r| x as f64 * y as f64 - r as f64, fm.rnd)
+                }
                 BinOp::Div => x / y,
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
@@ -101,9 +110,18 @@ pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
         Ty::F64 => {
             let (x, y) = (f64v(a), f64v(b));
             let r = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => x * y,
+                BinOp::Add | BinOp::Sub => {
+                    let (nearest, addend) = if op == BinOp::Sub {
+                        (x - y, -y)
+                    } else {
+                        (x + y, y)
+                    };
+                    let r = redirect64(nearest, &[x, y], |r| two_sum64_error(x, addend, r), fm.rnd);
+                    zero_sum_sign(r, [x, addend], fm.rnd)
+                }
+                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => {
+                    redirect64(x * y, &[x, y], |r| x.mul_add(y, -r), fm.rnd)
+                }
                 BinOp::Div => x / y,
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
@@ -253,7 +271,16 @@ pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod)
                 ftz32(f32v(b), fm.ftz),
                 ftz32(f32v(c), fm.ftz),
             );
-            ftz32(sat32(x.mul_add(y, z), fm.sat), fm.ftz).to_bits() as u64
+            let product = x as f64 * y as f64;
+            let exact_minus = |r: f32| {
+                let sum = product + z as f64;
+                (sum - r as f64) + two_sum64_error(product, z as f64, sum)
+            };
+            let mut fused = redirect32(x.mul_add(y, z), &[x, y, z], exact_minus, fm.rnd);
+            if fused == 0.0 && exact_minus(fused) == 0.0 {
+                fused = zero_sum_sign(fused as f64, [product, z as f64], fm.rnd) as f32;
+            }
+            ftz32(sat32(fused, fm.sat), fm.ftz).to_bits() as u64
         }
         Ty::F64 => sat64(f64v(a).mul_add(f64v(b), f64v(c)), fm.sat).to_bits(),
         _ => {
@@ -320,6 +347,67 @@ pub(crate) fn bool_op(op: BoolOp, a: bool, b: bool) -> bool {
         BoolOp::Or => a || b,
         BoolOp::Xor => a ^ b,
     }
+}
+
+/// Knuth's TwoSum: the exact `x + y` minus `sum`, its rounded value.
+fn two_sum64_error(x: f64, y: f64, sum: f64) -> f64 {
+    let y_part = sum - x;
+    (x - (sum - y_part)) + (y - y_part)
+}
+
+/// The exact `x + y` minus `sum`, computed in f64 so that no step can overflow.
+fn two_sum32_error(x: f32, y: f32, sum: f32) -> f64 {
+    let wide_sum = x as f64 + y as f64;
+    (wide_sum - sum as f64) + two_sum64_error(x as f64, y as f64, wide_sum)
+}
+
+/// IEEE 754's exact-zero rule: a sum of two addends that is exactly zero is +0 except under
+/// round-toward-negative, where it is -0 (unless both addends are +0).
+fn zero_sum_sign(r: f64, addends: [f64; 2], rnd: Rnd) -> f64 {
+    let both_plus_zero = addends.iter().all(|a| *a == 0.0 && a.is_sign_positive());
+    if rnd == Rnd::Rm && r == 0.0 && r.is_sign_positive() && !both_plus_zero {
+        -0.0
+    } else {
+        r
+    }
+}
+
+/// Turns `r`, the round-to-nearest result of an operation on finite or infinite operands, into
+/// the result under `rnd`; `error` gives the exact result minus a finite `r`.
+fn redirect32(r: f32, operands: &[f32], error: impl Fn(f32) -> f64, rnd: Rnd) -> f32 {
+    if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) || r.is_nan() {
+        return r;
+    }
+    let r_vs_exact = if r.is_infinite() {
+        if operands.iter().any(|x| x.is_infinite()) {
+            return r;
+        }
+        // Finite operands overflowed: the exact result lies between the largest finite value
+        // and the infinity.
+        r.partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal)
+    } else {
+        0.0.partial_cmp(&error(r))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    directed32(r, r_vs_exact, rnd)
+}
+
+fn redirect64(r: f64, operands: &[f64], error: impl Fn(f64) -> f64, rnd: Rnd) -> f64 {
+    if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) || r.is_nan() {
+        return r;
+    }
+    let r_vs_exact = if r.is_infinite() {
+        if operands.iter().any(|x| x.is_infinite()) {
+            return r;
+        }
+        // Finite operands overflowed: the exact result lies between the largest finite value
+        // and the infinity.
+        r.partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal)
+    } else {
+        0.0.partial_cmp(&error(r))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    };
+    directed64(r, r_vs_exact, rnd)
 }
 
 fn next_up32(x: f32) -> f32 {

@@ -610,7 +610,7 @@ fn bin_fast(
     fm: FMod,
 ) -> bool {
     if ty == Ty::F32 {
-        if fm.ftz || fm.sat {
+        if fm.ftz || fm.sat || fm.directed() {
             return false;
         }
         let f = |x: u64| f32::from_bits(x as u32);

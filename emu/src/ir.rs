@@ -188,8 +188,9 @@ pub(crate) enum BoolOp {
     Xor,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub(crate) enum Rnd {
+    #[default]
     Default,
     Rn,
     Rz,
@@ -255,6 +256,14 @@ pub(crate) enum TestP {
 pub(crate) struct FMod {
     pub ftz: bool,
     pub sat: bool,
+    /// `.rz`, `.rm` or `.rp` on `add`/`sub`/`mul`/`fma`; anything else rounds to nearest.
+    pub rnd: Rnd,
+}
+
+impl FMod {
+    pub(crate) fn directed(self) -> bool {
+        matches!(self.rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp)
+    }
 }
 
 #[derive(Clone, PartialEq, Debug)]

@@ -1123,6 +1123,15 @@ impl Parser {
         let fm = FMod {
             ftz: has("ftz"),
             sat: has("sat"),
+            rnd: if has("rz") {
+                Rnd::Rz
+            } else if has("rm") {
+                Rnd::Rm
+            } else if has("rp") {
+                Rnd::Rp
+            } else {
+                Rnd::Default
+            },
         };
         let space = if has("global") {
             Space::Global
@@ -1218,7 +1227,9 @@ impl Parser {
                     "shr" => BinOp::Shr,
                     _ => BinOp::CopySign,
                 };
-                if t == Ty::F16 {
+                if t == Ty::F16
+                    || (fm.directed() && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::MulLo))
+                {
                     return Err(unsupported());
                 }
                 // Shift amounts are always u32.
@@ -1240,7 +1251,7 @@ impl Parser {
             | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
-                if t == Ty::F16 {
+                if t == Ty::F16 || fm.directed() {
                     return Err(unsupported());
                 }
                 let op = match base {
@@ -1274,7 +1285,7 @@ impl Parser {
                 }
                 nops(4)?;
                 let t = need_ty()?;
-                if t == Ty::F16 || has("24") {
+                if t == Ty::F16 || has("24") || (t == Ty::F64 && fm.directed()) {
                     return Err(unsupported());
                 }
                 let wide = has("wide");

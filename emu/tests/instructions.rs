@@ -266,6 +266,82 @@ fn approximate_float_functions_within_ptx_accuracy() {
 }
 
 #[test]
+fn directed_rounding_of_add_mul_and_fma() {
+    // 1 + 0.75 ulp(1) rounds up to nearest, down under .rm and .rz; (1 + 2^-23)^2 is
+    // 1 + 2^-22 + 2^-46, which only .rp rounds up.
+    let w = words(
+        "mov.f32 %f1, 0f3F800000; mov.f32 %f2, 0f33C00000; mov.f32 %f4, 0f3F800001;
+         fma.rn.f32 %f3, %f1, %f1, %f2; st.global.f32 [%rd39], %f3;
+         fma.rm.f32 %f3, %f1, %f1, %f2; st.global.f32 [%rd39+4], %f3;
+         fma.rz.f32 %f3, %f1, %f1, %f2; st.global.f32 [%rd39+8], %f3;
+         fma.rp.f32 %f3, %f1, %f1, %f2; st.global.f32 [%rd39+12], %f3;
+         add.rm.f32 %f3, %f1, %f2; st.global.f32 [%rd39+16], %f3;
+         add.rp.f32 %f3, %f1, 0f33000000; st.global.f32 [%rd39+20], %f3;
+         sub.rz.f32 %f3, 0fBF800000, %f2; st.global.f32 [%rd39+24], %f3;
+         mul.rn.f32 %f3, %f4, %f4; st.global.f32 [%rd39+28], %f3;
+         mul.rp.f32 %f3, %f4, %f4; st.global.f32 [%rd39+32], %f3;
+         add.rn.f32 %f3, %f1, 0fBF800000; st.global.f32 [%rd39+36], %f3;
+         add.rm.f32 %f3, %f1, 0fBF800000; st.global.f32 [%rd39+40], %f3;
+         add.rz.f32 %f3, 0f7F7FFFFF, 0f7F7FFFFF; st.global.f32 [%rd39+44], %f3;
+         add.rp.f32 %f3, 0f7F7FFFFF, 0f7F7FFFFF; st.global.f32 [%rd39+48], %f3;
+         mul.rm.f32 %f3, 0fFF7FFFFF, 0f40000000; st.global.f32 [%rd39+52], %f3;
+         fma.rm.f32 %f3, %f1, 0fBF800000, %f1; st.global.f32 [%rd39+56], %f3;",
+    );
+    assert_eq!(
+        w[..15],
+        [
+            0x3F80_0001,
+            0x3F80_0000,
+            0x3F80_0000,
+            0x3F80_0001,
+            0x3F80_0000,
+            0x3F80_0001,
+            0xBF80_0000,
+            0x3F80_0002,
+            0x3F80_0003,
+            0x0000_0000,
+            0x8000_0000,
+            0x7F7F_FFFF,
+            0x7F80_0000,
+            0xFF80_0000,
+            0x8000_0000,
+        ][..]
+    );
+    let d = dwords(
+        "mov.f64 %fd1, 0d3FF0000000000000;
+         add.rn.f64 %fd3, %fd1, 0d3CA8000000000000; st.global.f64 [%rd39], %fd3;
+         add.rm.f64 %fd3, %fd1, 0d3CA8000000000000; st.global.f64 [%rd39+8], %fd3;
+         add.rp.f64 %fd3, %fd1, 0d3C90000000000000; st.global.f64 [%rd39+16], %fd3;
+         mul.rz.f64 %fd3, 0d3FF0000000000001, 0d3FF0000000000001; st.global.f64 [%rd39+24], %fd3;
+         mul.rp.f64 %fd3, 0d3FF0000000000001, 0d3FF0000000000001; st.global.f64 [%rd39+32], %fd3;",
+    );
+    assert_eq!(
+        d[..5],
+        [
+            0x3FF0_0000_0000_0001,
+            0x3FF0_0000_0000_0000,
+            0x3FF0_0000_0000_0001,
+            0x3FF0_0000_0000_0002,
+            0x3FF0_0000_0000_0003,
+        ][..]
+    );
+}
+
+#[test]
+fn directed_rounding_the_emulator_cannot_do_exactly_is_refused() {
+    for body in [
+        "fma.rm.f64 %fd3, %fd1, %fd1, %fd1;",
+        "div.rz.f32 %f3, %f1, %f1;",
+        "sqrt.rp.f32 %f3, %f1;",
+    ] {
+        let src = kernel("", body);
+        let err = Module::parse(&src).expect_err(body).to_string();
+        let opcode = body.split(' ').next().unwrap();
+        assert!(err.contains(opcode), "{body}: {err}");
+    }
+}
+
+#[test]
 fn double_precision() {
     let d = dwords(
         "mov.f64 %fd1, 0d4008000000000000; mov.f64 %fd2, 0d4000000000000000;
