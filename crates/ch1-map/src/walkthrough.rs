@@ -665,15 +665,7 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
     let float_bytes = 4.0 * n as f64;
     let a_host = floats(n, Data::Mixed, options.seed.wrapping_add(1));
     let b_host = floats(n, Data::Mixed, options.seed.wrapping_add(2));
-    let started = Instant::now();
-    let want_add = elementwise_cpu(BinaryOp::Add, &a_host, &b_host);
-    let cpu_ms = started.elapsed().as_secs_f64() * 1e3;
-    let mut rows = vec![Timed {
-        what: "CPU c = a + b, plain loop (one core)".to_string(),
-        ms: cpu_ms,
-        bytes: 3.0 * float_bytes,
-    }];
-    drop(want_add);
+    let mut rows = Vec::new();
 
     let a = device.upload(&a_host, "a")?;
     let b = device.upload(&b_host, "b")?;
@@ -715,7 +707,18 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
             Arg::from(&c),
             Arg::U32(length),
         ];
+        let started = Instant::now();
         let want = elementwise_cpu(op, &a_host, &b_host);
+        if op == BinaryOp::Add {
+            rows.insert(
+                0,
+                Timed {
+                    what: "CPU c = a + b, an iterator over both arrays (one core)".to_string(),
+                    ms: started.elapsed().as_secs_f64() * 1e3,
+                    bytes: 3.0 * float_bytes,
+                },
+            );
+        }
         rows.push(check_and_time(
             device,
             op.kernel(),
@@ -857,4 +860,57 @@ fn blocks_sweep(device: &mut Device, options: &Options) -> Result<(Vec<(f64, f64
         .min_by(|a, b| a.1.1.total_cmp(&b.1.1))
         .map_or(0, |(index, _)| index);
     Ok((points, best))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GPU table's checks and launches, run on the emulator (which times nothing), so the
+    /// cuda path runs the same verified code.
+    #[test]
+    fn the_timing_rows_are_checked_and_rendered() {
+        let mut device = Device::open(harness::BackendChoice::Emu).unwrap();
+        let mut options = Options::new(9, PathBuf::from("unused"), false);
+        options.size = 5_003;
+        let (rows, copy) = measure(&mut device, &options).unwrap();
+        assert!(copy.ms.is_nan());
+        let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
+        assert_eq!(rows.len(), 8, "{names:?}");
+        assert!(names[0].starts_with("CPU"), "{names:?}");
+        assert!(names[2].contains("elementwise_add") && names[5].contains("elementwise_div"));
+        assert!(names[7].contains("broadcast-add-2d (70 × 70"), "{names:?}");
+        assert_eq!(rows[1].bytes, 8.0 * 5_003.0);
+        assert_eq!(rows[2].bytes, 12.0 * 5_003.0);
+
+        let timed = |what: &str, ms: f64, bytes: f64| Timed {
+            what: what.to_string(),
+            ms,
+            bytes,
+        };
+        let text = render(&[timed("GPU add", 3.0, 3e9)], &timed("copy", 1.0, 2e9));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[2].contains("| 3.000 ")
+                && lines[2].contains("| 1000.0 ")
+                && lines[2].contains("| 0.50 "),
+            "{text}"
+        );
+        assert!(
+            lines[3].contains("| 2000.0 ") && lines[3].contains("| 1.00 "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_sweep_doubles_the_grid_up_to_one_thread_per_element() {
+        let mut device = Device::open(harness::BackendChoice::Emu).unwrap();
+        let mut options = Options::new(9, PathBuf::from("unused"), false);
+        options.size = 5_003;
+        let (points, best) = blocks_sweep(&mut device, &options).unwrap();
+        let blocks: Vec<f64> = points.iter().map(|&(blocks, _)| blocks).collect();
+        assert_eq!(blocks, [1.0, 2.0, 4.0, 8.0, 16.0, 20.0]);
+        assert!(best < points.len());
+    }
 }

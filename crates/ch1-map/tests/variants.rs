@@ -39,7 +39,7 @@ fn every_element_is_handled_by_the_thread_the_formula_names() {
         0u32..=3,
         blocks(is_cuda),
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 64, file!()));
     runner
         .run(&strategy, |(n, threads, extra_blocks, stride_blocks)| {
             let covering = covering_shape(n, threads);
@@ -76,7 +76,7 @@ fn scalar_multiply_matches_the_cpu_bit_for_bit() {
         threads_per_block(),
         0u32..=3,
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 64, file!()));
     runner
         .run(
             &strategy,
@@ -182,7 +182,7 @@ fn sigmoid_is_within_its_derived_bound_on_any_grid() {
         blocks(is_cuda),
         threads_per_block(),
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 64, file!()));
     runner
         .run(&strategy, |(n, data, seed, blocks, threads)| {
             let x = floats(n, data, seed);
@@ -241,7 +241,7 @@ fn broadcast_add_matches_the_cpu_bit_for_bit() {
         any::<u64>(),
         common::block_2d(),
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 64, file!()));
     runner
         .run(&strategy, |(rows, cols, data, seed, block)| {
             let col = floats(rows, data, seed);
@@ -361,7 +361,7 @@ fn no_guard_reads_and_writes_past_the_end_whenever_the_block_does_not_divide_n()
     let broken = variant("scalar-multiply-no-guard");
     assert_eq!(broken.expect, Expect::OutOfBounds);
     let strategy = (0u32..=40, threads_per_block(), any::<u64>(), any::<bool>());
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 64, file!()));
     runner
         .run(&strategy, |(full_blocks, threads, seed, divides)| {
             let remainder = if divides || threads == 1 {
@@ -441,7 +441,7 @@ fn thread_index_only_is_shown_wrong_by_a_generated_case() {
     let broken = variant("scalar-multiply-thread-index-only");
     assert_eq!(broken.expect, Expect::WrongResult);
     let strategy = (length(20_000), threads_per_block(), any::<u64>());
-    let mut config = cases(is_cuda, 64, 32, file!());
+    let mut config = cases(is_cuda, 64, 64, file!());
     config.failure_persistence = None;
     let mut runner = TestRunner::new(config);
     let result = runner.run(&strategy, |(n, threads, seed)| {
