@@ -34,11 +34,13 @@ pub fn checker_section<K>(
     findings: &[Finding],
     page: &mut String,
 ) {
+    // Only these expectations promise a checker report at the `// BUG:` line; a wrong result
+    // may come with findings elsewhere (a race on the output, say) that prove nothing about it.
+    let checker_visible = matches!(
+        variant.expect,
+        Expect::Race | Expect::BarrierDivergence | Expect::OutOfBounds | Expect::Deadlock
+    );
     if device.kind().is_cuda() {
-        let checker_visible = matches!(
-            variant.expect,
-            Expect::Race | Expect::BarrierDivergence | Expect::OutOfBounds | Expect::Deadlock
-        );
         if checker_visible {
             say(
                 page,
@@ -66,7 +68,7 @@ pub fn checker_section<K>(
             &format!("  … and {} more", findings.len() - FINDINGS_SHOWN),
         );
     }
-    if let Some(location) = variant.bug_location() {
+    if let Some(location) = variant.bug_location().filter(|_| checker_visible) {
         let named = variant.expect.is_shown_by(findings, variant.bug_line());
         let verdict = if named { "named ✓" } else { "not named ✗" };
         say(page, &format!("the // BUG: line is {location}: {verdict}"));
@@ -113,6 +115,70 @@ pub fn variant_table<K>(variants: &[Variant<K>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn variant(expect: Expect) -> Variant {
+        Variant {
+            name: "v",
+            kernel: crate::KernelSource {
+                path: "kernels/c/01_v.cu",
+                entry: "v",
+                source: "// header\n\ny[i] = x; // BUG: here\n",
+                committed_ptx: "",
+            },
+            expect,
+            summary: "",
+            kind: (),
+        }
+    }
+
+    fn race_at(line: u32) -> Finding {
+        use ptx_emu::{Access, AccessOp, Hazard, SourceLoc, Space, ThreadRef};
+        let access = Access {
+            op: AccessOp::Write,
+            thread: ThreadRef {
+                block: [0, 0, 0],
+                thread: [0, 0, 0],
+            },
+            at: SourceLoc {
+                file: "kernels/c/01_v.cu".into(),
+                line,
+                inlined_at: None,
+                ptx_line: 1,
+            },
+        };
+        Finding {
+            kind: crate::FindingKind::Race {
+                hazard: Hazard::WriteAfterWrite,
+                space: Space::Global,
+            },
+            count: 1,
+            location: None,
+            accesses: vec![access.clone(), access],
+            threads: Vec::new(),
+            why: "unordered".into(),
+        }
+    }
+
+    #[test]
+    fn only_checker_expectations_get_a_verdict_on_the_bug_line() {
+        let device = Device::open(crate::BackendChoice::Emu).unwrap();
+        let mut page = String::new();
+        checker_section(&device, &variant(Expect::Race), &[race_at(3)], &mut page);
+        assert!(page.contains("kernels/c/01_v.cu:3: named ✓"), "{page}");
+        page.clear();
+        checker_section(&device, &variant(Expect::Race), &[race_at(4)], &mut page);
+        assert!(page.contains("not named ✗"), "{page}");
+        // a wrong result's incidental race at another line proves nothing about its BUG line
+        page.clear();
+        checker_section(
+            &device,
+            &variant(Expect::WrongResult),
+            &[race_at(4)],
+            &mut page,
+        );
+        assert!(page.contains("race (write-after-write)"), "{page}");
+        assert!(!page.contains("BUG: line"), "{page}");
+    }
 
     #[test]
     fn sections_split_at_numbered_headings() {

@@ -1,0 +1,916 @@
+//! `cargo run -p ch1-map`: the chapter in teaching order, on whichever backend is chosen.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use harness::rand::Rng;
+use harness::report::{progress, sweep_svg, table};
+use harness::verify::compare_exact;
+use harness::walk::{checker_section, flush, say};
+use harness::{Arg, Buffer, Device, Expect, HarnessError, LaunchShape, Result};
+
+use crate::{
+    BinaryOp, Ch1Variant, Coverage, Data, Owner, SigmoidCheck, Step, VARIANTS, broadcast_add_cpu,
+    broadcast_shape, covering_shape, elementwise_cpu, exact, floats, owners_cpu,
+    run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid, run_thread_ids,
+    scalar_multiply_cpu,
+};
+
+/// Elements of the 1D arrays on the emulator: a prime, so no block size divides it.
+pub const EMU_SIZE: usize = 10_007;
+/// On a GPU: 2²⁸ floats (1 GiB per array), also the timing input.
+pub const GPU_SIZE: usize = 1 << 28;
+/// Largest `--size`: the kernels' indices are 32-bit.
+pub const MAX_SIZE: usize = crate::MAX_ELEMENTS;
+/// Threads per block of every one-thread-per-element launch.
+pub const THREADS_PER_BLOCK: u32 = 256;
+/// The tiny launches that show who handles what.
+pub const TINY_ONE_PER_ELEMENT: (usize, LaunchShape) = (10, LaunchShape::linear(3, 4));
+pub const TINY_GRID_STRIDE: (usize, LaunchShape) = (19, LaunchShape::linear(2, 4));
+/// The broken bounds guard is shown on this many elements: not a multiple of 256.
+pub const NO_GUARD_SIZE: usize = 1000;
+/// Spare floats after each array when the unguarded kernel runs where its stray writes can land.
+pub const SPARE: usize = 256;
+/// The broadcast example: rows and columns that no block side divides.
+pub const BROADCAST_SIZE: (usize, usize) = (89, 113);
+pub const BROADCAST_BLOCK: (u32, u32) = (32, 8);
+/// Timed launches per row of the GPU table, after one warm-up.
+pub const REPETITIONS: u32 = 10;
+/// Timed launches per point of the blocks-per-grid sweep.
+pub const SWEEP_REPETITIONS: u32 = 5;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    pub variant: Option<String>,
+    /// Elements of the 1D arrays; on a GPU, also of the timing input.
+    pub size: usize,
+    pub out: PathBuf,
+}
+
+impl Options {
+    /// Defaults for the backend: a small prime on the emulator, 1 GiB arrays on a GPU.
+    pub fn new(seed: u64, out: PathBuf, is_cuda: bool) -> Self {
+        Self {
+            seed,
+            variant: None,
+            size: if is_cuda { GPU_SIZE } else { EMU_SIZE },
+            out,
+        }
+    }
+}
+
+/// The grid the sigmoid's grid-stride loop runs with in its step: a few blocks on the
+/// emulator, enough to fill a GPU there.
+fn sigmoid_shape(device: &Device) -> LaunchShape {
+    if device.kind().is_cuda() {
+        LaunchShape::linear(1024, THREADS_PER_BLOCK)
+    } else {
+        LaunchShape::linear(4, 128)
+    }
+}
+
+/// Writes the walk-through to `out`; plots go to `options.out`.
+pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
+    if options.size == 0 || options.size > MAX_SIZE {
+        return Err(HarnessError::Invalid(format!(
+            "--size {} is outside 1..={MAX_SIZE} elements (the kernels' indices are 32-bit)",
+            options.size
+        )));
+    }
+    let mut page = String::new();
+    say(&mut page, &device.banner());
+    say(
+        &mut page,
+        &format!(
+            "seed {} · n = {} floats · {THREADS_PER_BLOCK} threads per block · plots in {}",
+            options.seed,
+            options.size,
+            options.out.display()
+        ),
+    );
+    say(
+        &mut page,
+        "element-wise results must equal the CPU's f32 results bit for bit; the sigmoid must lie within a bound derived from expf's documented error",
+    );
+    flush(&mut page, out)?;
+    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+
+    let selected: Vec<&Ch1Variant> = match &options.variant {
+        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
+        None => VARIANTS.iter().collect(),
+    };
+    for variant in selected {
+        let number = VARIANTS
+            .iter()
+            .position(|v| v.name == variant.name)
+            .unwrap_or(0)
+            + 1;
+        say(&mut page, "");
+        say(
+            &mut page,
+            &format!("## {number}. {} — {}", variant.name, variant.summary),
+        );
+        say(
+            &mut page,
+            &format!(
+                "{} · {} · expected: {}",
+                variant.kernel.path, variant.kernel.entry, variant.expect
+            ),
+        );
+        match (variant.kind, variant.expect) {
+            (Step::ThreadIds, _) => thread_ids_step(device, variant, options, &mut page)?,
+            (Step::ScalarMultiply, Expect::OutOfBounds) => {
+                no_guard_step(device, variant, options, &mut page)?
+            }
+            (Step::ScalarMultiply, Expect::WrongResult) => {
+                thread_index_only_step(device, variant, options, &mut page)?
+            }
+            (Step::ScalarMultiply, _) => scalar_step(device, variant, options, &mut page)?,
+            (Step::Elementwise, _) => elementwise_step(device, variant, options, &mut page)?,
+            (Step::Sigmoid, _) => sigmoid_step(device, variant, options, &mut page)?,
+            (Step::BroadcastAdd2d, _) => broadcast_step(device, variant, options, &mut page)?,
+        }
+        flush(&mut page, out)?;
+    }
+    if options.variant.is_none() {
+        say(&mut page, "");
+        timing_section(device, options, &mut page, out)?;
+        flush(&mut page, out)?;
+    }
+    Ok(())
+}
+
+/// `a` for `y = a · x`, drawn from the seed.
+fn scalar(seed: u64) -> f32 {
+    let mut rng = harness::cli::seeded_rng(seed ^ 0x5ca1a);
+    (rng.random_range(-4.0f32..4.0) * 8.0).round() / 8.0 + 0.125
+}
+
+fn thread_ids_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let mut findings = Vec::new();
+
+    let (n, shape) = TINY_ONE_PER_ELEMENT;
+    say(
+        page,
+        &format!(
+            "one thread per element: {shape} over n = {n} elements, i = blockIdx.x · blockDim.x + threadIdx.x"
+        ),
+    );
+    let outcome = run_thread_ids(device, Coverage::OnePerElement, n, shape)?;
+    let columns: Vec<String> = std::iter::once("element".to_string())
+        .chain((0..n).map(|i| i.to_string()))
+        .collect();
+    let header: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let row = |label: &str, pick: fn(&Owner) -> u32| {
+        std::iter::once(label.to_string())
+            .chain(outcome.result.iter().map(|o| pick(o).to_string()))
+            .collect::<Vec<_>>()
+    };
+    say(
+        page,
+        &table(
+            &header,
+            [
+                row("blockIdx.x", |o| o.block),
+                row("threadIdx.x", |o| o.thread),
+            ],
+        ),
+    );
+    let idle: Vec<String> = (n..shape.total_threads() as usize)
+        .map(|i| crate::owner(i, shape).to_string())
+        .collect();
+    say(
+        page,
+        &format!(
+            "{} threads for {n} elements: {} (i ≥ {n}) fail the if (i < n) and do nothing",
+            shape.total_threads(),
+            idle.join(" and ")
+        ),
+    );
+    say(
+        page,
+        &format!("{}", compare_exact(&outcome.result, &owners_cpu(n, shape))),
+    );
+    findings.extend(outcome.report.findings);
+
+    let (n, shape) = TINY_GRID_STRIDE;
+    let stride = shape.total_threads() as usize;
+    say(page, "");
+    say(
+        page,
+        &format!(
+            "grid-stride loop: {shape} = {stride} threads over n = {n} elements; each thread steps by blockDim.x · gridDim.x = {stride}"
+        ),
+    );
+    let outcome = run_thread_ids(device, Coverage::GridStride, n, shape)?;
+    say(page, &grid_stride_table(&outcome.result, shape));
+    say(
+        page,
+        &format!("{}", compare_exact(&outcome.result, &owners_cpu(n, shape))),
+    );
+    findings.extend(outcome.report.findings);
+
+    say(page, "");
+    let n = options.size;
+    for (coverage, shape) in [
+        (
+            Coverage::OnePerElement,
+            covering_shape(n, THREADS_PER_BLOCK),
+        ),
+        (Coverage::GridStride, sigmoid_shape(device)),
+    ] {
+        let outcome = run_thread_ids(device, coverage, n, shape)?;
+        let what = match coverage {
+            Coverage::OnePerElement => "one per element",
+            Coverage::GridStride => "grid-stride",
+        };
+        say(
+            page,
+            &format!(
+                "n = {n}, {what}, {shape}: {}",
+                compare_exact(&outcome.result, &owners_cpu(n, shape))
+            ),
+        );
+        findings.extend(outcome.report.findings);
+    }
+    checker_section(device, variant, &findings, page);
+    Ok(())
+}
+
+/// Elements by thread (columns) and pass of the loop (rows), from what the kernel recorded.
+fn grid_stride_table(owners: &[Owner], shape: LaunchShape) -> String {
+    let threads = shape.total_threads() as usize;
+    let threads_per_block = shape.block.x as usize;
+    let mut passes: Vec<Vec<String>> = Vec::new();
+    let mut handled = vec![0usize; threads];
+    for (element, owner) in owners.iter().enumerate() {
+        let column = owner.block as usize * threads_per_block + owner.thread as usize;
+        let Some(count) = handled.get_mut(column) else {
+            continue;
+        };
+        if passes.len() <= *count {
+            passes.push(vec!["·".to_string(); threads]);
+        }
+        passes[*count][column] = element.to_string();
+        *count += 1;
+    }
+    let columns: Vec<String> = std::iter::once(String::new())
+        .chain(
+            (0..threads).map(|t| format!("b{} t{}", t / threads_per_block, t % threads_per_block)),
+        )
+        .collect();
+    let header: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let rows = passes.into_iter().enumerate().map(|(pass, cells)| {
+        std::iter::once(format!("pass {pass}"))
+            .chain(cells)
+            .collect::<Vec<_>>()
+    });
+    table(&header, rows)
+}
+
+fn scalar_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let n = options.size;
+    let a = scalar(options.seed);
+    let x = floats(n, Data::Mixed, options.seed);
+    let shape = covering_shape(n, THREADS_PER_BLOCK);
+    say(
+        page,
+        &format!("y = a · x with a = {a}, x: {n} floats {}", Data::Mixed),
+    );
+    say(
+        page,
+        &format!(
+            "{shape} = ceil({n} / {THREADS_PER_BLOCK}) blocks: {} threads, the last {} past the end",
+            shape.total_threads(),
+            shape.total_threads() - n as u64
+        ),
+    );
+    let outcome = run_scalar_multiply(device, variant, &x, a, shape, 0)?;
+    say(
+        page,
+        &compare_exact(&exact(&outcome.result), &exact(&scalar_multiply_cpu(&x, a))).to_string(),
+    );
+    checker_section(device, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+fn no_guard_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let n = NO_GUARD_SIZE;
+    let a = scalar(options.seed);
+    let x = floats(n, Data::Unit, options.seed);
+    let want = exact(&scalar_multiply_cpu(&x, a));
+    let shape = covering_shape(n, THREADS_PER_BLOCK);
+    let stray = shape.total_threads() as usize - n;
+    say(
+        page,
+        &format!("n = {n}, {shape}: {stray} threads have i ≥ {n}, and nothing stops them"),
+    );
+    let mut findings = Vec::new();
+    if !device.kind().is_cuda() {
+        let outcome = run_scalar_multiply(device, variant, &x, a, shape, 0)?;
+        say(
+            page,
+            &format!(
+                "x and y of exactly {n} floats: y {}",
+                compare_exact(&exact(&outcome.result), &want)
+            ),
+        );
+        findings = outcome.report.findings;
+    }
+    checker_section(device, variant, &findings, page);
+
+    let spared = run_scalar_multiply(device, variant, &x, a, shape, SPARE)?;
+    let (inside, past_end) = spared.result.split_at(n);
+    let written: Vec<usize> = past_end
+        .iter()
+        .enumerate()
+        .filter(|(_, value)| !value.is_nan())
+        .map(|(offset, _)| n + offset)
+        .collect();
+    say(
+        page,
+        &format!(
+            "with {SPARE} spare floats after x (set to 1) and after y (set to NaN): y {}",
+            compare_exact(&exact(inside), &want)
+        ),
+    );
+    match (written.first(), written.last()) {
+        (Some(first), Some(last)) => say(
+            page,
+            &format!(
+                "and the launch wrote {} floats past the end of y: y[{first}..={last}] = a · 1 = {}",
+                written.len(),
+                past_end[first - n]
+            ),
+        ),
+        _ => say(page, "and nothing was written past the end of y"),
+    }
+    say(
+        page,
+        "the values are right: the stray reads and writes are the bug, and without spare floats they land in whatever memory follows the arrays",
+    );
+
+    let multiple = n.next_multiple_of(THREADS_PER_BLOCK as usize);
+    let x = floats(multiple, Data::Unit, options.seed);
+    let shape = covering_shape(multiple, THREADS_PER_BLOCK);
+    let outcome = run_scalar_multiply(device, variant, &x, a, shape, 0)?;
+    let comparison = compare_exact(&exact(&outcome.result), &exact(&scalar_multiply_cpu(&x, a)));
+    let checkers = if device.kind().is_cuda() {
+        String::new()
+    } else if outcome.report.is_clean() {
+        ", and the checkers report nothing".to_string()
+    } else {
+        format!(", and {} checker finding(s)", outcome.report.findings.len())
+    };
+    say(
+        page,
+        &format!(
+            "n = {multiple}, a multiple of {THREADS_PER_BLOCK}, {shape}: no thread is past the end: y {comparison}{checkers}"
+        ),
+    );
+    Ok(())
+}
+
+fn thread_index_only_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let a = scalar(options.seed);
+    let small = (THREADS_PER_BLOCK as usize * 3) / 4;
+    let x = floats(small, Data::Unit, options.seed);
+    let shape = covering_shape(small, THREADS_PER_BLOCK);
+    let outcome = run_scalar_multiply(device, variant, &x, a, shape, 0)?;
+    say(
+        page,
+        &format!(
+            "n = {small}, {shape}: y {} — with one block, threadIdx.x is the global index",
+            compare_exact(&exact(&outcome.result), &exact(&scalar_multiply_cpu(&x, a)))
+        ),
+    );
+
+    let n = options.size;
+    let x = floats(n, Data::Unit, options.seed);
+    let shape = covering_shape(n, THREADS_PER_BLOCK);
+    let outcome = run_scalar_multiply(device, variant, &x, a, shape, 0)?;
+    let comparison = compare_exact(&exact(&outcome.result), &exact(&scalar_multiply_cpu(&x, a)));
+    say(page, &format!("n = {n}, {shape}: y {comparison}"));
+    let untouched = outcome.result.iter().filter(|v| v.is_nan()).count();
+    say(
+        page,
+        &format!(
+            "all {} blocks wrote y[0..{THREADS_PER_BLOCK}]; {untouched} elements still hold the NaN y started as",
+            shape.grid.x
+        ),
+    );
+    checker_section(device, variant, &outcome.report.findings, page);
+    if !outcome.report.is_clean() {
+        say(
+            page,
+            "the race is the symptom: threads of different blocks write the same y[i] because i ignores blockIdx.x",
+        );
+    }
+    Ok(())
+}
+
+fn elementwise_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let n = options.size;
+    let a = floats(n, Data::Mixed, options.seed.wrapping_add(1));
+    let b = floats(n, Data::Mixed, options.seed.wrapping_add(2));
+    let shape = covering_shape(n, THREADS_PER_BLOCK);
+    say(
+        page,
+        &format!("a, b: {n} floats each, {}; {shape}", Data::Mixed),
+    );
+    let mut findings = Vec::new();
+    for op in BinaryOp::ALL {
+        let outcome = run_elementwise(device, op, &a, &b, shape)?;
+        let comparison = compare_exact(
+            &exact(&outcome.result),
+            &exact(&elementwise_cpu(op, &a, &b)),
+        );
+        let special = outcome
+            .result
+            .iter()
+            .filter(|v| !v.is_normal() && **v != 0.0)
+            .count();
+        say(
+            page,
+            &format!(
+                "{:<16} c = a {} b: {comparison} ({special} of them NaN, ±∞ or subnormal)",
+                op.entry(),
+                op.symbol()
+            ),
+        );
+        findings.extend(outcome.report.findings);
+    }
+    checker_section(device, variant, &findings, page);
+    Ok(())
+}
+
+fn sigmoid_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let n = options.size;
+    let x = floats(n, Data::Wide, options.seed);
+    let shape = sigmoid_shape(device);
+    let threads = shape.total_threads() as usize;
+    say(page, &format!("x: {n} floats {}", Data::Wide));
+    say(
+        page,
+        &format!(
+            "{shape} = {threads} threads for {n} elements: each thread handles {} or {}",
+            n / threads,
+            n.div_ceil(threads)
+        ),
+    );
+    let outcome = run_sigmoid(device, variant, &x, shape)?;
+    say(page, &SigmoidCheck::new(&x, &outcome.result).to_string());
+    let mut findings = outcome.report.findings;
+    let grids = [
+        LaunchShape::linear(1, 32),
+        LaunchShape::linear(7, 96),
+        covering_shape(n, THREADS_PER_BLOCK),
+    ];
+    let mut same = Vec::new();
+    for grid in grids {
+        let other = run_sigmoid(device, variant, &x, grid)?;
+        let identical = compare_exact(&exact(&other.result), &exact(&outcome.result)).is_match();
+        same.push(format!("{grid} {}", if identical { "✓" } else { "✗" }));
+        findings.extend(other.report.findings);
+    }
+    say(
+        page,
+        &format!("the same bits from other grids: {}", same.join(" · ")),
+    );
+    checker_section(device, variant, &findings, page);
+    Ok(())
+}
+
+fn broadcast_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let col = [0.0f32, 10.0, 20.0];
+    let row = [1.0f32, 2.0, 3.0, 4.0];
+    let block = (2, 2);
+    say(
+        page,
+        &format!(
+            "col = {col:?} (3 × 1), row = {row:?} (1 × 4), {}:",
+            broadcast_shape(col.len(), row.len(), block)
+        ),
+    );
+    let outcome = run_broadcast_add_2d(device, variant, &col, &row, block)?;
+    let header = ["out", "c = 0", "c = 1", "c = 2", "c = 3"];
+    let rows = outcome
+        .result
+        .chunks(row.len())
+        .enumerate()
+        .map(|(r, values)| {
+            std::iter::once(format!("r = {r}"))
+                .chain(values.iter().map(|v| v.to_string()))
+                .collect::<Vec<_>>()
+        });
+    say(page, &table(&header, rows));
+    say(
+        page,
+        &compare_exact(
+            &exact(&outcome.result),
+            &exact(&broadcast_add_cpu(&col, &row)),
+        )
+        .to_string(),
+    );
+    let mut findings = outcome.report.findings;
+
+    let (rows, cols) = BROADCAST_SIZE;
+    let col = floats(rows, Data::Mixed, options.seed.wrapping_add(3));
+    let row = floats(cols, Data::Mixed, options.seed.wrapping_add(4));
+    let shape = broadcast_shape(rows, cols, BROADCAST_BLOCK);
+    let outcome = run_broadcast_add_2d(device, variant, &col, &row, BROADCAST_BLOCK)?;
+    say(
+        page,
+        &format!(
+            "{rows} × {cols}, col and row {}, {shape}: {}",
+            Data::Mixed,
+            compare_exact(
+                &exact(&outcome.result),
+                &exact(&broadcast_add_cpu(&col, &row))
+            )
+        ),
+    );
+    findings.extend(outcome.report.findings);
+    checker_section(device, variant, &findings, page);
+    Ok(())
+}
+
+/// One row of the GPU table: what, milliseconds, bytes read and written.
+struct Timed {
+    what: String,
+    ms: f64,
+    bytes: f64,
+}
+
+fn timing_section(
+    device: &mut Device,
+    options: &Options,
+    page: &mut String,
+    out: &mut dyn Write,
+) -> Result<()> {
+    say(page, "## GPU timing");
+    if !device.kind().is_cuda() {
+        say(
+            page,
+            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for each kernel's bandwidth against a device-to-device copy and the blocks-per-grid sweep of the grid-stride loop",
+        );
+        return Ok(());
+    }
+    let n = options.size;
+    say(
+        page,
+        &format!("input: {n} floats ({} bytes) per array", 4 * n),
+    );
+    flush(page, out)?;
+    let (rows, copy) = measure(device, options)?;
+    let rendered = render(&rows, &copy);
+    say(page, &rendered);
+    say(
+        page,
+        &format!(
+            "mean of {REPETITIONS} launches after a warm-up (CUDA events); every GPU result was checked against the CPU first; bytes moved = bytes read + bytes written"
+        ),
+    );
+    flush(page, out)?;
+
+    let (sweep, best) = blocks_sweep(device, options)?;
+    let sweep_rows = sweep.iter().enumerate().map(|(index, &(blocks, ms))| {
+        let per_thread = (n as f64 / (blocks * f64::from(THREADS_PER_BLOCK))).ceil();
+        vec![
+            format!("{blocks:.0}"),
+            format!("{per_thread:.0}"),
+            format!("{ms:.3}"),
+            format!("{:.1}", 8.0 * n as f64 / 1e9 / (ms / 1e3)),
+            if index == best {
+                "← fastest".to_string()
+            } else {
+                String::new()
+            },
+        ]
+    });
+    let sweep_table = table(
+        &["blocks", "elements per thread", "ms", "GB/s", ""],
+        sweep_rows,
+    );
+    say(
+        page,
+        &format!(
+            "blocks-per-grid sweep of sigmoid-grid-stride, {THREADS_PER_BLOCK} threads per block, {SWEEP_REPETITIONS} launches each:"
+        ),
+    );
+    say(page, &sweep_table);
+    let plot = options.out.join("blocks_sweep.svg");
+    sweep_svg(
+        &plot,
+        "sigmoid-grid-stride: time against blocks per grid",
+        "blocks per grid",
+        "ms",
+        &sweep,
+        best,
+    )?;
+    say(page, &format!("plot: {}", plot.display()));
+
+    let file = options.out.join("gpu_table.md");
+    let markdown = format!(
+        "Measured on **{}**, on {}, by `ch1-map --backend cuda` ({n} floats per array; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host).\n\n{rendered}\n\nBlocks-per-grid sweep of `sigmoid-grid-stride`, {THREADS_PER_BLOCK} threads per block, same input, {SWEEP_REPETITIONS} timed launches per point:\n\n{sweep_table}\n",
+        device.name(),
+        harness::report::today_utc()
+    );
+    std::fs::write(&file, markdown).map_err(|e| HarnessError::io(&file, e))?;
+    say(page, &format!("tables for the book: {}", file.display()));
+    Ok(())
+}
+
+/// Checks, then times, every fixed map on `options.size` floats: the table's rows and the copy.
+fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)> {
+    let n = options.size;
+    let length = n as u32;
+    let float_bytes = 4.0 * n as f64;
+    let a_host = floats(n, Data::Mixed, options.seed.wrapping_add(1));
+    let b_host = floats(n, Data::Mixed, options.seed.wrapping_add(2));
+    let mut rows = Vec::new();
+
+    let a = device.upload(&a_host, "a")?;
+    let b = device.upload(&b_host, "b")?;
+    let c = device.zeros::<f32>(n, "c")?;
+    let copy_ms = device
+        .time_device_copy_ms(4 * n, REPETITIONS)?
+        .unwrap_or(f64::NAN);
+    let copy = Timed {
+        what: format!("GPU device-to-device copy of {} bytes", 4 * n),
+        ms: copy_ms,
+        bytes: 2.0 * float_bytes,
+    };
+    let one_per_element = covering_shape(n, THREADS_PER_BLOCK);
+
+    let scalar_multiply = crate::variant("scalar-multiply");
+    let factor = scalar(options.seed);
+    let args = [
+        Arg::from(&a),
+        Arg::F32(factor),
+        Arg::from(&c),
+        Arg::U32(length),
+    ];
+    let want = scalar_multiply_cpu(&a_host, factor);
+    rows.push(check_and_time(
+        device,
+        scalar_multiply.kernel,
+        one_per_element,
+        &args,
+        &c,
+        |got| compare_exact(&exact(got), &exact(&want)).is_match(),
+        format!("GPU scalar-multiply ({one_per_element})"),
+        2.0 * float_bytes,
+    )?);
+
+    for op in BinaryOp::ALL {
+        let args = [
+            Arg::from(&a),
+            Arg::from(&b),
+            Arg::from(&c),
+            Arg::U32(length),
+        ];
+        let started = Instant::now();
+        let want = elementwise_cpu(op, &a_host, &b_host);
+        if op == BinaryOp::Add {
+            rows.insert(
+                0,
+                Timed {
+                    what: "CPU c = a + b, an iterator over both arrays (one core)".to_string(),
+                    ms: started.elapsed().as_secs_f64() * 1e3,
+                    bytes: 3.0 * float_bytes,
+                },
+            );
+        }
+        rows.push(check_and_time(
+            device,
+            op.kernel(),
+            one_per_element,
+            &args,
+            &c,
+            |got| compare_exact(&exact(got), &exact(&want)).is_match(),
+            format!("GPU {} ({one_per_element})", op.entry()),
+            3.0 * float_bytes,
+        )?);
+    }
+
+    let sigmoid = crate::variant("sigmoid-grid-stride");
+    let shape = sigmoid_shape(device);
+    let args = [Arg::from(&a), Arg::from(&c), Arg::U32(length)];
+    rows.push(check_and_time(
+        device,
+        sigmoid.kernel,
+        shape,
+        &args,
+        &c,
+        |got| SigmoidCheck::new(&a_host, got).is_within(),
+        format!("GPU sigmoid-grid-stride ({shape})"),
+        2.0 * float_bytes,
+    )?);
+
+    let side = n.isqrt();
+    let broadcast = crate::variant("broadcast-add-2d");
+    let shape = broadcast_shape(side, side, BROADCAST_BLOCK);
+    let col_host = &a_host[..side];
+    let row_host = &b_host[..side];
+    let col = device.upload(col_host, "col")?;
+    let row = device.upload(row_host, "row")?;
+    let side_u32 = side as u32;
+    let args = [
+        Arg::from(&col),
+        Arg::from(&row),
+        Arg::from(&c),
+        Arg::U32(side_u32),
+        Arg::U32(side_u32),
+    ];
+    let want = broadcast_add_cpu(col_host, row_host);
+    rows.push(check_and_time(
+        device,
+        broadcast.kernel,
+        shape,
+        &args,
+        &c,
+        |got| compare_exact(&exact(&got[..side * side]), &exact(&want)).is_match(),
+        format!("GPU broadcast-add-2d ({side} × {side}, {shape})"),
+        4.0 * (side * side + 2 * side) as f64,
+    )?);
+    Ok((rows, copy))
+}
+
+/// Launches once and checks the output with `is_right`, then times `REPETITIONS` launches.
+#[allow(clippy::too_many_arguments)]
+fn check_and_time(
+    device: &mut Device,
+    kernel: harness::KernelSource,
+    shape: LaunchShape,
+    args: &[Arg<'_>],
+    output: &Buffer<f32>,
+    is_right: impl Fn(&[f32]) -> bool,
+    what: String,
+    bytes: f64,
+) -> Result<Timed> {
+    device.launch(&kernel, shape, args)?;
+    if !is_right(&device.download(output)?) {
+        return Err(HarnessError::Invalid(format!(
+            "{} is wrong on the timing input",
+            kernel.entry
+        )));
+    }
+    let ms = device
+        .time_ms(REPETITIONS, |device| {
+            device.launch_async(&kernel, shape, args)
+        })?
+        .unwrap_or(f64::NAN);
+    Ok(Timed { what, ms, bytes })
+}
+
+fn render(rows: &[Timed], copy: &Timed) -> String {
+    let copy_rate = copy.bytes / copy.ms;
+    let table_rows = rows.iter().chain(std::iter::once(copy)).map(|row| {
+        let rate = row.bytes / row.ms;
+        vec![
+            row.what.clone(),
+            format!("{:.3}", row.ms),
+            format!("{:.2}", row.bytes / 1e9),
+            format!("{:.1}", rate / 1e6),
+            format!("{:.2}", rate / copy_rate),
+        ]
+    });
+    table(
+        &["what", "ms", "GB moved", "effective GB/s", "÷ copy's GB/s"],
+        table_rows,
+    )
+}
+
+/// Milliseconds of the sigmoid's grid-stride loop over the whole input for 1, 2, 4, … blocks
+/// up to one thread per element, and the index of the fastest.
+fn blocks_sweep(device: &mut Device, options: &Options) -> Result<(Vec<(f64, f64)>, usize)> {
+    let n = options.size;
+    let length = n as u32;
+    let x_host = floats(n, Data::Mixed, options.seed.wrapping_add(1));
+    let x = device.upload(&x_host, "x")?;
+    drop(x_host);
+    let y = device.zeros::<f32>(n, "y")?;
+    let kernel = crate::variant("sigmoid-grid-stride").kernel;
+    let most = covering_shape(n, THREADS_PER_BLOCK).grid.x;
+    let mut blocks = Vec::new();
+    let mut count = 1u32;
+    while count < most {
+        blocks.push(count);
+        count = count.saturating_mul(2);
+    }
+    blocks.push(most);
+    let bar = progress(blocks.len() as u64, "blocks-per-grid sweep");
+    let mut points = Vec::new();
+    for &count in &blocks {
+        let shape = LaunchShape::linear(count, THREADS_PER_BLOCK);
+        let ms = device
+            .time_ms(SWEEP_REPETITIONS, |device| {
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[Arg::from(&x), Arg::from(&y), Arg::U32(length)],
+                )
+            })?
+            .unwrap_or(f64::NAN);
+        points.push((f64::from(count), ms));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let best = points
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1.1.total_cmp(&b.1.1))
+        .map_or(0, |(index, _)| index);
+    Ok((points, best))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GPU table's checks and launches, run on the emulator (which times nothing), so the
+    /// cuda path runs the same verified code.
+    #[test]
+    fn the_timing_rows_are_checked_and_rendered() {
+        let mut device = Device::open(harness::BackendChoice::Emu).unwrap();
+        let mut options = Options::new(9, PathBuf::from("unused"), false);
+        options.size = 5_003;
+        let (rows, copy) = measure(&mut device, &options).unwrap();
+        assert!(copy.ms.is_nan());
+        let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
+        assert_eq!(rows.len(), 8, "{names:?}");
+        assert!(names[0].starts_with("CPU"), "{names:?}");
+        assert!(names[2].contains("elementwise_add") && names[5].contains("elementwise_div"));
+        assert!(names[7].contains("broadcast-add-2d (70 × 70"), "{names:?}");
+        assert_eq!(rows[1].bytes, 8.0 * 5_003.0);
+        assert_eq!(rows[2].bytes, 12.0 * 5_003.0);
+
+        let timed = |what: &str, ms: f64, bytes: f64| Timed {
+            what: what.to_string(),
+            ms,
+            bytes,
+        };
+        let text = render(&[timed("GPU add", 3.0, 3e9)], &timed("copy", 1.0, 2e9));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(
+            lines[2].contains("| 3.000 ")
+                && lines[2].contains("| 1000.0 ")
+                && lines[2].contains("| 0.50 "),
+            "{text}"
+        );
+        assert!(
+            lines[3].contains("| 2000.0 ") && lines[3].contains("| 1.00 "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_sweep_doubles_the_grid_up_to_one_thread_per_element() {
+        let mut device = Device::open(harness::BackendChoice::Emu).unwrap();
+        let mut options = Options::new(9, PathBuf::from("unused"), false);
+        options.size = 5_003;
+        let (points, best) = blocks_sweep(&mut device, &options).unwrap();
+        let blocks: Vec<f64> = points.iter().map(|&(blocks, _)| blocks).collect();
+        assert_eq!(blocks, [1.0, 2.0, 4.0, 8.0, 16.0, 20.0]);
+        assert!(best < points.len());
+    }
+}

@@ -1,0 +1,88 @@
+//! The binary as a user meets it: bad flags and missing hardware give one line and a non-zero
+//! exit, never a panic.
+
+use std::process::Output;
+
+use harness::testing::{assert_one_line_error, run_binary, stderr};
+
+fn ch1(args: &[&str]) -> Output {
+    run_binary(env!("CARGO_BIN_EXE_ch1-map"), args)
+}
+
+#[test]
+fn bad_flags_are_refused_in_one_line() {
+    assert_one_line_error(
+        &ch1(&["--backend", "opencl"]),
+        "invalid value 'opencl' for '--backend",
+    );
+    assert_one_line_error(
+        &ch1(&["--variant", "nope"]),
+        "unknown variant `nope`; this chapter has: thread-ids, scalar-multiply",
+    );
+    assert_one_line_error(
+        &ch1(&["--size", "0"]),
+        "--size 0 is outside 1..=2147483648 elements",
+    );
+    assert_one_line_error(
+        &ch1(&["--size", "4294967296"]),
+        "--size 4294967296 is outside 1..=2147483648 elements",
+    );
+    assert_one_line_error(
+        &ch1(&["--size", "lots"]),
+        "invalid value 'lots' for '--size",
+    );
+    assert_one_line_error(&ch1(&["--seed", "-3"]), "unexpected argument '-3' found");
+    assert_one_line_error(
+        &ch1(&["--schedule", "fast"]),
+        "invalid value 'fast' for '--schedule",
+    );
+}
+
+#[test]
+fn cuda_without_a_driver_says_so_in_one_sentence() {
+    if harness::backend::cuda_driver_present() {
+        eprintln!(
+            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
+        );
+        return;
+    }
+    let output = ch1(&["--backend", "cuda", "--variant", "scalar-multiply"]);
+    assert_one_line_error(&output, "no NVIDIA driver was found");
+    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+}
+
+#[test]
+fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
+    let out = std::env::temp_dir().join(format!("racetrack-ch1-cli-{}", std::process::id()));
+    let output = ch1(&[
+        "--backend",
+        "emu",
+        "--variant",
+        "sigmoid-grid-stride",
+        "--size",
+        "3001",
+        "--out",
+        out.to_str().unwrap_or_default(),
+    ]);
+    std::fs::remove_dir_all(&out).ok();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("backend: emu"), "{stdout}");
+    assert!(stdout.contains("n = 3001 floats"), "{stdout}");
+    assert!(stdout.contains("## 4. sigmoid-grid-stride"), "{stdout}");
+    assert!(stdout.contains("✓ all 3001 values within"), "{stdout}");
+    assert!(!stdout.contains("## GPU timing"), "{stdout}");
+}
+
+#[test]
+fn list_names_every_variant() {
+    let output = ch1(&["--list"]);
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for variant in ch1_map::VARIANTS {
+        assert!(
+            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
+            "{stdout}"
+        );
+    }
+}
