@@ -4,8 +4,10 @@
 // Launch: 1 block of width × height threads; the result ends in `board`, `scratch` is overwritten.
 
 // ANCHOR: kernel
-extern "C" __global__ void life_iterate_single_block(unsigned char *board, unsigned char *scratch,
-                                                     unsigned int generations)
+// A block of up to 1024 threads may use at most 64 registers a thread (65,536 in all): the bound
+// makes the compiler keep to that, else the driver may refuse the largest boards.
+extern "C" __global__ void __launch_bounds__(1024)
+life_iterate_single_block(unsigned char *board, unsigned char *scratch, unsigned int generations)
 {
     unsigned int width = blockDim.x, height = blockDim.y;
     unsigned int x = threadIdx.x, y = threadIdx.y;

@@ -4,9 +4,9 @@
 // Launch: ⌈width / blockDim.x⌉ × ⌈height / blockDim.y⌉ blocks: once there is more than one, blocks drift apart by generations.
 
 // ANCHOR: kernel
-extern "C" __global__ void life_iterate_multi_block(unsigned char *board, unsigned char *scratch,
-                                                    unsigned int width, unsigned int height,
-                                                    unsigned int generations)
+extern "C" __global__ void __launch_bounds__(1024)
+life_iterate_multi_block(unsigned char *board, unsigned char *scratch, unsigned int width,
+                         unsigned int height, unsigned int generations)
 {
     unsigned int x = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned int y = blockIdx.y * blockDim.y + threadIdx.y;
