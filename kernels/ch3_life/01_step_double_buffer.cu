@@ -13,7 +13,6 @@ extern "C" __global__ void life_step(const unsigned char *in, unsigned char *out
     if (x >= width || y >= height) {
         return;
     }
-    // ANCHOR: neighbours
     // The board is a torus: column 0's left neighbour is the last column, row 0's upper is the last row.
     unsigned int left = x == 0 ? width - 1 : x - 1, right = x == width - 1 ? 0 : x + 1;
     unsigned int up = y == 0 ? height - 1 : y - 1, down = y == height - 1 ? 0 : y + 1;
@@ -21,9 +20,6 @@ extern "C" __global__ void life_step(const unsigned char *in, unsigned char *out
     unsigned int alive = above[left] + above[x] + above[right]
                        + row[left]              + row[right]
                        + below[left] + below[x] + below[right];
-    // ANCHOR_END: neighbours
-    // ANCHOR: rule
     out[y * width + x] = alive == 3 || (row[x] && alive == 2);
-    // ANCHOR_END: rule
 }
 // ANCHOR_END: kernel

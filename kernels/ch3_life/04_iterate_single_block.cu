@@ -14,7 +14,6 @@ life_iterate_single_block(unsigned char *board, unsigned char *scratch, unsigned
     unsigned int left = x == 0 ? width - 1 : x - 1, right = x == width - 1 ? 0 : x + 1;
     unsigned int up = y == 0 ? height - 1 : y - 1, down = y == height - 1 ? 0 : y + 1;
     unsigned char *from = board, *to = scratch;
-    // ANCHOR: loop
     for (unsigned int generation = 0; generation < generations; ++generation) {
         const unsigned char *above = from + up * width, *row = from + y * width, *below = from + down * width;
         unsigned int alive = above[left] + above[x] + above[right]
@@ -28,7 +27,6 @@ life_iterate_single_block(unsigned char *board, unsigned char *scratch, unsigned
         from = to;
         to = swap;
     }
-    // ANCHOR_END: loop
     if (from != board) {
         board[y * width + x] = from[y * width + x];
     }

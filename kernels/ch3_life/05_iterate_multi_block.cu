@@ -22,9 +22,7 @@ life_iterate_multi_block(unsigned char *board, unsigned char *scratch, unsigned 
                                + below[left] + below[x] + below[right];
             to[y * width + x] = alive == 3 || (row[x] && alive == 2); // BUG: a cell on a block's edge is read by the next block, which this block's barrier does not wait for
         }
-        // ANCHOR: barrier
         __syncthreads();
-        // ANCHOR_END: barrier
         unsigned char *swap = from;
         from = to;
         to = swap;

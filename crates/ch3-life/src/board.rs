@@ -390,7 +390,10 @@ mod tests {
         assert!(Board::dead(MAX_SIDE + 1, 1).is_err());
         assert!(Board::dead(1 << 16, 1 << 16).is_err());
         let error = Board::from_cells(2, 1, vec![0, 2]).unwrap_err().to_string();
-        assert_eq!(error, "cell 1 of the board is 2, but a cell is 0 (dead) or 1 (alive)");
+        assert_eq!(
+            error,
+            "cell 1 of the board is 2, but a cell is 0 (dead) or 1 (alive)"
+        );
         assert!(Board::from_cells(2, 2, vec![0; 3]).is_err());
         assert!(Board::random(3, 3, 1.5, 0).is_err());
         assert!(Pattern::parse("x", ".O\nX.").is_err());

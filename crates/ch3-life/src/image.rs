@@ -66,7 +66,9 @@ fn colour(got: u8, want: u8) -> RGBColor {
 
 fn write_panels(path: &Path, boards: &[&Board], panels: &[Vec<RGBColor>]) -> Result<()> {
     let Some(first) = boards.first() else {
-        return Err(HarnessError::Invalid("an image needs at least one board".into()));
+        return Err(HarnessError::Invalid(
+            "an image needs at least one board".into(),
+        ));
     };
     let (width, height) = (first.width(), first.height());
     if boards
@@ -95,7 +97,10 @@ fn write_panels(path: &Path, boards: &[&Board], panels: &[Vec<RGBColor>]) -> Res
         let left = index as u32 * (panel_width + GAP);
         let frame = [
             (left as i32, 0),
-            ((left + panel_width) as i32, (height * cell + grid_line) as i32),
+            (
+                (left + panel_width) as i32,
+                (height * cell + grid_line) as i32,
+            ),
         ];
         root.draw(&Rectangle::new(frame, GRID.filled()))
             .map_err(|e| fail(&e))?;

@@ -163,10 +163,9 @@ pub fn launch_shape(
         dynamic_shared_bytes: 0,
     };
     Ok(match step {
-        Step::DoubleBuffer | Step::InPlace | Step::MultiBlock => shape(
-            (width.div_ceil(bx), height.div_ceil(by)),
-            (bx, by),
-        ),
+        Step::DoubleBuffer | Step::InPlace | Step::MultiBlock => {
+            shape((width.div_ceil(bx), height.div_ceil(by)), (bx, by))
+        }
         // ANCHOR: floor_grid
         Step::FloorBlocks => shape((width / TILE, height / TILE), (TILE, TILE)),
         // ANCHOR_END: floor_grid
@@ -211,7 +210,12 @@ pub fn run(
             let mut done = 0;
             while done < generations {
                 let now = per_launch.min(generations - done);
-                let mut args = vec![Arg::from(&from), Arg::from(&to), width.into(), height.into()];
+                let mut args = vec![
+                    Arg::from(&from),
+                    Arg::from(&to),
+                    width.into(),
+                    height.into(),
+                ];
                 if variant.kind == Step::SharedHalo {
                     args.push(now.into());
                 }
@@ -301,7 +305,10 @@ mod tests {
     fn shapes_follow_each_kernel() {
         let double = variant("step-double-buffer");
         let shape = launch_shape(double, 100, 33, None).unwrap();
-        assert_eq!((shape.grid, shape.block), (Dim3::xy(7, 3), Dim3::xy(16, 16)));
+        assert_eq!(
+            (shape.grid, shape.block),
+            (Dim3::xy(7, 3), Dim3::xy(16, 16))
+        );
         let shape = launch_shape(double, 100, 33, Some((32, 4))).unwrap();
         assert_eq!(shape.grid, Dim3::xy(4, 9));
         let floor = launch_shape(variant("step-floor-blocks"), 100, 33, None).unwrap();
@@ -317,7 +324,10 @@ mod tests {
         let error = launch_shape(variant("iterate-single-block"), 40, 26, None)
             .unwrap_err()
             .to_string();
-        assert!(error.contains("at most 1024 cells; a 40 × 26 board has 1040"), "{error}");
+        assert!(
+            error.contains("at most 1024 cells; a 40 × 26 board has 1040"),
+            "{error}"
+        );
         let error = launch_shape(variant("iterate-shared-halo"), 10, 10, Some((8, 8)))
             .unwrap_err()
             .to_string();

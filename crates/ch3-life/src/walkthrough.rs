@@ -9,8 +9,8 @@ use harness::walk::{checker_section, flush, say};
 use harness::{Device, EmuSettings, Finding, HarnessError, Result, Schedule};
 
 use crate::{
-    Board, Ch3Variant, HALO, HALO_INNER, Outcome, Pattern, STEP_BLOCK, Step, TILE, VARIANTS,
-    image, launch_async, launch_shape, run,
+    Board, Ch3Variant, HALO, HALO_INNER, Outcome, Pattern, STEP_BLOCK, Step, TILE, VARIANTS, image,
+    launch_async, launch_shape, run,
 };
 
 /// Share of cells alive on a random board: dense enough to churn for hundreds of generations.
@@ -531,6 +531,8 @@ struct Timed {
     /// Milliseconds per generation.
     ms: f64,
     cells: u64,
+    /// Whether it ran on the board the copy moved, so that the ratio means something.
+    on_copied_board: bool,
 }
 
 fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> Result<()> {
@@ -563,89 +565,115 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> 
     Ok(())
 }
 
-/// Checks, then times, each fixed kernel: rows of milliseconds per generation, and the copy's
-/// milliseconds (NaN on the emulator, which times nothing).
+/// Checks, then times, the fixed kernels on a `side × side` board, and the one-block loop
+/// against one launch per generation on the largest board one block holds: rows of
+/// milliseconds per generation, and the copy's milliseconds (NaN on the emulator).
 fn measure(device: &mut Device, seed: u64, side: u32) -> Result<(Vec<Timed>, f64)> {
     let board = Board::random(side, side, DENSITY, seed)?;
-    let cells = board.cell_count();
     let started = Instant::now();
-    let want = board.step();
+    let next = board.step();
     let cpu_ms = started.elapsed().as_secs_f64() * 1e3;
     let mut rows = vec![Timed {
-        what: "CPU reference (one core)".to_string(),
+        what: "CPU reference (one core, written for clarity)".to_string(),
         ms: cpu_ms,
-        cells,
+        cells: board.cell_count(),
+        on_copied_board: true,
     }];
-    let want_halo = want.after(HALO - 1);
-    let a = device.upload(board.cells(), "board_a")?;
-    let b = device.zeros::<u8>(board.cells().len(), "board_b")?;
-    for (name, generations, expected) in [
-        ("step-double-buffer", 1, &want),
-        ("iterate-shared-halo", HALO, &want_halo),
-    ] {
-        let variant = crate::variant(name);
-        let shape = launch_shape(variant, side, side, None)?;
-        launch_async(device, variant, shape, (&a, &b), (side, side), generations)?;
-        let got = Board::from_cells(side, side, device.download(&b)?)?;
-        let diff = got.diff(expected);
-        if !diff.is_match() {
-            return Err(HarnessError::Invalid(format!(
-                "{name} is wrong on the timing board: {diff}"
-            )));
-        }
-        let ms = device
-            .time_ms(REPETITIONS, |device| {
-                launch_async(device, variant, shape, (&a, &b), (side, side), generations)
-            })?
-            .unwrap_or(f64::NAN);
-        rows.push(Timed {
-            what: format!("GPU {name} ({shape}, {generations} per launch)"),
-            ms: ms / f64::from(generations),
-            cells,
-        });
-    }
-    {
-        // One block can only hold a small board, and runs on one of the GPU's multiprocessors.
-        let variant = crate::variant("iterate-single-block");
-        let small = Board::random(32, 32, DENSITY, seed)?;
-        let generations = 1000;
-        let shape = launch_shape(variant, 32, 32, None)?;
-        let outcome = run(device, variant, &small, generations, None)?;
-        let diff = outcome.board.diff(&small.after(generations));
-        if !diff.is_match() {
-            return Err(HarnessError::Invalid(format!(
-                "iterate-single-block is wrong on its timing board: {diff}"
-            )));
-        }
-        let board = device.upload(small.cells(), "board")?;
-        let scratch = device.zeros::<u8>(small.cells().len(), "scratch")?;
-        let ms = device
-            .time_ms(REPETITIONS, |device| {
-                launch_async(
-                    device,
-                    variant,
-                    shape,
-                    (&board, &scratch),
-                    (32, 32),
-                    generations,
-                )
-            })?
-            .unwrap_or(f64::NAN);
-        rows.push(Timed {
-            what: format!("GPU iterate-single-block (32 × 32 board, {generations} per launch)"),
-            ms: ms / f64::from(generations),
-            cells: small.cell_count(),
-        });
-    }
+    rows.push(time_variant(
+        device,
+        "step-double-buffer",
+        &board,
+        1,
+        &next,
+    )?);
+    let after_halo = next.after(HALO - 1);
+    rows.push(time_variant(
+        device,
+        "iterate-shared-halo",
+        &board,
+        HALO,
+        &after_halo,
+    )?);
+
+    let small = Board::random(32, 32, DENSITY, seed)?;
+    let mut row = time_variant(device, "step-double-buffer", &small, 1, &small.step())?;
+    row.on_copied_board = false;
+    rows.push(row);
+    let generations = 1000;
+    let mut row = time_variant(
+        device,
+        "iterate-single-block",
+        &small,
+        generations,
+        &small.after(generations),
+    )?;
+    row.on_copied_board = false;
+    rows.push(row);
+
     let copy_ms = device
         .time_device_copy_ms(board.cells().len(), REPETITIONS)?
         .unwrap_or(f64::NAN);
     rows.push(Timed {
-        what: format!("GPU device-to-device copy of the {cells}-byte board"),
+        what: format!(
+            "GPU device-to-device copy of the {side} × {side} board ({} bytes)",
+            board.cell_count()
+        ),
         ms: copy_ms,
-        cells,
+        cells: board.cell_count(),
+        on_copied_board: true,
     });
     Ok((rows, copy_ms))
+}
+
+/// One launch of `generations` generations of `name` on `board`, checked against `want`, then
+/// timed over [`REPETITIONS`] launches.
+fn time_variant(
+    device: &mut Device,
+    name: &str,
+    board: &Board,
+    generations: u32,
+    want: &Board,
+) -> Result<Timed> {
+    let variant = crate::variant(name);
+    let size = (board.width(), board.height());
+    let shape = launch_shape(variant, size.0, size.1, None)?;
+    let first = device.upload(board.cells(), "board_a")?;
+    let second = device.zeros::<u8>(board.cells().len(), "board_b")?;
+    let boards = (&first, &second);
+    launch_async(device, variant, shape, boards, size, generations)?;
+    // The one-block loop leaves its result in `board`; the others write the second board.
+    let result = if variant.kind == Step::SingleBlock {
+        &first
+    } else {
+        &second
+    };
+    let got = Board::from_cells(size.0, size.1, device.download(result)?)?;
+    let diff = got.diff(want);
+    if !diff.is_match() {
+        return Err(HarnessError::Invalid(format!(
+            "{name} is wrong on the {} × {} timing board: {diff}",
+            size.0, size.1
+        )));
+    }
+    let ms = device
+        .time_ms(REPETITIONS, |device| {
+            launch_async(device, variant, shape, boards, size, generations)
+        })?
+        .unwrap_or(f64::NAN);
+    let per_launch = if generations == 1 {
+        "1 generation a launch".to_string()
+    } else {
+        format!("{generations} generations a launch")
+    };
+    Ok(Timed {
+        what: format!(
+            "GPU {name}, {} × {} board ({shape}, {per_launch})",
+            size.0, size.1
+        ),
+        ms: ms / f64::from(generations),
+        cells: board.cell_count(),
+        on_copied_board: true,
+    })
 }
 
 fn render(rows: &[Timed], copy_ms: f64) -> String {
@@ -654,7 +682,11 @@ fn render(rows: &[Timed], copy_ms: f64) -> String {
             row.what.clone(),
             format!("{:.4}", row.ms),
             format!("{:.2}", row.cells as f64 / (row.ms / 1e3) / 1e9),
-            format!("{:.2}", row.ms / copy_ms),
+            if row.on_copied_board {
+                format!("{:.2}", row.ms / copy_ms)
+            } else {
+                "—".to_string()
+            },
         ]
     });
     table(
@@ -680,20 +712,38 @@ mod tests {
         let (rows, copy_ms) = measure(&mut device, 3, 40).unwrap();
         assert!(copy_ms.is_nan());
         let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
-        assert_eq!(rows.len(), 5, "{names:?}");
-        assert!(names[1].contains("step-double-buffer") && names[2].contains("4 per launch"));
-        let timed = |what: &str, ms: f64| Timed {
+        assert_eq!(rows.len(), 6, "{names:?}");
+        assert!(
+            names[1].contains("step-double-buffer, 40 × 40")
+                && names[2].contains("4 generations a launch")
+                && names[4].contains("iterate-single-block, 32 × 32"),
+            "{names:?}"
+        );
+        assert!(!rows[3].on_copied_board && rows[5].on_copied_board);
+        let timed = |what: &str, ms: f64, on_copied_board| Timed {
             what: what.into(),
             ms,
             cells: 8_000_000,
+            on_copied_board,
         };
-        let text = render(&[timed("GPU step", 2.0), timed("copy", 1.0)], 1.0);
+        let rows = [
+            timed("GPU step", 2.0, true),
+            timed("copy", 1.0, true),
+            timed("small", 1.0, false),
+        ];
+        let text = render(&rows, 1.0);
         let lines: Vec<&str> = text.lines().collect();
         assert!(
-            lines[2].contains("| 2.0000") && lines[2].contains("| 4.00") && lines[2].contains("| 2.00"),
+            lines[2].contains("| 2.0000")
+                && lines[2].contains("| 4.00")
+                && lines[2].contains("| 2.00"),
             "{text}"
         );
-        assert!(lines[3].contains("| 8.00") && lines[3].contains("| 1.00"), "{text}");
+        assert!(
+            lines[3].contains("| 8.00") && lines[3].contains("| 1.00"),
+            "{text}"
+        );
+        assert!(lines[4].ends_with("| —                |"), "{text}");
     }
 
     #[test]

@@ -41,7 +41,7 @@ fn step_by_offsets(board: &Board) -> Board {
             cells.push(u8::from(alive == 3 || (cell && alive == 2)));
         }
     }
-    Board::from_cells(board.width(), board.height(), cells).unwrap()
+    Board::from_cells(board.width(), board.height(), cells).expect("cells are 0 or 1")
 }
 
 /// The board moved `dx` right and `dy` down, wrapping around.
@@ -54,7 +54,7 @@ fn shifted(board: &Board, dx: u32, dy: u32) -> Board {
             cells[to as usize] = u8::from(board.is_alive(x, y));
         }
     }
-    Board::from_cells(width, height, cells).unwrap()
+    Board::from_cells(width, height, cells).expect("a moved board has the same size")
 }
 
 proptest! {
@@ -124,13 +124,13 @@ fn fixed_matches_the_cpu(name: &str, largest: u32, most_generations: u32, emulat
 
 #[test]
 fn step_double_buffer_matches_the_cpu() {
-    fixed_matches_the_cpu("step-double-buffer", 160, 6, 64);
+    fixed_matches_the_cpu("step-double-buffer", 160, 6, 128);
 }
 
 #[test]
 fn iterate_shared_halo_matches_the_cpu() {
     // Up to 13 generations: three full launches of HALO and a partial one.
-    fixed_matches_the_cpu("iterate-shared-halo", 160, 3 * HALO + 1, 64);
+    fixed_matches_the_cpu("iterate-shared-halo", 160, 3 * HALO + 1, 128);
 }
 
 #[test]
@@ -146,7 +146,7 @@ fn iterate_single_block_matches_the_cpu_on_any_board_one_block_holds() {
         0u32..=40,
         schedule(),
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 128, 64, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 128, 128, file!()));
     runner
         .run(
             &strategy,
@@ -228,8 +228,8 @@ fn step_floor_blocks_is_shown_wrong_by_a_generated_board() {
     let mut runner = TestRunner::new(config);
     let result = runner.run(&strategy, |(width, height, density, seed, generations)| {
         let start = board(width, height, density, seed);
-        let outcome = run(&mut cell.borrow_mut(), broken, &start, generations, None)
-            .map_err(fail)?;
+        let outcome =
+            run(&mut cell.borrow_mut(), broken, &start, generations, None).map_err(fail)?;
         let diff = outcome.board.diff(&start.after(generations));
         prop_assert!(diff.is_match(), "{width} × {height}: {diff}");
         Ok(())
@@ -266,7 +266,7 @@ fn race_is_named_and_shown_wrong(name: &str, block: (u32, u32), generations: u32
             generations * 4,
             Some((32, 32)),
         )
-        .unwrap();
+        .expect("the racy kernel runs on the GPU");
         let diff = outcome.board.diff(&start.after(generations * 4));
         assert!(
             !diff.is_match(),
@@ -276,7 +276,14 @@ fn race_is_named_and_shown_wrong(name: &str, block: (u32, u32), generations: u32
         return;
     }
     let start = board(48, 40, 0.35, 3);
-    let outcome = run(&mut cell.borrow_mut(), racy, &start, generations, Some(block)).unwrap();
+    let outcome = run(
+        &mut cell.borrow_mut(),
+        racy,
+        &start,
+        generations,
+        Some(block),
+    )
+    .expect("the racy kernel runs on the emulator");
     assert!(
         racy.expect
             .is_shown_by(&outcome.report.findings, racy.bug_line()),
