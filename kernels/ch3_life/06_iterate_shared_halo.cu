@@ -34,9 +34,10 @@ life_iterate_shared(const unsigned char *in, unsigned char *out, unsigned int wi
         // The tile's border has no neighbours outside it, so it keeps its old value: after
         // g generations the outer g rings are wrong, and the inner 24 × 24 is right for g ≤ HALO.
         if (tx > 0 && tx < TILE - 1 && ty > 0 && ty < TILE - 1) {
-            unsigned int alive = tile[from][ty - 1][tx - 1] + tile[from][ty - 1][tx] + tile[from][ty - 1][tx + 1]
-                               + tile[from][ty][tx - 1] + tile[from][ty][tx + 1]
-                               + tile[from][ty + 1][tx - 1] + tile[from][ty + 1][tx] + tile[from][ty + 1][tx + 1];
+            const unsigned char(*t)[TILE] = tile[from];
+            unsigned int alive = t[ty - 1][tx - 1] + t[ty - 1][tx] + t[ty - 1][tx + 1]
+                               + t[ty][tx - 1]                     + t[ty][tx + 1]
+                               + t[ty + 1][tx - 1] + t[ty + 1][tx] + t[ty + 1][tx + 1];
             cell = alive == 3 || (cell && alive == 2);
         }
         tile[1 - from][ty][tx] = cell;
