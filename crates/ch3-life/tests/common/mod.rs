@@ -1,0 +1,89 @@
+//! Boards, launch shapes, schedules and devices shared by the chapter's tests.
+
+#![allow(dead_code)]
+
+use ch3_life::Board;
+use harness::{Device, EmuSettings, Schedule};
+use proptest::prelude::*;
+
+pub use harness::testing::test_device as device;
+
+/// Case counts: the emulator is thousands of times slower than a GPU, and the whole suite must
+/// stay well under ten minutes on two cores.
+pub fn cases(
+    is_cuda: bool,
+    on_gpu: u32,
+    on_emulator: u32,
+    source_file: &'static str,
+) -> ProptestConfig {
+    ProptestConfig {
+        cases: if is_cuda { on_gpu } else { on_emulator },
+        max_shrink_iters: 64,
+        source_file: Some(source_file),
+        ..ProptestConfig::default()
+    }
+}
+
+/// A board side: 1 and 2 (where neighbours wrap onto the same cells), small sides, sides
+/// around a block or tile edge, primes, and up to `largest`.
+pub fn side(largest: u32) -> impl Strategy<Value = u32> {
+    prop_oneof![
+        2 => 1u32..=4,
+        3 => 5u32..=40,
+        2 => prop::sample::select(vec![15u32, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 97]),
+        1 => 41u32..=largest.max(41),
+    ]
+}
+
+/// Share of cells alive: empty and full boards too.
+pub fn density() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        1 => Just(0.0),
+        1 => Just(1.0),
+        4 => 0.05f64..0.95,
+    ]
+}
+
+pub fn board(width: u32, height: u32, density: f64, seed: u64) -> Board {
+    match Board::random(width, height, density, seed) {
+        Ok(board) => board,
+        Err(error) => panic!("a generated board is out of range: {error}"),
+    }
+}
+
+/// A 2D block of at most 1024 threads, warp-sized or not.
+pub fn block() -> impl Strategy<Value = (u32, u32)> {
+    prop_oneof![
+        2 => prop::sample::select(vec![(16u32, 16u32), (32, 8), (32, 32), (8, 32), (1, 1), (64, 2)]),
+        3 => (1u32..=64).prop_flat_map(|x| (Just(x), 1u32..=(1024 / x).min(64))),
+    ]
+}
+
+/// Emulator schedules: a fixed kernel must be right under every one of them.
+pub fn schedule() -> impl Strategy<Value = Schedule> {
+    prop_oneof![
+        Just(Schedule::Hardware),
+        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+    ]
+}
+
+/// Runs `work` under `schedule` on the emulator (a GPU has its own), then restores the settings.
+pub fn with_schedule<T>(
+    device: &mut Device,
+    schedule: Schedule,
+    work: impl FnOnce(&mut Device) -> T,
+) -> T {
+    let saved = device.emu_settings();
+    if let Some(settings) = saved {
+        device.set_emu_settings(EmuSettings {
+            schedule,
+            ..settings
+        });
+    }
+    let result = work(device);
+    if let Some(settings) = saved {
+        device.set_emu_settings(settings);
+    }
+    result
+}
