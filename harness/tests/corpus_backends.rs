@@ -465,6 +465,22 @@ fn flag_wait_hands_a_value_between_blocks() {
 }
 
 #[test]
+fn every_block_waits_for_the_last_blocks_flag() {
+    let blocks = 8;
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/flag_wait_last.cu",
+        entry: "flag_wait_last",
+        shape: LaunchShape::linear(blocks, 32),
+        args: vec![buffer("flag", vec![0i32]), buffer("arrived", vec![0i32])],
+        wants: vec![
+            (0, Want::Exact(HostData::I32(vec![1]))),
+            (1, Want::Exact(HostData::I32(vec![blocks as i32 - 1]))),
+        ],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
 fn calls_and_local_memory_are_exact() {
     let (n, pick) = (40usize, 3i32);
     let input: Vec<i32> = (0..n as i32).map(|i| i * 13 - 200).collect();
