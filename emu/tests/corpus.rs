@@ -811,6 +811,40 @@ fn spinning_kernel_stops_on_the_step_budget_within_seconds() {
 }
 
 #[test]
+fn a_stuck_report_counts_blocks_that_never_started() {
+    let m = corpus("spin_forever");
+    let mut emu = Emulator::new();
+    let flag = emu.alloc(4, "flag");
+    let opts = RunOptions {
+        resident_threads: 64,
+        step_budget: 200_000,
+        ..RunOptions::default()
+    };
+    let r = emu
+        .launch(
+            &m,
+            "spin_forever",
+            &cfg(64, 64, 0),
+            &[KernelArg::Ptr(flag)],
+            &opts,
+        )
+        .unwrap();
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.kind == FindingKind::StepBudgetExhausted)
+        .expect("budget finding");
+    let (waiting, spinning): (Vec<_>, Vec<_>) = f
+        .threads
+        .iter()
+        .partition(|g| g.state.starts_with("not started"));
+    let count = |groups: &[&ThreadGroup]| groups.iter().map(|g| g.threads).sum::<u64>();
+    assert_eq!(count(&waiting) + count(&spinning), 64 * 64, "{f}");
+    assert!(count(&waiting) > 0 && count(&spinning) >= 64, "{f}");
+    assert!(f.lines().contains(&corpus_bug("spin_forever")), "{f}");
+}
+
+#[test]
 fn inter_block_flag_wait_makes_progress_and_is_clean() {
     let m = corpus("flag_wait");
     let mut emu = Emulator::new();
