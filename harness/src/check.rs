@@ -1269,6 +1269,12 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_memcheck: bool,
 
+    /// Thread-instructions the emulator runs before it stops a kernel that has not finished
+    /// (a spinning thread, or a launch larger than the default allows)
+    #[arg(long, value_name = "N", default_value_t = EmuSettings::default().step_budget,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub step_budget: u64,
+
     /// Give up (exit 1) when the run takes longer than this many seconds; 0 waits forever
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
     pub timeout: Duration,
@@ -1281,7 +1287,7 @@ impl CheckArgs {
             racecheck: !self.no_racecheck,
             synccheck: !self.no_synccheck,
             memcheck: !self.no_memcheck,
-            ..EmuSettings::default()
+            step_budget: self.step_budget,
         }
     }
 
@@ -1480,6 +1486,16 @@ impl CheckReport<'_> {
             line(
                 "the kernel did not finish: the buffers below hold what it had written when it was stopped",
             );
+            if self
+                .outcome
+                .findings
+                .iter()
+                .any(|finding| finding.kind == FindingKind::StepBudgetExhausted)
+            {
+                line(
+                    "if its threads are still making progress, the launch may just need more steps: raise --step-budget",
+                );
+            }
         }
         for &index in self.shown {
             let Some(Some(data)) = self.outcome.outputs.get(index) else {

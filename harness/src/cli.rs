@@ -79,15 +79,55 @@ pub fn seeded_rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
 
+/// Parses the command line. clap prints a usage error over several lines (the error, a hint, the
+/// usage, "For more information…") and exits 2; Racetrack's binaries report bad input as one line
+/// and exit 1 (2 means "the checkers found something"). Help and version print as clap prints them.
+pub fn parse_or_exit<T: clap::Parser>() -> Result<T, std::process::ExitCode> {
+    T::try_parse().map_err(|error| {
+        if !error.use_stderr() {
+            let _ = error.print();
+            return std::process::ExitCode::SUCCESS;
+        }
+        eprintln!("{}", one_line_usage_error(&error.render().to_string()));
+        std::process::ExitCode::FAILURE
+    })
+}
+
+fn one_line_usage_error(rendered: &str) -> String {
+    rendered
+        .lines()
+        .map(str::trim)
+        .filter(|line| {
+            !line.is_empty()
+                && !line.starts_with("Usage:")
+                && !line.starts_with("For more information")
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Parser)]
+    #[derive(Debug, Parser)]
     struct Cli {
         #[command(flatten)]
         common: CommonArgs,
+    }
+
+    #[test]
+    fn usage_errors_become_one_line_with_the_possible_values() {
+        let error = Cli::try_parse_from(["demo", "--backend", "gpu"]).expect_err("bad backend");
+        let line = one_line_usage_error(&error.render().to_string());
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with("error: invalid value 'gpu' for '--backend")
+                && line.contains("possible values: auto, cuda, emu"),
+            "{line}"
+        );
+        assert!(!line.contains("For more information"), "{line}");
     }
 
     #[test]

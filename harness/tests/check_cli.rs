@@ -352,6 +352,48 @@ fn a_run_past_the_timeout_is_an_error() {
 }
 
 #[test]
+fn a_launch_larger_than_the_step_budget_says_how_to_raise_it() {
+    let path = "emu/tests/corpus/reduce_better.cu";
+    let with_budget = |budget: &str| {
+        racetrack(&[
+            "check",
+            path,
+            "--entry",
+            "reduce_better",
+            "--grid",
+            "4",
+            "--block",
+            "1024",
+            "--arg",
+            "f32[4096]=const:1",
+            "--arg",
+            "u32=4096",
+            "--arg",
+            "partial:f32[4]=zeros",
+            "--backend",
+            "emu",
+            "--step-budget",
+            budget,
+        ])
+    };
+    let cut_short = with_budget("10000");
+    assert_eq!(cut_short.code, 2, "{}", cut_short.stderr);
+    assert!(
+        cut_short.stdout.contains("step budget exhausted")
+            && cut_short.stdout.contains("raise --step-budget"),
+        "{}",
+        cut_short.stdout
+    );
+    let enough = with_budget("1000000");
+    assert_eq!(enough.code, 0, "{}\n{}", enough.stdout, enough.stderr);
+    assert!(
+        enough.stdout.contains("[1024, 1024, 1024, 1024]"),
+        "{}",
+        enough.stdout
+    );
+}
+
+#[test]
 fn checkers_can_be_turned_off_and_schedules_chosen() {
     let run = racetrack(&[
         "check",
@@ -509,6 +551,10 @@ fn malformed_flags_exit_1_not_clap_s_2() {
         (
             ["--grid", "1", "--block", "16", "--arg", "u8=3"],
             "u8 is a buffer type only",
+        ),
+        (
+            ["--grid", "1", "--block", "16", "--step-budget", "0"],
+            "--step-budget",
         ),
     ] {
         let mut args = base.to_vec();

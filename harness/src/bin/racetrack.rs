@@ -38,17 +38,9 @@ enum Command {
 const FINDINGS: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match harness::cli::parse_or_exit::<Cli>() {
         Ok(cli) => cli,
-        Err(error) => {
-            // clap exits 2 on usage errors, which `check` reserves for findings.
-            let _ = error.print();
-            return if error.use_stderr() {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            };
-        }
+        Err(code) => return code,
     };
     let result = match cli.command {
         Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
