@@ -69,11 +69,9 @@ impl CommonArgs {
         }
     }
 
-    /// `--out`, or `target/racetrack/<chapter>` under the workspace.
+    /// `--out`, or [`default_out_dir`].
     pub fn out_dir(&self, chapter: &str) -> PathBuf {
-        self.out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("target/racetrack").join(chapter))
+        self.out.clone().unwrap_or_else(|| default_out_dir(chapter))
     }
 
     /// Refuses a `--variant` the chapter does not have before any device is opened, so the
@@ -93,6 +91,12 @@ impl CommonArgs {
         device.set_emu_settings(self.emu_settings());
         Ok(device)
     }
+}
+
+/// Where a chapter writes its plots and images without `--out`: `target/racetrack/<chapter>`
+/// under the workspace. The book's snapshots show this path, whatever directory a test used.
+pub fn default_out_dir(chapter: &str) -> PathBuf {
+    PathBuf::from("target/racetrack").join(chapter)
 }
 
 /// Refuses a `--size` of 0 or above `max`; `unit` names what is counted and why `max` is the

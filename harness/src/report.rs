@@ -222,7 +222,7 @@ mod tests {
 
     #[test]
     fn plots_are_written_as_svg() {
-        let dir = std::env::temp_dir().join(format!("racetrack-plot-test-{}", std::process::id()));
+        let dir = crate::testing::scratch_dir("plot-test");
         std::fs::create_dir_all(&dir).unwrap();
         let bars = dir.join("bars.svg");
         let labels = vec!["a".to_string(), "b".to_string()];

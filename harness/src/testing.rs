@@ -1,6 +1,7 @@
 //! Helpers for chapters' tests: running a binary as a user would, and the checks every
 //! chapter makes of its binary and its broken variants.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use crate::device::{Device, Finding};
@@ -51,6 +52,27 @@ pub fn test_device() -> Device {
         }
         Err(error) => panic!("no backend to test on: {error}"),
     }
+}
+
+/// A directory of this test process's own under the system's temporary one, so tests that
+/// write images run side by side without touching the workspace or each other.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("racetrack-{name}-{}", std::process::id()))
+}
+
+/// A walk-through's output as the book includes it: split at its sections, with `images`, the
+/// scratch directory the test wrote to, shown as the default directory a reader's run prints.
+pub fn book_sections(printed: Vec<u8>, images: &Path, chapter: &str) -> Vec<(String, String)> {
+    let printed = match String::from_utf8(printed) {
+        Ok(text) => text,
+        Err(error) => panic!("the walk-through printed something that is not UTF-8: {error}"),
+    };
+    let default = crate::cli::default_out_dir(chapter);
+    let printed = printed.replace(
+        &images.display().to_string(),
+        &default.display().to_string(),
+    );
+    crate::walk::sections(&printed)
 }
 
 /// The flags every chapter takes from [`crate::cli::CommonArgs`] refuse bad values the same

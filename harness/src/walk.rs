@@ -30,13 +30,18 @@ pub fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
 /// Prints a walk-through's opening: the backend and device first, so every result below is
 /// read knowing where it ran, then the chapter's own lines about its inputs. Creates `images`
 /// before any step runs, so a directory that cannot be made fails at once, not halfway through.
-pub fn opening(device: &Device, about: &[&str], images: &Path, out: &mut dyn Write) -> Result<()> {
-    let mut page = String::new();
-    say(&mut page, &device.banner());
+pub fn opening(
+    page: &mut String,
+    device: &Device,
+    about: &[&str],
+    images: &Path,
+    out: &mut dyn Write,
+) -> Result<()> {
+    say(page, &device.banner());
     for line in about {
-        say(&mut page, line);
+        say(page, line);
     }
-    flush(&mut page, out)?;
+    flush(page, out)?;
     std::fs::create_dir_all(images).map_err(|e| HarnessError::io("create", images, e))
 }
 
@@ -245,12 +250,11 @@ mod tests {
 
     #[test]
     fn a_chosen_variant_keeps_its_teaching_number() {
-        let variants = [variant(Expect::Race), variant(Expect::Correct)];
         let variants = [
-            variants[0],
+            variant(Expect::Race),
             Variant {
                 name: "w",
-                ..variants[1]
+                ..variant(Expect::Correct)
             },
         ];
         let all: Vec<usize> = selected(&variants, None)

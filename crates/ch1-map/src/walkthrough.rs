@@ -79,7 +79,9 @@ pub fn check_size(size: usize) -> Result<()> {
 /// Writes the walk-through to `out`; plots go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     check_size(options.size)?;
+    let mut page = String::new();
     opening(
+        &mut page,
         device,
         &[
             &format!(
@@ -94,7 +96,6 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         out,
     )?;
 
-    let mut page = String::new();
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
         match (variant.kind, variant.expect) {

@@ -5,7 +5,7 @@ use std::process::Output;
 
 use harness::testing::{
     assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
-    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, scratch_dir, stderr,
 };
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ch1-map");
@@ -38,7 +38,7 @@ fn cuda_without_a_driver_says_so_in_one_sentence() {
 
 #[test]
 fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
-    let out = std::env::temp_dir().join(format!("racetrack-ch1-cli-{}", std::process::id()));
+    let out = scratch_dir("ch1-cli");
     let output = ch1(&[
         "--backend",
         "emu",

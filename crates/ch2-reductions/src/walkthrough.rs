@@ -120,7 +120,9 @@ pub fn check_size(size: usize) -> Result<()> {
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     check_size(options.size)?;
     let inputs = Inputs::new(options);
+    let mut page = String::new();
     opening(
+        &mut page,
         device,
         &[
             &format!(
@@ -140,7 +142,6 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     )?;
 
     let shapes = Shapes::for_device(device);
-    let mut page = String::new();
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
         if let Err(refused) = device.ensure_can_run(variant) {

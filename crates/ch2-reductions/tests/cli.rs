@@ -5,7 +5,7 @@ use std::process::Output;
 
 use harness::testing::{
     assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
-    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, scratch_dir, stderr,
 };
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ch2-reductions");
@@ -42,7 +42,7 @@ fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
         eprintln!("this machine has an NVIDIA driver; auto picks it");
         return;
     }
-    let out = std::env::temp_dir().join(format!("racetrack-ch2-cli-{}", std::process::id()));
+    let out = scratch_dir("ch2-cli");
     let output = ch2(&[
         "--variant",
         "two-loads-tree",

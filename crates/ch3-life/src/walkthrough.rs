@@ -81,7 +81,9 @@ pub fn glider_gun_board() -> Result<Board> {
 
 /// Writes the walk-through to `out`; images go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
+    let mut page = String::new();
     opening(
+        &mut page,
         device,
         &[&format!(
             "seed {} · random boards {:.0}% alive · every board wraps around at its edges (a torus) and is compared with the CPU's, cell for cell · images in {}",
@@ -94,7 +96,6 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     )?;
 
     let sizes = Sizes::for_device(device);
-    let mut page = String::new();
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
         let findings = match variant.kind {

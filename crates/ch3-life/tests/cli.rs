@@ -5,7 +5,7 @@ use std::process::Output;
 
 use harness::testing::{
     assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
-    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, scratch_dir, stderr,
 };
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ch3-life");
@@ -30,7 +30,7 @@ fn bad_flags_are_refused_in_one_line() {
 
 #[test]
 fn an_unwritable_image_directory_is_one_sentence() {
-    let file = std::env::temp_dir().join(format!("racetrack-ch3-not-a-dir-{}", std::process::id()));
+    let file = scratch_dir("ch3-not-a-dir");
     std::fs::write(&file, b"a file, not a directory").unwrap();
     let out = file.join("images");
     let output = ch3(&[

@@ -56,7 +56,9 @@ impl Options {
 /// Writes the walk-through to `out`; plots go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     let text = options.text.as_slice();
+    let mut page = String::new();
     opening(
+        &mut page,
         device,
         &[&format!(
             "seed {} · text {} ({} bytes) · plots in {}",
@@ -69,7 +71,6 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         out,
     )?;
 
-    let mut page = String::new();
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
         match variant.kind {

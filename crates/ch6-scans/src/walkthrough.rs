@@ -84,7 +84,9 @@ fn small_values(n: usize, rng: &mut impl Rng) -> Vec<u32> {
 
 /// Writes the walk-through to `out`; the diagram goes to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
+    let mut page = String::new();
     opening(
+        &mut page,
         device,
         &[&format!(
             "seed {} · values 0..10 as unsigned int (exact), f32 in [-1, 1) for the float scan · images in {}",
@@ -96,7 +98,6 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     )?;
 
     let sizes = Sizes::for_device(device);
-    let mut page = String::new();
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
         let mut rng = harness::cli::seeded_rng(options.seed.wrapping_add(number as u64));
