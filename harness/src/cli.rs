@@ -1,14 +1,17 @@
 //! Flags every chapter binary shares, so `--backend`, `--seed` and friends mean the same everywhere.
 
+use std::fmt::Display;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Args;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::backend::BackendChoice;
-use crate::device::EmuSettings;
-use crate::device::Schedule;
+use crate::device::{Device, EmuSettings, Schedule};
+use crate::error::{HarnessError, Result};
+use crate::variant::{Variant, find_variant};
 
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
@@ -66,11 +69,59 @@ impl CommonArgs {
         }
     }
 
-    /// `--out`, or `target/racetrack/<chapter>` under the workspace.
+    /// `--out`, or [`default_out_dir`].
     pub fn out_dir(&self, chapter: &str) -> PathBuf {
-        self.out
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("target/racetrack").join(chapter))
+        self.out.clone().unwrap_or_else(|| default_out_dir(chapter))
+    }
+
+    /// Refuses a `--variant` the chapter does not have before any device is opened, so the
+    /// mistake is reported even on a machine where the chosen backend cannot start.
+    pub fn check_variant<K>(&self, variants: &[Variant<K>]) -> Result<()> {
+        match &self.variant {
+            Some(name) => find_variant(variants, name)
+                .map(|_| ())
+                .map_err(HarnessError::Invalid),
+            None => Ok(()),
+        }
+    }
+
+    /// The `--backend` device, with `--schedule` and `--seed` applied to the emulator.
+    pub fn open_device(&self) -> Result<Device> {
+        let mut device = Device::open(self.backend)?;
+        device.set_emu_settings(self.emu_settings());
+        Ok(device)
+    }
+}
+
+/// Where a chapter writes its plots and images without `--out`: `target/racetrack/<chapter>`
+/// under the workspace. The book's snapshots show this path, whatever directory a test used.
+pub fn default_out_dir(chapter: &str) -> PathBuf {
+    PathBuf::from("target/racetrack").join(chapter)
+}
+
+/// Refuses a `--size` of 0 or above `max`; `unit` names what is counted and why `max` is the
+/// limit, e.g. `"floats (the kernels' indices are 32-bit)"`.
+pub fn check_size<T>(size: T, max: T, unit: &str) -> Result<()>
+where
+    T: Copy + PartialOrd + Display + From<u8>,
+{
+    if size < T::from(1) || size > max {
+        return Err(HarnessError::Invalid(format!(
+            "--size {size} is outside 1..={max} {unit}"
+        )));
+    }
+    Ok(())
+}
+
+/// A chapter binary's exit: errors are the one `error: …` line on stderr (with their causes,
+/// `{:#}`) and a non-zero status, never a panic or a debug print.
+pub fn exit_code<E: Display>(result: Result<(), E>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -157,5 +208,16 @@ mod tests {
             error.contains("invalid value 'fast' for '--schedule"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn sizes_outside_the_range_are_refused_with_their_unit() {
+        check_size(1u32, 8, "cells").unwrap();
+        check_size(8usize, 8, "cells").unwrap();
+        assert_eq!(
+            check_size(0u64, 8, "bytes (why)").unwrap_err().to_string(),
+            "--size 0 is outside 1..=8 bytes (why)"
+        );
+        assert!(check_size(9u32, 8, "cells").is_err());
     }
 }

@@ -266,6 +266,24 @@ impl Device {
         }
     }
 
+    /// Runs `work` under another emulator schedule and then restores the settings, so a step
+    /// or a test can show a second interleaving without changing what later launches see.
+    /// A GPU keeps its own order: there `work` simply runs.
+    pub fn with_schedule<T>(&mut self, schedule: Schedule, work: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.emu_settings();
+        if let Some(settings) = saved {
+            self.set_emu_settings(EmuSettings {
+                schedule,
+                ..settings
+            });
+        }
+        let result = work(self);
+        if let Some(settings) = saved {
+            self.set_emu_settings(settings);
+        }
+        result
+    }
+
     pub fn upload<T: Element>(&mut self, data: &[T], label: &str) -> Result<Buffer<T>> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         let raw = match &mut self.inner {

@@ -44,8 +44,12 @@ pub enum HarnessError {
         "{variant} is emulator-only (it can hang a real GPU) and is not run on the cuda backend"
     )]
     EmulatorOnly { variant: String },
-    #[error("cannot read {path}: {message}")]
-    Io { path: PathBuf, message: String },
+    #[error("cannot {action} {path}: {message}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        message: String,
+    },
     #[error("cannot draw {path}: {message}")]
     Plot { path: PathBuf, message: String },
     #[error("{0}")]
@@ -53,8 +57,11 @@ pub enum HarnessError {
 }
 
 impl HarnessError {
-    pub fn io(path: &std::path::Path, error: std::io::Error) -> Self {
+    /// `action` is the verb that failed (`read`, `write`, `create`), so the sentence says what
+    /// was attempted rather than guessing from the error.
+    pub fn io(action: &'static str, path: &std::path::Path, error: std::io::Error) -> Self {
         Self::Io {
+            action,
             path: path.to_path_buf(),
             message: error.to_string(),
         }

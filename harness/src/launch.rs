@@ -68,7 +68,12 @@ impl LaunchShape {
 
 impl fmt::Display for LaunchShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} blocks × {} threads", self.grid, self.block)?;
+        let blocks = if self.grid.product() == 1 {
+            "block"
+        } else {
+            "blocks"
+        };
+        write!(f, "{} {blocks} × {} threads", self.grid, self.block)?;
         if self.dynamic_shared_bytes > 0 {
             write!(f, " + {} B dynamic shared", self.dynamic_shared_bytes)?;
         }
@@ -166,6 +171,26 @@ mod tests {
     use super::*;
 
     const LIMITS: DeviceLimits = DeviceLimits::CUDA_DEFAULT;
+
+    #[test]
+    fn one_block_is_singular() {
+        assert_eq!(
+            LaunchShape::linear(1, 256).to_string(),
+            "1 block × 256 threads"
+        );
+        let square = LaunchShape {
+            grid: Dim3::xy(1, 1),
+            block: Dim3::xy(32, 32),
+            dynamic_shared_bytes: 0,
+        };
+        assert_eq!(square.to_string(), "1 block × (32, 32) threads");
+        assert_eq!(
+            LaunchShape::linear(2, 4)
+                .with_dynamic_shared(16)
+                .to_string(),
+            "2 blocks × 4 threads + 16 B dynamic shared"
+        );
+    }
 
     #[test]
     fn accepts_the_largest_legal_shapes() {

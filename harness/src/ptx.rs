@@ -45,10 +45,8 @@ pub fn committed_path(source: &str) -> String {
 
 /// The committed file as the pinned NVRTC would generate it now.
 pub fn generate(root: &Path, source: &str) -> Result<String> {
-    let text = std::fs::read_to_string(root.join(source)).map_err(|error| HarnessError::Io {
-        path: PathBuf::from(source),
-        message: error.to_string(),
-    })?;
+    let text = std::fs::read_to_string(root.join(source))
+        .map_err(|error| HarnessError::io("read", Path::new(source), error))?;
     committed_file(source, &text, &nvrtc::compile(source, &text, EMU_ARCH))
 }
 
@@ -96,10 +94,7 @@ pub fn regenerate(root: &Path) -> Result<Vec<String>> {
                 }
                 std::fs::write(target, &fresh)
             };
-            write(&target).map_err(|error| HarnessError::Io {
-                path: PathBuf::from(&path),
-                message: error.to_string(),
-            })?;
+            write(&target).map_err(|error| HarnessError::io("write", Path::new(&path), error))?;
             changed.push(path);
         }
     }
@@ -130,10 +125,7 @@ pub fn workspace_binary(built: &str) -> PathBuf {
 }
 
 fn read_dir_sorted(dir: &Path) -> Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir).map_err(|error| HarnessError::Io {
-        path: dir.to_path_buf(),
-        message: error.to_string(),
-    })?;
+    let entries = std::fs::read_dir(dir).map_err(|error| HarnessError::io("read", dir, error))?;
     let mut paths: Vec<_> = entries.flatten().map(|entry| entry.path()).collect();
     paths.sort();
     Ok(paths)

@@ -1,6 +1,6 @@
 //! What users see: tables, SVG plots and progress bars.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use comfy_table::{Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -23,6 +23,24 @@ pub fn table<S: ToString>(header: &[&str], rows: impl IntoIterator<Item = Vec<S>
 /// Today's date in UTC, `YYYY-MM-DD`, for the tables that say when a GPU measured them.
 pub fn today_utc() -> String {
     time::OffsetDateTime::now_utc().date().to_string()
+}
+
+/// Writes `dir/gpu_table.md`, the tables the book shows, under a line naming the GPU, the
+/// date, the command and `how` it measured, since a timing means nothing without them.
+pub fn write_gpu_table(
+    dir: &Path,
+    gpu: &str,
+    command: &str,
+    how: &str,
+    tables: &str,
+) -> Result<PathBuf> {
+    let file = dir.join("gpu_table.md");
+    let markdown = format!(
+        "Measured on **{gpu}**, on {}, by `{command}` ({how}).\n\n{tables}\n",
+        today_utc()
+    );
+    std::fs::write(&file, markdown).map_err(|e| HarnessError::io("write", &file, e))?;
+    Ok(file)
 }
 
 /// A progress bar on stderr; indicatif hides it when stderr is not a terminal, so snapshots
@@ -204,7 +222,7 @@ mod tests {
 
     #[test]
     fn plots_are_written_as_svg() {
-        let dir = std::env::temp_dir().join(format!("racetrack-plot-test-{}", std::process::id()));
+        let dir = crate::testing::scratch_dir("plot-test");
         std::fs::create_dir_all(&dir).unwrap();
         let bars = dir.join("bars.svg");
         let labels = vec!["a".to_string(), "b".to_string()];

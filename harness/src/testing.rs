@@ -1,9 +1,12 @@
-//! Helpers for chapters' tests that run a binary as a user would.
+//! Helpers for chapters' tests: running a binary as a user would, and the checks every
+//! chapter makes of its binary and its broken variants.
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::device::Device;
+use crate::device::{Device, Finding};
 use crate::ptx::workspace_binary;
+use crate::variant::{Expect, Variant};
 
 /// Runs a workspace binary (`env!("CARGO_BIN_EXE_…")`, or its staged copy on a GPU machine)
 /// from a scratch directory, with the backend left to its flags.
@@ -49,4 +52,95 @@ pub fn test_device() -> Device {
         }
         Err(error) => panic!("no backend to test on: {error}"),
     }
+}
+
+/// A directory of this test process's own under the system's temporary one, so tests that
+/// write images run side by side without touching the workspace or each other.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("racetrack-{name}-{}", std::process::id()))
+}
+
+/// A walk-through's output as the book includes it: split at its sections, with `images`, the
+/// scratch directory the test wrote to, shown as the default directory a reader's run prints.
+pub fn book_sections(printed: Vec<u8>, images: &Path, chapter: &str) -> Vec<(String, String)> {
+    let printed = match String::from_utf8(printed) {
+        Ok(text) => text,
+        Err(error) => panic!("the walk-through printed something that is not UTF-8: {error}"),
+    };
+    let default = crate::cli::default_out_dir(chapter);
+    let printed = printed.replace(
+        &images.display().to_string(),
+        &default.display().to_string(),
+    );
+    crate::walk::sections(&printed)
+}
+
+/// The flags every chapter takes from [`crate::cli::CommonArgs`] refuse bad values the same
+/// way in every binary: one `error:` line naming the value, and an unknown `--variant` lists
+/// the chapter's variants.
+pub fn assert_bad_common_flags_refused<K>(built: &str, variants: &[Variant<K>]) {
+    let refused = |args: &[&str], expected: &str| {
+        assert_one_line_error(&run_binary(built, args), expected);
+    };
+    refused(
+        &["--backend", "opencl"],
+        "invalid value 'opencl' for '--backend",
+    );
+    refused(
+        &["--seed", "minus-one"],
+        "invalid value 'minus-one' for '--seed",
+    );
+    refused(&["--seed", "-3"], "unexpected argument '-3' found");
+    refused(
+        &["--schedule", "fast"],
+        "invalid value 'fast' for '--schedule",
+    );
+    let first = variants.first().map_or("", |v| v.name);
+    refused(
+        &["--variant", "nope"],
+        &format!("unknown variant `nope`; this chapter has: {first}"),
+    );
+}
+
+/// Without an NVIDIA driver, `--backend cuda` is one sentence that says so, not a panic from
+/// the driver bindings. Where a driver is installed there is nothing to show, and it says so.
+pub fn assert_cuda_without_a_driver_is_one_sentence(built: &str, variant: &str) {
+    if crate::backend::cuda_driver_present() {
+        eprintln!(
+            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
+        );
+        return;
+    }
+    let output = run_binary(built, &["--backend", "cuda", "--variant", variant]);
+    assert_one_line_error(&output, "no NVIDIA driver was found");
+    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+}
+
+/// `--list` succeeds and names every variant with its kernel file.
+pub fn assert_list_names_every_variant<K>(built: &str, variants: &[Variant<K>]) {
+    let output = run_binary(built, &["--list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for variant in variants {
+        assert!(
+            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
+            "{stdout}"
+        );
+    }
+}
+
+/// The broken variant's checker named its `// BUG:` line in `findings`; `case` says which
+/// launch, for the failure message.
+pub fn assert_bug_line_named<K>(variant: &Variant<K>, findings: &[Finding], case: &str) {
+    let checker = match variant.expect {
+        Expect::Race => "racecheck",
+        Expect::BarrierDivergence | Expect::Deadlock => "synccheck",
+        Expect::OutOfBounds => "memcheck",
+        Expect::Correct | Expect::WrongResult | Expect::CompileError => "the checkers",
+    };
+    assert!(
+        variant.expect.is_shown_by(findings, variant.bug_line()),
+        "{checker} did not name {} ({case}): {findings:#?}",
+        variant.bug_location().unwrap_or_default(),
+    );
 }

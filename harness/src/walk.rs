@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::device::{Device, Finding};
+use crate::device::{Device, Finding, Schedule};
 use crate::error::{HarnessError, Result};
-use crate::variant::{Expect, Variant};
+use crate::variant::{Expect, Variant, find_variant};
 
 /// How many findings a walk-through prints in full before summarising the rest.
 pub const FINDINGS_SHOWN: usize = 2;
@@ -20,10 +20,78 @@ pub fn say(page: &mut String, line: &str) {
 pub fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
     let stdout = Path::new("stdout");
     out.write_all(page.as_bytes())
-        .map_err(|e| HarnessError::io(stdout, e))?;
-    out.flush().map_err(|e| HarnessError::io(stdout, e))?;
+        .map_err(|e| HarnessError::io("write", stdout, e))?;
+    out.flush()
+        .map_err(|e| HarnessError::io("write", stdout, e))?;
     page.clear();
     Ok(())
+}
+
+/// Prints a walk-through's opening: the backend and device first, so every result below is
+/// read knowing where it ran, then the chapter's own lines about its inputs. Creates `images`
+/// before any step runs, so a directory that cannot be made fails at once, not halfway through.
+pub fn opening(
+    page: &mut String,
+    device: &Device,
+    about: &[&str],
+    images: &Path,
+    out: &mut dyn Write,
+) -> Result<()> {
+    say(page, &device.banner());
+    for line in about {
+        say(page, line);
+    }
+    flush(page, out)?;
+    std::fs::create_dir_all(images).map_err(|e| HarnessError::io("create", images, e))
+}
+
+/// The variants a run walks through with their numbers in teaching order: all of them, or the
+/// one `--variant` names, which keeps the number it has in the full walk-through.
+pub fn selected<'a, K>(
+    variants: &'a [Variant<K>],
+    chosen: Option<&str>,
+) -> Result<Vec<(usize, &'a Variant<K>)>> {
+    let numbered = variants.iter().enumerate().map(|(index, v)| (index + 1, v));
+    match chosen {
+        Some(name) => {
+            let wanted = find_variant(variants, name).map_err(HarnessError::Invalid)?;
+            Ok(numbered.filter(|(_, v)| v.name == wanted.name).collect())
+        }
+        None => Ok(numbered.collect()),
+    }
+}
+
+/// Opens a variant's section with the `## N. name` heading that [`sections`] splits the book's
+/// snapshots at, and the kernel and expectation it is about.
+pub fn heading<K>(page: &mut String, number: usize, variant: &Variant<K>) {
+    say(page, "");
+    say(
+        page,
+        &format!("## {number}. {} — {}", variant.name, variant.summary),
+    );
+    say(
+        page,
+        &format!(
+            "{} · {} · expected: {}",
+            variant.kernel.path, variant.kernel.entry, variant.expect
+        ),
+    );
+}
+
+/// The seed for one more run of a racy step under the adversarial schedule, which lets a warp
+/// run ahead to its next barrier and so turns a hidden race into a wrong answer. Only on the
+/// emulator, and only when the user kept the default schedule: one they chose is theirs to see.
+pub fn adversarial_seed(device: &Device, seed: u64) -> Option<u64> {
+    let settings = device.emu_settings()?;
+    (settings.schedule == Schedule::Hardware).then_some(seed)
+}
+
+/// Why the emulator prints no timings, and what a GPU run shows instead: worded alike in every
+/// chapter, so a reader learns once that the emulator models the order of warps, not time.
+pub fn timing_skipped(gpu_shows: &str) -> String {
+    format!(
+        "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for {gpu_shows}"
+    )
 }
 
 /// What the checkers said about one variant's launches, or why they did not run, and whether
@@ -178,6 +246,54 @@ mod tests {
         );
         assert!(page.contains("race (write-after-write)"), "{page}");
         assert!(!page.contains("BUG: line"), "{page}");
+    }
+
+    #[test]
+    fn a_chosen_variant_keeps_its_teaching_number() {
+        let variants = [
+            variant(Expect::Race),
+            Variant {
+                name: "w",
+                ..variant(Expect::Correct)
+            },
+        ];
+        let all: Vec<usize> = selected(&variants, None)
+            .unwrap()
+            .iter()
+            .map(|(number, _)| *number)
+            .collect();
+        assert_eq!(all, [1, 2]);
+        let chosen = selected(&variants, Some("w")).unwrap();
+        assert_eq!(chosen.len(), 1);
+        assert_eq!((chosen[0].0, chosen[0].1.name), (2, "w"));
+        let error = selected(&variants, Some("x")).unwrap_err().to_string();
+        assert_eq!(error, "unknown variant `x`; this chapter has: v, w");
+
+        let mut page = String::new();
+        heading(&mut page, chosen[0].0, chosen[0].1);
+        assert_eq!(
+            page,
+            "\n## 2. w — \nkernels/c/01_v.cu · v · expected: correct\n"
+        );
+    }
+
+    #[test]
+    fn the_adversarial_rerun_is_only_offered_on_the_default_schedule() {
+        let mut device = Device::open(crate::BackendChoice::Emu).unwrap();
+        assert_eq!(adversarial_seed(&device, 7), Some(7));
+        let adversarial = Schedule::Adversarial { seed: 7 };
+        let inside = device.with_schedule(adversarial, |device| {
+            (
+                adversarial_seed(device, 7),
+                device.emu_settings().map(|s| s.schedule),
+            )
+        });
+        assert_eq!(inside, (None, Some(adversarial)));
+        assert_eq!(
+            device.emu_settings().map(|s| s.schedule),
+            Some(Schedule::Hardware),
+            "the schedule is restored"
+        );
     }
 
     #[test]

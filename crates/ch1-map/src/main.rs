@@ -4,9 +4,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use ch1_map::VARIANTS;
-use ch1_map::walkthrough::{EMU_SIZE, GPU_SIZE, MAX_SIZE, Options, walkthrough};
+use ch1_map::walkthrough::{Options, check_size, walkthrough};
 use clap::Parser;
-use harness::Device;
 use harness::cli::CommonArgs;
 
 #[derive(Debug, Parser)]
@@ -25,13 +24,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::cli::exit_code(run(Cli::parse()))
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -39,25 +32,17 @@ fn run(cli: Cli) -> Result<()> {
         println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
-    if let Some(size) = cli.size
-        && (size == 0 || size > MAX_SIZE)
-    {
-        anyhow::bail!(
-            "--size {size} is outside 1..={MAX_SIZE} elements (the kernels' indices are 32-bit)"
-        );
+    if let Some(size) = cli.size {
+        check_size(size)?;
     }
-    if let Some(name) = &cli.common.variant {
-        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
-    }
-    let mut device = Device::open(cli.common.backend)?;
-    device.set_emu_settings(cli.common.emu_settings());
+    cli.common.check_variant(VARIANTS)?;
+    let mut device = cli.common.open_device()?;
     let is_cuda = device.kind().is_cuda();
     let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch1-map"), is_cuda);
     options.variant = cli.common.variant.clone();
-    options.size = cli
-        .size
-        .unwrap_or(if is_cuda { GPU_SIZE } else { EMU_SIZE });
-    let mut stdout = std::io::stdout().lock();
-    walkthrough(&mut device, &options, &mut stdout)?;
+    if let Some(size) = cli.size {
+        options.size = size;
+    }
+    walkthrough(&mut device, &options, &mut std::io::stdout().lock())?;
     Ok(())
 }

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use harness::rand::Rng;
-use harness::report::{progress, sweep_svg, table};
+use harness::report::{progress, sweep_svg, table, write_gpu_table};
 use harness::verify::compare_exact;
-use harness::walk::{checker_section, flush, say};
+use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
 use harness::{Arg, Buffer, Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
@@ -71,54 +71,33 @@ fn sigmoid_shape(device: &Device) -> LaunchShape {
     }
 }
 
+/// `--size` within what the kernels can index.
+pub fn check_size(size: usize) -> Result<()> {
+    harness::cli::check_size(size, MAX_SIZE, "elements (the kernels' indices are 32-bit)")
+}
+
 /// Writes the walk-through to `out`; plots go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
-    if options.size == 0 || options.size > MAX_SIZE {
-        return Err(HarnessError::Invalid(format!(
-            "--size {} is outside 1..={MAX_SIZE} elements (the kernels' indices are 32-bit)",
-            options.size
-        )));
-    }
+    check_size(options.size)?;
     let mut page = String::new();
-    say(&mut page, &device.banner());
-    say(
+    opening(
         &mut page,
-        &format!(
-            "seed {} · n = {} floats · {THREADS_PER_BLOCK} threads per block · plots in {}",
-            options.seed,
-            options.size,
-            options.out.display()
-        ),
-    );
-    say(
-        &mut page,
-        "element-wise results must equal the CPU's f32 results bit for bit; the sigmoid must lie within a bound derived from expf's documented error",
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
-
-    let selected: Vec<&Ch1Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
+        device,
+        &[
             &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
+                "seed {} · n = {} floats · {THREADS_PER_BLOCK} threads per block · plots in {}",
+                options.seed,
+                options.size,
+                options.out.display()
             ),
-        );
+            "element-wise results must equal the CPU's f32 results bit for bit; the sigmoid must lie within a bound derived from expf's documented error",
+        ],
+        &options.out,
+        out,
+    )?;
+
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
         match (variant.kind, variant.expect) {
             (Step::ThreadIds, _) => thread_ids_step(device, variant, options, &mut page)?,
             (Step::ScalarMultiply, Expect::OutOfBounds) => {
@@ -589,7 +568,9 @@ fn timing_section(
     if !device.kind().is_cuda() {
         say(
             page,
-            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for each kernel's bandwidth against a device-to-device copy and the blocks-per-grid sweep of the grid-stride loop",
+            &timing_skipped(
+                "each kernel's bandwidth against a device-to-device copy and the blocks-per-grid sweep of the grid-stride loop",
+            ),
         );
         return Ok(());
     }
@@ -647,13 +628,17 @@ fn timing_section(
     )?;
     say(page, &format!("plot: {}", plot.display()));
 
-    let file = options.out.join("gpu_table.md");
-    let markdown = format!(
-        "Measured on **{}**, on {}, by `ch1-map --backend cuda` ({n} floats per array; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host).\n\n{rendered}\n\nBlocks-per-grid sweep of `sigmoid-grid-stride`, {THREADS_PER_BLOCK} threads per block, same input, {SWEEP_REPETITIONS} timed launches per point:\n\n{sweep_table}\n",
+    let file = write_gpu_table(
+        &options.out,
         device.name(),
-        harness::report::today_utc()
-    );
-    std::fs::write(&file, markdown).map_err(|e| HarnessError::io(&file, e))?;
+        "ch1-map --backend cuda",
+        &format!(
+            "{n} floats per array; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host"
+        ),
+        &format!(
+            "{rendered}\n\nBlocks-per-grid sweep of `sigmoid-grid-stride`, {THREADS_PER_BLOCK} threads per block, same input, {SWEEP_REPETITIONS} timed launches per point:\n\n{sweep_table}"
+        ),
+    )?;
     say(page, &format!("tables for the book: {}", file.display()));
     Ok(())
 }

@@ -3,22 +3,20 @@
 
 use std::process::Output;
 
-use harness::testing::{assert_one_line_error, run_binary, stderr};
+use harness::testing::{
+    assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, scratch_dir, stderr,
+};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ch1-map");
 
 fn ch1(args: &[&str]) -> Output {
-    run_binary(env!("CARGO_BIN_EXE_ch1-map"), args)
+    run_binary(BINARY, args)
 }
 
 #[test]
 fn bad_flags_are_refused_in_one_line() {
-    assert_one_line_error(
-        &ch1(&["--backend", "opencl"]),
-        "invalid value 'opencl' for '--backend",
-    );
-    assert_one_line_error(
-        &ch1(&["--variant", "nope"]),
-        "unknown variant `nope`; this chapter has: thread-ids, scalar-multiply",
-    );
+    assert_bad_common_flags_refused(BINARY, ch1_map::VARIANTS);
     assert_one_line_error(
         &ch1(&["--size", "0"]),
         "--size 0 is outside 1..=2147483648 elements",
@@ -31,29 +29,16 @@ fn bad_flags_are_refused_in_one_line() {
         &ch1(&["--size", "lots"]),
         "invalid value 'lots' for '--size",
     );
-    assert_one_line_error(&ch1(&["--seed", "-3"]), "unexpected argument '-3' found");
-    assert_one_line_error(
-        &ch1(&["--schedule", "fast"]),
-        "invalid value 'fast' for '--schedule",
-    );
 }
 
 #[test]
 fn cuda_without_a_driver_says_so_in_one_sentence() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!(
-            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
-        );
-        return;
-    }
-    let output = ch1(&["--backend", "cuda", "--variant", "scalar-multiply"]);
-    assert_one_line_error(&output, "no NVIDIA driver was found");
-    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+    assert_cuda_without_a_driver_is_one_sentence(BINARY, "scalar-multiply");
 }
 
 #[test]
 fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
-    let out = std::env::temp_dir().join(format!("racetrack-ch1-cli-{}", std::process::id()));
+    let out = scratch_dir("ch1-cli");
     let output = ch1(&[
         "--backend",
         "emu",
@@ -76,13 +61,5 @@ fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
 
 #[test]
 fn list_names_every_variant() {
-    let output = ch1(&["--list"]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for variant in ch1_map::VARIANTS {
-        assert!(
-            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
-            "{stdout}"
-        );
-    }
+    assert_list_names_every_variant(BINARY, ch1_map::VARIANTS);
 }

@@ -2,24 +2,23 @@
 //! one snapshot per section, so each page paragraph shows exactly the output it discusses.
 
 use ch1_map::walkthrough::{Options, walkthrough};
+use harness::testing::{book_sections, scratch_dir};
 use harness::{BackendChoice, Device};
 
 #[test]
 fn walkthrough_on_the_emulator() {
     let mut device = Device::open(BackendChoice::Emu).expect("the emulator always opens");
-    let out = std::env::temp_dir().join(format!("racetrack-ch1-snapshot-{}", std::process::id()));
+    let out = scratch_dir("ch1-snapshot");
     let options = Options::new(2024, out.clone(), false);
     let mut printed = Vec::new();
     walkthrough(&mut device, &options, &mut printed)
         .expect("the walk-through runs on the emulator");
     std::fs::remove_dir_all(&out).ok();
-    let printed = String::from_utf8(printed).expect("the walk-through prints UTF-8");
-    let printed = printed.replace(&out.display().to_string(), "target/racetrack/ch1-map");
-    let sections = harness::walk::sections(&printed);
+    let sections = book_sections(printed, &out, "ch1-map");
     assert_eq!(
         sections.len(),
         9,
-        "a header, seven variants and the timing section:\n{printed}"
+        "a header, seven variants and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

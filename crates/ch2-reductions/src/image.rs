@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn png_files_are_written() {
-        let dir = std::env::temp_dir().join(format!("racetrack-ch2-png-{}", std::process::id()));
+        let dir = harness::testing::scratch_dir("ch2-png");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("pair.png");
         write_side_by_side_png(&path, &[0.0, 0.5, 1.0, 2.0], &[1.0; 4], 2, 2).unwrap();

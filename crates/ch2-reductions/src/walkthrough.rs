@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use harness::rand::Rng;
-use harness::report::table;
-use harness::walk::{checker_section, flush, say};
+use harness::report::{table, write_gpu_table};
+use harness::walk::{
+    adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
+};
 use harness::{Device, Expect, HarnessError, LaunchShape, Result, Schedule};
 
 use crate::{
@@ -109,60 +111,39 @@ impl Inputs {
     }
 }
 
+/// `--size` within what the kernels can index.
+pub fn check_size(size: usize) -> Result<()> {
+    harness::cli::check_size(size, MAX_SIZE, "floats (the kernels' indices are 32-bit)")
+}
+
 /// Writes the walk-through to `out`; images go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
-    let mut page = String::new();
-    if options.size == 0 || options.size > MAX_SIZE {
-        return Err(HarnessError::Invalid(format!(
-            "--size {} is outside 1..={MAX_SIZE} floats (the kernels' indices are 32-bit)",
-            options.size
-        )));
-    }
+    check_size(options.size)?;
     let inputs = Inputs::new(options);
-    say(&mut page, &device.banner());
-    say(
+    let mut page = String::new();
+    opening(
         &mut page,
-        &format!(
-            "seed {} · 1D input {} floats in [0, 1) · 2D input the first {} × {} of them · blobs {} × {} pixels · images in {}",
-            options.seed,
-            options.size,
-            inputs.rows,
-            inputs.cols,
-            options.blobs.0,
-            options.blobs.1,
-            options.out.display()
-        ),
-    );
-    say(
-        &mut page,
-        "each sum is checked against an f64 reference: error ≤ γ_d · Σ|x|, d the longest chain of f32 additions behind it",
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+        device,
+        &[
+            &format!(
+                "seed {} · 1D input {} floats in [0, 1) · 2D input the first {} × {} of them · blobs {} × {} pixels · images in {}",
+                options.seed,
+                options.size,
+                inputs.rows,
+                inputs.cols,
+                options.blobs.0,
+                options.blobs.1,
+                options.out.display()
+            ),
+            "each sum is checked against an f64 reference: error ≤ γ_d · Σ|x|, d the longest chain of f32 additions behind it",
+        ],
+        &options.out,
+        out,
+    )?;
 
     let shapes = Shapes::for_device(device);
-    let selected: Vec<&Ch2Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
-            &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
-            ),
-        );
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
         if let Err(refused) = device.ensure_can_run(variant) {
             say(&mut page, &format!("not run: {refused}"));
             say(
@@ -213,9 +194,9 @@ fn step_1d(
         &SumCheck::new(outcome.result, inputs.want, depth, inputs.abs_sum).to_string(),
     );
     if variant.expect == Expect::Race
-        && let Some(seed) = adversarial_seed(device, options)
+        && let Some(seed) = adversarial_seed(device, options.seed)
     {
-        let racy = with_schedule(device, Schedule::Adversarial { seed }, |device| {
+        let racy = device.with_schedule(Schedule::Adversarial { seed }, |device| {
             run_reduce_1d(device, variant, &inputs.x, shape)
         })?;
         say(
@@ -302,9 +283,9 @@ fn step_blobs(
     };
     let mut shown = outcome.result.clone();
     if variant.expect == Expect::Race
-        && let Some(seed) = adversarial_seed(device, options)
+        && let Some(seed) = adversarial_seed(device, options.seed)
     {
-        let racy = with_schedule(device, Schedule::Adversarial { seed }, |device| {
+        let racy = device.with_schedule(Schedule::Adversarial { seed }, |device| {
             run_blobs(device, variant, width, height)
         })?;
         say(
@@ -358,32 +339,6 @@ fn describe_image(got: &[f32], want: &[f64]) -> String {
     }
 }
 
-/// The seed for an extra run under the adversarial schedule, on the emulator only and only
-/// when the user has not chosen a schedule of their own.
-fn adversarial_seed(device: &Device, options: &Options) -> Option<u64> {
-    let settings = device.emu_settings()?;
-    (settings.schedule == Schedule::Hardware).then_some(options.seed)
-}
-
-fn with_schedule<T>(
-    device: &mut Device,
-    schedule: Schedule,
-    work: impl FnOnce(&mut Device) -> Result<T>,
-) -> Result<T> {
-    let saved = device.emu_settings();
-    if let Some(settings) = saved {
-        device.set_emu_settings(harness::EmuSettings {
-            schedule,
-            ..settings
-        });
-    }
-    let result = work(device);
-    if let Some(settings) = saved {
-        device.set_emu_settings(settings);
-    }
-    result
-}
-
 /// One row of the GPU table.
 struct Timed {
     what: String,
@@ -402,7 +357,9 @@ fn timing_section(
     if !device.kind().is_cuda() {
         say(
             page,
-            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for the table of times, GB/s, the ratio to a device copy and the speedup of each step",
+            &timing_skipped(
+                "the table of times, GB/s, the ratio to a device copy and the speedup of each step",
+            ),
         );
         return Ok(());
     }
@@ -425,13 +382,15 @@ fn timing_section(
             "mean of {REPETITIONS} launches after a warm-up (CUDA events); every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run; host additions of block sums are not timed"
         ),
     );
-    let file = options.out.join("gpu_table.md");
-    let markdown = format!(
-        "Measured on **{}**, on {}, by `ch2-reductions --backend cuda` ({n} floats; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host).\n\n{rendered}\n",
+    let file = write_gpu_table(
+        &options.out,
         device.name(),
-        harness::report::today_utc()
-    );
-    std::fs::write(&file, markdown).map_err(|e| HarnessError::io(&file, e))?;
+        "ch2-reductions --backend cuda",
+        &format!(
+            "{n} floats; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host"
+        ),
+        &rendered,
+    )?;
     say(page, &format!("table for the book: {}", file.display()));
     Ok(())
 }

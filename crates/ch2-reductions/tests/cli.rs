@@ -3,22 +3,20 @@
 
 use std::process::Output;
 
-use harness::testing::{assert_one_line_error, run_binary, stderr};
+use harness::testing::{
+    assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, scratch_dir, stderr,
+};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ch2-reductions");
 
 fn ch2(args: &[&str]) -> Output {
-    run_binary(env!("CARGO_BIN_EXE_ch2-reductions"), args)
+    run_binary(BINARY, args)
 }
 
 #[test]
 fn bad_flags_are_refused_in_one_line() {
-    assert_one_line_error(
-        &ch2(&["--backend", "opencl"]),
-        "invalid value 'opencl' for '--backend",
-    );
-    assert_one_line_error(
-        &ch2(&["--variant", "nope"]),
-        "unknown variant `nope`; this chapter has: naive-block-sum",
-    );
+    assert_bad_common_flags_refused(BINARY, ch2_reductions::VARIANTS);
     assert_one_line_error(
         &ch2(&["--size", "0"]),
         "--size 0 is outside 1..=2147483648 floats",
@@ -31,23 +29,11 @@ fn bad_flags_are_refused_in_one_line() {
         &ch2(&["--size", "4294967296"]),
         "--size 4294967296 is outside 1..=2147483648 floats",
     );
-    assert_one_line_error(
-        &ch2(&["--schedule", "fast"]),
-        "invalid value 'fast' for '--schedule",
-    );
 }
 
 #[test]
 fn cuda_without_a_driver_says_so_in_one_sentence() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!(
-            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
-        );
-        return;
-    }
-    let output = ch2(&["--backend", "cuda", "--variant", "tree-reduction"]);
-    assert_one_line_error(&output, "no NVIDIA driver was found");
-    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+    assert_cuda_without_a_driver_is_one_sentence(BINARY, "tree-reduction");
 }
 
 #[test]
@@ -56,7 +42,7 @@ fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
         eprintln!("this machine has an NVIDIA driver; auto picks it");
         return;
     }
-    let out = std::env::temp_dir().join(format!("racetrack-ch2-cli-{}", std::process::id()));
+    let out = scratch_dir("ch2-cli");
     let output = ch2(&[
         "--variant",
         "two-loads-tree",
@@ -81,13 +67,5 @@ fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
 
 #[test]
 fn list_names_every_variant() {
-    let output = ch2(&["--list"]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for variant in ch2_reductions::VARIANTS {
-        assert!(
-            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
-            "{stdout}"
-        );
-    }
+    assert_list_names_every_variant(BINARY, ch2_reductions::VARIANTS);
 }

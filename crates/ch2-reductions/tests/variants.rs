@@ -13,6 +13,7 @@ use common::{
     Data, MAX_PER_THREAD, cap_length, cap_rows, cases, data, device, floats, grid_2d, length,
     linear_shape, side,
 };
+use harness::testing::assert_bug_line_named;
 use harness::verify::bounds;
 use harness::{Device, EmuSettings, Expect, HarnessError, LaunchShape, Schedule};
 use proptest::prelude::*;
@@ -290,13 +291,7 @@ fn tree_without_barrier_races_at_its_bug_line() {
     for threads in [64, 256, 1024] {
         let shape = LaunchShape::linear(4, threads);
         let outcome = run_reduce_1d(&mut device, racy, &x, shape).unwrap();
-        assert!(
-            racy.expect
-                .is_shown_by(&outcome.report.findings, racy.bug_line()),
-            "racecheck did not name {} for {shape}: {:#?}",
-            racy.bug_location().unwrap_or_default(),
-            outcome.report.findings
-        );
+        assert_bug_line_named(racy, &outcome.report.findings, &shape.to_string());
     }
     device.set_emu_settings(EmuSettings {
         schedule: Schedule::Adversarial { seed: 1 },
@@ -335,14 +330,7 @@ fn barrier_inside_if_is_divergence_and_never_reaches_a_gpu() {
     for threads in [64, 256, 1024] {
         let shape = LaunchShape::linear(3, threads);
         let outcome = run_reduce_1d(&mut device, divergent, &x, shape).unwrap();
-        assert!(
-            divergent
-                .expect
-                .is_shown_by(&outcome.report.findings, divergent.bug_line()),
-            "synccheck did not name {} for {shape}: {:#?}",
-            divergent.bug_location().unwrap_or_default(),
-            outcome.report.findings
-        );
+        assert_bug_line_named(divergent, &outcome.report.findings, &shape.to_string());
     }
 }
 
@@ -357,13 +345,7 @@ fn blobs_without_barrier_race_at_their_bug_line() {
         return;
     }
     let outcome = run_blobs(&mut device, racy, width, height).unwrap();
-    assert!(
-        racy.expect
-            .is_shown_by(&outcome.report.findings, racy.bug_line()),
-        "racecheck did not name {}: {:#?}",
-        racy.bug_location().unwrap_or_default(),
-        outcome.report.findings
-    );
+    assert_bug_line_named(racy, &outcome.report.findings, "a 72 × 40 image");
     device.set_emu_settings(EmuSettings {
         schedule: Schedule::Adversarial { seed: 5 },
         ..EmuSettings::default()

@@ -136,7 +136,7 @@ mod tests {
 
     #[test]
     fn png_files_are_written_and_mismatched_boards_refused() {
-        let dir = std::env::temp_dir().join(format!("racetrack-ch3-png-{}", std::process::id()));
+        let dir = harness::testing::scratch_dir("ch3-png");
         std::fs::create_dir_all(&dir).unwrap();
         let board = Board::random(10, 6, 0.5, 1).unwrap();
         let path = dir.join("frames.png");

@@ -6,8 +6,7 @@ use anyhow::Result;
 use ch3_life::VARIANTS;
 use ch3_life::walkthrough::{DEFAULT_TIMING_SIDE, MAX_TIMING_SIDE, Options, walkthrough};
 use clap::Parser;
-use harness::Device;
-use harness::cli::CommonArgs;
+use harness::cli::{CommonArgs, check_size};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,13 +23,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::cli::exit_code(run(Cli::parse()))
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -38,21 +31,16 @@ fn run(cli: Cli) -> Result<()> {
         println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
-    if cli.size == 0 || cli.size > MAX_TIMING_SIDE {
-        anyhow::bail!(
-            "--size {} is outside 1..={MAX_TIMING_SIDE} cells a side (two boards of side² bytes must fit on the GPU)",
-            cli.size
-        );
-    }
-    if let Some(name) = &cli.common.variant {
-        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
-    }
+    check_size(
+        cli.size,
+        MAX_TIMING_SIDE,
+        "cells a side (two boards of side² bytes must fit on the GPU)",
+    )?;
+    cli.common.check_variant(VARIANTS)?;
     let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch3-life"));
     options.variant = cli.common.variant.clone();
     options.timing_side = cli.size;
-    let mut device = Device::open(cli.common.backend)?;
-    device.set_emu_settings(cli.common.emu_settings());
-    let mut stdout = std::io::stdout().lock();
-    walkthrough(&mut device, &options, &mut stdout)?;
+    let mut device = cli.common.open_device()?;
+    walkthrough(&mut device, &options, &mut std::io::stdout().lock())?;
     Ok(())
 }

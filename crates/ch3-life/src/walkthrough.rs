@@ -4,9 +4,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use harness::report::table;
-use harness::walk::{checker_section, flush, say};
-use harness::{Device, EmuSettings, Finding, HarnessError, Result, Schedule};
+use harness::report::{table, write_gpu_table};
+use harness::walk::{
+    adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
+};
+use harness::{Device, Finding, HarnessError, Result, Schedule};
 
 use crate::{
     Board, Ch3Variant, HALO, HALO_INNER, Outcome, Pattern, STEP_BLOCK, Step, TILE, VARIANTS, image,
@@ -80,42 +82,22 @@ pub fn glider_gun_board() -> Result<Board> {
 /// Writes the walk-through to `out`; images go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     let mut page = String::new();
-    say(&mut page, &device.banner());
-    say(
+    opening(
         &mut page,
-        &format!(
+        device,
+        &[&format!(
             "seed {} · random boards {:.0}% alive · every board wraps around at its edges (a torus) and is compared with the CPU's, cell for cell · images in {}",
             options.seed,
             DENSITY * 100.0,
             options.out.display()
-        ),
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+        )],
+        &options.out,
+        out,
+    )?;
 
     let sizes = Sizes::for_device(device);
-    let selected: Vec<&Ch3Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
-            &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
-            ),
-        );
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
         let findings = match variant.kind {
             Step::DoubleBuffer => double_buffer_step(device, variant, options, &mut page)?,
             Step::InPlace => in_place_step(device, variant, options, sizes, &mut page)?,
@@ -479,20 +461,12 @@ fn adversarial_run(
     want: &Board,
     work: impl FnOnce(&mut Device) -> Result<Outcome>,
 ) -> Result<Option<Board>> {
-    let Some(settings) = device.emu_settings() else {
+    let Some(seed) = adversarial_seed(device, options.seed) else {
         return Ok(None);
     };
-    if settings.schedule != Schedule::Hardware {
-        return Ok(None);
-    }
-    let seed = options.seed;
-    device.set_emu_settings(EmuSettings {
-        schedule: Schedule::Adversarial { seed },
-        ..settings
-    });
-    let outcome = work(device);
-    device.set_emu_settings(settings);
-    let board = outcome?.board;
+    let board = device
+        .with_schedule(Schedule::Adversarial { seed }, work)?
+        .board;
     say(
         page,
         &format!(
@@ -540,7 +514,9 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> 
     if !device.kind().is_cuda() {
         say(
             page,
-            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for cell updates per second of each fixed kernel against a device-to-device copy of the board",
+            &timing_skipped(
+                "cell updates per second of each fixed kernel against a device-to-device copy of the board",
+            ),
         );
         return Ok(());
     }
@@ -554,13 +530,15 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> 
             "ms per generation: mean of {REPETITIONS} timed launches after a warm-up (CUDA events), divided by the generations per launch; every kernel's board was checked against the CPU's first; the copy moves one board's bytes in the same run, as a generation reads one board and writes the other"
         ),
     );
-    let file = options.out.join("gpu_table.md");
-    let markdown = format!(
-        "Measured on **{}**, on {}, by `ch3-life --backend cuda` ({side} × {side} board; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host).\n\n{rendered}\n",
+    let file = write_gpu_table(
+        &options.out,
         device.name(),
-        harness::report::today_utc()
-    );
-    std::fs::write(&file, markdown).map_err(|e| HarnessError::io(&file, e))?;
+        "ch3-life --backend cuda",
+        &format!(
+            "{side} × {side} board; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host"
+        ),
+        &rendered,
+    )?;
     say(page, &format!("table for the book: {}", file.display()));
     Ok(())
 }

@@ -6,7 +6,8 @@ mod common;
 use std::cell::RefCell;
 
 use ch3_life::{Board, HALO, SINGLE_BLOCK_MAX_CELLS, Step, TILE, VARIANTS, run, variant};
-use common::{block, board, cases, density, device, schedule, side, with_schedule};
+use common::{block, board, cases, density, device, schedule, side};
+use harness::testing::assert_bug_line_named;
 use harness::{Expect, HarnessError, Schedule};
 use proptest::prelude::*;
 use proptest::test_runner::{TestError, TestRunner};
@@ -101,10 +102,12 @@ fn fixed_matches_the_cpu(name: &str, largest: u32, most_generations: u32, emulat
             |(width, height, density, seed, generations, block, schedule)| {
                 let start = board(width, height, density, seed);
                 let block = fixed.kind.takes_any_block().then_some(block);
-                let outcome = with_schedule(&mut cell.borrow_mut(), schedule, |device| {
-                    run(device, fixed, &start, generations, block)
-                })
-                .map_err(fail)?;
+                let outcome = cell
+                    .borrow_mut()
+                    .with_schedule(schedule, |device| {
+                        run(device, fixed, &start, generations, block)
+                    })
+                    .map_err(fail)?;
                 let diff = outcome.board.diff(&start.after(generations));
                 prop_assert!(
                     diff.is_match(),
@@ -152,10 +155,12 @@ fn iterate_single_block_matches_the_cpu_on_any_board_one_block_holds() {
             &strategy,
             |((width, height), density, seed, generations, schedule)| {
                 let start = board(width, height, density, seed);
-                let outcome = with_schedule(&mut cell.borrow_mut(), schedule, |device| {
-                    run(device, single, &start, generations, None)
-                })
-                .map_err(fail)?;
+                let outcome = cell
+                    .borrow_mut()
+                    .with_schedule(schedule, |device| {
+                        run(device, single, &start, generations, None)
+                    })
+                    .map_err(fail)?;
                 let diff = outcome.board.diff(&start.after(generations));
                 prop_assert!(
                     diff.is_match(),
@@ -284,12 +289,10 @@ fn race_is_named_and_shown_wrong(name: &str, block: (u32, u32), generations: u32
         Some(block),
     )
     .expect("the racy kernel runs on the emulator");
-    assert!(
-        racy.expect
-            .is_shown_by(&outcome.report.findings, racy.bug_line()),
-        "racecheck did not name {}: {:#?}",
-        racy.bug_location().unwrap_or_default(),
-        outcome.report.findings
+    assert_bug_line_named(
+        racy,
+        &outcome.report.findings,
+        &format!("a 48 × 40 board, block {block:?}"),
     );
 
     let strategy = (
@@ -310,10 +313,12 @@ fn race_is_named_and_shown_wrong(name: &str, block: (u32, u32), generations: u32
             let schedule = Schedule::Adversarial {
                 seed: schedule_seed,
             };
-            let outcome = with_schedule(&mut cell.borrow_mut(), schedule, |device| {
-                run(device, racy, &start, generations, Some(block))
-            })
-            .map_err(fail)?;
+            let outcome = cell
+                .borrow_mut()
+                .with_schedule(schedule, |device| {
+                    run(device, racy, &start, generations, Some(block))
+                })
+                .map_err(fail)?;
             let diff = outcome.board.diff(&start.after(generations));
             prop_assert!(diff.is_match(), "{width} × {height}: {diff}");
             Ok(())
@@ -346,10 +351,11 @@ fn iterate_multi_block_is_right_on_a_grid_of_one_block() {
     assert_eq!(multi.kind, Step::MultiBlock);
     for (width, height, seed) in [(32, 32, 1), (40, 25, 2), (7, 100, 3)] {
         let start = board(width, height, 0.4, seed);
-        let outcome = with_schedule(&mut device, Schedule::Adversarial { seed }, |device| {
-            run(device, multi, &start, 20, Some((width, height)))
-        })
-        .unwrap();
+        let outcome = device
+            .with_schedule(Schedule::Adversarial { seed }, |device| {
+                run(device, multi, &start, 20, Some((width, height)))
+            })
+            .unwrap();
         assert_eq!(outcome.shape.grid.product(), 1);
         let diff = outcome.board.diff(&start.after(20));
         assert!(diff.is_match(), "{width} × {height}: {diff}");

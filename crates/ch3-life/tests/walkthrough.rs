@@ -2,6 +2,7 @@
 //! one snapshot per section, so each page paragraph shows exactly the output it discusses.
 
 use ch3_life::walkthrough::{Options, walkthrough};
+use harness::testing::{book_sections, scratch_dir};
 use harness::{BackendChoice, Device};
 
 /// The images the book shows, as the walk-through writes them.
@@ -15,12 +16,11 @@ const BOOK_IMAGES: [&str; 4] = [
 #[test]
 fn walkthrough_on_the_emulator() {
     let mut device = Device::open(BackendChoice::Emu).expect("the emulator always opens");
-    let out = std::env::temp_dir().join(format!("racetrack-ch3-snapshot-{}", std::process::id()));
+    let out = scratch_dir("ch3-snapshot");
     let options = Options::new(2024, out.clone());
     let mut printed = Vec::new();
     walkthrough(&mut device, &options, &mut printed)
         .expect("the walk-through runs on the emulator");
-    let printed = String::from_utf8(printed).expect("the walk-through prints UTF-8");
     for image in BOOK_IMAGES {
         let written = std::fs::read(out.join(image)).expect("the image is written");
         assert_eq!(&written[1..4], b"PNG", "{image}");
@@ -35,12 +35,11 @@ fn walkthrough_on_the_emulator() {
     }
     std::fs::remove_dir_all(&out).ok();
 
-    let printed = printed.replace(&out.display().to_string(), "target/racetrack/ch3-life");
-    let sections = harness::walk::sections(&printed);
+    let sections = book_sections(printed, &out, "ch3-life");
     assert_eq!(
         sections.len(),
         8,
-        "a header, six variants and the timing section:\n{printed}"
+        "a header, six variants and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

@@ -7,8 +7,7 @@ use anyhow::{Context, Result};
 use ch4_atomics::VARIANTS;
 use ch4_atomics::walkthrough::{MAX_TIMING_BYTES, Options, walkthrough};
 use clap::Parser;
-use harness::Device;
-use harness::cli::CommonArgs;
+use harness::cli::{CommonArgs, check_size};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -29,13 +28,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::cli::exit_code(run(Cli::parse()))
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -43,15 +36,12 @@ fn run(cli: Cli) -> Result<()> {
         println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
-    if cli.size == 0 || cli.size > MAX_TIMING_BYTES {
-        anyhow::bail!(
-            "--size {} is outside 1..={MAX_TIMING_BYTES} bytes (the kernels take a 32-bit length)",
-            cli.size
-        );
-    }
-    if let Some(name) = &cli.common.variant {
-        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
-    }
+    check_size(
+        cli.size,
+        MAX_TIMING_BYTES,
+        "bytes (the kernels take a 32-bit length)",
+    )?;
+    cli.common.check_variant(VARIANTS)?;
     let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch4-atomics"));
     options.variant = cli.common.variant.clone();
     options.timing_bytes = cli.size;
@@ -60,9 +50,7 @@ fn run(cli: Cli) -> Result<()> {
             .with_context(|| format!("cannot read --text {}", path.display()))?;
         options.text_name = path.display().to_string();
     }
-    let mut device = Device::open(cli.common.backend)?;
-    device.set_emu_settings(cli.common.emu_settings());
-    let mut stdout = std::io::stdout().lock();
-    walkthrough(&mut device, &options, &mut stdout)?;
+    let mut device = cli.common.open_device()?;
+    walkthrough(&mut device, &options, &mut std::io::stdout().lock())?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 use harness::rand::Rng;
 use harness::report::{grouped_bars_svg, progress, sweep_svg, table};
 use harness::verify::compare_exact;
-use harness::walk::{checker_section, flush, say};
+use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
 use harness::{Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
@@ -55,44 +55,24 @@ impl Options {
 
 /// Writes the walk-through to `out`; plots go to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
-    let mut page = String::new();
     let text = options.text.as_slice();
-    say(&mut page, &device.banner());
-    say(
+    let mut page = String::new();
+    opening(
         &mut page,
-        &format!(
+        device,
+        &[&format!(
             "seed {} · text {} ({} bytes) · plots in {}",
             options.seed,
             options.text_name,
             text.len(),
             options.out.display()
-        ),
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+        )],
+        &options.out,
+        out,
+    )?;
 
-    let selected: Vec<&Ch4Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
-            &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
-            ),
-        );
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
         match variant.kind {
             Step::Increment => increment_step(device, variant, &mut page)?,
             Step::AsciiHistogram => ascii_step(device, variant, text, options, &mut page)?,
@@ -281,7 +261,7 @@ fn timing_section(
     if !device.kind().is_cuda() {
         say(
             page,
-            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for the timing table and the blocks-per-grid sweep",
+            &timing_skipped("the timing table and the blocks-per-grid sweep"),
         );
         return Ok(());
     }

@@ -3,33 +3,23 @@
 
 use std::process::Output;
 
-use harness::testing::{assert_one_line_error, run_binary, stderr};
+use harness::testing::{
+    assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ch4-atomics");
 
 fn ch4(args: &[&str]) -> Output {
-    run_binary(env!("CARGO_BIN_EXE_ch4-atomics"), args)
+    run_binary(BINARY, args)
 }
 
 #[test]
 fn bad_flags_are_refused_in_one_line() {
-    assert_one_line_error(
-        &ch4(&["--backend", "opencl"]),
-        "invalid value 'opencl' for '--backend",
-    );
-    assert_one_line_error(
-        &ch4(&["--variant", "nope"]),
-        "unknown variant `nope`; this chapter has: racy-increment",
-    );
-    assert_one_line_error(
-        &ch4(&["--seed", "minus-one"]),
-        "invalid value 'minus-one' for '--seed",
-    );
+    assert_bad_common_flags_refused(BINARY, ch4_atomics::VARIANTS);
     assert_one_line_error(
         &ch4(&["--size", "0"]),
         "--size 0 is outside 1..=4294967295 bytes",
-    );
-    assert_one_line_error(
-        &ch4(&["--schedule", "fast"]),
-        "invalid value 'fast' for '--schedule",
     );
     assert_one_line_error(
         &ch4(&["--backend", "emu", "--text", "/nonexistent/book.txt"]),
@@ -39,15 +29,7 @@ fn bad_flags_are_refused_in_one_line() {
 
 #[test]
 fn cuda_without_a_driver_says_so_in_one_sentence() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!(
-            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
-        );
-        return;
-    }
-    let output = ch4(&["--backend", "cuda", "--variant", "atomic-increment"]);
-    assert_one_line_error(&output, "no NVIDIA driver was found");
-    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+    assert_cuda_without_a_driver_is_one_sentence(BINARY, "atomic-increment");
 }
 
 #[test]
@@ -72,13 +54,5 @@ fn auto_without_a_gpu_falls_back_to_the_emulator_and_says_so_first() {
 
 #[test]
 fn list_names_every_variant() {
-    let output = ch4(&["--list"]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for variant in ch4_atomics::VARIANTS {
-        assert!(
-            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
-            "{stdout}"
-        );
-    }
+    assert_list_names_every_variant(BINARY, ch4_atomics::VARIANTS);
 }

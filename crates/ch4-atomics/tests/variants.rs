@@ -10,6 +10,7 @@ use ch4_atomics::{
 };
 use common::{alphabet, blocks, cases, device, length, text, threads_per_block};
 use harness::rand::Rng;
+use harness::testing::assert_bug_line_named;
 use harness::verify::compare_exact;
 use harness::{Expect, LaunchShape};
 use std::cell::RefCell;
@@ -197,13 +198,7 @@ fn racy_increment_loses_updates_and_racecheck_names_its_line() {
         device.banner()
     );
     if !device.kind().is_cuda() {
-        assert!(
-            racy.expect
-                .is_shown_by(&outcome.report.findings, racy.bug_line()),
-            "racecheck did not name {}: {:#?}",
-            racy.bug_location().unwrap_or_default(),
-            outcome.report.findings
-        );
+        assert_bug_line_named(racy, &outcome.report.findings, &shape.to_string());
     }
 }
 
@@ -234,13 +229,7 @@ fn racy_histograms_are_caught() {
         }
         let outcome =
             run_ascii_histogram(&mut device, racy, english, LaunchShape::linear(32, 256)).unwrap();
-        assert!(
-            racy.expect
-                .is_shown_by(&outcome.report.findings, racy.bug_line()),
-            "racecheck did not name {} for {name}: {:#?}",
-            racy.bug_location().unwrap_or_default(),
-            outcome.report.findings
-        );
+        assert_bug_line_named(racy, &outcome.report.findings, name);
     }
 }
 

@@ -2,28 +2,27 @@
 //! one snapshot per section, so each page paragraph shows exactly the output it discusses.
 
 use ch4_atomics::walkthrough::{Options, walkthrough};
+use harness::testing::{book_sections, scratch_dir};
 use harness::{BackendChoice, Device};
 
 #[test]
 fn walkthrough_on_the_emulator() {
     let mut device = Device::open(BackendChoice::Emu).expect("the emulator always opens");
-    let out = std::env::temp_dir().join(format!("racetrack-ch4-snapshot-{}", std::process::id()));
+    let out = scratch_dir("ch4-snapshot");
     let options = Options::new(2024, out.clone());
     let mut printed = Vec::new();
     walkthrough(&mut device, &options, &mut printed)
         .expect("the walk-through runs on the emulator");
-    let printed = String::from_utf8(printed).expect("the walk-through prints UTF-8");
     let letters =
         std::fs::read_to_string(out.join("letters.svg")).expect("the letter plot is written");
     assert!(letters.contains("lowercase") && letters.contains("uppercase"));
     std::fs::remove_dir_all(&out).ok();
 
-    let printed = printed.replace(&out.display().to_string(), "target/racetrack/ch4-atomics");
-    let sections = harness::walk::sections(&printed);
+    let sections = book_sections(printed, &out, "ch4-atomics");
     assert_eq!(
         sections.len(),
         10,
-        "a header, eight variants and the timing section:\n{printed}"
+        "a header, eight variants and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

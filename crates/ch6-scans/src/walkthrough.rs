@@ -7,8 +7,8 @@ use std::time::Instant;
 use harness::rand::Rng;
 use harness::report::table;
 use harness::verify::{bounds, compare_exact, compare_within};
-use harness::walk::{checker_section, flush, say};
-use harness::{Device, EmuSettings, Expect, HarnessError, Result, Schedule};
+use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
+use harness::{Device, Expect, HarnessError, Result, Schedule};
 use plotters::prelude::*;
 
 use crate::{
@@ -85,41 +85,21 @@ fn small_values(n: usize, rng: &mut impl Rng) -> Vec<u32> {
 /// Writes the walk-through to `out`; the diagram goes to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     let mut page = String::new();
-    say(&mut page, &device.banner());
-    say(
+    opening(
         &mut page,
-        &format!(
+        device,
+        &[&format!(
             "seed {} · values 0..10 as unsigned int (exact), f32 in [-1, 1) for the float scan · images in {}",
             options.seed,
             options.out.display()
-        ),
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+        )],
+        &options.out,
+        out,
+    )?;
 
-    let selected: Vec<&Ch6Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
     let sizes = Sizes::for_device(device);
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
-            &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
-            ),
-        );
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
         let mut rng = harness::cli::seeded_rng(options.seed.wrapping_add(number as u64));
         match variant.kind {
             Step::OneBlockInclusive if variant.expect == Expect::Race => {
@@ -253,17 +233,13 @@ fn race_step(
         ),
     );
     checker_section(device, variant, &first_findings.unwrap_or_default(), page);
-    if let Some(settings) = device.emu_settings() {
-        let adversarial = EmuSettings {
-            schedule: Schedule::Adversarial {
-                seed: ADVERSARIAL_SEED,
-            },
-            ..settings
+    if device.emu_settings().is_some() {
+        let adversarial = Schedule::Adversarial {
+            seed: ADVERSARIAL_SEED,
         };
-        device.set_emu_settings(adversarial);
-        let outcome = run_one_block(device, variant, &input, threads);
-        device.set_emu_settings(settings);
-        let outcome = outcome?;
+        let outcome = device.with_schedule(adversarial, |device| {
+            run_one_block(device, variant, &input, threads)
+        })?;
         say(
             page,
             &format!(
@@ -272,9 +248,9 @@ fn race_step(
             ),
         );
         let fixed = crate::variant("hillis-steele-double-buffer");
-        device.set_emu_settings(adversarial);
-        let fixed_outcome = run_one_block(device, fixed, &input, threads);
-        device.set_emu_settings(settings);
+        let fixed_outcome = device.with_schedule(adversarial, |device| {
+            run_one_block(device, fixed, &input, threads)
+        });
         say(
             page,
             &format!(
@@ -649,7 +625,10 @@ fn timing_section(
     if !device.kind().is_cuda() {
         say(
             page,
-            "timings skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for times, GB/s against a device copy, and the cost of each launch",
+            &format!(
+                "timings {}",
+                timing_skipped("times, GB/s against a device copy, and the cost of each launch")
+            ),
         );
         return Ok(());
     }

@@ -1,36 +1,28 @@
-//! The binary as a user meets it: bad flags give one line and a non-zero exit, never a panic.
+//! The binary as a user meets it: bad flags and missing hardware give one line and a non-zero
+//! exit, never a panic.
 
-use std::process::Output;
+use harness::testing::{
+    assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
+    assert_list_names_every_variant, assert_one_line_error, run_binary,
+};
 
-use harness::testing::{assert_one_line_error, run_binary};
-
-fn ch6(args: &[&str]) -> Output {
-    run_binary(env!("CARGO_BIN_EXE_ch6-scans"), args)
-}
+const BINARY: &str = env!("CARGO_BIN_EXE_ch6-scans");
 
 #[test]
 fn bad_flags_are_refused_in_one_line() {
+    assert_bad_common_flags_refused(BINARY, ch6_scans::VARIANTS);
     assert_one_line_error(
-        &ch6(&["--variant", "nope"]),
-        "unknown variant `nope`; this chapter has: hillis-steele-double-buffer",
-    );
-    assert_one_line_error(
-        &ch6(&["--size", "0"]),
+        &run_binary(BINARY, &["--size", "0"]),
         "--size 0 is outside 1..=1073741824 elements",
     );
-    // the wording of this one is clap's (or the harness's); the value must be named
-    assert_one_line_error(&ch6(&["--schedule", "fast"]), "fast");
+}
+
+#[test]
+fn cuda_without_a_driver_says_so_in_one_sentence() {
+    assert_cuda_without_a_driver_is_one_sentence(BINARY, "hillis-steele-double-buffer");
 }
 
 #[test]
 fn list_names_every_variant() {
-    let output = ch6(&["--list"]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for variant in ch6_scans::VARIANTS {
-        assert!(
-            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
-            "{stdout}"
-        );
-    }
+    assert_list_names_every_variant(BINARY, ch6_scans::VARIANTS);
 }

@@ -12,6 +12,7 @@ use ch6_scans::{
     run_grid_inclusive, run_large_scan, run_multi_launch, run_one_block, variant,
 };
 use common::{cases, device, floats, length, values, values_kind};
+use harness::testing::assert_bug_line_named;
 use harness::verify::{bounds, compare_exact, compare_within};
 use harness::{EmuSettings, Expect, HarnessError, Schedule};
 use proptest::prelude::*;
@@ -241,13 +242,7 @@ fn single_buffer_race_is_named_and_shown_wrong_by_the_adversarial_schedule() {
         compare_exact(&outcome.result, &want).is_match(),
         "the hardware-like schedule hides the race, as a GPU does"
     );
-    assert!(
-        racy.expect
-            .is_shown_by(&outcome.report.findings, racy.bug_line()),
-        "racecheck did not name {}: {:#?}",
-        racy.bug_location().unwrap_or_default(),
-        outcome.report.findings
-    );
+    assert_bug_line_named(racy, &outcome.report.findings, "1000 values, 1024 threads");
     let mut wrong_seeds = 0;
     for seed in 0..4 {
         device.set_emu_settings(EmuSettings {

@@ -2,17 +2,17 @@
 //! one snapshot per section, so each page paragraph shows exactly the output it discusses.
 
 use ch6_scans::walkthrough::{Options, walkthrough};
+use harness::testing::{book_sections, scratch_dir};
 use harness::{BackendChoice, Device};
 
 #[test]
 fn walkthrough_on_the_emulator() {
     let mut device = Device::open(BackendChoice::Emu).expect("the emulator always opens");
-    let out = std::env::temp_dir().join(format!("racetrack-ch6-snapshot-{}", std::process::id()));
+    let out = scratch_dir("ch6-snapshot");
     let options = Options::new(2024, out.clone());
     let mut printed = Vec::new();
     walkthrough(&mut device, &options, &mut printed)
         .expect("the walk-through runs on the emulator");
-    let printed = String::from_utf8(printed).expect("the walk-through prints UTF-8");
     let tree =
         std::fs::read_to_string(out.join("up_sweep_16.svg")).expect("the diagram is written");
     assert!(tree.starts_with("<svg") && tree.contains("up, stride 16"));
@@ -27,12 +27,11 @@ fn walkthrough_on_the_emulator() {
     );
     std::fs::remove_dir_all(&out).ok();
 
-    let printed = printed.replace(&out.display().to_string(), "target/racetrack/ch6-scans");
-    let sections = harness::walk::sections(&printed);
+    let sections = book_sections(printed, &out, "ch6-scans");
     assert_eq!(
         sections.len(),
         12,
-        "a header, nine variants, work and span, and the timing section:\n{printed}"
+        "a header, nine variants, work and span, and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

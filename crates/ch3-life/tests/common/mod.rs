@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use ch3_life::Board;
-use harness::{Device, EmuSettings, Schedule};
+use harness::Schedule;
 use proptest::prelude::*;
 
 pub use harness::testing::test_device as device;
@@ -66,24 +66,4 @@ pub fn schedule() -> impl Strategy<Value = Schedule> {
         any::<u64>().prop_map(|seed| Schedule::Random { seed }),
         any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
     ]
-}
-
-/// Runs `work` under `schedule` on the emulator (a GPU has its own), then restores the settings.
-pub fn with_schedule<T>(
-    device: &mut Device,
-    schedule: Schedule,
-    work: impl FnOnce(&mut Device) -> T,
-) -> T {
-    let saved = device.emu_settings();
-    if let Some(settings) = saved {
-        device.set_emu_settings(EmuSettings {
-            schedule,
-            ..settings
-        });
-    }
-    let result = work(device);
-    if let Some(settings) = saved {
-        device.set_emu_settings(settings);
-    }
-    result
 }
