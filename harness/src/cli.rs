@@ -125,6 +125,15 @@ pub fn exit_code<E: Display>(result: Result<(), E>) -> ExitCode {
     }
 }
 
+/// A chapter binary's `main`: parse the command line (usage errors as one line, see
+/// [`parse_or_exit`]), run, and turn the result into the exit status (see [`exit_code`]).
+pub fn run_main<T: clap::Parser, E: Display>(run: impl FnOnce(T) -> Result<(), E>) -> ExitCode {
+    match parse_or_exit::<T>() {
+        Ok(args) => exit_code(run(args)),
+        Err(code) => code,
+    }
+}
+
 /// The generator behind every input: same seed, same data, on every platform.
 pub fn seeded_rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)

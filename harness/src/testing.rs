@@ -26,7 +26,7 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
-/// The run failed, did not panic, and its first line is `error: …` containing `expected`.
+/// The run failed, did not panic, and its stderr is one line, `error: …` containing `expected`.
 pub fn assert_one_line_error(output: &Output, expected: &str) {
     let text = stderr(output);
     assert!(
@@ -39,6 +39,11 @@ pub fn assert_one_line_error(output: &Output, expected: &str) {
     assert!(
         first.starts_with("error:") && first.contains(expected),
         "{text}"
+    );
+    assert_eq!(
+        text.trim_end().lines().count(),
+        1,
+        "more than one line: {text}"
     );
 }
 

@@ -23,7 +23,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    harness::cli::exit_code(run(Cli::parse()))
+    harness::cli::run_main(run)
 }
 
 fn run(cli: Cli) -> Result<()> {
