@@ -7,7 +7,9 @@ use std::fmt;
 
 use harness::rand::Rng;
 use harness::verify::bounds;
-use harness::{Arg, Device, Expect, HarnessError, LaunchReport, LaunchShape, Result, Variant, kernel};
+use harness::{
+    Arg, Device, Expect, HarnessError, LaunchReport, LaunchShape, Result, Variant, kernel,
+};
 
 pub mod walkthrough;
 
@@ -161,7 +163,11 @@ impl DotCheck {
     /// The error as a fraction of the exact result.
     pub fn relative_error(&self) -> f64 {
         if self.want == 0.0 {
-            if self.error() == 0.0 { 0.0 } else { f64::INFINITY }
+            if self.error() == 0.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            }
         } else {
             self.error() / self.want.abs()
         }
@@ -216,7 +222,11 @@ pub fn vectors(n: usize, data: Data, seed: u64) -> (Vec<f32>, Vec<f32>) {
         Data::Signed => rng.random_range(-1.0f32..1.0),
         Data::WideRange => {
             let magnitude = 2f32.powi(rng.random_range(-12..=12)) * rng.random_range(1.0f32..2.0);
-            if rng.random::<bool>() { magnitude } else { -magnitude }
+            if rng.random::<bool>() {
+                magnitude
+            } else {
+                -magnitude
+            }
         }
     };
     let a = (0..n).map(|_| draw()).collect();

@@ -124,7 +124,10 @@ fn lock_order_step(device: &mut Device, variant: &Ch5Variant, page: &mut String)
         &format!("order the blocks took the lock: {}", listed.join(", ")),
     );
     let verdict = if outcome.result.is_complete(blocks) {
-        format!("✓ length {}: every block appears exactly once", outcome.result.length)
+        format!(
+            "✓ length {}: every block appears exactly once",
+            outcome.result.length
+        )
     } else {
         format!(
             "✗ length {}: the list is not the {blocks} blocks once each",
@@ -189,7 +192,11 @@ fn dot_step(
             &format!(
                 "a guessed tolerance of {LOOSE_RELATIVE_TOLERANCE:.0e} relative {loose}; the bound from the summation error, {:.1e} relative, {}",
                 check.bound / check.want.abs(),
-                if check.is_within() { "passes it too" } else { "does not" }
+                if check.is_within() {
+                    "passes it too"
+                } else {
+                    "does not"
+                }
             ),
         );
     }
@@ -269,16 +276,25 @@ fn timing_section(
             Ok(())
         })?
         .unwrap_or(f64::NAN);
-    let mutex_ms = time_dot_mutex(device, &a_buffer, &b_buffer, length, &mut c, &mutex, shape, repetitions)?;
+    let mutex_ms = time_dot_mutex(
+        device,
+        &a_buffer,
+        &b_buffer,
+        length,
+        &mut c,
+        &mutex,
+        shape,
+        repetitions,
+    )?;
 
     let gb = input_bytes as f64 / 1e9;
     let lines = [
+        (format!("partial-dot kernel ({shape})"), kernel_only_ms),
         (
-            format!("partial-dot kernel ({shape})"),
-            kernel_only_ms,
-        ),
-        (
-            format!("partial-dot + copy of {} block sums + host sum", shape.grid.x),
+            format!(
+                "partial-dot + copy of {} block sums + host sum",
+                shape.grid.x
+            ),
             with_host_sum_ms,
         ),
         (format!("dot-mutex, c zeroed first ({shape})"), mutex_ms),
@@ -304,7 +320,9 @@ fn timing_section(
         "both dot results were checked against the CPU first; the copy reads and writes the same bytes in the same run",
     );
     flush(page, out)?;
-    blocks_sweep(device, &a_buffer, &b_buffer, length, &mut c, &mutex, options, page)
+    blocks_sweep(
+        device, &a_buffer, &b_buffer, length, &mut c, &mutex, options, page,
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -361,7 +379,12 @@ fn blocks_sweep(
                 device.launch_async(
                     &partial_dot,
                     shape,
-                    &[Arg::from(a), Arg::from(b), Arg::U32(length), Arg::from(&partial)],
+                    &[
+                        Arg::from(a),
+                        Arg::from(b),
+                        Arg::U32(length),
+                        Arg::from(&partial),
+                    ],
                 )?;
                 std::hint::black_box(host_sum_f32(&device.download(&partial)?));
                 Ok(())
