@@ -145,6 +145,7 @@ fn fixed_dot_products_match_the_cpu_within_the_bound() {
         any::<u64>(),
         blocks(is_cuda),
         power_of_two_threads(),
+        schedule(),
     );
     for fixed in VARIANTS
         .iter()
@@ -152,15 +153,16 @@ fn fixed_dot_products_match_the_cpu_within_the_bound() {
     {
         let mut runner = TestRunner::new(cases(is_cuda, 64, 20, file!()));
         runner
-            .run(&strategy, |(len, data, seed, blocks, threads)| {
+            .run(&strategy, |(len, data, seed, blocks, threads, schedule)| {
                 let (a, b) = vectors(len, data, seed);
                 let shape = LaunchShape::linear(blocks, threads);
-                let outcome =
-                    run_dot(&mut cell.borrow_mut(), fixed, &a, &b, shape).map_err(fail)?;
+                let device = &mut *cell.borrow_mut();
+                set_schedule(device, schedule);
+                let outcome = run_dot(device, fixed, &a, &b, shape).map_err(fail)?;
                 let check = DotCheck::new(outcome.result, &a, &b, shape);
                 prop_assert!(
                     check.is_within(),
-                    "{} on {shape}, {data:?}: {check}",
+                    "{} on {shape}, {data:?}, {schedule:?}: {check}",
                     fixed.name
                 );
                 prop_assert!(
