@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use harness::report::{progress, sweep_svg, table};
 use harness::walk::{checker_section, flush, say};
-use harness::{Arg, Device, HarnessError, LaunchShape, Result};
+use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result};
 
 use crate::{
     Ch5Variant, Data, DotCheck, LOCK_SHAPE, LOOSE_RELATIVE_TOLERANCE, Step, VARIANTS,
@@ -271,61 +271,24 @@ fn timing_section(
     flush(page, out)?;
 
     let shape = LaunchShape::linear(1024, 256);
-    let length = check_dot_launch(&a, &b, shape)?;
-    let a_buffer = device.upload(&a, "a")?;
-    let b_buffer = device.upload(&b, "b")?;
-    let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
-    let mut c = device.zeros::<f32>(1, "c")?;
-    let mutex = device.zeros::<i32>(1, "mutex")?;
+    // Both results are checked before either is timed.
+    for name in ["partial-dot", "dot-mutex"] {
+        let outcome = run_dot(device, crate::variant(name), &a, &b, shape)?;
+        let check = DotCheck::new(outcome.result, &a, &b, shape);
+        if !check.is_within() {
+            return Err(HarnessError::Invalid(format!(
+                "{name} is wrong on the timing input: {check}"
+            )));
+        }
+    }
     let repetitions = 10;
     let copy_ms = device
         .time_device_copy_ms(input_bytes, repetitions)?
         .ok_or_else(|| HarnessError::Invalid("the device copy could not be timed".into()))?;
-
-    let partial_dot = crate::variant("partial-dot");
-    let dot_mutex = crate::variant("dot-mutex");
-    // Both results are checked before either is timed.
-    for variant in [partial_dot, dot_mutex] {
-        let outcome = run_dot(device, variant, &a, &b, shape)?;
-        let check = DotCheck::new(outcome.result, &a, &b, shape);
-        if !check.is_within() {
-            return Err(HarnessError::Invalid(format!(
-                "{} is wrong on the timing input: {check}",
-                variant.name
-            )));
-        }
-    }
-    let partial_args = |length: u32| {
-        [
-            Arg::from(&a_buffer),
-            Arg::from(&b_buffer),
-            Arg::U32(length),
-            Arg::from(&partial),
-        ]
-    };
-    let kernel_only_ms = device
-        .time_ms(repetitions, |device| {
-            device.launch_async(&partial_dot.kernel, shape, &partial_args(length))
-        })?
-        .unwrap_or(f64::NAN);
-    let with_host_sum_ms = device
-        .time_ms(repetitions, |device| {
-            device.launch_async(&partial_dot.kernel, shape, &partial_args(length))?;
-            let sums = device.download(&partial)?;
-            std::hint::black_box(host_sum_f32(&sums));
-            Ok(())
-        })?
-        .unwrap_or(f64::NAN);
-    let mutex_ms = time_dot_mutex(
-        device,
-        &a_buffer,
-        &b_buffer,
-        length,
-        &mut c,
-        &mutex,
-        shape,
-        repetitions,
-    )?;
+    let mut inputs = TimingInputs::upload(device, &a, &b, shape)?;
+    let kernel_only_ms = inputs.time_partial_dot(device, shape, repetitions, false)?;
+    let with_host_sum_ms = inputs.time_partial_dot(device, shape, repetitions, true)?;
+    let mutex_ms = inputs.time_dot_mutex(device, shape, repetitions)?;
 
     let gb = input_bytes as f64 / 1e9;
     let lines = [
@@ -360,77 +323,104 @@ fn timing_section(
         "both dot results were checked against the CPU first; the copy reads and writes the same bytes in the same run",
     );
     flush(page, out)?;
-    blocks_sweep(
-        device, &a_buffer, &b_buffer, length, &mut c, &mutex, options, page,
-    )
+    blocks_sweep(device, &mut inputs, options, page)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn time_dot_mutex(
-    device: &mut Device,
-    a: &harness::Buffer<f32>,
-    b: &harness::Buffer<f32>,
+/// The timing section's inputs and outputs, on the device once for every timed launch.
+struct TimingInputs {
+    a: Buffer<f32>,
+    b: Buffer<f32>,
     length: u32,
-    c: &mut harness::Buffer<f32>,
-    mutex: &harness::Buffer<i32>,
-    shape: LaunchShape,
-    repetitions: u32,
-) -> Result<f64> {
-    let kernel = crate::variant("dot-mutex").kernel;
-    Ok(device
-        .time_ms(repetitions, |device| {
-            device.clear(c)?;
-            device.launch_async(
-                &kernel,
-                shape,
-                &[
-                    Arg::from(a),
-                    Arg::from(b),
-                    Arg::U32(length),
-                    Arg::from(&*c),
-                    Arg::from(mutex),
-                ],
-            )
-        })?
-        .unwrap_or(f64::NAN))
+    c: Buffer<f32>,
+    mutex: Buffer<i32>,
 }
 
-#[allow(clippy::too_many_arguments)]
+impl TimingInputs {
+    fn upload(device: &mut Device, a: &[f32], b: &[f32], shape: LaunchShape) -> Result<Self> {
+        Ok(Self {
+            length: check_dot_launch(a, b, shape)?,
+            a: device.upload(a, "a")?,
+            b: device.upload(b, "b")?,
+            c: device.zeros(1, "c")?,
+            mutex: device.zeros(1, "mutex")?,
+        })
+    }
+
+    /// partial-dot's kernel alone, or with the block sums read back and added on the host.
+    fn time_partial_dot(
+        &self,
+        device: &mut Device,
+        shape: LaunchShape,
+        repetitions: u32,
+        with_host_sum: bool,
+    ) -> Result<f64> {
+        let kernel = crate::variant("partial-dot").kernel;
+        let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
+        let args = [
+            Arg::from(&self.a),
+            Arg::from(&self.b),
+            Arg::U32(self.length),
+            Arg::from(&partial),
+        ];
+        Ok(device
+            .time_ms(repetitions, |device| {
+                device.launch_async(&kernel, shape, &args)?;
+                if with_host_sum {
+                    std::hint::black_box(host_sum_f32(&device.download(&partial)?));
+                }
+                Ok(())
+            })?
+            .unwrap_or(f64::NAN))
+    }
+
+    /// dot-mutex, with the zeroing of `c` every launch needs.
+    fn time_dot_mutex(
+        &mut self,
+        device: &mut Device,
+        shape: LaunchShape,
+        repetitions: u32,
+    ) -> Result<f64> {
+        let kernel = crate::variant("dot-mutex").kernel;
+        let Self {
+            a,
+            b,
+            length,
+            c,
+            mutex,
+        } = self;
+        Ok(device
+            .time_ms(repetitions, |device| {
+                device.clear(c)?;
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[
+                        Arg::from(&*a),
+                        Arg::from(&*b),
+                        Arg::U32(*length),
+                        Arg::from(&*c),
+                        Arg::from(&*mutex),
+                    ],
+                )
+            })?
+            .unwrap_or(f64::NAN))
+    }
+}
+
 fn blocks_sweep(
     device: &mut Device,
-    a: &harness::Buffer<f32>,
-    b: &harness::Buffer<f32>,
-    length: u32,
-    c: &mut harness::Buffer<f32>,
-    mutex: &harness::Buffer<i32>,
+    inputs: &mut TimingInputs,
     options: &Options,
     page: &mut String,
 ) -> Result<()> {
-    let partial_dot = crate::variant("partial-dot").kernel;
     let blocks: Vec<u32> = (4..=14).map(|power| 1u32 << power).collect();
     let bar = progress(blocks.len() as u64, "blocks-per-grid sweep");
     let mut rows = Vec::new();
     let mut mutex_points = Vec::new();
     for &count in &blocks {
         let shape = LaunchShape::linear(count, 256);
-        let partial = device.zeros::<f32>(count as usize, "partial")?;
-        let partial_ms = device
-            .time_ms(5, |device| {
-                device.launch_async(
-                    &partial_dot,
-                    shape,
-                    &[
-                        Arg::from(a),
-                        Arg::from(b),
-                        Arg::U32(length),
-                        Arg::from(&partial),
-                    ],
-                )?;
-                std::hint::black_box(host_sum_f32(&device.download(&partial)?));
-                Ok(())
-            })?
-            .unwrap_or(f64::NAN);
-        let mutex_ms = time_dot_mutex(device, a, b, length, c, mutex, shape, 5)?;
+        let partial_ms = inputs.time_partial_dot(device, shape, 5, true)?;
+        let mutex_ms = inputs.time_dot_mutex(device, shape, 5)?;
         mutex_points.push((f64::from(count), mutex_ms));
         rows.push(vec![
             count.to_string(),
