@@ -1,0 +1,466 @@
+//! `cargo run -p ch5-mutex-dot`: the chapter in teaching order, on whichever backend is chosen.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use harness::report::{progress, sweep_svg, table};
+use harness::walk::{checker_section, flush, say};
+use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result};
+
+use crate::{
+    Ch5Variant, Data, DotCheck, LOCK_SHAPE, LOOSE_RELATIVE_TOLERANCE, Step, VARIANTS,
+    check_dot_launch, host_sum_f32, run_dot, run_increment, run_lock_order, vectors,
+};
+
+/// The launch every dot step uses: 64 blocks of 256 threads.
+pub const DOT_SHAPE: LaunchShape = LaunchShape::linear(64, 256);
+/// How many times the lock steps are repeated, to show a count that varies or holds.
+pub const LOCK_REPEATS: usize = 5;
+/// Values per vector in the dot steps on the emulator, small enough to finish in a second.
+pub const EMULATOR_DOT_LEN: usize = 1 << 20;
+/// Values per vector in the dot steps on a GPU.
+pub const GPU_DOT_LEN: usize = 1 << 24;
+/// Largest timing input: the kernels' length is a 32-bit `unsigned int`, and two vectors of
+/// 2³⁰ floats already take 8 GiB.
+pub const MAX_TIMING_LEN: u64 = 1 << 30;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    pub variant: Option<String>,
+    /// Values per vector in the GPU timing table: 2²⁶ (256 MiB each) by default.
+    pub timing_len: u64,
+    pub out: PathBuf,
+}
+
+impl Options {
+    pub fn new(seed: u64, out: PathBuf) -> Self {
+        Self {
+            seed,
+            variant: None,
+            timing_len: 1 << 26,
+            out,
+        }
+    }
+}
+
+/// Writes the walk-through to `out`; plots go to `options.out`.
+pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
+    let mut page = String::new();
+    let dot_len = if device.kind().is_cuda() {
+        GPU_DOT_LEN
+    } else {
+        EMULATOR_DOT_LEN
+    };
+    say(&mut page, &device.banner());
+    say(
+        &mut page,
+        &format!(
+            "seed {} · dot inputs: two vectors of {dot_len} floats uniform in [0, 1) · plots in {}",
+            options.seed,
+            options.out.display()
+        ),
+    );
+    flush(&mut page, out)?;
+    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+
+    let selected: Vec<&Ch5Variant> = match &options.variant {
+        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
+        None => VARIANTS.iter().collect(),
+    };
+    let needs_vectors = selected
+        .iter()
+        .any(|v| matches!(v.kind, Step::PartialDot | Step::DotMutex));
+    let (a, b) = if needs_vectors {
+        vectors(dot_len, Data::Positive, options.seed)
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    for variant in selected {
+        let number = VARIANTS
+            .iter()
+            .position(|v| v.name == variant.name)
+            .unwrap_or(0)
+            + 1;
+        say(&mut page, "");
+        say(
+            &mut page,
+            &format!("## {number}. {} — {}", variant.name, variant.summary),
+        );
+        say(
+            &mut page,
+            &format!(
+                "{} · {} · expected: {}",
+                variant.kernel.path, variant.kernel.entry, variant.expect
+            ),
+        );
+        match variant.kind {
+            Step::LockOrder => lock_order_step(device, variant, &mut page)?,
+            Step::Increment => increment_step(device, variant, &mut page)?,
+            Step::PartialDot | Step::DotMutex => dot_step(device, variant, &a, &b, &mut page)?,
+        }
+        flush(&mut page, out)?;
+    }
+    if options.variant.is_none() {
+        say(&mut page, "");
+        timing_section(device, options, &mut page, out)?;
+        flush(&mut page, out)?;
+    }
+    Ok(())
+}
+
+fn lock_order_step(device: &mut Device, variant: &Ch5Variant, page: &mut String) -> Result<()> {
+    let blocks = LOCK_SHAPE.grid.x;
+    say(
+        page,
+        &format!(
+            "{LOCK_SHAPE}: thread 0 of each block reads the list's length, writes its block index there and stores length + 1, all under the lock"
+        ),
+    );
+    let outcome = run_lock_order(device, variant, LOCK_SHAPE)?;
+    let listed: Vec<String> = outcome.result.order.iter().map(u32::to_string).collect();
+    say(
+        page,
+        &format!("order the blocks took the lock: {}", listed.join(", ")),
+    );
+    let verdict = if outcome.result.is_complete(blocks) {
+        format!(
+            "✓ length {}: every block appears exactly once",
+            outcome.result.length
+        )
+    } else {
+        format!(
+            "✗ length {}: the list is not the {blocks} blocks once each",
+            outcome.result.length
+        )
+    };
+    say(page, &verdict);
+    checker_section(device, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+fn increment_step(device: &mut Device, variant: &Ch5Variant, page: &mut String) -> Result<()> {
+    let want = i32::try_from(LOCK_SHAPE.grid.x).unwrap_or(i32::MAX);
+    say(
+        page,
+        &format!("{LOCK_SHAPE}: thread 0 of each block adds 1, so x[0] should end at {want}"),
+    );
+    let mut first_report = None;
+    let mut results = Vec::new();
+    for _ in 0..LOCK_REPEATS {
+        let outcome = run_increment(device, variant, LOCK_SHAPE)?;
+        results.push(outcome.result);
+        first_report.get_or_insert(outcome.report);
+    }
+    let listed: Vec<String> = results.iter().map(i32::to_string).collect();
+    let right = results.iter().filter(|&&r| r == want).count();
+    let mark = if right == LOCK_REPEATS { "✓" } else { "✗" };
+    say(
+        page,
+        &format!(
+            "x[0] after {LOCK_REPEATS} launches: {} — {mark} {right} of {LOCK_REPEATS} right",
+            listed.join(", ")
+        ),
+    );
+    checker_section(
+        device,
+        variant,
+        &first_report.map(|r| r.findings).unwrap_or_default(),
+        page,
+    );
+    Ok(())
+}
+
+fn dot_step(
+    device: &mut Device,
+    variant: &Ch5Variant,
+    a: &[f32],
+    b: &[f32],
+    page: &mut String,
+) -> Result<()> {
+    let outcome = run_dot(device, variant, a, b, DOT_SHAPE)?;
+    let check = DotCheck::new(outcome.result, a, b, DOT_SHAPE);
+    say(page, &format!("{DOT_SHAPE}: {check}"));
+    if variant.name == "partial-dot-typo" {
+        let loose = if check.passes_loose_tolerance() {
+            "passes it"
+        } else {
+            "fails it"
+        };
+        say(
+            page,
+            &format!(
+                "a guessed tolerance of {LOOSE_RELATIVE_TOLERANCE:.0e} relative {loose}; the bound from the summation error, {:.1e} relative, {}",
+                check.bound / check.want.abs(),
+                if check.is_within() {
+                    "passes it too"
+                } else {
+                    "does not"
+                }
+            ),
+        );
+        typo_sizes_table(device, variant, page)?;
+    }
+    checker_section(device, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+/// The typo's error against the input size: it mixes a few neighbouring threads' sums in place
+/// of all of them, so the more values each thread sums, the more alike those sums are and the
+/// smaller the error, while the bound stays far below it.
+fn typo_sizes_table(device: &mut Device, variant: &Ch5Variant, page: &mut String) -> Result<()> {
+    let lengths = [1usize << 14, 1 << 16, 1 << 18, 1 << 20, 1 << 22];
+    let mut rows = Vec::new();
+    for (index, &len) in lengths.iter().enumerate() {
+        let (a, b) = vectors(len, Data::Positive, 100 + index as u64);
+        let outcome = run_dot(device, variant, &a, &b, DOT_SHAPE)?;
+        let check = DotCheck::new(outcome.result, &a, &b, DOT_SHAPE);
+        let verdict = |passes: bool| if passes { "passes" } else { "fails" };
+        rows.push(vec![
+            len.to_string(),
+            format!("{:.2}%", 100.0 * check.relative_error()),
+            verdict(check.passes_loose_tolerance()).to_string(),
+            format!("{:.1e}", check.bound / check.want.abs()),
+            verdict(check.is_within()).to_string(),
+        ]);
+    }
+    say(
+        page,
+        &format!("the same typo on {DOT_SHAPE} as the input grows (seeds 100, 101, …):"),
+    );
+    say(
+        page,
+        &table(
+            &[
+                "values",
+                "error",
+                "1e-2 relative",
+                "bound, relative",
+                "bound",
+            ],
+            rows,
+        ),
+    );
+    Ok(())
+}
+
+fn timing_section(
+    device: &mut Device,
+    options: &Options,
+    page: &mut String,
+    out: &mut dyn Write,
+) -> Result<()> {
+    say(page, "## GPU timing");
+    if !device.kind().is_cuda() {
+        say(
+            page,
+            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for the timing table and the blocks-per-grid sweep",
+        );
+        return Ok(());
+    }
+    let n = options.timing_len.clamp(1, MAX_TIMING_LEN) as usize;
+    let (a, b) = vectors(n, Data::Positive, options.seed);
+    let input_bytes = 2 * n * std::mem::size_of::<f32>();
+    say(
+        page,
+        &format!(
+            "input: two vectors of {n} floats ({:.0} MiB together)",
+            input_bytes as f64 / f64::from(1 << 20)
+        ),
+    );
+    flush(page, out)?;
+
+    let shape = LaunchShape::linear(1024, 256);
+    // Both results are checked before either is timed.
+    for name in ["partial-dot", "dot-mutex"] {
+        let outcome = run_dot(device, crate::variant(name), &a, &b, shape)?;
+        let check = DotCheck::new(outcome.result, &a, &b, shape);
+        if !check.is_within() {
+            return Err(HarnessError::Invalid(format!(
+                "{name} is wrong on the timing input: {check}"
+            )));
+        }
+    }
+    let repetitions = 10;
+    let copy_ms = device
+        .time_device_copy_ms(input_bytes, repetitions)?
+        .ok_or_else(|| HarnessError::Invalid("the device copy could not be timed".into()))?;
+    let mut inputs = TimingInputs::upload(device, &a, &b, shape)?;
+    let kernel_only_ms = inputs.time_partial_dot(device, shape, repetitions, false)?;
+    let with_host_sum_ms = inputs.time_partial_dot(device, shape, repetitions, true)?;
+    let mutex_ms = inputs.time_dot_mutex(device, shape, repetitions)?;
+
+    let gb = input_bytes as f64 / 1e9;
+    let lines = [
+        (format!("partial-dot kernel ({shape})"), kernel_only_ms),
+        (
+            format!(
+                "partial-dot + copy of {} block sums + host sum",
+                shape.grid.x
+            ),
+            with_host_sum_ms,
+        ),
+        (format!("dot-mutex, c zeroed first ({shape})"), mutex_ms),
+        (
+            format!("device-to-device copy of both inputs ({input_bytes} bytes)"),
+            copy_ms,
+        ),
+    ];
+    let rows = lines.iter().map(|(name, ms)| {
+        vec![
+            name.clone(),
+            format!("{ms:.3}"),
+            format!("{:.1}", gb / (ms / 1e3)),
+            format!("{:.2}", ms / copy_ms),
+        ]
+    });
+    say(
+        page,
+        &table(&["what", "ms", "input GB/s", "time ÷ copy time"], rows),
+    );
+    say(
+        page,
+        "both dot results were checked against the CPU first; the copy reads and writes the same bytes in the same run",
+    );
+    flush(page, out)?;
+    blocks_sweep(device, &mut inputs, options, page)
+}
+
+/// The timing section's inputs and outputs, on the device once for every timed launch.
+struct TimingInputs {
+    a: Buffer<f32>,
+    b: Buffer<f32>,
+    length: u32,
+    c: Buffer<f32>,
+    mutex: Buffer<i32>,
+}
+
+impl TimingInputs {
+    fn upload(device: &mut Device, a: &[f32], b: &[f32], shape: LaunchShape) -> Result<Self> {
+        Ok(Self {
+            length: check_dot_launch(a, b, shape)?,
+            a: device.upload(a, "a")?,
+            b: device.upload(b, "b")?,
+            c: device.zeros(1, "c")?,
+            mutex: device.zeros(1, "mutex")?,
+        })
+    }
+
+    /// partial-dot's kernel alone, or with the block sums read back and added on the host.
+    fn time_partial_dot(
+        &self,
+        device: &mut Device,
+        shape: LaunchShape,
+        repetitions: u32,
+        with_host_sum: bool,
+    ) -> Result<f64> {
+        let kernel = crate::variant("partial-dot").kernel;
+        let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
+        let args = [
+            Arg::from(&self.a),
+            Arg::from(&self.b),
+            Arg::U32(self.length),
+            Arg::from(&partial),
+        ];
+        Ok(device
+            .time_ms(repetitions, |device| {
+                device.launch_async(&kernel, shape, &args)?;
+                if with_host_sum {
+                    std::hint::black_box(host_sum_f32(&device.download(&partial)?));
+                }
+                Ok(())
+            })?
+            .unwrap_or(f64::NAN))
+    }
+
+    /// dot-mutex, with the zeroing of `c` every launch needs.
+    fn time_dot_mutex(
+        &mut self,
+        device: &mut Device,
+        shape: LaunchShape,
+        repetitions: u32,
+    ) -> Result<f64> {
+        let kernel = crate::variant("dot-mutex").kernel;
+        let Self {
+            a,
+            b,
+            length,
+            c,
+            mutex,
+        } = self;
+        Ok(device
+            .time_ms(repetitions, |device| {
+                device.clear(c)?;
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[
+                        Arg::from(&*a),
+                        Arg::from(&*b),
+                        Arg::U32(*length),
+                        Arg::from(&*c),
+                        Arg::from(&*mutex),
+                    ],
+                )
+            })?
+            .unwrap_or(f64::NAN))
+    }
+}
+
+fn blocks_sweep(
+    device: &mut Device,
+    inputs: &mut TimingInputs,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let blocks: Vec<u32> = (4..=14).map(|power| 1u32 << power).collect();
+    let bar = progress(blocks.len() as u64, "blocks-per-grid sweep");
+    let mut rows = Vec::new();
+    let mut mutex_points = Vec::new();
+    for &count in &blocks {
+        let shape = LaunchShape::linear(count, 256);
+        let partial_ms = inputs.time_partial_dot(device, shape, 5, true)?;
+        let mutex_ms = inputs.time_dot_mutex(device, shape, 5)?;
+        mutex_points.push((f64::from(count), mutex_ms));
+        rows.push(vec![
+            count.to_string(),
+            format!("{partial_ms:.3}"),
+            format!("{mutex_ms:.3}"),
+            format!("{:.2}", mutex_ms / partial_ms),
+        ]);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    say(
+        page,
+        "blocks-per-grid sweep, 256 threads per block: one lock acquisition per block, so the mutex's cost grows with the grid",
+    );
+    say(
+        page,
+        &table(
+            &[
+                "blocks",
+                "partial-dot + host sum ms",
+                "dot-mutex ms",
+                "mutex ÷ partial",
+            ],
+            rows,
+        ),
+    );
+    let best = mutex_points
+        .iter()
+        .enumerate()
+        .min_by(|x, y| x.1.1.total_cmp(&y.1.1))
+        .map_or(0, |(index, _)| index);
+    let plot = options.out.join("blocks_sweep.svg");
+    sweep_svg(
+        &plot,
+        "dot-mutex: time against blocks per grid",
+        "blocks per grid",
+        "ms",
+        &mutex_points,
+        best,
+    )?;
+    say(page, &format!("plot: {}", plot.display()));
+    Ok(())
+}

@@ -1,0 +1,73 @@
+//! Inputs and devices shared by the chapter's tests.
+
+#![allow(dead_code)]
+
+use ch5_mutex_dot::{Data, MAX_DOT_THREADS};
+use harness::Schedule;
+use proptest::prelude::*;
+
+pub use harness::testing::test_device as device;
+
+/// Case counts: the emulator is thousands of times slower than a GPU, and the chapter's tests
+/// should finish within a minute on two cores.
+pub fn cases(
+    is_cuda: bool,
+    on_gpu: u32,
+    on_emulator: u32,
+    source_file: &'static str,
+) -> ProptestConfig {
+    ProptestConfig {
+        cases: if is_cuda { on_gpu } else { on_emulator },
+        max_shrink_iters: 64,
+        source_file: Some(source_file),
+        ..ProptestConfig::default()
+    }
+}
+
+/// Lengths from 0 and 1 through primes and non-multiples of any block up to `largest`.
+pub fn length(largest: usize) -> impl Strategy<Value = usize> {
+    prop_oneof![
+        3 => 0usize..=64,
+        3 => 65usize..=5_000,
+        2 => prop::sample::select(vec![97usize, 257, 1_009, 4_099, 65_537, 100_003]),
+        1 => 5_001usize..=largest.max(5_001),
+    ]
+}
+
+pub fn data() -> impl Strategy<Value = Data> {
+    prop_oneof![
+        Just(Data::Positive),
+        Just(Data::Signed),
+        Just(Data::WideRange)
+    ]
+}
+
+/// The dot kernels' blocks: every power of two up to 1024 threads.
+pub fn power_of_two_threads() -> impl Strategy<Value = u32> {
+    (0..=MAX_DOT_THREADS.trailing_zeros()).prop_map(|power| 1u32 << power)
+}
+
+/// Threads per block for the lock kernels, where only thread 0 takes the lock: any size.
+pub fn any_threads() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        2 => prop::sample::select(vec![1u32, 32, 64, 256, 1024]),
+        1 => 1u32..=1024,
+    ]
+}
+
+pub fn blocks(is_cuda: bool) -> BoxedStrategy<u32> {
+    if is_cuda {
+        (1u32..=2048).boxed()
+    } else {
+        (1u32..=48).boxed()
+    }
+}
+
+/// The emulator's three schedules, seeded; a GPU ignores them.
+pub fn schedule() -> impl Strategy<Value = Schedule> {
+    prop_oneof![
+        Just(Schedule::Hardware),
+        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+    ]
+}
