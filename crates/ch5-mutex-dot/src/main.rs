@@ -6,8 +6,7 @@ use anyhow::Result;
 use ch5_mutex_dot::VARIANTS;
 use ch5_mutex_dot::walkthrough::{MAX_TIMING_LEN, Options, walkthrough};
 use clap::Parser;
-use harness::Device;
-use harness::cli::CommonArgs;
+use harness::cli::{CommonArgs, check_size};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -24,13 +23,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::cli::run_main(run)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -38,21 +31,12 @@ fn run(cli: Cli) -> Result<()> {
         println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
-    if cli.size == 0 || cli.size > MAX_TIMING_LEN {
-        anyhow::bail!(
-            "--size {} is outside 1..={MAX_TIMING_LEN} floats per vector",
-            cli.size
-        );
-    }
-    if let Some(name) = &cli.common.variant {
-        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
-    }
+    check_size(cli.size, MAX_TIMING_LEN, "floats per vector")?;
+    cli.common.check_variant(VARIANTS)?;
     let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch5-mutex-dot"));
     options.variant = cli.common.variant.clone();
     options.timing_len = cli.size;
-    let mut device = Device::open(cli.common.backend)?;
-    device.set_emu_settings(cli.common.emu_settings());
-    let mut stdout = std::io::stdout().lock();
-    walkthrough(&mut device, &options, &mut stdout)?;
+    let mut device = cli.common.open_device()?;
+    walkthrough(&mut device, &options, &mut std::io::stdout().lock())?;
     Ok(())
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use harness::report::{progress, sweep_svg, table};
-use harness::walk::{checker_section, flush, say};
+use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
 use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result};
 
 use crate::{
@@ -52,48 +52,29 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     } else {
         EMULATOR_DOT_LEN
     };
-    say(&mut page, &device.banner());
-    say(
+    opening(
         &mut page,
-        &format!(
+        device,
+        &[&format!(
             "seed {} · dot inputs: two vectors of {dot_len} floats uniform in [0, 1) · plots in {}",
             options.seed,
             options.out.display()
-        ),
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+        )],
+        &options.out,
+        out,
+    )?;
 
-    let selected: Vec<&Ch5Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
+    let selected = selected(VARIANTS, options.variant.as_deref())?;
     let needs_vectors = selected
         .iter()
-        .any(|v| matches!(v.kind, Step::PartialDot | Step::DotMutex));
+        .any(|(_, v)| matches!(v.kind, Step::PartialDot | Step::DotMutex));
     let (a, b) = if needs_vectors {
         vectors(dot_len, Data::Positive, options.seed)
     } else {
         (Vec::new(), Vec::new())
     };
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
-            &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
-            ),
-        );
+    for (number, variant) in selected {
+        heading(&mut page, number, variant);
         match variant.kind {
             Step::LockOrder => lock_order_step(device, variant, &mut page)?,
             Step::Increment => increment_step(device, variant, &mut page)?,
@@ -254,7 +235,7 @@ fn timing_section(
     if !device.kind().is_cuda() {
         say(
             page,
-            "skipped on the emulator: it models a schedule of warps, not time; run with --backend cuda on an NVIDIA GPU for the timing table and the blocks-per-grid sweep",
+            &timing_skipped("the timing table and the blocks-per-grid sweep"),
         );
         return Ok(());
     }

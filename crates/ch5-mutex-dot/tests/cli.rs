@@ -3,26 +3,20 @@
 
 use std::process::Output;
 
-use harness::testing::{assert_one_line_error, run_binary, stderr};
+use harness::testing::{
+    assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ch5-mutex-dot");
 
 fn ch5(args: &[&str]) -> Output {
-    run_binary(env!("CARGO_BIN_EXE_ch5-mutex-dot"), args)
+    run_binary(BINARY, args)
 }
 
 #[test]
 fn bad_flags_are_refused_in_one_line() {
-    assert_one_line_error(
-        &ch5(&["--backend", "opencl"]),
-        "invalid value 'opencl' for '--backend",
-    );
-    assert_one_line_error(
-        &ch5(&["--variant", "nope"]),
-        "unknown variant `nope`; this chapter has: lock-unlock",
-    );
-    assert_one_line_error(
-        &ch5(&["--seed", "minus-one"]),
-        "invalid value 'minus-one' for '--seed",
-    );
+    assert_bad_common_flags_refused(BINARY, ch5_mutex_dot::VARIANTS);
     assert_one_line_error(
         &ch5(&["--size", "0"]),
         "--size 0 is outside 1..=1073741824 floats per vector",
@@ -31,23 +25,11 @@ fn bad_flags_are_refused_in_one_line() {
         &ch5(&["--size", "lots"]),
         "invalid value 'lots' for '--size",
     );
-    assert_one_line_error(
-        &ch5(&["--schedule", "fast"]),
-        "invalid value 'fast' for '--schedule",
-    );
 }
 
 #[test]
 fn cuda_without_a_driver_says_so_in_one_sentence() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!(
-            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
-        );
-        return;
-    }
-    let output = ch5(&["--backend", "cuda", "--variant", "mutex-increment"]);
-    assert_one_line_error(&output, "no NVIDIA driver was found");
-    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+    assert_cuda_without_a_driver_is_one_sentence(BINARY, "mutex-increment");
 }
 
 #[test]
@@ -72,13 +54,5 @@ fn auto_without_a_gpu_falls_back_to_the_emulator_and_says_so_first() {
 
 #[test]
 fn list_names_every_variant() {
-    let output = ch5(&["--list"]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for variant in ch5_mutex_dot::VARIANTS {
-        assert!(
-            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
-            "{stdout}"
-        );
-    }
+    assert_list_names_every_variant(BINARY, ch5_mutex_dot::VARIANTS);
 }
