@@ -94,6 +94,36 @@ pub fn timing_skipped(gpu_shows: &str) -> String {
     )
 }
 
+/// Launches a racy kernel `repeats` times and says how often it gave `want`, as
+/// "`what` after N launches: 1, 1, 2 — ✗ 0 of N right": one run proves little either way.
+/// Returns the first launch's checker findings, for [`checker_section`].
+pub fn repeated_launches<T: PartialEq + std::fmt::Display>(
+    page: &mut String,
+    what: &str,
+    want: &T,
+    repeats: usize,
+    mut launch: impl FnMut() -> Result<(T, Vec<Finding>)>,
+) -> Result<Vec<Finding>> {
+    let mut first_findings = None;
+    let mut results = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        let (result, findings) = launch()?;
+        results.push(result);
+        first_findings.get_or_insert(findings);
+    }
+    let listed: Vec<String> = results.iter().map(T::to_string).collect();
+    let right = results.iter().filter(|r| *r == want).count();
+    let mark = if right == repeats { "✓" } else { "✗" };
+    say(
+        page,
+        &format!(
+            "{what} after {repeats} launches: {} — {mark} {right} of {repeats} right",
+            listed.join(", ")
+        ),
+    );
+    Ok(first_findings.unwrap_or_default())
+}
+
 /// What the checkers said about one variant's launches, or why they did not run, and whether
 /// the report names the kernel's `// BUG:` line.
 pub fn checker_section<K>(
@@ -183,6 +213,25 @@ pub fn variant_table<K>(variants: &[Variant<K>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeated_launches_count_the_right_results_and_keep_the_first_findings() {
+        let mut page = String::new();
+        let mut runs = [3, 1, 3].into_iter();
+        let findings = repeated_launches(&mut page, "x[0]", &3, 3, || {
+            Ok((runs.next().unwrap_or(0), Vec::new()))
+        })
+        .expect("no launch fails");
+        assert_eq!(
+            page.trim_end(),
+            "x[0] after 3 launches: 3, 1, 3 — ✗ 2 of 3 right"
+        );
+        assert!(findings.is_empty());
+        let failing = repeated_launches(&mut String::new(), "x", &0, 2, || -> Result<(i32, _)> {
+            Err(HarnessError::Invalid("launch refused".into()))
+        });
+        assert!(failing.is_err());
+    }
 
     fn variant(expect: Expect) -> Variant {
         Variant {

@@ -7,7 +7,9 @@ use std::time::Instant;
 use harness::rand::Rng;
 use harness::report::{grouped_bars_svg, progress, sweep_svg, table};
 use harness::verify::compare_exact;
-use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
+use harness::walk::{
+    checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
+};
 use harness::{Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
@@ -94,29 +96,11 @@ fn increment_step(device: &mut Device, variant: &Ch4Variant, page: &mut String) 
         page,
         &format!("{INCREMENT_SHAPE}: every thread adds 1, so x[0] should end at {want}"),
     );
-    let mut first_report = None;
-    let mut results = Vec::new();
-    for _ in 0..RACE_REPEATS {
+    let findings = repeated_launches(page, "x[0]", &want, RACE_REPEATS, || {
         let outcome = run_increment(device, variant, INCREMENT_SHAPE)?;
-        results.push(outcome.result);
-        first_report.get_or_insert(outcome.report);
-    }
-    let listed: Vec<String> = results.iter().map(i32::to_string).collect();
-    let right = results.iter().filter(|&&r| r == want).count();
-    let mark = if right == RACE_REPEATS { "✓" } else { "✗" };
-    say(
-        page,
-        &format!(
-            "x[0] after {RACE_REPEATS} launches: {} — {mark} {right} of {RACE_REPEATS} right",
-            listed.join(", ")
-        ),
-    );
-    checker_section(
-        device,
-        variant,
-        &first_report.map(|r| r.findings).unwrap_or_default(),
-        page,
-    );
+        Ok((outcome.result, outcome.report.findings))
+    })?;
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use harness::report::{progress, sweep_svg, table};
-use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
+use harness::walk::{
+    checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
+};
 use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result};
 
 use crate::{
@@ -126,29 +128,11 @@ fn increment_step(device: &mut Device, variant: &Ch5Variant, page: &mut String) 
         page,
         &format!("{LOCK_SHAPE}: thread 0 of each block adds 1, so x[0] should end at {want}"),
     );
-    let mut first_report = None;
-    let mut results = Vec::new();
-    for _ in 0..LOCK_REPEATS {
+    let findings = repeated_launches(page, "x[0]", &want, LOCK_REPEATS, || {
         let outcome = run_increment(device, variant, LOCK_SHAPE)?;
-        results.push(outcome.result);
-        first_report.get_or_insert(outcome.report);
-    }
-    let listed: Vec<String> = results.iter().map(i32::to_string).collect();
-    let right = results.iter().filter(|&&r| r == want).count();
-    let mark = if right == LOCK_REPEATS { "✓" } else { "✗" };
-    say(
-        page,
-        &format!(
-            "x[0] after {LOCK_REPEATS} launches: {} — {mark} {right} of {LOCK_REPEATS} right",
-            listed.join(", ")
-        ),
-    );
-    checker_section(
-        device,
-        variant,
-        &first_report.map(|r| r.findings).unwrap_or_default(),
-        page,
-    );
+        Ok((outcome.result, outcome.report.findings))
+    })?;
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
