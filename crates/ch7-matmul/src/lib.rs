@@ -290,8 +290,10 @@ pub fn run_matmul(
     check_lengths(a, b, dims)?;
     if variant.kind == Step::Tiled && shape.block != Dim3::xy(TILE, TILE) {
         return Err(HarnessError::Invalid(format!(
-            "{} needs blocks of exactly {TILE} × {TILE} threads, not {}",
-            variant.name, shape.block
+            "{} needs blocks of exactly {} threads, not {}",
+            variant.name,
+            Dim3::xy(TILE, TILE),
+            shape.block
         )));
     }
     let a_buffer = device.upload(&with_guard(a, guard, 0.0), "A")?;
@@ -418,6 +420,7 @@ impl Pipeline {
         })
     }
 
+    // ANCHOR: pipeline_run
     /// Queues every chunk's copy in, multiply and copy out on its stream, then makes the
     /// device's own stream wait for all of them. On the emulator each call runs as it is made.
     pub fn run(&mut self, device: &mut Device, variant: &Ch7Variant) -> Result<LaunchReport> {
@@ -447,6 +450,7 @@ impl Pipeline {
         device.join(&self.streams)?;
         Ok(LaunchReport { findings })
     }
+    // ANCHOR_END: pipeline_run
 
     /// C, gathered from the chunks once their copies have finished.
     pub fn result(&self, device: &mut Device) -> Result<Vec<f32>> {

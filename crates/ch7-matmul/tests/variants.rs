@@ -23,7 +23,7 @@ fn inputs(dims: Dims, seed: u64) -> (Vec<f32>, Vec<f32>) {
 }
 
 fn largest_side(is_cuda: bool) -> u32 {
-    if is_cuda { 300 } else { 40 }
+    if is_cuda { 300 } else { 64 }
 }
 
 #[test]
@@ -49,7 +49,7 @@ fn fixed_kernels_match_the_cpu_on_any_size_and_block() {
         .iter()
         .filter(|v| v.expect.is_correct() && v.kind != Step::Pipeline)
     {
-        let mut runner = TestRunner::new(cases(is_cuda, 64, 12, file!()));
+        let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
         runner
             .run(&strategy, |(m, n, k, block, seed)| {
                 let dims = Dims::new(m, n, k);
@@ -89,7 +89,7 @@ fn the_pipeline_matches_the_cpu_for_any_chunks_and_streams() {
         1u32..=5,
         any::<u64>(),
     );
-    let mut runner = TestRunner::new(cases(is_cuda, 48, 10, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 48, 24, file!()));
     runner
         .run(&strategy, |(m, n, k, chunks, streams, seed)| {
             let dims = Dims::new(m, n, k);
@@ -125,7 +125,7 @@ fn bad_sizes_blocks_and_plans_are_refused_in_one_sentence() {
     .to_string();
     assert_eq!(
         error,
-        "tiled needs blocks of exactly 16 × 16 threads, not 8×8"
+        "tiled needs blocks of exactly (16, 16) threads, not (8, 8)"
     );
     let error = run_matmul(&mut device, tiled, &a[1..], &b, dims, tiled_shape(dims), 0)
         .unwrap_err()
@@ -177,7 +177,7 @@ fn naive_write_outside_guard_writes_past_c_whenever_the_grid_overhangs() {
     let broken = variant("naive-write-outside-guard");
     assert_eq!(broken.expect, Expect::OutOfBounds);
     let strategy = (side(32), side(32), side(24), block(), any::<u64>());
-    let mut runner = TestRunner::new(cases(is_cuda, 64, 24, file!()));
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 48, file!()));
     runner
         .run(&strategy, |(m, n, k, block, seed)| {
             let dims = Dims::new(m, n, k);
@@ -293,7 +293,7 @@ fn tiled_missing_second_sync_races_and_an_adversarial_schedule_shows_it() {
     let broken = variant("tiled-missing-second-sync");
     assert_eq!(broken.expect, Expect::Race);
     let strategy = (side(40), side(40), (TILE + 1)..=48, any::<u64>());
-    let mut config = cases(false, 0, 12, file!());
+    let mut config = cases(false, 0, 24, file!());
     config.failure_persistence = None;
     let mut runner = TestRunner::new(config);
     let result = runner.run(&strategy, |(m, n, k, seed)| {
