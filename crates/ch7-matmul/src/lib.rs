@@ -12,6 +12,7 @@ use harness::{
     Stream, Variant, kernel,
 };
 
+pub mod error_map;
 pub mod walkthrough;
 
 /// The tile side of kernels 03–06: their blocks are exactly `TILE × TILE` threads.
@@ -192,6 +193,8 @@ pub struct MatmulCheck {
     pub comparison: Comparison<f64>,
     /// The largest `|C − Ĉ| / bound` over the elements; at most 1 when everything passes.
     pub worst_fraction_of_bound: f64,
+    /// Per element of C: outside its bound (or NaN).
+    pub wrong: Vec<bool>,
     pub k: u32,
 }
 
@@ -209,9 +212,20 @@ impl MatmulCheck {
                 if error == 0.0 { 0.0 } else { error / bound(i) }
             })
             .fold(0.0, f64::max);
+        let wrong = got
+            .iter()
+            .zip(want)
+            .enumerate()
+            .map(|(i, (g, w))| {
+                // written so that a NaN counts as wrong
+                let within = (g - w).abs() <= bound(i);
+                !within
+            })
+            .collect();
         Self {
             comparison,
             worst_fraction_of_bound,
+            wrong,
             k,
         }
     }

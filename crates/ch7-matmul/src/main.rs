@@ -1,4 +1,4 @@
-//! `cargo run -p ch7-matmul -- [--backend auto|cuda|emu] [--variant NAME] [--size N] [--chunks C] [--streams S] [--seed S] [--list]`
+//! `cargo run -p ch7-matmul -- [--backend auto|cuda|emu] [--variant NAME] [--size N] [--chunks C] [--streams S] [--seed S] [--list] [--out DIR]`
 
 use std::process::ExitCode;
 
@@ -65,7 +65,7 @@ fn run(cli: Cli) -> Result<()> {
     if let Some(name) = &cli.common.variant {
         harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
     }
-    let mut options = Options::new(cli.common.seed);
+    let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch7-matmul"));
     options.variant = cli.common.variant.clone();
     options.timing_side = cli.size;
     options.plan = Plan {

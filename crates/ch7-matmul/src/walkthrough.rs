@@ -1,11 +1,13 @@
 //! `cargo run -p ch7-matmul`: the chapter in teaching order, on whichever backend is chosen.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use harness::report::table;
 use harness::walk::{checker_section, flush, say};
 use harness::{Device, EmuSettings, HarnessError, LaunchShape, Result, Schedule};
 
+use crate::error_map::write_error_map;
 use crate::{
     Ch7Variant, Dims, MatmulCheck, Pipeline, Plan, Step, TILE, VARIANTS, covering_shape,
     element_bound, guard_for, matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_shape,
@@ -31,12 +33,15 @@ pub struct Options {
     /// Side of the square matrices the GPU timing multiplies.
     pub timing_side: u32,
     pub plan: Plan,
+    /// Where the maps of wrong elements go.
+    pub out: PathBuf,
 }
 
 impl Options {
-    pub fn new(seed: u64) -> Self {
+    pub fn new(seed: u64, out: PathBuf) -> Self {
         Self {
             seed,
+            out,
             variant: None,
             timing_side: 4096,
             plan: Plan {
@@ -62,11 +67,14 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     say(
         &mut page,
         &format!(
-            "seed {} · {} (no side a multiple of TILE = {TILE}) · entries uniform in [-1, 1)",
-            options.seed, EMU_DIMS
+            "seed {} · {} (no side a multiple of TILE = {TILE}) · entries uniform in [-1, 1) · maps in {}",
+            options.seed,
+            EMU_DIMS,
+            options.out.display()
         ),
     );
     flush(&mut page, out)?;
+    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
 
     let selected: Vec<&Ch7Variant> = match &options.variant {
         Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
@@ -96,11 +104,11 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             (Step::Pipeline, _) => pipeline_step(device, variant, options, &mut page)?,
             (Step::Naive, _) => {
                 let shape = covering_shape(EMU_DIMS, NAIVE_BLOCK);
-                one_launch(device, variant, EMU_DIMS, shape, options.seed, &mut page)?;
+                one_launch(device, variant, EMU_DIMS, shape, options, &mut page)?;
             }
             (Step::Tiled, _) => {
                 let shape = tiled_shape(EMU_DIMS);
-                one_launch(device, variant, EMU_DIMS, shape, options.seed, &mut page)?;
+                one_launch(device, variant, EMU_DIMS, shape, options, &mut page)?;
             }
         }
         flush(&mut page, out)?;
@@ -119,21 +127,20 @@ fn one_launch(
     variant: &Ch7Variant,
     dims: Dims,
     shape: LaunchShape,
-    seed: u64,
+    options: &Options,
     page: &mut String,
 ) -> Result<()> {
+    let seed = options.seed;
     let (a, b) = inputs(dims, seed);
     let (want, scale) = matmul_f64(&a, &b, dims);
     let guard = guard_space(device, variant, dims, shape);
     let outcome = run_matmul(device, variant, &a, &b, dims, shape, guard)?;
     say(page, &format!("{dims} · {shape}"));
-    say(
-        page,
-        &format!(
-            "C: {}",
-            MatmulCheck::new(&outcome.result, &want, &scale, dims.k)
-        ),
-    );
+    let check = MatmulCheck::new(&outcome.result, &want, &scale, dims.k);
+    say(page, &format!("C: {check}"));
+    if !check.is_match() {
+        map_of_wrong(&options.out, variant.name, &check, dims, page)?;
+    }
     if guard > 0 {
         say(
             page,
@@ -144,6 +151,26 @@ fn one_launch(
         );
     }
     checker_section(device, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+/// Writes `<variant>.png`, the elements of C outside their bound, and says where.
+fn map_of_wrong(
+    out: &Path,
+    name: &str,
+    check: &MatmulCheck,
+    dims: Dims,
+    page: &mut String,
+) -> Result<()> {
+    let path = out.join(format!("{name}.png"));
+    write_error_map(&path, &check.wrong, dims.m, dims.n)?;
+    say(
+        page,
+        &format!(
+            "map of C: {} (red: outside its bound; lines: the edges of {TILE} × {TILE} tiles)",
+            path.display()
+        ),
+    );
     Ok(())
 }
 
@@ -185,7 +212,7 @@ fn round_then_ragged_step(
         variant,
         EMU_DIMS,
         tiled_shape(EMU_DIMS),
-        options.seed,
+        options,
         page,
     )
 }
@@ -238,13 +265,11 @@ fn race_step(
                 options.seed
             ),
         };
-        say(
-            page,
-            &format!(
-                "{name}: C: {}",
-                MatmulCheck::new(&outcome.result, &want, &scale, dims.k)
-            ),
-        );
+        let check = MatmulCheck::new(&outcome.result, &want, &scale, dims.k);
+        say(page, &format!("{name}: C: {check}"));
+        if !check.is_match() {
+            map_of_wrong(&options.out, variant.name, &check, dims, page)?;
+        }
         if findings.is_empty() {
             findings = outcome.report.findings;
         }
