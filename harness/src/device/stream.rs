@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaStream, PinnedHostSlice};
 
-use super::{Arg, Buffer, Device, Element, Inner, LaunchReport, RawBuffer, foreign_buffer};
+use super::{Arg, Buffer, Device, Element, Inner, LaunchReport, RawBuffer};
 use crate::error::{HarnessError, Result};
 use crate::kernel::KernelSource;
 use crate::launch::LaunchShape;
@@ -238,7 +238,7 @@ impl Device {
             }
             Inner::Emu(_) => match stream.inner {
                 StreamInner::Emu => self.launch(kernel, shape, args),
-                StreamInner::Cuda(_) => Err(foreign_buffer()),
+                StreamInner::Cuda(_) => Err(streams_of_another_backend()),
             },
         }
     }
