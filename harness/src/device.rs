@@ -20,6 +20,9 @@ use crate::nvrtc;
 use crate::variant::Variant;
 
 pub use ptx_emu::{Finding, FindingKind, Schedule};
+pub use stream::{HostBuffer, Stream};
+
+mod stream;
 
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
@@ -477,7 +480,17 @@ impl CudaBackend {
     }
 
     fn launch(&self, function: &CudaFunction, shape: LaunchShape, args: &[Arg<'_>]) -> Result<()> {
-        let mut builder = self.stream.launch_builder(function);
+        self.launch_on(&self.stream, function, shape, args)
+    }
+
+    fn launch_on(
+        &self,
+        stream: &Arc<CudaStream>,
+        function: &CudaFunction,
+        shape: LaunchShape,
+        args: &[Arg<'_>],
+    ) -> Result<()> {
+        let mut builder = stream.launch_builder(function);
         for arg in args {
             match arg {
                 Arg::Buffer(RawBuffer::Cuda(slice)) => builder.arg(slice),

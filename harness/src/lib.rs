@@ -26,7 +26,8 @@ pub mod walk;
 
 pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
 pub use device::{
-    Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, LaunchReport, Schedule,
+    Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, HostBuffer, LaunchReport,
+    Schedule, Stream,
 };
 pub use error::{HarnessError, Result};
 pub use kernel::KernelSource;
