@@ -6,8 +6,7 @@ use anyhow::Result;
 use ch7_matmul::walkthrough::{MAX_TIMING_SIDE, Options, walkthrough};
 use ch7_matmul::{Plan, VARIANTS};
 use clap::Parser;
-use harness::Device;
-use harness::cli::CommonArgs;
+use harness::cli::{CommonArgs, check_size};
 
 /// Most streams and chunks the pipeline accepts: more only adds launch overhead.
 const MAX_STREAMS: u32 = 32;
@@ -36,13 +35,7 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("error: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    harness::cli::run_main(run)
 }
 
 fn run(cli: Cli) -> Result<()> {
@@ -50,21 +43,18 @@ fn run(cli: Cli) -> Result<()> {
         println!("{}", harness::walk::variant_table(VARIANTS));
         return Ok(());
     }
-    if cli.size == 0 || cli.size > MAX_TIMING_SIDE {
-        anyhow::bail!(
-            "--size {} is outside 1..={MAX_TIMING_SIDE} (the side of the square matrices timed on a GPU)",
-            cli.size
-        );
-    }
+    check_size(
+        cli.size,
+        MAX_TIMING_SIDE,
+        "(the side of the square matrices timed on a GPU)",
+    )?;
     if cli.chunks == 0 || cli.chunks > MAX_CHUNKS {
         anyhow::bail!("--chunks {} is outside 1..={MAX_CHUNKS}", cli.chunks);
     }
     if cli.streams == 0 || cli.streams > MAX_STREAMS {
         anyhow::bail!("--streams {} is outside 1..={MAX_STREAMS}", cli.streams);
     }
-    if let Some(name) = &cli.common.variant {
-        harness::find_variant(VARIANTS, name).map_err(anyhow::Error::msg)?;
-    }
+    cli.common.check_variant(VARIANTS)?;
     let mut options = Options::new(cli.common.seed, cli.common.out_dir("ch7-matmul"));
     options.variant = cli.common.variant.clone();
     options.timing_side = cli.size;
@@ -72,9 +62,7 @@ fn run(cli: Cli) -> Result<()> {
         chunks: cli.chunks,
         streams: cli.streams,
     };
-    let mut device = Device::open(cli.common.backend)?;
-    device.set_emu_settings(cli.common.emu_settings());
-    let mut stdout = std::io::stdout().lock();
-    walkthrough(&mut device, &options, &mut stdout)?;
+    let mut device = cli.common.open_device()?;
+    walkthrough(&mut device, &options, &mut std::io::stdout().lock())?;
     Ok(())
 }

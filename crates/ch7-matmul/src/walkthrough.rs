@@ -4,8 +4,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use harness::report::table;
-use harness::walk::{checker_section, flush, say};
-use harness::{Device, EmuSettings, HarnessError, LaunchShape, Result, Schedule};
+use harness::walk::{checker_section, flush, heading, opening, say, selected};
+use harness::{Device, HarnessError, LaunchShape, Result, Schedule};
 
 use crate::error_map::write_error_map;
 use crate::{
@@ -63,41 +63,21 @@ pub fn inputs(dims: Dims, seed: u64) -> (Vec<f32>, Vec<f32>) {
 /// Writes the walk-through to `out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     let mut page = String::new();
-    say(&mut page, &device.banner());
-    say(
+    opening(
         &mut page,
-        &format!(
+        device,
+        &[&format!(
             "seed {} · {} (no side a multiple of TILE = {TILE}) · entries uniform in [-1, 1) · maps in {}",
             options.seed,
             EMU_DIMS,
             options.out.display()
-        ),
-    );
-    flush(&mut page, out)?;
-    std::fs::create_dir_all(&options.out).map_err(|e| HarnessError::io(&options.out, e))?;
+        )],
+        &options.out,
+        out,
+    )?;
 
-    let selected: Vec<&Ch7Variant> = match &options.variant {
-        Some(name) => vec![harness::find_variant(VARIANTS, name).map_err(HarnessError::Invalid)?],
-        None => VARIANTS.iter().collect(),
-    };
-    for variant in selected {
-        let number = VARIANTS
-            .iter()
-            .position(|v| v.name == variant.name)
-            .unwrap_or(0)
-            + 1;
-        say(&mut page, "");
-        say(
-            &mut page,
-            &format!("## {number}. {} — {}", variant.name, variant.summary),
-        );
-        say(
-            &mut page,
-            &format!(
-                "{} · {} · expected: {}",
-                variant.kernel.path, variant.kernel.entry, variant.expect
-            ),
-        );
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
         match (variant.kind, variant.name) {
             (_, "tiled-no-bounds") => round_then_ragged_step(device, variant, options, &mut page)?,
             (_, "tiled-missing-second-sync") => race_step(device, variant, options, &mut page)?,
@@ -230,7 +210,7 @@ fn race_step(
     let (a, b) = inputs(dims, options.seed);
     let (want, scale) = matmul_f64(&a, &b, dims);
     say(page, &format!("{dims} · {shape}"));
-    let Some(settings) = device.emu_settings() else {
+    if device.emu_settings().is_none() {
         let outcome = run_matmul(device, variant, &a, &b, dims, shape, 0)?;
         say(
             page,
@@ -245,19 +225,15 @@ fn race_step(
         );
         checker_section(device, variant, &[], page);
         return Ok(());
-    };
+    }
     let mut findings = Vec::new();
     for schedule in [
         Schedule::Hardware,
         Schedule::Adversarial { seed: options.seed },
     ] {
-        device.set_emu_settings(EmuSettings {
-            schedule,
-            ..settings
-        });
-        let outcome = run_matmul(device, variant, &a, &b, dims, shape, 0);
-        device.set_emu_settings(settings);
-        let outcome = outcome?;
+        let outcome = device.with_schedule(schedule, |device| {
+            run_matmul(device, variant, &a, &b, dims, shape, 0)
+        })?;
         let name = match schedule {
             Schedule::Hardware => "hardware schedule (warps in lockstep)".to_string(),
             _ => format!(

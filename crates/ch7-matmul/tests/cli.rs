@@ -3,22 +3,20 @@
 
 use std::process::Output;
 
-use harness::testing::{assert_one_line_error, run_binary, stderr};
+use harness::testing::{
+    assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
+    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_ch7-matmul");
 
 fn ch7(args: &[&str]) -> Output {
-    run_binary(env!("CARGO_BIN_EXE_ch7-matmul"), args)
+    run_binary(BINARY, args)
 }
 
 #[test]
 fn bad_flags_are_refused_in_one_line() {
-    assert_one_line_error(
-        &ch7(&["--backend", "opencl"]),
-        "invalid value 'opencl' for '--backend",
-    );
-    assert_one_line_error(
-        &ch7(&["--variant", "nope"]),
-        "unknown variant `nope`; this chapter has: naive, naive-write-outside-guard",
-    );
+    assert_bad_common_flags_refused(BINARY, ch7_matmul::VARIANTS);
     assert_one_line_error(&ch7(&["--size", "0"]), "--size 0 is outside 1..=16384");
     assert_one_line_error(
         &ch7(&["--size", "100000"]),
@@ -27,23 +25,11 @@ fn bad_flags_are_refused_in_one_line() {
     assert_one_line_error(&ch7(&["--size", "big"]), "invalid value 'big' for '--size");
     assert_one_line_error(&ch7(&["--chunks", "0"]), "--chunks 0 is outside 1..=256");
     assert_one_line_error(&ch7(&["--streams", "33"]), "--streams 33 is outside 1..=32");
-    assert_one_line_error(
-        &ch7(&["--schedule", "fast"]),
-        "invalid value 'fast' for '--schedule",
-    );
 }
 
 #[test]
 fn cuda_without_a_driver_says_so_in_one_sentence() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!(
-            "this machine has an NVIDIA driver; the missing-driver message cannot be shown here"
-        );
-        return;
-    }
-    let output = ch7(&["--backend", "cuda", "--variant", "naive"]);
-    assert_one_line_error(&output, "no NVIDIA driver was found");
-    assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
+    assert_cuda_without_a_driver_is_one_sentence(BINARY, "naive");
 }
 
 #[test]
@@ -65,13 +51,5 @@ fn auto_without_a_gpu_falls_back_to_the_emulator_and_says_so_first() {
 
 #[test]
 fn list_names_every_variant() {
-    let output = ch7(&["--list"]);
-    assert!(output.status.success());
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    for variant in ch7_matmul::VARIANTS {
-        assert!(
-            stdout.contains(variant.name) && stdout.contains(variant.kernel.path),
-            "{stdout}"
-        );
-    }
+    assert_list_names_every_variant(BINARY, ch7_matmul::VARIANTS);
 }
