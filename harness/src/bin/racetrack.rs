@@ -128,6 +128,9 @@ fn start_watchdog(args: &CheckArgs, device: &Device) {
             "error: {entry} did not finish within {} s (--timeout){hint}",
             timeout.as_secs_f64()
         );
-        std::process::exit(1);
+        // `_exit`, not `exit`: the main thread may be inside NVRTC or the CUDA driver, and
+        // running their exit handlers under it crashed the process instead of ending it.
+        // SAFETY: `_exit` takes no pointers and never returns; skipping destructors is the point.
+        unsafe { libc::_exit(1) }
     });
 }
