@@ -149,3 +149,21 @@ pub fn assert_bug_line_named<K>(variant: &Variant<K>, findings: &[Finding], case
         variant.bug_location().unwrap_or_default(),
     );
 }
+
+/// Proptest's configuration for a chapter's property test: the emulator is thousands of times
+/// slower than a GPU and the whole suite must stay well under ten minutes on two cores, so the
+/// case count depends on the backend; `source_file` (`file!()`) is where failures are persisted.
+#[cfg(feature = "proptest")]
+pub fn proptest_config(
+    is_cuda: bool,
+    on_gpu: u32,
+    on_emulator: u32,
+    source_file: &'static str,
+) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases: if is_cuda { on_gpu } else { on_emulator },
+        max_shrink_iters: 64,
+        source_file: Some(source_file),
+        ..proptest::test_runner::Config::default()
+    }
+}

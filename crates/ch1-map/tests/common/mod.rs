@@ -5,23 +5,7 @@
 use ch1_map::Data;
 use proptest::prelude::*;
 
-pub use harness::testing::test_device as device;
-
-/// Case counts: the emulator is thousands of times slower than a GPU, and this chapter's
-/// tests must stay well under a minute on two cores.
-pub fn cases(
-    is_cuda: bool,
-    on_gpu: u32,
-    on_emulator: u32,
-    source_file: &'static str,
-) -> ProptestConfig {
-    ProptestConfig {
-        cases: if is_cuda { on_gpu } else { on_emulator },
-        max_shrink_iters: 64,
-        source_file: Some(source_file),
-        ..ProptestConfig::default()
-    }
-}
+pub use harness::testing::{proptest_config as cases, test_device as device};
 
 /// Lengths from 0 and 1 through primes and non-multiples of any block up to `largest`.
 pub fn length(largest: usize) -> impl Strategy<Value = usize> {

@@ -7,23 +7,7 @@ use harness::LaunchShape;
 use harness::rand::Rng;
 use proptest::prelude::*;
 
-pub use harness::testing::test_device as device;
-
-/// Case counts: the emulator is thousands of times slower than a GPU, and this chapter's
-/// tests must stay well under a minute on two cores.
-pub fn cases(
-    is_cuda: bool,
-    on_gpu: u32,
-    on_emulator: u32,
-    source_file: &'static str,
-) -> ProptestConfig {
-    ProptestConfig {
-        cases: if is_cuda { on_gpu } else { on_emulator },
-        max_shrink_iters: 64,
-        source_file: Some(source_file),
-        ..ProptestConfig::default()
-    }
-}
+pub use harness::testing::{proptest_config as cases, test_device as device};
 
 /// Most values one thread's grid-stride loop may add in these tests: it keeps the longest
 /// addition chain, and so the error bound, small enough that a 0.3% error always fails it.

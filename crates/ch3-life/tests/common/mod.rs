@@ -6,23 +6,7 @@ use ch3_life::Board;
 use harness::Schedule;
 use proptest::prelude::*;
 
-pub use harness::testing::test_device as device;
-
-/// Case counts: the emulator is thousands of times slower than a GPU, and the whole suite must
-/// stay well under ten minutes on two cores.
-pub fn cases(
-    is_cuda: bool,
-    on_gpu: u32,
-    on_emulator: u32,
-    source_file: &'static str,
-) -> ProptestConfig {
-    ProptestConfig {
-        cases: if is_cuda { on_gpu } else { on_emulator },
-        max_shrink_iters: 64,
-        source_file: Some(source_file),
-        ..ProptestConfig::default()
-    }
-}
+pub use harness::testing::{proptest_config as cases, test_device as device};
 
 /// A board side: 1 and 2 (where neighbours wrap onto the same cells), small sides, sides
 /// around a block or tile edge, primes, and up to `largest`.

@@ -6,23 +6,7 @@ use ch5_mutex_dot::{Data, MAX_DOT_THREADS};
 use harness::Schedule;
 use proptest::prelude::*;
 
-pub use harness::testing::test_device as device;
-
-/// Case counts: the emulator is thousands of times slower than a GPU, and the chapter's tests
-/// should finish within a minute on two cores.
-pub fn cases(
-    is_cuda: bool,
-    on_gpu: u32,
-    on_emulator: u32,
-    source_file: &'static str,
-) -> ProptestConfig {
-    ProptestConfig {
-        cases: if is_cuda { on_gpu } else { on_emulator },
-        max_shrink_iters: 64,
-        source_file: Some(source_file),
-        ..ProptestConfig::default()
-    }
-}
+pub use harness::testing::{proptest_config as cases, test_device as device};
 
 /// Lengths from 0 and 1 through primes and non-multiples of any block up to `largest`.
 pub fn length(largest: usize) -> impl Strategy<Value = usize> {

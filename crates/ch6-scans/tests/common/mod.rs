@@ -5,22 +5,7 @@
 use harness::rand::Rng;
 use proptest::prelude::*;
 
-pub use harness::testing::test_device as device;
-
-/// Case counts: the emulator is thousands of times slower than a GPU.
-pub fn cases(
-    is_cuda: bool,
-    on_gpu: u32,
-    on_emulator: u32,
-    source_file: &'static str,
-) -> ProptestConfig {
-    ProptestConfig {
-        cases: if is_cuda { on_gpu } else { on_emulator },
-        max_shrink_iters: 64,
-        source_file: Some(source_file),
-        ..ProptestConfig::default()
-    }
-}
+pub use harness::testing::{proptest_config as cases, test_device as device};
 
 /// Lengths from 1 to `largest`: 1 and 2, primes, powers of two and their neighbours, and
 /// anything in between.

@@ -6,8 +6,7 @@ use proptest::prelude::*;
 
 pub use harness::testing::test_device as device;
 
-/// Case counts: the emulator is thousands of times slower than a GPU, and matmul's work grows
-/// as M·N·K, so emulator cases stay small.
+/// Matmul's work grows as M·N·K, so a failing case shrinks in fewer steps than elsewhere.
 pub fn cases(
     is_cuda: bool,
     on_gpu: u32,
@@ -15,10 +14,8 @@ pub fn cases(
     source_file: &'static str,
 ) -> ProptestConfig {
     ProptestConfig {
-        cases: if is_cuda { on_gpu } else { on_emulator },
         max_shrink_iters: 32,
-        source_file: Some(source_file),
-        ..ProptestConfig::default()
+        ..harness::testing::proptest_config(is_cuda, on_gpu, on_emulator, source_file)
     }
 }
 
