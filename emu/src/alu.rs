@@ -372,42 +372,48 @@ fn zero_sum_sign(r: f64, addends: [f64; 2], rnd: Rnd) -> f64 {
     }
 }
 
-/// Turns `r`, the round-to-nearest result of an operation on finite or infinite operands, into
-/// the result under `rnd`; `error` gives the exact result minus a finite `r`.
-fn redirect32(r: f32, operands: &[f32], error: impl Fn(f32) -> f64, rnd: Rnd) -> f32 {
-    if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) || r.is_nan() {
-        return r;
+/// How `r`, the round-to-nearest result of an operation, compares with the exact result, or
+/// `None` when `r` stands under every rounding (NaN, or infinite because an operand was).
+/// `error` gives the exact result minus a finite `r`.
+fn nearest_vs_exact(
+    r: f64,
+    any_infinite_operand: bool,
+    error: impl FnOnce() -> f64,
+) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering::Equal;
+    if r.is_nan() || (r.is_infinite() && any_infinite_operand) {
+        return None;
     }
-    let r_vs_exact = if r.is_infinite() {
-        if operands.iter().any(|x| x.is_infinite()) {
-            return r;
-        }
+    Some(if r.is_infinite() {
         // Finite operands overflowed: the exact result lies between the largest finite value
         // and the infinity.
-        r.partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal)
+        r.partial_cmp(&0.0).unwrap_or(Equal)
     } else {
-        0.0.partial_cmp(&error(r))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    };
-    directed32(r, r_vs_exact, rnd)
+        0.0.partial_cmp(&error()).unwrap_or(Equal)
+    })
+}
+
+/// `r`, the round-to-nearest result, rounded under `rnd` instead (see [`nearest_vs_exact`]).
+fn redirect32(r: f32, operands: &[f32], error: impl Fn(f32) -> f64, rnd: Rnd) -> f32 {
+    if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
+        return r;
+    }
+    let infinite = operands.iter().any(|x| x.is_infinite());
+    match nearest_vs_exact(r as f64, infinite, || error(r)) {
+        Some(order) => directed32(r, order, rnd),
+        None => r,
+    }
 }
 
 fn redirect64(r: f64, operands: &[f64], error: impl Fn(f64) -> f64, rnd: Rnd) -> f64 {
-    if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) || r.is_nan() {
+    if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
         return r;
     }
-    let r_vs_exact = if r.is_infinite() {
-        if operands.iter().any(|x| x.is_infinite()) {
-            return r;
-        }
-        // Finite operands overflowed: the exact result lies between the largest finite value
-        // and the infinity.
-        r.partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal)
-    } else {
-        0.0.partial_cmp(&error(r))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    };
-    directed64(r, r_vs_exact, rnd)
+    let infinite = operands.iter().any(|x| x.is_infinite());
+    match nearest_vs_exact(r, infinite, || error(r)) {
+        Some(order) => directed64(r, order, rnd),
+        None => r,
+    }
 }
 
 fn next_up32(x: f32) -> f32 {
