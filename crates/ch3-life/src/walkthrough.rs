@@ -129,6 +129,29 @@ fn describe_launches(outcome: &Outcome, generations: u32) -> String {
     )
 }
 
+/// Runs `generations` from `start`, says "`label`, grid · generations: how the result compares
+/// with `want`", and returns the checkers' findings.
+fn run_and_compare(
+    device: &mut Device,
+    variant: &Ch3Variant,
+    (start, want): (&Board, &Board),
+    label: &str,
+    generations: u32,
+    block: Option<(u32, u32)>,
+    page: &mut String,
+) -> Result<Vec<Finding>> {
+    let outcome = run(device, variant, start, generations, block)?;
+    say(
+        page,
+        &format!(
+            "{label}, {}: {}",
+            describe_launches(&outcome, generations),
+            outcome.board.diff(want)
+        ),
+    );
+    Ok(outcome.report.findings)
+}
+
 fn random_board(width: u32, height: u32, seed: u64) -> Result<Board> {
     Board::random(width, height, DENSITY, seed)
 }
@@ -164,18 +187,17 @@ fn double_buffer_step(
 
     // Any 2D block works, including ones that do not divide the board.
     let board = random_board(50, 37, options.seed)?;
-    let outcome = run(device, variant, &board, 12, Some((32, 4)))?;
-    say(
+    let label = format!("random {} × {} board", board.width(), board.height());
+    let generations = 12;
+    findings.extend(run_and_compare(
+        device,
+        variant,
+        (&board, &board.after(generations)),
+        &label,
+        generations,
+        Some((32, 4)),
         page,
-        &format!(
-            "random {} × {} board, {}: {}",
-            board.width(),
-            board.height(),
-            describe_launches(&outcome, 12),
-            outcome.board.diff(&board.after(12))
-        ),
-    );
-    findings.extend(outcome.report.findings);
+    )?);
     Ok(findings)
 }
 
@@ -263,16 +285,15 @@ fn floor_blocks_step(
 ) -> Result<Vec<Finding>> {
     let generations = 8;
     let square = random_board(64, 64, options.seed)?;
-    let outcome = run(device, variant, &square, generations, None)?;
-    say(
+    let mut findings = run_and_compare(
+        device,
+        variant,
+        (&square, &square.after(generations)),
+        "random 64 × 64 board",
+        generations,
+        None,
         page,
-        &format!(
-            "random 64 × 64 board, {}: {}",
-            describe_launches(&outcome, generations),
-            outcome.board.diff(&square.after(generations))
-        ),
-    );
-    let mut findings = outcome.report.findings;
+    )?;
 
     let (width, height) = (70, 40);
     let covered = (width / TILE * TILE, height / TILE * TILE);
@@ -327,27 +348,25 @@ fn single_block_step(
 ) -> Result<Vec<Finding>> {
     let generations = 64;
     let board = random_board(32, 32, options.seed)?;
-    let outcome = run(device, variant, &board, generations, None)?;
-    say(
+    let mut findings = run_and_compare(
+        device,
+        variant,
+        (&board, &board.after(generations)),
+        "random 32 × 32 board",
+        generations,
+        None,
         page,
-        &format!(
-            "random 32 × 32 board, {}: {}",
-            describe_launches(&outcome, generations),
-            outcome.board.diff(&board.after(generations))
-        ),
-    );
-    let mut findings = outcome.report.findings;
+    )?;
     let narrow = random_board(48, 21, options.seed)?;
-    let outcome = run(device, variant, &narrow, generations, None)?;
-    say(
+    findings.extend(run_and_compare(
+        device,
+        variant,
+        (&narrow, &narrow.after(generations)),
+        "random 48 × 21 board",
+        generations,
+        None,
         page,
-        &format!(
-            "random 48 × 21 board, {}: {}",
-            describe_launches(&outcome, generations),
-            outcome.board.diff(&narrow.after(generations))
-        ),
-    );
-    findings.extend(outcome.report.findings);
+    )?);
     let gun = glider_gun_board()?;
     if let Err(refused) = run(device, variant, &gun, 1, None) {
         say(page, &format!("the glider gun's board: {refused}"));
@@ -399,32 +418,29 @@ fn shared_halo_step(
 ) -> Result<Vec<Finding>> {
     let gun = glider_gun_board()?;
     let generations = GUN_FRAME_EVERY * GUN_FRAMES;
-    let outcome = run(device, variant, &gun, generations, None)?;
-    say(
+    let mut findings = run_and_compare(
+        device,
+        variant,
+        (&gun, &gun.after(generations)),
+        "the glider gun again",
+        generations,
+        None,
         page,
-        &format!(
-            "the glider gun again, {}: {}",
-            describe_launches(&outcome, generations),
-            outcome.board.diff(&gun.after(generations))
-        ),
-    );
-    let mut findings = outcome.report.findings;
+    )?;
     let side = if device.kind().is_cuda() { 1000 } else { 50 };
     let board = random_board(side, side + 3, options.seed)?;
     let generations = 21;
     let want = board.after(generations);
-    let outcome = run(device, variant, &board, generations, None)?;
-    say(
+    let label = format!("random {} × {} board", board.width(), board.height());
+    findings.extend(run_and_compare(
+        device,
+        variant,
+        (&board, &want),
+        &label,
+        generations,
+        None,
         page,
-        &format!(
-            "random {} × {} board, {}: {}",
-            board.width(),
-            board.height(),
-            describe_launches(&outcome, generations),
-            outcome.board.diff(&want)
-        ),
-    );
-    findings.extend(outcome.report.findings);
+    )?);
     adversarial_run(device, options, page, &want, |device| {
         run(device, variant, &board, generations, None)
     })?;
