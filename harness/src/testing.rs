@@ -121,6 +121,25 @@ pub fn assert_cuda_without_a_driver_is_one_sentence(built: &str, variant: &str) 
     assert_eq!(stderr(&output).lines().count(), 1, "{}", stderr(&output));
 }
 
+/// Runs the binary with `--backend auto` (the default) where there is no NVIDIA driver: it must
+/// succeed and say first that it fell back to the emulator. Returns its stdout for the chapter's
+/// own checks, or `None` (saying why) on a machine with a driver, where auto picks the GPU.
+pub fn auto_falls_back_to_the_emulator(built: &str, args: &[&str]) -> Option<String> {
+    if crate::backend::cuda_driver_present() {
+        eprintln!("this machine has an NVIDIA driver; auto picks it");
+        return None;
+    }
+    let output = run_binary(built, args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("backend: emu") && first.contains("no NVIDIA driver found"),
+        "{stdout}"
+    );
+    Some(stdout)
+}
+
 /// `--list` succeeds and names every variant with its kernel file.
 pub fn assert_list_names_every_variant<K>(built: &str, variants: &[Variant<K>]) {
     let output = run_binary(built, &["--list"]);

@@ -5,7 +5,8 @@ use std::process::Output;
 
 use harness::testing::{
     assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
-    assert_list_names_every_variant, assert_one_line_error, run_binary, scratch_dir, stderr,
+    assert_list_names_every_variant, assert_one_line_error, auto_falls_back_to_the_emulator,
+    run_binary, scratch_dir,
 };
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ch2-reductions");
@@ -38,27 +39,22 @@ fn cuda_without_a_driver_says_so_in_one_sentence() {
 
 #[test]
 fn one_variant_runs_on_the_emulator_with_a_chosen_size() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!("this machine has an NVIDIA driver; auto picks it");
-        return;
-    }
     let out = scratch_dir("ch2-cli");
-    let output = ch2(&[
-        "--variant",
-        "two-loads-tree",
-        "--size",
-        "1000",
-        "--out",
-        out.to_str().unwrap_or_default(),
-    ]);
-    std::fs::remove_dir_all(&out).ok();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let first = stdout.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("backend: emu") && first.contains("no NVIDIA driver found"),
-        "{stdout}"
+    let stdout = auto_falls_back_to_the_emulator(
+        BINARY,
+        &[
+            "--variant",
+            "two-loads-tree",
+            "--size",
+            "1000",
+            "--out",
+            out.to_str().unwrap_or_default(),
+        ],
     );
+    std::fs::remove_dir_all(&out).ok();
+    let Some(stdout) = stdout else {
+        return;
+    };
     assert!(stdout.contains("1D input 1000 floats"), "{stdout}");
     assert!(stdout.contains("## 3. two-loads-tree"), "{stdout}");
     assert!(stdout.contains("✓ result"), "{stdout}");

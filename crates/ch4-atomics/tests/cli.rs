@@ -5,7 +5,8 @@ use std::process::Output;
 
 use harness::testing::{
     assert_bad_common_flags_refused, assert_cuda_without_a_driver_is_one_sentence,
-    assert_list_names_every_variant, assert_one_line_error, run_binary, stderr,
+    assert_list_names_every_variant, assert_one_line_error, auto_falls_back_to_the_emulator,
+    run_binary,
 };
 
 const BINARY: &str = env!("CARGO_BIN_EXE_ch4-atomics");
@@ -34,18 +35,10 @@ fn cuda_without_a_driver_says_so_in_one_sentence() {
 
 #[test]
 fn auto_without_a_gpu_falls_back_to_the_emulator_and_says_so_first() {
-    if harness::backend::cuda_driver_present() {
-        eprintln!("this machine has an NVIDIA driver; auto picks it");
+    let Some(stdout) = auto_falls_back_to_the_emulator(BINARY, &["--variant", "atomic-increment"])
+    else {
         return;
-    }
-    let output = ch4(&["--variant", "atomic-increment"]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let first = stdout.lines().next().unwrap_or_default();
-    assert!(
-        first.starts_with("backend: emu") && first.contains("no NVIDIA driver found"),
-        "{stdout}"
-    );
+    };
     assert!(
         stdout.contains("x[0] after 5 launches: 160, 160, 160, 160, 160"),
         "{stdout}"
