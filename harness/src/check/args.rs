@@ -1,0 +1,538 @@
+//! `--arg` specs: what the command line says, and the host data it stands for.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use super::data::{ElemType, HostData, HostElement, check_typed, parse_typed};
+use super::{CheckError, MAX_BUFFER_BYTES, Result};
+use crate::cli::seeded_rng;
+use crate::device::Arg;
+
+/// A scalar kernel argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    U32(u32),
+    I32(i32),
+    U64(u64),
+    I64(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Scalar {
+    pub fn ty(self) -> ElemType {
+        match self {
+            Self::U32(_) => ElemType::U32,
+            Self::I32(_) => ElemType::I32,
+            Self::U64(_) => ElemType::U64,
+            Self::I64(_) => ElemType::I64,
+            Self::F32(_) => ElemType::F32,
+            Self::F64(_) => ElemType::F64,
+        }
+    }
+
+    pub(super) fn arg(self) -> Arg<'static> {
+        match self {
+            Self::U32(value) => Arg::U32(value),
+            Self::I32(value) => Arg::I32(value),
+            Self::U64(value) => Arg::U64(value),
+            Self::I64(value) => Arg::I64(value),
+            Self::F32(value) => Arg::F32(value),
+            Self::F64(value) => Arg::F64(value),
+        }
+    }
+
+    pub(super) fn parse(ty: ElemType, text: &str) -> Result<Self, String> {
+        Ok(match ty {
+            ElemType::U32 => Self::U32(parse_typed(text)?),
+            ElemType::I32 => Self::I32(parse_typed(text)?),
+            ElemType::U64 => Self::U64(parse_typed(text)?),
+            ElemType::I64 => Self::I64(parse_typed(text)?),
+            ElemType::F32 => Self::F32(parse_typed(text)?),
+            ElemType::F64 => Self::F64(parse_typed(text)?),
+            ElemType::U8 => {
+                return Err(
+                    "u8 is a buffer type only; scalars are u32, i32, u64, i64, f32 or f64".into(),
+                );
+            }
+        })
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::U32(value) => write!(f, "{value}"),
+            Self::I32(value) => write!(f, "{value}"),
+            Self::U64(value) => write!(f, "{value}"),
+            Self::I64(value) => write!(f, "{value}"),
+            Self::F32(value) => write!(f, "{value}"),
+            Self::F64(value) => write!(f, "{value}"),
+        }
+    }
+}
+
+/// How a buffer's elements are made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fill {
+    Zeros,
+    /// The value as written; checked against the element type when parsed.
+    Const(String),
+    Iota,
+    Random(u64),
+    File(PathBuf),
+}
+
+impl fmt::Display for Fill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Zeros => f.write_str("zeros"),
+            Self::Const(value) => write!(f, "const:{value}"),
+            Self::Iota => f.write_str("iota"),
+            Self::Random(seed) => write!(f, "random:{seed}"),
+            Self::File(path) => write!(f, "file:{}", path.display()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BufferSpec {
+    pub ty: ElemType,
+    /// `None` only with a file fill: the file's length.
+    pub len: Option<usize>,
+    pub fill: Fill,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgValueSpec {
+    Scalar(Scalar),
+    Buffer(BufferSpec),
+}
+
+/// One `--arg`: `[NAME:]TYPE=VALUE` or `[NAME:]TYPE[LEN]=FILL`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgSpec {
+    pub name: Option<String>,
+    pub value: ArgValueSpec,
+}
+
+/// What a parameter receives, for checking against the kernel's PTX signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgKind {
+    Buffer,
+    Scalar(ElemType),
+}
+
+/// Why an `--arg` spec does not parse; clap shows it after the spec itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+const SPEC_FORMS: &str = "an argument is TYPE=VALUE (u32=5) or TYPE[LEN]=FILL (f32[1024]=random:1)";
+
+impl FromStr for ArgSpec {
+    type Err = SpecError;
+
+    fn from_str(text: &str) -> Result<Self, SpecError> {
+        let Some((left, right)) = text.split_once('=') else {
+            return Err(SpecError(format!("no `=`; {SPEC_FORMS}")));
+        };
+        let (name, typed) = match left.split_once(':') {
+            Some((name, typed)) => (Some(name.trim()), typed.trim()),
+            None => (None, left.trim()),
+        };
+        if let Some(name) = name {
+            let mut chars = name.chars();
+            let valid = chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(SpecError(format!(
+                    "`{name}` is not a name; names are letters, digits and _ (histo:u32[128]=zeros)"
+                )));
+            }
+        }
+        let name = name.map(str::to_string);
+        let Some((ty_text, len_text)) = typed.split_once('[') else {
+            let ty: ElemType = typed
+                .parse()
+                .map_err(|reason: String| SpecError(format!("{reason}; {SPEC_FORMS}")))?;
+            let value = Scalar::parse(ty, right).map_err(SpecError)?;
+            return Ok(Self {
+                name,
+                value: ArgValueSpec::Scalar(value),
+            });
+        };
+        let ty: ElemType = ty_text.trim().parse().map_err(SpecError)?;
+        let Some(len_text) = len_text.strip_suffix(']') else {
+            return Err(SpecError(format!(
+                "`{typed}` lacks its closing `]`; a buffer is TYPE[LEN]=FILL"
+            )));
+        };
+        let len_text = len_text.trim();
+        let len = if len_text.is_empty() {
+            None
+        } else {
+            let len: usize = len_text.parse().map_err(|_| {
+                SpecError(format!(
+                    "`{len_text}` is not a buffer length (a whole number of elements)"
+                ))
+            })?;
+            if len
+                .checked_mul(ty.size())
+                .is_none_or(|bytes| bytes > MAX_BUFFER_BYTES)
+            {
+                return Err(SpecError(format!(
+                    "{len} {ty} elements are more than the {} GiB a buffer may hold here",
+                    MAX_BUFFER_BYTES >> 30
+                )));
+            }
+            Some(len)
+        };
+        let fill = parse_fill(ty, right.trim()).map_err(SpecError)?;
+        if len.is_none() && !matches!(fill, Fill::File(_)) {
+            return Err(SpecError(format!(
+                "`{ty}[]` takes its length from a file; give one for {fill}, e.g. {ty}[1024]={fill}"
+            )));
+        }
+        Ok(Self {
+            name,
+            value: ArgValueSpec::Buffer(BufferSpec { ty, len, fill }),
+        })
+    }
+}
+
+fn parse_fill(ty: ElemType, text: &str) -> Result<Fill, String> {
+    let (head, rest) = match text.split_once(':') {
+        Some((head, rest)) => (head, Some(rest)),
+        None => (text, None),
+    };
+    match (head, rest) {
+        ("zeros", None) => Ok(Fill::Zeros),
+        ("iota", None) => Ok(Fill::Iota),
+        ("const", Some(value)) => {
+            with_type!(ty, check_typed(value))?;
+            Ok(Fill::Const(value.trim().to_string()))
+        }
+        ("random", Some(seed)) => seed.trim().parse().map(Fill::Random).map_err(|_| {
+            format!(
+                "`{seed}` is not a seed (a whole number from 0 to {})",
+                u64::MAX
+            )
+        }),
+        ("file", Some(path)) if !path.is_empty() => Ok(Fill::File(PathBuf::from(path))),
+        _ => Err(format!(
+            "`{text}` is not a fill; expected zeros, const:V, iota, random:SEED or file:PATH"
+        )),
+    }
+}
+
+impl ArgSpec {
+    pub fn kind(&self) -> ArgKind {
+        match &self.value {
+            ArgValueSpec::Scalar(value) => ArgKind::Scalar(value.ty()),
+            ArgValueSpec::Buffer(_) => ArgKind::Buffer,
+        }
+    }
+
+    /// The name reports use: the spec's own, else `arg<index>`.
+    pub fn label(&self, index: usize) -> String {
+        self.name.clone().unwrap_or_else(|| format!("arg{index}"))
+    }
+
+    /// Makes the data: generates fills, reads files (relative to the working directory).
+    pub fn resolve(&self, index: usize) -> Result<HostArg> {
+        let label = self.label(index);
+        let buffer = match &self.value {
+            ArgValueSpec::Scalar(value) => {
+                return Ok(HostArg::Scalar {
+                    label,
+                    value: *value,
+                });
+            }
+            ArgValueSpec::Buffer(buffer) => buffer,
+        };
+        let refuse = |reason: String| CheckError::Fill {
+            index,
+            spec: self.to_string(),
+            reason,
+        };
+        let data = match &buffer.fill {
+            Fill::File(path) => read_fill_file(path, buffer.ty, buffer.len).map_err(refuse)?,
+            fill => {
+                with_type!(buffer.ty, generate(buffer.len.unwrap_or(0), fill)).map_err(refuse)?
+            }
+        };
+        Ok(HostArg::Buffer { label, data })
+    }
+}
+
+impl fmt::Display for ArgSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(name) = &self.name {
+            write!(f, "{name}:")?;
+        }
+        match &self.value {
+            ArgValueSpec::Scalar(value) => write!(f, "{}={value}", value.ty()),
+            ArgValueSpec::Buffer(BufferSpec { ty, len, fill }) => match len {
+                Some(len) => write!(f, "{ty}[{len}]={fill}"),
+                None => write!(f, "{ty}[]={fill}"),
+            },
+        }
+    }
+}
+
+fn generate<T: HostElement>(len: usize, fill: &Fill) -> Result<HostData, String> {
+    let values: Vec<T> = match fill {
+        Fill::Zeros => vec![bytemuck::Zeroable::zeroed(); len],
+        Fill::Const(text) => vec![parse_typed::<T>(text)?; len],
+        Fill::Iota => (0..len).map(T::from_index).collect(),
+        Fill::Random(seed) => {
+            let mut rng = seeded_rng(*seed);
+            (0..len).map(|_| T::random(&mut rng)).collect()
+        }
+        Fill::File(_) => return Err("a file fill is read, not generated".into()),
+    };
+    Ok(T::into_data(values))
+}
+
+fn read_fill_file(path: &Path, ty: ElemType, len: Option<usize>) -> Result<HostData, String> {
+    let bytes =
+        std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+    let size = ty.size();
+    let used = match len {
+        Some(len) => {
+            let wanted = len * size;
+            if bytes.len() < wanted {
+                return Err(format!(
+                    "{} has {} bytes, fewer than the {wanted} of {len} {ty} elements",
+                    path.display(),
+                    bytes.len()
+                ));
+            }
+            wanted
+        }
+        None => {
+            if bytes.len() % size != 0 {
+                return Err(format!(
+                    "{} has {} bytes, not a whole number of {ty} elements ({size} bytes each)",
+                    path.display(),
+                    bytes.len()
+                ));
+            }
+            if bytes.len() > MAX_BUFFER_BYTES {
+                return Err(format!(
+                    "{} is larger than the {} GiB a buffer may hold here",
+                    path.display(),
+                    MAX_BUFFER_BYTES >> 30
+                ));
+            }
+            bytes.len()
+        }
+    };
+    Ok(HostData::from_bytes(ty, &bytes[..used]))
+}
+
+/// A kernel argument with its data, ready to upload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostArg {
+    Scalar { label: String, value: Scalar },
+    Buffer { label: String, data: HostData },
+}
+
+impl HostArg {
+    pub fn buffer(label: &str, data: impl Into<HostData>) -> Self {
+        Self::Buffer {
+            label: label.to_string(),
+            data: data.into(),
+        }
+    }
+
+    pub fn scalar(label: &str, value: Scalar) -> Self {
+        Self::Scalar {
+            label: label.to_string(),
+            value,
+        }
+    }
+
+    pub fn kind(&self) -> ArgKind {
+        match self {
+            Self::Scalar { value, .. } => ArgKind::Scalar(value.ty()),
+            Self::Buffer { .. } => ArgKind::Buffer,
+        }
+    }
+
+    pub fn label(&self) -> &str {
+        match self {
+            Self::Scalar { label, .. } | Self::Buffer { label, .. } => label,
+        }
+    }
+}
+
+impl fmt::Display for HostArg {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Scalar { label, value } => write!(f, "{label}:{}={value}", value.ty()),
+            Self::Buffer { label, data } => write!(f, "{label}:{}[{}]", data.ty(), data.len()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> ArgSpec {
+        text.parse()
+            .unwrap_or_else(|error| panic!("{text}: {error}"))
+    }
+
+    fn refused(text: &str) -> String {
+        match text.parse::<ArgSpec>() {
+            Ok(parsed) => panic!("{text} parsed as {parsed:?}"),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn scalars_parse_with_their_types() {
+        assert_eq!(spec("u32=5").value, ArgValueSpec::Scalar(Scalar::U32(5)));
+        assert_eq!(spec("i32=-3").value, ArgValueSpec::Scalar(Scalar::I32(-3)));
+        assert_eq!(
+            spec("u64=0x10").value,
+            ArgValueSpec::Scalar(Scalar::U64(16))
+        );
+        assert_eq!(spec("i64=-7").value, ArgValueSpec::Scalar(Scalar::I64(-7)));
+        assert_eq!(
+            spec("f32=1.5").value,
+            ArgValueSpec::Scalar(Scalar::F32(1.5))
+        );
+        assert_eq!(
+            spec("f64=2e-3").value,
+            ArgValueSpec::Scalar(Scalar::F64(2e-3))
+        );
+        let named = spec("n:i32=1000");
+        assert_eq!(named.name.as_deref(), Some("n"));
+        assert_eq!(named.label(3), "n");
+        assert_eq!(spec("i32=1").label(3), "arg3");
+    }
+
+    #[test]
+    fn buffers_parse_with_names_lengths_and_fills() {
+        let histo = spec("histo:u32[128]=zeros");
+        assert_eq!(histo.name.as_deref(), Some("histo"));
+        assert_eq!(
+            histo.value,
+            ArgValueSpec::Buffer(BufferSpec {
+                ty: ElemType::U32,
+                len: Some(128),
+                fill: Fill::Zeros
+            })
+        );
+        assert_eq!(histo.to_string(), "histo:u32[128]=zeros");
+        for text in [
+            "f32[4]=const:2.5",
+            "u8[300]=iota",
+            "i64[7]=random:42",
+            "u8[]=file:data/x.bin",
+            "f64[2]=file:/tmp/a:b",
+        ] {
+            assert_eq!(spec(text).to_string(), text);
+        }
+        assert_eq!(spec("x:f32[3]=file:in.bin").kind(), ArgKind::Buffer);
+    }
+
+    #[test]
+    fn malformed_specs_say_what_is_wrong() {
+        assert!(refused("u32").contains("no `=`"));
+        assert!(refused("u16=3").contains("`u16` is not a type"));
+        assert!(refused("u8=3").contains("u8 is a buffer type only"));
+        assert!(
+            refused("u32=-1")
+                .contains("`-1` is not a u32: expected an integer from 0 to 4294967295")
+        );
+        assert!(refused("i32=1.5").contains("is not an i32"));
+        assert!(refused("f32=abc").contains("`abc` is not an f32 number"));
+        assert!(refused("u32[4=zeros").contains("lacks its closing `]`"));
+        assert!(refused("u32[four]=zeros").contains("`four` is not a buffer length"));
+        assert!(refused("u32[4]=ones").contains("`ones` is not a fill"));
+        assert!(refused("u8[4]=const:300").contains("`300` is not a u8"));
+        assert!(refused("u32[4]=random:x").contains("`x` is not a seed"));
+        assert!(refused("u32[]=zeros").contains("takes its length from a file"));
+        assert!(refused("u64[999999999999]=zeros").contains("more than the 4 GiB"));
+        assert!(refused("2x:u32[4]=zeros").contains("`2x` is not a name"));
+        assert!(refused("u32[4]=file:").contains("is not a fill"));
+    }
+
+    #[test]
+    fn fills_make_the_documented_data() {
+        let made = |text: &str| match spec(text).resolve(0).unwrap() {
+            HostArg::Buffer { data, .. } => data,
+            HostArg::Scalar { .. } => panic!("{text} is not a buffer"),
+        };
+        assert_eq!(made("u32[3]=zeros"), HostData::U32(vec![0, 0, 0]));
+        assert_eq!(made("i32[2]=const:-4"), HostData::I32(vec![-4, -4]));
+        assert_eq!(made("f32[3]=iota"), HostData::F32(vec![0.0, 1.0, 2.0]));
+        assert_eq!(made("u8[258]=iota").values::<u8>().unwrap()[257], 1);
+        let random = made("f32[1000]=random:7");
+        assert_eq!(random, made("f32[1000]=random:7"));
+        assert_ne!(random, made("f32[1000]=random:8"));
+        assert!(
+            random
+                .values::<f32>()
+                .unwrap()
+                .iter()
+                .all(|v| (0.0..1.0).contains(v))
+        );
+        let ints = made("i32[1000]=random:1");
+        assert!(
+            ints.values::<i32>()
+                .unwrap()
+                .iter()
+                .all(|v| (-1000..1000).contains(v))
+        );
+        assert!(ints.values::<i32>().unwrap().iter().any(|v| *v < 0));
+    }
+
+    #[test]
+    fn file_fills_read_little_endian_bytes() {
+        let path =
+            std::env::temp_dir().join(format!("racetrack-check-fill-{}.bin", std::process::id()));
+        let bytes: Vec<u8> = [1u32, 2, 0x0102_0304]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let text = |spec: &str| spec.replace("PATH", &path.display().to_string());
+        let resolve = |spec_text: &str| spec(&text(spec_text)).resolve(1);
+        match resolve("u32[]=file:PATH").unwrap() {
+            HostArg::Buffer { label, data } => {
+                assert_eq!(label, "arg1");
+                assert_eq!(data, HostData::U32(vec![1, 2, 0x0102_0304]));
+            }
+            other => panic!("{other:?}"),
+        }
+        match resolve("u8[2]=file:PATH").unwrap() {
+            HostArg::Buffer { data, .. } => assert_eq!(data, HostData::U8(vec![1, 0])),
+            other => panic!("{other:?}"),
+        }
+        let short = resolve("u32[4]=file:PATH").unwrap_err().to_string();
+        assert!(
+            short.contains("has 12 bytes, fewer than the 16 of 4 u32 elements"),
+            "{short}"
+        );
+        let ragged = resolve("u64[]=file:PATH").unwrap_err().to_string();
+        assert!(
+            ragged.contains("not a whole number of u64 elements"),
+            "{ragged}"
+        );
+        std::fs::remove_file(&path).unwrap();
+        let missing = resolve("u32[]=file:PATH").unwrap_err().to_string();
+        assert!(
+            missing.starts_with("--arg 1 (`u32[]=file:") && missing.contains("cannot read"),
+            "{missing}"
+        );
+    }
+}

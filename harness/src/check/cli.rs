@@ -1,0 +1,198 @@
+//! `racetrack check`'s command line.
+
+use std::time::Duration;
+
+use super::args::{ArgKind, ArgSpec};
+use super::{CheckError, Result};
+use crate::backend::{BACKEND_ENV, BackendChoice};
+use crate::cli::ScheduleName;
+use crate::device::EmuSettings;
+use crate::launch::{Dim3, LaunchShape};
+
+/// What `racetrack check --help` adds below the flags.
+pub const HELP: &str = "\
+Argument specs (--arg, one per kernel parameter, in order):
+  scalars   u32=5  i32=-3  u64=0x10  i64=-7  f32=1.5  f64=2e-3
+  buffers   TYPE[LEN]=FILL, TYPE one of u8 i32 u32 u64 i64 f32 f64, FILL one of
+              zeros         every element 0
+              const:V       every element V
+              iota          0, 1, 2, … (u8 wraps at 256)
+              random:SEED   seeded uniform values: u8 in [0, 256), u32/u64 in [0, 1000),
+                            i32/i64 in [-1000, 1000), f32/f64 in [0, 1)
+              file:PATH     raw little-endian bytes; TYPE[]=file:PATH takes the file's length,
+                            TYPE[LEN]=file:PATH its first LEN elements
+  names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65],
+            e.g. --arg text:u8[]=file:book.txt --arg n:u32=4096 --arg histo:u32[128]=zeros
+
+Exit status:
+  0  the kernel ran and the checkers found nothing (on cuda: the kernel ran)
+  1  error: bad arguments, the file does not compile, the launch was refused, or the kernel did
+     not finish within --timeout
+  2  the kernel ran and the emulator's checkers reported findings
+
+Example:
+  racetrack check kernels/ch4_atomics/01_racy_increment.cu --entry racy_increment \\
+      --grid 10 --block 16 --arg x:i32[1]=zeros --backend emu";
+
+/// `racetrack check FILE.cu --entry NAME --grid G --block B --arg SPEC…`
+#[derive(Debug, Clone, clap::Args)]
+pub struct CheckArgs {
+    /// The .cu file; errors and reports name its lines as `FILE:LINE`
+    pub file: String,
+
+    /// The kernel to launch (an `extern "C" __global__` function)
+    #[arg(long, value_name = "NAME")]
+    pub entry: String,
+
+    /// Blocks per grid: N, X,Y or X,Y,Z
+    #[arg(long, value_name = "G", value_parser = parse_dim3)]
+    pub grid: Dim3,
+
+    /// Threads per block: N, X,Y or X,Y,Z
+    #[arg(long, value_name = "B", value_parser = parse_dim3)]
+    pub block: Dim3,
+
+    /// Bytes of dynamic shared memory (extern __shared__) per block
+    #[arg(long, value_name = "BYTES", default_value_t = 0)]
+    pub shared: u32,
+
+    /// One kernel argument, in parameter order: u32=5, f32[1024]=random:1, histo:u32[128]=zeros (see below)
+    #[arg(long = "arg", value_name = "SPEC")]
+    pub args: Vec<ArgSpec>,
+
+    /// Print this argument's buffer after the run (repeatable) [default: every buffer]
+    #[arg(long = "show", value_name = "N")]
+    pub show: Vec<usize>,
+
+    /// Print one JSON object (backend, device, launch, findings, buffers) instead of text
+    #[arg(long)]
+    pub json: bool,
+
+    /// Where the kernel runs: a GPU (cuda), the PTX emulator with its checkers (emu), or cuda when there is one (auto)
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, env = BACKEND_ENV)]
+    pub backend: BackendChoice,
+
+    /// Emulator schedule
+    #[arg(long, value_enum, default_value_t = ScheduleName::Hardware)]
+    pub schedule: ScheduleName,
+
+    /// Seed of the random and adversarial schedules
+    #[arg(long, default_value_t = 2024)]
+    pub seed: u64,
+
+    /// Turn off the emulator's race checker
+    #[arg(long)]
+    pub no_racecheck: bool,
+
+    /// Turn off the emulator's barrier checker
+    #[arg(long)]
+    pub no_synccheck: bool,
+
+    /// Turn off the emulator's memory checker
+    #[arg(long)]
+    pub no_memcheck: bool,
+
+    /// Thread-instructions the emulator runs before it stops a kernel that has not finished
+    /// (a spinning thread, or a launch larger than the default allows)
+    #[arg(long, value_name = "N", default_value_t = EmuSettings::default().step_budget,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub step_budget: u64,
+
+    /// Give up (exit 1) when the run takes longer than this many seconds; 0 waits forever
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    pub timeout: Duration,
+}
+
+impl CheckArgs {
+    pub fn emu_settings(&self) -> EmuSettings {
+        EmuSettings {
+            schedule: self.schedule.with_seed(self.seed),
+            racecheck: !self.no_racecheck,
+            synccheck: !self.no_synccheck,
+            memcheck: !self.no_memcheck,
+            step_budget: self.step_budget,
+        }
+    }
+
+    pub fn shape(&self) -> LaunchShape {
+        LaunchShape {
+            grid: self.grid,
+            block: self.block,
+            dynamic_shared_bytes: self.shared,
+        }
+    }
+
+    /// The argument indices to print: `--show`, checked, or every buffer.
+    pub fn shown(&self) -> Result<Vec<usize>> {
+        if self.show.is_empty() {
+            return Ok((0..self.args.len())
+                .filter(|&index| self.args[index].kind() == ArgKind::Buffer)
+                .collect());
+        }
+        for &index in &self.show {
+            let Some(arg) = self.args.get(index) else {
+                return Err(CheckError::Show {
+                    index,
+                    reason: format!(
+                        "there is no argument {index}: the {} --arg given are numbered from 0",
+                        self.args.len()
+                    ),
+                });
+            };
+            if arg.kind() != ArgKind::Buffer {
+                return Err(CheckError::Show {
+                    index,
+                    reason: format!(
+                        "argument {index} is the scalar `{arg}`; --show prints buffers"
+                    ),
+                });
+            }
+        }
+        Ok(self.show.clone())
+    }
+}
+
+/// Seconds, fractions allowed: `60`, `0.5`.
+pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .and_then(|seconds| Duration::try_from_secs_f64(seconds).ok())
+        .ok_or_else(|| format!("`{text}` is not a number of seconds"))
+}
+
+/// `N`, `X,Y` or `X,Y,Z` (`x` works as a separator too: `16x16`).
+pub fn parse_dim3(text: &str) -> Result<Dim3, String> {
+    let parts: Vec<&str> = text.split([',', 'x', 'X']).map(str::trim).collect();
+    let bad = || {
+        format!("`{text}` is not a launch dimension; expected N, X,Y or X,Y,Z (e.g. 256 or 16,16)")
+    };
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(bad());
+    }
+    let mut axes = [1u32; 3];
+    for (axis, part) in axes.iter_mut().zip(&parts) {
+        *axis = part.parse().map_err(|_| bad())?;
+    }
+    Ok(Dim3 {
+        x: axes[0],
+        y: axes[1],
+        z: axes[2],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dimensions_take_one_to_three_axes() {
+        assert_eq!(parse_dim3("256"), Ok(Dim3::x(256)));
+        assert_eq!(parse_dim3("16,16"), Ok(Dim3::xy(16, 16)));
+        assert_eq!(parse_dim3("4, 2, 3"), Ok(Dim3 { x: 4, y: 2, z: 3 }));
+        assert_eq!(parse_dim3("16x8"), Ok(Dim3::xy(16, 8)));
+        for bad in ["", "1,2,3,4", "a", "-1", "1,,2"] {
+            assert!(parse_dim3(bad).is_err(), "{bad}");
+        }
+    }
+}

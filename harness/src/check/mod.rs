@@ -1,0 +1,84 @@
+//! `racetrack check`: one learner's kernel, arguments from the command line, run on a GPU or on
+//! the emulator with its checkers, and the buffers it wrote.
+//!
+//! The pieces are public so tests can drive them without the binary: [`ArgSpec`] (what `--arg`
+//! says), [`HostArg`] (the data it stands for), [`Program`] and [`Kernel`] (a compiled `.cu` file
+//! and one of its entries, with the PTX signature that arguments are checked against), and
+//! [`CheckReport`] (the text and JSON output).
+//!
+//! A newcomer reads it in the order a run goes:
+//! - [`front`]: the source file, compiled by NVRTC, and the kernel the user names;
+//!   [`signature`]: the parameters its PTX declares.
+//! - [`data`] and [`args`]: element types, host data, and the `--arg` specs that make it.
+//! - [`cli`]: the command line, and [`run`]: checking the arguments, launching, downloading.
+//! - [`report`]: what the terminal and `--json` show.
+
+use crate::error::HarnessError;
+
+#[macro_use]
+pub mod data;
+pub mod args;
+pub mod cli;
+pub mod front;
+pub mod report;
+pub mod run;
+pub mod signature;
+
+pub use args::{ArgKind, ArgSpec, ArgValueSpec, BufferSpec, Fill, HostArg, Scalar, SpecError};
+pub use cli::{CheckArgs, HELP, parse_dim3, parse_seconds};
+pub use data::{ElemType, HostData, HostElement, Number, Stats};
+pub use front::Program;
+pub use report::{CheckReport, SHOWN_ELEMENTS};
+pub use run::{Kernel, Outcome, Prepared, prepare};
+pub use signature::{EntrySignature, Param, ParamClass, entry_signatures};
+
+/// The largest buffer `--arg` makes, so that a typo such as `u64[99999999999]` is refused
+/// rather than exhausting the host's memory before the device could say no.
+pub const MAX_BUFFER_BYTES: usize = 4 << 30;
+
+/// Everything `racetrack check` can refuse, each as one sentence.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("cannot read {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("{path} has no kernel named `{entry}`; {hint}")]
+    UnknownEntry {
+        path: String,
+        entry: String,
+        hint: String,
+    },
+    #[error("{entry} takes {expected} argument{} ({params}), but {given} --arg {} given", plural(.expected), was_or_were(.given))]
+    ArgCount {
+        entry: String,
+        expected: usize,
+        given: usize,
+        params: String,
+    },
+    #[error("--arg {index} (`{arg}`) does not fit parameter {index} of {entry}: {param}")]
+    ArgType {
+        index: usize,
+        arg: String,
+        entry: String,
+        param: String,
+    },
+    #[error("--arg {index} (`{spec}`): {reason}")]
+    Fill {
+        index: usize,
+        spec: String,
+        reason: String,
+    },
+    #[error("--show {index}: {reason}")]
+    Show { index: usize, reason: String },
+    #[error(transparent)]
+    Harness(#[from] HarnessError),
+}
+
+fn plural(count: &usize) -> &'static str {
+    if *count == 1 { "" } else { "s" }
+}
+
+fn was_or_were(count: &usize) -> &'static str {
+    if *count == 1 { "was" } else { "were" }
+}
+
+pub type Result<T, E = CheckError> = std::result::Result<T, E>;

@@ -1,0 +1,255 @@
+//! What `racetrack check` prints: the text report and the `--json` object.
+
+use serde_json::{Map, Value as Json, json};
+
+use super::args::{ArgSpec, ArgValueSpec, HostArg};
+use super::run::{Kernel, Outcome};
+use crate::backend::BackendKind;
+use crate::device::{EmuSettings, FindingKind, Schedule};
+use crate::launch::LaunchShape;
+
+/// How many elements of each buffer the text report prints.
+pub const SHOWN_ELEMENTS: usize = 16;
+
+/// One run, as the command prints it.
+#[derive(Debug)]
+pub struct CheckReport<'a> {
+    pub backend: BackendKind,
+    pub banner: String,
+    pub device: String,
+    pub kernel: &'a Kernel,
+    pub shape: LaunchShape,
+    pub specs: &'a [ArgSpec],
+    pub args: &'a [HostArg],
+    /// The emulator's settings; `None` on a GPU.
+    pub emu: Option<EmuSettings>,
+    pub outcome: &'a Outcome,
+    pub shown: &'a [usize],
+}
+
+fn schedule_name(schedule: Schedule) -> (&'static str, Option<u64>) {
+    match schedule {
+        Schedule::Hardware => ("hardware", None),
+        Schedule::Random { seed } => ("random", Some(seed)),
+        Schedule::Adversarial { seed } => ("adversarial", Some(seed)),
+    }
+}
+
+fn finding_kind_json(kind: FindingKind, object: &mut Map<String, Json>) -> &'static str {
+    match kind {
+        FindingKind::Race { hazard, space } => {
+            object.insert("hazard".into(), json!(hazard.to_string()));
+            object.insert("space".into(), json!(space.to_string()));
+            "race"
+        }
+        FindingKind::BarrierDivergence => "barrier-divergence",
+        FindingKind::Deadlock => "deadlock",
+        FindingKind::OutOfBounds { space } => {
+            object.insert("space".into(), json!(space.to_string()));
+            "out-of-bounds"
+        }
+        FindingKind::Misaligned { space } => {
+            object.insert("space".into(), json!(space.to_string()));
+            "misaligned"
+        }
+        FindingKind::StepBudgetExhausted => "step-budget-exhausted",
+    }
+}
+
+impl CheckReport<'_> {
+    fn launch_line(&self) -> String {
+        let shape = self.shape;
+        let mut config = format!("{}, {}", shape.grid, shape.block);
+        if shape.dynamic_shared_bytes > 0 {
+            config.push_str(&format!(", {}", shape.dynamic_shared_bytes));
+        }
+        format!(
+            "launch: {}<<<{config}>>> from {} ({shape}: {} threads)",
+            self.kernel.source.entry,
+            self.kernel.source.path,
+            shape.total_threads()
+        )
+    }
+
+    fn checkers_line(&self) -> String {
+        let Some(settings) = self.emu else {
+            return "checkers: not run; racecheck, synccheck and memcheck run on the emulator only (--backend emu)"
+                .to_string();
+        };
+        let on: Vec<_> = [
+            ("racecheck", settings.racecheck),
+            ("synccheck", settings.synccheck),
+            ("memcheck", settings.memcheck),
+        ]
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(name, _)| *name)
+        .collect();
+        let (schedule, seed) = schedule_name(settings.schedule);
+        let schedule = match seed {
+            Some(seed) => format!("{schedule} schedule, seed {seed}"),
+            None => format!("{schedule} schedule"),
+        };
+        let checkers = if on.is_empty() {
+            "all off".to_string()
+        } else {
+            on.join(", ")
+        };
+        let found = match self.outcome.findings.len() {
+            0 => "nothing found".to_string(),
+            1 => "1 finding".to_string(),
+            n => format!("{n} findings"),
+        };
+        format!("checkers: {checkers} ({schedule}): {found}")
+    }
+
+    /// The report as the terminal shows it.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let mut line = |text: &str| {
+            out.push_str(text);
+            out.push('\n');
+        };
+        line(&self.banner);
+        line(&self.launch_line());
+        for (index, spec) in self.specs.iter().enumerate() {
+            let label = spec.label(index);
+            let shown = match &spec.value {
+                ArgValueSpec::Scalar(value) => format!("{}={value}", value.ty()),
+                ArgValueSpec::Buffer(buffer) => {
+                    let len = self.args.get(index).and_then(|arg| match arg {
+                        HostArg::Buffer { data, .. } => Some(data.len()),
+                        HostArg::Scalar { .. } => None,
+                    });
+                    format!(
+                        "{}[{}]={}",
+                        buffer.ty,
+                        len.or(buffer.len).unwrap_or(0),
+                        buffer.fill
+                    )
+                }
+            };
+            line(&format!("  arg {index}  {label}: {shown}"));
+        }
+        line(&self.checkers_line());
+        for finding in &self.outcome.findings {
+            line("");
+            line(&finding.to_string());
+        }
+        if !self.outcome.finished() {
+            line("");
+            line(
+                "the kernel did not finish: the buffers below hold what it had written when it was stopped",
+            );
+            if self
+                .outcome
+                .findings
+                .iter()
+                .any(|finding| finding.kind == FindingKind::StepBudgetExhausted)
+            {
+                line(
+                    "if its threads are still making progress, the launch may just need more steps: raise --step-budget",
+                );
+            }
+        }
+        for &index in self.shown {
+            let Some(Some(data)) = self.outcome.outputs.get(index) else {
+                continue;
+            };
+            let label = self.args.get(index).map_or("?", HostArg::label);
+            line("");
+            let mut head = data.head(SHOWN_ELEMENTS).join(", ");
+            if data.len() > SHOWN_ELEMENTS {
+                head.push_str(&format!(", … {} more", data.len() - SHOWN_ELEMENTS));
+            }
+            line(&format!(
+                "{label} (arg {index}, {}[{}]): [{head}]",
+                data.ty(),
+                data.len()
+            ));
+            if let Some(stats) = data.stats() {
+                let mut summary =
+                    format!("  sum {}, min {}, max {}", stats.sum, stats.min, stats.max);
+                if stats.nans > 0 {
+                    summary.push_str(&format!(", {} NaN", stats.nans));
+                }
+                line(&summary);
+            }
+        }
+        out
+    }
+
+    /// The report for machines: one JSON object.
+    pub fn json(&self) -> Json {
+        let args: Vec<Json> = self
+            .specs
+            .iter()
+            .enumerate()
+            .map(|(index, spec)| json!({ "index": index, "label": spec.label(index), "spec": spec.to_string() }))
+            .collect();
+        let checkers = self.emu.map(|settings| {
+            let (schedule, seed) = schedule_name(settings.schedule);
+            json!({
+                "racecheck": settings.racecheck,
+                "synccheck": settings.synccheck,
+                "memcheck": settings.memcheck,
+                "schedule": schedule,
+                "seed": seed,
+            })
+        });
+        let findings: Vec<Json> = self
+            .outcome
+            .findings
+            .iter()
+            .map(|finding| {
+                let mut object = Map::new();
+                let kind = finding_kind_json(finding.kind, &mut object);
+                object.insert("kind".into(), json!(kind));
+                object.insert("lines".into(), json!(finding.lines()));
+                object.insert(
+                    "location".into(),
+                    json!(finding.location.as_ref().map(ToString::to_string)),
+                );
+                object.insert("count".into(), json!(finding.count));
+                object.insert("message".into(), json!(finding.to_string()));
+                Json::Object(object)
+            })
+            .collect();
+        let buffers: Vec<Json> = self
+            .shown
+            .iter()
+            .filter_map(|&index| {
+                let data = self.outcome.outputs.get(index)?.as_ref()?;
+                let stats = data.stats();
+                Some(json!({
+                    "index": index,
+                    "label": self.args.get(index).map_or("?", HostArg::label),
+                    "type": data.ty().name(),
+                    "len": data.len(),
+                    "data": data.to_json(),
+                    "sum": stats.map(|s| s.sum.to_json()),
+                    "min": stats.map(|s| s.min.to_json()),
+                    "max": stats.map(|s| s.max.to_json()),
+                }))
+            })
+            .collect();
+        let shape = self.shape;
+        json!({
+            "backend": self.backend.to_string(),
+            "device": self.device,
+            "banner": self.banner,
+            "launch": {
+                "file": self.kernel.source.path,
+                "entry": self.kernel.source.entry,
+                "grid": shape.grid.as_array(),
+                "block": shape.block.as_array(),
+                "shared_bytes": shape.dynamic_shared_bytes,
+                "args": args,
+            },
+            "checkers": checkers,
+            "finished": self.outcome.finished(),
+            "findings": findings,
+            "buffers": buffers,
+        })
+    }
+}

@@ -1,0 +1,156 @@
+//! One launch: arguments checked against the kernel's PTX signature, uploaded, run, downloaded.
+
+use super::args::{ArgKind, HostArg, Scalar};
+use super::cli::CheckArgs;
+use super::data::{HostData, HostElement};
+use super::front::Program;
+use super::signature::EntrySignature;
+use super::{CheckError, Result};
+use crate::device::{Arg, Buffer, Device, Finding, FindingKind};
+use crate::kernel::KernelSource;
+use crate::launch::LaunchShape;
+
+/// One entry of a [`Program`], ready to launch.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    pub(super) source: KernelSource,
+    pub(super) signature: EntrySignature,
+}
+
+/// An argument on the device.
+enum Slot {
+    Buffer(Buffer<u8>),
+    Scalar(Scalar),
+}
+
+/// What a run left: the checkers' findings and every buffer argument's contents after it.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub findings: Vec<Finding>,
+    /// One per argument: `Some` for buffers, `None` for scalars.
+    pub outputs: Vec<Option<HostData>>,
+}
+
+impl Outcome {
+    /// Whether every thread reached its end: no deadlock, no exhausted step budget.
+    pub fn finished(&self) -> bool {
+        !self.findings.iter().any(|finding| {
+            matches!(
+                finding.kind,
+                FindingKind::Deadlock | FindingKind::StepBudgetExhausted
+            )
+        })
+    }
+
+    /// The contents of buffer argument `index` as `T`s.
+    pub fn values<T: HostElement>(&self, index: usize) -> Option<&[T]> {
+        self.outputs.get(index)?.as_ref()?.values()
+    }
+}
+
+impl Kernel {
+    pub fn source(&self) -> &KernelSource {
+        &self.source
+    }
+
+    pub fn signature(&self) -> &EntrySignature {
+        &self.signature
+    }
+
+    /// Checks count and types of `args` against the PTX parameters: the cuda backend passes
+    /// them to the driver as they are, and a mismatch there is undefined behaviour.
+    pub fn check_args(&self, args: impl ExactSizeIterator<Item = (ArgKind, String)>) -> Result<()> {
+        let params = &self.signature.params;
+        if args.len() != params.len() {
+            let types: Vec<_> = params.iter().map(|param| param.ptx_type.as_str()).collect();
+            return Err(CheckError::ArgCount {
+                entry: self.signature.name.clone(),
+                expected: params.len(),
+                given: args.len(),
+                params: if types.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("PTX {}", types.join(", "))
+                },
+            });
+        }
+        for (index, ((kind, text), param)) in args.zip(params).enumerate() {
+            if !param.accepts(kind) {
+                return Err(CheckError::ArgType {
+                    index,
+                    arg: text,
+                    entry: self.signature.name.clone(),
+                    param: param.describe(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Uploads the buffers, launches, waits, and downloads every buffer.
+    pub fn run(
+        &self,
+        device: &mut Device,
+        shape: LaunchShape,
+        args: &[HostArg],
+    ) -> Result<Outcome> {
+        self.check_args(args.iter().map(|arg| (arg.kind(), arg.to_string())))?;
+        let mut slots = Vec::with_capacity(args.len());
+        for arg in args {
+            slots.push(match arg {
+                HostArg::Buffer { label, data } => {
+                    Slot::Buffer(device.upload(data.as_bytes(), label)?)
+                }
+                HostArg::Scalar { value, .. } => Slot::Scalar(*value),
+            });
+        }
+        let launch_args: Vec<Arg<'_>> = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Buffer(buffer) => Arg::from(buffer),
+                Slot::Scalar(value) => value.arg(),
+            })
+            .collect();
+        let report = device.launch(&self.source, shape, &launch_args)?;
+        let mut outputs = Vec::with_capacity(args.len());
+        for (arg, slot) in args.iter().zip(&slots) {
+            outputs.push(match (arg, slot) {
+                (HostArg::Buffer { data, .. }, Slot::Buffer(buffer)) => {
+                    Some(HostData::from_bytes(data.ty(), &device.download(buffer)?))
+                }
+                _ => None,
+            });
+        }
+        Ok(Outcome {
+            findings: report.findings,
+            outputs,
+        })
+    }
+}
+
+/// Everything up to the launch: compile, check the arguments, make their data. Runs before a
+/// device is opened, so bad input never waits for a GPU.
+#[derive(Debug)]
+pub struct Prepared {
+    pub kernel: Kernel,
+    pub args: Vec<HostArg>,
+    pub shown: Vec<usize>,
+}
+
+pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
+    let shown = args.shown()?;
+    let program = Program::load(&args.file)?;
+    let kernel = program.kernel(&args.entry)?;
+    kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
+    let host_args = args
+        .args
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| spec.resolve(index))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Prepared {
+        kernel,
+        args: host_args,
+        shown,
+    })
+}
