@@ -11,8 +11,10 @@ pub enum HarnessError {
         "the NVIDIA driver is installed but reports no usable CUDA device ({0}); use --backend emu to run on the emulator"
     )]
     NoDevice(String),
+    /// Not a `#[source]`: the message already quotes it, and a reporter that prints the chain
+    /// (anyhow's `{:#}`) would say it twice.
     #[error("a CUDA driver call failed: {0}")]
-    Driver(#[from] cudarc::driver::DriverError),
+    Driver(cudarc::driver::DriverError),
     #[error(
         "NVRTC (libnvrtc.so.13) was not found in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/cu13/lib; install it with `pip install {pinned}`"
     )]
@@ -36,7 +38,7 @@ pub enum HarnessError {
     },
     #[error("unknown backend `{0}`: expected auto, cuda or emu")]
     UnknownBackend(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Emulator(#[from] ptx_emu::EmuError),
     #[error("kernel {entry} did not finish on the emulator: {reason}")]
     EmulatorStopped { entry: String, reason: String },
@@ -68,4 +70,44 @@ impl HarnessError {
     }
 }
 
+impl From<cudarc::driver::DriverError> for HarnessError {
+    fn from(error: cudarc::driver::DriverError) -> Self {
+        Self::Driver(error)
+    }
+}
+
 pub type Result<T, E = HarnessError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the binaries print: anyhow's `{:#}` joins every error of the chain with `: `.
+    fn as_printed(error: impl std::error::Error + Send + Sync + 'static) -> String {
+        format!("{:#}", anyhow::Error::new(error))
+    }
+
+    #[test]
+    fn errors_wrapped_from_other_crates_are_printed_once() {
+        let parse = ptx_emu::EmuError::Parse {
+            line: 44,
+            message: "call to undefined function `vprintf`".into(),
+        };
+        assert_eq!(
+            as_printed(HarnessError::from(parse)),
+            "PTX parse error at line 44: call to undefined function `vprintf`"
+        );
+        let bad_launch = ptx_emu::EmuError::BadLaunch {
+            entry: "k".into(),
+            message: "grid too large".into(),
+        };
+        assert_eq!(
+            as_printed(crate::check::CheckError::from(HarnessError::from(bad_launch))),
+            "bad launch of `k`: grid too large"
+        );
+        let driver = HarnessError::from(cudarc::driver::DriverError(
+            cudarc::driver::sys::CUresult::CUDA_ERROR_INVALID_VALUE,
+        ));
+        assert!(std::error::Error::source(&driver).is_none());
+    }
+}
