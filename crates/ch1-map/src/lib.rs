@@ -10,6 +10,8 @@ use harness::verify::bounds::F32_UNIT_ROUNDOFF;
 use harness::{Arg, Device, Dim3, Expect, HarnessError, KernelSource, LaunchReport, LaunchShape};
 use harness::{Result, Variant, kernel};
 
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod walkthrough;
 
 /// Longest array the kernels index: their indices are 32-bit `unsigned int`, and a grid-stride

@@ -10,6 +10,8 @@ use harness::{Arg, Buffer, Device, Dim3, Expect, HarnessError, LaunchReport, Lau
 use harness::{Variant, kernel};
 
 pub mod image;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod walkthrough;
 
 /// The largest block, and the size of every kernel's shared array.

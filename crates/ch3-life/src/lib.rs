@@ -10,6 +10,8 @@ use harness::{Variant, kernel};
 
 pub mod board;
 pub mod image;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod walkthrough;
 
 pub use board::{Board, BoardDiff, MAX_CELLS, MAX_SIDE, Pattern};

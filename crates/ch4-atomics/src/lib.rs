@@ -5,6 +5,8 @@
 
 use harness::{Arg, Device, Expect, LaunchReport, LaunchShape, Result, Variant, kernel};
 
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod walkthrough;
 
 /// Bins of the ASCII histograms: one per 7-bit character code.

@@ -11,6 +11,8 @@ use harness::{
     Arg, Device, Expect, HarnessError, LaunchReport, LaunchShape, Result, Variant, kernel,
 };
 
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod walkthrough;
 
 /// The lock demonstrations' launch: only thread 0 of each block takes the lock, so the

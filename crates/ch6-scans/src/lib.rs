@@ -11,6 +11,8 @@ use harness::{
     LaunchShape, Result, Variant, kernel,
 };
 
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod walkthrough;
 
 /// The most elements one block scans with one thread per element.

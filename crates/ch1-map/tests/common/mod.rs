@@ -1,61 +1,7 @@
-//! Inputs, launch shapes and devices shared by the chapter's tests.
+//! Inputs, launch shapes and devices shared by the chapter's tests; the strategies live in the
+//! library's `testing` module, which the exercise runner shares.
 
-#![allow(dead_code)]
+#![allow(unused_imports)]
 
-use ch1_map::Data;
-use proptest::prelude::*;
-
+pub use ch1_map::testing::*;
 pub use harness::testing::{proptest_config as cases, test_device as device};
-
-/// Lengths from 0 and 1 through primes and non-multiples of any block up to `largest`.
-pub fn length(largest: usize) -> impl Strategy<Value = usize> {
-    prop_oneof![
-        3 => 0usize..=64,
-        3 => 65usize..=5_000,
-        2 => prop::sample::select(vec![97usize, 257, 1_009, 4_099, 65_537, 100_003]),
-        1 => 5_001usize..=largest.max(5_001),
-    ]
-}
-
-/// The largest arrays a test generates on each backend.
-pub fn largest(is_cuda: bool) -> usize {
-    if is_cuda { 4_000_000 } else { 150_000 }
-}
-
-/// Threads per block: every legal size, including ones that are not multiples of a warp.
-pub fn threads_per_block() -> impl Strategy<Value = u32> {
-    prop_oneof![
-        2 => prop::sample::select(vec![32u32, 64, 128, 256, 512, 1024]),
-        1 => 1u32..=1024,
-    ]
-}
-
-/// Blocks for a grid-stride launch, which need not cover the array.
-pub fn blocks(is_cuda: bool) -> BoxedStrategy<u32> {
-    if is_cuda {
-        (1u32..=4096).boxed()
-    } else {
-        (1u32..=48).boxed()
-    }
-}
-
-pub fn data() -> impl Strategy<Value = Data> {
-    prop_oneof![
-        Just(Data::Unit),
-        Just(Data::Wide),
-        Just(Data::AnyBits),
-        Just(Data::Mixed),
-    ]
-}
-
-/// A 2D block of at most 1024 threads, any sides.
-pub fn block_2d() -> impl Strategy<Value = (u32, u32)> {
-    (1u32..=1024)
-        .prop_flat_map(|x| (Just(x), 1u32..=(1024 / x).min(64)))
-        .prop_map(|(x, y)| (x, y))
-}
-
-/// Matrix sides: single rows and columns, non-multiples of any block.
-pub fn side() -> impl Strategy<Value = usize> {
-    prop_oneof![2 => 1usize..=40, 1 => 41usize..=400]
-}
