@@ -153,6 +153,11 @@ pub(crate) enum UnOp {
     Popc,
     Clz,
     Brev,
+    /// `bfind`: the position of the most significant bit that differs from the sign (0 for
+    /// unsigned types), or `0xFFFFFFFF` when there is none.
+    Bfind,
+    /// `bfind.shiftamt`: the left shift that brings that bit to the top.
+    BfindShiftAmt,
     Sqrt,
     Rsqrt,
     Rcp,

@@ -1247,8 +1247,8 @@ impl Parser {
                     fm,
                 }
             }
-            "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "sqrt" | "rsqrt" | "rcp"
-            | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
+            "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt"
+            | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
                 if t == Ty::F16 || fm.directed() {
@@ -1262,6 +1262,8 @@ impl Parser {
                     "popc" => UnOp::Popc,
                     "clz" => UnOp::Clz,
                     "brev" => UnOp::Brev,
+                    "bfind" if has("shiftamt") => UnOp::BfindShiftAmt,
+                    "bfind" => UnOp::Bfind,
                     "sqrt" => UnOp::Sqrt,
                     "rsqrt" => UnOp::Rsqrt,
                     "rcp" => UnOp::Rcp,

@@ -170,6 +170,27 @@ fn shifts_and_bit_operations() {
 }
 
 #[test]
+fn bit_find_of_unsigned_and_signed_values() {
+    let w = words(
+        "bfind.u32 %r2, 0x00F00000; st.global.u32 [%rd39], %r2;
+         bfind.u32 %r2, 1; st.global.u32 [%rd39+4], %r2;
+         bfind.u32 %r2, 0; st.global.u32 [%rd39+8], %r2;
+         bfind.shiftamt.u32 %r2, 0x00F00000; st.global.u32 [%rd39+12], %r2;
+         bfind.shiftamt.u32 %r2, 0; st.global.u32 [%rd39+16], %r2;
+         bfind.s32 %r2, -1; st.global.u32 [%rd39+20], %r2;
+         bfind.s32 %r2, -256; st.global.u32 [%rd39+24], %r2;
+         bfind.s32 %r2, 255; st.global.u32 [%rd39+28], %r2;
+         mov.u64 %rd1, 0x0000010000000000; bfind.u64 %r2, %rd1; st.global.u32 [%rd39+32], %r2;
+         bfind.shiftamt.u64 %r2, %rd1; st.global.u32 [%rd39+36], %r2;
+         mov.u32 %r3, 0x80000000; bfind.shiftamt.u32 %r2, %r3; st.global.u32 [%rd39+40], %r2;",
+    );
+    assert_eq!(
+        &w[..11],
+        &[23, 0, u32::MAX, 8, u32::MAX, u32::MAX, 7, 7, 40, 23, 0]
+    );
+}
+
+#[test]
 fn comparisons_predicates_and_selects() {
     let w = words(
         "mov.u32 %r1, -1; mov.u32 %r2, 1;
