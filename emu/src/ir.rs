@@ -457,6 +457,17 @@ pub(crate) enum Op {
     Activemask {
         d: u32,
     },
+    /// `match.any.sync` (`all: false`): each lane gets the mask of lanes holding its value of
+    /// `a`; `match.all.sync`: every lane gets the whole mask if all hold one value, else 0,
+    /// and `dp` says which.
+    Match {
+        all: bool,
+        ty: Ty,
+        d: u32,
+        dp: Option<u32>,
+        a: Opnd,
+        mask: Opnd,
+    },
     Fence,
     Nop,
 }

@@ -1824,6 +1824,32 @@ impl Parser {
                     },
                 }
             }
+            "match" => {
+                let all = if has("all") {
+                    true
+                } else if has("any") {
+                    false
+                } else {
+                    return Err(unsupported());
+                };
+                let t = need_ty()?;
+                if !has("sync") || !matches!(t, Ty::B32 | Ty::B64) {
+                    return Err(unsupported());
+                }
+                nops(3)?;
+                let (d, dp) = match &ops[0] {
+                    Raw::Pipe(a, b) if all => (self.dreg(a, line)?, Some(self.dreg(b, line)?)),
+                    d => (self.dreg(d, line)?, None),
+                };
+                Op::Match {
+                    all,
+                    ty: t,
+                    d,
+                    dp,
+                    a: self.val(&ops[1], t, line)?,
+                    mask: self.val(&ops[2], Ty::U32, line)?,
+                }
+            }
             "activemask" => {
                 nops(1)?;
                 Op::Activemask {
