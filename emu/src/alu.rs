@@ -259,6 +259,20 @@ fn un_int(op: UnOp, t: Ty, a: u64) -> u64 {
         UnOp::Popc => v.count_ones() as u64,
         UnOp::Clz => (v.leading_zeros() - (64 - bits)) as u64,
         UnOp::Brev => v.reverse_bits() >> (64 - bits),
+        UnOp::Bfind | UnOp::BfindShiftAmt => {
+            // A negative signed value's highest non-sign bit is its highest 0 bit.
+            let negative = t.signed() && (v >> (bits - 1)) & 1 == 1;
+            let bits_to_find = if negative { mask(!v, bits) } else { v };
+            if bits_to_find == 0 {
+                return 0xFFFF_FFFF;
+            }
+            let position = 63 - u64::from(bits_to_find.leading_zeros());
+            if op == UnOp::BfindShiftAmt {
+                u64::from(bits) - 1 - position
+            } else {
+                position
+            }
+        }
         _ => v,
     }
 }

@@ -2466,6 +2466,49 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             w.advance();
             return None;
         }
+        Op::Match {
+            all,
+            ty,
+            d,
+            dp,
+            a,
+            mask,
+        } => {
+            let first = active.trailing_zeros() as usize;
+            let mk = ctx.get(w, *mask, first) as u32;
+            if !collective_ready(w, pc, mk) {
+                return None;
+            }
+            let members = recompute_exec(w, ins.guard) & mk;
+            let mut values = [0u64; 32];
+            lanes!(members, l, {
+                values[l] = alu::mask(ctx.get(w, *a, l), ty.bits());
+            });
+            let same_as = |lane: usize| {
+                let mut same = 0u32;
+                lanes!(members, k, {
+                    if values[k] == values[lane] {
+                        same |= 1 << k;
+                    }
+                });
+                same
+            };
+            let uniform = members == 0 || same_as(members.trailing_zeros() as usize) == members;
+            lanes!(members, l, {
+                w.regs[*d as usize * 32 + l] = if !*all {
+                    u64::from(same_as(l))
+                } else if uniform {
+                    u64::from(members)
+                } else {
+                    0
+                };
+                if let Some(dp) = dp {
+                    w.regs[*dp as usize * 32 + l] = u64::from(uniform);
+                }
+            });
+            w.advance();
+            return None;
+        }
         Op::Vote {
             mode,
             d,

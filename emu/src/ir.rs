@@ -153,6 +153,11 @@ pub(crate) enum UnOp {
     Popc,
     Clz,
     Brev,
+    /// `bfind`: the position of the most significant bit that differs from the sign (0 for
+    /// unsigned types), or `0xFFFFFFFF` when there is none.
+    Bfind,
+    /// `bfind.shiftamt`: the left shift that brings that bit to the top.
+    BfindShiftAmt,
     Sqrt,
     Rsqrt,
     Rcp,
@@ -451,6 +456,17 @@ pub(crate) enum Op {
     },
     Activemask {
         d: u32,
+    },
+    /// `match.any.sync` (`all: false`): each lane gets the mask of lanes holding its value of
+    /// `a`; `match.all.sync`: every lane gets the whole mask if all hold one value, else 0,
+    /// and `dp` says which.
+    Match {
+        all: bool,
+        ty: Ty,
+        d: u32,
+        dp: Option<u32>,
+        a: Opnd,
+        mask: Opnd,
     },
     Fence,
     Nop,

@@ -1247,8 +1247,8 @@ impl Parser {
                     fm,
                 }
             }
-            "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "sqrt" | "rsqrt" | "rcp"
-            | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
+            "neg" | "abs" | "not" | "cnot" | "popc" | "clz" | "brev" | "bfind" | "sqrt"
+            | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
                 if t == Ty::F16 || fm.directed() {
@@ -1262,6 +1262,8 @@ impl Parser {
                     "popc" => UnOp::Popc,
                     "clz" => UnOp::Clz,
                     "brev" => UnOp::Brev,
+                    "bfind" if has("shiftamt") => UnOp::BfindShiftAmt,
+                    "bfind" => UnOp::Bfind,
                     "sqrt" => UnOp::Sqrt,
                     "rsqrt" => UnOp::Rsqrt,
                     "rcp" => UnOp::Rcp,
@@ -1820,6 +1822,32 @@ impl Parser {
                         Some(m) => self.val(m, Ty::U32, line)?,
                         None => Opnd::Imm(0xffff_ffff),
                     },
+                }
+            }
+            "match" => {
+                let all = if has("all") {
+                    true
+                } else if has("any") {
+                    false
+                } else {
+                    return Err(unsupported());
+                };
+                let t = need_ty()?;
+                if !has("sync") || !matches!(t, Ty::B32 | Ty::B64) {
+                    return Err(unsupported());
+                }
+                nops(3)?;
+                let (d, dp) = match &ops[0] {
+                    Raw::Pipe(a, b) if all => (self.dreg(a, line)?, Some(self.dreg(b, line)?)),
+                    d => (self.dreg(d, line)?, None),
+                };
+                Op::Match {
+                    all,
+                    ty: t,
+                    d,
+                    dp,
+                    a: self.val(&ops[1], t, line)?,
+                    mask: self.val(&ops[2], Ty::U32, line)?,
                 }
             }
             "activemask" => {

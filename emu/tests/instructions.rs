@@ -170,6 +170,27 @@ fn shifts_and_bit_operations() {
 }
 
 #[test]
+fn bit_find_of_unsigned_and_signed_values() {
+    let w = words(
+        "bfind.u32 %r2, 0x00F00000; st.global.u32 [%rd39], %r2;
+         bfind.u32 %r2, 1; st.global.u32 [%rd39+4], %r2;
+         bfind.u32 %r2, 0; st.global.u32 [%rd39+8], %r2;
+         bfind.shiftamt.u32 %r2, 0x00F00000; st.global.u32 [%rd39+12], %r2;
+         bfind.shiftamt.u32 %r2, 0; st.global.u32 [%rd39+16], %r2;
+         bfind.s32 %r2, -1; st.global.u32 [%rd39+20], %r2;
+         bfind.s32 %r2, -256; st.global.u32 [%rd39+24], %r2;
+         bfind.s32 %r2, 255; st.global.u32 [%rd39+28], %r2;
+         mov.u64 %rd1, 0x0000010000000000; bfind.u64 %r2, %rd1; st.global.u32 [%rd39+32], %r2;
+         bfind.shiftamt.u64 %r2, %rd1; st.global.u32 [%rd39+36], %r2;
+         mov.u32 %r3, 0x80000000; bfind.shiftamt.u32 %r2, %r3; st.global.u32 [%rd39+40], %r2;",
+    );
+    assert_eq!(
+        &w[..11],
+        &[23, 0, u32::MAX, 8, u32::MAX, u32::MAX, 7, 7, 40, 23, 0]
+    );
+}
+
+#[test]
 fn comparisons_predicates_and_selects() {
     let w = words(
         "mov.u32 %r1, -1; mov.u32 %r2, 1;
@@ -543,6 +564,40 @@ fn warp_shuffles_and_votes() {
         assert_eq!((w[7], w[8], w[9]), (1, 0, 0));
         assert_eq!(w[10], u32::MAX);
         assert_eq!(w[11], l);
+    }
+}
+
+#[test]
+fn warp_matches_group_lanes_by_value() {
+    let (b, r) = run_threads(
+        "",
+        "and.b32 %r1, %r0, 3;
+         match.any.sync.b32 %r2, %r1, -1; st.global.u32 [%rd39], %r2;
+         setp.lt.u32 %p2, %r0, 16; @!%p2 bra HIGH;
+         match.any.sync.b32 %r2, %r1, 0x0000FFFF; st.global.u32 [%rd39+4], %r2;
+         HIGH:
+         match.all.sync.b32 %r3|%p1, %r1, -1; st.global.u32 [%rd39+8], %r3;
+         selp.u32 %r4, 1, 0, %p1; st.global.u32 [%rd39+12], %r4;
+         shr.u32 %r5, %r0, 5;
+         match.all.sync.b32 %r3|%p1, %r5, -1; st.global.u32 [%rd39+16], %r3;
+         selp.u32 %r4, 1, 0, %p1; st.global.u32 [%rd39+20], %r4;
+         cvt.u64.u32 %rd1, %r1; shl.b64 %rd1, %rd1, 40;
+         match.any.sync.b64 %r6, %rd1, -1; st.global.u32 [%rd39+24], %r6;",
+        32,
+    );
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    for lane in 0..32usize {
+        let w: Vec<u32> = (0..7).map(|i| u32_at(&b, lane * 16 + i)).collect();
+        // lanes l with the same l % 4: every fourth lane, starting at l % 4
+        let same = 0x1111_1111u32 << (lane % 4);
+        assert_eq!(w[0], same, "lane {lane}");
+        if lane < 16 {
+            assert_eq!(w[1], same & 0xFFFF, "lane {lane}");
+        }
+        assert_eq!((w[2], w[3]), (0, 0), "lane {lane}");
+        assert_eq!((w[4], w[5]), (u32::MAX, 1), "lane {lane}");
+        // values that differ only above bit 32 are told apart
+        assert_eq!(w[6], same, "lane {lane}");
     }
 }
 

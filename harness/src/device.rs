@@ -418,6 +418,38 @@ impl Device {
             Inner::Emu(_) => self.launch(kernel, shape, args).map(drop),
         }
     }
+    /// How many blocks of `threads_per_block` threads (and `dynamic_shared_bytes`) of `kernel`
+    /// the GPU runs at once: its multiprocessors times the blocks each one holds, by the driver's
+    /// occupancy calculator. A grid of exactly this many blocks fills the GPU in one wave.
+    /// `None` on the emulator, which has no multiprocessors to fill.
+    pub fn resident_blocks(
+        &mut self,
+        kernel: &KernelSource,
+        threads_per_block: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Result<Option<u32>> {
+        let Inner::Cuda(cuda) = &mut self.inner else {
+            return Ok(None);
+        };
+        let function = cuda.function(kernel)?;
+        let per_multiprocessor = function.occupancy_max_active_blocks_per_multiprocessor(
+            threads_per_block,
+            dynamic_shared_bytes as usize,
+            None,
+        )?;
+        let multiprocessors = u32::try_from(
+            cuda.context
+                .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+        )
+        .unwrap_or(0);
+        if per_multiprocessor == 0 {
+            return Err(HarnessError::Invalid(format!(
+                "{} cannot run a single block of {threads_per_block} threads on this GPU",
+                kernel.entry
+            )));
+        }
+        Ok(Some(per_multiprocessor * multiprocessors))
+    }
 
     /// Milliseconds of one device-to-device copy of `bytes` bytes: the bandwidth reference every
     /// timing table compares against, measured in the same run. `None` on the emulator.

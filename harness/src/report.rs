@@ -34,7 +34,19 @@ pub fn write_gpu_table(
     how: &str,
     tables: &str,
 ) -> Result<PathBuf> {
-    let file = dir.join("gpu_table.md");
+    write_gpu_markdown(&dir.join("gpu_table.md"), gpu, command, how, tables)
+}
+
+/// [`write_gpu_table`] to a file of another name, for a chapter with a second table the book
+/// shows elsewhere (its "How fast can it go" climb).
+pub fn write_gpu_markdown(
+    file: &Path,
+    gpu: &str,
+    command: &str,
+    how: &str,
+    tables: &str,
+) -> Result<PathBuf> {
+    let file = file.to_path_buf();
     let markdown = format!(
         "Measured on **{gpu}**, on {}, by `{command}` ({how}).\n\n{tables}\n",
         today_utc()
@@ -120,6 +132,85 @@ pub fn grouped_bars_svg(
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
+        .map_err(|e| plot_error(path, e))?;
+    root.present().map_err(|e| plot_error(path, e))
+}
+
+/// One horizontal bar per step of a climb, top to bottom, each its ratio to a reference (the
+/// device copy's byte rate, say) measured in the same run, with the reference drawn as a
+/// vertical line at 1 and each bar labelled with its ratio.
+pub fn climb_svg(path: &Path, title: &str, x_label: &str, steps: &[(String, f64)]) -> Result<()> {
+    let finite = |v: f64| if v.is_finite() { v.max(0.0) } else { 0.0 };
+    let right = steps
+        .iter()
+        .map(|(_, ratio)| finite(*ratio))
+        .fold(1.0_f64, f64::max)
+        * 1.15;
+    let rows = steps.len().max(1);
+    let height = 90 + 44 * rows as u32;
+    let root = SVGBackend::new(path, (960, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_error(path, e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(40)
+        .y_label_area_size(330)
+        .build_cartesian_2d(0.0..right, 0.0..rows as f64)
+        .map_err(|e| plot_error(path, e))?;
+    // Row i (top first) is the band [rows - i - 1, rows - i); its label sits at the middle.
+    let label_of = |y: &f64| {
+        let from_top = rows as f64 - y - 0.5;
+        if (from_top - from_top.round()).abs() < 1e-6 {
+            steps
+                .get(from_top.round() as usize)
+                .map(|(label, _)| label.clone())
+                .unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(rows * 2 + 1)
+        .y_label_formatter(&label_of)
+        .x_desc(x_label)
+        .label_style(("sans-serif", 15))
+        .draw()
+        .map_err(|e| plot_error(path, e))?;
+    chart
+        .draw_series(steps.iter().enumerate().map(|(i, (_, ratio))| {
+            let bottom = (rows - i - 1) as f64 + 0.15;
+            let colour = if finite(*ratio) >= 1.0 {
+                GREEN.mix(0.7)
+            } else {
+                BLUE.mix(0.6)
+            };
+            Rectangle::new(
+                [(0.0, bottom), (finite(*ratio), bottom + 0.7)],
+                colour.filled(),
+            )
+        }))
+        .map_err(|e| plot_error(path, e))?;
+    let value_style = ("sans-serif", 15)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    chart
+        .draw_series(steps.iter().enumerate().map(|(i, (_, ratio))| {
+            let middle = (rows - i - 1) as f64 + 0.5;
+            Text::new(
+                format!(" {ratio:.2}"),
+                (finite(*ratio), middle),
+                value_style.clone(),
+            )
+        }))
+        .map_err(|e| plot_error(path, e))?;
+    chart
+        .draw_series([PathElement::new(
+            [(1.0, 0.0), (1.0, rows as f64)],
+            RED.stroke_width(2),
+        )])
         .map_err(|e| plot_error(path, e))?;
     root.present().map_err(|e| plot_error(path, e))
 }
@@ -250,6 +341,22 @@ mod tests {
             std::fs::read_to_string(&sweep)
                 .unwrap()
                 .contains("fastest: 2")
+        );
+        let climb = dir.join("climb.svg");
+        climb_svg(
+            &climb,
+            "climb",
+            "÷ copy",
+            &[
+                ("first step".to_string(), 0.5),
+                ("last step".to_string(), 1.25),
+            ],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&climb).unwrap();
+        assert!(
+            svg.contains("first step") && svg.contains("last step") && svg.contains("1.25"),
+            "{svg}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
