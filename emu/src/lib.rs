@@ -29,6 +29,7 @@ mod exec;
 mod ir;
 mod lex;
 mod parse;
+mod printf;
 mod race;
 mod report;
 
