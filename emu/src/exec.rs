@@ -6,10 +6,11 @@ use crate::alu;
 use crate::error::EmuError;
 use crate::ir::*;
 use crate::parse::Module;
+use crate::printf;
 use crate::race::{self, Race};
 use crate::report::{
-    self, Access, AccessOp, Finding, FindingKind, MemLocation, RunReport, SourceLoc, ThreadGroup,
-    ThreadRef,
+    self, Access, AccessOp, Finding, FindingKind, MemLocation, PrintfRecord, RunReport, SourceLoc,
+    ThreadGroup, ThreadRef, WarpSyncProblem,
 };
 
 /// Generic addresses in this window are shared memory (`cvta.shared` adds it).
@@ -33,6 +34,20 @@ pub const DEFAULT_RESIDENT_THREADS: u32 = 16 * 1024;
 const STALL_ROUNDS: u64 = 4096;
 /// Host memory the resident blocks' register files may take.
 const MAX_REGISTER_BYTES: u64 = 2 << 30;
+/// Device `malloc` hands out addresses from here up, above every host allocation and module
+/// variable, so a new heap block always sorts last among the allocations.
+const HEAP_BASE: u64 = 0x0000_7000_0000_0000;
+/// `cudaLimitMallocHeapSize`'s default: `malloc` returns NULL beyond this many live bytes.
+pub const DEFAULT_HEAP_BYTES: u64 = 8 << 20;
+/// `cudaLimitPrintfFifoSize`'s default.
+pub const DEFAULT_PRINTF_BUFFER_BYTES: usize = 1 << 20;
+/// Nested calls a thread may make; a GPU's 1 KiB default stack overflows well before.
+const MAX_CALL_DEPTH: usize = 1024;
+/// Thread-instructions with no progress before the watchdog compares the threads' registers.
+pub const DEFAULT_WATCHDOG_WINDOW: u64 = 4 << 20;
+/// Default hard cap on thread-instructions: a safety net for kernels the watchdog cannot judge
+/// (a spinner whose registers keep changing, e.g. one that counts its tries).
+pub const DEFAULT_STEP_BUDGET: u64 = 10_000_000_000;
 
 /// A device address returned by [`Emulator::alloc`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -92,8 +107,16 @@ pub struct RunOptions {
     pub racecheck: bool,
     pub synccheck: bool,
     pub memcheck: bool,
-    /// Thread-instructions before the launch is stopped with `StepBudgetExhausted`.
+    /// Hard cap on thread-instructions: the launch stops with `StepBudgetExhausted` when it runs
+    /// out, progress or not. The watchdog ends stuck kernels long before.
     pub step_budget: u64,
+    /// The watchdog's window, in thread-instructions: when a whole window passes with no
+    /// progress (no store or atomic changed memory, no barrier completed, no thread exited or
+    /// started) and every thread's registers are the same at its end as at its start, the
+    /// launch stops with `Stuck`. 0 turns the watchdog off.
+    pub watchdog_window: u64,
+    /// Bytes of `printf` output kept per launch; later calls are counted as dropped.
+    pub printf_buffer_bytes: usize,
     /// Under [`Schedule::Hardware`], how many threads' blocks are resident at once; the next
     /// block starts when one finishes, as blocks wait for a free SM on a GPU. Grids that fit
     /// run all their blocks at once. Random and adversarial schedules start every block at once.
@@ -107,7 +130,9 @@ impl Default for RunOptions {
             racecheck: true,
             synccheck: true,
             memcheck: true,
-            step_budget: 50_000_000,
+            step_budget: DEFAULT_STEP_BUDGET,
+            watchdog_window: DEFAULT_WATCHDOG_WINDOW,
+            printf_buffer_bytes: DEFAULT_PRINTF_BUFFER_BYTES,
             resident_threads: DEFAULT_RESIDENT_THREADS,
         }
     }
@@ -115,8 +140,25 @@ impl Default for RunOptions {
 
 pub(crate) struct Allocation {
     base: u64,
+    /// Empty once a heap block is freed (its size stays in `heap`).
     data: Vec<u8>,
     label: String,
+    heap: Option<HeapBlock>,
+}
+
+/// A block from device `malloc`.
+struct HeapBlock {
+    size: u64,
+    /// The `malloc` call's PC: heap findings from one call site are one finding.
+    site: u32,
+    freed: Option<Access>,
+}
+
+/// The device heap's bump pointer and its live bytes (`malloc` returns NULL past the limit).
+struct Heap {
+    next: u64,
+    live: u64,
+    limit: u64,
 }
 
 /// Owns device (global) memory and runs kernels on it.
@@ -124,6 +166,7 @@ pub struct Emulator {
     allocs: Vec<Allocation>,
     next: u64,
     loaded_modules: Vec<u64>,
+    heap: Heap,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -160,7 +203,17 @@ impl Emulator {
             allocs: Vec::new(),
             next: GLOBAL_BASE,
             loaded_modules: Vec::new(),
+            heap: Heap {
+                next: HEAP_BASE,
+                live: 0,
+                limit: DEFAULT_HEAP_BYTES,
+            },
         }
+    }
+
+    /// Sets the device heap's size (`cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes)`).
+    pub fn set_heap_limit(&mut self, bytes: u64) {
+        self.heap.limit = bytes;
     }
 
     /// Allocates `bytes` of global memory, zeroed. `label` names it in reports (`histo[65]`).
@@ -171,6 +224,7 @@ impl Emulator {
             base,
             data: vec![0; bytes],
             label: label.to_string(),
+            heap: None,
         };
         let i = self.allocs.partition_point(|x| x.base <= base);
         self.allocs.insert(i, a);
@@ -231,6 +285,7 @@ impl Emulator {
                 base: g.addr,
                 data: g.init.clone(),
                 label: g.name.clone(),
+                heap: None,
             };
             let i = self.allocs.partition_point(|x| x.base <= g.addr);
             self.allocs.insert(i, a);
@@ -257,10 +312,6 @@ impl Emulator {
             message,
         };
         let f = &module.funcs[fidx];
-        check_recursion(module, fidx).map_err(|n| EmuError::Unsupported {
-            instruction: format!("recursive call to `{n}`"),
-            line: 0,
-        })?;
         let [bx, by, bz] = config.block;
         let [gx, gy, gz] = config.grid;
         if config.block.contains(&0) || config.grid.contains(&0) {
@@ -341,10 +392,10 @@ impl Emulator {
         let garbage: Vec<u8> = (0..shared_size as usize)
             .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
             .collect();
-        let nallocs = self.allocs.len();
         let ctx = Ctx {
             m: module,
             allocs: &mut self.allocs,
+            heap: &mut self.heap,
             opts: *options,
             grid: config.grid,
             block: config.block,
@@ -372,8 +423,12 @@ impl Emulator {
             clock: 0,
             thread_instrs: 0,
             nblocks,
+            progress: 0,
+            aborted: false,
+            printf: Vec::new(),
+            printf_bytes: 0,
+            printf_dropped: 0,
         };
-        let _ = nallocs;
         let mut warps = Vec::with_capacity((nblocks * wpb) as usize);
         for b in 0..nblocks {
             for wi in 0..wpb {
@@ -389,11 +444,13 @@ impl Emulator {
                     live,
                     blocked: 0,
                     wsync_wait: 0,
+                    wsync_mask: [0; 32],
                     lane_pc: [f.start; 32],
                     bar_id: [0; 32],
                     regs: Vec::new(),
                     tparam: Vec::new(),
                     stacks: Vec::new(),
+                    frames: Vec::new(),
                     spin: 0,
                     favored: None,
                 });
@@ -414,6 +471,10 @@ impl Emulator {
             resident_blocks,
             started: 0,
             spare_registers: Vec::new(),
+            watchdog: Watchdog {
+                next_check: options.watchdog_window,
+                ..Watchdog::default()
+            },
         };
         let completed = l.run();
         let thread_instructions = l.ctx.thread_instrs;
@@ -421,23 +482,10 @@ impl Emulator {
             findings: l.ctx.findings.list,
             completed,
             thread_instructions,
+            printf: l.ctx.printf,
+            printf_dropped: l.ctx.printf_dropped,
         })
     }
-}
-
-fn check_recursion(m: &Module, root: usize) -> Result<(), String> {
-    fn visit(m: &Module, f: usize, stack: &mut Vec<usize>) -> Result<(), String> {
-        if stack.contains(&f) {
-            return Err(m.funcs[f].name.clone());
-        }
-        stack.push(f);
-        for &c in &m.funcs[f].calls {
-            visit(m, c as usize, stack)?;
-        }
-        stack.pop();
-        Ok(())
-    }
-    visit(m, root, &mut Vec::new())
 }
 
 #[derive(Default)]
@@ -487,13 +535,25 @@ struct Warp {
     blocked: u32,
     /// Blocked lanes that wait in a warp-collective op (shfl/vote/bar.warp) rather than a barrier.
     wsync_wait: u32,
+    /// The mask each waiting lane passed to its warp-collective op.
+    wsync_mask: [u32; 32],
     lane_pc: [u32; 32],
     bar_id: [u8; 32],
     regs: Vec<u64>,
     tparam: Vec<u8>,
     stacks: Vec<Vec<u32>>,
+    /// Per lane, the saved state of each active call into a recursive function.
+    frames: Vec<Vec<Frame>>,
     spin: u32,
     favored: Option<u8>,
+}
+
+/// What a call into a recursive function saves for one lane: the callee's registers, `.param`
+/// bytes and local memory, which the callee's own activation is about to overwrite.
+struct Frame {
+    regs: Vec<u64>,
+    tparam: Vec<u8>,
+    local: Vec<u8>,
 }
 
 /// Runs `$body` for each lane `$l` set in `$mask`, in lane order. A full warp (the common case)
@@ -771,6 +831,7 @@ impl Warp {
 struct Ctx<'a> {
     m: &'a Module,
     allocs: &'a mut Vec<Allocation>,
+    heap: &'a mut Heap,
     opts: RunOptions,
     grid: [u32; 3],
     block: [u32; 3],
@@ -790,6 +851,14 @@ struct Ctx<'a> {
     clock: u64,
     thread_instrs: u64,
     nblocks: u32,
+    /// Counts progress events for the watchdog: memory changed by a store or atomic, a barrier
+    /// completed, a thread exited or started.
+    progress: u64,
+    /// A failed assert or a stack overflow ended the launch.
+    aborted: bool,
+    printf: Vec<PrintfRecord>,
+    printf_bytes: usize,
+    printf_dropped: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -818,6 +887,15 @@ fn rd_le(d: &[u8], off: usize, size: usize) -> u64 {
 fn wr_le(d: &mut [u8], off: usize, size: usize, v: u64) {
     if let Some(s) = d.get_mut(off..off.saturating_add(size)) {
         s.copy_from_slice(&v.to_le_bytes()[..size]);
+    }
+}
+
+/// The key that makes findings about one object one finding: a heap block's `malloc` call site
+/// (every thread's block from one call is "the same" object), otherwise the allocation itself.
+fn heap_key(a: &Allocation) -> u64 {
+    match &a.heap {
+        Some(h) => (1 << 61) | h.site as u64,
+        None => a.base,
     }
 }
 
@@ -1044,6 +1122,13 @@ impl Ctx<'_> {
                 }
             }
         };
+        if let Tgt::Bad = tgt
+            && sp == report::Space::Global
+            && let Some(i) = self.freed_block(off)
+        {
+            self.report_use_after_free(w, lane, i, off, size, pc, op);
+            return tgt;
+        }
         if let Tgt::Bad = tgt {
             let gid = self.gid(w, lane);
             let loc = self.mem_location(sp, off, addr, size);
@@ -1108,7 +1193,7 @@ impl Ctx<'_> {
                                 address: addr,
                                 note,
                             },
-                            a.base,
+                            heap_key(a),
                         )
                     }
                     _ => {
@@ -1127,7 +1212,7 @@ impl Ctx<'_> {
                                             -rel, a.label
                                         )),
                                     },
-                                    a.base,
+                                    heap_key(a),
                                 )
                             }
                             None => (
@@ -1357,6 +1442,446 @@ impl Ctx<'_> {
     }
 }
 
+/// synccheck for warp-synchronous calls.
+impl Ctx<'_> {
+    /// The masks the active lanes pass to a warp-synchronous call: reports lanes outside their
+    /// own mask and lanes that disagree, and returns the lanes to wait for (the union of the
+    /// masks and the callers themselves, since hardware leaves anything else undefined).
+    fn warp_masks(&mut self, w: &Warp, mask: Opnd, pc: u32, op: &Op) -> u32 {
+        let mut union = 0u32;
+        let mut first: Option<u32> = None;
+        let mut differ = false;
+        let mut outside = 0u32;
+        lanes!(w.active, l, {
+            let mk = self.get(w, mask, l) as u32;
+            differ |= first.is_some_and(|f| f != mk);
+            first.get_or_insert(mk);
+            union |= mk;
+            if mk & (1 << l) == 0 {
+                outside |= 1 << l;
+            }
+        });
+        if self.opts.synccheck && outside != 0 {
+            let name = collective_name(op);
+            let lane = outside.trailing_zeros() as usize;
+            let mk = self.get(w, mask, lane) as u32;
+            let group = ThreadGroup {
+                at: self.src(pc),
+                threads: outside.count_ones() as u64,
+                example: self.thread_ref(self.gid(w, lane)),
+                state: format!("called {name}({mk:#010x}) without their own lane in it"),
+            };
+            let kind = FindingKind::WarpSync {
+                problem: WarpSyncProblem::LaneNotInMask,
+            };
+            self.findings.add((kind, self.line_of(pc), 0, 0), || Finding {
+                kind,
+                count: 1,
+                location: None,
+                accesses: vec![],
+                threads: vec![group],
+                why: format!(
+                    "a lane that calls {name} must have its own bit set in the mask; CUDA leaves anything else undefined"
+                ),
+            });
+        }
+        if self.opts.synccheck && differ {
+            let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+            lanes!(w.active, l, {
+                let mk = self.get(w, mask, l) as u32;
+                match groups.iter_mut().find(|g| g.1 == mk) {
+                    Some(g) => g.2 |= 1 << l,
+                    None => groups.push((pc, mk, 1 << l)),
+                }
+            });
+            self.report_mask_groups(w, pc, op, &groups);
+        }
+        union | w.active
+    }
+
+    /// Lanes `lanes` call at `pc` with `mask` and meet `others`, which waited with another mask.
+    fn report_mask_mismatch(&mut self, w: &Warp, pc: u32, lanes: u32, mask: u32, others: u32) {
+        let Some(op) = self.m.code.get(pc as usize).map(|i| &i.op) else {
+            return;
+        };
+        let mut groups = vec![(pc, mask, lanes)];
+        lanes!(others, l, {
+            let (at, mk) = (w.lane_pc[l], w.wsync_mask[l]);
+            match groups.iter_mut().find(|g| g.0 == at && g.1 == mk) {
+                Some(g) => g.2 |= 1 << l,
+                None => groups.push((at, mk, 1 << l)),
+            }
+        });
+        self.report_mask_groups(w, pc, op, &groups);
+    }
+
+    /// One `MaskMismatch` finding: each group is (pc, mask, lanes).
+    fn report_mask_groups(&mut self, w: &Warp, pc: u32, op: &Op, groups: &[(u32, u32, u32)]) {
+        if !self.opts.synccheck {
+            return;
+        }
+        let name = collective_name(op);
+        let threads: Vec<ThreadGroup> = groups
+            .iter()
+            .map(|&(at, mk, lanes)| ThreadGroup {
+                at: self.src(at),
+                threads: lanes.count_ones() as u64,
+                example: self.thread_ref(self.gid(w, lanes.trailing_zeros() as usize)),
+                state: format!("called {name}({mk:#010x})"),
+            })
+            .collect();
+        let kind = FindingKind::WarpSync {
+            problem: WarpSyncProblem::MaskMismatch,
+        };
+        self.findings.add((kind, self.line_of(pc), 0, 0), || Finding {
+            kind,
+            count: 1,
+            location: None,
+            accesses: vec![],
+            threads,
+            why: format!(
+                "lanes that meet in {name} must all pass the same mask; CUDA leaves different masks undefined"
+            ),
+        });
+    }
+}
+
+/// Device runtime calls (`printf`, `assert`, `malloc`, `free`) and recursive-call frames.
+impl Ctx<'_> {
+    /// The bytes from a generic address to the end of whatever holds it (empty if nothing does).
+    fn generic_bytes(&self, w: &Warp, lane: usize, addr: u64) -> &[u8] {
+        if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) {
+            let block = &self.shared[w.block as usize];
+            return block.get((addr - SHARED_WIN) as usize..).unwrap_or(&[]);
+        }
+        if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) {
+            let off = addr - LOCAL_WIN;
+            let size = self.local_size as usize;
+            if off >= size as u64 {
+                return &[];
+            }
+            let base = self.gid(w, lane) as usize * size;
+            return self
+                .local
+                .get(base + off as usize..base + size)
+                .unwrap_or(&[]);
+        }
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        match i.checked_sub(1).and_then(|i| self.allocs.get(i)) {
+            Some(a) => a.data.get((addr - a.base) as usize..).unwrap_or(&[]),
+            None => &[],
+        }
+    }
+
+    /// A NUL-terminated string at a generic address (at most 64 KiB of it).
+    fn cstr(&self, w: &Warp, lane: usize, addr: u64) -> Vec<u8> {
+        let bytes = self.generic_bytes(w, lane, addr);
+        let bytes = &bytes[..bytes.len().min(1 << 16)];
+        let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+        bytes[..end].to_vec()
+    }
+
+    /// `vprintf(format, args)` for one thread: formats, keeps the output if the buffer has room,
+    /// and returns what CUDA's `printf` returns (arguments consumed, -1 for a NULL format).
+    fn printf(&mut self, w: &Warp, lane: usize, format: u64, args: u64) -> i32 {
+        if format == 0 {
+            return -1;
+        }
+        let fmt = self.cstr(w, lane, format);
+        let (out, consumed) = printf::format(
+            &fmt,
+            |off, size| {
+                rd_le(
+                    self.generic_bytes(w, lane, args.wrapping_add(off as u64)),
+                    0,
+                    size,
+                )
+            },
+            |addr| self.cstr(w, lane, addr),
+        );
+        let thread = self.thread_ref(self.gid(w, lane));
+        self.emit(thread, String::from_utf8_lossy(&out).into_owned());
+        consumed
+    }
+
+    fn emit(&mut self, thread: ThreadRef, text: String) {
+        if self.printf_bytes + text.len() > self.opts.printf_buffer_bytes {
+            self.printf_dropped += 1;
+            return;
+        }
+        self.printf_bytes += text.len();
+        self.printf.push(PrintfRecord { thread, text });
+    }
+
+    /// `__assertfail` for the lanes of one warp: each prints the GPU's message, the finding
+    /// names the condition, and the launch ends, as a GPU's does.
+    fn assert_failed(
+        &mut self,
+        w: &Warp,
+        pc: u32,
+        lanes_mask: u32,
+        messages: Vec<(usize, Vec<u8>, Vec<u8>, u32, Vec<u8>)>,
+    ) {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut first = None;
+        for (lane, message, file, line, function) in messages {
+            let t = self.thread_ref(self.gid(w, lane));
+            let [bx, by, bz] = t.block;
+            let [tx, ty, tz] = t.thread;
+            self.emit(
+                t,
+                format!(
+                    "{}:{line}: {}: block: [{bx},{by},{bz}], thread: [{tx},{ty},{tz}] Assertion `{}` failed.\n",
+                    text(&file),
+                    text(&function),
+                    text(&message)
+                ),
+            );
+            first.get_or_insert((t, text(&message), text(&function)));
+        }
+        if let Some((example, message, function)) = first {
+            let key = (FindingKind::AssertionFailed, self.line_of(pc), 0, 0);
+            let at = self.src(pc);
+            let threads = lanes_mask.count_ones() as u64;
+            self.findings.add(key, || Finding {
+                kind: FindingKind::AssertionFailed,
+                count: 1,
+                location: None,
+                accesses: vec![],
+                threads: vec![ThreadGroup {
+                    at,
+                    threads,
+                    example,
+                    state: format!("failed assert({message})"),
+                }],
+                why: format!(
+                    "in {function}: a failed assert() stops the kernel on a GPU, and later CUDA calls return cudaErrorAssert; the emulator stopped the launch here"
+                ),
+            });
+        }
+        self.aborted = true;
+    }
+
+    fn stack_overflow(&mut self, w: &Warp, lanes_mask: u32, pc: u32) {
+        let example = self.thread_ref(self.gid(w, lanes_mask.trailing_zeros() as usize));
+        let at = self.src(pc);
+        let key = (FindingKind::StackOverflow, self.line_of(pc), 0, 0);
+        self.findings.add(key, || Finding {
+            kind: FindingKind::StackOverflow,
+            count: 1,
+            location: None,
+            accesses: vec![],
+            threads: vec![ThreadGroup {
+                at,
+                threads: lanes_mask.count_ones() as u64,
+                example,
+                state: format!("made call number {MAX_CALL_DEPTH} here"),
+            }],
+            why: format!(
+                "recursion deeper than {MAX_CALL_DEPTH} nested calls; a GPU's per-thread stack (1 KiB by default, cudaLimitStackSize) overflows long before and the launch fails; the emulator stopped it here"
+            ),
+        });
+        self.aborted = true;
+    }
+
+    /// Device `malloc`: an exact-size block (uninitialized: a nonzero pattern, as for shared
+    /// memory) with unmapped bytes after it, or NULL when the heap limit would be passed.
+    fn malloc(&mut self, w: &Warp, lane: usize, size: u64, pc: u32) -> u64 {
+        if size == 0 || size > self.heap.limit.saturating_sub(self.heap.live) {
+            return 0;
+        }
+        self.progress += 1;
+        let base = self.heap.next;
+        self.heap.next = (base + size + GAP).div_ceil(256) * 256;
+        self.heap.live += size;
+        let at = self.src(pc);
+        let label = if at.line == 0 {
+            "malloc".to_string()
+        } else {
+            format!("malloc@{}:{}", at.file, at.line)
+        };
+        let _ = (w, lane);
+        self.allocs.push(Allocation {
+            base,
+            data: (0..size as usize)
+                .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
+                .collect(),
+            label,
+            heap: Some(HeapBlock {
+                size,
+                site: pc,
+                freed: None,
+            }),
+        });
+        base
+    }
+
+    /// Device `free`: releases a heap block, or reports a double or invalid free.
+    fn free(&mut self, w: &Warp, lane: usize, ptr: u64, pc: u32) {
+        if ptr == 0 {
+            return;
+        }
+        let me = Access {
+            op: AccessOp::Free,
+            thread: self.thread_ref(self.gid(w, lane)),
+            at: self.src(pc),
+        };
+        let i = self.allocs.partition_point(|a| a.base <= ptr);
+        let block = i.checked_sub(1).filter(|&i| self.allocs[i].base == ptr);
+        let heap = block.and_then(|i| self.allocs[i].heap.as_ref().map(|h| (i, h)));
+        match heap {
+            Some((i, h)) if h.freed.is_none() => {
+                let size = h.size;
+                self.heap.live -= size;
+                self.progress += 1;
+                let a = &mut self.allocs[i];
+                a.data = Vec::new();
+                if let Some(h) = a.heap.as_mut() {
+                    h.freed = Some(me);
+                }
+            }
+            Some((i, h)) => {
+                let earlier = h.freed.clone();
+                let (size, site, label) = (h.size, h.site, self.allocs[i].label.clone());
+                let key = (FindingKind::DoubleFree, self.line_of(pc), 0, site as u64);
+                self.findings.add(key, || Finding {
+                    kind: FindingKind::DoubleFree,
+                    count: 1,
+                    location: Some(MemLocation {
+                        space: report::Space::Global,
+                        label,
+                        index: 0,
+                        address: ptr,
+                        note: None,
+                    }),
+                    accesses: earlier.into_iter().chain([me]).collect(),
+                    threads: vec![],
+                    why: format!(
+                        "the {size}-byte block was already freed; on a GPU a second free() corrupts the device heap"
+                    ),
+                });
+            }
+            None => {
+                let (loc, obj) = self.mem_location(report::Space::Global, ptr, ptr, 1);
+                let key = (FindingKind::InvalidFree, self.line_of(pc), 0, obj);
+                self.findings.add(key, || Finding {
+                    kind: FindingKind::InvalidFree,
+                    count: 1,
+                    location: Some(loc),
+                    accesses: vec![me],
+                    threads: vec![],
+                    why: format!(
+                        "{ptr:#x} is not the start of a block from device malloc(); host (cudaMalloc) memory and pointers into a block cannot be freed in a kernel"
+                    ),
+                });
+            }
+        }
+    }
+
+    /// A freed heap block containing `addr`, if any: a use after free rather than a wild access.
+    fn freed_block(&self, addr: u64) -> Option<usize> {
+        let i = self
+            .allocs
+            .partition_point(|a| a.base <= addr)
+            .checked_sub(1)?;
+        let a = &self.allocs[i];
+        let h = a.heap.as_ref()?;
+        (h.freed.is_some() && addr < a.base + h.size).then_some(i)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report_use_after_free(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        i: usize,
+        addr: u64,
+        size: u32,
+        pc: u32,
+        op: AccessOp,
+    ) {
+        let a = &self.allocs[i];
+        let Some(h) = a.heap.as_ref() else { return };
+        let location = MemLocation {
+            space: report::Space::Global,
+            label: a.label.clone(),
+            index: ((addr - a.base) / size.max(1) as u64) as i64,
+            address: addr,
+            note: None,
+        };
+        let key = (
+            FindingKind::UseAfterFree,
+            self.line_of(pc),
+            0,
+            h.site as u64,
+        );
+        let freed = h.freed.clone();
+        let me = Access {
+            op,
+            thread: self.thread_ref(self.gid(w, lane)),
+            at: self.src(pc),
+        };
+        let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
+            "reads give 0"
+        } else {
+            "the write was dropped"
+        };
+        self.findings.add(key, || Finding {
+            kind: FindingKind::UseAfterFree,
+            count: 1,
+            location: Some(location),
+            accesses: freed.into_iter().chain([me]).collect(),
+            threads: vec![],
+            why: format!("the block was freed before this {size}-byte access; {what}"),
+        });
+    }
+
+    fn save_frame(&self, w: &Warp, lane: usize, f: &Function) -> Frame {
+        let ts = self.m.tparam_size as usize;
+        let tp = lane * ts;
+        let local_base = self.gid(w, lane) as usize * self.local_size as usize;
+        Frame {
+            regs: f
+                .regs
+                .clone()
+                .map(|r| w.regs[r as usize * 32 + lane])
+                .collect(),
+            tparam: w
+                .tparam
+                .get(tp + f.tparams.start as usize..tp + f.tparams.end as usize)
+                .unwrap_or(&[])
+                .to_vec(),
+            local: self
+                .local
+                .get(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
+                .unwrap_or(&[])
+                .to_vec(),
+        }
+    }
+
+    fn restore_frame(&mut self, w: &mut Warp, lane: usize, f: &Function, frame: Frame) {
+        for (r, v) in f.regs.clone().zip(frame.regs) {
+            w.regs[r as usize * 32 + lane] = v;
+        }
+        let tp = lane * self.m.tparam_size as usize;
+        if let Some(s) = w
+            .tparam
+            .get_mut(tp + f.tparams.start as usize..tp + f.tparams.end as usize)
+            .filter(|s| s.len() == frame.tparam.len())
+        {
+            s.copy_from_slice(&frame.tparam);
+        }
+        let local_base = self.gid(w, lane) as usize * self.local_size as usize;
+        if let Some(s) = self
+            .local
+            .get_mut(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
+            .filter(|s| s.len() == frame.local.len())
+        {
+            s.copy_from_slice(&frame.local);
+        }
+    }
+}
+
 fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
     match tgt {
         Tgt::G(i, o) => Tgt::G(i, o + by),
@@ -1376,6 +1901,21 @@ struct Launch<'a> {
     started: u32,
     /// Register files of finished blocks, reused by the next ones.
     spare_registers: Vec<Vec<u64>>,
+    watchdog: Watchdog,
+}
+
+/// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-instructions
+/// it looks at the progress counter; after a window without progress it hashes the started
+/// threads' registers, and when a further quiet window ends with the same hash, nothing is
+/// changing anywhere: every thread waits for something that will not happen.
+#[derive(Default)]
+struct Watchdog {
+    next_check: u64,
+    progress_seen: u64,
+    /// Thread-instructions at the last check that saw progress.
+    quiet_since: u64,
+    registers: Option<u64>,
+    stuck: bool,
 }
 
 /// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
@@ -1404,10 +1944,69 @@ impl Launch<'_> {
         self.ctx.thread_instrs >= self.ctx.opts.step_budget
     }
 
+    /// Stop now: an assert failed, the step budget ran out, or the watchdog found the kernel stuck.
+    fn must_stop(&mut self) -> bool {
+        self.ctx.aborted || self.over_budget() || self.watchdog_says_stuck()
+    }
+
+    fn watchdog_says_stuck(&mut self) -> bool {
+        let window = self.ctx.opts.watchdog_window;
+        let wd = &mut self.watchdog;
+        if window == 0 || self.ctx.thread_instrs < wd.next_check {
+            return wd.stuck;
+        }
+        wd.next_check = self.ctx.thread_instrs.saturating_add(window);
+        if self.ctx.progress != wd.progress_seen {
+            wd.progress_seen = self.ctx.progress;
+            wd.quiet_since = self.ctx.thread_instrs;
+            wd.registers = None;
+            return false;
+        }
+        let hash = self.register_hash();
+        let wd = &mut self.watchdog;
+        if wd.registers == Some(hash) {
+            wd.stuck = true;
+        }
+        wd.registers = Some(hash);
+        wd.stuck
+    }
+
+    /// A hash of what a thread that changes no memory can still change: its registers, call
+    /// parameters and which lanes wait or live (not its PC, which cycles through a spin loop).
+    fn register_hash(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+        for w in self.warps.iter().filter(|w| !w.regs.is_empty()) {
+            mix(((w.live as u64) << 32) | w.blocked as u64);
+            w.regs.iter().for_each(|&r| mix(r));
+            w.tparam.chunks(8).for_each(|c| mix(rd_le(c, 0, c.len())));
+        }
+        h
+    }
+
+    /// The watchdog found resident blocks stuck while others have not started: start more (up to
+    /// twice as many, within the register memory), since a block not yet started may be the one
+    /// they wait for. False when none can start.
+    fn grow_residency(&mut self) -> bool {
+        let nblocks = self.blocks.len() as u32;
+        let per_block = self.ctx.wpb as u64 * 32 * self.ctx.m.nregs as u64 * 8;
+        let affordable = (MAX_REGISTER_BYTES / per_block.max(1)).min(nblocks as u64) as u32;
+        let target = self.resident_blocks.saturating_mul(2).min(affordable);
+        if self.started >= nblocks || target <= self.resident_blocks {
+            return false;
+        }
+        self.resident_blocks = target;
+        self.watchdog.stuck = false;
+        self.watchdog.registers = None;
+        self.ctx.progress += 1;
+        true
+    }
+
     /// Gives the next block's warps their register files; they start at the entry.
     fn start_next_block(&mut self) {
         let b = self.started;
         self.started += 1;
+        self.ctx.progress += 1;
         let wpb = self.ctx.wpb as usize;
         let regs_len = self.ctx.m.nregs as usize * 32;
         let tparam_len = self.ctx.m.tparam_size as usize * 32;
@@ -1420,6 +2019,7 @@ impl Launch<'_> {
                 .unwrap_or_else(|| vec![0; regs_len]);
             w.tparam = vec![0; tparam_len];
             w.stacks = vec![Vec::new(); 32];
+            w.frames = (0..32).map(|_| Vec::new()).collect();
         }
     }
 
@@ -1432,6 +2032,7 @@ impl Launch<'_> {
             self.spare_registers.push(std::mem::take(&mut w.regs));
             w.tparam = Vec::new();
             w.stacks = Vec::new();
+            w.frames = Vec::new();
         }
     }
 
@@ -1456,7 +2057,10 @@ impl Launch<'_> {
                     }
                 }
             }
-            if self.over_budget() {
+            if self.must_stop() {
+                if self.watchdog.stuck && !self.ctx.aborted && self.grow_residency() {
+                    continue;
+                }
                 break;
             }
             let before = resident.len();
@@ -1516,7 +2120,7 @@ impl Launch<'_> {
                 let adversarial = matches!(self.ctx.opts.schedule, Schedule::Adversarial { .. });
                 let mut rng = Rng(seed ^ 0x5EED);
                 'outer: loop {
-                    if self.over_budget() {
+                    if self.must_stop() {
                         break;
                     }
                     let start = rng.below(n);
@@ -1542,7 +2146,7 @@ impl Launch<'_> {
                         if let Step::Idle = self.step(wi) {
                             break;
                         }
-                        if self.over_budget() {
+                        if self.ctx.aborted || self.over_budget() {
                             break;
                         }
                     }
@@ -1553,15 +2157,119 @@ impl Launch<'_> {
         if live == 0 {
             return true;
         }
-        if self.over_budget() {
-            self.report_stuck(true);
-        } else {
-            self.report_stuck(false);
+        if self.ctx.aborted {
+            return false;
         }
+        let kind = if self.over_budget() {
+            FindingKind::StepBudgetExhausted
+        } else if self.watchdog.stuck {
+            FindingKind::Stuck
+        } else {
+            FindingKind::Deadlock
+        };
+        if self.ctx.opts.synccheck {
+            self.report_warp_sync_hangs();
+        }
+        self.report_stuck(kind);
         false
     }
 
-    fn report_stuck(&mut self, budget: bool) {
+    /// Lanes that wait in a warp-synchronous call for lanes of its mask that are elsewhere (at a
+    /// barrier, in another kind of call or with another mask, or running on): synccheck's
+    /// "never arrive" finding, reported when the launch can go no further.
+    fn report_warp_sync_hangs(&mut self) {
+        for wi in 0..self.warps.len() {
+            let w = &self.warps[wi];
+            if w.regs.is_empty() {
+                continue;
+            }
+            let waiting = w.blocked & w.wsync_wait & w.live;
+            let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+            lanes!(waiting, l, {
+                let key = (w.lane_pc[l], w.wsync_mask[l]);
+                match groups.iter_mut().find(|g| (g.0, g.1) == key) {
+                    Some(g) => g.2 |= 1 << l,
+                    None => groups.push((key.0, key.1, 1 << l)),
+                }
+            });
+            for (pc, mask, lanes) in groups {
+                let Some(op) = self.ctx.m.code.get(pc as usize).map(|i| &i.op) else {
+                    continue;
+                };
+                let mut matching = 0u32;
+                lanes!(waiting, l, {
+                    let theirs = self.ctx.m.code.get(w.lane_pc[l] as usize);
+                    if w.wsync_mask[l] == mask && theirs.is_some_and(|i| same_collective(&i.op, op))
+                    {
+                        matching |= 1 << l;
+                    }
+                });
+                let missing = mask & w.live & !matching;
+                if missing == 0 {
+                    continue;
+                }
+                let name = collective_name(op);
+                let mut threads = vec![ThreadGroup {
+                    at: self.ctx.src(pc),
+                    threads: lanes.count_ones() as u64,
+                    example: self
+                        .ctx
+                        .thread_ref(self.ctx.gid(w, lanes.trailing_zeros() as usize)),
+                    state: format!("wait in {name}({mask:#010x})"),
+                }];
+                let mut elsewhere: Vec<(u32, String, u32)> = Vec::new();
+                lanes!(missing, l, {
+                    let bit = 1u32 << l;
+                    let (at, state) = if w.blocked & bit == 0 {
+                        (w.lane_pc[l], "are running elsewhere".to_string())
+                    } else if w.wsync_wait & bit == 0 {
+                        (
+                            w.lane_pc[l].saturating_sub(1),
+                            format!("wait at barrier {}", w.bar_id[l]),
+                        )
+                    } else {
+                        let theirs = self.ctx.m.code.get(w.lane_pc[l] as usize);
+                        let other =
+                            theirs.map_or("a warp-synchronous call", |i| collective_name(&i.op));
+                        (
+                            w.lane_pc[l],
+                            format!("wait in {other}({:#010x})", w.wsync_mask[l]),
+                        )
+                    };
+                    match elsewhere.iter_mut().find(|e| e.0 == at && e.1 == state) {
+                        Some(e) => e.2 |= bit,
+                        None => elsewhere.push((at, state, bit)),
+                    }
+                });
+                for (at, state, lanes) in elsewhere {
+                    threads.push(ThreadGroup {
+                        at: self.ctx.src(at),
+                        threads: lanes.count_ones() as u64,
+                        example: self
+                            .ctx
+                            .thread_ref(self.ctx.gid(w, lanes.trailing_zeros() as usize)),
+                        state: format!("named in the mask {state}"),
+                    });
+                }
+                let kind = FindingKind::WarpSync {
+                    problem: WarpSyncProblem::NeverArrive,
+                };
+                let key = (kind, self.ctx.line_of(pc), 0, 0);
+                self.ctx.findings.add(key, || Finding {
+                    kind,
+                    count: 1,
+                    location: None,
+                    accesses: vec![],
+                    threads,
+                    why: format!(
+                        "every lane named in the mask that has not exited must reach a {name}() with the same mask; these never do, so the warp hangs (CUDA leaves this undefined)"
+                    ),
+                });
+            }
+        }
+    }
+
+    fn report_stuck(&mut self, kind: FindingKind) {
         // Group live threads by where they are and what they wait for.
         let mut groups: Vec<(u32, String, u64, u32)> = Vec::new();
         let mut total = 0u64;
@@ -1608,21 +2316,18 @@ impl Launch<'_> {
                 state: g.1.clone(),
             })
             .collect();
-        let (kind, why) = if budget {
-            (
-                FindingKind::StepBudgetExhausted,
-                format!(
-                    "stopped after {} thread-instructions with {total} threads still running; a thread that waits for something that never happens (a flag, a lock) spins forever",
-                    self.ctx.thread_instrs
-                ),
-            )
-        } else {
-            (
-                FindingKind::Deadlock,
-                format!(
-                    "{total} threads wait at barriers that can never complete: the threads they wait for exited or wait elsewhere"
-                ),
-            )
+        let why = match kind {
+            FindingKind::StepBudgetExhausted => format!(
+                "stopped by the step budget after {} thread-instructions with {total} threads still running; a thread that waits for something that never happens (a flag, a lock) spins forever",
+                self.ctx.thread_instrs
+            ),
+            FindingKind::Stuck => format!(
+                "for the last {} thread-instructions no thread changed memory, completed a barrier or exited, and no thread's registers changed: {total} threads wait for something that never happens (a flag nobody sets, a lock nobody releases)",
+                self.ctx.thread_instrs - self.watchdog.quiet_since
+            ),
+            _ => format!(
+                "{total} threads wait at barriers that can never complete: the threads they wait for exited or wait elsewhere"
+            ),
         };
         let key = (kind, threads.first().map(|t| t.at.line).unwrap_or(0), 0, 0);
         self.ctx.findings.add(key, || Finding {
@@ -1670,6 +2375,7 @@ impl Launch<'_> {
     }
 
     fn release(&mut self, b: u32, id: u8) {
+        self.ctx.progress += 1;
         let bar = std::mem::take(&mut self.blocks[b as usize].bars[id as usize]);
         let blk = &self.blocks[b as usize];
         if self.ctx.opts.synccheck
@@ -2216,12 +2922,12 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         ctx.race_check(w, l, tgt, total, kind, pc);
                         for (i, v) in vals.iter().enumerate() {
                             let x = ctx.get(w, *v, l);
-                            ctx.write_tgt(
-                                tgt_offset(tgt, i * esize as usize),
-                                esize as usize,
-                                w.block,
-                                x,
-                            );
+                            let at = tgt_offset(tgt, i * esize as usize);
+                            if ctx.read_tgt(at, esize as usize, w.block) != alu::mask(x, esize * 8)
+                            {
+                                ctx.progress += 1;
+                            }
+                            ctx.write_tgt(at, esize as usize, w.block, x);
                         }
                         if *strong == Strength::Strong {
                             sync_after(ctx, w, l, tgt, kind, false);
@@ -2255,6 +2961,9 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 };
                 ctx.race_check(w, l, tgt, size, kind, pc);
                 if wrote {
+                    if new != alu::mask(old, size * 8) {
+                        ctx.progress += 1;
+                    }
                     ctx.write_tgt(tgt, size as usize, w.block, new);
                 }
                 sync_after(ctx, w, l, tgt, kind, *release);
@@ -2271,6 +2980,52 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             }
         }
         Op::Nop => {}
+        Op::Builtin { func, args, ret } => {
+            let ts = m.tparam_size as usize;
+            let arg = |w: &Warp, l: usize, i: usize, size: usize| {
+                args.get(i)
+                    .map_or(0, |&o| rd_le(&w.tparam, l * ts + o as usize, size))
+            };
+            match func {
+                Builtin::Vprintf => {
+                    lanes!(exec, l, {
+                        let n = ctx.printf(w, l, arg(w, l, 0, 8), arg(w, l, 1, 8));
+                        if let Some(r) = ret {
+                            wr_le(&mut w.tparam, l * ts + *r as usize, 4, n as u32 as u64);
+                        }
+                    });
+                }
+                Builtin::AssertFail => {
+                    if exec != 0 {
+                        let mut messages = Vec::new();
+                        lanes!(exec, l, {
+                            messages.push((
+                                l,
+                                ctx.cstr(w, l, arg(w, l, 0, 8)),
+                                ctx.cstr(w, l, arg(w, l, 1, 8)),
+                                arg(w, l, 2, 4) as u32,
+                                ctx.cstr(w, l, arg(w, l, 3, 8)),
+                            ));
+                        });
+                        ctx.assert_failed(w, pc, exec, messages);
+                        return None;
+                    }
+                }
+                Builtin::Malloc => {
+                    lanes!(exec, l, {
+                        let p = ctx.malloc(w, l, arg(w, l, 0, 8), pc);
+                        if let Some(r) = ret {
+                            wr_le(&mut w.tparam, l * ts + *r as usize, 8, p);
+                        }
+                    });
+                }
+                Builtin::Free => {
+                    lanes!(exec, l, {
+                        ctx.free(w, l, arg(w, l, 0, 8), pc);
+                    });
+                }
+            }
+        }
         Op::Activemask { d } => {
             let d = *d as usize * 32;
             lanes!(exec, l, {
@@ -2304,12 +3059,24 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             args,
             rets: _,
         } => {
-            let start = m
-                .funcs
-                .get(*func as usize)
-                .map(|f| f.start)
-                .unwrap_or(pc + 1);
+            let callee = m.funcs.get(*func as usize);
+            let start = callee.map(|f| f.start).unwrap_or(pc + 1);
             let ts = m.tparam_size as usize;
+            if let Some(callee) = callee.filter(|f| f.recursive) {
+                let mut overflow = 0u32;
+                lanes!(exec, l, {
+                    if w.stacks[l].len() >= MAX_CALL_DEPTH {
+                        overflow |= 1 << l;
+                    } else {
+                        let frame = ctx.save_frame(w, l, callee);
+                        w.frames[l].push(frame);
+                    }
+                });
+                if overflow != 0 {
+                    ctx.stack_overflow(w, overflow, pc);
+                    return None;
+                }
+            }
             lanes!(exec, l, {
                 for &(from, to, size) in args {
                     let (from, to, size) =
@@ -2332,15 +3099,29 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     None => exiting |= 1 << l,
                     Some(cpc) => {
                         if let Some(Instr {
-                            op: Op::Call { rets, .. },
+                            op: Op::Call { rets, func, .. },
                             ..
                         }) = m.code.get(cpc as usize)
                         {
+                            // Results leave the callee's area before a saved frame (which may
+                            // cover the caller's result slots, in self-recursion) comes back.
+                            let mut results = Vec::new();
                             for &(from, to, size) in rets {
-                                let (from, to, size) =
-                                    (l * ts + from as usize, l * ts + to as usize, size as usize);
-                                if from + size <= w.tparam.len() && to + size <= w.tparam.len() {
-                                    w.tparam.copy_within(from..from + size, to);
+                                let from = l * ts + from as usize;
+                                if let Some(bytes) = w.tparam.get(from..from + size as usize) {
+                                    results.push((to, bytes.to_vec()));
+                                }
+                            }
+                            if let Some(callee) =
+                                m.funcs.get(*func as usize).filter(|f| f.recursive)
+                                && let Some(frame) = w.frames[l].pop()
+                            {
+                                ctx.restore_frame(w, l, callee, frame);
+                            }
+                            for (to, bytes) in results {
+                                let to = l * ts + to as usize;
+                                if let Some(slot) = w.tparam.get_mut(to..to + bytes.len()) {
+                                    slot.copy_from_slice(&bytes);
                                 }
                             }
                         }
@@ -2414,130 +3195,122 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             w.regroup();
             return Some(w.block);
         }
-        Op::BarWarp { mask } => {
-            let first = active.trailing_zeros() as usize;
-            let mk = ctx.get(w, *mask, first) as u32;
-            if !collective_ready(w, pc, mk) {
+        Op::BarWarp { mask }
+        | Op::Shfl { mask, .. }
+        | Op::Vote { mask, .. }
+        | Op::Match { mask, .. } => {
+            let mk = ctx.warp_masks(w, *mask, pc, &ins.op);
+            let Some(members) = collective_ready(ctx, w, pc, mk, &ins.op) else {
                 return None;
-            }
-            if let Some(r) = ctx.race.as_mut() {
-                r.warp_sync(w.gw);
-            }
-        }
-        Op::Shfl {
-            mode,
-            d,
-            dp,
-            a,
-            b,
-            c,
-            mask,
-        } => {
-            let first = active.trailing_zeros() as usize;
-            let mk = ctx.get(w, *mask, first) as u32;
-            if !collective_ready(w, pc, mk) {
-                return None;
-            }
-            let exec = recompute_exec(w, ins.guard);
-            let mut src = [0u64; 32];
-            lanes!(w.live, l, {
-                src[l] = ctx.get(w, *a, l);
+            };
+            // Lanes of `members` may wait at other instructions of the same kind (sm_70 and later
+            // let different `__syncwarp()`s, or shuffles with the same mode and mask, meet):
+            // each runs its own instruction's operands.
+            let mut lane_at = [pc; 32];
+            lanes!(members & !active, l, {
+                lane_at[l] = w.lane_pc[l];
             });
-            lanes!(exec, l, {
-                let bv = (ctx.get(w, *b, l) & 31) as i64;
-                let cv = ctx.get(w, *c, l);
-                let clamp = (cv & 31) as i64;
-                let seg = ((cv >> 8) & 31) as i64;
-                let lane = l as i64;
-                let max_lane = (lane & seg) | (clamp & !seg);
-                let min_lane = lane & seg;
-                let (j, ok) = match mode {
-                    ShflMode::Up => (lane - bv, lane - bv >= max_lane),
-                    ShflMode::Down => (lane + bv, lane + bv <= max_lane),
-                    ShflMode::Bfly => (lane ^ bv, (lane ^ bv) <= max_lane),
-                    ShflMode::Idx => (min_lane | (bv & !seg), (min_lane | (bv & !seg)) <= max_lane),
-                };
-                let j = if ok { j } else { lane };
-                w.regs[*d as usize * 32 + l] = alu::mask(src[(j & 31) as usize], 32);
-                if let Some(dp) = dp {
-                    w.regs[*dp as usize * 32 + l] = ok as u64;
+            let op_of =
+                |l: usize| -> &Op { m.code.get(lane_at[l] as usize).map_or(&ins.op, |i| &i.op) };
+            match &ins.op {
+                Op::Shfl { .. } => {
+                    let mut src = [0u64; 32];
+                    lanes!(w.live, l, {
+                        let own = if members & (1 << l) != 0 {
+                            op_of(l)
+                        } else {
+                            &ins.op
+                        };
+                        if let Op::Shfl { a, .. } = own {
+                            src[l] = ctx.get(w, *a, l);
+                        }
+                    });
+                    let exec = (recompute_exec(w, ins.guard) & active) | (members & !active);
+                    lanes!(exec, l, {
+                        if let Op::Shfl {
+                            mode, d, dp, b, c, ..
+                        } = op_of(l)
+                        {
+                            let (j, ok) =
+                                shfl_source(*mode, l, ctx.get(w, *b, l), ctx.get(w, *c, l));
+                            w.regs[*d as usize * 32 + l] = alu::mask(src[j], 32);
+                            if let Some(dp) = dp {
+                                w.regs[*dp as usize * 32 + l] = ok as u64;
+                            }
+                        }
+                    });
                 }
-            });
-            w.advance();
-            return None;
-        }
-        Op::Match {
-            all,
-            ty,
-            d,
-            dp,
-            a,
-            mask,
-        } => {
-            let first = active.trailing_zeros() as usize;
-            let mk = ctx.get(w, *mask, first) as u32;
-            if !collective_ready(w, pc, mk) {
-                return None;
-            }
-            let members = recompute_exec(w, ins.guard) & mk;
-            let mut values = [0u64; 32];
-            lanes!(members, l, {
-                values[l] = alu::mask(ctx.get(w, *a, l), ty.bits());
-            });
-            let same_as = |lane: usize| {
-                let mut same = 0u32;
-                lanes!(members, k, {
-                    if values[k] == values[lane] {
-                        same |= 1 << k;
+                Op::Vote { .. } => {
+                    let exec = (recompute_exec(w, ins.guard) & active) | (members & !active);
+                    let mut ballot = 0u32;
+                    lanes!(exec, l, {
+                        if let Op::Vote { p, neg, .. } = op_of(l)
+                            && (ctx.get(w, *p, l) & 1 != 0) != *neg
+                        {
+                            ballot |= 1 << l;
+                        }
+                    });
+                    lanes!(exec, l, {
+                        if let Op::Vote { mode, d, .. } = op_of(l) {
+                            let v = match mode {
+                                VoteMode::All => (ballot == exec) as u64,
+                                VoteMode::Any => (ballot != 0) as u64,
+                                VoteMode::Uni => (ballot == 0 || ballot == exec) as u64,
+                                VoteMode::Ballot => ballot as u64,
+                            };
+                            w.regs[*d as usize * 32 + l] = v;
+                        }
+                    });
+                }
+                Op::Match { .. } => {
+                    let exec = (recompute_exec(w, ins.guard) & active) | (members & !active);
+                    let mut values = [0u64; 32];
+                    lanes!(exec, l, {
+                        if let Op::Match { a, ty, .. } = op_of(l) {
+                            values[l] = alu::mask(ctx.get(w, *a, l), ty.bits());
+                        }
+                    });
+                    let same_as = |lane: usize| {
+                        let mut same = 0u32;
+                        lanes!(exec, k, {
+                            if values[k] == values[lane] {
+                                same |= 1 << k;
+                            }
+                        });
+                        same
+                    };
+                    let uniform = exec == 0 || same_as(exec.trailing_zeros() as usize) == exec;
+                    lanes!(exec, l, {
+                        if let Op::Match { all, d, dp, .. } = op_of(l) {
+                            w.regs[*d as usize * 32 + l] = if !*all {
+                                u64::from(same_as(l))
+                            } else if uniform {
+                                u64::from(exec)
+                            } else {
+                                0
+                            };
+                            if let Some(dp) = dp {
+                                w.regs[*dp as usize * 32 + l] = u64::from(uniform);
+                            }
+                        }
+                    });
+                }
+                _ => {
+                    if let Some(r) = ctx.race.as_mut() {
+                        r.warp_sync(w.gw);
                     }
-                });
-                same
-            };
-            let uniform = members == 0 || same_as(members.trailing_zeros() as usize) == members;
-            lanes!(members, l, {
-                w.regs[*d as usize * 32 + l] = if !*all {
-                    u64::from(same_as(l))
-                } else if uniform {
-                    u64::from(members)
-                } else {
-                    0
-                };
-                if let Some(dp) = dp {
-                    w.regs[*dp as usize * 32 + l] = u64::from(uniform);
                 }
-            });
-            w.advance();
-            return None;
-        }
-        Op::Vote {
-            mode,
-            d,
-            p,
-            neg,
-            mask,
-        } => {
-            let first = active.trailing_zeros() as usize;
-            let mk = ctx.get(w, *mask, first) as u32;
-            if !collective_ready(w, pc, mk) {
+            }
+            if members & !active == 0 {
+                w.advance();
                 return None;
             }
-            let exec = recompute_exec(w, ins.guard);
-            let mut ballot = 0u32;
-            lanes!(exec, l, {
-                if (ctx.get(w, *p, l) & 1 != 0) != *neg {
-                    ballot |= 1 << l;
-                }
+            w.flush();
+            lanes!(members, l, {
+                w.lane_pc[l] = lane_at[l] + 1;
             });
-            let v = match mode {
-                VoteMode::All => (ballot == exec) as u64,
-                VoteMode::Any => (ballot != 0) as u64,
-                VoteMode::Uni => (ballot == 0 || ballot == exec) as u64,
-                VoteMode::Ballot => ballot as u64,
-            };
-            lanes!(exec, l, {
-                w.regs[*d as usize * 32 + l] = v;
-            });
-            w.advance();
+            w.active = 0;
+            w.regroup();
             return None;
         }
     }
@@ -2560,27 +3333,90 @@ fn recompute_exec(w: &Warp, guard: Option<(u32, bool)>) -> u32 {
     }
 }
 
-/// Warp-synchronous instructions wait until every live lane of `mask` is at this instruction.
-fn collective_ready(w: &mut Warp, pc: u32, mask: u32) -> bool {
+/// Which lane a shuffle reads for lane `l` (`b` the lane, offset or xor mask, `c` the clamp and
+/// segment mask), and whether it is in range (else the lane reads its own value).
+fn shfl_source(mode: ShflMode, l: usize, b: u64, c: u64) -> (usize, bool) {
+    let bv = (b & 31) as i64;
+    let clamp = (c & 31) as i64;
+    let seg = ((c >> 8) & 31) as i64;
+    let lane = l as i64;
+    let max_lane = (lane & seg) | (clamp & !seg);
+    let min_lane = lane & seg;
+    let (j, ok) = match mode {
+        ShflMode::Up => (lane - bv, lane - bv >= max_lane),
+        ShflMode::Down => (lane + bv, lane + bv <= max_lane),
+        ShflMode::Bfly => (lane ^ bv, (lane ^ bv) <= max_lane),
+        ShflMode::Idx => (min_lane | (bv & !seg), (min_lane | (bv & !seg)) <= max_lane),
+    };
+    (if ok { (j & 31) as usize } else { l }, ok)
+}
+
+/// Two warp-synchronous instructions that meet each other: the same kind and mode.
+fn same_collective(a: &Op, b: &Op) -> bool {
+    match (a, b) {
+        (Op::BarWarp { .. }, Op::BarWarp { .. }) => true,
+        (Op::Shfl { mode: x, .. }, Op::Shfl { mode: y, .. }) => x == y,
+        (Op::Vote { mode: x, .. }, Op::Vote { mode: y, .. }) => x == y,
+        (Op::Match { all: x, ty: s, .. }, Op::Match { all: y, ty: t, .. }) => x == y && s == t,
+        _ => false,
+    }
+}
+
+/// Warp-synchronous instructions wait until every live lane of `mask` is at a matching
+/// instruction; then they run together and this returns the lanes that take part (the active
+/// group plus the lanes that waited). Otherwise the active lanes wait, remembering their mask.
+fn collective_ready(ctx: &mut Ctx, w: &mut Warp, pc: u32, mask: u32, op: &Op) -> Option<u32> {
     let need = mask & w.live;
     let mut here = 0u32;
-    lanes!(w.blocked & w.wsync_wait, l, {
-        if w.lane_pc[l] == pc {
+    let mut other_mask = 0u32;
+    lanes!(w.blocked & w.wsync_wait & need, l, {
+        let waits_at = ctx.m.code.get(w.lane_pc[l] as usize);
+        if waits_at.is_some_and(|i| same_collective(&i.op, op)) {
             here |= 1 << l;
+            if w.wsync_mask[l] != mask {
+                other_mask |= 1 << l;
+            }
         }
     });
     if need & !(w.active | here) == 0 {
-        w.active |= here;
+        if other_mask != 0 {
+            ctx.report_mask_mismatch(w, pc, w.active, mask, other_mask);
+        }
         w.blocked &= !here;
         w.wsync_wait &= !here;
-        return true;
+        return Some(w.active | here);
     }
     w.flush();
+    lanes!(w.active, l, {
+        w.wsync_mask[l] = mask;
+    });
     w.blocked |= w.active;
     w.wsync_wait |= w.active;
     w.active = 0;
     w.regroup();
-    false
+    None
+}
+
+/// The CUDA name of a warp-synchronous instruction, for reports.
+fn collective_name(op: &Op) -> &'static str {
+    match op {
+        Op::BarWarp { .. } => "__syncwarp",
+        Op::Shfl { mode, .. } => match mode {
+            ShflMode::Idx => "__shfl_sync",
+            ShflMode::Up => "__shfl_up_sync",
+            ShflMode::Down => "__shfl_down_sync",
+            ShflMode::Bfly => "__shfl_xor_sync",
+        },
+        Op::Vote { mode, .. } => match mode {
+            VoteMode::All => "__all_sync",
+            VoteMode::Any => "__any_sync",
+            VoteMode::Uni => "__uni_sync",
+            VoteMode::Ballot => "__ballot_sync",
+        },
+        Op::Match { all: false, .. } => "__match_any_sync",
+        Op::Match { all: true, .. } => "__match_all_sync",
+        _ => "a warp-synchronous call",
+    }
 }
 
 fn set_lane_pcs(w: &mut Warp, exec: u32, target: u32, fallthrough: u32) {
@@ -2647,6 +3483,7 @@ fn exit_lanes(
     let blk = &mut blocks[w.block as usize];
     let n = lanes_mask.count_ones();
     if n > 0 {
+        ctx.progress += 1;
         blk.live -= n;
         blk.exited += n;
         if blk.first_exit.is_none() {

@@ -468,8 +468,48 @@ pub(crate) enum Op {
         a: Opnd,
         mask: Opnd,
     },
+    /// A call to a CUDA runtime function that the PTX declares but does not define. `args` and
+    /// `ret` are the call site's `.param` offsets.
+    Builtin {
+        func: Builtin,
+        args: Vec<u32>,
+        ret: Option<u32>,
+    },
     Fence,
     Nop,
+}
+
+/// The device runtime functions NVRTC's PTX calls without defining them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Builtin {
+    /// `printf`: `vprintf(const char *format, void *packed_arguments)`.
+    Vprintf,
+    /// `assert`: `__assertfail(message, file, line, function, char_size)`.
+    AssertFail,
+    Malloc,
+    Free,
+}
+
+impl Builtin {
+    pub(crate) fn by_name(name: &str) -> Option<Builtin> {
+        Some(match name {
+            "vprintf" => Builtin::Vprintf,
+            "__assertfail" => Builtin::AssertFail,
+            "malloc" => Builtin::Malloc,
+            "free" => Builtin::Free,
+            _ => return None,
+        })
+    }
+
+    /// (arguments, results) the declaration has.
+    pub(crate) fn arity(self) -> (usize, usize) {
+        match self {
+            Builtin::Vprintf => (2, 1),
+            Builtin::AssertFail => (5, 0),
+            Builtin::Malloc => (1, 1),
+            Builtin::Free => (1, 0),
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -508,6 +548,13 @@ pub(crate) struct Function {
     pub start: u32,
     pub end: u32,
     pub calls: Vec<u32>,
+    /// The function's register slots, per-thread `.param` bytes and local-memory bytes: what a
+    /// recursive call saves and restores.
+    pub regs: std::ops::Range<u32>,
+    pub tparams: std::ops::Range<u32>,
+    pub locals: std::ops::Range<u32>,
+    /// It can call itself (directly or through others), so each call needs a frame.
+    pub recursive: bool,
 }
 
 #[derive(Clone, Debug)]

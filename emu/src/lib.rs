@@ -34,9 +34,12 @@ mod race;
 mod report;
 
 pub use error::EmuError;
-pub use exec::{DevicePtr, Emulator, KernelArg, LaunchConfig, RunOptions, Schedule};
+pub use exec::{
+    DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
+    DevicePtr, Emulator, KernelArg, LaunchConfig, RunOptions, Schedule,
+};
 pub use parse::Module;
 pub use report::{
-    Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, RunReport, SourceLoc, Space,
-    ThreadGroup, ThreadRef,
+    Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
+    SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
 };

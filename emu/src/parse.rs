@@ -90,6 +90,8 @@ struct PendingCall {
     args: Vec<u32>,
     rets: Vec<u32>,
     line: u32,
+    /// Index into `locs` of the call, to name its `.cu` line.
+    loc: u32,
 }
 
 struct Parser {
@@ -580,6 +582,8 @@ impl Parser {
         let fidx = self.funcs.len() as u32;
         self.cur_func = fidx;
         self.func_index.insert(name.clone(), fidx);
+        let (regs_start, tparams_start, locals_start) =
+            (self.nregs, self.tparam_size, self.local_size);
         let mut scope = HashMap::new();
         let mut fparams = Vec::new();
         let mut koff = 0u32;
@@ -623,6 +627,10 @@ impl Parser {
             start,
             end: start,
             calls: Vec::new(),
+            regs: regs_start..regs_start,
+            tparams: tparams_start..tparams_start,
+            locals: locals_start..locals_start,
+            recursive: false,
         });
         self.scopes = vec![scope];
         self.labels.clear();
@@ -653,6 +661,9 @@ impl Parser {
         let end = self.code.len() as u32;
         if let Some(f) = self.funcs.get_mut(fidx as usize) {
             f.end = end;
+            f.regs.end = self.nregs;
+            f.tparams.end = self.tparam_size;
+            f.locals.end = self.local_size;
         }
         Ok(())
     }
@@ -928,9 +939,10 @@ impl Parser {
 
     fn finish(mut self) -> Result<Module, EmuError> {
         for c in std::mem::take(&mut self.calls) {
-            let fidx = *self.func_index.get(&c.callee).ok_or_else(|| {
-                parse_err(c.line, format!("call to undefined function `{}`", c.callee))
-            })?;
+            let Some(&fidx) = self.func_index.get(&c.callee) else {
+                self.builtin_call(&c)?;
+                continue;
+            };
             let callee = &self.funcs[fidx as usize];
             if callee.is_entry {
                 return Err(parse_err(c.line, format!("call to kernel `{}`", c.callee)));
@@ -976,6 +988,7 @@ impl Parser {
                 self.funcs[ci].calls.push(fidx);
             }
         }
+        self.mark_recursive();
         Ok(Module {
             id: self.id,
             code: self.code,
@@ -990,6 +1003,65 @@ impl Parser {
             tparam_size: self.tparam_size,
             local_size: self.local_size,
         })
+    }
+
+    /// A call to a function the PTX only declares: one of the runtime functions the emulator
+    /// provides, or a clear refusal naming the function and the `.cu` line of the call.
+    fn builtin_call(&mut self, c: &PendingCall) -> Result<(), EmuError> {
+        let Some(func) = Builtin::by_name(&c.callee) else {
+            let place = match self.locs.get(c.loc as usize) {
+                Some(l) if l.line != 0 => format!(
+                    "{}:{}",
+                    self.files
+                        .get(&l.file)
+                        .map(String::as_str)
+                        .unwrap_or("<unknown>"),
+                    l.line
+                ),
+                _ => format!("PTX line {}", c.line),
+            };
+            return Err(EmuError::Unsupported {
+                instruction: format!(
+                    "call to `{}` at {place}, a function the PTX declares but does not define (the emulator provides printf, assert, malloc and free)",
+                    c.callee
+                ),
+                line: c.line,
+            });
+        };
+        if func.arity() != (c.args.len(), c.rets.len()) {
+            return Err(parse_err(
+                c.line,
+                format!("wrong number of arguments in call to `{}`", c.callee),
+            ));
+        }
+        if let Some(ins) = self.code.get_mut(c.instr) {
+            ins.op = Op::Builtin {
+                func,
+                args: c.args.clone(),
+                ret: c.rets.first().copied(),
+            };
+        }
+        Ok(())
+    }
+
+    /// Marks the functions that can reach themselves through calls.
+    fn mark_recursive(&mut self) {
+        let n = self.funcs.len();
+        for f in 0..n {
+            let mut seen = vec![false; n];
+            let mut todo: Vec<u32> = self.funcs[f].calls.clone();
+            while let Some(g) = todo.pop() {
+                let g = g as usize;
+                if g == f {
+                    self.funcs[f].recursive = true;
+                    break;
+                }
+                if g < n && !seen[g] {
+                    seen[g] = true;
+                    todo.extend_from_slice(&self.funcs[g].calls);
+                }
+            }
+        }
     }
 
     // ---- operand decoding ----
@@ -1689,6 +1761,7 @@ impl Parser {
                     args,
                     rets,
                     line,
+                    loc: self.cur_loc,
                 });
                 Op::Call {
                     func: self.cur_func,
@@ -1867,7 +1940,8 @@ impl Parser {
                     Op::Fence
                 }
             }
-            "prefetch" | "prefetchu" | "pmevent" => Op::Nop,
+            // `__nanosleep(ns)`: a hint to let other warps run; every schedule here already does.
+            "prefetch" | "prefetchu" | "pmevent" | "nanosleep" => Op::Nop,
             _ => return Err(unsupported()),
         })
     }

@@ -41,14 +41,51 @@ impl fmt::Display for Hazard {
     }
 }
 
+/// What is wrong with a warp-synchronous call (`__syncwarp`, `__shfl*_sync`, `__ballot_sync`,
+/// `__all_sync`, `__any_sync`): each is undefined behaviour in CUDA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WarpSyncProblem {
+    /// The calling lane's own bit is not set in the mask it passed.
+    LaneNotInMask,
+    /// Lanes that synchronize together passed different masks.
+    MaskMismatch,
+    /// Lanes named in the mask never reach a matching call: they wait at a barrier, at a
+    /// different warp-synchronous call, or somewhere else that never lets them come.
+    NeverArrive,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FindingKind {
-    Race { hazard: Hazard, space: Space },
+    Race {
+        hazard: Hazard,
+        space: Space,
+    },
     BarrierDivergence,
     Deadlock,
-    OutOfBounds { space: Space },
-    Misaligned { space: Space },
+    OutOfBounds {
+        space: Space,
+    },
+    Misaligned {
+        space: Space,
+    },
+    /// The explicit cap on thread-instructions (`RunOptions::step_budget`) ran out.
     StepBudgetExhausted,
+    /// The watchdog saw no progress: no memory changed, no barrier completed, no thread exited,
+    /// and no thread's registers changed over a whole window.
+    Stuck,
+    /// A failed `assert()`: the launch stops, as on a GPU.
+    AssertionFailed,
+    /// An access to a device-heap block after `free()`.
+    UseAfterFree,
+    /// `free()` of a block that was already freed.
+    DoubleFree,
+    /// `free()` of a pointer that `malloc()` did not return.
+    InvalidFree,
+    /// Recursion deeper than the emulator's call-depth limit (a GPU's stack overflows sooner).
+    StackOverflow,
+    WarpSync {
+        problem: WarpSyncProblem,
+    },
 }
 
 /// A thread: block index and thread index, as `blockIdx` / `threadIdx`.
@@ -100,6 +137,8 @@ pub enum AccessOp {
     Atomic,
     AtomicRead,
     AtomicWrite,
+    /// `free()` of a device-heap block.
+    Free,
 }
 
 impl fmt::Display for AccessOp {
@@ -110,6 +149,7 @@ impl fmt::Display for AccessOp {
             AccessOp::Atomic => "atomic",
             AccessOp::AtomicRead => "strong read",
             AccessOp::AtomicWrite => "strong write",
+            AccessOp::Free => "free",
         })
     }
 }
@@ -203,6 +243,23 @@ impl Finding {
             FindingKind::StepBudgetExhausted => {
                 "step budget exhausted: the kernel did not finish".into()
             }
+            FindingKind::Stuck => "stuck: the kernel stopped making progress".into(),
+            FindingKind::AssertionFailed => "assertion failed".into(),
+            FindingKind::UseAfterFree => "use after free on the device heap".into(),
+            FindingKind::DoubleFree => "double free on the device heap".into(),
+            FindingKind::InvalidFree => "free() of a pointer malloc() did not return".into(),
+            FindingKind::StackOverflow => "stack overflow: recursion too deep".into(),
+            FindingKind::WarpSync { problem } => match problem {
+                WarpSyncProblem::LaneNotInMask => {
+                    "warp-sync error: a lane is not in its own mask".into()
+                }
+                WarpSyncProblem::MaskMismatch => {
+                    "warp-sync error: lanes passed different masks".into()
+                }
+                WarpSyncProblem::NeverArrive => {
+                    "warp-sync error: lanes named in the mask never arrive".into()
+                }
+            },
         }
     }
 }
@@ -241,19 +298,47 @@ impl fmt::Display for Finding {
     }
 }
 
+/// One `printf` call's output (or a failed assert's message, which a GPU prints the same way).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintfRecord {
+    pub thread: ThreadRef,
+    pub text: String,
+}
+
 /// What a launch did: the findings, whether every thread ran to its end, and how much work it was.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunReport {
     pub findings: Vec<Finding>,
-    /// Every thread exited normally (no budget stop, no deadlock).
+    /// Every thread exited normally (no budget stop, no deadlock, no failed assert).
     pub completed: bool,
     /// Instructions executed, counted once per thread.
     pub thread_instructions: u64,
+    /// Device `printf` output in the order the threads printed it (deterministic for a schedule
+    /// and seed), delivered after the launch as a GPU does.
+    pub printf: Vec<PrintfRecord>,
+    /// `printf` calls whose output did not fit in `RunOptions::printf_buffer_bytes`.
+    pub printf_dropped: u64,
 }
 
 impl RunReport {
     /// True when no checker found anything.
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty()
+    }
+
+    /// The `printf` output as one text, the way a program's standard output shows it, with a
+    /// last line counting what was dropped.
+    pub fn printf_output(&self) -> String {
+        let mut out: String = self.printf.iter().map(|r| r.text.as_str()).collect();
+        if self.printf_dropped > 0 {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "[{} more printf calls dropped: the printf buffer is full]\n",
+                self.printf_dropped
+            ));
+        }
+        out
     }
 }

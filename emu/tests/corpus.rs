@@ -785,7 +785,7 @@ fn one_past_the_end_read_is_reported_with_thread_and_line() {
 }
 
 #[test]
-fn spinning_kernel_stops_on_the_step_budget_within_seconds() {
+fn spinning_kernel_is_stopped_by_the_watchdog_within_seconds() {
     let m = corpus("spin_forever");
     let mut emu = Emulator::new();
     let flag = emu.alloc(4, "flag");
@@ -801,13 +801,83 @@ fn spinning_kernel_stops_on_the_step_budget_within_seconds() {
         .unwrap();
     assert!(t.elapsed().as_secs() < 10, "took {:?}", t.elapsed());
     assert!(!r.completed);
+    assert_eq!(r.findings.len(), 1, "{}", show(&r));
+    let f = &r.findings[0];
+    assert_eq!(f.kind, FindingKind::Stuck, "{f}");
+    assert!(f.lines().contains(&corpus_bug("spin_forever")), "{f}");
+    assert_eq!(f.threads.iter().map(|g| g.threads).sum::<u64>(), 256);
+    // Two quiet windows and the one where the spinning starts, not the hard cap.
+    assert!(
+        r.thread_instructions <= 4 * DEFAULT_WATCHDOG_WINDOW,
+        "{}",
+        r.thread_instructions
+    );
+}
+
+#[test]
+fn the_step_budget_stays_a_hard_cap_below_the_watchdog() {
+    let m = corpus("spin_forever");
+    let mut emu = Emulator::new();
+    let flag = emu.alloc(4, "flag");
+    let opts = RunOptions {
+        step_budget: 100_000,
+        ..RunOptions::default()
+    };
+    let r = emu
+        .launch(
+            &m,
+            "spin_forever",
+            &cfg(4, 64, 0),
+            &[KernelArg::Ptr(flag)],
+            &opts,
+        )
+        .unwrap();
+    assert_eq!(r.findings.len(), 1, "{}", show(&r));
+    assert_eq!(r.findings[0].kind, FindingKind::StepBudgetExhausted);
+    assert!(
+        r.thread_instructions < 100_000 + 256 * 4,
+        "{}",
+        r.thread_instructions
+    );
+}
+
+#[test]
+fn the_watchdog_starts_blocks_that_stuck_resident_blocks_may_wait_for() {
+    // Only one block fits at a time; the watchdog starts more (doubling) before it calls the
+    // kernel stuck, so every block ends up spinning and none is left "not started".
+    let m = corpus("spin_forever");
+    let mut emu = Emulator::new();
+    let flag = emu.alloc(4, "flag");
+    let opts = RunOptions {
+        resident_threads: 64,
+        watchdog_window: 20_000,
+        ..RunOptions::default()
+    };
+    let r = emu
+        .launch(
+            &m,
+            "spin_forever",
+            &cfg(16, 64, 0),
+            &[KernelArg::Ptr(flag)],
+            &opts,
+        )
+        .unwrap();
     let f = r
         .findings
         .iter()
-        .find(|f| f.kind == FindingKind::StepBudgetExhausted)
-        .expect("budget finding");
-    assert!(f.lines().contains(&corpus_bug("spin_forever")), "{f}");
-    assert_eq!(f.threads.iter().map(|g| g.threads).sum::<u64>(), 256);
+        .find(|f| f.kind == FindingKind::Stuck)
+        .expect("stuck finding");
+    assert!(
+        f.threads
+            .iter()
+            .all(|g| !g.state.starts_with("not started")),
+        "{f}"
+    );
+    assert_eq!(
+        f.threads.iter().map(|g| g.threads).sum::<u64>(),
+        16 * 64,
+        "{f}"
+    );
 }
 
 #[test]

@@ -625,25 +625,97 @@ fn shuffle_after_divergence_sees_every_lane() {
 }
 
 #[test]
-fn shuffles_at_different_instructions_are_a_deadlock() {
-    // Each half of the warp waits in its own shfl.sync for the other half, which never comes.
+fn shuffles_with_one_mode_and_mask_meet_across_instructions() {
+    // sm_70 and later: shfl.sync waits for the lanes of its mask at any shfl.sync with the same
+    // mode and mask, so each half of the warp exchanges with the other from its own instruction.
+    let (b, r) = run_threads(
+        "",
+        "and.b32 %r1, %r0, 1; setp.eq.u32 %p1, %r1, 0;
+         @%p1 bra EVEN;
+         shfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;
+         bra DONE;
+         EVEN: add.u32 %r4, %r0, 100; shfl.sync.bfly.b32 %r3, %r4, 1, 31, -1;
+         DONE: st.global.u32 [%rd39], %r3;",
+        32,
+    );
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    for l in 0..32u32 {
+        let src = l ^ 1;
+        let expect = if src % 2 == 0 { src + 100 } else { src };
+        assert_eq!(u32_at(&b, l as usize * 16), expect, "lane {l}");
+    }
+}
+
+#[test]
+fn a_shuffle_waiting_for_lanes_at_a_syncwarp_never_completes() {
     let (_, r) = run_threads(
         "",
         "and.b32 %r1, %r0, 1; setp.eq.u32 %p1, %r1, 0;
          @%p1 bra EVEN;
          shfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;
          bra DONE;
-         EVEN: shfl.sync.bfly.b32 %r3, %r0, 1, 31, -1;
+         EVEN: bar.warp.sync -1;
          DONE: st.global.u32 [%rd39], %r3;",
         32,
     );
     assert!(!r.completed);
+    let hang = |problem| {
+        r.findings
+            .iter()
+            .find(|f| f.kind == FindingKind::WarpSync { problem })
+    };
+    let f = hang(WarpSyncProblem::NeverArrive).expect("never-arrive finding");
+    let text = f.to_string();
+    // Each half waits for the other: the report names both calls.
+    assert!(
+        text.contains("wait in __shfl_xor_sync(0xffffffff)"),
+        "{text}"
+    );
+    assert!(text.contains("wait in __syncwarp(0xffffffff)"), "{text}");
+    assert!(text.contains("16 threads named in the mask wait"), "{text}");
+    assert!(r.findings.iter().any(|f| f.kind == FindingKind::Deadlock));
+}
+
+#[test]
+fn warp_sync_with_the_callers_lane_outside_the_mask_is_reported() {
+    // Lanes 16..31 call __syncwarp(0x0000ffff): their own bit is not in the mask.
+    let (_, r) = run_threads("", "bar.warp.sync 0xffff; st.global.u32 [%rd39], %r0;", 32);
     let f = r
         .findings
         .iter()
-        .find(|f| f.kind == FindingKind::Deadlock)
-        .expect("deadlock");
+        .find(|f| {
+            f.kind
+                == FindingKind::WarpSync {
+                    problem: WarpSyncProblem::LaneNotInMask,
+                }
+        })
+        .expect("lane-not-in-mask finding");
+    assert_eq!(f.threads[0].threads, 16, "{f}");
+    assert_eq!(f.threads[0].example.thread, [16, 0, 0], "{f}");
+    assert!(r.completed);
+}
+
+#[test]
+fn lanes_meeting_with_different_masks_are_reported() {
+    // Every lane computes its own mask: lanes 0..15 pass 0x0000ffff, lanes 16..31 pass -1.
+    let (_, r) = run_threads(
+        "",
+        "setp.lt.u32 %p1, %r0, 16; selp.b32 %r1, 0xffff, -1, %p1;
+         vote.sync.ballot.b32 %r2, %p1, %r1; st.global.u32 [%rd39], %r2;",
+        32,
+    );
+    let f = r
+        .findings
+        .iter()
+        .find(|f| {
+            f.kind
+                == FindingKind::WarpSync {
+                    problem: WarpSyncProblem::MaskMismatch,
+                }
+        })
+        .expect("mask-mismatch finding");
     assert_eq!(f.threads.len(), 2, "{f}");
+    assert!(f.to_string().contains("__ballot_sync(0x0000ffff)"), "{f}");
 }
 
 #[test]

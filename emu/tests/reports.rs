@@ -162,21 +162,17 @@ fn memcheck_on_a_read_past_the_end() {
 }
 
 #[test]
-fn step_budget_on_a_kernel_that_never_finishes() {
+fn watchdog_on_a_kernel_that_never_finishes() {
     let module = corpus_module("emu/tests/corpus/spin_forever.ptx");
     let mut emu = Emulator::new();
     let flag = upload(&mut emu, "flag", &[0]);
-    let options = RunOptions {
-        step_budget: 2_000_000,
-        ..RunOptions::default()
-    };
     let report = emu
         .launch(
             &module,
             "spin_forever",
             &linear(4, 64, 0),
             &[KernelArg::Ptr(flag)],
-            &options,
+            &RunOptions::default(),
         )
         .unwrap();
     insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));

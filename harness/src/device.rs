@@ -19,7 +19,7 @@ use crate::launch::{DeviceLimits, Dim3, LaunchShape};
 use crate::nvrtc;
 use crate::variant::Variant;
 
-pub use ptx_emu::{Finding, FindingKind, Schedule};
+pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
 
 mod stream;

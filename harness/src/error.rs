@@ -102,7 +102,9 @@ mod tests {
             message: "grid too large".into(),
         };
         assert_eq!(
-            as_printed(crate::check::CheckError::from(HarnessError::from(bad_launch))),
+            as_printed(crate::check::CheckError::from(HarnessError::from(
+                bad_launch
+            ))),
             "bad launch of `k`: grid too large"
         );
         let driver = HarnessError::from(cudarc::driver::DriverError(

@@ -70,7 +70,7 @@ impl Expect {
             Self::Deadlock => findings.iter().any(|f| {
                 matches!(
                     f.kind,
-                    FindingKind::Deadlock | FindingKind::StepBudgetExhausted
+                    FindingKind::Deadlock | FindingKind::StepBudgetExhausted | FindingKind::Stuck
                 )
             }),
         }

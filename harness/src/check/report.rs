@@ -5,7 +5,7 @@ use serde_json::{Map, Value as Json, json};
 use super::args::{ArgSpec, ArgValueSpec, HostArg};
 use super::run::{Kernel, Outcome};
 use crate::backend::BackendKind;
-use crate::device::{EmuSettings, FindingKind, Schedule};
+use crate::device::{EmuSettings, FindingKind, Schedule, WarpSyncProblem};
 use crate::launch::LaunchShape;
 
 /// How many elements of each buffer the text report prints.
@@ -53,6 +53,23 @@ fn finding_kind_json(kind: FindingKind, object: &mut Map<String, Json>) -> &'sta
             "misaligned"
         }
         FindingKind::StepBudgetExhausted => "step-budget-exhausted",
+        FindingKind::Stuck => "stuck",
+        FindingKind::AssertionFailed => "assertion-failed",
+        FindingKind::UseAfterFree => "use-after-free",
+        FindingKind::DoubleFree => "double-free",
+        FindingKind::InvalidFree => "invalid-free",
+        FindingKind::StackOverflow => "stack-overflow",
+        FindingKind::WarpSync { problem } => {
+            object.insert(
+                "problem".into(),
+                json!(match problem {
+                    WarpSyncProblem::LaneNotInMask => "lane-not-in-mask",
+                    WarpSyncProblem::MaskMismatch => "mask-mismatch",
+                    WarpSyncProblem::NeverArrive => "never-arrive",
+                }),
+            );
+            "warp-sync"
+        }
     }
 }
 

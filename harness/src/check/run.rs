@@ -37,7 +37,11 @@ impl Outcome {
         !self.findings.iter().any(|finding| {
             matches!(
                 finding.kind,
-                FindingKind::Deadlock | FindingKind::StepBudgetExhausted
+                FindingKind::Deadlock
+                    | FindingKind::StepBudgetExhausted
+                    | FindingKind::Stuck
+                    | FindingKind::AssertionFailed
+                    | FindingKind::StackOverflow
             )
         })
     }
