@@ -1675,7 +1675,7 @@ impl Ctx<'_> {
                 at,
                 threads: lanes_mask.count_ones() as u64,
                 example,
-                state: format!("made call number {MAX_CALL_DEPTH} here"),
+                state: format!("were {MAX_CALL_DEPTH} calls deep"),
             }],
             why: format!(
                 "recursion deeper than {MAX_CALL_DEPTH} nested calls; a GPU's per-thread stack (1 KiB by default, cudaLimitStackSize) overflows long before and the launch fails; the emulator stopped it here"

@@ -177,3 +177,108 @@ fn watchdog_on_a_kernel_that_never_finishes() {
         .unwrap();
     insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));
 }
+
+#[test]
+fn assert_failure_with_the_gpu_message() {
+    let module = corpus_module("emu/tests/corpus/assert_positive.ptx");
+    let mut emu = Emulator::new();
+    let input = upload(&mut emu, "in", &[3, -1, 4, -5, 9, 2, 6, 5]);
+    let out = upload(&mut emu, "out", &[0; 8]);
+    let report = emu
+        .launch(
+            &module,
+            "assert_positive",
+            &linear(1, 8, 0),
+            &[KernelArg::Ptr(input), KernelArg::Ptr(out), KernelArg::I32(8)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let result = format!("completed: {}\nprintf:\n{}", report.completed, report.printf_output());
+    insta::assert_snapshot!(page(&result, &report));
+}
+
+#[test]
+fn heap_use_after_free() {
+    let module = corpus_module("emu/tests/corpus/heap_use_after_free.ptx");
+    let mut emu = Emulator::new();
+    let out = upload(&mut emu, "out", &[0; 4]);
+    let report = emu
+        .launch(
+            &module,
+            "heap_use_after_free",
+            &linear(1, 4, 0),
+            &[KernelArg::Ptr(out), KernelArg::I32(4)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(&format!("out = {:?}", words(&emu, out, 4)), &report));
+}
+
+#[test]
+fn heap_double_free() {
+    let module = corpus_module("emu/tests/corpus/heap_double_free.ptx");
+    let mut emu = Emulator::new();
+    let out = upload(&mut emu, "out", &[0; 8]);
+    let report = emu
+        .launch(
+            &module,
+            "heap_double_free",
+            &linear(1, 8, 0),
+            &[KernelArg::Ptr(out), KernelArg::I32(8)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(&format!("out = {:?}", words(&emu, out, 8)), &report));
+}
+
+#[test]
+fn stack_overflow_from_unbounded_recursion() {
+    let module = corpus_module("emu/tests/corpus/recursion_unbounded.ptx");
+    let mut emu = Emulator::new();
+    let out = upload(&mut emu, "out", &[0; 4]);
+    let report = emu
+        .launch(
+            &module,
+            "recursion_unbounded",
+            &linear(1, 4, 0),
+            &[KernelArg::Ptr(out), KernelArg::I32(4)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));
+}
+
+#[test]
+fn synccheck_on_a_lane_outside_its_syncwarp_mask() {
+    let module = corpus_module("emu/tests/corpus/syncwarp_bad_mask.ptx");
+    let mut emu = Emulator::new();
+    let out = upload(&mut emu, "out", &[0; 32]);
+    let report = emu
+        .launch(
+            &module,
+            "syncwarp_bad_mask",
+            &linear(1, 32, 0),
+            &[KernelArg::Ptr(out)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));
+}
+
+#[test]
+fn synccheck_on_a_shuffle_half_the_warp_skips() {
+    let module = corpus_module("emu/tests/corpus/shfl_lanes_missing.ptx");
+    let mut emu = Emulator::new();
+    let input = upload(&mut emu, "in", &(0..32).collect::<Vec<_>>());
+    let out = upload(&mut emu, "out", &[0; 32]);
+    let report = emu
+        .launch(
+            &module,
+            "shfl_lanes_missing",
+            &linear(1, 32, 0),
+            &[KernelArg::Ptr(input), KernelArg::Ptr(out)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));
+}
