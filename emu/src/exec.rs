@@ -1687,12 +1687,17 @@ impl Ctx<'_> {
     /// Device `malloc`: an exact-size block (uninitialized: a nonzero pattern, as for shared
     /// memory) with unmapped bytes after it, or NULL when the heap limit would be passed.
     fn malloc(&mut self, w: &Warp, lane: usize, size: u64, pc: u32) -> u64 {
-        if size == 0 || size > self.heap.limit.saturating_sub(self.heap.live) {
-            return 0;
-        }
-        self.progress += 1;
         let base = self.heap.next;
-        self.heap.next = (base + size + GAP).div_ceil(256) * 256;
+        let next = base
+            .checked_add(size)
+            .and_then(|end| end.checked_add(GAP + 255))
+            .map(|end| end / 256 * 256);
+        let fits = size <= self.heap.limit.saturating_sub(self.heap.live) && size <= 1 << 32;
+        let Some(next) = next.filter(|&next| fits && size > 0 && next < LOCAL_WIN) else {
+            return 0;
+        };
+        self.progress += 1;
+        self.heap.next = next;
         self.heap.live += size;
         let at = self.src(pc);
         let label = if at.line == 0 {

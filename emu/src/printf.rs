@@ -7,6 +7,9 @@
 //! Digits come from Rust's float formatting, which is exact and rounds ties to even like glibc;
 //! the rest (flags, widths, `%g`'s choice of style, exponent digits, `%a`) follows the C standard.
 
+/// Widths and precisions are capped here, so that one conversion cannot ask for gigabytes.
+const MAX_FIELD: usize = 1 << 16;
+
 /// Formats `format` with arguments read by `arg(offset, size)` from the packed buffer, and
 /// strings (`%s`) by `string(address)`. Returns the output and what CUDA's `printf` returns: the
 /// number of arguments the format consumed.
@@ -53,7 +56,7 @@ pub(crate) fn format(
             if w < 0 {
                 spec.left = true;
             }
-            spec.width = w.unsigned_abs() as usize;
+            spec.width = (w.unsigned_abs() as usize).min(MAX_FIELD);
         } else {
             spec.width = digits(format, &mut i);
         }
@@ -62,7 +65,7 @@ pub(crate) fn format(
             if format.get(i) == Some(&b'*') {
                 i += 1;
                 let p = next(4) as u32 as i32;
-                spec.precision = (p >= 0).then_some(p as usize);
+                spec.precision = (p >= 0).then_some((p as usize).min(MAX_FIELD));
             } else {
                 spec.precision = Some(digits(format, &mut i));
             }
@@ -269,7 +272,7 @@ fn digits(s: &[u8], i: &mut usize) -> usize {
         n = n
             .saturating_mul(10)
             .saturating_add((d - b'0') as usize)
-            .min(1 << 20);
+            .min(MAX_FIELD);
         *i += 1;
     }
     n

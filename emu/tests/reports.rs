@@ -189,11 +189,19 @@ fn assert_failure_with_the_gpu_message() {
             &module,
             "assert_positive",
             &linear(1, 8, 0),
-            &[KernelArg::Ptr(input), KernelArg::Ptr(out), KernelArg::I32(8)],
+            &[
+                KernelArg::Ptr(input),
+                KernelArg::Ptr(out),
+                KernelArg::I32(8),
+            ],
             &RunOptions::default(),
         )
         .unwrap();
-    let result = format!("completed: {}\nprintf:\n{}", report.completed, report.printf_output());
+    let result = format!(
+        "completed: {}\nprintf:\n{}",
+        report.completed,
+        report.printf_output()
+    );
     insta::assert_snapshot!(page(&result, &report));
 }
 
