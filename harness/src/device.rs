@@ -22,6 +22,7 @@ use crate::variant::Variant;
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
 
+mod printf_capture;
 mod stream;
 
 /// Plain data that can live in a device buffer.
@@ -91,10 +92,16 @@ macro_rules! scalar_args {
 }
 scalar_args!(u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
 
-/// What a launch left behind besides its outputs: the emulator's checker findings.
+/// What a launch left behind besides its outputs: the emulator's checker findings and what the
+/// kernel printed.
 #[derive(Debug, Default)]
 pub struct LaunchReport {
     pub findings: Vec<Finding>,
+    /// Device `printf` output (and failed-assert messages), as a program's standard output
+    /// shows it. The emulator's order is deterministic; a GPU's is not.
+    pub printf: String,
+    /// `printf` calls the emulator dropped because its printf buffer was full.
+    pub printf_dropped: u64,
 }
 
 impl LaunchReport {
@@ -110,7 +117,8 @@ pub struct EmuSettings {
     pub racecheck: bool,
     pub synccheck: bool,
     pub memcheck: bool,
-    /// Thread-instructions after which a kernel that has not finished is stopped and reported.
+    /// Hard cap on thread-instructions: a kernel still running then is stopped and reported.
+    /// The emulator's watchdog stops a stuck kernel long before.
     pub step_budget: u64,
 }
 
@@ -151,7 +159,9 @@ struct CudaBackend {
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     arch: String,
-    modules: HashMap<&'static str, Arc<CudaModule>>,
+    /// Loaded modules, and whether each calls `vprintf` or `__assertfail` (then its launches
+    /// capture standard output, where the driver writes device printf).
+    modules: HashMap<&'static str, (Arc<CudaModule>, bool)>,
 }
 
 impl Device {
@@ -366,9 +376,25 @@ impl Device {
             Inner::Cuda(cuda) => {
                 let function = cuda.function(kernel)?;
                 check_shape_for_function(&self.limits, kernel, &shape, &function)?;
-                cuda.launch(&function, shape, args)?;
-                cuda.stream.synchronize()?;
-                Ok(LaunchReport::default())
+                if !cuda.prints(kernel) {
+                    cuda.launch(&function, shape, args)?;
+                    cuda.stream.synchronize()?;
+                    return Ok(LaunchReport::default());
+                }
+                let (ran, printf) = printf_capture::capture_stdout(|| -> Result<()> {
+                    cuda.launch(&function, shape, args)?;
+                    Ok(cuda.stream.synchronize()?)
+                });
+                if let Err(error) = ran {
+                    // A failed assert ends the launch with an error: the GPU's messages are
+                    // what explain it, so they go out as the kernel printed them.
+                    print!("{printf}");
+                    return Err(error);
+                }
+                Ok(LaunchReport {
+                    printf,
+                    ..LaunchReport::default()
+                })
             }
             Inner::Emu(emu) => {
                 self.limits
@@ -495,11 +521,12 @@ fn check_shape_for_function(
 impl CudaBackend {
     fn function(&mut self, kernel: &KernelSource) -> Result<CudaFunction> {
         let module = match self.modules.get(kernel.path) {
-            Some(module) => module.clone(),
+            Some((module, _)) => module.clone(),
             None => {
                 let ptx = nvrtc::compile(kernel.path, kernel.source, &self.arch)?;
+                let prints = ptx.contains("vprintf") || ptx.contains("__assertfail");
                 let module = self.context.load_module(Ptx::from_src(ptx))?;
-                self.modules.insert(kernel.path, module.clone());
+                self.modules.insert(kernel.path, (module.clone(), prints));
                 module
             }
         };
@@ -509,6 +536,13 @@ impl CudaBackend {
                 kernel.path, kernel.entry
             ))
         })
+    }
+
+    /// Whether `kernel`'s module (loaded by [`CudaBackend::function`]) can print.
+    fn prints(&self, kernel: &KernelSource) -> bool {
+        self.modules
+            .get(kernel.path)
+            .is_some_and(|(_, prints)| *prints)
     }
 
     fn launch(&self, function: &CudaFunction, shape: LaunchShape, args: &[Arg<'_>]) -> Result<()> {

@@ -89,6 +89,8 @@ impl EmuBackend {
             .emulator
             .launch(module, kernel.entry, &config, &kernel_args, &options)?;
         Ok(LaunchReport {
+            printf: report.printf_output(),
+            printf_dropped: report.printf_dropped,
             findings: report.findings,
         })
     }

@@ -663,3 +663,134 @@ fn the_cuda_backend_runs_without_checkers_or_says_why_it_cannot() {
         assert_one_line(&run);
     }
 }
+
+#[test]
+fn device_printf_is_shown_in_text_and_json() {
+    let label = scratch("printf_label.bin", b"val\0");
+    let label_arg = format!("label:u8[]=file:{}", label.display());
+    let args = |json: bool| {
+        let mut args = vec![
+            "check",
+            "emu/tests/corpus/printf_formats.cu",
+            "--entry",
+            "printf_formats",
+            "--grid",
+            "2",
+            "--block",
+            "4",
+            "--arg",
+            "values:f32[6]=iota",
+            "--arg",
+            label_arg.as_str(),
+            "--arg",
+            "i32=6",
+            "--backend",
+            "emu",
+        ];
+        if json {
+            args.push("--json");
+        }
+        racetrack(&args)
+    };
+    let text = args(false);
+    assert_eq!(text.code, 0, "{}\n{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout
+            .contains("printf output (6 lines):\n  val[000] =    0.000 |"),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout
+            .contains("\n  val[005] =    5.000 | 5.000000e-05 | 5e+06 |"),
+        "{}",
+        text.stdout
+    );
+    let json = args(true);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let report: Value = serde_json::from_str(&json.stdout).expect("one JSON object");
+    let lines = report["printf"].as_array().expect("printf lines");
+    assert_eq!(lines.len(), 6, "{report}");
+    assert!(
+        lines[2]
+            .as_str()
+            .is_some_and(|l| l.starts_with("val[002] =    2.000")),
+        "{report}"
+    );
+    assert_eq!(report["printf_dropped"], 0);
+}
+
+#[test]
+fn a_failed_assert_is_a_finding_with_the_gpu_message_and_exits_2() {
+    let path = "emu/tests/corpus/assert_positive.cu";
+    let run = racetrack(&[
+        "check",
+        path,
+        "--entry",
+        "assert_positive",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        "in:i32[4]=random:3",
+        "--arg",
+        "out:i32[4]=zeros",
+        "--arg",
+        "i32=4",
+        "--backend",
+        "emu",
+        "--json",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).expect("one JSON object");
+    let finding = &report["findings"][0];
+    assert_eq!(finding["kind"], "assertion-failed", "{report}");
+    assert_eq!(
+        finding["lines"],
+        serde_json::json!([bug_line(path)]),
+        "{report}"
+    );
+    assert_eq!(report["finished"], false, "{report}");
+    let printed = report["printf"][0].as_str().unwrap_or_default();
+    assert!(
+        printed.starts_with(&format!(
+            "{path}:{}: void assert_positive(const int *, int *, int): block: [0,0,0], thread: [",
+            bug_line(path)
+        )) && printed.ends_with("Assertion `in[i] >= 0` failed."),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_spinning_kernel_is_reported_stuck_within_seconds() {
+    let start = std::time::Instant::now();
+    let run = racetrack(&[
+        "check",
+        "emu/tests/corpus/spin_forever.cu",
+        "--entry",
+        "spin_forever",
+        "--grid",
+        "40",
+        "--block",
+        "256",
+        "--arg",
+        "i32[1]=zeros",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("stuck: the kernel stopped making progress"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("10240 threads running at emu/tests/corpus/spin_forever.cu:8"),
+        "{}",
+        run.stdout
+    );
+    assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
+}

@@ -14,7 +14,7 @@ use harness::verify::{bounds, compare_within};
 use harness::{
     BackendChoice, Device, Dim3, EmuSettings, FindingKind, LaunchShape, Schedule, cli::seeded_rng,
 };
-use ptx_emu::Space;
+use ptx_emu::{Space, WarpSyncProblem};
 
 /// Compiles `path` (relative to the workspace root, as reports name it); `None`, said on
 /// stderr, when NVRTC is not installed, since `check` compiles every kernel it runs.
@@ -533,6 +533,140 @@ fn intra_warp_mutex_makes_progress_on_the_emulator() {
     }
 }
 
+fn sorted_lines(text: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines
+}
+
+#[test]
+fn printf_prints_the_same_lines_on_both_backends() {
+    let path = "emu/tests/corpus/printf_formats.cu";
+    let Some(kernel) = kernel(path, "printf_formats") else {
+        return;
+    };
+    let args = [
+        buffer("values", vec![1.5f32, -2.25, 1234.5678, 0.0, 3e-3, 100.0]),
+        buffer("label", b"val\0".to_vec()),
+        i32_arg("n", 6),
+    ];
+    let shape = LaunchShape::linear(2, 4);
+    let emu = on_emu(&kernel, shape, &args, Schedule::Hardware);
+    assert!(emu.findings.is_empty(), "{}", findings_text(&emu));
+    assert_eq!(emu.printf.lines().count(), 6, "{}", emu.printf);
+    assert!(
+        emu.printf
+            .starts_with("val[000] =    1.500 | 1.500000e-05 | 1.5e+06 | -2 0 0 0 0 0 a |"),
+        "{}",
+        emu.printf
+    );
+    let Some(mut device) = gpu() else {
+        return;
+    };
+    let cuda = kernel
+        .run(&mut device, shape, &args)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    eprintln!("{path} on cuda:\n{}", cuda.printf);
+    // A GPU prints in no fixed order: the same lines, sorted.
+    assert_eq!(sorted_lines(&cuda.printf), sorted_lines(&emu.printf));
+}
+
+#[test]
+fn clocks_sleep_and_active_mask_agree_on_both_backends() {
+    let n = 70;
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/clock_sleep.cu",
+        entry: "clock_sleep",
+        shape: LaunchShape::linear(2, 48),
+        args: vec![buffer("out", vec![0i32; n]), i32_arg("n", n)],
+        wants: vec![(0, Want::Exact(HostData::I32(vec![3; n])))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn device_malloc_and_free_are_exact_on_both_backends() {
+    let n = 100i64;
+    let want: Vec<i64> = (0..n)
+        .map(|i| (0..1 + i % 17).map(|k| (i + k) * k).sum())
+        .collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/heap_blocks.cu",
+        entry: "heap_blocks",
+        shape: LaunchShape::linear(4, 32),
+        args: vec![
+            buffer("out", vec![0i64; n as usize]),
+            i32_arg("n", n as usize),
+        ],
+        wants: vec![(0, Want::Exact(HostData::I64(want)))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn recursion_is_exact_on_both_backends() {
+    fn fib(n: i32) -> i32 {
+        if n < 2 { n } else { fib(n - 1) + fib(n - 2) }
+    }
+    let n = 48;
+    let want: Vec<i32> = (0..n as i32).map(|i| fib(i % 16) + (i % 16) * 3).collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/recursion_fib.cu",
+        entry: "recursion_fib",
+        shape: LaunchShape::linear(2, 32),
+        args: vec![buffer("out", vec![0i32; n]), i32_arg("n", n)],
+        wants: vec![(0, Want::Exact(HostData::I32(want)))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn a_cas_loop_on_one_word_finishes_on_both_backends() {
+    let n = 2048;
+    let values: Vec<i32> = (0..n as i32).collect();
+    let total = values.iter().sum::<i32>();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/cas_add_many.cu",
+        entry: "cas_add_many",
+        shape: LaunchShape::linear(8, 256),
+        args: vec![
+            buffer("values", values),
+            buffer("total", vec![0i32]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Exact(HostData::I32(vec![total])))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn a_long_register_loop_finishes_on_both_backends() {
+    let (n, steps) = (64usize, 20_000);
+    let want: Vec<u32> = (0..n as u32)
+        .map(|i| {
+            let mut x = i + 1;
+            for _ in 0..steps {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+            }
+            x
+        })
+        .collect();
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/busy_loop.cu",
+        entry: "busy_loop",
+        shape: LaunchShape::linear(2, 32),
+        args: vec![
+            buffer("out", vec![0u32; n]),
+            i32_arg("n", n),
+            i32_arg("steps", steps),
+        ],
+        wants: vec![(0, Want::Exact(HostData::U32(want)))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
 fn text(len: usize, seed: u64) -> Vec<u8> {
     let mut rng = seeded_rng(seed);
     // Mostly letters, some bytes >= 128 so the kernels' skip path runs.
@@ -746,7 +880,112 @@ fn barrier_inside_if_is_barrier_divergence() {
 }
 
 #[test]
-fn spinning_forever_exhausts_the_step_budget() {
+fn a_failed_assert_is_caught_with_the_gpu_message() {
+    let path = "emu/tests/corpus/assert_positive.cu";
+    let args = [
+        buffer("in", vec![3i32, -1, 4, -5, 9, 2, 6, 5]),
+        buffer("out", vec![0i32; 8]),
+        i32_arg("n", 8),
+    ];
+    let Some((line, outcome)) = caught(path, "assert_positive", LaunchShape::linear(1, 8), &args)
+    else {
+        return;
+    };
+    assert!(!outcome.finished());
+    assert_caught(path, line, &outcome, |k| k == FindingKind::AssertionFailed);
+    assert!(
+        outcome.printf.contains(&format!(
+            "{path}:{line}: void assert_positive(const int *, int *, int): block: [0,0,0], thread: [1,0,0] Assertion `in[i] >= 0` failed."
+        )),
+        "{}",
+        outcome.printf
+    );
+}
+
+#[test]
+fn heap_misuse_is_caught_at_its_bug_lines() {
+    for (path, entry, kind) in [
+        (
+            "emu/tests/corpus/heap_overflow.cu",
+            "heap_overflow",
+            FindingKind::OutOfBounds {
+                space: Space::Global,
+            },
+        ),
+        (
+            "emu/tests/corpus/heap_use_after_free.cu",
+            "heap_use_after_free",
+            FindingKind::UseAfterFree,
+        ),
+        (
+            "emu/tests/corpus/heap_double_free.cu",
+            "heap_double_free",
+            FindingKind::DoubleFree,
+        ),
+    ] {
+        let args = [buffer("out", vec![0i32; 8]), i32_arg("n", 8)];
+        let Some((line, outcome)) = caught(path, entry, LaunchShape::linear(1, 8), &args) else {
+            return;
+        };
+        assert_caught(path, line, &outcome, |k| k == kind);
+    }
+}
+
+#[test]
+fn unbounded_recursion_is_a_stack_overflow() {
+    let path = "emu/tests/corpus/recursion_unbounded.cu";
+    let args = [buffer("out", vec![0i32; 4]), i32_arg("n", 4)];
+    let Some((line, outcome)) = caught(
+        path,
+        "recursion_unbounded",
+        LaunchShape::linear(1, 4),
+        &args,
+    ) else {
+        return;
+    };
+    assert!(!outcome.finished());
+    assert_caught(path, line, &outcome, |k| k == FindingKind::StackOverflow);
+}
+
+#[test]
+fn warp_sync_misuse_is_caught_at_its_bug_lines() {
+    let path = "emu/tests/corpus/syncwarp_bad_mask.cu";
+    let Some((line, outcome)) = caught(
+        path,
+        "syncwarp_bad_mask",
+        LaunchShape::linear(1, 32),
+        &[buffer("out", vec![0i32; 32])],
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, |k| {
+        k == FindingKind::WarpSync {
+            problem: WarpSyncProblem::LaneNotInMask,
+        }
+    });
+    let path = "emu/tests/corpus/shfl_lanes_missing.cu";
+    let args = [
+        buffer("in", (0..32).collect::<Vec<i32>>()),
+        buffer("out", vec![0i32; 32]),
+    ];
+    let Some((line, outcome)) = caught(
+        path,
+        "shfl_lanes_missing",
+        LaunchShape::linear(1, 32),
+        &args,
+    ) else {
+        return;
+    };
+    assert!(!outcome.finished());
+    assert_caught(path, line, &outcome, |k| {
+        k == FindingKind::WarpSync {
+            problem: WarpSyncProblem::NeverArrive,
+        }
+    });
+}
+
+#[test]
+fn spinning_forever_is_stopped_by_the_watchdog() {
     let path = "emu/tests/corpus/spin_forever.cu";
     let Some((line, outcome)) = caught(
         path,
@@ -757,9 +996,7 @@ fn spinning_forever_exhausts_the_step_budget() {
         return;
     };
     assert!(!outcome.finished());
-    assert_caught(path, line, &outcome, |k| {
-        k == FindingKind::StepBudgetExhausted
-    });
+    assert_caught(path, line, &outcome, |k| k == FindingKind::Stuck);
 }
 
 #[test]

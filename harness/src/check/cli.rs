@@ -92,8 +92,9 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_memcheck: bool,
 
-    /// Thread-instructions the emulator runs before it stops a kernel that has not finished
-    /// (a spinning thread, or a launch larger than the default allows)
+    /// Hard cap on the thread-instructions the emulator runs. A stuck kernel (nothing changes:
+    /// no store, no barrier, no exit, no register) is stopped by the watchdog long before; this
+    /// cap stops one that keeps busy forever, e.g. a spinner that counts its tries
     #[arg(long, value_name = "N", default_value_t = EmuSettings::default().step_budget,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub step_budget: u64,

@@ -148,6 +148,14 @@ impl CheckReport<'_> {
             };
             line(&format!("  arg {index}  {label}: {shown}"));
         }
+        if !self.outcome.printf.is_empty() {
+            let count = self.outcome.printf.lines().count();
+            let s = if count == 1 { "" } else { "s" };
+            line(&format!("printf output ({count} line{s}):"));
+            for printed in self.outcome.printf.lines() {
+                line(&format!("  {printed}"));
+            }
+        }
         line(&self.checkers_line());
         for finding in &self.outcome.findings {
             line("");
@@ -265,6 +273,8 @@ impl CheckReport<'_> {
             },
             "checkers": checkers,
             "finished": self.outcome.finished(),
+            "printf": self.outcome.printf.lines().collect::<Vec<_>>(),
+            "printf_dropped": self.outcome.printf_dropped,
             "findings": findings,
             "buffers": buffers,
         })

@@ -23,16 +23,22 @@ enum Slot {
     Scalar(Scalar),
 }
 
-/// What a run left: the checkers' findings and every buffer argument's contents after it.
+/// What a run left: the checkers' findings, what the kernel printed, and every buffer
+/// argument's contents after it.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub findings: Vec<Finding>,
+    /// Device `printf` output and failed-assert messages, as standard output shows them.
+    pub printf: String,
+    /// `printf` calls the emulator dropped because its printf buffer was full.
+    pub printf_dropped: u64,
     /// One per argument: `Some` for buffers, `None` for scalars.
     pub outputs: Vec<Option<HostData>>,
 }
 
 impl Outcome {
-    /// Whether every thread reached its end: no deadlock, no exhausted step budget.
+    /// Whether every thread reached its end: no deadlock, no stuck or stopped kernel, no failed
+    /// assert.
     pub fn finished(&self) -> bool {
         !self.findings.iter().any(|finding| {
             matches!(
@@ -127,6 +133,8 @@ impl Kernel {
         }
         Ok(Outcome {
             findings: report.findings,
+            printf: report.printf,
+            printf_dropped: report.printf_dropped,
             outputs,
         })
     }
