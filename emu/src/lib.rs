@@ -1,6 +1,7 @@
 //! `ptx-emu`: runs the PTX that NVRTC emits for Racetrack's kernels on the CPU, with a race
-//! checker (shared and global memory), a barrier checker (divergence, deadlock), a memory checker
-//! (out of bounds, misaligned) and a step budget for kernels that never finish.
+//! checker (shared and global memory), a barrier and warp-sync checker (divergence, deadlock,
+//! bad masks), a memory checker (out of bounds, misaligned, the device heap), device `printf`
+//! and `assert`, and a watchdog for kernels that are stuck.
 //!
 //! ```no_run
 //! use ptx_emu::*;
