@@ -21,9 +21,11 @@ use crate::variant::Variant;
 
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
+pub use vendor::{CUBLAS_HOW_TO_GET, VendorTiming};
 
 mod printf_capture;
 mod stream;
+mod vendor;
 
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
@@ -156,6 +158,8 @@ impl fmt::Debug for Device {
 }
 
 struct CudaBackend {
+    /// First, so that it is destroyed while the context still exists.
+    blas: Option<vendor::Blas>,
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     arch: String,
@@ -227,6 +231,7 @@ impl Device {
             name,
             limits,
             inner: Inner::Cuda(CudaBackend {
+                blas: None,
                 context,
                 stream,
                 arch: format!("compute_{major}{minor}"),

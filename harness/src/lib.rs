@@ -27,7 +27,7 @@ pub mod walk;
 pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
 pub use device::{
     Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, HostBuffer, LaunchReport,
-    Schedule, Stream,
+    Schedule, Stream, VendorTiming,
 };
 pub use error::{HarnessError, Result};
 pub use kernel::KernelSource;

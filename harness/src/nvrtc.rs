@@ -46,7 +46,7 @@ pub fn require_nvrtc() -> Result<&'static Nvrtc> {
 }
 
 fn load() -> Option<Nvrtc> {
-    let path = candidate_dirs()
+    let path = library_dirs()
         .into_iter()
         .find_map(|dir| preload_from(&dir));
     // SAFETY: only dlopens libnvrtc under its usual names.
@@ -65,7 +65,8 @@ fn load() -> Option<Nvrtc> {
     })
 }
 
-fn candidate_dirs() -> Vec<PathBuf> {
+/// Where CUDA's libraries are looked for, in order: NVRTC here, cuBLAS in `device::vendor`.
+pub(crate) fn library_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(paths) = std::env::var_os("LD_LIBRARY_PATH") {
         dirs.extend(std::env::split_paths(&paths));
