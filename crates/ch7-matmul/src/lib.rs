@@ -30,6 +30,35 @@ pub enum Step {
     /// `kernel(A_rows, B, C_rows, rows, N, K)` once per chunk of rows, each chunk on a stream
     /// between its copy in and its copy out.
     Pipeline,
+    /// `kernel(A, B, C, M, N, K)`, a rung of the climb to cuBLAS: 1D blocks of fixed size,
+    /// each computing one whole tile of C, on sizes that are multiples of the tile.
+    Climb(Tiling),
+}
+
+/// The fixed shape of a climb kernel: each block of `threads` computes a `tile_m × tile_n`
+/// tile of C, stepping `tile_k` along K at a time, with no bounds checks inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tiling {
+    pub tile_m: u32,
+    pub tile_n: u32,
+    pub tile_k: u32,
+    pub threads: u32,
+}
+
+impl Tiling {
+    /// The sizes the kernel allows: M and N multiples of its tile, K of its step along K.
+    pub fn allows(self, dims: Dims) -> bool {
+        dims.m % self.tile_m == 0 && dims.n % self.tile_n == 0 && dims.k % self.tile_k == 0
+    }
+
+    /// The one launch the kernel runs with: a block per tile of C.
+    pub fn shape(self, dims: Dims) -> LaunchShape {
+        LaunchShape {
+            grid: Dim3::xy(dims.n / self.tile_n, dims.m / self.tile_m),
+            block: Dim3::x(self.threads),
+            dynamic_shared_bytes: 0,
+        }
+    }
 }
 
 pub type Ch7Variant = Variant<Step>;
@@ -84,6 +113,66 @@ pub const VARIANTS: &[Ch7Variant] = &[
         expect: Expect::Correct,
         summary: "rows of A and C in chunks, each on a stream: copy in, multiply, copy out",
         kind: Step::Pipeline,
+    },
+    Variant {
+        name: "block-tiling-1d",
+        kernel: kernel!("ch7_matmul", "07_block_tiling_1d", "matmul_block_tiling_1d"),
+        expect: Expect::Correct,
+        summary: "each thread computes 8 elements of a column of C: one read of B serves 8 multiply-adds",
+        kind: Step::Climb(Tiling {
+            tile_m: 64,
+            tile_n: 64,
+            tile_k: 8,
+            threads: 512,
+        }),
+    },
+    Variant {
+        name: "block-tiling-2d",
+        kernel: kernel!("ch7_matmul", "08_block_tiling_2d", "matmul_block_tiling_2d"),
+        expect: Expect::Correct,
+        summary: "each thread computes an 8 × 8 block of C from 8 + 8 values held in registers",
+        kind: Step::Climb(Tiling {
+            tile_m: 128,
+            tile_n: 128,
+            tile_k: 8,
+            threads: 256,
+        }),
+    },
+    Variant {
+        name: "vectorized",
+        kernel: kernel!("ch7_matmul", "09_vectorized", "matmul_vectorized"),
+        expect: Expect::Correct,
+        summary: "float4 loads from global and shared memory, A stored transposed in shared memory",
+        kind: Step::Climb(Tiling {
+            tile_m: 128,
+            tile_n: 128,
+            tile_k: 8,
+            threads: 256,
+        }),
+    },
+    Variant {
+        name: "warp-tiling",
+        kernel: kernel!("ch7_matmul", "10_warp_tiling", "matmul_warp_tiling"),
+        expect: Expect::Correct,
+        summary: "each warp owns a 64 × 32 piece of the tile, each thread four 4 × 4 blocks of it: no bank conflicts",
+        kind: Step::Climb(Tiling {
+            tile_m: 128,
+            tile_n: 128,
+            tile_k: 8,
+            threads: 256,
+        }),
+    },
+    Variant {
+        name: "double-buffered",
+        kernel: kernel!("ch7_matmul", "11_double_buffered", "matmul_double_buffered"),
+        expect: Expect::Correct,
+        summary: "the next tiles load while this one is multiplied, into a second pair of buffers: one barrier per step",
+        kind: Step::Climb(Tiling {
+            tile_m: 128,
+            tile_n: 128,
+            tile_k: 16,
+            threads: 256,
+        }),
     },
 ];
 
@@ -312,6 +401,9 @@ pub fn run_matmul(
             shape.block
         )));
     }
+    if let Step::Climb(tiling) = variant.kind {
+        check_climb(variant, tiling, dims, shape)?;
+    }
     let a_buffer = device.upload(&with_guard(a, guard, 0.0), "A")?;
     let b_buffer = device.upload(&with_guard(b, guard, 0.0), "B")?;
     let c_buffer = device.upload(&vec![f32::NAN; dims.c_len() + guard], "C")?;
@@ -338,6 +430,29 @@ pub fn run_matmul(
         guard_written,
         report,
     })
+}
+
+/// A climb kernel has no bounds checks: it runs only on the sizes and the launch it allows.
+pub fn check_climb(
+    variant: &Ch7Variant,
+    tiling: Tiling,
+    dims: Dims,
+    shape: LaunchShape,
+) -> Result<()> {
+    if !tiling.allows(dims) {
+        return Err(HarnessError::Invalid(format!(
+            "{} needs M and N multiples of {} and {} and K a multiple of {}, which {dims} is not",
+            variant.name, tiling.tile_m, tiling.tile_n, tiling.tile_k
+        )));
+    }
+    if shape != tiling.shape(dims) {
+        return Err(HarnessError::Invalid(format!(
+            "{} runs only as {}, one block per tile of C, not {shape}",
+            variant.name,
+            tiling.shape(dims)
+        )));
+    }
+    Ok(())
 }
 
 fn with_guard(values: &[f32], guard: usize, fill: f32) -> Vec<f32> {
