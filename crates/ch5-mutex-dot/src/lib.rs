@@ -38,6 +38,27 @@ pub enum Step {
     /// `kernel(const float *a, const float *b, unsigned n, float *c, int *mutex)`: the blocks
     /// add into `*c` on the device.
     DotMutex,
+    /// As [`Step::PartialDot`], with warp shuffles: blocks of 32 to 1024 threads. `vectorized`
+    /// kernels read float4s, four products a loop step.
+    WarpPartialDot { vectorized: bool },
+    /// `kernel(a, b, n, partial, unsigned *count, float *c)`: one launch; the last block to
+    /// finish adds the block sums in `partial` into `*c`. Vectorized, blocks of 32 to 1024.
+    OneLaunchDot,
+}
+
+impl Step {
+    /// Whether a variant of this step computes a dot product.
+    pub fn is_dot(self) -> bool {
+        !matches!(self, Self::LockOrder | Self::Increment)
+    }
+
+    /// The warp-shuffle kernels need whole warps.
+    pub fn min_threads(self) -> u32 {
+        match self {
+            Self::WarpPartialDot { .. } | Self::OneLaunchDot => 32,
+            _ => 1,
+        }
+    }
 }
 
 pub type Ch5Variant = Variant<Step>;
@@ -89,6 +110,27 @@ pub const VARIANTS: &[Ch5Variant] = &[
         summary: "dot product finished on the device: each block adds its sum under the lock",
         kind: Step::DotMutex,
     },
+    Variant {
+        name: "dot-warp-shuffle",
+        kernel: kernel!("ch5_mutex_dot", "07_dot_warp_shuffle", "dot_warp_shuffle"),
+        expect: Expect::Correct,
+        summary: "each warp adds its sums in registers with __shfl_down_sync: one barrier per block",
+        kind: Step::WarpPartialDot { vectorized: false },
+    },
+    Variant {
+        name: "dot-vectorized",
+        kernel: kernel!("ch5_mutex_dot", "08_dot_vectorized", "dot_vectorized"),
+        expect: Expect::Correct,
+        summary: "float4 loads: four values of each vector per instruction",
+        kind: Step::WarpPartialDot { vectorized: true },
+    },
+    Variant {
+        name: "dot-one-launch",
+        kernel: kernel!("ch5_mutex_dot", "09_dot_one_launch", "dot_one_launch"),
+        expect: Expect::Correct,
+        summary: "one launch: the last block to finish adds the block sums, in a fixed order",
+        kind: Step::OneLaunchDot,
+    },
 ];
 
 /// The variant named `name`; panics only on a typo in this crate, caught by its tests.
@@ -133,6 +175,27 @@ pub fn dot_depth(n: usize, shape: LaunchShape) -> u64 {
     1 + (n as u64).div_ceil(blocks * threads) + bounds::tree_depth(threads) + blocks
 }
 
+/// [`dot_depth`] for the kernels of `step`: float4 loops add four products a step (and a
+/// thread may add one more from the tail), and a one-launch dot adds the block sums with the
+/// last block's threads and its warp tree instead of one after another on the host.
+pub fn step_depth(step: Step, n: usize, shape: LaunchShape) -> u64 {
+    let blocks = u64::from(shape.grid.x);
+    let threads = u64::from(shape.block.x);
+    let vectorized = matches!(
+        step,
+        Step::WarpPartialDot { vectorized: true } | Step::OneLaunchDot
+    );
+    if !vectorized {
+        return dot_depth(n, shape);
+    }
+    let per_thread = 4 * (n as u64 / 4).div_ceil(blocks * threads) + 1;
+    let blocks_sum = match step {
+        Step::OneLaunchDot => blocks.div_ceil(threads) + bounds::tree_depth(threads),
+        _ => blocks,
+    };
+    1 + per_thread + bounds::tree_depth(threads) + blocks_sum
+}
+
 /// A dot product checked against the f64 reference under the error bound.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DotCheck {
@@ -146,8 +209,13 @@ pub struct DotCheck {
 }
 
 impl DotCheck {
+    /// For the tree kernels: partial-dot and dot-mutex.
     pub fn new(got: f32, a: &[f32], b: &[f32], shape: LaunchShape) -> Self {
-        let depth = dot_depth(a.len(), shape);
+        Self::for_step(Step::PartialDot, got, a, b, shape)
+    }
+
+    pub fn for_step(step: Step, got: f32, a: &[f32], b: &[f32], shape: LaunchShape) -> Self {
+        let depth = step_depth(step, a.len(), shape);
         let abs_dot = abs_dot_f64(a, b);
         Self {
             got,
@@ -321,10 +389,11 @@ pub fn run_dot(
 ) -> Result<Outcome<f32>> {
     device.ensure_can_run(variant)?;
     let n = check_dot_launch(a, b, shape)?;
+    check_block_for(variant, shape)?;
     let a_buffer = device.upload(a, "a")?;
     let b_buffer = device.upload(b, "b")?;
     match variant.kind {
-        Step::PartialDot => {
+        Step::PartialDot | Step::WarpPartialDot { .. } => {
             let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
             let report = device.launch(
                 &variant.kernel,
@@ -358,6 +427,36 @@ pub fn run_dot(
             let result = device.download(&c)?.first().copied().unwrap_or_default();
             Ok(Outcome { result, report })
         }
+        Step::OneLaunchDot => {
+            let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
+            let count = device.zeros::<u32>(1, "count")?;
+            let c = device.zeros::<f32>(1, "c")?;
+            let report = device.launch(
+                &variant.kernel,
+                shape,
+                &[
+                    Arg::from(&a_buffer),
+                    Arg::from(&b_buffer),
+                    Arg::U32(n),
+                    Arg::from(&partial),
+                    Arg::from(&count),
+                    Arg::from(&c),
+                ],
+            )?;
+            let left = device
+                .download(&count)?
+                .first()
+                .copied()
+                .unwrap_or_default();
+            if left != 0 {
+                return Err(HarnessError::Invalid(format!(
+                    "{} left its block counter at {left}, not 0: the next launch would miscount",
+                    variant.name
+                )));
+            }
+            let result = device.download(&c)?.first().copied().unwrap_or_default();
+            Ok(Outcome { result, report })
+        }
         Step::LockOrder | Step::Increment => Err(HarnessError::Invalid(format!(
             "{} does not compute a dot product",
             variant.name
@@ -388,6 +487,18 @@ pub fn check_dot_launch(a: &[f32], b: &[f32], shape: LaunchShape) -> Result<u32>
             a.len()
         ))
     })
+}
+
+/// The warp-shuffle kernels' extra rule: whole warps.
+pub fn check_block_for(variant: &Ch5Variant, shape: LaunchShape) -> Result<()> {
+    let least = variant.kind.min_threads();
+    if shape.block.x < least {
+        return Err(HarnessError::Invalid(format!(
+            "{} adds with warp shuffles and needs blocks of at least {least} threads, not {}",
+            variant.name, shape.block.x
+        )));
+    }
+    Ok(())
 }
 
 fn one_dimensional_grid(shape: LaunchShape) -> Result<u32> {

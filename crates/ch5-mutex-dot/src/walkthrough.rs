@@ -3,15 +3,17 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use harness::report::{progress, sweep_svg, table};
+use harness::report::{grouped_bars_svg, progress, sweep_svg, table, write_gpu_table};
+use harness::verify::bounds;
 use harness::walk::{
     checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
 };
-use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result};
+use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result, VendorTiming};
 
 use crate::{
-    Ch5Variant, Data, DotCheck, LOCK_SHAPE, LOOSE_RELATIVE_TOLERANCE, Step, VARIANTS,
-    check_dot_launch, host_sum_f32, run_dot, run_increment, run_lock_order, vectors,
+    Ch5Variant, Data, DotCheck, LOCK_SHAPE, LOOSE_RELATIVE_TOLERANCE, Step, VARIANTS, abs_dot_f64,
+    check_block_for, check_dot_launch, dot_f64, host_sum_f32, run_dot, run_increment,
+    run_lock_order, vectors,
 };
 
 /// The launch every dot step uses: 64 blocks of 256 threads.
@@ -67,9 +69,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     )?;
 
     let selected = selected(VARIANTS, options.variant.as_deref())?;
-    let needs_vectors = selected
-        .iter()
-        .any(|(_, v)| matches!(v.kind, Step::PartialDot | Step::DotMutex));
+    let needs_vectors = selected.iter().any(|(_, v)| v.kind.is_dot());
     let (a, b) = if needs_vectors {
         vectors(dot_len, Data::Positive, options.seed)
     } else {
@@ -80,7 +80,14 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         match variant.kind {
             Step::LockOrder => lock_order_step(device, variant, &mut page)?,
             Step::Increment => increment_step(device, variant, &mut page)?,
-            Step::PartialDot | Step::DotMutex => dot_step(device, variant, &a, &b, &mut page)?,
+            _ => dot_step(device, variant, &a, &b, &mut page)?,
+        }
+        if options.variant.is_some()
+            && device.kind().is_cuda()
+            && variant.kind.is_dot()
+            && variant.expect.is_correct()
+        {
+            profiled_launch(device, variant, options, &mut page)?;
         }
         flush(&mut page, out)?;
     }
@@ -89,6 +96,38 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         timing_section(device, options, &mut page, out)?;
         flush(&mut page, out)?;
     }
+    Ok(())
+}
+
+/// The launch shape the timing table gives `variant`: the one-launch and vectorized kernels a
+/// grid sized to the GPU, the others 1024 blocks; always 256 threads.
+pub fn timing_shape(device: &Device, variant: &Ch5Variant) -> LaunchShape {
+    let fixed = LaunchShape::linear(1024, 256);
+    match variant.kind {
+        Step::OneLaunchDot | Step::WarpPartialDot { vectorized: true } => {
+            LaunchShape::linear(device.resident_blocks(256).unwrap_or(1024), 256)
+        }
+        _ => fixed,
+    }
+}
+
+/// With `--variant` on a GPU, one more launch at `--size` with the timing table's shape,
+/// checked: the launch a profiler such as Nsight Compute (`ncu --launch-skip 1`) reads.
+fn profiled_launch(
+    device: &mut Device,
+    variant: &Ch5Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let n = options.timing_len.clamp(1, MAX_TIMING_LEN) as usize;
+    let (a, b) = vectors(n, Data::Positive, options.seed);
+    let shape = timing_shape(device, variant);
+    let outcome = run_dot(device, variant, &a, &b, shape)?;
+    let check = DotCheck::for_step(variant.kind, outcome.result, &a, &b, shape);
+    say(
+        page,
+        &format!("then {n} values · {shape} (the launch to profile): {check}"),
+    );
     Ok(())
 }
 
@@ -144,7 +183,7 @@ fn dot_step(
     page: &mut String,
 ) -> Result<()> {
     let outcome = run_dot(device, variant, a, b, DOT_SHAPE)?;
-    let check = DotCheck::new(outcome.result, a, b, DOT_SHAPE);
+    let check = DotCheck::for_step(variant.kind, outcome.result, a, b, DOT_SHAPE);
     say(page, &format!("{DOT_SHAPE}: {check}"));
     if variant.name == "partial-dot-typo" {
         let loose = if check.passes_loose_tolerance() {
@@ -219,7 +258,9 @@ fn timing_section(
     if !device.kind().is_cuda() {
         say(
             page,
-            &timing_skipped("the timing table and the blocks-per-grid sweep"),
+            &timing_skipped(
+                "the timing table against cuBLAS's cublasSdot, the climb's chart and the blocks-per-grid sweep",
+            ),
         );
         return Ok(());
     }
@@ -236,60 +277,139 @@ fn timing_section(
     flush(page, out)?;
 
     let shape = LaunchShape::linear(1024, 256);
-    // Both results are checked before either is timed.
-    for name in ["partial-dot", "dot-mutex"] {
-        let outcome = run_dot(device, crate::variant(name), &a, &b, shape)?;
-        let check = DotCheck::new(outcome.result, &a, &b, shape);
+    let gpu_sized = LaunchShape::linear(device.resident_blocks(256).unwrap_or(shape.grid.x), 256);
+    let dot_rows = [
+        ("partial-dot", shape),
+        ("dot-warp-shuffle", shape),
+        ("dot-vectorized", shape),
+        ("dot-vectorized", gpu_sized),
+        ("dot-one-launch", gpu_sized),
+    ];
+    // Every result is checked before anything is timed.
+    for (name, shape) in dot_rows.iter().copied().chain([("dot-mutex", shape)]) {
+        let variant = crate::variant(name);
+        let outcome = run_dot(device, variant, &a, &b, shape)?;
+        let check = DotCheck::for_step(variant.kind, outcome.result, &a, &b, shape);
         if !check.is_within() {
             return Err(HarnessError::Invalid(format!(
                 "{name} is wrong on the timing input: {check}"
             )));
         }
     }
-    let repetitions = 10;
     let copy_ms = device
-        .time_device_copy_ms(input_bytes, repetitions)?
+        .time_device_copy_ms(input_bytes, REPETITIONS)?
         .ok_or_else(|| HarnessError::Invalid("the device copy could not be timed".into()))?;
     let mut inputs = TimingInputs::upload(device, &a, &b, shape)?;
-    let kernel_only_ms = inputs.time_partial_dot(device, shape, repetitions, false)?;
-    let with_host_sum_ms = inputs.time_partial_dot(device, shape, repetitions, true)?;
-    let mutex_ms = inputs.time_dot_mutex(device, shape, repetitions)?;
+    let cublas = inputs.time_cublas(device, &a, &b)?;
+    let cublas_ms = cublas.ms();
+
+    let mut lines = vec![(
+        format!("partial-dot kernel alone ({shape})"),
+        inputs.time_dot(
+            device,
+            crate::variant("partial-dot"),
+            shape,
+            REPETITIONS,
+            false,
+        )?,
+    )];
+    let mut climb = Vec::new();
+    for (name, shape) in dot_rows {
+        let variant = crate::variant(name);
+        let ms = inputs.time_dot(device, variant, shape, REPETITIONS, true)?;
+        let what = if variant.kind == Step::OneLaunchDot {
+            format!("{name} ({shape})")
+        } else {
+            format!("{name} + host sum of {} block sums ({shape})", shape.grid.x)
+        };
+        lines.push((what, ms));
+        climb.push((format!("{name}\n{} blocks", shape.grid.x), ms));
+    }
+    lines.push((
+        format!("dot-mutex, c zeroed first ({shape})"),
+        inputs.time_dot_mutex(device, shape, REPETITIONS)?,
+    ));
+    let cublas_line = match &cublas {
+        VendorTiming::Ms(ms) => Some((CUBLAS.to_string(), *ms)),
+        VendorTiming::Unavailable(_) => None,
+    };
+    lines.extend(cublas_line);
+    lines.push((
+        format!("device-to-device copy of both inputs ({input_bytes} bytes)"),
+        copy_ms,
+    ));
 
     let gb = input_bytes as f64 / 1e9;
-    let lines = [
-        (format!("partial-dot kernel ({shape})"), kernel_only_ms),
-        (
-            format!(
-                "partial-dot + copy of {} block sums + host sum",
-                shape.grid.x
+    let mut rows: Vec<Vec<String>> = lines
+        .iter()
+        .map(|(name, ms)| {
+            vec![
+                name.clone(),
+                format!("{ms:.3}"),
+                format!("{:.1}", gb / (ms / 1e3)),
+                cublas_ms.map_or_else(|| "—".to_string(), |r| format!("{:.2}", r / ms)),
+                format!("{:.2}", ms / copy_ms),
+            ]
+        })
+        .collect();
+    if let VendorTiming::Unavailable(why) = &cublas {
+        rows.push(vec![
+            CUBLAS.to_string(),
+            why.clone(),
+            "—".into(),
+            "—".into(),
+            "—".into(),
+        ]);
+    }
+    let rendered = table(
+        &[
+            "what",
+            "ms",
+            "input GB/s",
+            "× cuBLAS's rate",
+            "time ÷ copy time",
+        ],
+        rows,
+    );
+    say(page, &rendered);
+    let how = "every result, cuBLAS's too, was checked against the CPU first; rows with a host sum include copying the block sums back and adding them; × cuBLAS's rate is cuBLAS's time over the row's; the copy reads and writes the same bytes in the same run";
+    say(page, how);
+    if let Some(reference) = cublas_ms {
+        let chart = options.out.join("climb.svg");
+        let labels: Vec<String> = climb.iter().map(|(name, _)| name.clone()).collect();
+        let ratios: Vec<f64> = climb.iter().map(|(_, ms)| reference / ms).collect();
+        grouped_bars_svg(
+            &chart,
+            &format!(
+                "dot product on {}: rate ÷ cuBLAS cublasSdot's",
+                device.name()
             ),
-            with_host_sum_ms,
-        ),
-        (format!("dot-mutex, c zeroed first ({shape})"), mutex_ms),
-        (
-            format!("device-to-device copy of both inputs ({input_bytes} bytes)"),
-            copy_ms,
-        ),
-    ];
-    let rows = lines.iter().map(|(name, ms)| {
-        vec![
-            name.clone(),
-            format!("{ms:.3}"),
-            format!("{:.1}", gb / (ms / 1e3)),
-            format!("{:.2}", ms / copy_ms),
-        ]
-    });
-    say(
-        page,
-        &table(&["what", "ms", "input GB/s", "time ÷ copy time"], rows),
-    );
-    say(
-        page,
-        "both dot results were checked against the CPU first; the copy reads and writes the same bytes in the same run",
-    );
+            &labels,
+            &[("× cuBLAS's rate", ratios)],
+            "× cuBLAS's rate",
+        )?;
+        say(page, &format!("chart: {}", chart.display()));
+    }
     flush(page, out)?;
-    blocks_sweep(device, &mut inputs, options, page)
+    let sweep = blocks_sweep(device, &mut inputs, options, page)?;
+    let file = write_gpu_table(
+        &options.out,
+        device.name(),
+        "ch5-mutex-dot --backend cuda",
+        &format!(
+            "two vectors of {n} floats, seed {}; {REPETITIONS} timed launches after one warm-up, CUDA events; cuBLAS in the same process",
+            options.seed
+        ),
+        &format!("{rendered}\n\nBlocks-per-grid sweep, 256 threads per block:\n\n{sweep}"),
+    )?;
+    say(page, &format!("tables for the book: {}", file.display()));
+    Ok(())
 }
+
+/// Timed launches per row, after one warm-up.
+pub const REPETITIONS: u32 = 10;
+/// The reference row's name.
+pub const CUBLAS: &str = "cuBLAS cublasSdot";
 
 /// The timing section's inputs and outputs, on the device once for every timed launch.
 struct TimingInputs {
@@ -311,6 +431,61 @@ impl TimingInputs {
         })
     }
 
+    /// cuBLAS on the same vectors, its result checked under the bound for any summation order.
+    fn time_cublas(&mut self, device: &mut Device, a: &[f32], b: &[f32]) -> Result<VendorTiming> {
+        let timing = device.sdot_reference_ms(&self.a, &self.b, &mut self.c, REPETITIONS)?;
+        if timing.ms().is_some() {
+            let got = device
+                .download(&self.c)?
+                .first()
+                .copied()
+                .unwrap_or_default();
+            let error = (f64::from(got) - dot_f64(a, b)).abs();
+            let bound = bounds::sum_f32(a.len() as u64, abs_dot_f64(a, b));
+            if error > bound {
+                return Err(HarnessError::Invalid(format!(
+                    "cuBLAS's dot product {got} is off by {error:.2e}, more than any summation order allows ({bound:.2e})"
+                )));
+            }
+        }
+        Ok(timing)
+    }
+
+    /// A dot kernel of `variant` on `shape`; for the kernels that leave block sums, with them
+    /// read back and added on the host when `with_host_sum`.
+    fn time_dot(
+        &self,
+        device: &mut Device,
+        variant: &Ch5Variant,
+        shape: LaunchShape,
+        repetitions: u32,
+        with_host_sum: bool,
+    ) -> Result<f64> {
+        check_block_for(variant, shape)?;
+        let kernel = variant.kernel;
+        let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
+        let count = device.zeros::<u32>(1, "count")?;
+        let one_launch = variant.kind == Step::OneLaunchDot;
+        let mut args = vec![
+            Arg::from(&self.a),
+            Arg::from(&self.b),
+            Arg::U32(self.length),
+            Arg::from(&partial),
+        ];
+        if one_launch {
+            args.extend([Arg::from(&count), Arg::from(&self.c)]);
+        }
+        Ok(device
+            .time_ms(repetitions, |device| {
+                device.launch_async(&kernel, shape, &args)?;
+                if with_host_sum && !one_launch {
+                    std::hint::black_box(host_sum_f32(&device.download(&partial)?));
+                }
+                Ok(())
+            })?
+            .unwrap_or(f64::NAN))
+    }
+
     /// partial-dot's kernel alone, or with the block sums read back and added on the host.
     fn time_partial_dot(
         &self,
@@ -319,23 +494,13 @@ impl TimingInputs {
         repetitions: u32,
         with_host_sum: bool,
     ) -> Result<f64> {
-        let kernel = crate::variant("partial-dot").kernel;
-        let partial = device.zeros::<f32>(shape.grid.x as usize, "partial")?;
-        let args = [
-            Arg::from(&self.a),
-            Arg::from(&self.b),
-            Arg::U32(self.length),
-            Arg::from(&partial),
-        ];
-        Ok(device
-            .time_ms(repetitions, |device| {
-                device.launch_async(&kernel, shape, &args)?;
-                if with_host_sum {
-                    std::hint::black_box(host_sum_f32(&device.download(&partial)?));
-                }
-                Ok(())
-            })?
-            .unwrap_or(f64::NAN))
+        self.time_dot(
+            device,
+            crate::variant("partial-dot"),
+            shape,
+            repetitions,
+            with_host_sum,
+        )
     }
 
     /// dot-mutex, with the zeroing of `c` every launch needs.
@@ -377,7 +542,7 @@ fn blocks_sweep(
     inputs: &mut TimingInputs,
     options: &Options,
     page: &mut String,
-) -> Result<()> {
+) -> Result<String> {
     let blocks: Vec<u32> = (4..=14).map(|power| 1u32 << power).collect();
     let bar = progress(blocks.len() as u64, "blocks-per-grid sweep");
     let mut rows = Vec::new();
@@ -400,18 +565,16 @@ fn blocks_sweep(
         page,
         "blocks-per-grid sweep, 256 threads per block: one lock acquisition per block, so the mutex's cost grows with the grid",
     );
-    say(
-        page,
-        &table(
-            &[
-                "blocks",
-                "partial-dot + host sum ms",
-                "dot-mutex ms",
-                "mutex ÷ partial",
-            ],
-            rows,
-        ),
+    let rendered = table(
+        &[
+            "blocks",
+            "partial-dot + host sum ms",
+            "dot-mutex ms",
+            "mutex ÷ partial",
+        ],
+        rows,
     );
+    say(page, &rendered);
     let best = mutex_points
         .iter()
         .enumerate()
@@ -427,5 +590,5 @@ fn blocks_sweep(
         best,
     )?;
     say(page, &format!("plot: {}", plot.display()));
-    Ok(())
+    Ok(rendered)
 }
