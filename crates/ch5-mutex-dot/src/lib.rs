@@ -530,6 +530,19 @@ mod tests {
         let shape = LaunchShape::linear(16, 256);
         assert_eq!(dot_depth(16 * 256 * 4, shape), 1 + 4 + 8 + 16);
         assert_eq!(dot_depth(0, LaunchShape::linear(1, 1)), 2);
+        // float4s: two loop steps of 4 products and one from the tail, then the same stages
+        let n = 16 * 256 * 8;
+        let vectorized = Step::WarpPartialDot { vectorized: true };
+        assert_eq!(step_depth(vectorized, n, shape), 1 + (4 * 2 + 1) + 8 + 16);
+        assert_eq!(
+            step_depth(Step::WarpPartialDot { vectorized: false }, n, shape),
+            dot_depth(n, shape)
+        );
+        // one launch: 16 block sums spread over 256 threads (one each), then a second tree
+        assert_eq!(
+            step_depth(Step::OneLaunchDot, n, shape),
+            1 + (4 * 2 + 1) + 8 + 1 + 8
+        );
     }
 
     #[test]

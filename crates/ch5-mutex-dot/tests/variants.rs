@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use ch5_mutex_dot::walkthrough::DOT_SHAPE;
 use ch5_mutex_dot::{
-    Data, DotCheck, LOOSE_RELATIVE_TOLERANCE, Step, VARIANTS, dot_depth, run_dot, run_increment,
+    Data, DotCheck, LOOSE_RELATIVE_TOLERANCE, VARIANTS, dot_depth, run_dot, run_increment,
     run_lock_order, variant, vectors,
 };
 use common::{any_threads, blocks, cases, data, device, length, power_of_two_threads, schedule};
@@ -20,7 +20,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 6);
+    assert_eq!(VARIANTS.len(), 9);
 }
 
 fn set_schedule(device: &mut Device, schedule: Schedule) {
@@ -149,17 +149,18 @@ fn fixed_dot_products_match_the_cpu_within_the_bound() {
     );
     for fixed in VARIANTS
         .iter()
-        .filter(|v| v.expect.is_correct() && matches!(v.kind, Step::PartialDot | Step::DotMutex))
+        .filter(|v| v.expect.is_correct() && v.kind.is_dot())
     {
         let mut runner = TestRunner::new(cases(is_cuda, 64, 20, file!()));
         runner
             .run(&strategy, |(len, data, seed, blocks, threads, schedule)| {
                 let (a, b) = vectors(len, data, seed);
+                let threads = threads.max(fixed.kind.min_threads());
                 let shape = LaunchShape::linear(blocks, threads);
                 let device = &mut *cell.borrow_mut();
                 set_schedule(device, schedule);
                 let outcome = run_dot(device, fixed, &a, &b, shape).map_err(fail)?;
-                let check = DotCheck::new(outcome.result, &a, &b, shape);
+                let check = DotCheck::for_step(fixed.kind, outcome.result, &a, &b, shape);
                 prop_assert!(
                     check.is_within(),
                     "{} on {shape}, {data:?}, {schedule:?}: {check}",
@@ -271,6 +272,19 @@ fn launches_the_dot_kernels_cannot_take_are_refused_in_one_sentence() {
         assert!(error.contains(expected), "{error}");
         assert!(!error.contains('\n'), "{error}");
     }
+    let error = run_dot(
+        &mut device,
+        variant("dot-warp-shuffle"),
+        &a,
+        &b,
+        LaunchShape::linear(4, 16),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "dot-warp-shuffle adds with warp shuffles and needs blocks of at least 32 threads, not 16"
+    );
     let error = run_dot(&mut device, variant("partial-dot"), &a, &b[..99], DOT_SHAPE)
         .unwrap_err()
         .to_string();

@@ -154,7 +154,7 @@ pub const VARIANTS: &[Ch7Variant] = &[
         name: "warp-tiling",
         kernel: kernel!("ch7_matmul", "10_warp_tiling", "matmul_warp_tiling"),
         expect: Expect::Correct,
-        summary: "each warp owns a 64 × 32 piece of the tile, each thread four 4 × 4 blocks of it: no bank conflicts",
+        summary: "each warp owns a 64 × 32 piece of the tile, each thread four 4 × 4 blocks of it; indices computed once",
         kind: Step::Climb(Tiling {
             tile_m: 128,
             tile_n: 128,
@@ -170,8 +170,20 @@ pub const VARIANTS: &[Ch7Variant] = &[
         kind: Step::Climb(Tiling {
             tile_m: 128,
             tile_n: 128,
-            tile_k: 16,
+            tile_k: 8,
             threads: 256,
+        }),
+    },
+    Variant {
+        name: "tuned-tiles",
+        kernel: kernel!("ch7_matmul", "12_tuned_tiles", "matmul_tuned_tiles"),
+        expect: Expect::Correct,
+        summary: "the tile shape a sweep picked: 4 warps of 64 × 64, each thread an 8 × 16 block of C",
+        kind: Step::Climb(Tiling {
+            tile_m: 128,
+            tile_n: 128,
+            tile_k: 8,
+            threads: 128,
         }),
     },
 ];

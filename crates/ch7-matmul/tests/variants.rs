@@ -7,10 +7,10 @@ mod common;
 use std::cell::RefCell;
 
 use ch7_matmul::{
-    Dims, MatmulCheck, Plan, Step, TILE, VARIANTS, covering_shape, guard_for, matmul_f64,
-    random_matrix, run_matmul, run_pipeline, tiled_shape, variant,
+    Ch7Variant, Dims, MatmulCheck, Plan, Step, TILE, Tiling, VARIANTS, covering_shape, guard_for,
+    matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_shape, variant,
 };
-use common::{block, cases, device, fail, side};
+use common::{block, cases, device, fail, schedule, side};
 use harness::{EmuSettings, Expect, Schedule};
 use proptest::prelude::*;
 use proptest::test_runner::{TestError, TestRunner};
@@ -30,7 +30,7 @@ fn largest_side(is_cuda: bool) -> u32 {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 6);
+    assert_eq!(VARIANTS.len(), 12);
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn fixed_kernels_match_the_cpu_on_any_size_and_block() {
     );
     for fixed in VARIANTS
         .iter()
-        .filter(|v| v.expect.is_correct() && v.kind != Step::Pipeline)
+        .filter(|v| v.expect.is_correct() && matches!(v.kind, Step::Naive | Step::Tiled))
     {
         let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
         runner
@@ -72,6 +72,130 @@ fn fixed_kernels_match_the_cpu_on_any_size_and_block() {
                 Ok(())
             })
             .unwrap_or_else(|error| panic!("{}: {error}", fixed.name));
+    }
+}
+
+fn climb() -> impl Iterator<Item = (&'static Ch7Variant, Tiling)> {
+    VARIANTS.iter().filter_map(|v| match v.kind {
+        Step::Climb(tiling) => Some((v, tiling)),
+        _ => None,
+    })
+}
+
+/// The climb's sizes: multiples of the tile, one or two tiles of C a side and one to three
+/// steps along K on the emulator (a 128 × 128 tile is already 16,384 elements), up to 4 tiles
+/// and 16 steps on a GPU, where the f64 reference on the CPU is the slow part; the loads,
+/// barriers and double buffers all cycle.
+fn climb_dims(tiling: Tiling, is_cuda: bool) -> impl Strategy<Value = Dims> {
+    let tiles = if is_cuda { 4u32 } else { 2 };
+    let steps = if is_cuda { 16u32 } else { 3 };
+    (1..=tiles, 1..=tiles, 1..=steps).prop_map(move |(m, n, k)| {
+        Dims::new(m * tiling.tile_m, n * tiling.tile_n, k * tiling.tile_k)
+    })
+}
+
+/// Every climb kernel on every size it allows (multiples of its tile): the f64 reference under
+/// the same bound as the other kernels, and silent checkers under the schedule drawn.
+#[test]
+fn climb_kernels_match_the_cpu_on_every_size_they_allow() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    for (fixed, tiling) in climb() {
+        let mut runner = TestRunner::new(cases(is_cuda, 32, 4, file!()));
+        runner
+            .run(
+                &(climb_dims(tiling, is_cuda), schedule(), any::<u64>()),
+                |(dims, schedule, seed)| {
+                    let (a, b) = inputs(dims, seed);
+                    let (want, scale) = matmul_f64(&a, &b, dims);
+                    let device = &mut *cell.borrow_mut();
+                    let outcome = device
+                        .with_schedule(schedule, |device| {
+                            run_matmul(device, fixed, &a, &b, dims, tiling.shape(dims), 0)
+                        })
+                        .map_err(fail)?;
+                    let check = MatmulCheck::new(&outcome.result, &want, &scale, dims.k);
+                    prop_assert!(
+                        check.is_match(),
+                        "{} {dims} {schedule:?}: {check}",
+                        fixed.name
+                    );
+                    prop_assert!(
+                        outcome.report.is_clean(),
+                        "{} {schedule:?}: {:?}",
+                        fixed.name,
+                        outcome.report.findings
+                    );
+                    Ok(())
+                },
+            )
+            .unwrap_or_else(|error| panic!("{}: {error}", fixed.name));
+    }
+}
+
+/// Whatever proptest draws, each climb kernel also runs once under each of the emulator's
+/// three schedules, with a K of three steps (two buffer swaps).
+#[test]
+fn climb_kernels_are_right_and_silent_under_every_schedule() {
+    let mut device = device();
+    if device.kind().is_cuda() {
+        eprintln!("the schedules are the emulator's; the GPU cases run in the test above");
+        return;
+    }
+    for (fixed, tiling) in climb() {
+        let dims = Dims::new(tiling.tile_m, tiling.tile_n, 3 * tiling.tile_k);
+        let (a, b) = inputs(dims, 11);
+        let (want, scale) = matmul_f64(&a, &b, dims);
+        for schedule in [
+            Schedule::Hardware,
+            Schedule::Random { seed: 7 },
+            Schedule::Adversarial { seed: 7 },
+        ] {
+            let outcome = device
+                .with_schedule(schedule, |device| {
+                    run_matmul(device, fixed, &a, &b, dims, tiling.shape(dims), 0)
+                })
+                .unwrap();
+            let check = MatmulCheck::new(&outcome.result, &want, &scale, dims.k);
+            assert!(check.is_match(), "{} {schedule:?}: {check}", fixed.name);
+            assert!(
+                outcome.report.is_clean(),
+                "{} {schedule:?}: {:?}",
+                fixed.name,
+                outcome.report.findings
+            );
+        }
+    }
+}
+
+/// The climb kernels have no bounds checks, so the host refuses what they do not allow.
+#[test]
+fn climb_kernels_refuse_sizes_and_launches_they_do_not_allow() {
+    let mut device = device();
+    for (fixed, tiling) in climb() {
+        for dims in [
+            Dims::new(tiling.tile_m + 1, tiling.tile_n, tiling.tile_k),
+            Dims::new(tiling.tile_m, tiling.tile_n / 2, tiling.tile_k),
+            Dims::new(tiling.tile_m, tiling.tile_n, tiling.tile_k + 4),
+        ] {
+            let (a, b) = inputs(dims, 1);
+            let error = run_matmul(&mut device, fixed, &a, &b, dims, tiled_shape(dims), 0)
+                .unwrap_err()
+                .to_string();
+            assert_eq!(
+                error,
+                format!(
+                    "{} needs M and N multiples of {} and {} and K a multiple of {}, which {dims} is not",
+                    fixed.name, tiling.tile_m, tiling.tile_n, tiling.tile_k
+                )
+            );
+        }
+        let dims = Dims::new(tiling.tile_m, tiling.tile_n, tiling.tile_k);
+        let (a, b) = inputs(dims, 1);
+        let error = run_matmul(&mut device, fixed, &a, &b, dims, tiled_shape(dims), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("runs only as"), "{error}");
     }
 }
 
