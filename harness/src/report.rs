@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use comfy_table::{Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
+pub use plotters::chart::SeriesLabelPosition;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -74,13 +75,33 @@ fn plot_error(path: &Path, error: impl std::fmt::Display) -> HarnessError {
 }
 
 /// Bars for each label, one colour per series side by side: e.g. lowercase and uppercase
-/// counts for each letter.
+/// counts for each letter. The legend sits at the right, halfway up.
 pub fn grouped_bars_svg(
     path: &Path,
     title: &str,
     labels: &[String],
     series: &[(&str, Vec<f64>)],
     y_label: &str,
+) -> Result<()> {
+    grouped_bars_svg_with_legend(
+        path,
+        title,
+        labels,
+        series,
+        y_label,
+        Some(SeriesLabelPosition::MiddleRight),
+    )
+}
+
+/// [`grouped_bars_svg`] with the legend where the bars leave room for it, or none (one series
+/// needs no legend): a climb's tallest bars are on the right, so its legend goes upper left.
+pub fn grouped_bars_svg_with_legend(
+    path: &Path,
+    title: &str,
+    labels: &[String],
+    series: &[(&str, Vec<f64>)],
+    y_label: &str,
+    legend: Option<SeriesLabelPosition>,
 ) -> Result<()> {
     let top = series
         .iter()
@@ -127,12 +148,15 @@ pub fn grouped_bars_svg(
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(|e| plot_error(path, e))?;
+    if let Some(position) = legend {
+        chart
+            .configure_series_labels()
+            .position(position)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| plot_error(path, e))?;
+    }
     root.present().map_err(|e| plot_error(path, e))
 }
 
@@ -327,6 +351,17 @@ mod tests {
         .unwrap();
         let svg = std::fs::read_to_string(&bars).unwrap();
         assert!(svg.starts_with("<svg") && svg.contains("letters") && svg.contains("lower"));
+        grouped_bars_svg_with_legend(
+            &bars,
+            "climb",
+            &labels,
+            &[("only", vec![0.5, 1.0])],
+            "ratio",
+            None,
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&bars).unwrap();
+        assert!(svg.contains("climb") && !svg.contains("only"), "{svg}");
         let sweep = dir.join("sweep.svg");
         sweep_svg(
             &sweep,

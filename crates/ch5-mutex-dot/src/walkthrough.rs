@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use harness::report::{grouped_bars_svg, progress, sweep_svg, table, write_gpu_table};
+use harness::report::{grouped_bars_svg_with_legend, progress, sweep_svg, table, write_gpu_table};
 use harness::verify::bounds;
 use harness::walk::{
     checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
@@ -323,7 +323,7 @@ fn timing_section(
             format!("{name} + host sum of {} block sums ({shape})", shape.grid.x)
         };
         lines.push((what, ms));
-        climb.push((format!("{name}\n{} blocks", shape.grid.x), ms));
+        climb.push((format!("{name}, {} blocks", shape.grid.x), ms));
     }
     lines.push((
         format!("dot-mutex, c zeroed first ({shape})"),
@@ -378,7 +378,7 @@ fn timing_section(
         let chart = options.out.join("climb.svg");
         let labels: Vec<String> = climb.iter().map(|(name, _)| name.clone()).collect();
         let ratios: Vec<f64> = climb.iter().map(|(_, ms)| reference / ms).collect();
-        grouped_bars_svg(
+        grouped_bars_svg_with_legend(
             &chart,
             &format!(
                 "dot product on {}: rate ÷ cuBLAS cublasSdot's",
@@ -387,6 +387,7 @@ fn timing_section(
             &labels,
             &[("× cuBLAS's rate", ratios)],
             "× cuBLAS's rate",
+            None,
         )?;
         say(page, &format!("chart: {}", chart.display()));
     }

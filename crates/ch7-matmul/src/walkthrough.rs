@@ -3,7 +3,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use harness::report::{grouped_bars_svg, progress, table, write_gpu_table};
+use harness::report::{
+    SeriesLabelPosition, grouped_bars_svg_with_legend, progress, table, write_gpu_table,
+};
 use harness::walk::{checker_section, flush, heading, opening, say, selected};
 use harness::{Arg, Device, HarnessError, LaunchShape, Result, Schedule, VendorTiming};
 
@@ -553,7 +555,7 @@ fn timing_section(
         device.name(),
         "ch7-matmul --backend cuda",
         &format!(
-            "A, B and C {side} × {side} f32 in the first table, {} plans as given; mean of {REPETITIONS} runs after a warm-up, CUDA events; cuBLAS in the same process",
+            "A, B and C {side} × {side} f32 in the first table, the pipeline in {}; mean of {REPETITIONS} runs after a warm-up, CUDA events; cuBLAS in the same process",
             options.plan
         ),
         &format!(
@@ -683,12 +685,13 @@ fn climb_chart(path: &Path, gpu: &str, by_side: &[(u32, Vec<Timed>)]) -> Result<
             (name.as_str(), percents)
         })
         .collect();
-    grouped_bars_svg(
+    grouped_bars_svg_with_legend(
         path,
         &format!("SGEMM on {gpu}: % of cuBLAS cublasSgemm, same run"),
         &labels,
         &series,
         "% of cuBLAS",
+        Some(SeriesLabelPosition::UpperLeft),
     )
 }
 
