@@ -48,7 +48,9 @@ pub struct Tiling {
 impl Tiling {
     /// The sizes the kernel allows: M and N multiples of its tile, K of its step along K.
     pub fn allows(self, dims: Dims) -> bool {
-        dims.m % self.tile_m == 0 && dims.n % self.tile_n == 0 && dims.k % self.tile_k == 0
+        dims.m.is_multiple_of(self.tile_m)
+            && dims.n.is_multiple_of(self.tile_n)
+            && dims.k.is_multiple_of(self.tile_k)
     }
 
     /// The one launch the kernel runs with: a block per tile of C.
