@@ -205,9 +205,9 @@ impl Exercise {
     pub fn starting_text(&self) -> String {
         let mut text = self.header();
         let body = match self.start {
-            Start::Fix(kernel) => learner_view(kernel.source),
+            Start::Fix(kernel) => learner_view(kernel.source, false),
             Start::Write { reference, todo } => {
-                blank_body(&learner_view(reference.source), reference.entry, todo)
+                blank_body(&learner_view(reference.source, true), reference.entry, todo)
             }
         };
         text.push_str(&body);
@@ -224,7 +224,8 @@ impl Exercise {
                 let kernel = self.start.kernel();
                 let bug = kernel.bug_line()? as usize;
                 let header = self.header().lines().count();
-                learner_line_of(kernel.source, bug).map(|line| (header + line) as u32)
+                let keep_header = matches!(self.start, Start::Write { .. });
+                learner_line_of(kernel.source, bug, keep_header).map(|line| (header + line) as u32)
             }
         }
     }
@@ -251,45 +252,48 @@ impl Exercise {
         ));
         header.push_str("// ");
         header.push_str(&"-".repeat(WIDTH - 3));
-        header.push('\n');
+        header.push_str("\n\n");
         header
     }
 }
 
-/// A chapter kernel as the learner sees it: no first-line label, no `// BUG:` comments, no
-/// `// ANCHOR` lines.
-pub fn learner_view(source: &str) -> String {
-    let mut out = String::new();
+/// A chapter kernel as the learner sees it: no `// BUG:` comments, no `// ANCHOR` lines, and no
+/// first-line label. A kernel to fix also loses the rest of its opening comment: the chapter's
+/// `Thread mapping:` and `Launch:` lines describe the broken launch and often name the fix, and
+/// the statement says how the host launches it now.
+pub fn learner_view(source: &str, keep_header: bool) -> String {
+    kept_lines(source, keep_header)
+        .into_iter()
+        .map(|(_, line)| line + "\n")
+        .collect()
+}
+
+/// The lines [`learner_view`] keeps, each with its 1-based line number in `source`.
+fn kept_lines(source: &str, keep_header: bool) -> Vec<(usize, String)> {
+    let mut kept = Vec::new();
+    let mut in_header = true;
     for (index, line) in source.lines().enumerate() {
+        let is_comment = line.trim_start().starts_with("//");
+        in_header &= is_comment;
         let is_label =
             index == 0 && (line.starts_with("// BROKEN") || line.starts_with("// FIXED"));
-        if is_label || line.trim_start().starts_with("// ANCHOR") {
+        if is_label || (in_header && !keep_header) || line.trim_start().starts_with("// ANCHOR") {
             continue;
         }
-        out.push_str(&strip_bug_comment(line));
-        out.push('\n');
+        if kept.is_empty() && line.trim().is_empty() {
+            continue;
+        }
+        kept.push((index + 1, strip_bug_comment(line)));
     }
-    out
+    kept
 }
 
 /// The 1-based line in [`learner_view`] of the kernel's line `line`, or `None` if it was dropped.
-fn learner_line_of(source: &str, line: usize) -> Option<usize> {
-    let mut kept = 0;
-    for (index, text) in source.lines().enumerate() {
-        let is_label =
-            index == 0 && (text.starts_with("// BROKEN") || text.starts_with("// FIXED"));
-        if is_label || text.trim_start().starts_with("// ANCHOR") {
-            if index + 1 == line {
-                return None;
-            }
-            continue;
-        }
-        kept += 1;
-        if index + 1 == line {
-            return Some(kept);
-        }
-    }
-    None
+fn learner_line_of(source: &str, line: usize, keep_header: bool) -> Option<usize> {
+    kept_lines(source, keep_header)
+        .iter()
+        .position(|(original, _)| *original == line)
+        .map(|index| index + 1)
 }
 
 fn strip_bug_comment(line: &str) -> String {
@@ -392,13 +396,17 @@ mod tests {
 
     #[test]
     fn the_learner_sees_no_label_marker_or_anchor() {
-        let view = learner_view(KERNEL);
         assert_eq!(
-            view,
+            learner_view(KERNEL, false),
+            "extern \"C\" __global__ void racy(int *x)\n{\n    x[0] = x[0] + 1;\n}\n"
+        );
+        assert_eq!(learner_line_of(KERNEL, 7, false), Some(3));
+        assert_eq!(learner_line_of(KERNEL, 4, false), None);
+        assert_eq!(
+            learner_view(KERNEL, true),
             "// Thread mapping: one\n\nextern \"C\" __global__ void racy(int *x)\n{\n    x[0] = x[0] + 1;\n}\n"
         );
-        assert_eq!(learner_line_of(KERNEL, 7), Some(5));
-        assert_eq!(learner_line_of(KERNEL, 4), None);
+        assert_eq!(learner_line_of(KERNEL, 7, true), Some(5));
     }
 
     #[test]

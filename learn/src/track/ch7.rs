@@ -119,7 +119,7 @@ impl Check for Naive {
     fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
         let fixed = variant("naive");
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
-        let largest = budget.size(40, 700);
+        let largest = budget.size(40, 300);
         let strategy = (
             side(largest),
             side(largest),
@@ -146,7 +146,7 @@ impl Check for Tiled {
     fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
         let fixed = variant("tiled");
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
-        let largest = budget.size(40, 700);
+        let largest = budget.size(40, 300);
         let strategy = (side(largest), side(largest), side(largest), any::<u64>());
         property::run(device, budget, strategy, |device, &(m, n, k, seed)| {
             let dims = Dims::new(m, n, k);
