@@ -61,3 +61,20 @@ pub fn floats(len: usize, scale: f32, seed: u64) -> Vec<f32> {
     let mut rng = harness::cli::seeded_rng(seed);
     (0..len).map(|_| rng.random_range(-scale..scale)).collect()
 }
+
+/// `(n, threads)` for a one-block scan: from the fewest threads it needs to a full block.
+pub fn one_block_case(limit: usize, exclusive: bool) -> impl Strategy<Value = (usize, u32)> {
+    length(limit).prop_flat_map(move |n| {
+        let needed = if exclusive {
+            crate::padded_len(n) / 2
+        } else {
+            n
+        };
+        (Just(n), (needed.max(1) as u32)..=1024)
+    })
+}
+
+/// Blocks of the large-array scan: a power of two from a warp to the largest block.
+pub fn tile_threads() -> impl Strategy<Value = u32> {
+    prop::sample::select(vec![32u32, 64, 128, 256, 512, 1024])
+}

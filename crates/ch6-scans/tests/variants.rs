@@ -11,7 +11,7 @@ use ch6_scans::{
     hillis_steele_counted, inclusive_scan, large_scan_depth, padded_len, run_convert,
     run_grid_inclusive, run_large_scan, run_multi_launch, run_one_block, variant,
 };
-use common::{cases, device, floats, length, values, values_kind};
+use common::{cases, device, floats, length, one_block_case, tile_threads, values, values_kind};
 use harness::testing::assert_bug_line_named;
 use harness::verify::{bounds, compare_exact, compare_within};
 use harness::{EmuSettings, Expect, HarnessError, Schedule};
@@ -41,14 +41,6 @@ proptest! {
             prop_assert_eq!(inclusive[i], exclusive[i].wrapping_add(x[i]));
         }
     }
-}
-
-/// Threads for a one-block variant: from the fewest it needs to a full block.
-fn one_block_case(limit: usize, exclusive: bool) -> impl Strategy<Value = (usize, u32)> {
-    length(limit).prop_flat_map(move |n| {
-        let needed = if exclusive { padded_len(n) / 2 } else { n };
-        (Just(n), (needed.max(1) as u32)..=1024)
-    })
 }
 
 #[test]
@@ -125,10 +117,6 @@ fn multi_launch_blelloch_matches_the_cpu_for_any_length() {
             Ok(())
         })
         .unwrap();
-}
-
-fn tile_threads() -> impl Strategy<Value = u32> {
-    prop::sample::select(vec![32u32, 64, 128, 256, 512, 1024])
 }
 
 #[test]

@@ -1,0 +1,197 @@
+//! `cargo learn` and its subcommands.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use harness::BackendChoice;
+
+use crate::check::{Failure, Options, check_source};
+use crate::exercise::{Exercise, WIDTH, wrap};
+use crate::progress::Progress;
+use crate::render::{fit, report_lines};
+use crate::track::{find, track};
+use crate::workspace::Workspace;
+
+/// Fix broken CUDA kernels until the checkers are silent. With no command: the next unfinished
+/// exercise, checked again on every save.
+#[derive(Debug, clap::Parser)]
+#[command(name = "cargo learn", version)]
+pub struct Cli {
+    /// The checkout whose exercises/ to use [default: the one this was built from]
+    #[arg(long, global = true)]
+    pub root: Option<PathBuf>,
+
+    /// Where checks run: the emulator always; with auto (or cuda) then also on a GPU
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto, env = "RACETRACK_BACKEND", global = true)]
+    pub backend: BackendChoice,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Every exercise in order: done or not, chapter, name, title
+    List,
+    /// The next hint for an exercise [default: the first one not done]
+    Hint { name: Option<String> },
+    /// Check an exercise once: exit 0 when it passes, 1 when not
+    Check { name: String },
+    /// Put an exercise back to its starting text
+    Reset { name: String },
+}
+
+impl Cli {
+    pub fn workspace(&self) -> Workspace {
+        self.root
+            .clone()
+            .map_or_else(Workspace::repository, Workspace::new)
+    }
+
+    pub fn options(&self) -> Options {
+        Options {
+            backend: self.backend,
+        }
+    }
+}
+
+/// Runs a subcommand, writing what the learner reads to `out`. Watch mode is the binary's.
+pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let workspace = cli.workspace();
+    let written = workspace.ensure_files(track())?;
+    if written > 0 {
+        writeln!(
+            out,
+            "wrote {written} exercise files under exercises/, yours to edit\n(`cargo learn reset NAME` puts one back as it was)\n"
+        )?;
+    }
+    let mut progress = workspace.progress()?;
+    match &cli.command {
+        None => Ok(ExitCode::SUCCESS),
+        Some(Command::List) => {
+            for line in list_lines(&progress) {
+                writeln!(out, "{line}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Hint { name }) => {
+            let exercise = match name {
+                Some(name) => find(name).map_err(anyhow::Error::msg)?,
+                None => match first_unfinished(&progress) {
+                    Some(exercise) => exercise,
+                    None => {
+                        writeln!(
+                            out,
+                            "Every exercise passes: there is nothing left to hint at."
+                        )?;
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                },
+            };
+            let lines = hint_lines(exercise, &mut progress);
+            workspace.save_progress(&progress)?;
+            for line in lines {
+                writeln!(out, "{line}")?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Check { name }) => {
+            let exercise = find(name).map_err(anyhow::Error::msg)?;
+            let source = workspace.read(exercise)?;
+            let report = check_source(exercise, &source, cli.options());
+            if let Err(Failure::NoNvrtc) = report.outcome {
+                anyhow::bail!("{}", crate::render::no_nvrtc_sentence());
+            }
+            progress.record(exercise.name, report.passed());
+            workspace.save_progress(&progress)?;
+            for line in fit(title_lines(exercise)) {
+                writeln!(out, "{line}")?;
+            }
+            for line in report_lines(&report, exercise) {
+                writeln!(out, "{line}")?;
+            }
+            Ok(if report.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Some(Command::Reset { name }) => {
+            let exercise = find(name).map_err(anyhow::Error::msg)?;
+            workspace.write_start(exercise)?;
+            progress.record(exercise.name, false);
+            workspace.save_progress(&progress)?;
+            writeln!(out, "{} is back to its starting text", exercise.path())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The first exercise in track order that has not passed.
+pub fn first_unfinished(progress: &Progress) -> Option<&'static Exercise> {
+    track()
+        .iter()
+        .find(|exercise| !progress.is_done(exercise.name))
+}
+
+/// `racy-increment · ch4 atomics 1/4 · fix it`, the title, and the file.
+pub fn title_lines(exercise: &Exercise) -> Vec<String> {
+    let in_chapter = track()
+        .iter()
+        .filter(|other| other.chapter == exercise.chapter)
+        .count();
+    vec![
+        format!(
+            "{} · {} {}/{} · {}",
+            exercise.name,
+            exercise.chapter,
+            exercise.number,
+            in_chapter,
+            exercise.start.label()
+        ),
+        format!("{}: {}", exercise.title, exercise.path()),
+    ]
+}
+
+/// The whole track, one exercise a line: ✓ done or · not, chapter, name, title.
+pub fn list_lines(progress: &Progress) -> Vec<String> {
+    let width = track().iter().map(|e| e.name.len()).max().unwrap_or(0);
+    let mut lines: Vec<String> = track()
+        .iter()
+        .map(|exercise| {
+            let mark = if progress.is_done(exercise.name) {
+                '✓'
+            } else {
+                '·'
+            };
+            format!(
+                "{mark} {} {:<width$} {}",
+                exercise.chapter.short(),
+                exercise.name,
+                exercise.title
+            )
+        })
+        .collect();
+    let done = track().iter().filter(|e| progress.is_done(e.name)).count();
+    lines.push(String::new());
+    lines.push(format!(
+        "{done} of {} done · `cargo learn check NAME` checks one",
+        track().len()
+    ));
+    fit(lines)
+}
+
+/// Shows the next hint of `exercise` (recorded in `progress`).
+pub fn hint_lines(exercise: &Exercise, progress: &mut Progress) -> Vec<String> {
+    let count = exercise.hints.len();
+    let shown = progress.next_hint(exercise.name, count);
+    let mut lines = vec![format!("hint {shown} of {count} for {}:", exercise.name)];
+    if let Some(hint) = exercise.hints.get(shown - 1) {
+        lines.extend(wrap(hint, WIDTH - 2).into_iter().map(|l| format!("  {l}")));
+    }
+    if shown == count {
+        lines.push("  (that is the last hint; the chapter's fixed kernel is the answer)".into());
+    }
+    fit(lines)
+}

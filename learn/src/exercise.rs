@@ -1,0 +1,436 @@
+//! What an exercise is, and the starting text made from a chapter's kernel.
+
+use std::fmt;
+
+use harness::kernel::line_of_marker;
+use harness::{Expect, KernelSource};
+
+use crate::check::Check;
+
+/// The seven chapters, in book order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Chapter {
+    Map,
+    Reductions,
+    Life,
+    Atomics,
+    MutexDot,
+    Scans,
+    Matmul,
+}
+
+impl Chapter {
+    pub const ALL: [Self; 7] = [
+        Self::Map,
+        Self::Reductions,
+        Self::Life,
+        Self::Atomics,
+        Self::MutexDot,
+        Self::Scans,
+        Self::Matmul,
+    ];
+
+    /// The directory under `kernels/` and `exercises/`.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Self::Map => "ch1_map",
+            Self::Reductions => "ch2_reductions",
+            Self::Life => "ch3_life",
+            Self::Atomics => "ch4_atomics",
+            Self::MutexDot => "ch5_mutex_dot",
+            Self::Scans => "ch6_scans",
+            Self::Matmul => "ch7_matmul",
+        }
+    }
+
+    /// `ch4`.
+    pub fn short(self) -> &'static str {
+        &self.dir()[..3]
+    }
+
+    /// The chapter's book page, under `book/src/`.
+    pub fn page(self) -> &'static str {
+        match self {
+            Self::Map => "ch1-map.md",
+            Self::Reductions => "ch2-reductions.md",
+            Self::Life => "ch3-life.md",
+            Self::Atomics => "ch4-atomics.md",
+            Self::MutexDot => "ch5-mutex-dot.md",
+            Self::Scans => "ch6-scans.md",
+            Self::Matmul => "ch7-matmul.md",
+        }
+    }
+
+    pub fn topic(self) -> &'static str {
+        match self {
+            Self::Map => "maps",
+            Self::Reductions => "reductions",
+            Self::Life => "life",
+            Self::Atomics => "atomics",
+            Self::MutexDot => "mutex and dot",
+            Self::Scans => "scans",
+            Self::Matmul => "matmul",
+        }
+    }
+}
+
+impl fmt::Display for Chapter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.short(), self.topic())
+    }
+}
+
+/// Where the learner's starting file comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Start {
+    /// Fix it: a chapter's broken kernel.
+    Fix(KernelSource),
+    /// Write it: a chapter's reference kernel with the body of its entry emptied to a TODO.
+    Write {
+        reference: KernelSource,
+        todo: &'static str,
+    },
+}
+
+impl Start {
+    pub fn kernel(&self) -> &KernelSource {
+        match self {
+            Self::Fix(kernel) => kernel,
+            Self::Write { reference, .. } => reference,
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::Fix(_) => "fix it",
+            Self::Write { .. } => "write it",
+        }
+    }
+}
+
+/// The line of the starting file a failure must name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// The line that carried the chapter kernel's `// BUG:` marker.
+    Bug,
+    /// The first line containing this text.
+    Containing(&'static str),
+    /// None: a wrong result names no line.
+    Unnamed,
+}
+
+/// How the untouched starting file fails its check; the dev check holds every exercise to it,
+/// so one that passes untouched, or fails for another reason than its statement gives, fails CI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fails {
+    pub expect: Expect,
+    pub line: Line,
+}
+
+impl Fails {
+    /// racecheck, synccheck or memcheck names the `// BUG:` line; or, for a compile error,
+    /// NVRTC's log does.
+    pub const fn at_bug(expect: Expect) -> Self {
+        Self {
+            expect,
+            line: Line::Bug,
+        }
+    }
+
+    pub const fn at(expect: Expect, text: &'static str) -> Self {
+        Self {
+            expect,
+            line: Line::Containing(text),
+        }
+    }
+
+    pub const fn wrong_result() -> Self {
+        Self {
+            expect: Expect::WrongResult,
+            line: Line::Unnamed,
+        }
+    }
+}
+
+/// One exercise of the track.
+pub struct Exercise {
+    /// `cargo learn check NAME`: the chapter variant's name for a fix-it exercise.
+    pub name: &'static str,
+    pub chapter: Chapter,
+    /// 1-based position in its chapter; numbers the file. Set by [`crate::track`].
+    pub number: usize,
+    pub title: &'static str,
+    /// What is wrong or what to write, and how the host launches the kernel.
+    pub statement: &'static str,
+    /// From where to look to what to change.
+    pub hints: &'static [&'static str],
+    /// Shown when the check passes.
+    pub taught: &'static str,
+    pub start: Start,
+    /// The chapter's kernel that passes: the fixed variant, or the reference solution.
+    pub solution: KernelSource,
+    pub fails: Fails,
+    pub check: Box<dyn Check>,
+}
+
+impl fmt::Debug for Exercise {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Exercise")
+            .field("name", &self.name)
+            .field("path", &self.path())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Width of the statement in the file header, and of every screen line.
+pub const WIDTH: usize = 80;
+
+impl Exercise {
+    /// `exercises/ch4_atomics/01_racy_increment.cu`: the chapter kernel's file name, renumbered
+    /// by the exercise's place in its chapter.
+    pub fn path(&self) -> String {
+        let file = self
+            .start
+            .kernel()
+            .path
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let stem = file.split_once('_').map_or(file, |(_, rest)| rest);
+        format!("exercises/{}/{:02}_{stem}", self.chapter.dir(), self.number)
+    }
+
+    /// The file the learner starts from: a header with the statement, then the chapter's kernel
+    /// without its label, `// BUG:` comments and book anchors (or, to write, without the body).
+    pub fn starting_text(&self) -> String {
+        let mut text = self.header();
+        let body = match self.start {
+            Start::Fix(kernel) => learner_view(kernel.source, false),
+            Start::Write { reference, todo } => {
+                blank_body(&learner_view(reference.source, true), reference.entry, todo)
+            }
+        };
+        text.push_str(&body);
+        text
+    }
+
+    /// The line of [`Exercise::starting_text`] the failure of [`Exercise::fails`] must name.
+    pub fn stated_line(&self) -> Option<u32> {
+        let text = self.starting_text();
+        match self.fails.line {
+            Line::Unnamed => None,
+            Line::Containing(needle) => line_of_marker(&text, needle),
+            Line::Bug => {
+                let kernel = self.start.kernel();
+                let bug = kernel.bug_line()? as usize;
+                let header = self.header().lines().count();
+                let keep_header = matches!(self.start, Start::Write { .. });
+                learner_line_of(kernel.source, bug, keep_header).map(|line| (header + line) as u32)
+            }
+        }
+    }
+
+    fn header(&self) -> String {
+        let mut header = format!(
+            "// {} · {}, exercise {} · {}\n//\n",
+            self.name,
+            self.chapter,
+            self.number,
+            self.start.label()
+        );
+        for paragraph in self.statement.split("\n\n") {
+            for line in wrap(paragraph, WIDTH - 3) {
+                header.push_str("// ");
+                header.push_str(&line);
+                header.push('\n');
+            }
+            header.push_str("//\n");
+        }
+        header.push_str(&format!(
+            "// Check it: cargo learn check {}\n// A hint:   cargo learn hint {}\n",
+            self.name, self.name
+        ));
+        header.push_str("// ");
+        header.push_str(&"-".repeat(WIDTH - 3));
+        header.push_str("\n\n");
+        header
+    }
+}
+
+/// A chapter kernel as the learner sees it: no `// BUG:` comments, no `// ANCHOR` lines, and no
+/// first-line label. A kernel to fix also loses the rest of its opening comment: the chapter's
+/// `Thread mapping:` and `Launch:` lines describe the broken launch and often name the fix, and
+/// the statement says how the host launches it now.
+pub fn learner_view(source: &str, keep_header: bool) -> String {
+    kept_lines(source, keep_header)
+        .into_iter()
+        .map(|(_, line)| line + "\n")
+        .collect()
+}
+
+/// The lines [`learner_view`] keeps, each with its 1-based line number in `source`.
+fn kept_lines(source: &str, keep_header: bool) -> Vec<(usize, String)> {
+    let mut kept = Vec::new();
+    let mut in_header = true;
+    for (index, line) in source.lines().enumerate() {
+        let is_comment = line.trim_start().starts_with("//");
+        in_header &= is_comment;
+        let is_label =
+            index == 0 && (line.starts_with("// BROKEN") || line.starts_with("// FIXED"));
+        if is_label || (in_header && !keep_header) || line.trim_start().starts_with("// ANCHOR") {
+            continue;
+        }
+        if kept.is_empty() && line.trim().is_empty() {
+            continue;
+        }
+        kept.push((index + 1, strip_bug_comment(line)));
+    }
+    kept
+}
+
+/// The 1-based line in [`learner_view`] of the kernel's line `line`, or `None` if it was dropped.
+fn learner_line_of(source: &str, line: usize, keep_header: bool) -> Option<usize> {
+    kept_lines(source, keep_header)
+        .iter()
+        .position(|(original, _)| *original == line)
+        .map(|index| index + 1)
+}
+
+fn strip_bug_comment(line: &str) -> String {
+    match line.find("// BUG:") {
+        Some(at) => line[..at].trim_end().to_string(),
+        None => line.to_string(),
+    }
+}
+
+/// `source` with the body of `entry` replaced by a TODO: what a "write it" exercise starts from.
+pub fn blank_body(source: &str, entry: &str, todo: &str) -> String {
+    let Some(name_at) = find_definition(source, entry) else {
+        return source.to_string();
+    };
+    let Some(open) = source[name_at..].find('{').map(|at| name_at + at) else {
+        return source.to_string();
+    };
+    let mut depth = 0usize;
+    let mut close = None;
+    for (offset, c) in source[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    close = Some(open + offset);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(close) = close else {
+        return source.to_string();
+    };
+    let mut todo_lines = String::new();
+    for (index, line) in wrap(todo, WIDTH - 12).iter().enumerate() {
+        todo_lines.push_str(if index == 0 {
+            "    // TODO: "
+        } else {
+            "    //       "
+        });
+        todo_lines.push_str(line);
+        todo_lines.push('\n');
+    }
+    format!(
+        "{}{{\n{todo_lines}}}{}",
+        &source[..open],
+        &source[close + 1..]
+    )
+}
+
+/// Where `entry(` is defined: the name followed by its parameter list.
+fn find_definition(source: &str, entry: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = source[from..].find(entry) {
+        let start = from + at;
+        let after = &source[start + entry.len()..];
+        let before_ok = source[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric() && c != '_');
+        if before_ok && after.trim_start().starts_with('(') {
+            return Some(start);
+        }
+        from = start + entry.len();
+    }
+    None
+}
+
+/// Greedy word wrap to `width` columns (counted in chars).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let needed = if line.is_empty() {
+            word.chars().count()
+        } else {
+            line.chars().count() + 1 + word.chars().count()
+        };
+        if needed > width && !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KERNEL: &str = "// BROKEN(race): lost updates — fixed in 02_atomic_increment.cu\n// Thread mapping: one\n\n// ANCHOR: kernel\nextern \"C\" __global__ void racy(int *x)\n{\n    x[0] = x[0] + 1; // BUG: read, add, write\n}\n// ANCHOR_END: kernel\n";
+
+    #[test]
+    fn the_learner_sees_no_label_marker_or_anchor() {
+        assert_eq!(
+            learner_view(KERNEL, false),
+            "extern \"C\" __global__ void racy(int *x)\n{\n    x[0] = x[0] + 1;\n}\n"
+        );
+        assert_eq!(learner_line_of(KERNEL, 7, false), Some(3));
+        assert_eq!(learner_line_of(KERNEL, 4, false), None);
+        assert_eq!(
+            learner_view(KERNEL, true),
+            "// Thread mapping: one\n\nextern \"C\" __global__ void racy(int *x)\n{\n    x[0] = x[0] + 1;\n}\n"
+        );
+        assert_eq!(learner_line_of(KERNEL, 7, true), Some(5));
+    }
+
+    #[test]
+    fn write_it_blanks_the_entry_body_and_keeps_the_rest() {
+        let source = "#define N 4\n__device__ int twice(int v) { return 2 * v; }\nextern \"C\" __global__ void saxpy(float a, const float *x, float *y)\n{\n    if (true) { y[0] = a * x[0]; }\n}\n// after\n";
+        let blank = blank_body(
+            source,
+            "saxpy",
+            "y[i] = a * x[i] + y[i], one thread per element",
+        );
+        assert_eq!(
+            blank,
+            "#define N 4\n__device__ int twice(int v) { return 2 * v; }\nextern \"C\" __global__ void saxpy(float a, const float *x, float *y)\n{\n    // TODO: y[i] = a * x[i] + y[i], one thread per element\n}\n// after\n"
+        );
+        assert_eq!(blank_body(source, "missing", "x"), source);
+    }
+
+    #[test]
+    fn wrapping_keeps_words_whole() {
+        assert_eq!(
+            wrap("one two three four", 9),
+            vec!["one two", "three", "four"]
+        );
+        assert_eq!(wrap("", 9), vec![""]);
+        assert_eq!(wrap("unbreakableword x", 5), vec!["unbreakableword", "x"]);
+    }
+}

@@ -1,0 +1,24 @@
+//! `cargo learn`: see the crate's documentation and exercises/README.md.
+
+use std::process::ExitCode;
+
+use learn::cli::{Cli, run};
+
+fn main() -> ExitCode {
+    let cli = match harness::cli::parse_or_exit::<Cli>() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    let result = if cli.command.is_none() {
+        learn::watch::run_terminal(cli.workspace(), cli.options()).map(|()| ExitCode::SUCCESS)
+    } else {
+        run(&cli, &mut std::io::stdout())
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

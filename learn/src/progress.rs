@@ -1,0 +1,94 @@
+//! Which exercises pass and how many hints each has shown: `exercises/.progress.json`,
+//! git-ignored, the learner's own.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// Exercises whose last check passed.
+    #[serde(default)]
+    pub done: BTreeSet<String>,
+    /// Hints shown so far, per exercise.
+    #[serde(default)]
+    pub hints: BTreeMap<String, usize>,
+}
+
+impl Progress {
+    /// The progress at `path`; none yet is a fresh start.
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|error| {
+                anyhow::anyhow!(
+                    "{} is not a progress file Racetrack can read ({error}); delete it to start afresh",
+                    path.display()
+                )
+            }),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(error) => Err(anyhow::anyhow!("cannot read {}: {error}", path.display())),
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        let text = serde_json::to_string_pretty(self)?;
+        std::fs::write(path, text + "\n")
+            .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))
+    }
+
+    pub fn is_done(&self, name: &str) -> bool {
+        self.done.contains(name)
+    }
+
+    pub fn record(&mut self, name: &str, passed: bool) {
+        if passed {
+            self.done.insert(name.to_string());
+        } else {
+            self.done.remove(name);
+        }
+    }
+
+    /// Shows one more hint of `name`'s `count`; returns which (1-based), staying at the last.
+    pub fn next_hint(&mut self, name: &str, count: usize) -> usize {
+        let shown = self.hints.entry(name.to_string()).or_insert(0);
+        *shown = (*shown + 1).min(count.max(1));
+        *shown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hints_advance_and_stop_at_the_last() {
+        let mut progress = Progress::default();
+        assert_eq!(progress.next_hint("a", 3), 1);
+        assert_eq!(progress.next_hint("a", 3), 2);
+        assert_eq!(progress.next_hint("a", 3), 3);
+        assert_eq!(progress.next_hint("a", 3), 3);
+        assert_eq!(progress.next_hint("b", 2), 1);
+        progress.record("a", true);
+        assert!(progress.is_done("a"));
+        progress.record("a", false);
+        assert!(!progress.is_done("a"));
+    }
+
+    #[test]
+    fn progress_round_trips_and_a_missing_file_is_a_fresh_start() {
+        let dir = std::env::temp_dir().join(format!("learn-progress-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("progress.json");
+        assert_eq!(Progress::load(&path).unwrap(), Progress::default());
+        let mut progress = Progress::default();
+        progress.record("x", true);
+        progress.next_hint("y", 2);
+        progress.save(&path).unwrap();
+        assert_eq!(Progress::load(&path).unwrap(), progress);
+        std::fs::write(&path, "not json").unwrap();
+        let error = Progress::load(&path).unwrap_err().to_string();
+        assert!(error.contains("delete it to start afresh"), "{error}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,271 @@
+//! Generated cases for a learner's kernel: the chapter's proptest strategies, run under each
+//! emulator schedule (or once on a GPU), with the smallest failing case kept for the report.
+
+use std::fmt::{Debug, Display};
+use std::time::Instant;
+
+use harness::verify::Comparison;
+use harness::{Device, Finding, HarnessError, Schedule};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+use crate::check::{CaseFailure, Failure, Wrong};
+
+/// How many cases a check runs, and where.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// Cases per schedule (on a GPU: in all).
+    pub cases: u32,
+    pub shrink_iters: u32,
+    /// Milliseconds proptest may spend making a failing case smaller.
+    pub shrink_ms: u32,
+    /// The emulator's schedules; a GPU keeps its own order.
+    pub schedules: Vec<Schedule>,
+    pub on_gpu: bool,
+    /// Seeds the cases, so a check of the same file shows the same case every time.
+    pub seed: u64,
+}
+
+impl Budget {
+    /// A few seconds on the emulator: sizes stay small, every schedule runs.
+    pub fn emulator(seed: u64) -> Self {
+        Self {
+            cases: 4,
+            shrink_iters: 256,
+            shrink_ms: 6_000,
+            schedules: vec![
+                Schedule::Hardware,
+                Schedule::Random { seed },
+                Schedule::Adversarial { seed },
+            ],
+            on_gpu: false,
+            seed,
+        }
+    }
+
+    /// A GPU: more cases, and sizes no emulator could afford.
+    pub fn gpu(seed: u64) -> Self {
+        Self {
+            cases: 32,
+            shrink_iters: 64,
+            shrink_ms: 8_000,
+            schedules: vec![Schedule::Hardware],
+            on_gpu: true,
+            seed,
+        }
+    }
+
+    /// `emulator` or `gpu`, whichever this budget runs on.
+    pub fn size<T>(&self, emulator: T, gpu: T) -> T {
+        if self.on_gpu { gpu } else { emulator }
+    }
+}
+
+/// What one generated case showed.
+#[derive(Debug, Clone, Default)]
+pub struct Observed {
+    /// What the case was, for the report: `("n", "97")`, `("launch", "grid 4 × block 32")`.
+    pub facts: Vec<(String, String)>,
+    pub findings: Vec<Finding>,
+    pub wrong: Option<Wrong>,
+    /// The harness refused or could not finish the launch.
+    pub error: Option<String>,
+}
+
+impl Observed {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn fact(mut self, name: &str, value: impl Display) -> Self {
+        self.facts.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    pub fn findings(mut self, findings: Vec<Finding>) -> Self {
+        self.findings = findings;
+        self
+    }
+
+    pub fn wrong(mut self, wrong: Option<Wrong>) -> Self {
+        self.wrong = wrong;
+        self
+    }
+
+    pub fn error(mut self, error: HarnessError) -> Self {
+        self.error = Some(error.to_string());
+        self
+    }
+
+    pub fn passed(&self) -> bool {
+        self.findings.is_empty() && self.wrong.is_none() && self.error.is_none()
+    }
+}
+
+/// Runs `case` on values drawn from `strategy`: `budget.cases` of them under each schedule.
+/// The first failure is shrunk by proptest, and the smallest failing case comes back.
+pub fn run<S>(
+    device: &mut Device,
+    budget: &Budget,
+    strategy: S,
+    case: impl Fn(&mut Device, &S::Value) -> Observed,
+) -> Result<u32, Failure>
+where
+    S: Strategy,
+    S::Value: Debug,
+{
+    let on_gpu = device.kind().is_cuda();
+    let schedules = if on_gpu {
+        vec![Schedule::Hardware]
+    } else {
+        budget.schedules.clone()
+    };
+    let mut total = 0;
+    for schedule in schedules {
+        let outcome =
+            device.with_schedule(schedule, |device| search(device, budget, &strategy, &case));
+        match outcome {
+            Ok(ran) => total += ran,
+            Err(Search::Failed(seen)) => {
+                let seen = *seen;
+                let on = if on_gpu {
+                    device.name().to_string()
+                } else {
+                    describe_schedule(schedule)
+                };
+                return Err(Failure::Case(Box::new(CaseFailure {
+                    on,
+                    facts: seen.facts,
+                    findings: seen.findings,
+                    wrong: seen.wrong,
+                    error: seen.error,
+                })));
+            }
+            Err(Search::Abort(reason)) => return Err(Failure::Setup(reason)),
+        }
+    }
+    Ok(total)
+}
+
+enum Search {
+    /// The smallest failing case found.
+    Failed(Box<Observed>),
+    Abort(String),
+}
+
+/// proptest's generate-then-shrink, driven here rather than by `TestRunner::run`, which
+/// prints to stderr when it stops shrinking: the watch screen must stay the only output.
+fn search<S>(
+    device: &mut Device,
+    budget: &Budget,
+    strategy: &S,
+    case: &impl Fn(&mut Device, &S::Value) -> Observed,
+) -> Result<u32, Search>
+where
+    S: Strategy,
+    S::Value: Debug,
+{
+    let config = Config {
+        cases: budget.cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new_with_rng(config, seeded(budget.seed));
+    for _ in 0..budget.cases {
+        let mut tree = strategy
+            .new_tree(&mut runner)
+            .map_err(|reason| Search::Abort(reason.to_string()))?;
+        let seen = case(device, &tree.current());
+        if seen.passed() {
+            continue;
+        }
+        let mut smallest = seen;
+        let started = Instant::now();
+        let mut iterations = 0;
+        let mut more = tree.simplify();
+        while more
+            && iterations < budget.shrink_iters
+            && started.elapsed().as_millis() < u128::from(budget.shrink_ms)
+        {
+            iterations += 1;
+            let seen = case(device, &tree.current());
+            more = if seen.passed() {
+                tree.complicate()
+            } else {
+                smallest = seen;
+                tree.simplify()
+            };
+        }
+        return Err(Search::Failed(Box::new(smallest)));
+    }
+    Ok(budget.cases)
+}
+
+fn seeded(seed: u64) -> TestRng {
+    let mut bytes = [0u8; 32];
+    for (index, chunk) in bytes.chunks_mut(8).enumerate() {
+        chunk.copy_from_slice(&(seed ^ (index as u64).wrapping_mul(0x9e37_79b9)).to_le_bytes());
+    }
+    TestRng::from_seed(RngAlgorithm::ChaCha, &bytes)
+}
+
+pub fn describe_schedule(schedule: Schedule) -> String {
+    match schedule {
+        Schedule::Hardware => "the emulator, hardware schedule".into(),
+        Schedule::Random { seed } => format!("the emulator, random schedule (seed {seed})"),
+        Schedule::Adversarial { seed } => {
+            format!("the emulator, adversarial schedule (seed {seed})")
+        }
+    }
+}
+
+/// The first difference a comparison found, as the report shows it: `y[97]`.
+pub fn wrong_from<T: Display>(what: &str, comparison: &Comparison<T>) -> Option<Wrong> {
+    if let Some((got, want)) = comparison.length_mismatch {
+        return Some(Wrong {
+            what: what.to_string(),
+            expected: format!("{want} values"),
+            got: format!("{got} values"),
+            summary: None,
+        });
+    }
+    let first = comparison.first_mismatches.first()?;
+    Some(Wrong {
+        what: format!("{what}[{}]", first.index),
+        expected: first.want.to_string(),
+        got: first.got.to_string(),
+        summary: Some(format!(
+            "{} of {} values differ",
+            comparison.mismatch_count, comparison.len
+        )),
+    })
+}
+
+/// The index of the first difference, to centre a data excerpt on.
+pub fn first_index<T>(comparison: &Comparison<T>) -> Option<usize> {
+    comparison.first_mismatches.first().map(|m| m.index)
+}
+
+/// A few values of `values` around `center` (the start when `None`): `[94..99] 0.25, -0.5, …`,
+/// with the length, so a report shows the data without printing all of it.
+pub fn excerpt<T: Debug>(values: &[T], center: Option<usize>) -> String {
+    if values.is_empty() {
+        return "0 values".into();
+    }
+    let center = center.unwrap_or(0).min(values.len() - 1);
+    let start = center.saturating_sub(2);
+    let end = (start + 5).min(values.len());
+    let shown: Vec<String> = values[start..end]
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect();
+    let mut text = format!(
+        "{} values; [{start}..{end}] {}",
+        values.len(),
+        shown.join(", ")
+    );
+    if text.chars().count() > 66 {
+        text = text.chars().take(65).collect::<String>() + "…";
+    }
+    text
+}

@@ -1,0 +1,230 @@
+//! What the learner reads: a check's verdict as lines that fit an 80-column terminal.
+
+use harness::{Finding, FindingKind};
+use ptx_emu::ThreadRef;
+
+use crate::check::{CaseFailure, Failure, GpuRun, Passed, Report};
+use crate::exercise::{Exercise, WIDTH, wrap};
+
+/// Findings shown in full; the rest are counted.
+const SHOWN_FINDINGS: usize = 2;
+/// NVRTC log lines shown; the rest are counted.
+const SHOWN_LOG_LINES: usize = 24;
+
+/// The verdict of `report` on `exercise`: ✓ and what the fix taught, or ✗ and why.
+pub fn report_lines(report: &Report, exercise: &Exercise) -> Vec<String> {
+    let lines = match &report.outcome {
+        Ok(passed) => passed_lines(passed, exercise),
+        Err(failure) => failure_lines(failure, &report.source),
+    };
+    fit(lines)
+}
+
+fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
+    let mut lines = vec![format!("✓ {} passes", exercise.name)];
+    lines.push(format!(
+        "  emulator: {} generated cases under {} schedules (hardware, random,",
+        passed.emulator_cases, passed.schedules
+    ));
+    lines.push(
+        "  adversarial): results match the CPU; racecheck, synccheck, memcheck silent".into(),
+    );
+    lines.push(match &passed.gpu {
+        GpuRun::Ran { device, cases } => format!("  and {cases} cases on {device} match the CPU"),
+        GpuRun::Skipped(why) => format!("  GPU: not run ({why}); the emulator's verdict stands"),
+    });
+    lines.push(String::new());
+    lines.push("What the fix taught:".into());
+    for paragraph in exercise.taught.split("\n\n") {
+        lines.extend(
+            wrap(paragraph, WIDTH - 2)
+                .into_iter()
+                .map(|l| format!("  {l}")),
+        );
+    }
+    lines
+}
+
+/// The ✗ lines of a failure; `source` is the learner's file, quoted where a report names a line.
+pub fn failure_lines(failure: &Failure, source: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    match failure {
+        Failure::NoNvrtc => {
+            lines.push(format!("✗ cannot check: {}", no_nvrtc_sentence()));
+        }
+        Failure::Compile { log } => {
+            lines.push("✗ NVRTC does not compile it; its log:".into());
+            let log_lines: Vec<&str> = log.lines().collect();
+            for line in log_lines.iter().take(SHOWN_LOG_LINES) {
+                lines.push(format!("  {line}"));
+            }
+            if log_lines.len() > SHOWN_LOG_LINES {
+                lines.push(format!(
+                    "  … {} more lines",
+                    log_lines.len() - SHOWN_LOG_LINES
+                ));
+            }
+        }
+        Failure::Kernel(message) => lines.push(format!("✗ {message}")),
+        Failure::Setup(message) => lines.push(format!("✗ cannot check: {message}")),
+        Failure::Case(case) => lines.extend(case_lines(case, source)),
+    }
+    lines
+}
+
+/// The one sentence shown when NVRTC is missing.
+pub fn no_nvrtc_sentence() -> String {
+    harness::HarnessError::NoNvrtc {
+        pinned: harness::nvrtc::PINNED_NVRTC,
+    }
+    .to_string()
+}
+
+fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for finding in case.findings.iter().take(SHOWN_FINDINGS) {
+        lines.extend(finding_lines(finding, source));
+    }
+    if case.findings.len() > SHOWN_FINDINGS {
+        lines.push(format!(
+            "  … and {} more findings",
+            case.findings.len() - SHOWN_FINDINGS
+        ));
+    }
+    if let Some(wrong) = &case.wrong {
+        let mut line = format!(
+            "✗ wrong result: {} is {}, the CPU says {}",
+            wrong.what, wrong.got, wrong.expected
+        );
+        if let Some(summary) = &wrong.summary {
+            line.push_str(&format!(" ({summary})"));
+        }
+        lines.push(line);
+    }
+    if let Some(error) = &case.error {
+        lines.push(format!("✗ {error}"));
+    }
+    lines.push(format!("  smallest failing case, on {}:", case.on));
+    for (name, value) in &case.facts {
+        lines.push(format!("    {name}: {value}"));
+    }
+    lines
+}
+
+fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
+    let location = finding
+        .location
+        .as_ref()
+        .map(|l| format!(", {l}"))
+        .unwrap_or_default();
+    let title = match finding.kind {
+        FindingKind::Race { hazard, space } => {
+            format!("✗ racecheck: a race ({hazard}) on {space} memory{location}")
+        }
+        FindingKind::BarrierDivergence => {
+            "✗ synccheck: barrier divergence, a __syncthreads() not every thread reaches".into()
+        }
+        FindingKind::Deadlock => {
+            "✗ synccheck: deadlock, threads wait for each other forever".into()
+        }
+        FindingKind::OutOfBounds { space } => {
+            format!("✗ memcheck: an access outside {space} memory{location}")
+        }
+        FindingKind::Misaligned { space } => {
+            format!("✗ memcheck: a misaligned access to {space} memory{location}")
+        }
+        FindingKind::StepBudgetExhausted => "✗ the kernel did not finish".into(),
+    };
+    let mut lines = vec![title];
+    let mut quoted: Vec<u32> = Vec::new();
+    for access in &finding.accesses {
+        let line = access.at.line;
+        if !quoted.contains(&line) {
+            quoted.push(line);
+            lines.push(quote(source, line));
+        }
+        lines.push(format!("      {} by {}", access.op, thread(&access.thread)));
+    }
+    for group in &finding.threads {
+        let line = group.at.line;
+        if !quoted.contains(&line) {
+            quoted.push(line);
+            lines.push(quote(source, line));
+        }
+        let s = if group.threads == 1 { "" } else { "s" };
+        lines.push(format!(
+            "      {} thread{s} {} (e.g. {})",
+            group.threads,
+            group.state,
+            thread(&group.example)
+        ));
+    }
+    let mut why = format!("  {}", finding.why);
+    if finding.count > 1 {
+        why.push_str(&format!("; seen {} times", finding.count));
+    }
+    lines.push(why);
+    lines
+}
+
+/// `  line 9: x[0] = x[0] + 1;`
+fn quote(source: &str, line: u32) -> String {
+    if line == 0 {
+        return "  (no line information)".into();
+    }
+    let code = source
+        .lines()
+        .nth(line as usize - 1)
+        .map(str::trim)
+        .unwrap_or_default();
+    format!("  line {line}: {code}")
+}
+
+/// `block 3 thread 17`, or with more axes `block (1,2) thread (3,0)`.
+fn thread(thread: &ThreadRef) -> String {
+    format!(
+        "block {} thread {}",
+        axes(thread.block),
+        axes(thread.thread)
+    )
+}
+
+fn axes([x, y, z]: [u32; 3]) -> String {
+    match (y, z) {
+        (0, 0) => x.to_string(),
+        (_, 0) => format!("({x},{y})"),
+        _ => format!("({x},{y},{z})"),
+    }
+}
+
+/// Every line within [`WIDTH`] columns: longer ones wrap at spaces, indented under their start.
+pub fn fit(lines: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in lines {
+        if line.chars().count() <= WIDTH {
+            out.push(line);
+            continue;
+        }
+        let indent = line.chars().take_while(|c| *c == ' ').count();
+        let pad = " ".repeat(indent + 2);
+        let mut first = true;
+        for piece in wrap(line.trim_start(), WIDTH - indent - 2) {
+            let prefix = if first {
+                " ".repeat(indent)
+            } else {
+                pad.clone()
+            };
+            first = false;
+            // a word longer than the screen is cut, not left to overflow
+            let mut text = format!("{prefix}{piece}");
+            while text.chars().count() > WIDTH {
+                let head: String = text.chars().take(WIDTH).collect();
+                let rest: String = text.chars().skip(WIDTH).collect();
+                out.push(head);
+                text = format!("{pad}{rest}");
+            }
+            out.push(text);
+        }
+    }
+    out
+}

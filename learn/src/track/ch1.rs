@@ -1,0 +1,106 @@
+//! Chapter 1: threads, blocks and grids.
+
+use ch1_map::testing::{data, length, threads_per_block};
+use ch1_map::{covering_shape, exact, floats, run_scalar_multiply, scalar_multiply_cpu, variant};
+use harness::verify::compare_exact;
+use harness::{Device, Expect, LaunchShape};
+use proptest::prelude::*;
+
+use super::{as_variant, fix_it};
+use crate::check::{Check, Failure};
+use crate::exercise::{Exercise, Fails};
+use crate::program::Program;
+use crate::property::{self, Budget, Observed, excerpt, first_index, wrong_from};
+
+pub(super) fn exercises() -> Vec<Exercise> {
+    vec![
+        Exercise {
+            title: "Threads past the end",
+            statement: "y = a · x, one thread per element. The host launches ⌈n / blockDim.x⌉ \
+                blocks of any size (sometimes a few more), so unless the block divides n the \
+                last block has threads with no element: they read x and write y past the end \
+                of both arrays. Keep every thread inside the arrays.",
+            hints: &[
+                "Look at the line that reads x[i] and writes y[i]: which values of i do the \
+                 last block's threads compute when n = 33 and blocks have 32 threads?",
+                "Threads whose i is n or more must do nothing: put the line under if (i < n).",
+            ],
+            taught: "A grid is made of whole blocks, so it usually has more threads than \
+                elements, and every kernel indexed by a global thread id needs its bounds guard. \
+                On a GPU the stray writes often land somewhere harmless and nothing complains; \
+                memcheck names them.",
+            ..fix_it(
+                variant("scalar-multiply-no-guard"),
+                variant("scalar-multiply"),
+                ScalarMultiply,
+                Fails::at_bug(Expect::OutOfBounds),
+            )
+        },
+        Exercise {
+            title: "Every block does the same work",
+            statement: "y = a · x again, on ⌈n / blockDim.x⌉ blocks of any size. As soon as n \
+                needs more than one block it goes wrong: every block writes the same first \
+                elements, at the same time (racecheck sees the blocks collide), and the \
+                elements past the first block are never written. Give every thread its own \
+                element.",
+            hints: &[
+                "Which element does thread 0 of block 1 handle? And thread 0 of block 0?",
+                "threadIdx.x counts threads within a block. A thread's place in the whole grid \
+                 is blockIdx.x * blockDim.x + threadIdx.x.",
+            ],
+            taught: "threadIdx.x numbers a thread within its block only; the global index adds \
+                the block's offset, blockIdx.x * blockDim.x. With one block the two agree, \
+                which is why a test with small inputs passes the wrong one.",
+            ..fix_it(
+                variant("scalar-multiply-thread-index-only"),
+                variant("scalar-multiply"),
+                ScalarMultiply,
+                Fails::at(Expect::Race, "y[i] = a * x[i];"),
+            )
+        },
+    ]
+}
+
+/// `kernel(const float *x, float a, float *y, unsigned n)` on ⌈n / block⌉ blocks and up to
+/// three more, compared bit for bit with `a * x` on the CPU.
+struct ScalarMultiply;
+
+impl Check for ScalarMultiply {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("scalar-multiply");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(3_000, 2_000_000);
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            data(),
+            any::<u64>(),
+            any::<u32>(),
+            threads_per_block(),
+            0u32..=3,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, data, seed, a_bits, threads, extra)| {
+                let x = floats(n, data, seed);
+                let a = f32::from_bits(a_bits);
+                let shape = LaunchShape::linear(covering_shape(n, threads).grid.x + extra, threads);
+                let seen = Observed::new()
+                    .fact("n", n)
+                    .fact("launch", shape)
+                    .fact("a", format!("{a:?}"));
+                match run_scalar_multiply(device, &yours, &x, a, shape, 0) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let want = scalar_multiply_cpu(&x, a);
+                        let comparison = compare_exact(&exact(&outcome.result), &exact(&want));
+                        seen.fact("x", excerpt(&x, first_index(&comparison)))
+                            .findings(outcome.report.findings)
+                            .wrong(wrong_from("y", &comparison))
+                    }
+                }
+            },
+        )
+    }
+}

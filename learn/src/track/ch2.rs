@@ -1,0 +1,283 @@
+//! Chapter 2: shared memory, barriers and reductions.
+
+use ch2_reductions::testing::{
+    block_2d, cap_length, cap_rows, data, floats, grid_2d, length, linear_shape, side,
+};
+use ch2_reductions::{
+    SumCheck, abs_sum_f64, blobs_reference, depth_1d, depth_2d, pixel_matches, run_blobs,
+    run_reduce_1d, run_reduce_2d, shape_2d, sum_2d_f64, sum_f64, variant,
+};
+use harness::{Device, Expect, LaunchShape};
+use proptest::prelude::*;
+
+use super::{as_variant, fix_it};
+use crate::check::{Check, Failure, Wrong};
+use crate::exercise::{Exercise, Fails};
+use crate::program::Program;
+use crate::property::{self, Budget, Observed, excerpt};
+
+pub(super) fn exercises() -> Vec<Exercise> {
+    vec![
+        Exercise {
+            title: "A tree without barriers",
+            statement: "Each block sums its share of x into shared memory, then halves the \
+                active threads at every step of a tree until s[0] holds the block's sum; the \
+                host adds the block sums. Any grid, a power-of-two block. The sums come out \
+                right on small tests and racecheck still objects: a thread may read \
+                s[tid + i] before the thread that owns it has stored its sum.",
+            hints: &[
+                "Racecheck names the line of the tree's addition. Which thread wrote \
+                 s[tid + i], and in which step?",
+                "Every step must finish before the next starts, for the whole block: a \
+                 __syncthreads() inside the loop, after the if, reached by every thread.",
+            ],
+            taught: "Shared memory is shared between warps that run in any order. A value \
+                another thread wrote is only safe to read after a barrier that both threads \
+                pass; in a tree, that is one barrier per level.",
+            ..fix_it(
+                variant("tree-no-sync"),
+                variant("tree-reduction"),
+                TreeReduction,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "A barrier inside an if",
+            statement: "The same tree, with a __syncthreads() in it, in the wrong place: only \
+                the threads with tid < i reach it. On a GPU that can hang or compute garbage, \
+                so this one runs on the emulator only until synccheck is silent.",
+            hints: &[
+                "synccheck names the barrier and says how many threads wait there and where \
+                 the others are.",
+                "A barrier must be reached by every thread of the block: move it out of the \
+                 if, to the end of the loop body.",
+            ],
+            taught: "__syncthreads() is a promise that every thread of the block arrives. \
+                Inside a branch only some threads take, the others never come: hardware may \
+                hang, skip or mismatch barriers. Put barriers where control flow is uniform.",
+            ..fix_it(
+                variant("tree-sync-in-if"),
+                variant("tree-reduction"),
+                TreeReduction,
+                Fails::at_bug(Expect::BarrierDivergence),
+            )
+        },
+        Exercise {
+            title: "Blobs without a barrier",
+            statement: "Every thread of a 16 × 16 block writes its amplitude into a shared \
+                tile, then writes the pixel of its mirror image in the tile to the image. \
+                The host launches ⌈width / 16⌉ × ⌈height / 16⌉ blocks of 16 × 16. The mirrored \
+                slot belongs to another thread, which may not have written it yet.",
+            hints: &[
+                "Racecheck names the line that reads tile[15 - y][15 - x]: who wrote that \
+                 slot, and what orders the write before this read?",
+                "All writes to the tile must be done before any thread reads its mirror: \
+                 __syncthreads() between them, outside the if.",
+            ],
+            taught: "Reading what another thread wrote to shared memory needs a barrier \
+                between the write and the read, even when each thread writes once: nothing \
+                says the other warp has run yet.",
+            ..fix_it(
+                variant("blobs-no-sync"),
+                variant("blobs"),
+                Blobs,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "Strides swapped",
+            statement: "A 2D reduction over a rows × cols matrix with a 2D grid of 2D blocks: \
+                each thread adds a grid-stride share of the matrix, then the block reduces in \
+                shared memory and the host adds the block sums. It is right on square grids \
+                only; on others some elements are added twice and some never.",
+            hints: &[
+                "Look at the two strides: how far apart are a thread's columns, and how many \
+                 threads are there along a row of the grid?",
+                "The x axis (columns) strides by blockDim.x * gridDim.x, the y axis (rows) by \
+                 blockDim.y * gridDim.y.",
+            ],
+            taught: "A grid-stride loop must step by the number of threads along its own \
+                axis. Square grids hide a swapped axis, so test shapes that are not square.",
+            ..fix_it(
+                variant("reduction-2d-swapped-strides"),
+                variant("reduction-2d"),
+                Reduction2d,
+                Fails::wrong_result(),
+            )
+        },
+    ]
+}
+
+/// `kernel(const float *x, unsigned n, float *block_sums)` on any grid of a power-of-two
+/// block, block sums added on the host, within the summation bound of the f64 sum.
+struct TreeReduction;
+
+impl Check for TreeReduction {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("tree-reduction");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(4_000, 4_000_000);
+        let on_gpu = budget.on_gpu;
+        let shapes = linear_shape().prop_map(move |shape| {
+            if on_gpu {
+                shape
+            } else {
+                LaunchShape::linear(shape.grid.x.min(8), shape.block.x.min(256))
+            }
+        });
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            data(),
+            any::<u64>(),
+            shapes,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, data, seed, shape)| {
+                let n = cap_length(n, shape);
+                let x = floats(n, data, seed);
+                let seen = Observed::new()
+                    .fact("n", n)
+                    .fact("launch", shape)
+                    .fact("x", excerpt(&x, None));
+                match run_reduce_1d(device, &yours, &x, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let check = SumCheck::new(
+                            outcome.result,
+                            sum_f64(&x),
+                            depth_1d(yours.kind, n, shape),
+                            abs_sum_f64(&x),
+                        );
+                        seen.findings(outcome.report.findings)
+                            .wrong(sum_wrong(&check))
+                    }
+                }
+            },
+        )
+    }
+}
+
+fn sum_wrong(check: &SumCheck) -> Option<Wrong> {
+    (!check.is_within()).then(|| Wrong {
+        what: "the sum".into(),
+        expected: format!("{:.6} (± {:.1e})", check.want, check.bound),
+        got: check.got.to_string(),
+        summary: None,
+    })
+}
+
+/// `kernel(float *image, unsigned width, unsigned height)` on 16 × 16 blocks covering the
+/// image, every pixel within its derived bound of the f64 reference.
+struct Blobs;
+
+impl Check for Blobs {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("blobs");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let largest = budget.size(48u32, 3_000);
+        let sides = prop_oneof![1u32..=largest.min(40), 1u32..=largest];
+        property::run(
+            device,
+            budget,
+            (sides.clone(), sides),
+            |device, &(width, height)| {
+                let seen = Observed::new().fact("image", format!("{width} × {height} pixels"));
+                match run_blobs(device, &yours, width, height) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let want = blobs_reference(width, height);
+                        let differing: Vec<usize> = outcome
+                            .result
+                            .iter()
+                            .zip(&want)
+                            .enumerate()
+                            .filter(|(_, (got, want))| !pixel_matches(**got, **want))
+                            .map(|(index, _)| index)
+                            .collect();
+                        let wrong = differing.first().map(|&index| Wrong {
+                            what: format!(
+                                "pixel (x {}, y {})",
+                                index % width as usize,
+                                index / width as usize
+                            ),
+                            expected: format!("{:.6}", want[index]),
+                            got: outcome.result[index].to_string(),
+                            summary: Some(format!(
+                                "{} of {} pixels differ",
+                                differing.len(),
+                                want.len()
+                            )),
+                        });
+                        seen.findings(outcome.report.findings).wrong(wrong)
+                    }
+                }
+            },
+        )
+    }
+}
+
+/// `kernel(const float *a, unsigned rows, unsigned cols, float *block_sums)` on any 2D grid
+/// of a 2D block of a power-of-two number of threads.
+struct Reduction2d;
+
+impl Check for Reduction2d {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("reduction-2d");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        // Swapped strides show only when a grid is not square and a thread's loop wraps: small
+        // cases need more of them to meet both.
+        let budget = &Budget {
+            cases: budget.cases * 3,
+            ..budget.clone()
+        };
+        let on_gpu = budget.on_gpu;
+        let largest = budget.size(64usize, 2_048);
+        // On the emulator at most 256 threads a block: x keeps its power of two, y gives way.
+        let blocks = block_2d().prop_map(move |(x, y)| {
+            if on_gpu {
+                (x, y)
+            } else {
+                let x = x.min(256);
+                (x, y.min(256 / x))
+            }
+        });
+        let strategy = (
+            side(largest).prop_map(move |s| s.min(largest)),
+            side(largest).prop_map(move |s| s.min(largest)),
+            data(),
+            any::<u64>(),
+            grid_2d(),
+            blocks,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(rows, cols, data, seed, grid, block)| {
+                let shape = shape_2d(grid, block);
+                let rows = cap_rows(rows, cols, shape);
+                let a = floats(rows * cols, data, seed);
+                let seen = Observed::new()
+                    .fact("matrix", format!("{rows} × {cols}"))
+                    .fact("launch", shape)
+                    .fact("a", excerpt(&a, None));
+                match run_reduce_2d(device, &yours, &a, rows, cols, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let check = SumCheck::new(
+                            outcome.result,
+                            sum_2d_f64(&a, rows, cols),
+                            depth_2d(rows, cols, shape),
+                            abs_sum_f64(&a),
+                        );
+                        seen.findings(outcome.report.findings)
+                            .wrong(sum_wrong(&check))
+                    }
+                }
+            },
+        )
+    }
+}

@@ -1,0 +1,241 @@
+//! Chapter 3: the Game of Life on a torus.
+
+use ch3_life::testing::{block, board, density, side};
+use ch3_life::{Board, Ch3Variant, launch_shape, run, variant};
+use harness::{Device, Expect};
+use proptest::prelude::*;
+
+use super::{as_variant, fix_it};
+use crate::check::{Check, Failure, Wrong};
+use crate::exercise::{Exercise, Fails};
+use crate::program::Program;
+use crate::property::{self, Budget, Observed};
+
+pub(super) fn exercises() -> Vec<Exercise> {
+    vec![
+        Exercise {
+            title: "Life in place",
+            statement: "One generation of Life per launch on any 2D block. This kernel updates \
+                the one board in place, so a thread may overwrite its cell while a neighbour \
+                is still counting it. The host can also give you two boards: declare \
+                life_step_in_place(const unsigned char *in, unsigned char *out, unsigned int \
+                width, unsigned int height) and it passes the current board as in and a second \
+                one as out, swapping them after every launch.",
+            hints: &[
+                "Racecheck names the line that stores the new cell: which threads read that \
+                 cell during the same generation?",
+                "Read only from the old board and write only to the new one: take in and out, \
+                 count the neighbours in in, and store the cell in out[y * width + x].",
+            ],
+            taught: "A step that reads its neighbours cannot update in place without a barrier \
+                across the whole grid, which a kernel does not have. Double buffering makes \
+                the launch boundary that barrier: every read of one generation comes before \
+                any write of the next.",
+            ..fix_it(
+                variant("step-in-place"),
+                variant("step-double-buffer"),
+                LifeStep,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "The cells past the last tile",
+            statement: "One generation per launch with 32 × 32 blocks. It was launched on \
+                ⌊width / 32⌋ × ⌊height / 32⌋ blocks, which leaves the last width % 32 columns \
+                (and rows) without a thread. The host now rounds up, ⌈width / 32⌉ × \
+                ⌈height / 32⌉ blocks of 32 × 32, so every cell has a thread, and some threads \
+                land past the board. Make the kernel right for that launch.",
+            hints: &[
+                "memcheck names an access past the end of a board: which threads compute an \
+                 x or y outside it?",
+                "Threads with x >= width or y >= height have no cell: return before they \
+                 read or write anything.",
+            ],
+            taught: "Round the grid up so every element gets a thread, and guard the threads \
+                that fall past the edge. Rounding down silently drops the edge; rounding up \
+                without a guard reads and writes outside the board.",
+            ..fix_it(
+                variant("step-floor-blocks"),
+                variant("step-double-buffer"),
+                LifeTiles,
+                Fails::at(Expect::OutOfBounds, "unsigned int alive ="),
+            )
+        },
+        Exercise {
+            title: "Barriers do not span blocks",
+            statement: "Many generations in one launch, on a grid of blocks, with \
+                __syncthreads() between generations. It waits for the threads of one block \
+                only: a cell on a block's edge is read by the next block, which runs a \
+                generation ahead or behind. One launch cannot wait for every block. Write \
+                life_iterate_shared(const unsigned char *in, unsigned char *out, unsigned int \
+                width, unsigned int height, unsigned int generations) instead: the host \
+                launches it once per 4 generations (or fewer, for the last launch) on \
+                ⌈width / 24⌉ × ⌈height / 24⌉ blocks of 32 × 32 and swaps in and out. Each \
+                block loads a 32 × 32 tile of in (its 24 × 24 cells and a 4-cell halo, \
+                wrapping around the torus) into shared memory, steps the tile `generations` \
+                times with __syncthreads() between steps, and writes its 24 × 24 cells to out.",
+            hints: &[
+                "While life_iterate_multi_block is in the file the host runs it as one \
+                 launch, and racecheck shows blocks reading each other's edges. Rename it \
+                 life_iterate_shared with the parameters above to switch to the tiled launch.",
+                "Block (bx, by) owns cells from (bx * 24, by * 24); its thread (tx, ty) loads \
+                 the cell at (bx * 24 + tx - 4, by * 24 + ty - 4), wrapped modulo width and \
+                 height. After g steps only the cells at least g from the tile's edge are \
+                 right, which is why 4 generations per launch need a 4-cell halo.",
+                "Keep two shared tiles and alternate between them; a tile-edge thread has no \
+                 neighbour outside the tile, so let it compute garbage that nobody keeps. \
+                 Write out only for 4 <= tx, ty < 28 and for cells on the board.",
+            ],
+            taught: "__syncthreads() orders one block. Work that needs every block to finish \
+                a step needs a new launch (or a cooperative grid sync). Recomputing a halo \
+                lets each block run several steps alone: more arithmetic, far fewer launches \
+                and global reads.",
+            ..fix_it(
+                variant("iterate-multi-block"),
+                variant("iterate-shared-halo"),
+                LifeIterate,
+                Fails::at(Expect::Race, "+ below[left] + below[x] + below[right];"),
+            )
+        },
+    ]
+}
+
+/// Compares the board after `generations` with the CPU's, cell for cell.
+fn board_wrong(got: &Board, start: &Board, generations: u32) -> Option<Wrong> {
+    let want = start.after(generations);
+    let diff = got.diff(&want);
+    if diff.is_match() {
+        return None;
+    }
+    let describe = |cell: u8| if cell == 0 { "dead" } else { "alive" };
+    Some(match diff.first {
+        Some((x, y)) => {
+            let index = (y * got.width() + x) as usize;
+            Wrong {
+                what: format!("cell (x {x}, y {y})"),
+                expected: describe(want.cells()[index]).into(),
+                got: describe(got.cells()[index]).into(),
+                summary: Some(format!("{} of {} cells differ", diff.differing, diff.cells)),
+            }
+        }
+        None => Wrong {
+            what: "the board".into(),
+            expected: format!("{} × {}", want.width(), want.height()),
+            got: format!("{} × {}", got.width(), got.height()),
+            summary: None,
+        },
+    })
+}
+
+/// Runs `yours` for `generations` from a generated board, with `block` when it takes one.
+fn life_case(
+    device: &mut Device,
+    yours: &Ch3Variant,
+    (width, height, density, seed): (u32, u32, f64, u64),
+    generations: u32,
+    block: Option<(u32, u32)>,
+) -> Observed {
+    let start = board(width, height, density, seed);
+    let mut seen = Observed::new()
+        .fact(
+            "board",
+            format!("{width} × {height}, {:.0}% alive", density * 100.0),
+        )
+        .fact("generations", generations);
+    if let Ok(shape) = launch_shape(yours, width, height, block) {
+        seen = seen.fact("launch", shape);
+    }
+    match run(device, yours, &start, generations, block) {
+        Err(error) => seen.error(error),
+        Ok(outcome) => seen.findings(outcome.report.findings).wrong(board_wrong(
+            &outcome.board,
+            &start,
+            generations,
+        )),
+    }
+}
+
+fn boards(budget: &Budget) -> impl Strategy<Value = (u32, u32, f64, u64)> + use<> {
+    let largest = budget.size(40u32, 512);
+    (
+        side(largest).prop_map(move |s| s.min(largest)),
+        side(largest).prop_map(move |s| s.min(largest)),
+        density(),
+        any::<u64>(),
+    )
+}
+
+/// One generation per launch: in place on one board, `(board, width, height)`, or double
+/// buffered, `(in, out, width, height)`, whichever the learner's kernel takes; any 2D block.
+struct LifeStep;
+
+impl Check for LifeStep {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let in_place = variant("step-in-place");
+        let double = variant("step-double-buffer");
+        let yours = if program.has(&["life_step_in_place"], &in_place.kernel) {
+            let kernel = program.kernel_named(["life_step_in_place"], &in_place.kernel)?;
+            as_variant(kernel, in_place)
+        } else {
+            let kernel =
+                program.kernel_named(["life_step_in_place", "life_step"], &double.kernel)?;
+            as_variant(kernel, double)
+        };
+        let strategy = (boards(budget), 1u32..=3, block());
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(board, generations, block)| {
+                life_case(device, &yours, board, generations, Some(block))
+            },
+        )
+    }
+}
+
+/// The double buffer's kernel on ⌈width / 32⌉ × ⌈height / 32⌉ blocks of 32 × 32.
+struct LifeTiles;
+
+impl Check for LifeTiles {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let double = variant("step-double-buffer");
+        let kernel = program.kernel(&double.kernel)?;
+        let yours = as_variant(kernel, double);
+        let strategy = (boards(budget), 1u32..=2);
+        property::run(device, budget, strategy, |device, &(board, generations)| {
+            life_case(device, &yours, board, generations, Some((32, 32)))
+        })
+    }
+}
+
+/// Many generations: `life_iterate_multi_block` in one launch on any block, or
+/// `life_iterate_shared` once per 4 generations on the halo tiles.
+struct LifeIterate;
+
+impl Check for LifeIterate {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let multi = variant("iterate-multi-block");
+        let shared = variant("iterate-shared-halo");
+        if program.has(&["life_iterate_multi_block"], &multi.kernel)
+            && program.defines("life_iterate_shared").is_none()
+        {
+            let kernel = program.kernel_named(["life_iterate_multi_block"], &multi.kernel)?;
+            let yours = as_variant(kernel, multi);
+            let strategy = (boards(budget), 1u32..=6, block());
+            return property::run(
+                device,
+                budget,
+                strategy,
+                |device, &(board, generations, block)| {
+                    life_case(device, &yours, board, generations, Some(block))
+                },
+            );
+        }
+        let kernel = program.kernel_named(["life_iterate_shared"], &shared.kernel)?;
+        let yours = as_variant(kernel, shared);
+        let strategy = (boards(budget), 0u32..=10);
+        property::run(device, budget, strategy, |device, &(board, generations)| {
+            life_case(device, &yours, board, generations, None)
+        })
+    }
+}

@@ -1,0 +1,186 @@
+//! Chapter 4: races, atomics and histograms.
+
+use ch4_atomics::testing::{alphabet, blocks, length, text, threads_per_block};
+use ch4_atomics::{ascii_histogram_loop, run_ascii_histogram, run_increment, variant};
+use harness::verify::compare_exact;
+use harness::{Device, Expect, LaunchShape};
+use proptest::prelude::*;
+
+use super::{as_variant, fix_it};
+use crate::check::{Check, Failure, Wrong};
+use crate::exercise::{Exercise, Fails};
+use crate::program::Program;
+use crate::property::{self, Budget, Observed, wrong_from};
+
+pub(super) fn exercises() -> Vec<Exercise> {
+    vec![
+        Exercise {
+            title: "Lost updates",
+            statement: "Every thread of every block adds one to x[0], so after a launch of \
+                B blocks of T threads x[0] should be B · T. It ends far lower: increments \
+                are lost. Make every one of them count.",
+            hints: &[
+                "x[0] = x[0] + 1 is three steps: read, add, write. What happens when another \
+                 thread writes between your read and your write?",
+                "Make the read-add-write one indivisible operation: atomicAdd(&x[0], 1).",
+            ],
+            taught: "A read-modify-write by many threads on one address loses updates unless \
+                it is atomic. atomicAdd makes the hardware do the three steps as one; the \
+                price is that updates to one address are serialized.",
+            ..fix_it(
+                variant("racy-increment"),
+                variant("atomic-increment"),
+                Increment,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "A histogram without atomics",
+            statement: "An ASCII histogram: a grid-stride loop over the text, one of 128 \
+                bins per byte below 128, on any grid and block; histo starts at zero. When \
+                two threads count the same letter at once, one count is lost.",
+            hints: &[
+                "Racecheck names the line that adds one to a bin. Two threads that read the \
+                 same letter: what do they both read, and what do they both write?",
+                "Count with atomicAdd(&histo[c], 1u).",
+            ],
+            taught: "Any shared counter updated by more than one thread needs an atomic \
+                update; with few bins and skewed text (every thread counting 'e') collisions \
+                are certain, not rare.",
+            ..fix_it(
+                variant("histogram-no-atomics"),
+                variant("histogram-global-atomics"),
+                AsciiHistogram,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "Merging before counting is done",
+            statement: "A privatized histogram: each block counts into 128 bins of shared \
+                memory, then adds its bins to the global histogram. It merges without waiting: \
+                a thread may add a bin to histo while other threads of its block are still \
+                counting into it.",
+            hints: &[
+                "Racecheck names the merge line: which accesses to block_histo[bin] can happen \
+                 at the same time as it?",
+                "Every thread must finish counting before any thread merges: __syncthreads() \
+                 between the counting loop and the merge loop.",
+            ],
+            taught: "Privatization moves most atomics to fast shared memory, but the private \
+                copy is only complete after a barrier: the barrier before the merge is what \
+                makes the block's counts final.",
+            ..fix_it(
+                variant("histogram-shared-no-merge-barrier"),
+                variant("histogram-shared"),
+                AsciiHistogram,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "One bin per thread",
+            statement: "The privatized histogram again, written for blocks of exactly 128 \
+                threads: thread t zeroes and merges bin t. The host launches any block size. \
+                With fewer threads some bins are never zeroed or merged; with more, threads \
+                index past the 128 bins.",
+            hints: &[
+                "memcheck names the zeroing line for a block of more than 128 threads. And \
+                 with 32 threads, which bins does nobody zero, and who merges bin 100?",
+                "Let each thread handle bins threadIdx.x, threadIdx.x + blockDim.x, … below \
+                 128, in both the zeroing loop and the merge, as the counting loop strides \
+                 over the text.",
+            ],
+            taught: "A kernel should not assume its block size unless the host enforces it. \
+                A block-stride loop over the bins works for any block, the same way a \
+                grid-stride loop works for any grid.",
+            ..fix_it(
+                variant("histogram-shared-one-bin-per-thread"),
+                variant("histogram-shared"),
+                AsciiHistogram,
+                Fails::at_bug(Expect::OutOfBounds),
+            )
+        },
+    ]
+}
+
+/// `kernel(int *x)` on any grid and block; x[0] must count every thread.
+struct Increment;
+
+impl Check for Increment {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("atomic-increment");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let strategy = (blocks(budget.on_gpu), threads_per_block());
+        property::run(device, budget, strategy, |device, &(blocks, threads)| {
+            let shape = LaunchShape::linear(blocks, threads);
+            let seen = Observed::new().fact("launch", shape);
+            match run_increment(device, &yours, shape) {
+                Err(error) => seen.error(error),
+                Ok(outcome) => {
+                    let want = shape.total_threads() as i64;
+                    let wrong = (i64::from(outcome.result) != want).then(|| Wrong {
+                        what: "x[0]".into(),
+                        expected: want.to_string(),
+                        got: outcome.result.to_string(),
+                        summary: None,
+                    });
+                    seen.findings(outcome.report.findings).wrong(wrong)
+                }
+            }
+        })
+    }
+}
+
+/// `kernel(const unsigned char *text, unsigned n, unsigned *histo)` on any grid and block.
+struct AsciiHistogram;
+
+impl Check for AsciiHistogram {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("histogram-global-atomics");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(3_000, 2_000_000);
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            alphabet(),
+            any::<u64>(),
+            blocks(budget.on_gpu),
+            threads_per_block(),
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, alphabet, seed, blocks, threads)| {
+                let bytes = text(n, alphabet, seed);
+                let shape = LaunchShape::linear(blocks, threads);
+                let seen = Observed::new()
+                    .fact("launch", shape)
+                    .fact("text", text_excerpt(&bytes, alphabet));
+                match run_ascii_histogram(device, &yours, &bytes, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let comparison =
+                            compare_exact(&outcome.result, &ascii_histogram_loop(&bytes));
+                        seen.findings(outcome.report.findings)
+                            .wrong(wrong_from("histo", &comparison))
+                    }
+                }
+            },
+        )
+    }
+}
+
+fn text_excerpt(bytes: &[u8], alphabet: ch4_atomics::testing::Alphabet) -> String {
+    let shown: String = bytes
+        .iter()
+        .take(24)
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                char::from(b)
+            } else {
+                '·'
+            }
+        })
+        .collect();
+    let more = if bytes.len() > 24 { "…" } else { "" };
+    format!("{} bytes ({alphabet:?}) \"{shown}{more}\"", bytes.len())
+}

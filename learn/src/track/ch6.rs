@@ -1,0 +1,299 @@
+//! Chapter 6: scans.
+
+use ch6_scans::testing::{length, one_block_case, tile_threads, values, values_kind};
+use ch6_scans::{
+    Ch6Variant, LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step,
+    exclusive_scan, inclusive_scan, run_grid_inclusive, run_large_scan, run_multi_launch,
+    run_one_block, variant,
+};
+use harness::verify::compare_exact;
+use harness::{Device, Expect, Variant};
+use proptest::prelude::*;
+
+use super::{as_variant, fix_it};
+use crate::check::{Check, Failure};
+use crate::exercise::{Exercise, Fails};
+use crate::program::Program;
+use crate::property::{self, Budget, Observed, excerpt, first_index, wrong_from};
+
+pub(super) fn exercises() -> Vec<Exercise> {
+    vec![
+        Exercise {
+            title: "One buffer, read and written",
+            statement: "An inclusive scan in one block of at least n threads (n ≤ 1024), \
+                Hillis–Steele: at the step of offset k every element adds the one k before \
+                it. With one buffer, a thread may read the element k before it after that \
+                element's own thread already added to it in this step. A GPU usually hides \
+                this; racecheck does not.",
+            hints: &[
+                "Racecheck names the addition. In one step, which thread writes \
+                 sum_buf[tid - iter], and is anything ordering that write after your read?",
+                "Read from one buffer and write to another, swapping them each step (two \
+                 shared arrays, or one of 2 × 1024 with an index that flips), with \
+                 __syncthreads() after each step.",
+            ],
+            taught: "A step that reads values other threads overwrite in the same step needs \
+                two buffers (or a barrier between the read and the write). Results that look \
+                right on a GPU prove nothing about a race.",
+            ..fix_it(
+                variant("hillis-steele-single-buffer"),
+                variant("hillis-steele-double-buffer"),
+                OneBlockScan { exclusive: false },
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "A down-sweep that does not compile",
+            statement: "The down-sweep of a Blelloch scan as it was printed, and NVRTC refuses \
+                it. Make it compile, then make it the down-sweep the host launches: it pads \
+                the input with zeros to a power of two m, runs the chapter's up-sweep, then \
+                launches down_sweep(unsigned int *data, unsigned int m, unsigned int stride) \
+                once per level with stride = m, m / 2, …, 2, on enough threads that thread k \
+                can handle the pair ending at element (k + 1) · stride − 1. The result must \
+                be the exclusive scan.",
+            hints: &[
+                "NVRTC names two lines: a second declaration of j, and a tid that was never \
+                 declared.",
+                "Use the host's parameters: k = blockIdx.x * blockDim.x + threadIdx.x; if \
+                 k < m / stride, right = (k + 1) * stride - 1 and left = right - stride / 2.",
+                "At the first level (stride == m) treat data[right] as 0, the identity: then \
+                 t = data[left]; data[left] = data[right]; data[right] += t.",
+            ],
+            taught: "Compile errors are the cheapest bugs: NVRTC names the line. The launch \
+                boundary between levels is the barrier a multi-block sweep needs, so each \
+                level only has to get one pair per thread right.",
+            ..fix_it(
+                variant("down-sweep-does-not-compile"),
+                variant("blelloch-multi-launch"),
+                DownSweep,
+                Fails::at_bug(Expect::CompileError),
+            )
+        },
+        Exercise {
+            title: "Blelloch without padding",
+            statement: "An exclusive scan in one block's shared memory, Blelloch: an \
+                up-sweep builds a tree of partial sums, the root is cleared, a down-sweep \
+                hands sums back down. Here the tree is built over n itself. The host launches \
+                one block of at least (n rounded up to a power of two) / 2 threads, n ≤ 2048. \
+                Right for powers of two, wrong for any other n.",
+            hints: &[
+                "Draw the levels for n = 6: which pairs does each level combine, and does the \
+                 last element's sum ever reach the root?",
+                "Run the tree over m, n rounded up to a power of two: load in[i] for i < n \
+                 and 0 (the identity) for n <= i < m, sweep over m, write back the first n.",
+            ],
+            taught: "Tree algorithms assume a power of two; pad with the operation's identity \
+                (0 for a sum) rather than bending the tree to fit.",
+            ..fix_it(
+                variant("blelloch-no-padding"),
+                variant("blelloch-shared"),
+                OneBlockScan { exclusive: true },
+                Fails::wrong_result(),
+            )
+        },
+        Exercise {
+            title: "A scan across blocks",
+            statement: "An inclusive scan of n > 1024 on ⌈n / blockDim⌉ blocks: each block \
+                scans its own tile in shared memory and nothing adds the tiles before it. One \
+                launch cannot wait for other blocks. The host can run a scan in levels \
+                instead, if this file defines scan_tiles_u32(const unsigned int *in, \
+                unsigned int *out, unsigned int *tile_sums, unsigned int n) and \
+                add_tile_offsets_u32(unsigned int *data, const unsigned int *tile_offsets, \
+                unsigned int n): blocks of a power of two T threads, 2T elements per tile, \
+                2T · 4 bytes of dynamic shared memory. scan_tiles writes each tile's \
+                exclusive scan to out and the tile's total to tile_sums[blockIdx.x]; the host \
+                scans tile_sums the same way, then add_tile_offsets adds tile b's offset to \
+                its 2T elements. The levels make an exclusive scan.",
+            hints: &[
+                "While hillis_steele_multi_block is in the file the host runs it in one \
+                 launch, and block 1's first element misses block 0's sum.",
+                "scan_tiles_u32 is blelloch-shared on one tile: load 2T elements (0 past n) \
+                 into extern __shared__ memory, up-sweep, save the root to tile_sums, clear \
+                 it, down-sweep, write back.",
+                "add_tile_offsets_u32: element i of tile b = blockIdx.x gets data[i] += \
+                 tile_offsets[b], for both elements a thread owns, if i < n.",
+            ],
+            taught: "Blocks cannot wait for each other inside a launch. A scan of any length \
+                splits into independent tile scans, a (recursive) scan of the tile totals, and \
+                a uniform add: three passes whose launch boundaries order them.",
+            ..fix_it(
+                variant("hillis-steele-multi-block"),
+                variant("large-array-scan"),
+                GridScan,
+                Fails::wrong_result(),
+            )
+        },
+    ]
+}
+
+fn scan_case(
+    n: usize,
+    x: &[u32],
+    result: harness::Result<(Vec<u32>, Vec<harness::Finding>)>,
+    want: Vec<u32>,
+    seen: Observed,
+) -> Observed {
+    let seen = seen.fact("n", n);
+    match result {
+        Err(error) => seen.fact("in", excerpt(x, None)).error(error),
+        Ok((got, findings)) => {
+            let comparison = compare_exact(&got, &want);
+            seen.fact("in", excerpt(x, first_index(&comparison)))
+                .findings(findings)
+                .wrong(wrong_from("out", &comparison))
+        }
+    }
+}
+
+/// `kernel(const unsigned *in, unsigned *out, unsigned n)` in one block: inclusive with at
+/// least n threads, or exclusive with at least m / 2 (m: n rounded up to a power of two).
+struct OneBlockScan {
+    exclusive: bool,
+}
+
+impl Check for OneBlockScan {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let (fixed, limit) = if self.exclusive {
+            (variant("blelloch-shared"), MAX_ONE_BLOCK_EXCLUSIVE)
+        } else {
+            (
+                variant("hillis-steele-double-buffer"),
+                MAX_ONE_BLOCK_INCLUSIVE,
+            )
+        };
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let exclusive = self.exclusive;
+        let strategy = (
+            one_block_case(limit, exclusive),
+            values_kind(),
+            any::<u64>(),
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &((n, threads), kind, seed)| {
+                let x = values(n, kind, seed);
+                let want = if exclusive {
+                    exclusive_scan(&x)
+                } else {
+                    inclusive_scan(&x)
+                };
+                let result = run_one_block(device, &yours, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new().fact("launch", format!("1 block × {threads} threads"));
+                scan_case(n, &x, result, want, seen)
+            },
+        )
+    }
+}
+
+/// The chapter's up-sweep, then the learner's `down_sweep(data, m, stride)` per level.
+struct DownSweep;
+
+impl Check for DownSweep {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let multi = variant("blelloch-multi-launch");
+        let Step::MultiLaunch { down_sweep } = multi.kind else {
+            return Err(Failure::Setup(
+                "blelloch-multi-launch is no longer a multi-launch scan".into(),
+            ));
+        };
+        let down = program.kernel_named(["down_sweep", "blelloch_down_sweep"], &down_sweep)?;
+        let yours: Ch6Variant = Variant {
+            name: "your down-sweep",
+            kernel: multi.kernel,
+            expect: Expect::Correct,
+            summary: "",
+            kind: Step::MultiLaunch { down_sweep: down },
+        };
+        let cap = budget.size(2_000, 3_000_000);
+        let threads = prop_oneof![prop::sample::select(vec![32u32, 256, 1024]), 1u32..=1024];
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            values_kind(),
+            any::<u64>(),
+            threads,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, kind, seed, threads)| {
+                let x = values(n, kind, seed);
+                let result = run_multi_launch(device, &yours, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new().fact("threads per block", threads);
+                scan_case(n, &x, result, exclusive_scan(&x), seen)
+            },
+        )
+    }
+}
+
+/// `hillis_steele_multi_block` in one launch (inclusive), or `scan_tiles_u32` and
+/// `add_tile_offsets_u32` in levels (exclusive), whichever the file defines.
+struct GridScan;
+
+impl Check for GridScan {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let large = variant("large-array-scan");
+        let Step::LargeArray {
+            add_u32,
+            scan_f32,
+            add_f32,
+        } = large.kind
+        else {
+            return Err(Failure::Setup(
+                "large-array-scan is no longer a large-array scan".into(),
+            ));
+        };
+        let cap = budget.size(5_000, 20_000_000);
+        let lengths = length(cap).prop_map(move |n| n.min(cap));
+        if program.defines("scan_tiles_u32").is_none() {
+            let multi = variant("hillis-steele-multi-block");
+            let yours = as_variant(
+                program.kernel_named(["hillis_steele_multi_block"], &multi.kernel)?,
+                multi,
+            );
+            let strategy = (
+                lengths,
+                prop::sample::select(vec![32u32, 256, 1024]),
+                any::<u64>(),
+            );
+            return property::run(device, budget, strategy, |device, &(n, threads, seed)| {
+                let x = values(n, ch6_scans::testing::Values::Small, seed);
+                let result = run_grid_inclusive(device, &yours, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new().fact("threads per block", threads);
+                scan_case(n, &x, result, inclusive_scan(&x), seen)
+            });
+        }
+        let scan = program.kernel_named(["scan_tiles_u32"], &large.kernel)?;
+        let add = program.kernel_named(["add_tile_offsets_u32"], &add_u32)?;
+        let yours: Ch6Variant = Variant {
+            name: "your scan",
+            kernel: scan,
+            expect: Expect::Correct,
+            summary: "",
+            kind: Step::LargeArray {
+                add_u32: add,
+                scan_f32,
+                add_f32,
+            },
+        };
+        let kernels = LargeScanKernels::u32(&yours).map_err(|e| Failure::Setup(e.to_string()))?;
+        let strategy = (lengths, values_kind(), any::<u64>(), tile_threads());
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, kind, seed, threads)| {
+                let x = values(n, kind, seed);
+                let result = run_large_scan(device, &yours, kernels, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new().fact("threads per block", threads);
+                scan_case(n, &x, result, exclusive_scan(&x), seen)
+            },
+        )
+    }
+}

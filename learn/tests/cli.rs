@@ -1,0 +1,172 @@
+//! `cargo learn list|hint|check|reset` end to end, as a learner types them, on a scratch
+//! checkout (`--root`) so the repository's own exercises/ is never touched.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use harness::testing::{assert_one_line_error, stderr};
+use learn::{find, track};
+
+fn learn(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_learn"))
+        .arg("--root")
+        .arg(root)
+        .args(["--backend", "emu"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|error| panic!("learn does not start: {error}"))
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn list_writes_every_exercise_file_and_names_them() {
+    let (dir, workspace) = common::scratch("list");
+    let output = learn(dir.path(), &["list"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(&format!("wrote {} exercise files", track().len())),
+        "{text}"
+    );
+    for exercise in track() {
+        assert!(text.contains(exercise.name), "{text}");
+        assert_eq!(
+            common::read(&workspace.file(exercise)),
+            exercise.starting_text()
+        );
+    }
+    common::assert_fits_80_columns(&text);
+    // a second run writes nothing and changes nothing
+    let again = stdout(&learn(dir.path(), &["list"]));
+    assert!(again.starts_with("· ch1 "), "{again}");
+    assert!(
+        again.contains(&format!("0 of {} done", track().len())),
+        "{again}"
+    );
+}
+
+#[test]
+fn hints_come_one_level_at_a_time_for_the_first_unfinished_exercise() {
+    let (dir, _) = common::scratch("hint");
+    let first = &track()[0];
+    let count = first.hints.len();
+    let mut seen = Vec::new();
+    for _ in 0..=count {
+        let output = learn(dir.path(), &["hint"]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        seen.push(stdout(&output));
+    }
+    for (level, text) in seen.iter().enumerate().take(count) {
+        assert!(
+            text.contains(&format!(
+                "hint {} of {count} for {}:",
+                level + 1,
+                first.name
+            )),
+            "{text}"
+        );
+    }
+    assert!(
+        seen[count].contains("that is the last hint"),
+        "{}",
+        seen[count]
+    );
+    let named = stdout(&learn(dir.path(), &["hint", "racy-increment"]));
+    assert!(named.contains("hint 1 of 2 for racy-increment:"), "{named}");
+}
+
+#[test]
+fn check_fails_with_the_checker_report_then_passes_once_fixed() {
+    if !common::nvrtc_or_skip("check_fails_with_the_checker_report_then_passes_once_fixed") {
+        return;
+    }
+    let (dir, workspace) = common::scratch("check");
+    let exercise = find("racy-increment").unwrap();
+    let failed = learn(dir.path(), &["check", "racy-increment"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let text = stdout(&failed);
+    let line = exercise.stated_line().unwrap();
+    assert!(text.contains("✗ racecheck: a race"), "{text}");
+    assert!(
+        text.contains(&format!("line {line}: x[0] = x[0] + 1;")),
+        "{text}"
+    );
+
+    common::write(&workspace.file(exercise), exercise.solution.source);
+    let passed = learn(dir.path(), &["check", "racy-increment"]);
+    assert!(passed.status.success(), "{}", stdout(&passed));
+    assert!(stdout(&passed).contains("✓ racy-increment passes\n"));
+    assert!(stdout(&passed).contains("What the fix taught:"));
+    let list = stdout(&learn(dir.path(), &["list"]));
+    assert!(list.contains("✓ ch4 racy-increment"), "{list}");
+    assert!(
+        list.contains(&format!("1 of {} done", track().len())),
+        "{list}"
+    );
+}
+
+#[test]
+fn reset_puts_the_starting_text_back() {
+    let (dir, workspace) = common::scratch("reset");
+    let exercise = find("tiled-missing-second-sync").unwrap();
+    learn(dir.path(), &["list"]);
+    common::write(&workspace.file(exercise), "// my attempt\n");
+    let output = learn(dir.path(), &["reset", "tiled-missing-second-sync"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output).trim_end(),
+        "exercises/ch7_matmul/03_tiled_missing_second_sync.cu is back to its starting text"
+    );
+    assert_eq!(
+        common::read(&workspace.file(exercise)),
+        exercise.starting_text()
+    );
+}
+
+#[test]
+fn bad_names_and_flags_are_one_line_errors() {
+    let (dir, _) = common::scratch("errors");
+    assert_one_line_error(
+        &learn(dir.path(), &["check", "nope"]),
+        "there is no exercise `nope`; `cargo learn list` names them all",
+    );
+    assert_one_line_error(
+        &learn(dir.path(), &["reset", "nope"]),
+        "there is no exercise `nope`",
+    );
+    assert_one_line_error(
+        &learn(dir.path(), &["frobnicate"]),
+        "unrecognized subcommand",
+    );
+    let progress = dir.path().join("exercises/.progress.json");
+    common::write(&progress, "{ not json");
+    assert_one_line_error(&learn(dir.path(), &["list"]), "delete it to start afresh");
+}
+
+/// Without NVRTC nothing can be compiled: `check` says how to install it, in one sentence,
+/// and fails. NVRTC is hidden by running with an empty environment (no PATH, so no python3 to
+/// find a pip-installed one).
+#[test]
+fn without_nvrtc_check_says_how_to_install_it() {
+    if Path::new("/usr/local/cuda/lib64/libnvrtc.so.13").exists() {
+        eprintln!("NVRTC is installed under /usr/local/cuda here; it cannot be hidden");
+        return;
+    }
+    let (dir, _) = common::scratch("no-nvrtc");
+    let output = Command::new(env!("CARGO_BIN_EXE_learn"))
+        .env_clear()
+        .arg("--root")
+        .arg(dir.path())
+        .args(["check", "racy-increment"])
+        .output()
+        .unwrap_or_else(|error| panic!("learn does not start: {error}"));
+    assert_one_line_error(
+        &output,
+        "install it with `pip install nvidia-cuda-nvrtc==13.0.88`",
+    );
+}

@@ -1,0 +1,187 @@
+//! The rustlings dev check: every exercise's starting file fails its check for the reason its
+//! statement gives (the failure kind, at the stated line), and the chapter's kernel that
+//! solves it passes. An exercise that passes untouched fails here, and so in CI.
+
+mod common;
+
+use learn::exercise::{Line, Start};
+use learn::render::report_lines;
+use learn::{Chapter, Exercise, check_source, track};
+
+fn starting_file_fails_as_stated(exercise: &Exercise) -> Option<String> {
+    let report = check_source(exercise, &exercise.starting_text(), common::options());
+    let shown = || report_lines(&report, exercise).join("\n");
+    let failure = match &report.outcome {
+        Ok(_) => return Some(format!("{} passes untouched", exercise.path())),
+        Err(failure) => failure,
+    };
+    if failure.expect() != Some(exercise.fails.expect) {
+        return Some(format!(
+            "{} should fail with {}, but:\n{}",
+            exercise.path(),
+            exercise.fails.expect,
+            shown()
+        ));
+    }
+    match (exercise.fails.line, exercise.stated_line()) {
+        (Line::Unnamed, _) => {
+            let lines = failure.lines(&exercise.path());
+            (!lines.is_empty()).then(|| {
+                format!(
+                    "{}: a wrong result should name no line, this names {lines:?}:\n{}",
+                    exercise.path(),
+                    shown()
+                )
+            })
+        }
+        (_, None) => Some(format!(
+            "{}: its stated line is not in the starting text",
+            exercise.path()
+        )),
+        (_, Some(line)) => (!failure.lines(&exercise.path()).contains(&line)).then(|| {
+            format!(
+                "{} should name line {line}, but:\n{}",
+                exercise.path(),
+                shown()
+            )
+        }),
+    }
+}
+
+fn solution_passes(exercise: &Exercise) -> Option<String> {
+    let report = check_source(exercise, exercise.solution.source, common::options());
+    (!report.passed()).then(|| {
+        format!(
+            "{}'s solution, {}, does not pass:\n{}",
+            exercise.name,
+            exercise.solution.path,
+            report_lines(&report, exercise).join("\n")
+        )
+    })
+}
+
+fn prove(chapter: Chapter) {
+    if !common::nvrtc_or_skip(&format!("the {} dev check", chapter.short())) {
+        return;
+    }
+    let exercises: Vec<&Exercise> = track().iter().filter(|e| e.chapter == chapter).collect();
+    assert!(!exercises.is_empty(), "{chapter} has no exercises");
+    let problems: Vec<String> = exercises
+        .iter()
+        .flat_map(|exercise| {
+            [
+                starting_file_fails_as_stated(exercise),
+                solution_passes(exercise),
+            ]
+        })
+        .flatten()
+        .collect();
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
+
+#[test]
+fn ch1_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::Map);
+}
+
+#[test]
+fn ch2_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::Reductions);
+}
+
+#[test]
+fn ch3_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::Life);
+}
+
+#[test]
+fn ch4_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::Atomics);
+}
+
+#[test]
+fn ch5_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::MutexDot);
+}
+
+#[test]
+fn ch6_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::Scans);
+}
+
+#[test]
+fn ch7_exercises_fail_as_stated_and_the_chapter_solves_them() {
+    prove(Chapter::Matmul);
+}
+
+/// Every broken variant of every chapter is a fix-it exercise, in the chapter's order.
+#[test]
+fn every_broken_variant_is_an_exercise() {
+    fn broken<K>(variants: &[harness::Variant<K>]) -> Vec<&'static str> {
+        variants
+            .iter()
+            .filter(|v| !v.expect.is_correct())
+            .map(|v| v.kernel.path)
+            .collect()
+    }
+    let chapters = [
+        (Chapter::Map, broken(ch1_map::VARIANTS)),
+        (Chapter::Reductions, broken(ch2_reductions::VARIANTS)),
+        (Chapter::Life, broken(ch3_life::VARIANTS)),
+        (Chapter::Atomics, broken(ch4_atomics::VARIANTS)),
+        (Chapter::MutexDot, broken(ch5_mutex_dot::VARIANTS)),
+        (Chapter::Scans, broken(ch6_scans::VARIANTS)),
+        (Chapter::Matmul, broken(ch7_matmul::VARIANTS)),
+    ];
+    for (chapter, kernels) in chapters {
+        let fixes: Vec<&str> = track()
+            .iter()
+            .filter(|e| e.chapter == chapter)
+            .filter_map(|e| match e.start {
+                Start::Fix(kernel) => Some(kernel.path),
+                Start::Write { .. } => None,
+            })
+            .collect();
+        assert_eq!(fixes, kernels, "{chapter}'s broken variants, in order");
+    }
+}
+
+#[test]
+fn every_exercise_is_complete_and_named_once() {
+    let mut names = std::collections::BTreeSet::new();
+    let mut paths = std::collections::BTreeSet::new();
+    for exercise in track() {
+        assert!(names.insert(exercise.name), "{} twice", exercise.name);
+        assert!(paths.insert(exercise.path()), "{} twice", exercise.path());
+        assert!(
+            (2..=3).contains(&exercise.hints.len()),
+            "{}: {} hints",
+            exercise.name,
+            exercise.hints.len()
+        );
+        for text in [exercise.title, exercise.statement, exercise.taught] {
+            assert!(!text.trim().is_empty(), "{} lacks a text", exercise.name);
+        }
+        assert!(
+            exercise.title.chars().count() <= 34,
+            "{}: the list has room for 34 columns of title",
+            exercise.name
+        );
+        let text = exercise.starting_text();
+        assert!(
+            !text.contains("// BUG:"),
+            "{} gives its bug away",
+            exercise.name
+        );
+        assert!(
+            !text.contains("ANCHOR"),
+            "{} shows book anchors",
+            exercise.name
+        );
+        let header: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("// ---"))
+            .collect();
+        common::assert_fits_80_columns(&header.join("\n"));
+    }
+}

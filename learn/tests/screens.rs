@@ -1,0 +1,159 @@
+//! What the learner sees, pinned by snapshots the book's "Learn by fixing" page includes: a
+//! check's verdict for each kind of failure and for success, and watch mode driven by a save
+//! and by keys.
+
+mod common;
+
+use learn::check::Report;
+use learn::cli::title_lines;
+use learn::render::report_lines;
+use learn::watch::{Event, Flow, Watch};
+use learn::{check_source, find};
+
+fn exercise(name: &str) -> &'static learn::Exercise {
+    find(name).unwrap_or_else(|error| panic!("{error}"))
+}
+
+fn screen(name: &str, source: &str) -> (Report, String) {
+    let exercise = exercise(name);
+    let report = check_source(exercise, source, common::emulator());
+    let mut lines = learn::render::fit(title_lines(exercise));
+    lines.extend(report_lines(&report, exercise));
+    let text = lines.join("\n");
+    common::assert_fits_80_columns(&text);
+    (report, text)
+}
+
+fn starting(name: &str) -> String {
+    exercise(name).starting_text()
+}
+
+#[test]
+fn a_race_names_the_line_and_the_threads() {
+    if !common::nvrtc_or_skip("a_race_names_the_line_and_the_threads") {
+        return;
+    }
+    let (_, text) = screen("racy-increment", &starting("racy-increment"));
+    insta::assert_snapshot!("race", text);
+}
+
+#[test]
+fn a_barrier_some_threads_skip_is_shown_where_each_waits() {
+    if !common::nvrtc_or_skip("a_barrier_some_threads_skip_is_shown_where_each_waits") {
+        return;
+    }
+    let (_, text) = screen("tree-sync-in-if", &starting("tree-sync-in-if"));
+    insta::assert_snapshot!("barrier_divergence", text);
+}
+
+#[test]
+fn an_access_out_of_bounds_names_the_array_and_the_thread() {
+    if !common::nvrtc_or_skip("an_access_out_of_bounds_names_the_array_and_the_thread") {
+        return;
+    }
+    let (_, text) = screen(
+        "scalar-multiply-no-guard",
+        &starting("scalar-multiply-no-guard"),
+    );
+    insta::assert_snapshot!("out_of_bounds", text);
+}
+
+#[test]
+fn a_wrong_result_shows_the_smallest_failing_case() {
+    if !common::nvrtc_or_skip("a_wrong_result_shows_the_smallest_failing_case") {
+        return;
+    }
+    let (report, text) = screen("blelloch-no-padding", &starting("blelloch-no-padding"));
+    assert_eq!(
+        report.outcome.as_ref().err().and_then(|f| f.expect()),
+        Some(harness::Expect::WrongResult),
+        "{text}"
+    );
+    insta::assert_snapshot!("wrong_result", text);
+}
+
+#[test]
+fn a_compile_error_shows_nvrtc_log_at_the_file_and_line() {
+    if !common::nvrtc_or_skip("a_compile_error_shows_nvrtc_log_at_the_file_and_line") {
+        return;
+    }
+    let (_, text) = screen(
+        "down-sweep-does-not-compile",
+        &starting("down-sweep-does-not-compile"),
+    );
+    assert!(
+        text.contains("exercises/ch6_scans/02_down_sweep_does_not_compile.cu:"),
+        "{text}"
+    );
+    insta::assert_snapshot!("compile_error", text);
+}
+
+#[test]
+fn a_fixed_kernel_passes_and_says_what_the_fix_taught() {
+    if !common::nvrtc_or_skip("a_fixed_kernel_passes_and_says_what_the_fix_taught") {
+        return;
+    }
+    let fixed = find("racy-increment").unwrap().solution.source;
+    let (report, text) = screen("racy-increment", fixed);
+    assert!(report.passed(), "{text}");
+    insta::assert_snapshot!("passed", text);
+}
+
+/// Watch mode as the learner drives it: it opens on the first unfinished exercise, a save of
+/// the fixed file turns it green, `h` shows a hint, `l` the list, `n` the next exercise, `q`
+/// quits.
+#[test]
+fn watch_mode_checks_on_save_and_answers_keys() {
+    if !common::nvrtc_or_skip("watch_mode_checks_on_save_and_answers_keys") {
+        return;
+    }
+    let (_dir, workspace) = common::scratch("watch");
+    let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
+    let first = watch.current();
+    assert_eq!(first.name, "scalar-multiply-no-guard");
+    let opening = watch.screen();
+    common::assert_fits_80_columns(&opening);
+    assert!(opening.contains("✗ memcheck"), "{opening}");
+    insta::assert_snapshot!("watch_opening", opening);
+
+    common::write(&watch.current_file(), first.solution.source);
+    assert_eq!(
+        watch.handle(Event::Saved(watch.current_file())),
+        Flow::Continue
+    );
+    let fixed = watch.screen();
+    common::assert_fits_80_columns(&fixed);
+    assert!(
+        fixed.contains("✓ scalar-multiply-no-guard passes"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("1 of "), "{fixed}");
+    insta::assert_snapshot!("watch_fixed", fixed);
+
+    watch.handle(Event::Key('h'));
+    let hinted = watch.screen();
+    assert!(
+        hinted.contains("hint 1 of 2 for scalar-multiply-no-guard"),
+        "{hinted}"
+    );
+
+    watch.handle(Event::Key('l'));
+    let list = watch.screen();
+    common::assert_fits_80_columns(&list);
+    assert!(list.contains("✓ ch1 scalar-multiply-no-guard"), "{list}");
+    insta::assert_snapshot!("watch_list", list);
+
+    watch.handle(Event::Key('n'));
+    assert_eq!(watch.current().name, "scalar-multiply-thread-index-only");
+    let next = watch.screen();
+    assert!(next.contains("✗ racecheck"), "{next}");
+
+    // a save of another exercise's file switches to it
+    let other = find("racy-increment").unwrap();
+    watch.handle(Event::Saved(workspace.file(other)));
+    assert_eq!(watch.current().name, "racy-increment");
+    // a save of anything else is not an exercise
+    watch.handle(Event::Saved(workspace.root().join("exercises/notes.txt")));
+    assert_eq!(watch.current().name, "racy-increment");
+    assert_eq!(watch.handle(Event::Key('q')), Flow::Quit);
+}
