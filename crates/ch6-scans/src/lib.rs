@@ -545,7 +545,10 @@ pub fn run_multi_launch(
     result.truncate(input.len());
     Ok(Outcome {
         result,
-        report: LaunchReport { findings },
+        report: LaunchReport {
+            findings,
+            ..LaunchReport::default()
+        },
         launches,
     })
 }
@@ -713,7 +716,10 @@ pub fn run_large_scan<T: Element>(
         large_scan_enqueue(device, kernels, &in_buffer, &out, &sums, threads, true)?;
     Ok(Outcome {
         result: device.download(&out)?,
-        report: LaunchReport { findings },
+        report: LaunchReport {
+            findings,
+            ..LaunchReport::default()
+        },
         launches,
     })
 }
@@ -784,7 +790,10 @@ pub fn run_convert(
             device.download(&to_exclusive_out)?,
             device.download(&to_inclusive_out)?,
         ),
-        report: LaunchReport { findings },
+        report: LaunchReport {
+            findings,
+            ..LaunchReport::default()
+        },
         launches: 2,
     })
 }
