@@ -593,7 +593,10 @@ impl Pipeline {
             device.download_async(stream, &chunk.c_device, &mut chunk.c_host)?;
         }
         device.join(&self.streams)?;
-        Ok(LaunchReport { findings })
+        Ok(LaunchReport {
+            findings,
+            ..LaunchReport::default()
+        })
     }
     // ANCHOR_END: pipeline_run
 
