@@ -101,14 +101,20 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
 
 /// The launch shape the timing table gives `variant`: the one-launch and vectorized kernels a
 /// grid sized to the GPU, the others 1024 blocks; always 256 threads.
-pub fn timing_shape(device: &Device, variant: &Ch5Variant) -> LaunchShape {
+pub fn timing_shape(device: &mut Device, variant: &Ch5Variant) -> Result<LaunchShape> {
     let fixed = LaunchShape::linear(1024, 256);
-    match variant.kind {
-        Step::OneLaunchDot | Step::WarpPartialDot { vectorized: true } => {
-            LaunchShape::linear(device.resident_blocks(256).unwrap_or(1024), 256)
-        }
+    Ok(match variant.kind {
+        Step::OneLaunchDot | Step::WarpPartialDot { vectorized: true } => gpu_sized(device)?,
         _ => fixed,
-    }
+    })
+}
+
+/// As many blocks of 256 threads as the GPU runs at once (one wave), by the driver's occupancy
+/// calculator for the one-launch kernel; 1024 on the emulator, which has no multiprocessors.
+pub fn gpu_sized(device: &mut Device) -> Result<LaunchShape> {
+    let kernel = crate::variant("dot-one-launch").kernel;
+    let blocks = device.resident_blocks(&kernel, 256, 0)?.unwrap_or(1024);
+    Ok(LaunchShape::linear(blocks, 256))
 }
 
 /// With `--variant` on a GPU, one more launch at `--size` with the timing table's shape,
@@ -121,7 +127,7 @@ fn profiled_launch(
 ) -> Result<()> {
     let n = options.timing_len.clamp(1, MAX_TIMING_LEN) as usize;
     let (a, b) = vectors(n, Data::Positive, options.seed);
-    let shape = timing_shape(device, variant);
+    let shape = timing_shape(device, variant)?;
     let outcome = run_dot(device, variant, &a, &b, shape)?;
     let check = DotCheck::for_step(variant.kind, outcome.result, &a, &b, shape);
     say(
@@ -277,7 +283,7 @@ fn timing_section(
     flush(page, out)?;
 
     let shape = LaunchShape::linear(1024, 256);
-    let gpu_sized = LaunchShape::linear(device.resident_blocks(256).unwrap_or(shape.grid.x), 256);
+    let gpu_sized = gpu_sized(device)?;
     let dot_rows = [
         ("partial-dot", shape),
         ("dot-warp-shuffle", shape),
