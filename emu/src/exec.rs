@@ -1547,6 +1547,15 @@ impl Ctx<'_> {
 }
 
 /// Device runtime calls (`printf`, `assert`, `malloc`, `free`) and recursive-call frames.
+/// One lane's `__assertfail` arguments: the condition's text, where it is, and in which function.
+struct FailedAssert {
+    lane: usize,
+    message: Vec<u8>,
+    file: Vec<u8>,
+    line: u32,
+    function: Vec<u8>,
+}
+
 impl Ctx<'_> {
     /// The bytes from a generic address to the end of whatever holds it (empty if nothing does).
     fn generic_bytes(&self, w: &Warp, lane: usize, addr: u64) -> &[u8] {
@@ -1615,16 +1624,17 @@ impl Ctx<'_> {
 
     /// `__assertfail` for the lanes of one warp: each prints the GPU's message, the finding
     /// names the condition, and the launch ends, as a GPU's does.
-    fn assert_failed(
-        &mut self,
-        w: &Warp,
-        pc: u32,
-        lanes_mask: u32,
-        messages: Vec<(usize, Vec<u8>, Vec<u8>, u32, Vec<u8>)>,
-    ) {
+    fn assert_failed(&mut self, w: &Warp, pc: u32, lanes_mask: u32, messages: Vec<FailedAssert>) {
         let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         let mut first = None;
-        for (lane, message, file, line, function) in messages {
+        for FailedAssert {
+            lane,
+            message,
+            file,
+            line,
+            function,
+        } in messages
+        {
             let t = self.thread_ref(self.gid(w, lane));
             let [bx, by, bz] = t.block;
             let [tx, ty, tz] = t.thread;
@@ -3004,13 +3014,13 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     if exec != 0 {
                         let mut messages = Vec::new();
                         lanes!(exec, l, {
-                            messages.push((
-                                l,
-                                ctx.cstr(w, l, arg(w, l, 0, 8)),
-                                ctx.cstr(w, l, arg(w, l, 1, 8)),
-                                arg(w, l, 2, 4) as u32,
-                                ctx.cstr(w, l, arg(w, l, 3, 8)),
-                            ));
+                            messages.push(FailedAssert {
+                                lane: l,
+                                message: ctx.cstr(w, l, arg(w, l, 0, 8)),
+                                file: ctx.cstr(w, l, arg(w, l, 1, 8)),
+                                line: arg(w, l, 2, 4) as u32,
+                                function: ctx.cstr(w, l, arg(w, l, 3, 8)),
+                            });
                         });
                         ctx.assert_failed(w, pc, exec, messages);
                         return None;
@@ -3205,9 +3215,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
         | Op::Vote { mask, .. }
         | Op::Match { mask, .. } => {
             let mk = ctx.warp_masks(w, *mask, pc, &ins.op);
-            let Some(members) = collective_ready(ctx, w, pc, mk, &ins.op) else {
-                return None;
-            };
+            let members = collective_ready(ctx, w, pc, mk, &ins.op)?;
             // Lanes of `members` may wait at other instructions of the same kind (sm_70 and later
             // let different `__syncwarp()`s, or shuffles with the same mode and mask, meet):
             // each runs its own instruction's operands.
