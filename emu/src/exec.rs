@@ -2818,15 +2818,20 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
         } => {
             let esize = ty.bytes();
             let total = esize * ds.len() as u32;
-            let kind = if *strong == Strength::Strong {
+            let kind = if strong.is_strong() {
                 race::Kind::StrongRead
             } else {
                 race::Kind::Read
             };
-            let op = if *strong == Strength::Strong {
+            let op = if strong.is_strong() {
                 AccessOp::AtomicRead
             } else {
                 AccessOp::Read
+            };
+            let acquire = if *strong == Strength::Acquire {
+                race::Acquire::Now
+            } else {
+                race::Acquire::AtNextFence
             };
             if let [Some(dreg)] = ds.as_slice()
                 && *space != Space::Param
@@ -2837,8 +2842,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     let a = ctx.addr(w, addr, l);
                     let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
                     ctx.race_check(w, l, tgt, total, kind, pc);
-                    if *strong == Strength::Strong {
-                        sync_after(ctx, w, l, tgt, kind, false);
+                    if strong.is_strong() {
+                        sync_after(ctx, w, l, tgt, kind, acquire, false);
                     }
                     let raw = ctx.read_tgt(tgt, esize as usize, w.block);
                     w.regs[dreg + l] = if sign_extend {
@@ -2875,8 +2880,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         let a = ctx.addr(w, addr, l);
                         let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
                         ctx.race_check(w, l, tgt, total, kind, pc);
-                        if *strong == Strength::Strong {
-                            sync_after(ctx, w, l, tgt, kind, false);
+                        if strong.is_strong() {
+                            sync_after(ctx, w, l, tgt, kind, acquire, false);
                         }
                         let mut v = [0u64; 4];
                         for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
@@ -2911,16 +2916,17 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
         } => {
             let esize = ty.bytes();
             let total = esize * vals.len() as u32;
-            let kind = if *strong == Strength::Strong {
+            let kind = if strong.is_strong() {
                 race::Kind::StrongWrite
             } else {
                 race::Kind::Write
             };
-            let op = if *strong == Strength::Strong {
+            let op = if strong.is_strong() {
                 AccessOp::AtomicWrite
             } else {
                 AccessOp::Write
             };
+            let release = *strong == Strength::Release;
             lanes!(exec, l, {
                 match (space, addr) {
                     (Space::Param, Addr::TParam(o)) => {
@@ -2944,8 +2950,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                             }
                             ctx.write_tgt(at, esize as usize, w.block, x);
                         }
-                        if *strong == Strength::Strong {
-                            sync_after(ctx, w, l, tgt, kind, false);
+                        if strong.is_strong() {
+                            sync_after(ctx, w, l, tgt, kind, race::Acquire::Never, release);
                         }
                     }
                 }
@@ -2981,7 +2987,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     }
                     ctx.write_tgt(tgt, size as usize, w.block, new);
                 }
-                sync_after(ctx, w, l, tgt, kind, *release);
+                // Lenient: an atomic acquires without a fence after it (see README).
+                sync_after(ctx, w, l, tgt, kind, race::Acquire::Now, *release);
                 if let Some(d) = d {
                     w.regs[*d as usize * 32 + l] = old;
                 }
@@ -3508,7 +3515,15 @@ fn exit_lanes(
     if n > 0 { Some(w.block) } else { None }
 }
 
-fn sync_after(ctx: &mut Ctx, w: &Warp, l: usize, tgt: Tgt, kind: race::Kind, release: bool) {
+fn sync_after(
+    ctx: &mut Ctx,
+    w: &Warp,
+    l: usize,
+    tgt: Tgt,
+    kind: race::Kind,
+    acquire: race::Acquire,
+    release: bool,
+) {
     let Some((region, word)) = ctx.sync_region(tgt, w.block) else {
         return;
     };
@@ -3518,6 +3533,7 @@ fn sync_after(ctx: &mut Ctx, w: &Warp, l: usize, tgt: Tgt, kind: race::Kind, rel
             word,
             w.block * ctx.tpb + w.first + l as u32,
             kind,
+            acquire,
             release,
         );
     }

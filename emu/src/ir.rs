@@ -121,8 +121,20 @@ pub(crate) enum Addr {
 pub(crate) enum Strength {
     Weak,
     /// volatile / relaxed / acquire / release loads and stores: "morally strong" in PTX's memory
-    /// model, so they never race with each other.
-    Strong,
+    /// model, so they never race with each other. `.volatile` and `.relaxed` order nothing by
+    /// themselves: a read acquires only with a fence after it, a write releases only with a fence
+    /// before it.
+    Relaxed,
+    /// `ld.acquire`: later accesses are ordered after the write it read.
+    Acquire,
+    /// `st.release`: earlier accesses are ordered before it.
+    Release,
+}
+
+impl Strength {
+    pub(crate) fn is_strong(self) -> bool {
+        self != Strength::Weak
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -1587,12 +1587,15 @@ impl Parser {
                 } else {
                     1
                 };
-                let strong =
-                    if has("volatile") || has("relaxed") || has("acquire") || has("release") {
-                        Strength::Strong
-                    } else {
-                        Strength::Weak
-                    };
+                let strong = if has("acquire") {
+                    Strength::Acquire
+                } else if has("release") {
+                    Strength::Release
+                } else if has("volatile") || has("relaxed") {
+                    Strength::Relaxed
+                } else {
+                    Strength::Weak
+                };
                 if base == "st" {
                     let addr = self.addr(&ops[0], line)?;
                     let vals = match &ops[1] {

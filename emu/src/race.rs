@@ -124,6 +124,17 @@ impl Kind {
     }
 }
 
+/// When a strong access takes in what was released at its address.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Acquire {
+    /// `ld.acquire`, and atomics (leniently: see README).
+    Now,
+    /// `.volatile`/`.relaxed` reads: only with a fence after them (PTX's fence-acquire pattern).
+    AtNextFence,
+    /// Writes.
+    Never,
+}
+
 /// A detected conflict: the earlier access and the hazard.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hit {
@@ -143,6 +154,8 @@ pub(crate) struct Race {
     epoch: Vec<u32>,
     pending: Vec<u32>,
     tvc: Vec<Vc>,
+    /// What each thread's relaxed reads saw released, acquired at its next fence.
+    seen: Vec<Vc>,
     bvc: Vec<Vc>,
     pub(crate) bar_epoch: Vec<u32>,
     pub(crate) wsync: Vec<u32>,
@@ -159,6 +172,7 @@ impl Race {
             epoch: vec![1; nthreads],
             pending: vec![0; nthreads],
             tvc: vec![Vc::default(); nthreads],
+            seen: vec![Vc::default(); nthreads],
             bvc: vec![Vc::default(); nblocks],
             bar_epoch: vec![0; nblocks],
             wsync: vec![0; nwarps],
@@ -291,8 +305,16 @@ impl Race {
         hit
     }
 
-    /// A fence: accesses before it are released by the thread's next strong write.
+    /// A fence: accesses before it are released by the thread's next strong write, and what the
+    /// thread's strong reads before it saw released is acquired.
     pub(crate) fn fence(&mut self, t: u32) {
+        let seen = std::mem::take(&mut self.seen[t as usize]);
+        self.tvc[t as usize].join(&seen);
+        self.mark_releasable(t);
+    }
+
+    /// The thread's accesses so far are released by its next strong write.
+    fn mark_releasable(&mut self, t: u32) {
         let e = self.epoch[t as usize];
         self.pending[t as usize] = e;
         self.epoch[t as usize] = e + 1;
@@ -305,18 +327,22 @@ impl Race {
         word_addr: u64,
         t: u32,
         kind: Kind,
+        acquire: Acquire,
         release_sem: bool,
     ) {
         let key = (region, word_addr);
         if let Some(v) = self.sync.get(&key) {
-            let v = v.clone();
-            self.tvc[t as usize].join(&v);
+            match acquire {
+                Acquire::Now => self.tvc[t as usize].join(v),
+                Acquire::AtNextFence => self.seen[t as usize].join(v),
+                Acquire::Never => {}
+            }
         }
         if !kind.writes() {
             return;
         }
         if release_sem {
-            self.fence(t);
+            self.mark_releasable(t);
         }
         let pend = self.pending[t as usize];
         if pend == 0 {

@@ -1471,3 +1471,74 @@ fn a_full_mask_shuffle_that_half_the_warp_skips_never_completes() {
         "{text}"
     );
 }
+
+/// Runs a two-block flag hand-off (`flag`, `data`, `out`) under every schedule; returns `out[0]`
+/// and the findings of each run.
+fn flag_hand_off(name: &str, entry: &str) -> Vec<(Schedule, u32, RunReport)> {
+    let m = corpus(name);
+    let mut emu = Emulator::new();
+    let (flag, data, out) = (
+        emu.alloc(4, "flag"),
+        emu.alloc(4, "data"),
+        emu.alloc(4, "out"),
+    );
+    [
+        Schedule::Hardware,
+        Schedule::Random { seed: 3 },
+        Schedule::Adversarial { seed: 3 },
+    ]
+    .into_iter()
+    .map(|schedule| {
+        put_u32(&mut emu, flag, &[0]);
+        let opts = RunOptions {
+            schedule,
+            ..RunOptions::default()
+        };
+        let r = emu
+            .launch(
+                &m,
+                entry,
+                &cfg(2, 32, 0),
+                &[
+                    KernelArg::Ptr(flag),
+                    KernelArg::Ptr(data),
+                    KernelArg::Ptr(out),
+                ],
+                &opts,
+            )
+            .unwrap();
+        assert!(r.completed, "{schedule:?}\n{}", show(&r));
+        (schedule, u32s(&emu, out, 1)[0], r)
+    })
+    .collect()
+}
+
+#[test]
+fn release_store_and_acquire_load_order_the_data_without_fences() {
+    for (schedule, out, r) in flag_hand_off("flag_wait_release_acquire", "flag_wait_release_acquire")
+    {
+        assert_eq!(out, 43, "{schedule:?}");
+        assert!(r.findings.is_empty(), "{schedule:?}\n{}", show(&r));
+    }
+}
+
+/// A volatile or relaxed read of the flag acquires only with a fence after it (PTX's
+/// fence-acquire pattern): without one, the data read races with the write it waited for.
+#[test]
+fn a_flag_read_without_acquire_leaves_the_data_read_racing() {
+    for (name, entry) in [
+        ("flag_wait_no_acquire", "flag_wait_no_acquire"),
+        ("flag_wait_relaxed", "flag_wait_relaxed"),
+    ] {
+        let line = corpus_bug(name);
+        for (schedule, out, r) in flag_hand_off(name, entry) {
+            // the emulator's memory is sequentially consistent: the value is right all the same
+            assert_eq!(out, 43, "{name} {schedule:?}");
+            assert!(
+                races(&r).iter().any(|f| f.lines().contains(&line)),
+                "{name} {schedule:?}: no race at line {line}\n{}",
+                show(&r)
+            );
+        }
+    }
+}
