@@ -97,7 +97,8 @@ pub enum Schedule {
     Hardware,
     /// A random warp runs a random number (1–32) of instructions, repeatedly.
     Random { seed: u64 },
-    /// A random warp runs alone until it blocks at a barrier or exits, then another.
+    /// A random warp runs alone until it blocks at a barrier, exits, or makes a strong access
+    /// or atomic on global memory (where blocks hand each other data), then another.
     Adversarial { seed: u64 },
 }
 
@@ -428,6 +429,7 @@ impl Emulator {
             printf: Vec::new(),
             printf_bytes: 0,
             printf_dropped: 0,
+            touched_global_sync: false,
         };
         let mut warps = Vec::with_capacity((nblocks * wpb) as usize);
         for b in 0..nblocks {
@@ -859,6 +861,9 @@ struct Ctx<'a> {
     printf: Vec<PrintfRecord>,
     printf_bytes: usize,
     printf_dropped: u64,
+    /// Set by a strong access or atomic on global memory, where blocks hand data to each other:
+    /// the adversarial schedule switches warps there.
+    touched_global_sync: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -2157,11 +2162,17 @@ impl Launch<'_> {
                     } else {
                         1 + rng.below(32)
                     };
+                    self.ctx.touched_global_sync = false;
                     for _ in 0..quantum {
                         if let Step::Idle = self.step(wi) {
                             break;
                         }
                         if self.ctx.aborted || self.over_budget() {
+                            break;
+                        }
+                        // A flag just published or read: let another warp act on it (or fail
+                        // to) before this one goes on, and stop a spinning warp early.
+                        if adversarial && self.ctx.touched_global_sync {
                             break;
                         }
                     }
@@ -3524,6 +3535,9 @@ fn sync_after(
     acquire: race::Acquire,
     release: bool,
 ) {
+    if matches!(tgt, Tgt::G(..)) {
+        ctx.touched_global_sync = true;
+    }
     let Some((region, word)) = ctx.sync_region(tgt, w.block) else {
         return;
     };

@@ -1475,6 +1475,19 @@ fn a_full_mask_shuffle_that_half_the_warp_skips_never_completes() {
 /// Runs a two-block flag hand-off (`flag`, `data`, `out`) under every schedule; returns `out[0]`
 /// and the findings of each run.
 fn flag_hand_off(name: &str, entry: &str) -> Vec<(Schedule, u32, RunReport)> {
+    let schedules = [
+        Schedule::Hardware,
+        Schedule::Random { seed: 3 },
+        Schedule::Adversarial { seed: 3 },
+    ];
+    flag_hand_off_under(name, entry, &schedules)
+}
+
+fn flag_hand_off_under(
+    name: &str,
+    entry: &str,
+    schedules: &[Schedule],
+) -> Vec<(Schedule, u32, RunReport)> {
     let m = corpus(name);
     let mut emu = Emulator::new();
     let (flag, data, out) = (
@@ -1482,40 +1495,39 @@ fn flag_hand_off(name: &str, entry: &str) -> Vec<(Schedule, u32, RunReport)> {
         emu.alloc(4, "data"),
         emu.alloc(4, "out"),
     );
-    [
-        Schedule::Hardware,
-        Schedule::Random { seed: 3 },
-        Schedule::Adversarial { seed: 3 },
-    ]
-    .into_iter()
-    .map(|schedule| {
-        put_u32(&mut emu, flag, &[0]);
-        let opts = RunOptions {
-            schedule,
-            ..RunOptions::default()
-        };
-        let r = emu
-            .launch(
-                &m,
-                entry,
-                &cfg(2, 32, 0),
-                &[
-                    KernelArg::Ptr(flag),
-                    KernelArg::Ptr(data),
-                    KernelArg::Ptr(out),
-                ],
-                &opts,
-            )
-            .unwrap();
-        assert!(r.completed, "{schedule:?}\n{}", show(&r));
-        (schedule, u32s(&emu, out, 1)[0], r)
-    })
-    .collect()
+    schedules
+        .iter()
+        .map(|&schedule| {
+            for buffer in [flag, data, out] {
+                put_u32(&mut emu, buffer, &[0]);
+            }
+            let opts = RunOptions {
+                schedule,
+                ..RunOptions::default()
+            };
+            let r = emu
+                .launch(
+                    &m,
+                    entry,
+                    &cfg(2, 32, 0),
+                    &[
+                        KernelArg::Ptr(flag),
+                        KernelArg::Ptr(data),
+                        KernelArg::Ptr(out),
+                    ],
+                    &opts,
+                )
+                .unwrap();
+            assert!(r.completed, "{schedule:?}\n{}", show(&r));
+            (schedule, u32s(&emu, out, 1)[0], r)
+        })
+        .collect()
 }
 
 #[test]
 fn release_store_and_acquire_load_order_the_data_without_fences() {
-    for (schedule, out, r) in flag_hand_off("flag_wait_release_acquire", "flag_wait_release_acquire")
+    for (schedule, out, r) in
+        flag_hand_off("flag_wait_release_acquire", "flag_wait_release_acquire")
     {
         assert_eq!(out, 43, "{schedule:?}");
         assert!(r.findings.is_empty(), "{schedule:?}\n{}", show(&r));
@@ -1541,4 +1553,33 @@ fn a_flag_read_without_acquire_leaves_the_data_read_racing() {
             );
         }
     }
+}
+
+/// The adversarial schedule switches warps at every strong access to global memory, so a flag
+/// published before its data is read while the data is still missing: the race becomes a wrong
+/// answer, not only a report.
+#[test]
+fn a_flag_set_before_its_data_is_read_too_early_under_the_adversarial_schedule() {
+    let name = "flag_before_data";
+    let line = corpus_bug(name);
+    for (schedule, out, r) in flag_hand_off(name, name) {
+        assert!(
+            races(&r).iter().any(|f| f.lines().contains(&line)),
+            "{schedule:?}: no race at line {line}\n{}",
+            show(&r)
+        );
+        if schedule == Schedule::Hardware {
+            assert_eq!(
+                out, 43,
+                "in lockstep the data lands before block 1 reads it"
+            );
+        }
+    }
+    let adversarial: Vec<Schedule> = (1..=8).map(|seed| Schedule::Adversarial { seed }).collect();
+    let outs: Vec<u32> = flag_hand_off_under(name, name, &adversarial)
+        .into_iter()
+        .map(|(_, out, _)| out)
+        .collect();
+    // 1: block 1 added 1 to the data's old 0
+    assert!(outs.contains(&1), "{outs:?}");
 }
