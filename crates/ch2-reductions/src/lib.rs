@@ -39,14 +39,78 @@ pub enum Step {
     Reduce2d,
     /// `kernel(float *image, unsigned width, unsigned height)` with 16×16 blocks.
     Blobs,
+    /// The climb: `kernel(const float *x, unsigned n, float *block_sums)` whose block sums come
+    /// from warp shuffles (so a block is whole warps), launched twice like
+    /// [`Step::DeviceFinished`]; `loads` says how each thread reads `x`.
+    Shuffled { loads: Loads },
+    /// `kernel(x, n, block_sums, unsigned *blocks_done, float *total)`: one launch, whose last
+    /// block to finish adds up the block sums; it leaves `blocks_done` at 0 for the next launch.
+    OneLaunch,
+}
+
+/// How each thread of a climb kernel reads its share of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loads {
+    /// `x[j]` and `x[j + blockDim]` per grid-stride step, as in `two-loads-tree`.
+    TwoFloats,
+    /// One `float4` (16 bytes) per grid-stride step.
+    Float4,
+    /// Four independent `float4` loads in flight per step, on a grid sized to the GPU.
+    Float4InFlight,
 }
 
 impl Step {
     /// Whether the block's thread count must be a power of two (the tree halves it).
     pub fn needs_power_of_two_block(self) -> bool {
-        !matches!(self, Step::HostFinished { tree: false } | Step::Blobs)
+        matches!(
+            self,
+            Step::HostFinished { tree: true } | Step::DeviceFinished | Step::Reduce2d
+        )
+    }
+
+    /// Whether the block must be whole warps: the block sum is formed by warp shuffles.
+    pub fn needs_whole_warps(self) -> bool {
+        matches!(self, Step::Shuffled { .. } | Step::OneLaunch)
+    }
+
+    /// Whether the kernel reads `x` as 16-byte `float4`s.
+    pub fn reads_float4(self) -> bool {
+        matches!(
+            self,
+            Step::Shuffled {
+                loads: Loads::Float4 | Loads::Float4InFlight
+            } | Step::OneLaunch
+        )
+    }
+
+    /// Whether the walk-through launches it on a grid sized to the GPU: as many blocks as the
+    /// GPU keeps resident, rather than the chapter's fixed grid.
+    pub fn sized_to_the_gpu(self) -> bool {
+        matches!(
+            self,
+            Step::Shuffled {
+                loads: Loads::Float4InFlight
+            } | Step::OneLaunch
+        )
+    }
+
+    /// Whether the total is computed on the device and read from `total`.
+    pub fn finishes_on_the_device(self) -> bool {
+        matches!(
+            self,
+            Step::DeviceFinished | Step::Shuffled { .. } | Step::OneLaunch
+        )
+    }
+
+    /// Whether it is one of the 1D reductions [`run_reduce_1d`] drives.
+    pub fn is_1d(self) -> bool {
+        !matches!(self, Step::Reduce2d | Step::Blobs)
     }
 }
+
+/// The most threads a grid of the `float4` kernels may have: four strides of them must fit in
+/// their 32-bit indices.
+pub const MAX_FLOAT4_THREADS: u64 = 1 << 28;
 
 pub type Ch2Variant = Variant<Step>;
 
@@ -117,6 +181,40 @@ pub const VARIANTS: &[Ch2Variant] = &[
         expect: Expect::WrongResult,
         summary: "2D reduction with the grid strides swapped: right only when the grid is square",
         kind: Step::Reduce2d,
+    },
+    Variant {
+        name: "warp-shuffle",
+        kernel: kernel!("ch2_reductions", "10_warp_shuffle", "warp_shuffle"),
+        expect: Expect::Correct,
+        summary: "two-loads-tree with its tree in registers: warps add with __shfl_down_sync",
+        kind: Step::Shuffled {
+            loads: Loads::TwoFloats,
+        },
+    },
+    Variant {
+        name: "float4-loads",
+        kernel: kernel!("ch2_reductions", "11_float4_loads", "float4_loads"),
+        expect: Expect::Correct,
+        summary: "one 16-byte float4 load per thread and step instead of two 4-byte loads",
+        kind: Step::Shuffled {
+            loads: Loads::Float4,
+        },
+    },
+    Variant {
+        name: "gpu-sized-grid",
+        kernel: kernel!("ch2_reductions", "12_gpu_sized_grid", "gpu_sized_grid"),
+        expect: Expect::Correct,
+        summary: "one wave of resident blocks, each thread with four float4 loads in flight",
+        kind: Step::Shuffled {
+            loads: Loads::Float4InFlight,
+        },
+    },
+    Variant {
+        name: "one-launch",
+        kernel: kernel!("ch2_reductions", "13_one_launch", "one_launch"),
+        expect: Expect::Correct,
+        summary: "the GPU-sized reduction in one launch: the last block to finish adds the block sums",
+        kind: Step::OneLaunch,
     },
 ];
 
@@ -220,10 +318,25 @@ pub fn depth_1d(step: Step, n: usize, shape: LaunchShape) -> u64 {
         Step::HostFinished { tree: true } => {
             n.div_ceil(blocks * threads) + bounds::tree_depth(threads) + blocks
         }
-        Step::DeviceFinished => {
+        Step::DeviceFinished
+        | Step::Shuffled {
+            loads: Loads::TwoFloats,
+        } => {
             let first = 2 * n.div_ceil(2 * blocks * threads) + bounds::tree_depth(threads);
             let second = 2 * blocks.div_ceil(2 * threads) + bounds::tree_depth(threads);
             first + second
+        }
+        // Each float4 is added up in two levels, then into the thread's sum, one after another;
+        // one more for the n % 4 floats at the end; then the block's shuffles.
+        Step::Shuffled { .. } => {
+            let first = (n / 4).div_ceil(blocks * threads) + 3 + bounds::tree_depth(threads);
+            let second = (blocks / 4).div_ceil(threads) + 3 + bounds::tree_depth(threads);
+            first + second
+        }
+        Step::OneLaunch => {
+            let first = (n / 4).div_ceil(blocks * threads) + 3 + bounds::tree_depth(threads);
+            let last_block = blocks.div_ceil(threads) + bounds::tree_depth(threads);
+            first + last_block
         }
         Step::Reduce2d | Step::Blobs => 0,
     }
@@ -278,7 +391,43 @@ pub struct Outcome<T> {
     pub report: LaunchReport,
 }
 
-/// The sum of `x` from a [`Step::HostFinished`] or [`Step::DeviceFinished`] variant.
+/// The buffers a 1D reduction writes besides its input.
+#[derive(Debug)]
+pub struct ReduceBuffers {
+    /// One partial sum per block of the first launch.
+    pub block_sums: Buffer<f32>,
+    /// The total, for the variants that finish on the device.
+    pub total: Buffer<f32>,
+    /// How many blocks of a [`Step::OneLaunch`] kernel have published their sum; 0 between
+    /// launches.
+    pub blocks_done: Buffer<u32>,
+}
+
+impl ReduceBuffers {
+    /// Zeroed buffers for grids of up to `blocks` blocks.
+    pub fn new(device: &mut Device, blocks: usize) -> Result<Self> {
+        Ok(Self {
+            block_sums: device.zeros(blocks, "block_sums")?,
+            total: device.zeros(1, "total")?,
+            blocks_done: device.zeros(1, "blocks_done")?,
+        })
+    }
+
+    /// The result of the launches just made: the device's total, or the block sums added on
+    /// the host.
+    pub fn result(&self, device: &mut Device, step: Step, shape: LaunchShape) -> Result<f32> {
+        if step.finishes_on_the_device() {
+            Ok(first(&device.download(&self.total)?))
+        } else {
+            let sums = device.download(&self.block_sums)?;
+            Ok(finish_on_host(
+                &sums[..(shape.grid.x as usize).min(sums.len())],
+            ))
+        }
+    }
+}
+
+/// The sum of `x` from one of the 1D variants ([`Step::is_1d`]).
 pub fn run_reduce_1d(
     device: &mut Device,
     variant: &Ch2Variant,
@@ -288,49 +437,87 @@ pub fn run_reduce_1d(
     device.ensure_can_run(variant)?;
     check_1d(variant, x.len(), shape)?;
     let input = device.upload(x, "x")?;
-    let block_sums = device.zeros::<f32>(shape.grid.x as usize, "block_sums")?;
-    let total = device.zeros::<f32>(1, "total")?;
-    let report = launch_1d(device, variant, &input, x.len(), shape, &block_sums, &total)?;
-    let result = match variant.kind {
-        Step::DeviceFinished => first(&device.download(&total)?),
-        _ => finish_on_host(&device.download(&block_sums)?),
-    };
+    let buffers = ReduceBuffers::new(device, shape.grid.x as usize)?;
+    let report = launch_1d(device, variant, &input, x.len(), shape, &buffers)?;
+    let result = buffers.result(device, variant.kind, shape)?;
     Ok(Outcome { result, report })
 }
 
-/// Launches a 1D variant on buffers already on the device, waiting for it; for
-/// [`Step::DeviceFinished`] both launches, the second writing `total`.
+/// Launches a 1D variant on buffers already on the device, waiting for it; for the variants
+/// that finish on the device with a second launch, both launches.
 pub fn launch_1d(
     device: &mut Device,
     variant: &Ch2Variant,
     input: &Buffer<f32>,
     n: usize,
     shape: LaunchShape,
-    block_sums: &Buffer<f32>,
-    total: &Buffer<f32>,
+    buffers: &ReduceBuffers,
 ) -> Result<LaunchReport> {
-    let n = length_u32(n)?;
-    let mut report = device.launch(
-        &variant.kernel,
-        shape,
-        &[Arg::from(input), Arg::U32(n), Arg::from(block_sums)],
-    )?;
-    if variant.kind == Step::DeviceFinished {
-        let second = device.launch(
-            &variant.kernel,
-            finishing_shape(shape),
-            &[
-                Arg::from(block_sums),
-                Arg::U32(shape.grid.x),
-                Arg::from(total),
-            ],
-        )?;
-        report.findings.extend(second.findings);
-    }
-    Ok(report)
+    enqueue_1d(device, variant, input, n, shape, buffers, true)
+        .map(|findings| LaunchReport { findings })
 }
 
-/// The second launch of [`Step::DeviceFinished`]: one block of the same size.
+/// Runs (`wait`) or only enqueues (for timing) the launches of a 1D variant; returns the
+/// emulator's findings of all of them.
+pub fn enqueue_1d(
+    device: &mut Device,
+    variant: &Ch2Variant,
+    input: &Buffer<f32>,
+    n: usize,
+    shape: LaunchShape,
+    buffers: &ReduceBuffers,
+    wait: bool,
+) -> Result<Vec<harness::Finding>> {
+    let n = length_u32(n)?;
+    let launch = |device: &mut Device, shape: LaunchShape, args: &[Arg<'_>]| {
+        if wait {
+            device
+                .launch(&variant.kernel, shape, args)
+                .map(|report| report.findings)
+        } else {
+            device
+                .launch_async(&variant.kernel, shape, args)
+                .map(|()| Vec::new())
+        }
+    };
+    if variant.kind == Step::OneLaunch {
+        return launch(
+            device,
+            shape,
+            &[
+                Arg::from(input),
+                Arg::U32(n),
+                Arg::from(&buffers.block_sums),
+                Arg::from(&buffers.blocks_done),
+                Arg::from(&buffers.total),
+            ],
+        );
+    }
+    let mut findings = launch(
+        device,
+        shape,
+        &[
+            Arg::from(input),
+            Arg::U32(n),
+            Arg::from(&buffers.block_sums),
+        ],
+    )?;
+    if variant.kind.finishes_on_the_device() {
+        findings.extend(launch(
+            device,
+            finishing_shape(shape),
+            &[
+                Arg::from(&buffers.block_sums),
+                Arg::U32(shape.grid.x),
+                Arg::from(&buffers.total),
+            ],
+        )?);
+    }
+    Ok(findings)
+}
+
+/// The second launch of the variants that finish on the device with one: one block of the
+/// same size.
 pub fn finishing_shape(shape: LaunchShape) -> LaunchShape {
     LaunchShape::linear(1, shape.block.x)
 }
@@ -411,17 +598,20 @@ pub fn shape_2d(grid: (u32, u32), block: (u32, u32)) -> LaunchShape {
 
 /// Refuses inputs and shapes a 1D variant's kernel would get wrong, in one sentence.
 pub fn check_1d(variant: &Ch2Variant, n: usize, shape: LaunchShape) -> Result<()> {
-    expect_step(
-        variant,
-        |step| matches!(step, Step::HostFinished { .. } | Step::DeviceFinished),
-        "a 1D reduction",
-    )?;
+    expect_step(variant, Step::is_1d, "a 1D reduction")?;
     check_length(n)?;
     if shape.block.y != 1 || shape.block.z != 1 || shape.grid.y != 1 || shape.grid.z != 1 {
         return Err(refuse(
             variant,
             shape,
             "this kernel indexes with the x axis only, so grid and block must be 1D",
+        ));
+    }
+    if variant.kind.reads_float4() && shape.total_threads() > MAX_FLOAT4_THREADS {
+        return Err(refuse(
+            variant,
+            shape,
+            "four grid strides must fit in the kernel's 32-bit indices, so the grid may have at most 2^28 threads",
         ));
     }
     check_block(variant, shape)
@@ -454,6 +644,15 @@ pub fn check_2d(
 
 fn check_block(variant: &Ch2Variant, shape: LaunchShape) -> Result<()> {
     let threads = shape.block.product();
+    if variant.kind.needs_whole_warps() && !threads.is_multiple_of(32) {
+        return Err(refuse(
+            variant,
+            shape,
+            &format!(
+                "the block's sum is added up by warp shuffles over whole warps, so its {threads} threads must be a multiple of 32"
+            ),
+        ));
+    }
     if variant.kind.needs_power_of_two_block() && threads > 0 && !threads.is_power_of_two() {
         return Err(refuse(
             variant,

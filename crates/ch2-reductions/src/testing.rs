@@ -3,8 +3,8 @@
 //! kernel. Behind the `testing` feature, so the walk-through does not build proptest.
 
 use crate::shape_2d;
-use harness::LaunchShape;
 use harness::rand::Rng;
+use harness::{LaunchShape, Schedule};
 use proptest::prelude::*;
 
 /// Most values one thread's grid-stride loop may add in these tests: it keeps the longest
@@ -84,6 +84,21 @@ pub fn blocks() -> impl Strategy<Value = u32> {
 pub fn linear_shape() -> impl Strategy<Value = LaunchShape> {
     (blocks(), power_of_two_block())
         .prop_map(|(blocks, threads)| LaunchShape::linear(blocks, threads))
+}
+
+/// 1D shapes of 1–64 blocks of any whole number of warps up to 1024 threads: what the climb's
+/// shuffle-based kernels accept.
+pub fn whole_warp_shape() -> impl Strategy<Value = LaunchShape> {
+    (blocks(), 1u32..=32).prop_map(|(blocks, warps)| LaunchShape::linear(blocks, 32 * warps))
+}
+
+/// The emulator's three schedules, with any seed.
+pub fn schedule() -> impl Strategy<Value = Schedule> {
+    prop_oneof![
+        Just(Schedule::Hardware),
+        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+    ]
 }
 
 /// A 2D block of 2⁵ to 2¹⁰ threads, split between x and y in every possible way.

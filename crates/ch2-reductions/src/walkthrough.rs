@@ -5,16 +5,17 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use harness::rand::Rng;
-use harness::report::{table, write_gpu_table};
+use harness::report::{climb_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::walk::{
     adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
 };
 use harness::{Device, Expect, HarnessError, LaunchShape, Result, Schedule};
 
 use crate::{
-    BLOB_PIXEL_BOUND, Ch2Variant, Step, SumCheck, VARIANTS, abs_sum_f64, blobs_reference,
-    blobs_shape, depth_1d, depth_2d, finishing_shape, image, launch_1d, pixel_matches, run_blobs,
-    run_reduce_1d, run_reduce_2d, shape_2d, sum_2d_f64, sum_f64,
+    BLOB_PIXEL_BOUND, Ch2Variant, ReduceBuffers, Step, SumCheck, VARIANTS, abs_sum_f64,
+    blobs_reference, blobs_shape, depth_1d, depth_2d, enqueue_1d, finishing_shape, image,
+    launch_1d, pixel_matches, run_blobs, run_reduce_1d, run_reduce_2d, shape_2d, sum_2d_f64,
+    sum_f64,
 };
 
 /// 1D input on the emulator: a prime, so no block or grid divides it.
@@ -27,6 +28,16 @@ pub const MAX_SIZE: usize = crate::MAX_ELEMENTS;
 pub const BLOBS_SIZE: (u32, u32) = (192, 192);
 /// Timed launches per row of the GPU table, after one warm-up.
 pub const REPETITIONS: u32 = 10;
+/// Threads per block of the climb's kernels on a grid sized to the GPU.
+pub const GPU_SIZED_THREADS: u32 = 1024;
+/// The climb of "How fast can it go": where it starts, then its rungs in order.
+pub const CLIMB: [&str; 5] = [
+    "two-loads-tree",
+    "warp-shuffle",
+    "float4-loads",
+    "gpu-sized-grid",
+    "one-launch",
+];
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -73,6 +84,21 @@ impl Shapes {
             square: shape_2d((grid, grid), (32, 8)),
             non_square: shape_2d((grid * 2, grid / 2), (32, 8)),
         }
+    }
+
+    /// The launch of a 1D variant: the chapter's grid, or for the climb's last rungs as many
+    /// blocks of [`GPU_SIZED_THREADS`] as the GPU keeps resident (the emulator has no
+    /// multiprocessors to fill, so there they keep the chapter's grid).
+    fn for_1d(self, device: &mut Device, variant: &Ch2Variant) -> Result<LaunchShape> {
+        if !variant.kind.sized_to_the_gpu() {
+            return Ok(self.linear);
+        }
+        Ok(
+            match device.resident_blocks(&variant.kernel, GPU_SIZED_THREADS, 0)? {
+                Some(blocks) => LaunchShape::linear(blocks, GPU_SIZED_THREADS),
+                None => self.linear,
+            },
+        )
     }
 }
 
@@ -154,11 +180,12 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             continue;
         }
         match variant.kind {
-            Step::HostFinished { .. } | Step::DeviceFinished => {
-                step_1d(device, variant, &inputs, shapes.linear, options, &mut page)?
-            }
             Step::Reduce2d => step_2d(device, variant, &inputs, shapes, &mut page)?,
             Step::Blobs => step_blobs(device, variant, options, &mut page)?,
+            _ => {
+                let shape = shapes.for_1d(device, variant)?;
+                step_1d(device, variant, &inputs, shape, options, &mut page)?
+            }
         }
         flush(&mut page, out)?;
     }
@@ -179,7 +206,11 @@ fn step_1d(
     page: &mut String,
 ) -> Result<()> {
     let finish = match variant.kind {
-        Step::DeviceFinished => format!(
+        Step::OneLaunch => format!(
+            "one launch: the last of the {} blocks to finish adds the block sums",
+            shape.grid.x
+        ),
+        step if step.finishes_on_the_device() => format!(
             "then the same kernel on the {} block sums with one block of {} threads",
             shape.grid.x,
             finishing_shape(shape).block.x
@@ -187,6 +218,14 @@ fn step_1d(
         _ => format!("then the host adds the {} block sums", shape.grid.x),
     };
     say(page, &format!("{shape}, {finish}"));
+    if variant.kind.sized_to_the_gpu() && !device.kind().is_cuda() {
+        say(
+            page,
+            &format!(
+                "(on a GPU: as many blocks of {GPU_SIZED_THREADS} threads as its multiprocessors keep resident at once)"
+            ),
+        );
+    }
     let outcome = run_reduce_1d(device, variant, &inputs.x, shape)?;
     let depth = depth_1d(variant.kind, inputs.x.len(), shape);
     say(
@@ -344,6 +383,8 @@ struct Timed {
     what: String,
     ms: f64,
     step: bool,
+    /// The variant timed, for the rows of the climb.
+    variant: Option<&'static str>,
 }
 
 fn timing_section(
@@ -358,7 +399,7 @@ fn timing_section(
         say(
             page,
             &timing_skipped(
-                "the table of times, GB/s, the ratio to a device copy and the speedup of each step",
+                "the table of times, GB/s, the ratio to a device copy and the speedup of each step, and the climb of How fast can it go",
             ),
         );
         return Ok(());
@@ -382,16 +423,45 @@ fn timing_section(
             "mean of {REPETITIONS} launches after a warm-up (CUDA events); every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run; host additions of block sums are not timed"
         ),
     );
+    let how = format!(
+        "{n} floats; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host"
+    );
     let file = write_gpu_table(
         &options.out,
         device.name(),
         "ch2-reductions --backend cuda",
-        &format!(
-            "{n} floats; {REPETITIONS} timed launches after one warm-up, CUDA events; the CPU row on one core of the same host"
-        ),
+        &how,
         &rendered,
     )?;
     say(page, &format!("table for the book: {}", file.display()));
+
+    say(page, "");
+    say(page, "## How fast can it go");
+    let climb = render_climb(&rows, copy_ms, bytes);
+    say(page, &climb);
+    say(
+        page,
+        "÷ copy's byte rate: bytes the kernel must move (its input, read once) per second, over the bytes per second of the device copy (read and written) in the same run",
+    );
+    let file = write_gpu_markdown(
+        &options.out.join("climb_table.md"),
+        device.name(),
+        "ch2-reductions --backend cuda",
+        &how,
+        &climb,
+    )?;
+    say(
+        page,
+        &format!("climb table for the book: {}", file.display()),
+    );
+    let chart = options.out.join("climb.svg");
+    climb_svg(
+        &chart,
+        &format!("Reduction of {n} floats on {}", device.name()),
+        "bytes moved per second ÷ the device copy's",
+        &climb_ratios(&rows, copy_ms),
+    )?;
+    say(page, &format!("bar chart: {}", chart.display()));
     Ok(())
 }
 
@@ -405,13 +475,6 @@ fn measure(device: &mut Device, inputs: &Inputs, shapes: Shapes) -> Result<(Vec<
     let cpu_ms = started.elapsed().as_secs_f64() * 1e3;
 
     let x = device.upload(&inputs.x, "x")?;
-    let blocks = shapes
-        .linear
-        .grid
-        .x
-        .max(shapes.square.grid.product() as u32) as usize;
-    let block_sums = device.zeros::<f32>(blocks, "block_sums")?;
-    let total = device.zeros::<f32>(1, "total")?;
     let copy_ms = device
         .time_device_copy_ms(bytes, REPETITIONS)?
         .unwrap_or(f64::NAN);
@@ -420,55 +483,45 @@ fn measure(device: &mut Device, inputs: &Inputs, shapes: Shapes) -> Result<(Vec<
         what: "CPU f64 loop (one core)".to_string(),
         ms: cpu_ms,
         step: false,
+        variant: None,
     }];
-    for name in ["naive-block-sum", "tree-reduction", "two-loads-tree"] {
+    let timed_1d = |device: &mut Device, name: &'static str| -> Result<Timed> {
         let variant = crate::variant(name);
-        let shape = shapes.linear;
+        let shape = shapes.for_1d(device, variant)?;
+        let buffers = ReduceBuffers::new(device, shape.grid.x as usize)?;
         // Checked on the timing input itself before it is timed.
-        launch_1d(device, variant, &x, n, shape, &block_sums, &total)?;
-        let got = match variant.kind {
-            Step::DeviceFinished => device.download(&total)?.first().copied().unwrap_or(0.0),
-            _ => crate::finish_on_host(&device.download(&block_sums)?[..shape.grid.x as usize]),
-        };
+        launch_1d(device, variant, &x, n, shape, &buffers)?;
+        let got = buffers.result(device, variant.kind, shape)?;
         let check = SumCheck::new(got, cpu, depth_1d(variant.kind, n, shape), inputs.abs_sum);
         if !check.is_within() {
             return Err(HarnessError::Invalid(format!(
                 "{name} is wrong on the timing input: {check}"
             )));
         }
-        let kernel = variant.kernel;
-        let length = n as u32;
         let ms = device
             .time_ms(REPETITIONS, |device| {
-                device.launch_async(
-                    &kernel,
-                    shape,
-                    &[(&x).into(), length.into(), (&block_sums).into()],
-                )?;
-                if variant.kind == Step::DeviceFinished {
-                    device.launch_async(
-                        &kernel,
-                        finishing_shape(shape),
-                        &[(&block_sums).into(), shape.grid.x.into(), (&total).into()],
-                    )?;
-                }
-                Ok(())
+                enqueue_1d(device, variant, &x, n, shape, &buffers, false).map(drop)
             })?
             .unwrap_or(f64::NAN);
-        let launches = if variant.kind == Step::DeviceFinished {
+        let launches = if variant.kind.finishes_on_the_device() && variant.kind != Step::OneLaunch {
             format!("{shape}, then 1 × {}", finishing_shape(shape).block.x)
         } else {
             shape.to_string()
         };
-        rows.push(Timed {
+        Ok(Timed {
             what: format!("GPU {name} ({launches})"),
             ms,
             step: true,
-        });
+            variant: Some(name),
+        })
+    };
+    for name in ["naive-block-sum", "tree-reduction", "two-loads-tree"] {
+        rows.push(timed_1d(device, name)?);
     }
     {
         let variant = crate::variant("reduction-2d");
         let shape = shapes.square;
+        let block_sums = device.zeros::<f32>(shape.grid.product() as usize, "block_sums")?;
         let rows_u32 = inputs.rows as u32;
         let cols_u32 = inputs.cols as u32;
         let args = |device: &mut Device, sync: bool| -> Result<()> {
@@ -508,15 +561,81 @@ fn measure(device: &mut Device, inputs: &Inputs, shapes: Shapes) -> Result<(Vec<
             ),
             ms,
             step: true,
+            variant: Some("reduction-2d"),
         });
+    }
+    for name in &CLIMB[1..] {
+        rows.push(timed_1d(device, name)?);
     }
     rows.push(Timed {
         what: format!("GPU device-to-device copy of the {bytes} bytes"),
         ms: copy_ms,
         step: false,
+        variant: None,
     });
 
     Ok((rows, copy_ms))
+}
+
+/// The rows of the climb, in [`CLIMB`] order.
+fn climb_rows(rows: &[Timed]) -> Vec<&Timed> {
+    CLIMB
+        .iter()
+        .filter_map(|name| rows.iter().find(|row| row.variant == Some(*name)))
+        .collect()
+}
+
+/// Each rung's bytes per second over the copy's: a reduction moves its input once, the copy
+/// reads and writes it, so the ratio is the copy's time over twice the rung's.
+fn byte_rate_ratio(ms: f64, copy_ms: f64) -> f64 {
+    copy_ms / (2.0 * ms)
+}
+
+fn climb_ratios(rows: &[Timed], copy_ms: f64) -> Vec<(String, f64)> {
+    climb_rows(rows)
+        .into_iter()
+        .filter_map(|row| Some((row.variant?.to_string(), byte_rate_ratio(row.ms, copy_ms))))
+        .collect()
+}
+
+/// The climb as a table: each rung's time, its input's GB/s, its ratio to the copy's byte rate
+/// and its speedup over the rung before.
+fn render_climb(rows: &[Timed], copy_ms: f64, bytes: usize) -> String {
+    let mut previous: Option<f64> = None;
+    let table_rows: Vec<Vec<String>> = climb_rows(rows)
+        .into_iter()
+        .filter_map(|row| {
+            let name = row.variant?;
+            let variant = crate::variant(name);
+            let step = previous.map_or("—".to_string(), |p| format!("{:.2}×", p / row.ms));
+            previous = Some(row.ms);
+            Some(vec![
+                name.to_string(),
+                variant
+                    .kernel
+                    .path
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                format!("{:.3}", row.ms),
+                format!("{:.1}", bytes as f64 / 1e9 / (row.ms / 1e3)),
+                format!("{:.2}", byte_rate_ratio(row.ms, copy_ms)),
+                step,
+            ])
+        })
+        .collect();
+    table(
+        &[
+            "step",
+            "kernel",
+            "ms",
+            "input GB/s",
+            "÷ copy's byte rate",
+            "step speedup",
+        ],
+        table_rows,
+    )
 }
 
 /// The table: time, bandwidth, ratio to the copy, and each step's speedup over the one
@@ -592,13 +711,20 @@ mod tests {
         let (rows, copy_ms) = measure(&mut device, &inputs, shapes).unwrap();
         assert!(copy_ms.is_nan());
         let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
-        assert_eq!(rows.len(), 6, "{names:?}");
+        assert_eq!(rows.len(), 10, "{names:?}");
         assert!(names[3].contains("two-loads-tree") && names[4].contains("reduction-2d"));
+        assert!(names[5].contains("warp-shuffle") && names[8].contains("one-launch"));
+        let climb: Vec<&str> = climb_rows(&rows)
+            .iter()
+            .filter_map(|row| row.variant)
+            .collect();
+        assert_eq!(climb, CLIMB);
 
         let timed = |what: &str, ms: f64, step: bool| Timed {
             what: what.to_string(),
             ms,
             step,
+            variant: None,
         };
         let rows = [
             timed("CPU", 100.0, false),

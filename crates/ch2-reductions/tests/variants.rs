@@ -6,12 +6,13 @@ mod common;
 use std::cell::RefCell;
 
 use ch2_reductions::{
-    BLOB_PIXEL_BOUND, Step, SumCheck, VARIANTS, abs_sum_f64, blobs_reference, depth_1d, depth_2d,
-    pixel_matches, run_blobs, run_reduce_1d, run_reduce_2d, shape_2d, sum_2d_f64, sum_f64, variant,
+    BLOB_PIXEL_BOUND, Loads, ReduceBuffers, Step, SumCheck, VARIANTS, abs_sum_f64, blobs_reference,
+    depth_1d, depth_2d, launch_1d, pixel_matches, run_blobs, run_reduce_1d, run_reduce_2d,
+    shape_2d, sum_2d_f64, sum_f64, variant,
 };
 use common::{
     Data, MAX_PER_THREAD, cap_length, cap_rows, cases, data, device, floats, grid_2d, length,
-    linear_shape, side,
+    linear_shape, schedule, side, whole_warp_shape,
 };
 use harness::testing::assert_bug_line_named;
 use harness::verify::bounds;
@@ -23,7 +24,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 9);
+    assert_eq!(VARIANTS.len(), 13);
 }
 
 /// The tolerance is honest: at the longest addition chain any test here can produce, a
@@ -34,6 +35,13 @@ fn a_three_per_mille_error_fails_the_bound() {
         Step::HostFinished { tree: false },
         Step::HostFinished { tree: true },
         Step::DeviceFinished,
+        Step::Shuffled {
+            loads: Loads::TwoFloats,
+        },
+        Step::Shuffled {
+            loads: Loads::Float4,
+        },
+        Step::OneLaunch,
     ]
     .into_iter()
     .map(|step| {
@@ -112,6 +120,85 @@ fn fixed_1d_reductions_match_the_cpu() {
                 Ok(())
             })
             .unwrap_or_else(|error| panic!("{}: {error}", fixed.name));
+    }
+}
+
+/// The climb's kernels (warp shuffles, float4 loads, a GPU-sized grid, one launch) on every
+/// emulator schedule: generated lengths (n % 4 of every kind, shorter than one grid stride or
+/// thousands of strides long), blocks of any whole number of warps, 1–64 blocks, any data;
+/// checked against the f64 sum under the error bound of each kernel's addition chains, with
+/// the checkers silent.
+#[test]
+fn the_climb_matches_the_cpu_on_every_schedule() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    let largest = if is_cuda { 16_000_000 } else { 200_000 };
+    let strategy = (
+        length(largest),
+        data(),
+        any::<u64>(),
+        whole_warp_shape(),
+        schedule(),
+    );
+    let climb: Vec<_> = VARIANTS
+        .iter()
+        .filter(|v| matches!(v.kind, Step::Shuffled { .. } | Step::OneLaunch))
+        .collect();
+    assert_eq!(climb.len(), 4);
+    for rung in climb {
+        assert!(rung.expect.is_correct(), "{}", rung.name);
+        let mut runner = TestRunner::new(cases(is_cuda, 64, 20, file!()));
+        runner
+            .run(&strategy, |(len, data, seed, shape, schedule)| {
+                let len = cap_length(len, shape);
+                let x = floats(len, data, seed);
+                let outcome = cell
+                    .borrow_mut()
+                    .with_schedule(schedule, |device| run_reduce_1d(device, rung, &x, shape))
+                    .map_err(fail)?;
+                let check = SumCheck::new(
+                    outcome.result,
+                    sum_f64(&x),
+                    depth_1d(rung.kind, len, shape),
+                    abs_sum_f64(&x),
+                );
+                prop_assert!(
+                    check.is_within(),
+                    "{} on {len} {data:?} floats, {shape}, {schedule:?}: {check}",
+                    rung.name
+                );
+                prop_assert!(
+                    outcome.report.is_clean(),
+                    "{} {schedule:?}: {:?}",
+                    rung.name,
+                    outcome.report.findings
+                );
+                Ok(())
+            })
+            .unwrap_or_else(|error| panic!("{}: {error}", rung.name));
+    }
+}
+
+/// The one-launch reduction's last block sets its counter back to 0, so launching it again on
+/// the same buffers, with nothing cleared in between, gives the same total.
+#[test]
+fn one_launch_leaves_its_counter_ready_for_the_next_launch() {
+    let mut device = device();
+    let rung = variant("one-launch");
+    let x = floats(70_001, Data::Digits, 11);
+    let want = sum_f64(&x) as f32;
+    let shape = LaunchShape::linear(12, 96);
+    let input = device.upload(&x, "x").unwrap();
+    let buffers = ReduceBuffers::new(&mut device, 12).unwrap();
+    for launch in 0..3 {
+        let report = launch_1d(&mut device, rung, &input, x.len(), shape, &buffers).unwrap();
+        assert!(report.is_clean(), "{:?}", report.findings);
+        assert_eq!(
+            buffers.result(&mut device, rung.kind, shape).unwrap(),
+            want,
+            "launch {launch}"
+        );
+        assert_eq!(device.download(&buffers.blocks_done).unwrap(), [0]);
     }
 }
 
@@ -267,6 +354,27 @@ fn shapes_the_kernels_cannot_handle_are_refused_in_one_sentence() {
         "{error}"
     );
     assert!(run_blobs(&mut device, variant("blobs"), 0, 5).is_err());
+    let error = run_reduce_1d(
+        &mut device,
+        variant("warp-shuffle"),
+        &x,
+        LaunchShape::linear(2, 48),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        error,
+        "cannot launch warp_shuffle with grid 2 × block 48: the block's sum is added up by warp shuffles over whole warps, so its 48 threads must be a multiple of 32"
+    );
+    let error = run_reduce_1d(
+        &mut device,
+        variant("float4-loads"),
+        &x,
+        LaunchShape::linear(1 << 19, 1024),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.ends_with("at most 2^28 threads"), "{error}");
 }
 
 /// A `Race` variant on the emulator: racecheck names the `// BUG:` line for every block size,
