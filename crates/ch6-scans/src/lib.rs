@@ -51,6 +51,51 @@ pub enum Step {
     Convert { to_inclusive: KernelSource },
     /// A kernel NVRTC refuses; `kernel(int *x, int d, int n)` had it compiled.
     DoesNotCompile,
+    /// The climb's three passes: `reduce_tiles(in, n, tile_sums)` (the variant's kernel), then
+    /// `scan_tile_sums(tile_sums, tiles)` on one block, then `scan_tiles(in, out, n,
+    /// tile_offsets)`; exclusive, tiles of `16 · blockDim` elements. `coalesced`: the last two
+    /// store through shared memory and take [`tile_shared_bytes`] of it.
+    ReduceThenScan {
+        scan_sums: KernelSource,
+        scan_tiles: KernelSource,
+        coalesced: bool,
+    },
+    /// The climb's single-pass scans: one launch of `kernel(in, out, n, tile_counter, …)`,
+    /// exclusive, tiles of `16 · blockDim` elements numbered in the order blocks start, with
+    /// [`tile_shared_bytes`] of shared memory; `state` says what else each tile publishes.
+    SinglePass { state: PassState },
+}
+
+/// What the tiles of a single-pass scan publish to each other, after `tile_counter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassState {
+    /// `volatile unsigned *flags, unsigned *inclusive_prefixes`: each tile waits for the one
+    /// before it.
+    Chained,
+    /// `volatile unsigned *flags, unsigned *aggregates, unsigned *inclusive_prefixes`: the
+    /// decoupled look-back, one predecessor at a time.
+    LookBack,
+    /// `volatile unsigned long long *status`: state and value in one 64-bit word per tile, read
+    /// 32 tiles at a time by a warp.
+    PackedStatus,
+}
+
+/// Elements each thread of the climb's tile scans owns.
+pub const TILE_ITEMS: u32 = 16;
+/// The largest block of the climb's tile scans (their `__launch_bounds__`).
+pub const MAX_TILE_THREADS: u32 = 512;
+/// Threads per block of the climb's scans in the walk-through's GPU runs.
+pub const CLIMB_THREADS: u32 = 256;
+
+/// Dynamic shared memory of the climb's kernels that store through shared memory: each warp's
+/// 32 × 16 results plus one word of padding per 32.
+pub fn tile_shared_bytes(threads: u32) -> u32 {
+    threads / 32 * (32 * TILE_ITEMS + TILE_ITEMS) * 4
+}
+
+/// Elements of one tile of the climb's scans.
+pub fn tile_len(threads: u32) -> usize {
+    (threads * TILE_ITEMS) as usize
 }
 
 pub type Ch6Variant = Variant<Step>;
@@ -150,6 +195,86 @@ pub const VARIANTS: &[Ch6Variant] = &[
         expect: Expect::WrongResult,
         summary: "Hillis–Steele on many blocks: each block scans only its own tile",
         kind: Step::GridInclusive,
+    },
+    Variant {
+        name: "reduce-then-scan",
+        kernel: kernel!("ch6_scans", "10_reduce_then_scan", "reduce_tiles"),
+        expect: Expect::Correct,
+        summary: "sum each tile, scan the tile sums, scan each tile from its offset: three passes",
+        kind: Step::ReduceThenScan {
+            scan_sums: kernel!("ch6_scans", "10_reduce_then_scan", "scan_tile_sums"),
+            scan_tiles: kernel!("ch6_scans", "10_reduce_then_scan", "scan_tiles"),
+            coalesced: false,
+        },
+    },
+    Variant {
+        name: "coalesced-stores",
+        kernel: kernel!("ch6_scans", "11_coalesced_stores", "reduce_tiles"),
+        expect: Expect::Correct,
+        summary: "reduce, then scan, each warp storing whole 128-byte lines through shared memory",
+        kind: Step::ReduceThenScan {
+            scan_sums: kernel!("ch6_scans", "11_coalesced_stores", "scan_tile_sums"),
+            scan_tiles: kernel!("ch6_scans", "11_coalesced_stores", "scan_tiles"),
+            coalesced: true,
+        },
+    },
+    Variant {
+        name: "chained-scan",
+        kernel: kernel!("ch6_scans", "12_chained_scan", "chained_scan"),
+        expect: Expect::Correct,
+        summary: "one pass: each tile waits for the previous tile's prefix, then passes its own on",
+        kind: Step::SinglePass {
+            state: PassState::Chained,
+        },
+    },
+    Variant {
+        name: "decoupled-lookback",
+        kernel: kernel!("ch6_scans", "13_decoupled_lookback", "decoupled_lookback"),
+        expect: Expect::Correct,
+        summary: "one pass: publish the tile's sum at once, add predecessors' sums back to a prefix",
+        kind: Step::SinglePass {
+            state: PassState::LookBack,
+        },
+    },
+    Variant {
+        name: "warp-lookback",
+        kernel: kernel!("ch6_scans", "14_warp_lookback", "warp_lookback"),
+        expect: Expect::Correct,
+        summary: "the look-back by a warp, 32 tiles at a time, state and value in one 64-bit word",
+        kind: Step::SinglePass {
+            state: PassState::PackedStatus,
+        },
+    },
+    Variant {
+        name: "lookback-no-fence",
+        kernel: kernel!("ch6_scans", "15_lookback_no_fence", "lookback_no_fence"),
+        expect: Expect::Race,
+        summary: "the look-back's publish with no fence between the value and its flag",
+        kind: Step::SinglePass {
+            state: PassState::LookBack,
+        },
+    },
+    Variant {
+        name: "lookback-flag-before-data",
+        kernel: kernel!(
+            "ch6_scans",
+            "16_lookback_flag_before_data",
+            "lookback_flag_before_data"
+        ),
+        expect: Expect::Race,
+        summary: "the look-back's publish setting the flag before writing the value",
+        kind: Step::SinglePass {
+            state: PassState::LookBack,
+        },
+    },
+    Variant {
+        name: "lookback-no-acquire",
+        kernel: kernel!("ch6_scans", "17_lookback_no_acquire", "lookback_no_acquire"),
+        expect: Expect::Race,
+        summary: "the look-back reading a predecessor's value with no fence after its flag",
+        kind: Step::SinglePass {
+            state: PassState::LookBack,
+        },
     },
 ];
 
@@ -731,6 +856,187 @@ pub fn run_large_scan<T: Element>(
 pub fn large_scan_depth(n: usize, threads: u32) -> u64 {
     let tile_depth = harness::verify::bounds::tree_depth(2 * u64::from(threads.max(1)));
     large_scan_levels(n, threads).len() as u64 * (2 * tile_depth + 1)
+}
+
+/// The buffers the climb's tile scans use besides input and output, for `tiles` tiles.
+#[derive(Debug)]
+pub struct TileScanBuffers {
+    /// The reduce-then-scan's tile sums, scanned in place into tile offsets.
+    pub tile_sums: Buffer<u32>,
+    /// The single pass's next tile number.
+    pub tile_counter: Buffer<u32>,
+    pub flags: Buffer<u32>,
+    pub aggregates: Buffer<u32>,
+    pub inclusive_prefixes: Buffer<u32>,
+    pub status: Buffer<u64>,
+}
+
+impl TileScanBuffers {
+    pub fn new(device: &mut Device, tiles: usize) -> Result<Self> {
+        let tiles = tiles.max(1);
+        Ok(Self {
+            tile_sums: device.zeros(tiles, "tile_sums")?,
+            tile_counter: device.zeros(1, "tile_counter")?,
+            flags: device.zeros(tiles, "flags")?,
+            aggregates: device.zeros(tiles, "aggregates")?,
+            inclusive_prefixes: device.zeros(tiles, "inclusive_prefixes")?,
+            status: device.zeros(tiles, "status")?,
+        })
+    }
+}
+
+/// Tiles of `threads · 16` elements over `n`.
+pub fn tile_count(n: usize, threads: u32) -> usize {
+    n.div_ceil(tile_len(threads.max(1)))
+}
+
+/// Refuses blocks the climb's tile scans cannot run: whole warps, at most 512 threads.
+pub fn check_tile_threads(variant: &Ch6Variant, threads: u32) -> Result<()> {
+    if threads == 0 || !threads.is_multiple_of(32) || threads > MAX_TILE_THREADS {
+        return Err(invalid(format!(
+            "{} needs a block of whole warps, 32 to {MAX_TILE_THREADS} threads (its scans are warp shuffles and its launch bounds allow {MAX_TILE_THREADS}), not {threads}",
+            variant.name
+        )));
+    }
+    Ok(())
+}
+
+/// Runs (`wait`) or only enqueues (for timing) the climb's scan of `input` (length `n`) into
+/// `output`: the reduce-then-scan's three launches, or a single pass after zeroing its tile
+/// counter and published state (the zeroing is part of what is timed). Returns the findings
+/// and the number of kernel launches.
+pub fn tile_scan_enqueue(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    input: &Buffer<u32>,
+    output: &Buffer<u32>,
+    threads: u32,
+    buffers: &mut TileScanBuffers,
+    wait: bool,
+) -> Result<(Vec<Finding>, u32)> {
+    check_tile_threads(variant, threads)?;
+    let n = input.len();
+    let n32 = length_u32(n)?;
+    let tiles = tile_count(n, threads);
+    if tiles == 0 {
+        return Ok((Vec::new(), 0));
+    }
+    let tiles32 = u32::try_from(tiles).map_err(|_| invalid(format!("{tiles} tiles")))?;
+    let plain = LaunchShape::linear(tiles32, threads);
+    let shared = plain.with_dynamic_shared(tile_shared_bytes(threads));
+    match variant.kind {
+        Step::ReduceThenScan {
+            scan_sums,
+            scan_tiles,
+            coalesced,
+        } => {
+            let storing = |shape: LaunchShape| {
+                if coalesced {
+                    shape.with_dynamic_shared(tile_shared_bytes(threads))
+                } else {
+                    shape
+                }
+            };
+            let mut findings = launch(
+                device,
+                &variant.kernel,
+                plain,
+                &[
+                    Arg::from(input),
+                    Arg::U32(n32),
+                    Arg::from(&buffers.tile_sums),
+                ],
+                wait,
+            )?;
+            findings.extend(launch(
+                device,
+                &scan_sums,
+                storing(LaunchShape::linear(1, threads)),
+                &[Arg::from(&buffers.tile_sums), Arg::U32(tiles32)],
+                wait,
+            )?);
+            findings.extend(launch(
+                device,
+                &scan_tiles,
+                storing(plain),
+                &[
+                    Arg::from(input),
+                    Arg::from(output),
+                    Arg::U32(n32),
+                    Arg::from(&buffers.tile_sums),
+                ],
+                wait,
+            )?);
+            Ok((findings, 3))
+        }
+        Step::SinglePass { state } => {
+            device.clear(&mut buffers.tile_counter)?;
+            let mut args = vec![
+                Arg::from(input),
+                Arg::from(output),
+                Arg::U32(n32),
+                Arg::from(&buffers.tile_counter),
+            ];
+            match state {
+                PassState::Chained => {
+                    device.clear(&mut buffers.flags)?;
+                    args.extend([
+                        Arg::from(&buffers.flags),
+                        Arg::from(&buffers.inclusive_prefixes),
+                    ]);
+                }
+                PassState::LookBack => {
+                    device.clear(&mut buffers.flags)?;
+                    args.extend([
+                        Arg::from(&buffers.flags),
+                        Arg::from(&buffers.aggregates),
+                        Arg::from(&buffers.inclusive_prefixes),
+                    ]);
+                }
+                PassState::PackedStatus => {
+                    device.clear(&mut buffers.status)?;
+                    args.push(Arg::from(&buffers.status));
+                }
+            }
+            Ok((launch(device, &variant.kernel, shared, &args, wait)?, 1))
+        }
+        _ => Err(invalid(format!(
+            "{} is not one of the climb's tile scans",
+            variant.name
+        ))),
+    }
+}
+
+/// The exclusive scan of `input` by one of the climb's tile scans, with `threads` per block.
+pub fn run_tile_scan(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    input: &[u32],
+    threads: u32,
+) -> Result<Outcome<Vec<u32>>> {
+    device.ensure_can_run(variant)?;
+    check_tile_threads(variant, threads)?;
+    if input.is_empty() {
+        return Ok(empty(Vec::new()));
+    }
+    length_u32(input.len())?;
+    let in_buffer = device.upload(input, "in")?;
+    let out = device.zeros::<u32>(input.len(), "out")?;
+    let mut buffers = TileScanBuffers::new(device, tile_count(input.len(), threads))?;
+    let (findings, launches) = tile_scan_enqueue(
+        device,
+        variant,
+        &in_buffer,
+        &out,
+        threads,
+        &mut buffers,
+        true,
+    )?;
+    Ok(Outcome {
+        result: device.download(&out)?,
+        report: LaunchReport { findings },
+        launches,
+    })
 }
 
 /// Inclusive ⇄ exclusive with [`Step::Convert`]: returns `(exclusive from inclusive, inclusive

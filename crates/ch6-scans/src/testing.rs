@@ -2,6 +2,7 @@
 //! their cases from them, and so does the exercise runner (`learn/`) when it checks a learner's
 //! kernel. Behind the `testing` feature, so the walk-through does not build proptest.
 
+use harness::Schedule;
 use harness::rand::Rng;
 use proptest::prelude::*;
 
@@ -77,4 +78,18 @@ pub fn one_block_case(limit: usize, exclusive: bool) -> impl Strategy<Value = (u
 /// Blocks of the large-array scan: a power of two from a warp to the largest block.
 pub fn tile_threads() -> impl Strategy<Value = u32> {
     prop::sample::select(vec![32u32, 64, 128, 256, 512, 1024])
+}
+
+/// Blocks of the climb's tile scans: whole warps, 32 to 512 threads.
+pub fn climb_threads() -> impl Strategy<Value = u32> {
+    (1u32..=16).prop_map(|warps| 32 * warps)
+}
+
+/// The emulator's three schedules, with any seed.
+pub fn schedule() -> impl Strategy<Value = Schedule> {
+    prop_oneof![
+        Just(Schedule::Hardware),
+        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+    ]
 }

@@ -5,19 +5,22 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use harness::rand::Rng;
-use harness::report::table;
+use harness::report::{climb_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::verify::{bounds, compare_exact, compare_within};
-use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
+use harness::walk::{
+    adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
+};
 use harness::{Device, Expect, HarnessError, Result, Schedule};
 use plotters::prelude::*;
 
 use crate::{
-    Ch6Variant, DEFAULT_THREADS, LargeScanKernels, Step, VARIANTS, blelloch_counted,
-    default_one_block_threads, exclusive_abs_sums, exclusive_scan, exclusive_scan_f64,
-    hillis_steele_counted, inclusive_scan, large_scan_depth, large_scan_enqueue,
-    large_scan_launch_count, large_scan_levels, large_scan_sums, multi_launch_sweeps, padded_len,
-    run_convert, run_grid_inclusive, run_large_scan, run_multi_launch, run_one_block, strides,
-    up_sweep_bank_conflicts, up_sweep_levels,
+    CLIMB_THREADS, Ch6Variant, DEFAULT_THREADS, LargeScanKernels, Step, TILE_ITEMS,
+    TileScanBuffers, VARIANTS, blelloch_counted, default_one_block_threads, exclusive_abs_sums,
+    exclusive_scan, exclusive_scan_f64, hillis_steele_counted, inclusive_scan, large_scan_depth,
+    large_scan_enqueue, large_scan_launch_count, large_scan_levels, large_scan_sums,
+    multi_launch_sweeps, padded_len, run_convert, run_grid_inclusive, run_large_scan,
+    run_multi_launch, run_one_block, run_tile_scan, strides, tile_count, tile_len,
+    tile_scan_enqueue, up_sweep_bank_conflicts, up_sweep_levels,
 };
 
 /// Default elements of the GPU timing input: 2²⁸ `unsigned int`s, 1 GiB.
@@ -28,6 +31,17 @@ pub const MAX_TIMING_ELEMENTS: u64 = 1 << 30;
 pub const ADVERSARIAL_SEED: u64 = 7;
 /// Elements of the up-sweep diagram.
 pub const DIAGRAM_LEN: usize = 16;
+/// The climb of "How fast can it go": where it starts, then its rungs in order.
+pub const CLIMB: [&str; 6] = [
+    "large-array-scan",
+    "reduce-then-scan",
+    "coalesced-stores",
+    "chained-scan",
+    "decoupled-lookback",
+    "warp-lookback",
+];
+/// Timed runs per row of the GPU table, after one warm-up.
+pub const REPETITIONS: u32 = 10;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -55,6 +69,8 @@ struct Sizes {
     large_u32: usize,
     large_f32: usize,
     convert: usize,
+    climb: usize,
+    climb_threads: u32,
 }
 
 impl Sizes {
@@ -65,6 +81,8 @@ impl Sizes {
                 large_u32: 10_000_019,
                 large_f32: 10_000_019,
                 convert: 10_000_019,
+                climb: 10_000_019,
+                climb_threads: CLIMB_THREADS,
             }
         } else {
             Self {
@@ -72,6 +90,9 @@ impl Sizes {
                 large_u32: 30_011,
                 large_f32: 10_007,
                 convert: 5_003,
+                // tiles of 512: 79 of them, so a warp's look-back window of 32 moves twice
+                climb: 40_009,
+                climb_threads: 32,
             }
         }
     }
@@ -117,6 +138,9 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
                 convert_step(device, variant, sizes.convert, &mut rng, &mut page)?
             }
             Step::DoesNotCompile => compile_step(device, variant, &mut page)?,
+            Step::ReduceThenScan { .. } | Step::SinglePass { .. } => {
+                climb_step(device, variant, &sizes, options, &mut rng, &mut page)?
+            }
         }
         flush(&mut page, out)?;
     }
@@ -446,6 +470,47 @@ fn convert_step(
     Ok(())
 }
 
+fn climb_step(
+    device: &mut Device,
+    variant: &Ch6Variant,
+    sizes: &Sizes,
+    options: &Options,
+    rng: &mut impl Rng,
+    page: &mut String,
+) -> Result<()> {
+    let threads = sizes.climb_threads;
+    let input = small_values(sizes.climb, rng);
+    let want = exclusive_scan(&input);
+    let outcome = run_tile_scan(device, variant, &input, threads)?;
+    say(
+        page,
+        &format!(
+            "n = {}, {} tiles of {} ({threads} threads × {TILE_ITEMS} elements), {} launch(es): {}",
+            input.len(),
+            tile_count(input.len(), threads),
+            tile_len(threads),
+            outcome.launches,
+            compare_exact(&outcome.result, &want)
+        ),
+    );
+    if variant.expect == Expect::Race
+        && let Some(seed) = adversarial_seed(device, options.seed)
+    {
+        let racy = device.with_schedule(Schedule::Adversarial { seed }, |device| {
+            run_tile_scan(device, variant, &input, threads)
+        })?;
+        say(
+            page,
+            &format!(
+                "under the adversarial schedule (seed {seed}), where a warp that publishes or reads a flag gives another warp the next turn: {}",
+                compare_exact(&racy.result, &want)
+            ),
+        );
+    }
+    checker_section(device, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
 fn compile_step(device: &mut Device, variant: &Ch6Variant, page: &mut String) -> Result<()> {
     let error = crate::compile_error(device, variant)?;
     say(page, "launching it gives:");
@@ -721,8 +786,50 @@ fn timing_section(
         })?
         .unwrap_or(f64::NAN);
 
+    drop(data);
+
+    // The climb: each rung checked once on the timing input, then timed.
+    let in_buffer = device.upload(&input, "in")?;
+    let out_buffer = device.zeros::<u32>(n, "out")?;
+    let mut buffers = TileScanBuffers::new(device, tile_count(n, CLIMB_THREADS))?;
+    let mut climb = vec![(CLIMB[0], large_launches, large_ms)];
+    for name in &CLIMB[1..] {
+        let variant = crate::variant(name);
+        device.clear(&mut buffers.tile_sums)?;
+        let (_, launches) = tile_scan_enqueue(
+            device,
+            variant,
+            &in_buffer,
+            &out_buffer,
+            CLIMB_THREADS,
+            &mut buffers,
+            true,
+        )?;
+        let check = compare_exact(&device.download(&out_buffer)?, &want);
+        if !check.is_match() {
+            return Err(HarnessError::Invalid(format!(
+                "{name} is wrong on the timing input: {check}"
+            )));
+        }
+        let ms = device
+            .time_ms(REPETITIONS, |device| {
+                tile_scan_enqueue(
+                    device,
+                    variant,
+                    &in_buffer,
+                    &out_buffer,
+                    CLIMB_THREADS,
+                    &mut buffers,
+                    false,
+                )
+                .map(drop)
+            })?
+            .unwrap_or(f64::NAN);
+        climb.push((name, launches, ms));
+    }
+
     let gb = bytes as f64 / 1e9;
-    let lines = [
+    let mut lines = vec![
         (
             "CPU sequential scan (one core)".to_string(),
             "-".to_string(),
@@ -741,12 +848,19 @@ fn timing_section(
             multi_launches.to_string(),
             multi_ms,
         ),
-        (
-            format!("GPU device-to-device copy of the {bytes} bytes"),
-            "-".to_string(),
-            copy_ms,
-        ),
     ];
+    for &(name, launches, ms) in &climb[1..] {
+        lines.push((
+            format!("GPU {name} ({CLIMB_THREADS} threads per block)"),
+            launches.to_string(),
+            ms,
+        ));
+    }
+    lines.push((
+        format!("GPU device-to-device copy of the {bytes} bytes"),
+        "-".to_string(),
+        copy_ms,
+    ));
     let rows = lines.iter().map(|(name, launches, ms)| {
         vec![
             name.clone(),
@@ -756,13 +870,11 @@ fn timing_section(
             format!("{:.2}", ms / copy_ms),
         ]
     });
-    say(
-        page,
-        &table(
-            &["what", "launches", "ms", "input GB/s", "time ÷ copy time"],
-            rows,
-        ),
+    let rendered = table(
+        &["what", "launches", "ms", "input GB/s", "time ÷ copy time"],
+        rows,
     );
+    say(page, &rendered);
     say(
         page,
         &format!(
@@ -776,5 +888,80 @@ fn timing_section(
         page,
         "every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run",
     );
+    let how = format!(
+        "{n} random unsigned ints; mean of {REPETITIONS} runs after a warm-up, CUDA events; the CPU row on one core of the same host"
+    );
+    let file = write_gpu_table(
+        &options.out,
+        device.name(),
+        "ch6-scans --backend cuda",
+        &how,
+        &rendered,
+    )?;
+    say(page, &format!("table for the book: {}", file.display()));
+
+    say(page, "");
+    say(page, "## How fast can it go");
+    let climb_table = render_climb(&climb, copy_ms, bytes);
+    say(page, &climb_table);
+    say(
+        page,
+        "÷ copy's byte rate: a scan reads its input and writes as many bytes, the same bytes as the device copy moves, so the ratio is the copy's time over the scan's; the single passes' times include zeroing their tile counter and flags",
+    );
+    let file = write_gpu_markdown(
+        &options.out.join("climb_table.md"),
+        device.name(),
+        "ch6-scans --backend cuda",
+        &how,
+        &climb_table,
+    )?;
+    say(
+        page,
+        &format!("climb table for the book: {}", file.display()),
+    );
+    let chart = options.out.join("climb.svg");
+    let ratios: Vec<(String, f64)> = climb
+        .iter()
+        .map(|&(name, _, ms)| (name.to_string(), copy_ms / ms))
+        .collect();
+    climb_svg(
+        &chart,
+        &format!("Exclusive scan of {n} unsigned ints on {}", device.name()),
+        "bytes moved per second ÷ the device copy's",
+        &ratios,
+    )?;
+    say(page, &format!("bar chart: {}", chart.display()));
     Ok(())
+}
+
+/// The climb as a table: each rung's launches, time, input GB/s, ratio to the copy's byte rate
+/// (a scan moves the same bytes as the copy) and speedup over the rung before.
+fn render_climb(climb: &[(&str, u32, f64)], copy_ms: f64, bytes: usize) -> String {
+    let mut previous: Option<f64> = None;
+    let rows = climb.iter().map(|&(name, launches, ms)| {
+        let step = previous.map_or("—".to_string(), |p| format!("{:.2}×", p / ms));
+        previous = Some(ms);
+        let kernel = crate::variant(name).kernel.path;
+        vec![
+            name.to_string(),
+            kernel.rsplit('/').next().unwrap_or_default().to_string(),
+            launches.to_string(),
+            format!("{ms:.3}"),
+            format!("{:.1}", bytes as f64 / 1e9 / (ms / 1e3)),
+            format!("{:.2}", copy_ms / ms),
+            step,
+        ]
+    });
+    table(
+        &[
+            "step",
+            "kernel",
+            "launches",
+            "ms",
+            "input GB/s",
+            "÷ copy's byte rate",
+            "step speedup",
+        ],
+        rows,
+    )
 }

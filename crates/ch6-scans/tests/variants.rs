@@ -9,9 +9,12 @@ use ch6_scans::{
     LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step, VARIANTS,
     blelloch_counted, compile_error, exclusive_abs_sums, exclusive_scan, exclusive_scan_f64,
     hillis_steele_counted, inclusive_scan, large_scan_depth, padded_len, run_convert,
-    run_grid_inclusive, run_large_scan, run_multi_launch, run_one_block, variant,
+    run_grid_inclusive, run_large_scan, run_multi_launch, run_one_block, run_tile_scan, variant,
 };
-use common::{cases, device, floats, length, one_block_case, tile_threads, values, values_kind};
+use common::{
+    cases, climb_threads, device, floats, length, one_block_case, schedule, tile_threads, values,
+    values_kind,
+};
 use harness::testing::assert_bug_line_named;
 use harness::verify::{bounds, compare_exact, compare_within};
 use harness::{EmuSettings, Expect, HarnessError, Schedule};
@@ -26,7 +29,7 @@ fn fail(error: HarnessError) -> TestCaseError {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 9);
+    assert_eq!(VARIANTS.len(), 17);
 }
 
 proptest! {
@@ -403,4 +406,148 @@ fn depth_bound_is_what_the_docs_say() {
     // 2^28 elements in tiles of 1024: three levels of 10 up + 10 down + 1 add.
     assert_eq!(large_scan_depth(1 << 28, 512), 3 * 21);
     assert_eq!(large_scan_depth(1000, 512), 21);
+}
+
+/// The climb's scans (reduce-then-scan, its coalesced stores, the chained and decoupled
+/// look-back single passes) on generated lengths, values and blocks of any whole number of
+/// warps, under all three emulator schedules: exact against the CPU, checkers silent.
+#[test]
+fn the_climb_matches_the_cpu_on_every_schedule() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    let largest = if is_cuda { 3_000_000 } else { 50_000 };
+    let strategy = (
+        length(largest),
+        values_kind(),
+        any::<u64>(),
+        climb_threads(),
+        schedule(),
+    );
+    let climb: Vec<_> = VARIANTS
+        .iter()
+        .filter(|v| {
+            v.expect.is_correct()
+                && matches!(
+                    v.kind,
+                    Step::ReduceThenScan { .. } | Step::SinglePass { .. }
+                )
+        })
+        .collect();
+    assert_eq!(climb.len(), 5);
+    for rung in climb {
+        let mut runner = TestRunner::new(cases(is_cuda, 48, 16, file!()));
+        runner
+            .run(&strategy, |(n, kind, seed, threads, schedule)| {
+                let x = values(n, kind, seed);
+                let outcome = cell
+                    .borrow_mut()
+                    .with_schedule(schedule, |device| run_tile_scan(device, rung, &x, threads))
+                    .map_err(fail)?;
+                let comparison = compare_exact(&outcome.result, &exclusive_scan(&x));
+                prop_assert!(
+                    comparison.is_match(),
+                    "{} on {n} {kind:?} values, {threads} threads, {schedule:?}: {comparison}",
+                    rung.name
+                );
+                prop_assert!(
+                    outcome.report.is_clean(),
+                    "{} {schedule:?}: {:?}",
+                    rung.name,
+                    outcome.report.findings
+                );
+                Ok(())
+            })
+            .unwrap_or_else(|error| panic!("{}: {error}", rung.name));
+    }
+}
+
+/// The look-back's three broken hand-offs: racecheck names each `// BUG:` line for several
+/// block sizes (so tile counts) on every schedule. Only the flag set before its value can give
+/// a wrong scan here: the emulator's memory is sequentially consistent, so a missing fence or a
+/// missing acquire reorders nothing, and the race shows only in the report. The adversarial
+/// schedule, which switches warps at every flag, reads the early flag's value before it is
+/// written.
+#[test]
+fn the_look_back_races_are_named_at_their_bug_lines() {
+    let mut device = device();
+    let x = values(20_011, common::Values::Small, 8);
+    let want = exclusive_scan(&x);
+    for name in [
+        "lookback-no-fence",
+        "lookback-flag-before-data",
+        "lookback-no-acquire",
+    ] {
+        let racy = variant(name);
+        assert_eq!(racy.expect, Expect::Race);
+        if device.kind().is_cuda() {
+            let outcome = run_tile_scan(&mut device, racy, &x, 64).unwrap();
+            eprintln!(
+                "{name} on {}: {} (racecheck runs on the emulator)",
+                device.banner(),
+                compare_exact(&outcome.result, &want)
+            );
+            continue;
+        }
+        for (threads, schedule) in [
+            (32, Schedule::Hardware),
+            (64, Schedule::Random { seed: 4 }),
+            (128, Schedule::Adversarial { seed: 4 }),
+        ] {
+            let outcome = device
+                .with_schedule(schedule, |device| run_tile_scan(device, racy, &x, threads))
+                .unwrap();
+            assert_bug_line_named(
+                racy,
+                &outcome.report.findings,
+                &format!("{threads} threads, {schedule:?}"),
+            );
+            if name != "lookback-flag-before-data" {
+                assert_eq!(
+                    outcome.result, want,
+                    "{name}, {threads} threads, {schedule:?}"
+                );
+            }
+        }
+    }
+    if device.kind().is_cuda() {
+        return;
+    }
+    let early = variant("lookback-flag-before-data");
+    let wrong = (1..=4)
+        .filter(|&seed| {
+            let outcome = device
+                .with_schedule(Schedule::Adversarial { seed }, |device| {
+                    run_tile_scan(device, early, &x, 32)
+                })
+                .unwrap();
+            outcome.result != want
+        })
+        .count();
+    assert!(
+        wrong >= 3,
+        "only {wrong} of 4 adversarial seeds read a value too early"
+    );
+}
+
+#[test]
+fn the_climb_refuses_blocks_it_cannot_run_in_one_sentence() {
+    let mut device = device();
+    let x = vec![1u32; 2000];
+    for (threads, name) in [
+        (48, "warp-lookback"),
+        (1024, "reduce-then-scan"),
+        (0, "chained-scan"),
+    ] {
+        let error = run_tile_scan(&mut device, variant(name), &x, threads)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            format!(
+                "{name} needs a block of whole warps, 32 to 512 threads (its scans are warp shuffles and its launch bounds allow 512), not {threads}"
+            )
+        );
+    }
+    let scanned = run_tile_scan(&mut device, variant("warp-lookback"), &[], 64).unwrap();
+    assert!(scanned.result.is_empty() && scanned.launches == 0);
 }
