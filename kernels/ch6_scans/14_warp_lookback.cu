@@ -119,11 +119,20 @@ __device__ unsigned int claim_tile(unsigned int *tile_counter)
 
 // ANCHOR: status
 // A tile's status: its state in the high 32 bits, its value in the low 32. One 64-bit store
-// publishes both, so no reader can see a state without its value, and no fence is needed.
-__device__ void publish(volatile unsigned long long *status, unsigned int tile, unsigned int state,
-                        unsigned int value)
+// publishes both, so no reader can see a state without its value, and no fence is needed: the
+// loads and stores are relaxed (never torn, never served stale from L1) at GPU scope, all that
+// blocks of one launch need.
+__device__ void publish(unsigned long long *status, unsigned int tile, unsigned int state, unsigned int value)
 {
-    status[tile] = (unsigned long long)state << 32 | value;
+    unsigned long long word = (unsigned long long)state << 32 | value;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(status + tile), "l"(word) : "memory");
+}
+
+__device__ unsigned long long read_status(const unsigned long long *status, int tile)
+{
+    unsigned long long word;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(status + tile) : "memory");
+    return word;
 }
 // ANCHOR_END: status
 
@@ -139,7 +148,7 @@ __device__ unsigned int warp_sum(unsigned int value)
 // Warp 0's look-back: lane i reads the status of the tile i places before the window's first,
 // waits until all 32 have published something, and adds the values up to the nearest inclusive
 // prefix; without one, the window moves 32 tiles back.
-__device__ unsigned int warp_look_back(volatile unsigned long long *status, unsigned int tile)
+__device__ unsigned int warp_look_back(const unsigned long long *status, unsigned int tile)
 {
     unsigned int lane = threadIdx.x % WARP_SIZE;
     unsigned int exclusive = 0;
@@ -148,7 +157,7 @@ __device__ unsigned int warp_look_back(volatile unsigned long long *status, unsi
         unsigned long long word;
         do {
             // before tile 0 lies an inclusive prefix of 0
-            word = p >= 0 ? status[p] : (unsigned long long)STATE_PREFIX << 32;
+            word = p >= 0 ? read_status(status, p) : (unsigned long long)STATE_PREFIX << 32;
         } while (__any_sync(FULL_MASK, (unsigned int)(word >> 32) == STATE_NONE));
         unsigned int prefixes = __ballot_sync(FULL_MASK, (unsigned int)(word >> 32) == STATE_PREFIX);
         bool counts = (prefixes & ((1u << lane) - 1)) == 0; // no prefix nearer than this lane's
@@ -165,8 +174,7 @@ __device__ unsigned int warp_look_back(volatile unsigned long long *status, unsi
 // each warp scans its values; warp 0 scans the warps' totals, publishes the tile's aggregate,
 // looks back for the tile's prefix and folds it in. Two barriers, and the look-back starts as
 // soon as the tile's total is known.
-__device__ unsigned int tile_exclusive_scan(unsigned int value, unsigned int tile,
-                                            volatile unsigned long long *status)
+__device__ unsigned int tile_exclusive_scan(unsigned int value, unsigned int tile, unsigned long long *status)
 {
     __shared__ unsigned int warp_prefixes[WARP_SIZE];
     unsigned int lane = threadIdx.x % WARP_SIZE;
@@ -207,7 +215,7 @@ __device__ unsigned int tile_exclusive_scan(unsigned int value, unsigned int til
 // ANCHOR: kernel
 extern "C" __global__ void __launch_bounds__(MAX_THREADS, 4)
 warp_lookback(const unsigned int *in, unsigned int *out, unsigned int n, unsigned int *tile_counter,
-              volatile unsigned long long *status)
+              unsigned long long *status)
 {
     extern __shared__ unsigned int warp_buffers[];
     unsigned int tile = claim_tile(tile_counter);
