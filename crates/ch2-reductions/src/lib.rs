@@ -453,8 +453,10 @@ pub fn launch_1d(
     shape: LaunchShape,
     buffers: &ReduceBuffers,
 ) -> Result<LaunchReport> {
-    enqueue_1d(device, variant, input, n, shape, buffers, true)
-        .map(|findings| LaunchReport { findings })
+    enqueue_1d(device, variant, input, n, shape, buffers, true).map(|findings| LaunchReport {
+        findings,
+        ..LaunchReport::default()
+    })
 }
 
 /// Runs (`wait`) or only enqueues (for timing) the launches of a 1D variant; returns the

@@ -1034,7 +1034,10 @@ pub fn run_tile_scan(
     )?;
     Ok(Outcome {
         result: device.download(&out)?,
-        report: LaunchReport { findings },
+        report: LaunchReport {
+            findings,
+            ..LaunchReport::default()
+        },
         launches,
     })
 }
