@@ -1,10 +1,12 @@
 //! Chapter 6: scans.
 
-use ch6_scans::testing::{length, one_block_case, tile_threads, values, values_kind};
+use ch6_scans::testing::{
+    climb_threads, length, one_block_case, tile_threads, values, values_kind,
+};
 use ch6_scans::{
     Ch6Variant, LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step,
     exclusive_scan, inclusive_scan, run_grid_inclusive, run_large_scan, run_multi_launch,
-    run_one_block, variant,
+    run_one_block, run_tile_scan, variant,
 };
 use harness::verify::compare_exact;
 use harness::{Device, Expect, Variant};
@@ -123,8 +125,73 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::wrong_result(),
             )
         },
+        Exercise {
+            title: "A flag with nothing behind it",
+            statement: LOOK_BACK_LAUNCH,
+            hints: &[
+                "Racecheck pairs a write of a published value with a read of it in another \
+                 block. What orders that write before the flag the reader waited for?",
+                "A volatile store of the flag releases only what a __threadfence() before it \
+                 made visible: value, fence, then flag.",
+            ],
+            taught: "Publishing to other blocks takes a release: the data, a fence, then the \
+                flag. Without the fence the flag can arrive first, and the reader's own fence \
+                cannot fix that.",
+            ..fix_it(
+                variant("lookback-no-fence"),
+                variant("decoupled-lookback"),
+                LookBackScan,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "The flag before the value",
+            statement: LOOK_BACK_LAUNCH,
+            hints: &[
+                "Racecheck names the value's write. When a reader sees the flag, has that \
+                 line run yet?",
+                "A fence orders what comes before it before what comes after it: write the \
+                 value, fence, and only then set the flag.",
+            ],
+            taught: "A flag announces data that is already there. A fence in the wrong place \
+                orders the wrong things: the order of the writes is the protocol.",
+            ..fix_it(
+                variant("lookback-flag-before-data"),
+                variant("decoupled-lookback"),
+                LookBackScan,
+                Fails::at_bug(Expect::Race),
+            )
+        },
+        Exercise {
+            title: "Seeing the flag is not enough",
+            statement: LOOK_BACK_LAUNCH,
+            hints: &[
+                "Racecheck names the read of a predecessor's value. The writer fenced before \
+                 its flag; what did the reader do between seeing the flag and reading?",
+                "Add a __threadfence() after the loop that waits for the flag, before the \
+                 value is read: the acquire half of the hand-off.",
+            ],
+            taught: "A hand-off has two halves: the writer's fence before the flag (release) \
+                and the reader's fence after seeing it (acquire). Without the second, the \
+                read may be served from a cache line older than the flag.",
+            ..fix_it(
+                variant("lookback-no-acquire"),
+                variant("decoupled-lookback"),
+                LookBackScan,
+                Fails::at_bug(Expect::Race),
+            )
+        },
     ]
 }
+
+/// How the host runs the decoupled look-back, for its three exercises.
+const LOOK_BACK_LAUNCH: &str = "An exclusive scan in one launch, decoupled look-back: each \
+    block claims the next tile of 16 · blockDim elements from tile_counter, sums it, publishes \
+    the sum as an aggregate, walks back over its predecessors' published aggregates until one \
+    has published its inclusive prefix, then publishes its own prefix and writes its tile. The \
+    host launches ⌈n / (16 · blockDim)⌉ blocks of 32 to 512 threads (whole warps) with \
+    blockDim / 32 · 528 · 4 bytes of dynamic shared memory, after zeroing tile_counter and \
+    flags. One of the hand-offs between blocks is wrong.";
 
 fn scan_case(
     n: usize,
@@ -290,6 +357,36 @@ impl Check for GridScan {
             |device, &(n, kind, seed, threads)| {
                 let x = values(n, kind, seed);
                 let result = run_large_scan(device, &yours, kernels, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new().fact("threads per block", threads);
+                scan_case(n, &x, result, exclusive_scan(&x), seen)
+            },
+        )
+    }
+}
+
+/// The decoupled look-back's single pass, `kernel(in, out, n, tile_counter, flags, aggregates,
+/// inclusive_prefixes)`, on blocks of whole warps.
+struct LookBackScan;
+
+impl Check for LookBackScan {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("decoupled-lookback");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(20_000, 20_000_000);
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            values_kind(),
+            any::<u64>(),
+            climb_threads(),
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, kind, seed, threads)| {
+                let x = values(n, kind, seed);
+                let result = run_tile_scan(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report.findings));
                 let seen = Observed::new().fact("threads per block", threads);
                 scan_case(n, &x, result, exclusive_scan(&x), seen)
