@@ -227,7 +227,7 @@
           if (!((e.lanes >>> lane) & 1)) continue;
           const gid = this.threadId(e.warp, lane);
           s.laneLine[gid] = line;
-          if (e.exit) s.laneState[gid] = LANE_EXITED;
+          if ((e.exit >>> lane) & 1) s.laneState[gid] = LANE_EXITED;
           else if (e.barrier !== undefined) {
             s.laneState[gid] = LANE_BARRIER;
             s.barrierWaiting[w.block] += 1;
@@ -435,7 +435,7 @@
       this.lineMarks = [null];
       const table = el('table', { class: 'rt-code' });
       const body = el('tbody');
-      trace.kernel.source.forEach((text, i) => {
+      trace.source.forEach((text, i) => {
         const number = i + 1;
         const marks = el('td', { class: 'rt-marks' });
         const anchor = /^\s*\/\/ ANCHOR/.test(text);
@@ -672,7 +672,8 @@
         }
         const first = w.first_thread;
         const what = exited === w.lanes ? 'finished' : waiting === w.lanes - exited ? 'at a barrier' : lines.length ? 'line ' + lines.join(', ') : 'ready';
-        this.warpLabels[wi].textContent = 'w' + wi + (m.nblocks > 1 ? ' b' + w.block : '') + ' t' + first + '–' + (first + w.lanes - 1) + ' · ' + what;
+        this.warpLabels[wi].textContent = 'w' + wi + ' · ' + what + ' · ' + (m.nblocks > 1 ? 'b' + w.block + ' ' : '') + 't' + first + '–' + (first + w.lanes - 1);
+        this.warpLabels[wi].title = 'warp ' + wi + (m.nblocks > 1 ? ', block ' + w.block : '') + ', threads ' + first + '–' + (first + w.lanes - 1) + ': ' + what;
       });
       this.barrierPane.textContent = '';
       for (let b = 0; b < m.nblocks; b++) {
@@ -722,7 +723,7 @@
 
     scrollSourceTo(node) {
       const pane = this.sourcePane;
-      const top = node.offsetTop - pane.offsetTop;
+      const top = node.getBoundingClientRect().top - pane.getBoundingClientRect().top + pane.scrollTop;
       if (top < pane.scrollTop + 20 || top > pane.scrollTop + pane.clientHeight - 40) pane.scrollTop = Math.max(0, top - pane.clientHeight / 3);
     }
 
@@ -759,7 +760,7 @@
         text += ' — ' + verb + ' ' + parts.join('; ');
       }
       if (event.barrier !== undefined) text += ' — these lanes wait at the barrier';
-      if (event.exit) text += ' — these lanes finish';
+      if (event.exit) text += ' — ' + (event.exit === event.lanes ? 'these lanes finish' : popcount(event.exit) + ' of them finish');
       return text;
     }
 

@@ -139,6 +139,7 @@ async function checkKeyboard(page, player, label) {
   await page.keyboard.press('Tab');
   const focusInside = await player.evaluate((n) => n.contains(document.activeElement) && document.activeElement !== n);
   check(label + ': Tab reaches the controls', focusInside);
+  await player.focus();
   await page.keyboard.press('End');
   check(label + ': End goes to the end', /^step (\d+) of \1$/.test(await player.locator('.rt-position').textContent()));
   await page.keyboard.press('Home');
@@ -177,6 +178,9 @@ async function main() {
         page.on('pageerror', (error) => errors.push(String(error)));
         page.on('console', (msg) => { if (msg.type() === 'error') errors.push(msg.text()); });
         await page.goto(pathToFileURL(entry.file).href);
+        // The book's menu bar sticks to the top of the window; in screenshots of a player taller
+        // than the window it would hide the player's first rows.
+        await page.addStyleTag({ content: '#mdbook-menu-bar, #menu-bar { position: static !important; }' });
         await page.waitForSelector('.rt-player.rt-ready, .rt-player.rt-error', { timeout: 15000 });
         const count = await page.locator('.rt-player').count();
         for (let i = 0; i < count; i++) {
