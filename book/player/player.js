@@ -123,7 +123,8 @@
     shortThreadName(gid) {
       const b = Math.floor(gid / this.threadsPerBlock);
       const t = dim3(gid % this.threadsPerBlock, this.trace.launch.block);
-      const thread = this.trace.launch.block[1] > 1 || this.trace.launch.block[2] > 1 ? fmt3(t) : String(t[0]);
+      const block = this.trace.launch.block;
+      const thread = block[2] > 1 ? t.join(',') : block[1] > 1 ? t[0] + ',' + t[1] : String(t[0]);
       return this.nblocks > 1 ? 'b' + b + ' t' + thread : 't' + thread;
     }
 
@@ -139,6 +140,7 @@
       this.eventLine = new Int32Array(n);
       this.interesting = new Uint8Array(n);
       this.findingAt = new Map();
+      this.hasAtomics = this.events.some((e) => e.access && e.access.op === 'atomic');
       const lastLine = new Int32Array(this.warps.length);
       for (let i = 0; i < n; i++) {
         const e = this.events[i];
@@ -271,6 +273,15 @@
       return this.events.length;
     }
 
+    // The position just after the next step (after `position`) with an atomic, or the end.
+    nextAtomic(position) {
+      for (let p = position + 1; p <= this.events.length; p++) {
+        const e = this.events[p - 1];
+        if (e.access && e.access.op === 'atomic') return p;
+      }
+      return this.events.length;
+    }
+
     previous(position, everyInstruction) {
       for (let p = position - 1; p > 0; p--) if (everyInstruction || this.interesting[p - 1]) return p;
       return 0;
@@ -331,6 +342,7 @@
       });
       controls.appendChild(el('label', { class: 'rt-field' }, ['speed ', this.speedSelect]));
       this.raceButton = button('rt-jump-race', 'jump to the race', 'jump to the race (R)', () => this.jumpToFinding());
+      this.atomicButton = button('rt-next-atomic', 'next atomic', 'the next atomic operation (A)', () => { this.pause(); this.go(this.model.nextAtomic(this.pos)); });
       this.everyBox = el('input', { type: 'checkbox', class: 'rt-every' });
       this.everyBox.addEventListener('change', () => { this.everyInstruction = this.everyBox.checked; });
       controls.appendChild(el('label', { class: 'rt-field rt-every-label', title: 'stop at every PTX instruction, not only where something happens' }, [this.everyBox, ' every instruction']));
@@ -389,6 +401,12 @@
         case 'R':
           this.jumpToFinding();
           break;
+        case 'a':
+        case 'A':
+          if (this.atomicButton.hidden) return;
+          this.pause();
+          this.go(this.model.nextAtomic(this.pos));
+          break;
         case 'Home':
           if (inField) return;
           this.pause();
@@ -420,6 +438,7 @@
       this.findingCursor = -1;
       this.slider.max = String(this.model.events.length);
       this.raceButton.disabled = this.model.findings.length === 0;
+      this.atomicButton.hidden = !this.model.hasAtomics;
       this.raceButton.textContent = this.model.findings.length === 0 ? 'no race to jump to' : this.model.findings.length === 1 ? 'jump to the race' : 'jump to the next finding';
       this.buildSource();
       this.buildLanes();
@@ -493,19 +512,22 @@
         if (!info.touched) return;
         const where = a.space === 'shared' ? 'shared, block ' + a.block : 'global';
         const more = info.shown < a.length ? ' (first ' + info.shown + ' of ' + a.length + ' shown)' : '';
-        const grid = el('div', { class: 'rt-cells' + (a.columns ? ' rt-cells-2d' : ''), style: a.columns ? '--rt-columns:' + a.columns : null });
+        // A 2D array is drawn as its grid, compactly: the value only, index and writer on hover.
+        const compact = !!a.columns && a.columns > 8;
+        const grid = el('div', { class: 'rt-cells' + (a.columns ? ' rt-cells-2d' : '') + (compact ? ' rt-compact' : ''), style: a.columns ? '--rt-columns:' + a.columns : null });
         for (let index = 0; index < info.shown; index++) {
           const label = a.columns ? Math.floor(index / a.columns) + ',' + (index % a.columns) : String(index);
           const value = el('span', { class: 'rt-value' });
           const writer = el('span', { class: 'rt-writer' });
-          const cell = el('span', { class: 'rt-cell', 'data-array': ai, 'data-index': index }, [el('span', { class: 'rt-index', text: label }), value, writer]);
+          const parts = compact ? [value] : [el('span', { class: 'rt-index', text: label }), value, writer];
+          const cell = el('span', { class: 'rt-cell', 'data-array': ai, 'data-index': index }, parts);
           cell.valueNode = value;
           cell.writerNode = writer;
           this.cellNodes[ai][index] = cell;
           grid.appendChild(cell);
         }
-        const box = el('div', { class: 'rt-array', 'data-array': ai }, [
-          el('div', { class: 'rt-array-name' }, [el('code', { text: a.name }), ' ' + where + ' ' + a.type + '[' + a.length + ']' + more]),
+        const box = el('details', { class: 'rt-array', 'data-array': ai, open: true }, [
+          el('summary', { class: 'rt-array-name' }, [el('code', { text: a.name }), ' ' + where + ' ' + a.type + '[' + (a.columns ? Math.ceil(a.length / a.columns) + '][' + a.columns : a.length) + ']' + more]),
           grid,
         ]);
         (info.written ? this.memoryPane : readOnly).appendChild(box);
@@ -675,6 +697,13 @@
         this.warpLabels[wi].textContent = 'w' + wi + ' · ' + what + ' · ' + (m.nblocks > 1 ? 'b' + w.block + ' ' : '') + 't' + first + '–' + (first + w.lanes - 1);
         this.warpLabels[wi].title = 'warp ' + wi + (m.nblocks > 1 ? ', block ' + w.block : '') + ', threads ' + first + '–' + (first + w.lanes - 1) + ': ' + what;
       });
+      if (finding && finding.accesses.length && finding.accesses[0].gid !== null) {
+        // On a narrow screen the lanes scroll sideways: bring the race's first thread into view.
+        const cell = this.laneNodes[finding.accesses[0].gid];
+        const pane = this.lanesPane;
+        const x = cell.getBoundingClientRect().left - pane.getBoundingClientRect().left + pane.scrollLeft;
+        if (x < pane.scrollLeft || x > pane.scrollLeft + pane.clientWidth - 20) pane.scrollLeft = Math.max(0, x - pane.clientWidth / 2);
+      }
       this.barrierPane.textContent = '';
       for (let b = 0; b < m.nblocks; b++) {
         const live = this.liveThreads(b);
@@ -704,7 +733,8 @@
           cell.className = 'rt-cell' + (writer >= 0 ? ' rt-written' : '') + (touched.has(key) ? ' rt-touch-' + touched.get(key) : '') + (raceCells.has(key) ? ' rt-race-cell' : '');
           if (writer >= 0) cell.style.setProperty('--rt-hue', warpHue(m.warpOfThread[writer]));
           else cell.style.removeProperty('--rt-hue');
-          cell.title = a.name + '[' + index + '] = ' + formatValue(s.values[ai][index], a.type) + (writer >= 0 ? ', last written by ' + m.threadName(writer) : ', not written yet');
+          const at = a.columns ? Math.floor(index / a.columns) + '][' + (index % a.columns) : String(index);
+          cell.title = a.name + '[' + at + '] = ' + formatValue(s.values[ai][index], a.type) + (writer >= 0 ? ', last written by ' + m.threadName(writer) : ', not written yet');
         }
       });
 
@@ -738,7 +768,7 @@
       const instr = m.program[event.pc] || { text: '?' };
       const line = m.eventLine[this.pos - 1];
       let text = 'Warp ' + event.warp + (m.nblocks > 1 ? ' (block ' + w.block + ')' : '') + ', ' + count + ' lane' + (count === 1 ? '' : 's') +
-        (line ? ', line ' + line : '') + ': ' + instr.text;
+        (line ? ', line ' + line : '') + (instr.inlined_at ? ' (inlined where line ' + instr.inlined_at + ' calls it)' : '') + ': ' + instr.text;
       if (event.access) {
         const a = event.access;
         const byArray = new Map();
@@ -753,7 +783,7 @@
           const name = arr ? arr.name : 'memory';
           const type = arr ? arr.type : 'u32';
           const shown = entries.slice(0, 4).map((entry) => name + '[' + entry[2] + ']' +
-            (a.op === 'atomic' ? ' ' + formatValue(entry[3], type) + ' → ' + formatValue(entry[4], type) : (a.op === 'read' ? ' → ' : ' ← ') + formatValue(entry[3], type)));
+            (a.op === 'atomic' ? ' ' + formatValue(entry[3], type) + ' → ' + formatValue(entry[4], type) + (entry[3] === entry[4] ? ' (unchanged)' : '') : (a.op === 'read' ? ' → ' : ' ← ') + formatValue(entry[3], type)));
           parts.push(shown.join(', ') + (entries.length > 4 ? ', … (' + entries.length + ' lanes)' : ''));
         }
         const verb = a.op === 'atomic' ? 'atomic ' + (a.atomic || '') : a.strong ? 'strong ' + a.op : a.op;

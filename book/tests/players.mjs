@@ -88,12 +88,31 @@ async function checkRace(page, player, label, trace) {
   const jump = player.locator('.rt-jump-race');
   if (!findings.length) {
     check(label + ': no finding, so nothing to jump to', await jump.isDisabled());
+    if (trace.events.some((e) => e.access && e.access.op === 'atomic')) {
+      await player.focus();
+      await page.keyboard.press('a');
+      const now = await player.locator('.rt-now-text').textContent();
+      check(label + ': A steps to the next atomic', / atomic /.test(now), now);
+    }
     return;
   }
-  // The keyboard's way in: focus the player, press R.
+  const bugs = bugLines(trace.kernel.file);
+  if (bugs.length && findings.some((f) => f.kind === 'race')) {
+    check(label + ': a race names the // BUG: line', findings.some((f) => f.accesses.some((a) => bugs.includes(a.line))), 'BUG at ' + bugs);
+  }
+  // The keyboard's way in: focus the player, press R, once per finding.
+  for (let i = 0; i < findings.length; i++) {
+    await player.focus();
+    await page.keyboard.press('r');
+    await checkFinding(player, label + ' finding ' + (i + 1), trace, findings[i]);
+  }
+  // One more R comes back to the first.
   await player.focus();
   await page.keyboard.press('r');
-  const finding = findings[0];
+  await checkFinding(player, label + ' finding 1 again', trace, findings[0]);
+}
+
+async function checkFinding(player, label, trace, finding) {
   const summary = player.locator('.rt-race-summary');
   check(label + ': the race view opens', (await summary.count()) === 1);
   if ((await summary.count()) !== 1) return;
@@ -102,11 +121,7 @@ async function checkRace(page, player, label, trace) {
   const lineB = String(accesses[accesses.length - 1].line);
   check(label + ': first access line', (await summary.getAttribute('data-line-a')) === lineA, await summary.getAttribute('data-line-a'));
   check(label + ': second access line', (await summary.getAttribute('data-line-b')) === lineB, await summary.getAttribute('data-line-b'));
-  const bugs = bugLines(trace.kernel.file);
-  if (finding.kind === 'race' && bugs.length) {
-    check(label + ': the race is on the // BUG: line', accesses.some((a) => bugs.includes(a.line)), 'lines ' + accesses.map((a) => a.line) + ', BUG at ' + bugs);
-  }
-  const lineTags = await player.locator('.rt-line.rt-race-a, .rt-line.rt-race-b').evaluateAll((nodes) => nodes.map((n) => n.dataset.line));
+  const lineTags = await player.locator('tr.rt-line.rt-race-a, tr.rt-line.rt-race-b').evaluateAll((nodes) => nodes.map((n) => n.dataset.line));
   check(label + ': both lines highlighted in the source', accesses.every((a) => lineTags.includes(String(a.line))), 'highlighted ' + lineTags);
   const text = await player.locator('.rt-finding-text').textContent();
   check(label + ': the finding text is the checker\'s', text === finding.text, JSON.stringify(text).slice(0, 120));
