@@ -3062,6 +3062,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             {
                 let dreg = *dreg as usize * 32;
                 let sign_extend = ty.signed() && *dbits > ty.bits();
+                // Read once: `ctx` changes inside the loop, so the compiler could not hoist it.
+                let tracing = ctx.trace.is_some();
                 lanes!(exec, l, {
                     let a = ctx.addr(w, addr, l);
                     let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
@@ -3070,7 +3072,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         sync_after(ctx, w, l, tgt, kind, false);
                     }
                     let raw = ctx.read_tgt(tgt, esize as usize, w.block);
-                    if ctx.trace.is_some() {
+                    if tracing {
                         let strong = *strong == Strength::Strong;
                         ctx.trace_access(w, l, tgt, *ty, (raw, None), TraceOp::Read, strong, None);
                     }
@@ -3083,6 +3085,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 w.advance();
                 return None;
             }
+            let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 let vals: [u64; 4] = match (space, addr) {
                     (Space::Param, Addr::KParam(o)) => {
@@ -3115,7 +3118,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
                             let at = tgt_offset(tgt, i * esize as usize);
                             *x = ctx.read_tgt(at, esize as usize, w.block);
-                            if ctx.trace.is_some() {
+                            if tracing {
                                 let strong = *strong == Strength::Strong;
                                 ctx.trace_access(
                                     w,
@@ -3164,6 +3167,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             } else {
                 AccessOp::Write
             };
+            let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 match (space, addr) {
                     (Space::Param, Addr::TParam(o)) => {
@@ -3186,7 +3190,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                                 ctx.progress += 1;
                             }
                             ctx.write_tgt(at, esize as usize, w.block, x);
-                            if ctx.trace.is_some() {
+                            if tracing {
                                 let strong = *strong == Strength::Strong;
                                 ctx.trace_access(
                                     w,
@@ -3218,6 +3222,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             release,
         } => {
             let size = ty.bytes();
+            let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 let a = ctx.addr(w, addr, l);
                 let tgt = ctx.resolve(w, l, *space, a, size, size, pc, AccessOp::Atomic);
@@ -3237,7 +3242,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     }
                     ctx.write_tgt(tgt, size as usize, w.block, new);
                 }
-                if ctx.trace.is_some() {
+                if tracing {
                     let after = if wrote { new } else { old };
                     let name = Some(atom_name(*op));
                     ctx.trace_access(
