@@ -538,6 +538,13 @@ impl Layout {
             K::OutOfBounds { space } => ("out-of-bounds", None, Some(space)),
             K::Misaligned { space } => ("misaligned", None, Some(space)),
             K::StepBudgetExhausted => ("step-budget", None, None),
+            K::Stuck => ("stuck", None, None),
+            K::AssertionFailed => ("assertion-failed", None, None),
+            K::UseAfterFree => ("use-after-free", None, None),
+            K::DoubleFree => ("double-free", None, None),
+            K::InvalidFree => ("invalid-free", None, None),
+            K::StackOverflow => ("stack-overflow", None, None),
+            K::WarpSync { .. } => ("warp-sync", None, None),
         };
         let events = events.map(Vec::as_slice).unwrap_or(&[]);
         let accesses: Vec<Json> = f
