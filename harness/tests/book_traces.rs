@@ -5,6 +5,9 @@
 //! After a change to a kernel or to the emulator, regenerate them with
 //! `RACETRACK_UPDATE_TRACES=1 cargo test -p harness --test book_traces`.
 
+// Test helpers panic with context on purpose; a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::path::Path;
 
 use clap::Parser;

@@ -1,6 +1,9 @@
 //! `racetrack trace` end to end: the built binary writes a trace the format describes, and bad
 //! input is refused with one line and exit status 1.
 
+// Test helpers panic with context on purpose; a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::path::PathBuf;
 use std::process::Command;
 
