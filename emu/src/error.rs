@@ -14,6 +14,10 @@ pub enum EmuError {
     BadLaunch { entry: String, message: String },
     #[error("bad host access: {0}")]
     HostAccess(String),
+    #[error(
+        "the trace of {entry} needs more than {limit} events; trace a smaller launch (a block or two of 8 to 64 threads) or allow more"
+    )]
+    TraceTooLong { entry: String, limit: usize },
 }
 
 pub(crate) fn parse_err(line: u32, message: impl Into<String>) -> EmuError {

@@ -12,6 +12,7 @@ use crate::report::{
     self, Access, AccessOp, Finding, FindingKind, MemLocation, PrintfRecord, RunReport, SourceLoc,
     ThreadGroup, ThreadRef, WarpSyncProblem,
 };
+use crate::trace::{EventLane, LaneAccess, Recorder, Trace, TraceInstr, TraceOp, TraceWarp};
 
 /// Generic addresses in this window are shared memory (`cvta.shared` adds it).
 pub(crate) const SHARED_WIN: u64 = 0x0000_7F00_0000_0000;
@@ -303,6 +304,42 @@ impl Emulator {
         args: &[KernelArg],
         options: &RunOptions,
     ) -> Result<RunReport, EmuError> {
+        self.run_launch(module, entry, config, args, options, None)
+            .map(|(report, _)| report)
+    }
+
+    /// [`Emulator::launch`], recording every step of every warp (see `emu/TRACE.md`) for at
+    /// most `max_events` events; a launch that needs more is refused with
+    /// [`EmuError::TraceTooLong`] rather than cut short.
+    pub fn launch_traced(
+        &mut self,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        max_events: usize,
+    ) -> Result<(RunReport, Trace), EmuError> {
+        let (report, recorder) =
+            self.run_launch(module, entry, config, args, options, Some(max_events))?;
+        match recorder {
+            Some(r) if !r.overflowed => Ok((report, r.trace)),
+            _ => Err(EmuError::TraceTooLong {
+                entry: entry.to_string(),
+                limit: max_events,
+            }),
+        }
+    }
+
+    fn run_launch(
+        &mut self,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        trace_limit: Option<usize>,
+    ) -> Result<(RunReport, Option<Box<Recorder>>), EmuError> {
         let fidx = module
             .funcs
             .iter()
@@ -393,6 +430,16 @@ impl Emulator {
         let garbage: Vec<u8> = (0..shared_size as usize)
             .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
             .collect();
+        let trace = trace_limit.map(|limit| {
+            Box::new(self.recorder(
+                module,
+                limit,
+                nblocks,
+                tpb,
+                wpb,
+                config.dynamic_shared_bytes,
+            ))
+        });
         let ctx = Ctx {
             m: module,
             allocs: &mut self.allocs,
@@ -430,6 +477,7 @@ impl Emulator {
             printf_bytes: 0,
             printf_dropped: 0,
             touched_global_sync: false,
+            trace,
         };
         let mut warps = Vec::with_capacity((nblocks * wpb) as usize);
         for b in 0..nblocks {
@@ -480,13 +528,75 @@ impl Emulator {
         };
         let completed = l.run();
         let thread_instructions = l.ctx.thread_instrs;
-        Ok(RunReport {
-            findings: l.ctx.findings.list,
-            completed,
-            thread_instructions,
-            printf: l.ctx.printf,
-            printf_dropped: l.ctx.printf_dropped,
-        })
+        Ok((
+            RunReport {
+                findings: l.ctx.findings.list,
+                completed,
+                thread_instructions,
+                printf: l.ctx.printf,
+                printf_dropped: l.ctx.printf_dropped,
+            },
+            l.ctx.trace,
+        ))
+    }
+
+    /// A recorder for a launch of `module`: its warps, its instructions' lines, the global
+    /// allocations (with their contents now, before the launch) and every block's shared
+    /// variables.
+    fn recorder(
+        &self,
+        m: &Module,
+        limit: usize,
+        nblocks: u32,
+        tpb: u32,
+        wpb: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Recorder {
+        let warps = (0..nblocks)
+            .flat_map(|block| {
+                (0..wpb).map(move |wi| TraceWarp {
+                    block,
+                    first_thread: wi * 32,
+                    lanes: (tpb - wi * 32).min(32),
+                })
+            })
+            .collect();
+        let program = m
+            .code
+            .iter()
+            .map(|ins| {
+                let loc = m.locs.get(ins.loc as usize);
+                TraceInstr {
+                    line: loc.map_or(0, |l| l.line),
+                    inlined_at: loc.and_then(|l| l.inlined_at.map(|x| x.1)),
+                    ptx_line: ins.ptx_line,
+                }
+            })
+            .collect();
+        let globals = self
+            .allocs
+            .iter()
+            .map(|a| {
+                let initial =
+                    (a.data.len() <= crate::trace::MAX_INITIAL_BYTES).then(|| a.data.clone());
+                (a.label.clone(), a.data.len() as u64, initial)
+            })
+            .collect();
+        let mut shared: Vec<(String, u64, u64)> = m
+            .shared
+            .iter()
+            .map(|v| (v.name.clone(), v.offset as u64, v.size as u64))
+            .collect();
+        if dynamic_shared_bytes > 0 {
+            let name = m
+                .dyn_names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "extern __shared__".into());
+            let base = m.static_shared.div_ceil(16) * 16;
+            shared.push((name, base as u64, dynamic_shared_bytes as u64));
+        }
+        Recorder::new(limit, warps, program, globals, shared, nblocks)
     }
 }
 
@@ -497,12 +607,19 @@ struct Collector {
 }
 
 impl Collector {
-    fn add(&mut self, key: (FindingKind, u32, u32, u64), make: impl FnOnce() -> Finding) {
+    /// Counts a repeat, or adds a new finding and returns its index.
+    fn add(
+        &mut self,
+        key: (FindingKind, u32, u32, u64),
+        make: impl FnOnce() -> Finding,
+    ) -> Option<usize> {
         if let Some(&i) = self.keys.get(&key) {
             self.list[i].count += 1;
+            None
         } else {
             self.keys.insert(key, self.list.len());
             self.list.push(make());
+            Some(self.list.len() - 1)
         }
     }
 }
@@ -864,6 +981,8 @@ struct Ctx<'a> {
     /// Set by a strong access or atomic on global memory, where blocks hand data to each other:
     /// the adversarial schedule switches warps there.
     touched_global_sync: bool,
+    /// The recorder of a traced launch ([`Emulator::launch_traced`]); `None` otherwise.
+    trace: Option<Box<Recorder>>,
 }
 
 #[derive(Clone, Copy)]
@@ -1084,7 +1203,7 @@ impl Ctx<'_> {
                 loc.1,
             );
             let (thread, at) = (self.thread_ref(gid), self.src(pc));
-            self.findings.add(key, || Finding {
+            let new = self.findings.add(key, || Finding {
                 kind: FindingKind::Misaligned { space: sp },
                 count: 1,
                 location: Some(loc.0),
@@ -1092,6 +1211,7 @@ impl Ctx<'_> {
                 threads: vec![],
                 why: format!("a {size}-byte access must be {align}-byte aligned (address {addr:#x}); hardware faults here"),
             });
+            self.link_finding(new, None, lane);
         }
         let tgt = match sp {
             report::Space::Global => {
@@ -1149,7 +1269,7 @@ impl Ctx<'_> {
             } else {
                 "the write was dropped"
             };
-            self.findings.add(key, || Finding {
+            let new = self.findings.add(key, || Finding {
                 kind: FindingKind::OutOfBounds { space: sp },
                 count: 1,
                 location: Some(loc.0),
@@ -1159,6 +1279,7 @@ impl Ctx<'_> {
                     "{size}-byte access at {addr:#x} is outside every {sp} allocation; {what}"
                 ),
             });
+            self.link_finding(new, None, lane);
         }
         tgt
     }
@@ -1407,7 +1528,7 @@ impl Ctx<'_> {
         } else {
             "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
         };
-        self.findings.add(key, || Finding {
+        let new = self.findings.add(key, || Finding {
             kind: fk,
             count: 1,
             location: Some(loc),
@@ -1415,6 +1536,87 @@ impl Ctx<'_> {
             threads: vec![],
             why,
         });
+        if new.is_some() && self.trace.is_some() {
+            let earlier = self.earlier_access(w, tgt, off, hit.prev);
+            self.link_finding(new, Some(earlier), lane);
+        }
+    }
+
+    /// Records that finding `new` (when it is new) was seen at the current step by `lane`, after
+    /// the access `earlier` (a race's first access) when there is one.
+    fn link_finding(
+        &mut self,
+        new: Option<usize>,
+        earlier: Option<Option<EventLane>>,
+        lane: usize,
+    ) {
+        let (Some(index), Some(t)) = (new, self.trace.as_deref_mut()) else {
+            return;
+        };
+        let now = t.current().map(|event| EventLane {
+            event,
+            lane: lane as u8,
+        });
+        let events = match earlier {
+            Some(first) => vec![first, now],
+            None => vec![now],
+        };
+        t.finding(index, events);
+    }
+
+    /// The step in which a race's earlier access (`prev`, to the word at byte `off` of `tgt`'s
+    /// memory) happened.
+    fn earlier_access(&self, w: &Warp, tgt: Tgt, off: usize, prev: race::Acc) -> Option<EventLane> {
+        let t = self.trace.as_deref()?;
+        let (array, offset) = match tgt {
+            Tgt::G(i, _) => (t.global_array(i)?, off as u64),
+            Tgt::S(_) => t.shared_array(w.block, off as u64)?,
+            _ => return None,
+        };
+        let local = prev.tid % self.tpb;
+        let warp = (prev.tid / self.tpb) * self.wpb + local / 32;
+        let lane = (local % 32) as u8;
+        t.find_access(warp, lane, prev.pc, array, offset / 4)
+            .map(|event| EventLane { event, lane })
+    }
+
+    /// Records one lane's access in the current step of a traced launch; `values` is the value
+    /// read or written, and for an atomic the value after it.
+    #[allow(clippy::too_many_arguments)]
+    fn trace_access(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        ty: Ty,
+        values: (u64, Option<u64>),
+        op: TraceOp,
+        strong: bool,
+        atomic: Option<&'static str>,
+    ) {
+        let Some(t) = self.trace.as_deref_mut() else {
+            return;
+        };
+        let (space, found) = match tgt {
+            Tgt::G(i, off) => (
+                report::Space::Global,
+                t.global_array(i).map(|a| (a, off as u64)),
+            ),
+            Tgt::S(off) => (report::Space::Shared, t.shared_array(w.block, off as u64)),
+            Tgt::L(_) | Tgt::Bad => return,
+        };
+        let Some((array, offset)) = found else {
+            return;
+        };
+        let access = LaneAccess {
+            lane: lane as u8,
+            array,
+            offset,
+            size: ty.bytes() as u8,
+            value: values.0,
+            new: values.1,
+        };
+        t.access(op, strong, atomic, space, ty.name(), access);
     }
 
     /// Loads `size` bytes (one element) through a resolved target.
@@ -1902,6 +2104,21 @@ impl Ctx<'_> {
     }
 }
 
+fn atom_name(op: AtomOp) -> &'static str {
+    match op {
+        AtomOp::Add => "add",
+        AtomOp::Min => "min",
+        AtomOp::Max => "max",
+        AtomOp::Inc => "inc",
+        AtomOp::Dec => "dec",
+        AtomOp::And => "and",
+        AtomOp::Or => "or",
+        AtomOp::Xor => "xor",
+        AtomOp::Exch => "exch",
+        AtomOp::Cas => "cas",
+    }
+}
+
 fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
     match tgt {
         Tgt::G(i, o) => Tgt::G(i, o + by),
@@ -2356,7 +2573,7 @@ impl Launch<'_> {
             ),
         };
         let key = (kind, threads.first().map(|t| t.at.line).unwrap_or(0), 0, 0);
-        self.ctx.findings.add(key, || Finding {
+        let new = self.ctx.findings.add(key, || Finding {
             kind,
             count: 1,
             location: None,
@@ -2364,6 +2581,9 @@ impl Launch<'_> {
             threads,
             why,
         });
+        if let (Some(index), Some(t)) = (new, self.ctx.trace.as_deref_mut()) {
+            t.finding(index, vec![]);
+        }
     }
 
     /// Runs one instruction of warp `wi` (for its active lanes).
@@ -2448,7 +2668,7 @@ impl Launch<'_> {
                 0,
                 0,
             );
-            self.ctx.findings.add(key, || Finding {
+            let new = self.ctx.findings.add(key, || Finding {
                 kind: FindingKind::BarrierDivergence,
                 count: 1,
                 location: None,
@@ -2456,6 +2676,12 @@ impl Launch<'_> {
                 threads,
                 why,
             });
+            if let (Some(index), Some(t)) = (new, self.ctx.trace.as_deref_mut()) {
+                t.finding(index, vec![]);
+            }
+        }
+        if let Some(t) = self.ctx.trace.as_deref_mut() {
+            t.barrier_release(b, id);
         }
         let wpb = self.ctx.wpb;
         for wi in (b * wpb)..((b + 1) * wpb) {
@@ -2504,6 +2730,9 @@ impl Launch<'_> {
 fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
     let pc = w.pc;
     let m = ctx.m;
+    if let Some(t) = ctx.trace.as_deref_mut() {
+        t.step(w.gw, w.active, pc);
+    }
     let Some(ins) = m.code.get(pc as usize) else {
         // Ran off the end of the code: treat as exit.
         return exit_lanes(ctx, blocks, w, w.active, pc);
@@ -2849,6 +3078,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             {
                 let dreg = *dreg as usize * 32;
                 let sign_extend = ty.signed() && *dbits > ty.bits();
+                // Read once: `ctx` changes inside the loop, so the compiler could not hoist it.
+                let tracing = ctx.trace.is_some();
                 lanes!(exec, l, {
                     let a = ctx.addr(w, addr, l);
                     let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
@@ -2857,6 +3088,10 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         sync_after(ctx, w, l, tgt, kind, acquire, false);
                     }
                     let raw = ctx.read_tgt(tgt, esize as usize, w.block);
+                    if tracing {
+                        let strong = strong.is_strong();
+                        ctx.trace_access(w, l, tgt, *ty, (raw, None), TraceOp::Read, strong, None);
+                    }
                     w.regs[dreg + l] = if sign_extend {
                         alu::mask(alu::sext(raw, ty.bits()) as u64, *dbits)
                     } else {
@@ -2866,6 +3101,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 w.advance();
                 return None;
             }
+            let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 let vals: [u64; 4] = match (space, addr) {
                     (Space::Param, Addr::KParam(o)) => {
@@ -2896,11 +3132,21 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         }
                         let mut v = [0u64; 4];
                         for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
-                            *x = ctx.read_tgt(
-                                tgt_offset(tgt, i * esize as usize),
-                                esize as usize,
-                                w.block,
-                            );
+                            let at = tgt_offset(tgt, i * esize as usize);
+                            *x = ctx.read_tgt(at, esize as usize, w.block);
+                            if tracing {
+                                let strong = strong.is_strong();
+                                ctx.trace_access(
+                                    w,
+                                    l,
+                                    at,
+                                    *ty,
+                                    (*x, None),
+                                    TraceOp::Read,
+                                    strong,
+                                    None,
+                                );
+                            }
                         }
                         v
                     }
@@ -2938,6 +3184,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 AccessOp::Write
             };
             let release = *strong == Strength::Release;
+            let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 match (space, addr) {
                     (Space::Param, Addr::TParam(o)) => {
@@ -2960,6 +3207,19 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                                 ctx.progress += 1;
                             }
                             ctx.write_tgt(at, esize as usize, w.block, x);
+                            if tracing {
+                                let strong = strong.is_strong();
+                                ctx.trace_access(
+                                    w,
+                                    l,
+                                    at,
+                                    *ty,
+                                    (x, None),
+                                    TraceOp::Write,
+                                    strong,
+                                    None,
+                                );
+                            }
                         }
                         if strong.is_strong() {
                             sync_after(ctx, w, l, tgt, kind, race::Acquire::Never, release);
@@ -2979,6 +3239,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             release,
         } => {
             let size = ty.bytes();
+            let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 let a = ctx.addr(w, addr, l);
                 let tgt = ctx.resolve(w, l, *space, a, size, size, pc, AccessOp::Atomic);
@@ -3000,6 +3261,20 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 }
                 // Lenient: an atomic acquires without a fence after it (see README).
                 sync_after(ctx, w, l, tgt, kind, race::Acquire::Now, *release);
+                if tracing {
+                    let after = if wrote { new } else { old };
+                    let name = Some(atom_name(*op));
+                    ctx.trace_access(
+                        w,
+                        l,
+                        tgt,
+                        *ty,
+                        (old, Some(after)),
+                        TraceOp::Atomic,
+                        true,
+                        name,
+                    );
+                }
                 if let Some(d) = d {
                     w.regs[*d as usize * 32 + l] = old;
                 }
@@ -3223,6 +3498,9 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     w.bar_id[l] = id;
                 });
                 w.blocked |= exec;
+                if let Some(t) = ctx.trace.as_deref_mut() {
+                    t.barrier_arrival(id);
+                }
             }
             w.active = 0;
             w.regroup();
@@ -3513,6 +3791,11 @@ fn exit_lanes(
     w.active = 0;
     let blk = &mut blocks[w.block as usize];
     let n = lanes_mask.count_ones();
+    if n > 0
+        && let Some(t) = ctx.trace.as_deref_mut()
+    {
+        t.exit(lanes_mask);
+    }
     if n > 0 {
         ctx.progress += 1;
         blk.live -= n;

@@ -54,6 +54,26 @@ impl Ty {
     pub(crate) fn bits(self) -> u32 {
         self.bytes() * 8
     }
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Ty::B8 => "b8",
+            Ty::B16 => "b16",
+            Ty::B32 => "b32",
+            Ty::B64 => "b64",
+            Ty::U8 => "u8",
+            Ty::U16 => "u16",
+            Ty::U32 => "u32",
+            Ty::U64 => "u64",
+            Ty::S8 => "s8",
+            Ty::S16 => "s16",
+            Ty::S32 => "s32",
+            Ty::S64 => "s64",
+            Ty::F16 => "f16",
+            Ty::F32 => "f32",
+            Ty::F64 => "f64",
+            Ty::Pred => "pred",
+        }
+    }
     pub(crate) fn signed(self) -> bool {
         matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
     }

@@ -33,6 +33,7 @@ mod parse;
 mod printf;
 mod race;
 mod report;
+mod trace;
 
 pub use error::EmuError;
 pub use exec::{
@@ -43,4 +44,8 @@ pub use parse::Module;
 pub use report::{
     Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
+};
+pub use trace::{
+    EventLane, LaneAccess, MAX_INITIAL_BYTES, Trace, TraceAccess, TraceArray, TraceEvent,
+    TraceInstr, TraceOp, TraceWarp,
 };

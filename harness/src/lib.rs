@@ -20,6 +20,7 @@ pub mod nvrtc;
 pub mod ptx;
 pub mod report;
 pub mod testing;
+pub mod trace;
 pub mod variant;
 pub mod verify;
 pub mod walk;

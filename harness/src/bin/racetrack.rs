@@ -5,12 +5,16 @@
 //!
 //! `racetrack check FILE.cu --entry NAME --grid G --block B --arg SPEC…` runs one kernel of
 //! your own, on a GPU or on the emulator with its checkers, and prints what it wrote.
+//!
+//! `racetrack trace FILE.cu … --out trace.json` runs it on the emulator and records every step
+//! (emu/TRACE.md); the book's players replay such traces.
 
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use harness::check::{self, CheckArgs, CheckReport};
+use harness::trace::{self, TraceArgs};
 use harness::{Device, ptx};
 
 #[derive(Parser)]
@@ -32,6 +36,10 @@ enum Command {
     /// checkers report races, barrier misuse and out-of-bounds accesses with their lines
     #[command(after_help = check::HELP)]
     Check(CheckArgs),
+    /// Run one kernel on the emulator and record every step of every warp, every memory access
+    /// and every finding, as the JSON trace that the book's players replay (emu/TRACE.md)
+    #[command(after_help = check::HELP)]
+    Trace(TraceArgs),
 }
 
 /// Exit status of a run whose checkers reported findings; 1 stays "error", as clap's is.
@@ -45,6 +53,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => run_check(&args),
+        Command::Trace(args) => run_trace(&args),
     };
     match result {
         Ok(code) => code,
@@ -107,6 +116,21 @@ fn run_check(args: &CheckArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(FINDINGS)
     })
+}
+
+fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
+    // Only the emulator records; a GPU (chosen by --backend or RACETRACK_BACKEND) is not used.
+    let device = Device::open(harness::BackendChoice::Emu)?;
+    start_watchdog(&args.check, &device);
+    let recorded = trace::record(args)?;
+    trace::write(args, &recorded)?;
+    println!(
+        "wrote {}: {} events, {} finding(s)",
+        args.out.display(),
+        recorded.events,
+        recorded.findings
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Ends the process when the run outlasts `--timeout`: a GPU kernel that spins forever never
