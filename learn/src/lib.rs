@@ -24,12 +24,11 @@
 //! Exercises are listed chapter by chapter in `src/track/chN.rs`, in book order; the file name
 //! under `exercises/<chapter>/` is numbered by that order. One entry is an [`Exercise`]:
 //!
-//! - "Fix it": `start: Start::Fix(broken_variant.kernel)`, `solution: fixed_variant.kernel`,
-//!   and `fails`, how the starting file must fail (the dev check holds it to that).
-//! - "Write it": `start: Start::Write { reference, todo }` where `reference` is the chapter's
-//!   `Correct` kernel that solves it: the starting text is that file with the body of its entry
-//!   replaced by `// TODO: {todo}`. `solution` is the same kernel; `fails` is usually
-//!   [`Fails::wrong_result`].
+//! - "Fix it": `..track::fix_it(broken_variant, fixed_variant, check, fails)`, where `fails`
+//!   says how the starting file must fail (the dev check holds it to that).
+//! - "Write it": `..track::write_it(reference_variant, todo, check)`, where the reference is
+//!   the chapter's `Correct` kernel that solves it: the starting text is that file with the
+//!   body of its entry replaced by `// TODO: {todo}`, and it must fail with a wrong result.
 //! - `check`: a [`Check`] from the chapter's module: which kernels the host launches, how, on
 //!   which generated cases, and what they are compared with. Reuse one when the kernel has the
 //!   signature of an existing variant; write one (a strategy, a run, a comparison, handed to

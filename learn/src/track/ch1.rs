@@ -63,7 +63,7 @@ pub(super) fn exercises() -> Vec<Exercise> {
 
 /// `kernel(const float *x, float a, float *y, unsigned n)` on ⌈n / block⌉ blocks and up to
 /// three more, compared bit for bit with `a * x` on the CPU.
-struct ScalarMultiply;
+pub(super) struct ScalarMultiply;
 
 impl Check for ScalarMultiply {
     fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {

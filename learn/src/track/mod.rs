@@ -83,3 +83,72 @@ pub(crate) fn fix_it<K>(
         check: Box::new(check),
     }
 }
+
+/// The fields every write-it exercise shares: it starts from the chapter's `reference` kernel
+/// with the body of its entry replaced by `// TODO: {todo}`, and the reference solves it.
+pub fn write_it<K>(
+    reference: &'static Variant<K>,
+    todo: &'static str,
+    check: impl Check + 'static,
+) -> Exercise {
+    Exercise {
+        name: reference.name,
+        chapter: Chapter::Map,
+        number: 0,
+        title: "",
+        statement: "",
+        hints: &[],
+        taught: "",
+        start: crate::exercise::Start::Write {
+            reference: reference.kernel,
+            todo,
+        },
+        solution: reference.kernel,
+        fails: crate::exercise::Fails::wrong_result(),
+        check: Box::new(check),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::{Options, check_source};
+
+    /// The write-it path end to end, on a chapter kernel that is not (yet) a write-it exercise:
+    /// the emptied kernel compiles and fails with a wrong result, the reference passes.
+    #[test]
+    fn a_write_it_exercise_starts_empty_and_its_reference_passes() {
+        if harness::nvrtc::nvrtc().is_none() {
+            eprintln!("skipped: {}", crate::render::no_nvrtc_sentence());
+            return;
+        }
+        let mut exercise = Exercise {
+            title: "Scale a vector",
+            statement: "y = a · x, one thread per element.",
+            ..write_it(
+                ch1_map::variant("scalar-multiply"),
+                "y[i] = a * x[i] for the thread's i, if i < n",
+                ch1::ScalarMultiply,
+            )
+        };
+        exercise.number = 9;
+        let text = exercise.starting_text();
+        assert!(
+            text.contains("{\n    // TODO: y[i] = a * x[i] for the thread's i, if i < n\n}"),
+            "{text}"
+        );
+        assert!(
+            text.contains("// Launch:"),
+            "a kernel to write keeps its header: {text}"
+        );
+        assert_eq!(exercise.path(), "exercises/ch1_map/09_scalar_multiply.cu");
+        let options = Options {
+            backend: harness::BackendChoice::Emu,
+        };
+        let start = check_source(&exercise, &text, options);
+        let failure = start.outcome.expect_err("an empty kernel cannot pass");
+        assert_eq!(failure.expect(), Some(Expect::WrongResult), "{failure:?}");
+        let solved = check_source(&exercise, exercise.solution.source, options);
+        assert!(solved.passed(), "{:?}", solved.outcome);
+    }
+}
