@@ -134,6 +134,12 @@ fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
             format!("✗ memcheck: a misaligned access to {space} memory{location}")
         }
         FindingKind::StepBudgetExhausted => "✗ the kernel did not finish".into(),
+        // Findings the checkers gained after this page was written read as the emulator
+        // titles them.
+        _ => format!(
+            "✗ {}",
+            finding.to_string().lines().next().unwrap_or_default()
+        ),
     };
     let mut lines = vec![title];
     let mut quoted: Vec<u32> = Vec::new();
