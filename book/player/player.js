@@ -141,6 +141,7 @@
       this.interesting = new Uint8Array(n);
       this.findingAt = new Map();
       this.hasAtomics = this.events.some((e) => e.access && e.access.op === 'atomic');
+      this.hasBarriers = this.events.some((e) => e.kind === 'barrier' || e.barrier !== undefined);
       const lastLine = new Int32Array(this.warps.length);
       for (let i = 0; i < n; i++) {
         const e = this.events[i];
@@ -705,7 +706,8 @@
         if (x < pane.scrollLeft || x > pane.scrollLeft + pane.clientWidth - 20) pane.scrollLeft = Math.max(0, x - pane.clientWidth / 2);
       }
       this.barrierPane.textContent = '';
-      for (let b = 0; b < m.nblocks; b++) {
+      // A kernel without __syncthreads() needs no barrier lines.
+      for (let b = 0; m.hasBarriers && b < m.nblocks; b++) {
         const live = this.liveThreads(b);
         const waiting = s.barrierWaiting[b];
         const text = (m.nblocks > 1 ? 'block ' + b + ': ' : '') +
