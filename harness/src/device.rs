@@ -394,6 +394,12 @@ impl Device {
                     // A failed assert ends the launch with an error: the GPU's messages are
                     // what explain it, so they go out as the kernel printed them.
                     print!("{printf}");
+                    let assert = sys::cudaError_enum::CUDA_ERROR_ASSERT;
+                    if matches!(&error, HarnessError::Driver(driver) if driver.0 == assert) {
+                        return Err(HarnessError::DeviceAssert {
+                            entry: kernel.entry.to_string(),
+                        });
+                    }
                     return Err(error);
                 }
                 Ok(LaunchReport {

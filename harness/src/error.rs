@@ -36,6 +36,10 @@ pub enum HarnessError {
         block: String,
         reason: String,
     },
+    #[error(
+        "{entry} failed an assert() on the GPU (the messages above say where); the GPU context cannot be used again in this process, and `--backend emu` reports the failure as a finding"
+    )]
+    DeviceAssert { entry: String },
     #[error("unknown backend `{0}`: expected auto, cuda or emu")]
     UnknownBackend(String),
     #[error(transparent)]
