@@ -35,6 +35,9 @@ pub enum Step {
     Elementwise,
     /// `kernel(const float *x, float *y, unsigned n)` with a grid-stride loop: any grid.
     Sigmoid,
+    /// The same signature, one thread per four elements and no loop: the grid must cover
+    /// ⌈n / 4⌉ threads.
+    SigmoidPerThread,
     /// `kernel(const float *col, const float *row, float *out, unsigned rows, unsigned cols)`
     /// on a 2D grid of 2D blocks, one thread per element of `out`.
     BroadcastAdd2d,
@@ -100,6 +103,52 @@ pub const VARIANTS: &[Ch1Variant] = &[
         summary: "i = threadIdx.x: every block redoes the first blockDim.x elements",
         kind: Step::ScalarMultiply,
     },
+    Variant {
+        name: "sigmoid-fast-exp",
+        kernel: kernel!("ch1_map", "08_sigmoid_fast_exp", "sigmoid_fast_exp"),
+        expect: Expect::Correct,
+        summary: "the grid-stride sigmoid with __expf, the hardware's approximate exponential",
+        kind: Step::Sigmoid,
+    },
+    Variant {
+        name: "sigmoid-float4",
+        kernel: kernel!("ch1_map", "09_sigmoid_float4", "sigmoid_float4"),
+        expect: Expect::Correct,
+        summary: "the grid-stride sigmoid on float4: one 16-byte load and store per four elements",
+        kind: Step::Sigmoid,
+    },
+    Variant {
+        name: "sigmoid-float4-in-flight",
+        kernel: kernel!(
+            "ch1_map",
+            "10_sigmoid_float4_in_flight",
+            "sigmoid_float4_in_flight"
+        ),
+        expect: Expect::Correct,
+        summary: "four float4 loads in flight per thread before any is used",
+        kind: Step::Sigmoid,
+    },
+    Variant {
+        name: "sigmoid-float4-per-thread",
+        kernel: kernel!(
+            "ch1_map",
+            "11_sigmoid_float4_per_thread",
+            "sigmoid_float4_per_thread"
+        ),
+        expect: Expect::Correct,
+        summary: "one float4 per thread, no loop, on a grid that covers the array",
+        kind: Step::SigmoidPerThread,
+    },
+];
+
+/// The sigmoid variants in the order of the chapter's climb, each the next step towards the
+/// device copy's byte rate.
+pub const SIGMOID_CLIMB: [&str; 5] = [
+    "sigmoid-grid-stride",
+    "sigmoid-fast-exp",
+    "sigmoid-float4",
+    "sigmoid-float4-in-flight",
+    "sigmoid-float4-per-thread",
 ];
 
 /// The variant named `name`; panics only on a typo in this crate, caught by its tests.
@@ -295,6 +344,52 @@ pub fn sigmoid_relative_bound() -> f64 {
 pub const SIGMOID_ABSOLUTE_FLOOR: f64 = 1.0 / (1u128 << 126) as f64;
 // ANCHOR_END: sigmoid_bound
 
+// ANCHOR: fast_exp_bound
+/// The relative error `sigmoid_fast_exp` may have at input `x`. The CUDA Math API documents
+/// `__expf(x)` as within `2 + ⌊|1.173·x|⌋` ulp of the correctly rounded `e^x`: the error grows
+/// with `|x|`, because `__expf` multiplies `x` by `log₂e` in f32 and hands the rounded product
+/// to the hardware's `2^x`. Everything else follows [`sigmoid_relative_bound`], with `k + ½`
+/// ulp in place of its 2.5.
+pub fn sigmoid_fast_exp_relative_bound(x: f32) -> f64 {
+    let u = F32_UNIT_ROUNDOFF;
+    let ulps = 2.0 + (1.173 * f64::from(x).abs()).floor() + 0.5;
+    let exp_error = 2.0 * ulps * u * (1.0 + u);
+    if exp_error >= 1.0 {
+        // Past |x| ≈ 7·10⁶ the documented bound says nothing about the result's sign or size.
+        return f64::INFINITY;
+    }
+    (1.0 + u) / ((1.0 - exp_error) * (1.0 - u)) - 1.0 + 2f64.powi(-50)
+}
+// ANCHOR_END: fast_exp_bound
+
+/// Which exponential a sigmoid kernel calls, since that sets how far it may be from the truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exponential {
+    /// `expf`: within 2 ulp everywhere ([`sigmoid_relative_bound`]).
+    Expf,
+    /// `__expf`: within `2 + ⌊|1.173·x|⌋` ulp ([`sigmoid_fast_exp_relative_bound`]).
+    FastExpf,
+}
+
+impl Exponential {
+    /// The exponential `variant`'s kernel calls.
+    pub fn of(variant: &Ch1Variant) -> Self {
+        if variant.kernel.source.contains("__expf(") {
+            Self::FastExpf
+        } else {
+            Self::Expf
+        }
+    }
+
+    /// The relative error allowed at input `x`.
+    pub fn relative_bound(self, x: f32) -> f64 {
+        match self {
+            Self::Expf => sigmoid_relative_bound(),
+            Self::FastExpf => sigmoid_fast_exp_relative_bound(x),
+        }
+    }
+}
+
 /// How far a sigmoid result may be from [`sigmoid_f64`] of its input.
 pub fn sigmoid_bound(want: f64) -> f64 {
     sigmoid_relative_bound() * want.abs() + SIGMOID_ABSOLUTE_FLOOR
@@ -304,6 +399,7 @@ pub fn sigmoid_bound(want: f64) -> f64 {
 /// [`sigmoid_bound`]; NaN must come out of NaN and only of NaN.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SigmoidCheck {
+    pub exponential: Exponential,
     pub len: usize,
     pub outside: usize,
     /// The first element outside the bound: index, input, result, reference.
@@ -313,8 +409,15 @@ pub struct SigmoidCheck {
 }
 
 impl SigmoidCheck {
+    /// The check for a kernel that calls `expf`.
     pub fn new(x: &[f32], got: &[f32]) -> Self {
+        Self::with(Exponential::Expf, x, got)
+    }
+
+    /// The check for a kernel that calls `exponential`.
+    pub fn with(exponential: Exponential, x: &[f32], got: &[f32]) -> Self {
         let mut check = Self {
+            exponential,
             len: x.len(),
             outside: x.len().abs_diff(got.len()),
             first_outside: None,
@@ -323,10 +426,16 @@ impl SigmoidCheck {
         for (index, (&input, &result)) in x.iter().zip(got).enumerate() {
             let want = sigmoid_f64(input);
             let error = (f64::from(result) - want).abs();
+            let relative = exponential.relative_bound(input);
+            let bound = if relative.is_finite() {
+                relative * want.abs() + SIGMOID_ABSOLUTE_FLOOR
+            } else {
+                f64::INFINITY
+            };
             let within = if want.is_nan() {
                 result.is_nan()
             } else {
-                error <= sigmoid_bound(want)
+                error <= bound
             };
             if !within {
                 check.outside += 1;
@@ -347,11 +456,14 @@ impl SigmoidCheck {
 
 impl fmt::Display for SigmoidCheck {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let bound = sigmoid_relative_bound();
+        let bound = match self.exponential {
+            Exponential::Expf => format!("{:.1e}·|y|", sigmoid_relative_bound()),
+            Exponential::FastExpf => "(⌊1.173·|x|⌋ + 3.5)·2⁻²³·|y|".to_string(),
+        };
         if self.is_within() {
             return write!(
                 f,
-                "✓ all {} values within {bound:.1e}·|y| + 2⁻¹²⁶ of the f64 reference (worst {:.1e}·|y|, {:.2} u)",
+                "✓ all {} values within {bound} + 2⁻¹²⁶ of the f64 reference (worst {:.1e}·|y|, {:.2} u)",
                 self.len,
                 self.worst_relative,
                 self.worst_relative / F32_UNIT_ROUNDOFF
@@ -359,7 +471,7 @@ impl fmt::Display for SigmoidCheck {
         }
         write!(
             f,
-            "✗ {} of {} values outside {bound:.1e}·|y| + 2⁻¹²⁶ of the f64 reference",
+            "✗ {} of {} values outside {bound} + 2⁻¹²⁶ of the f64 reference",
             self.outside, self.len
         )?;
         if let Some((index, input, got, want)) = self.first_outside {
@@ -546,16 +658,36 @@ pub fn run_elementwise(
     })
 }
 
-/// `y = sigmoid(x)` from one launch of a [`Step::Sigmoid`] variant, with any grid.
+/// `y = sigmoid(x)` from one launch of a [`Step::Sigmoid`] variant, with any grid, or of a
+/// [`Step::SigmoidPerThread`] one, whose grid must cover ⌈n / 4⌉ threads.
 pub fn run_sigmoid(
     device: &mut Device,
     variant: &Ch1Variant,
     x: &[f32],
     shape: LaunchShape,
 ) -> Result<Outcome<Vec<f32>>> {
-    expect_step(variant, Step::Sigmoid)?;
+    let per_thread = variant.kind == Step::SigmoidPerThread;
+    if !per_thread {
+        expect_step(variant, Step::Sigmoid)?;
+    }
     device.ensure_can_run(variant)?;
     let length = check_1d(&variant.kernel, x.len(), shape, false)?;
+    let quads = x.len().div_ceil(4);
+    if per_thread && shape.total_threads() < quads as u64 {
+        let needed = covering_shape(quads, shape.block.x).grid.x;
+        return Err(refuse(
+            &variant.kernel,
+            shape,
+            format!(
+                "its {} threads cover only {} of the {} elements; one thread per four elements needs ceil(ceil({} / 4) / {}) = {needed} blocks",
+                shape.total_threads(),
+                (4 * shape.total_threads()).min(x.len() as u64),
+                x.len(),
+                x.len(),
+                shape.block.x
+            ),
+        ));
+    }
     let x_buffer = device.upload(x, "x")?;
     let y = device.zeros::<f32>(x.len(), "y")?;
     let report = device.launch(
@@ -736,6 +868,26 @@ mod tests {
         assert!(!SigmoidCheck::new(&[1.0], &[f32::NAN]).is_within());
         // below 2^-126 an absolute allowance takes over
         assert!(SigmoidCheck::new(&[-100.0], &[0.0]).is_within());
+    }
+
+    #[test]
+    fn the_fast_exp_bound_grows_with_x_from_the_expf_one() {
+        let at = |x: f32| sigmoid_fast_exp_relative_bound(x) / F32_UNIT_ROUNDOFF;
+        // 2 + 0 ulp of __expf at x = 0, against expf's 2: the same bound
+        assert!((at(0.0) - 7.0).abs() < 0.001, "{} u", at(0.0));
+        // 2 + ⌊1.173 · 100⌋ = 119 ulp at |x| = 100: (2 · 119.5 + 2) u
+        assert!((at(-100.0) - 241.0).abs() < 0.01, "{} u", at(-100.0));
+        assert_eq!(at(100.0), at(-100.0));
+        assert!(sigmoid_fast_exp_relative_bound(1e30).is_infinite());
+        let x = [50.0f32];
+        let want = sigmoid_f64(50.0);
+        let check = |got: f64| SigmoidCheck::with(Exponential::FastExpf, &x, &[got as f32]);
+        assert!(check(want * (1.0 + 100.0 * F32_UNIT_ROUNDOFF)).is_within());
+        assert!(!check(want * (1.0 + 1e-4)).is_within());
+        assert!(
+            !SigmoidCheck::new(&x, &[(want * (1.0 + 100.0 * F32_UNIT_ROUNDOFF)) as f32])
+                .is_within()
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! kernel. Behind the `testing` feature, so the walk-through does not build proptest.
 
 use crate::Data;
+use harness::Schedule;
 use proptest::prelude::*;
 
 /// Lengths from 0 and 1 through primes and non-multiples of any block up to `largest`.
@@ -56,4 +57,13 @@ pub fn block_2d() -> impl Strategy<Value = (u32, u32)> {
 /// Matrix sides: single rows and columns, non-multiples of any block.
 pub fn side() -> impl Strategy<Value = usize> {
     prop_oneof![2 => 1usize..=40, 1 => 41usize..=400]
+}
+
+/// Emulator schedules: a fixed kernel must be right under every one of them.
+pub fn schedule() -> impl Strategy<Value = Schedule> {
+    prop_oneof![
+        Just(Schedule::Hardware),
+        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+    ]
 }

@@ -5,16 +5,16 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use harness::rand::Rng;
-use harness::report::{progress, sweep_svg, table, write_gpu_table};
+use harness::report::{climb_svg, progress, sweep_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::verify::compare_exact;
 use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
 use harness::{Arg, Buffer, Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
-    BinaryOp, Ch1Variant, Coverage, Data, Owner, SigmoidCheck, Step, VARIANTS, broadcast_add_cpu,
-    broadcast_shape, covering_shape, elementwise_cpu, exact, floats, owners_cpu,
-    run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid, run_thread_ids,
-    scalar_multiply_cpu,
+    BinaryOp, Ch1Variant, Coverage, Data, Exponential, Owner, SIGMOID_CLIMB, SigmoidCheck, Step,
+    VARIANTS, broadcast_add_cpu, broadcast_shape, covering_shape, elementwise_cpu, exact, floats,
+    owners_cpu, run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid,
+    run_thread_ids, scalar_multiply_cpu,
 };
 
 /// Elements of the 1D arrays on the emulator: a prime, so no block size divides it.
@@ -71,6 +71,22 @@ fn sigmoid_shape(device: &Device) -> LaunchShape {
     }
 }
 
+/// The grid each sigmoid variant runs with: the grid-stride loops on [`sigmoid_shape`], except
+/// the one that keeps several loads in flight, which gets as many blocks as the GPU holds at
+/// once; the one-float4-per-thread kernel on a grid that covers the array.
+pub fn climb_shape(device: &mut Device, variant: &Ch1Variant, n: usize) -> Result<LaunchShape> {
+    let threads = sigmoid_shape(device).block.x;
+    if variant.kind == Step::SigmoidPerThread {
+        return Ok(covering_shape(n.div_ceil(4), threads));
+    }
+    if variant.name == "sigmoid-float4-in-flight"
+        && let Some(blocks) = device.resident_blocks(&variant.kernel, threads, 0)?
+    {
+        return Ok(LaunchShape::linear(blocks, threads));
+    }
+    Ok(sigmoid_shape(device))
+}
+
 /// `--size` within what the kernels can index.
 pub fn check_size(size: usize) -> Result<()> {
     harness::cli::check_size(size, MAX_SIZE, "elements (the kernels' indices are 32-bit)")
@@ -108,14 +124,19 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             }
             (Step::ScalarMultiply, _) => scalar_step(device, variant, options, &mut page)?,
             (Step::Elementwise, _) => elementwise_step(device, variant, options, &mut page)?,
-            (Step::Sigmoid, _) => sigmoid_step(device, variant, options, &mut page)?,
+            (Step::Sigmoid | Step::SigmoidPerThread, _) => {
+                sigmoid_step(device, variant, options, &mut page)?
+            }
             (Step::BroadcastAdd2d, _) => broadcast_step(device, variant, options, &mut page)?,
         }
         flush(&mut page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
-        timing_section(device, options, &mut page, out)?;
+        let timed = timing_section(device, options, &mut page, out)?;
+        flush(&mut page, out)?;
+        say(&mut page, "");
+        climb_section(device, options, timed.as_ref(), &mut page)?;
         flush(&mut page, out)?;
     }
     Ok(())
@@ -458,25 +479,62 @@ fn sigmoid_step(
 ) -> Result<()> {
     let n = options.size;
     let x = floats(n, Data::Wide, options.seed);
-    let shape = sigmoid_shape(device);
+    let shape = climb_shape(device, variant, n)?;
     let threads = shape.total_threads() as usize;
     say(page, &format!("x: {n} floats {}", Data::Wide));
+    let per_thread = variant.kind == Step::SigmoidPerThread;
+    if per_thread {
+        say(
+            page,
+            &format!(
+                "{shape} = {threads} threads for {n} elements: thread i takes elements 4i .. 4i + 3, thread {} the last {}",
+                n / 4,
+                n % 4
+            ),
+        );
+    } else if variant.kernel.source.contains("float4") {
+        let quads = n / 4;
+        say(
+            page,
+            &format!(
+                "{shape} = {threads} threads for {n} elements: each thread handles {} or {} float4s of four elements, and the first {} threads one each of the last {} elements",
+                quads / threads,
+                quads.div_ceil(threads),
+                n % 4,
+                n % 4
+            ),
+        );
+    } else {
+        say(
+            page,
+            &format!(
+                "{shape} = {threads} threads for {n} elements: each thread handles {} or {}",
+                n / threads,
+                n.div_ceil(threads)
+            ),
+        );
+    }
+    let outcome = run_sigmoid(device, variant, &x, shape)?;
+    let exponential = Exponential::of(variant);
     say(
         page,
-        &format!(
-            "{shape} = {threads} threads for {n} elements: each thread handles {} or {}",
-            n / threads,
-            n.div_ceil(threads)
-        ),
+        &SigmoidCheck::with(exponential, &x, &outcome.result).to_string(),
     );
-    let outcome = run_sigmoid(device, variant, &x, shape)?;
-    say(page, &SigmoidCheck::new(&x, &outcome.result).to_string());
     let mut findings = outcome.report.findings;
-    let grids = [
-        LaunchShape::linear(1, 32),
-        LaunchShape::linear(7, 96),
-        covering_shape(n, THREADS_PER_BLOCK),
-    ];
+    let grids = if per_thread {
+        let quads = n.div_ceil(4);
+        [
+            covering_shape(quads, 32),
+            covering_shape(quads, 96),
+            LaunchShape::linear(covering_shape(quads, 1024).grid.x + 1, 1024),
+        ]
+    } else {
+        [
+            LaunchShape::linear(1, 32),
+            LaunchShape::linear(7, 96),
+            covering_shape(n, THREADS_PER_BLOCK),
+        ]
+    };
     let mut same = Vec::new();
     for grid in grids {
         let other = run_sigmoid(device, variant, &x, grid)?;
@@ -551,11 +609,21 @@ fn broadcast_step(
     Ok(())
 }
 
-/// One row of the GPU table: what, milliseconds, bytes read and written.
+/// One row of the GPU table: what, milliseconds, bytes read and written, and which variant
+/// it times, for the climb that reads the same measurements.
+#[derive(Debug)]
 struct Timed {
     what: String,
     ms: f64,
     bytes: f64,
+    variant: Option<&'static str>,
+    shape: Option<LaunchShape>,
+}
+
+/// The timing section's rows and the copy they are compared with, measured in one run.
+struct Measured {
+    rows: Vec<Timed>,
+    copy: Timed,
 }
 
 fn timing_section(
@@ -563,7 +631,7 @@ fn timing_section(
     options: &Options,
     page: &mut String,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<Option<Measured>> {
     say(page, "## GPU timing");
     if !device.kind().is_cuda() {
         say(
@@ -572,7 +640,7 @@ fn timing_section(
                 "each kernel's bandwidth against a device-to-device copy and the blocks-per-grid sweep of the grid-stride loop",
             ),
         );
-        return Ok(());
+        return Ok(None);
     }
     let n = options.size;
     say(
@@ -640,7 +708,97 @@ fn timing_section(
         ),
     )?;
     say(page, &format!("tables for the book: {}", file.display()));
+    Ok(Some(Measured { rows, copy }))
+}
+
+/// The sigmoid's climb to the copy's byte rate: the timing section's own measurements of the
+/// climb's variants, as a table and a bar chart.
+fn climb_section(
+    device: &Device,
+    options: &Options,
+    measured: Option<&Measured>,
+    page: &mut String,
+) -> Result<()> {
+    say(page, "## Climb — how fast can it go");
+    let Some(Measured { rows, copy }) = measured else {
+        say(
+            page,
+            &timing_skipped(
+                "the sigmoid's climb, each step's byte rate as a fraction of the copy's, with a bar chart",
+            ),
+        );
+        return Ok(());
+    };
+    let copy_rate = copy.bytes / copy.ms;
+    let steps: Vec<(&Ch1Variant, &Timed)> = SIGMOID_CLIMB
+        .iter()
+        .filter_map(|&name| {
+            let row = rows.iter().find(|row| row.variant == Some(name))?;
+            Some((crate::variant(name), row))
+        })
+        .collect();
+    let table_rows = steps.iter().map(|(variant, row)| {
+        let rate = row.bytes / row.ms;
+        vec![
+            file_number(variant),
+            variant.name.to_string(),
+            row.shape.map(|shape| shape.to_string()).unwrap_or_default(),
+            format!("{:.3}", row.ms),
+            format!("{:.1}", rate / 1e6),
+            format!("{:.2}", rate / copy_rate),
+        ]
+    });
+    let climb = table(
+        &["step", "variant", "launch", "ms", "GB/s", "÷ copy's GB/s"],
+        table_rows,
+    );
+    say(
+        page,
+        &format!(
+            "{} floats in, {} out; the copy: {:.3} ms, {:.1} GB/s",
+            options.size,
+            options.size,
+            copy.ms,
+            copy_rate / 1e6
+        ),
+    );
+    say(page, &climb);
+    let plot = options.out.join("climb.svg");
+    let bars: Vec<(String, f64)> = steps
+        .iter()
+        .map(|(variant, row)| {
+            (
+                format!("{} {}", file_number(variant), variant.name),
+                row.bytes / row.ms / copy_rate,
+            )
+        })
+        .collect();
+    climb_svg(
+        &plot,
+        &format!("sigmoid on {}", device.name()),
+        "÷ the device copy's byte rate, same run",
+        &bars,
+    )?;
+    say(page, &format!("plot: {}", plot.display()));
+    let file = write_gpu_markdown(
+        &options.out.join("climb_table.md"),
+        device.name(),
+        "ch1-map --backend cuda",
+        &format!(
+            "{} floats in and out; {REPETITIONS} timed launches after one warm-up, CUDA events; the ratio is to a device-to-device copy of the same bytes timed in the same run, {:.1} GB/s",
+            options.size,
+            copy_rate / 1e6
+        ),
+        &climb,
+    )?;
+    say(page, &format!("climb for the book: {}", file.display()));
     Ok(())
+}
+
+/// The `NN` of a variant's kernel file, `kernels/ch1_map/NN_….cu`.
+fn file_number(variant: &Ch1Variant) -> String {
+    let file = variant.kernel.path.rsplit('/').next().unwrap_or_default();
+    file.split('_').next().unwrap_or_default().to_string()
 }
 
 /// Checks, then times, every fixed map on `options.size` floats: the table's rows and the copy.
@@ -654,7 +812,7 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
 
     let a = device.upload(&a_host, "a")?;
     let b = device.upload(&b_host, "b")?;
-    let c = device.zeros::<f32>(n, "c")?;
+    let mut c = device.zeros::<f32>(n, "c")?;
     let copy_ms = device
         .time_device_copy_ms(4 * n, REPETITIONS)?
         .unwrap_or(f64::NAN);
@@ -662,6 +820,8 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
         what: format!("GPU device-to-device copy of {} bytes", 4 * n),
         ms: copy_ms,
         bytes: 2.0 * float_bytes,
+        variant: None,
+        shape: None,
     };
     let one_per_element = covering_shape(n, THREADS_PER_BLOCK);
 
@@ -701,6 +861,8 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
                     what: "CPU c = a + b, an iterator over both arrays (one core)".to_string(),
                     ms: started.elapsed().as_secs_f64() * 1e3,
                     bytes: 3.0 * float_bytes,
+                    variant: None,
+                    shape: None,
                 },
             );
         }
@@ -716,19 +878,27 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
         )?);
     }
 
-    let sigmoid = crate::variant("sigmoid-grid-stride");
-    let shape = sigmoid_shape(device);
-    let args = [Arg::from(&a), Arg::from(&c), Arg::U32(length)];
-    rows.push(check_and_time(
-        device,
-        sigmoid.kernel,
-        shape,
-        &args,
-        &c,
-        |got| SigmoidCheck::new(&a_host, got).is_within(),
-        format!("GPU sigmoid-grid-stride ({shape})"),
-        2.0 * float_bytes,
-    )?);
+    for name in SIGMOID_CLIMB {
+        let sigmoid = crate::variant(name);
+        let shape = climb_shape(device, sigmoid, n)?;
+        // Each step starts from zeros, so one that misses elements cannot pass on the last one's.
+        device.clear(&mut c)?;
+        let args = [Arg::from(&a), Arg::from(&c), Arg::U32(length)];
+        let exponential = Exponential::of(sigmoid);
+        let mut row = check_and_time(
+            device,
+            sigmoid.kernel,
+            shape,
+            &args,
+            &c,
+            |got| SigmoidCheck::with(exponential, &a_host, got).is_within(),
+            format!("GPU {name} ({shape})"),
+            2.0 * float_bytes,
+        )?;
+        row.variant = Some(sigmoid.name);
+        row.shape = Some(shape);
+        rows.push(row);
+    }
 
     let side = n.isqrt();
     let broadcast = crate::variant("broadcast-add-2d");
@@ -783,7 +953,13 @@ fn check_and_time(
             device.launch_async(&kernel, shape, args)
         })?
         .unwrap_or(f64::NAN);
-    Ok(Timed { what, ms, bytes })
+    Ok(Timed {
+        what,
+        ms,
+        bytes,
+        variant: None,
+        shape: None,
+    })
 }
 
 fn render(rows: &[Timed], copy: &Timed) -> String {
@@ -861,10 +1037,16 @@ mod tests {
         let (rows, copy) = measure(&mut device, &options).unwrap();
         assert!(copy.ms.is_nan());
         let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
-        assert_eq!(rows.len(), 8, "{names:?}");
+        assert_eq!(rows.len(), 12, "{names:?}");
         assert!(names[0].starts_with("CPU"), "{names:?}");
         assert!(names[2].contains("elementwise_add") && names[5].contains("elementwise_div"));
-        assert!(names[7].contains("broadcast-add-2d (70 × 70"), "{names:?}");
+        let climb: Vec<_> = rows.iter().filter_map(|row| row.variant).collect();
+        assert_eq!(climb, SIGMOID_CLIMB);
+        assert!(
+            names[10].contains("sigmoid-float4-per-thread (10 blocks × 128 threads)"),
+            "{names:?}"
+        );
+        assert!(names[11].contains("broadcast-add-2d (70 × 70"), "{names:?}");
         assert_eq!(rows[1].bytes, 8.0 * 5_003.0);
         assert_eq!(rows[2].bytes, 12.0 * 5_003.0);
 
@@ -872,6 +1054,8 @@ mod tests {
             what: what.to_string(),
             ms,
             bytes,
+            variant: None,
+            shape: None,
         };
         let text = render(&[timed("GPU add", 3.0, 3e9)], &timed("copy", 1.0, 2e9));
         let lines: Vec<&str> = text.lines().collect();

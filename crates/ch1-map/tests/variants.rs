@@ -7,12 +7,12 @@ mod common;
 use std::cell::RefCell;
 
 use ch1_map::{
-    BinaryOp, Coverage, Data, MAX_ELEMENTS, SigmoidCheck, VARIANTS, broadcast_add_cpu,
-    broadcast_shape, check_1d, covering_shape, elementwise_cpu, exact, floats, owners_cpu,
-    run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid, run_thread_ids,
-    scalar_multiply_cpu, variant,
+    BinaryOp, Coverage, Data, Exponential, MAX_ELEMENTS, SIGMOID_CLIMB, SigmoidCheck, Step,
+    VARIANTS, broadcast_add_cpu, broadcast_shape, check_1d, covering_shape, elementwise_cpu, exact,
+    floats, owners_cpu, run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid,
+    run_thread_ids, scalar_multiply_cpu, variant,
 };
-use common::{blocks, cases, data, device, largest, length, threads_per_block};
+use common::{blocks, cases, data, device, largest, length, schedule, threads_per_block};
 use harness::verify::compare_exact;
 use harness::{Dim3, Expect, FindingKind, HarnessError, LaunchShape};
 use proptest::prelude::*;
@@ -26,7 +26,7 @@ fn fail(error: HarnessError) -> TestCaseError {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 7);
+    assert_eq!(VARIANTS.len(), 11);
 }
 
 #[test]
@@ -196,6 +196,79 @@ fn sigmoid_is_within_its_derived_bound_on_any_grid() {
         .unwrap();
 }
 
+/// The climb's kernels on any length (so every `n % 4` the float4 kernels leave over), launch
+/// shape the kernel allows and emulator schedule, each within the bound of the exponential it calls.
+#[test]
+fn the_sigmoid_climb_is_within_its_bounds_on_any_grid_and_schedule() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    let largest = if is_cuda { 4_000_000 } else { 40_000 };
+    let strategy = (
+        length(largest),
+        data(),
+        any::<u64>(),
+        blocks(is_cuda),
+        threads_per_block(),
+        0u32..=2,
+        schedule(),
+    );
+    for name in &SIGMOID_CLIMB[1..] {
+        let fixed = variant(name);
+        let exponential = Exponential::of(fixed);
+        let mut runner = TestRunner::new(cases(is_cuda, 64, 24, file!()));
+        runner
+            .run(
+                &strategy,
+                |(n, data, seed, blocks, threads, extra_blocks, schedule)| {
+                    let x = floats(n, data, seed);
+                    let shape = if fixed.kind == Step::SigmoidPerThread {
+                        let covering = covering_shape(n.div_ceil(4), threads);
+                        LaunchShape::linear(covering.grid.x + extra_blocks, threads)
+                    } else {
+                        LaunchShape::linear(blocks, threads)
+                    };
+                    let outcome = cell
+                        .borrow_mut()
+                        .with_schedule(schedule, |device| run_sigmoid(device, fixed, &x, shape))
+                        .map_err(fail)?;
+                    let check = SigmoidCheck::with(exponential, &x, &outcome.result);
+                    prop_assert!(check.is_within(), "{n} {data:?} floats, {shape}: {check}");
+                    prop_assert!(outcome.report.is_clean(), "{:?}", outcome.report.findings);
+                    Ok(())
+                },
+            )
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+    }
+}
+
+#[test]
+fn only_the_fast_exp_kernel_gets_the_looser_bound() {
+    for name in SIGMOID_CLIMB {
+        let want = if name == "sigmoid-fast-exp" {
+            Exponential::FastExpf
+        } else {
+            Exponential::Expf
+        };
+        assert_eq!(Exponential::of(variant(name)), want, "{name}");
+    }
+}
+
+#[test]
+fn one_float4_per_thread_refuses_a_grid_that_does_not_cover_the_array() {
+    let mut device = device();
+    let x = vec![0.5f32; 1001];
+    let per_thread = variant("sigmoid-float4-per-thread");
+    let error = run_sigmoid(&mut device, per_thread, &x, LaunchShape::linear(1, 250))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "cannot launch sigmoid_float4_per_thread with grid 1 × block 250: its 250 threads cover only 1000 of the 1001 elements; one thread per four elements needs ceil(ceil(1001 / 4) / 250) = 2 blocks"
+    );
+    let outcome = run_sigmoid(&mut device, per_thread, &x, LaunchShape::linear(1, 251)).unwrap();
+    assert!(SigmoidCheck::new(&x, &outcome.result).is_within());
+}
+
 /// Every float from −104 (where the sigmoid underflows) to 20 (where it rounds to 1) in steps of
 /// 1/64, and the special values: the bound holds at the edges of expf's range, not just on
 /// average.
@@ -216,17 +289,18 @@ fn sigmoid_is_within_its_bound_across_the_whole_range() {
         f32::MAX,
         f32::MIN,
     ]);
-    let outcome = run_sigmoid(
-        &mut device,
-        variant("sigmoid-grid-stride"),
-        &x,
-        LaunchShape::linear(8, 256),
-    )
-    .unwrap();
-    let check = SigmoidCheck::new(&x, &outcome.result);
-    assert!(check.is_within(), "{check}");
-    assert_eq!(outcome.result[x.len() - 2], 1.0, "sigmoid(FLT_MAX)");
-    assert_eq!(outcome.result[x.len() - 1], 0.0, "sigmoid(-FLT_MAX)");
+    for name in SIGMOID_CLIMB {
+        let fixed = variant(name);
+        let outcome = run_sigmoid(&mut device, fixed, &x, LaunchShape::linear(8, 1024)).unwrap();
+        let check = SigmoidCheck::with(Exponential::of(fixed), &x, &outcome.result);
+        assert!(check.is_within(), "{name}: {check}");
+        assert_eq!(outcome.result[x.len() - 2], 1.0, "{name}: sigmoid(FLT_MAX)");
+        assert_eq!(
+            outcome.result[x.len() - 1],
+            0.0,
+            "{name}: sigmoid(-FLT_MAX)"
+        );
+    }
 }
 
 #[test]
