@@ -11,6 +11,8 @@ pub mod walkthrough;
 
 /// Bins of the ASCII histograms: one per 7-bit character code.
 pub const ASCII_BINS: usize = 128;
+/// Bins of the byte histograms of the chapter's climb: one per byte value.
+pub const BYTE_BINS: usize = 256;
 
 /// The racy-increment demonstration's launch: 10 blocks of 16 threads should count to 160.
 pub const INCREMENT_SHAPE: LaunchShape = LaunchShape::linear(10, 16);
@@ -25,6 +27,9 @@ pub enum Step {
     /// `kernel(const unsigned *values, unsigned n, unsigned *histo, unsigned bins)` with
     /// `bins * 4` bytes of dynamic shared memory.
     AnyBinsHistogram,
+    /// `kernel(const unsigned char *bytes, unsigned n, unsigned *histo)`: 256 bins, one per
+    /// byte value, nothing skipped.
+    ByteHistogram,
 }
 
 pub type Ch4Variant = Variant<Step>;
@@ -102,6 +107,58 @@ pub const VARIANTS: &[Ch4Variant] = &[
         summary: "privatized for any bin count, sized at launch with dynamic shared memory",
         kind: Step::AnyBinsHistogram,
     },
+    Variant {
+        name: "histogram-bytes-shared",
+        kernel: kernel!(
+            "ch4_atomics",
+            "09_histogram_bytes_shared",
+            "histogram_bytes_shared"
+        ),
+        expect: Expect::Correct,
+        summary: "histogram-shared with 256 bins, one per byte value: where the climb starts",
+        kind: Step::ByteHistogram,
+    },
+    Variant {
+        name: "histogram-bytes-uint4",
+        kernel: kernel!(
+            "ch4_atomics",
+            "10_histogram_bytes_uint4",
+            "histogram_bytes_uint4"
+        ),
+        expect: Expect::Correct,
+        summary: "16 bytes per load (a uint4), counted from registers",
+        kind: Step::ByteHistogram,
+    },
+    Variant {
+        name: "histogram-bytes-warp-aggregated",
+        kernel: kernel!(
+            "ch4_atomics",
+            "11_histogram_bytes_warp_aggregated",
+            "histogram_bytes_warp_aggregated"
+        ),
+        expect: Expect::Correct,
+        summary: "lanes with the same byte find each other with __match_any_sync; one atomic for all",
+        kind: Step::ByteHistogram,
+    },
+    Variant {
+        name: "histogram-bytes-lane-copies",
+        kernel: kernel!(
+            "ch4_atomics",
+            "12_histogram_bytes_lane_copies",
+            "histogram_bytes_lane_copies"
+        ),
+        expect: Expect::Correct,
+        summary: "32 copies of the bins, one per lane, each in its own bank: no two lanes collide",
+        kind: Step::ByteHistogram,
+    },
+];
+
+/// The byte-histogram variants in the order of the chapter's climb.
+pub const BYTE_HISTOGRAM_CLIMB: [&str; 4] = [
+    "histogram-bytes-shared",
+    "histogram-bytes-uint4",
+    "histogram-bytes-warp-aggregated",
+    "histogram-bytes-lane-copies",
 ];
 
 /// The variant named `name`; panics only on a typo in this crate, caught by its tests.
@@ -139,6 +196,15 @@ pub fn ascii_histogram_idiomatic(text: &[u8]) -> Vec<u32> {
         })
 }
 // ANCHOR_END: cpu_references
+
+/// Reference for [`Step::ByteHistogram`]: how many times each byte value occurs.
+pub fn byte_histogram(bytes: &[u8]) -> Vec<u32> {
+    let mut histo = vec![0u32; BYTE_BINS];
+    for &byte in bytes {
+        histo[usize::from(byte)] += 1;
+    }
+    histo
+}
 
 /// Reference for [`Step::AnyBinsHistogram`]: values at or above `bins` are not counted.
 pub fn histogram_loop(values: &[u32], bins: usize) -> Vec<u32> {
@@ -238,6 +304,57 @@ pub fn run_any_bins_histogram(
     })
 }
 
+/// The 256-bin histogram of `bytes` from one launch of a [`Step::ByteHistogram`] variant.
+pub fn run_byte_histogram(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    bytes: &[u8],
+    shape: LaunchShape,
+) -> Result<Outcome<Vec<u32>>> {
+    device.ensure_can_run(variant)?;
+    check_byte_histogram_shape(variant, shape)?;
+    let length = length_u32(bytes.len())?;
+    let bytes_buffer = device.upload(bytes, "bytes")?;
+    let histo = device.zeros::<u32>(BYTE_BINS, "histo")?;
+    let report = device.launch(
+        &variant.kernel,
+        shape,
+        &[
+            Arg::from(&bytes_buffer),
+            Arg::U32(length),
+            Arg::from(&histo),
+        ],
+    )?;
+    Ok(Outcome {
+        result: device.download(&histo)?,
+        report,
+    })
+}
+
+/// Refuses what a byte-histogram kernel would get wrong: the warp-aggregated kernel's
+/// `__match_any_sync` names all 32 lanes, so its blocks must be whole warps.
+pub fn check_byte_histogram_shape(variant: &Ch4Variant, shape: LaunchShape) -> Result<()> {
+    if variant.kind != Step::ByteHistogram {
+        return Err(harness::HarnessError::Invalid(format!(
+            "{} is a {:?} variant, not a byte histogram; see --list",
+            variant.name, variant.kind
+        )));
+    }
+    let whole_warps = variant.kernel.source.contains("__match_any_sync");
+    if whole_warps && !shape.block.x.is_multiple_of(32) {
+        return Err(harness::HarnessError::BadLaunch {
+            entry: variant.kernel.entry.to_string(),
+            grid: shape.grid.to_string(),
+            block: shape.block.to_string(),
+            reason: format!(
+                "its __match_any_sync takes all 32 lanes of a warp, so blockDim.x must be a multiple of 32, not {}",
+                shape.block.x
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The launch shape for `bins` bins: one `u32` of dynamic shared memory per bin.
 pub fn any_bins_shape(bins: u32, blocks: u32, threads_per_block: u32) -> Result<LaunchShape> {
     let bytes = bins.checked_mul(4).ok_or_else(|| {
@@ -277,5 +394,11 @@ mod tests {
             histogram_idiomatic(&[0, 1, 1, 5, 9], 6),
             vec![1, 2, 0, 0, 0, 1]
         );
+        let bytes = byte_histogram(text);
+        assert_eq!(
+            (bytes[0xff], bytes[0x80], bytes[usize::from(b'a')]),
+            (1, 1, 3)
+        );
+        assert_eq!(bytes.iter().sum::<u32>(), text.len() as u32);
     }
 }

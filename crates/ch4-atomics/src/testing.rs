@@ -2,6 +2,7 @@
 //! their cases from them, and so does the exercise runner (`learn/`) when it checks a learner's
 //! kernel. Behind the `testing` feature, so the walk-through does not build proptest.
 
+use harness::Schedule;
 use harness::rand::Rng;
 use proptest::prelude::*;
 
@@ -62,4 +63,13 @@ pub fn blocks(is_cuda: bool) -> BoxedStrategy<u32> {
     } else {
         (1u32..=48).boxed()
     }
+}
+
+/// Emulator schedules: a fixed kernel must be right under every one of them.
+pub fn schedule() -> impl Strategy<Value = Schedule> {
+    prop_oneof![
+        Just(Schedule::Hardware),
+        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+    ]
 }

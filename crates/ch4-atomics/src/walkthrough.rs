@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use harness::rand::Rng;
-use harness::report::{grouped_bars_svg, progress, sweep_svg, table};
+use harness::report::{
+    climb_svg, grouped_bars_svg, progress, sweep_svg, table, write_gpu_markdown,
+};
 use harness::verify::compare_exact;
 use harness::walk::{
     checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
@@ -13,9 +15,9 @@ use harness::walk::{
 use harness::{Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
-    ASCII_BINS, Ch4Variant, INCREMENT_SHAPE, Step, VARIANTS, ascii_histogram_idiomatic,
-    ascii_histogram_loop, histogram_loop, run_any_bins_histogram, run_ascii_histogram,
-    run_increment,
+    ASCII_BINS, BYTE_BINS, BYTE_HISTOGRAM_CLIMB, Ch4Variant, INCREMENT_SHAPE, Step, VARIANTS,
+    ascii_histogram_idiomatic, ascii_histogram_loop, byte_histogram, histogram_loop,
+    run_any_bins_histogram, run_ascii_histogram, run_byte_histogram, run_increment,
 };
 
 /// The real English text the chapter counts letters of by default (provenance: `data/README.md`).
@@ -79,14 +81,63 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             Step::Increment => increment_step(device, variant, &mut page)?,
             Step::AsciiHistogram => ascii_step(device, variant, text, options, &mut page)?,
             Step::AnyBinsHistogram => any_bins_step(device, variant, options.seed, &mut page)?,
+            Step::ByteHistogram => byte_step(device, variant, options, &mut page)?,
         }
         flush(&mut page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
-        timing_section(device, options, &mut page, out)?;
+        let timed = timing_section(device, options, &mut page, out)?;
+        flush(&mut page, out)?;
+        say(&mut page, "");
+        climb_section(device, options, timed, &mut page, out)?;
         flush(&mut page, out)?;
     }
+    Ok(())
+}
+
+/// Uniformly random bytes from `seed`: every bin equally likely, the input the climb is timed on.
+pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
+    let mut rng = harness::cli::seeded_rng(seed);
+    let mut bytes = vec![0u8; len];
+    rng.fill(bytes.as_mut_slice());
+    bytes
+}
+
+/// Random bytes the emulator's walk-through counts beside the text.
+pub const EMU_RANDOM_BYTES: usize = 20_000;
+
+fn byte_step(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let count = if device.kind().is_cuda() {
+        10_000_000
+    } else {
+        EMU_RANDOM_BYTES
+    };
+    let random = random_bytes(count, options.seed);
+    let mut findings = Vec::new();
+    for (what, bytes) in [
+        (
+            format!("{}, {} bytes", options.text_name, options.text.len()),
+            options.text.as_slice(),
+        ),
+        (format!("{count} random bytes"), random.as_slice()),
+    ] {
+        let outcome = run_byte_histogram(device, variant, bytes, HISTOGRAM_SHAPE)?;
+        say(
+            page,
+            &format!(
+                "{what}, {HISTOGRAM_SHAPE}: {}",
+                compare_exact(&outcome.result, &byte_histogram(bytes))
+            ),
+        );
+        findings.extend(outcome.report.findings);
+    }
+    checker_section(device, variant, &findings, page);
     Ok(())
 }
 
@@ -235,19 +286,27 @@ fn letter_plot(path: &Path, histo: &[u32], text_name: &str) -> Result<()> {
     )
 }
 
+/// What the timing section measured that the climb compares with: the copy of the timing
+/// input and the text on the device.
+struct Timed {
+    copy_ms: f64,
+    text: harness::Buffer<u8>,
+    text_host: Vec<u8>,
+}
+
 fn timing_section(
     device: &mut Device,
     options: &Options,
     page: &mut String,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<Option<Timed>> {
     say(page, "## GPU timing");
     if !device.kind().is_cuda() {
         say(
             page,
             &timing_skipped("the timing table and the blocks-per-grid sweep"),
         );
-        return Ok(());
+        return Ok(None);
     }
     let bytes = options.timing_bytes.clamp(1, MAX_TIMING_BYTES);
     let text = repeat_to(&options.text, bytes as usize);
@@ -338,7 +397,254 @@ fn timing_section(
     );
     flush(page, out)?;
 
-    blocks_sweep(device, &text_buffer, &mut histo, length, options, page)
+    blocks_sweep(device, &text_buffer, &mut histo, length, options, page)?;
+    Ok(Some(Timed {
+        copy_ms,
+        text: text_buffer,
+        text_host: text,
+    }))
+}
+
+/// Times `kernel` on `input` after checking its histogram against `want`.
+fn check_and_time_bytes(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    shape: LaunchShape,
+    input: &harness::Buffer<u8>,
+    histo: &mut harness::Buffer<u32>,
+    want: &[u32],
+) -> Result<f64> {
+    crate::check_byte_histogram_shape(variant, shape)?;
+    let length = u32::try_from(input.len()).unwrap_or(u32::MAX);
+    let kernel = variant.kernel;
+    device.clear(histo)?;
+    device.launch(
+        &kernel,
+        shape,
+        &[input.into(), length.into(), (&*histo).into()],
+    )?;
+    let check = compare_exact(&device.download(histo)?, want);
+    if !check.is_match() {
+        return Err(HarnessError::Invalid(format!(
+            "{} is wrong on the timing input: {check}",
+            variant.name
+        )));
+    }
+    Ok(device
+        .time_ms(REPETITIONS, |device| {
+            device.launch_async(
+                &kernel,
+                shape,
+                &[input.into(), length.into(), (&*histo).into()],
+            )
+        })?
+        .unwrap_or(f64::NAN))
+}
+
+/// Timed launches per row of the climb, after one warm-up.
+pub const REPETITIONS: u32 = 10;
+
+/// The 256-bin histogram's climb to the copy's byte rate, on random bytes and on the text,
+/// and what skew costs global and shared atomics.
+fn climb_section(
+    device: &mut Device,
+    options: &Options,
+    timed: Option<Timed>,
+    page: &mut String,
+    out: &mut dyn Write,
+) -> Result<()> {
+    say(page, "## Climb — how fast can it go");
+    let Some(Timed {
+        copy_ms,
+        text,
+        text_host,
+    }) = timed
+    else {
+        say(
+            page,
+            &timing_skipped(
+                "the 256-bin histogram's climb on random bytes and on the text, each step's byte rate as a fraction of the copy's, with a bar chart",
+            ),
+        );
+        return Ok(());
+    };
+    let bytes = text.len();
+    let random_host = random_bytes(bytes, options.seed);
+    let random = device.upload(&random_host, "random bytes")?;
+    let want_random = byte_histogram(&random_host);
+    let want_text = byte_histogram(&text_host);
+    let mut histo = device.zeros::<u32>(BYTE_BINS, "histo")?;
+    // The copy reads and writes every byte: its rate counts both.
+    let copy_rate = 2.0 * bytes as f64 / copy_ms;
+    say(
+        page,
+        &format!(
+            "{bytes} bytes, random and {} repeated; the copy of them: {copy_ms:.3} ms, {:.1} GB/s read + written",
+            options.text_name,
+            copy_rate / 1e6
+        ),
+    );
+    flush(page, out)?;
+
+    let wide = LaunchShape::linear(1024, 256);
+    let mut steps: Vec<(String, String, LaunchShape)> = BYTE_HISTOGRAM_CLIMB
+        .iter()
+        .map(|&name| (name.to_string(), file_number(crate::variant(name)), wide))
+        .collect();
+    let last = crate::variant(BYTE_HISTOGRAM_CLIMB[BYTE_HISTOGRAM_CLIMB.len() - 1]);
+    if let Some(blocks) = device.resident_blocks(&last.kernel, 256, 0)? {
+        steps.push((
+            last.name.to_string(),
+            format!("{} + grid", file_number(last)),
+            LaunchShape::linear(blocks, 256),
+        ));
+    }
+    let bar = progress(steps.len() as u64, "histogram climb");
+    let mut rows = Vec::new();
+    let mut bars = Vec::new();
+    for (name, step, shape) in &steps {
+        let variant = crate::variant(name);
+        let random_ms =
+            check_and_time_bytes(device, variant, *shape, &random, &mut histo, &want_random)?;
+        let text_ms = check_and_time_bytes(device, variant, *shape, &text, &mut histo, &want_text)?;
+        let rate = |ms: f64| bytes as f64 / ms;
+        rows.push(vec![
+            step.clone(),
+            name.clone(),
+            shape.to_string(),
+            format!("{random_ms:.3}"),
+            format!("{:.1}", rate(random_ms) / 1e6),
+            format!("{:.2}", rate(random_ms) / copy_rate),
+            format!("{text_ms:.3}"),
+            format!("{:.2}", rate(text_ms) / copy_rate),
+        ]);
+        bars.push((format!("{step} {name}"), rate(random_ms) / copy_rate));
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let climb = table(
+        &[
+            "step",
+            "variant",
+            "launch",
+            "random ms",
+            "random GB/s",
+            "÷ copy's GB/s",
+            "text ms",
+            "text ÷ copy's GB/s",
+        ],
+        rows,
+    );
+    say(page, &climb);
+
+    let contention = contention_lines(device, &text, &text_host, options, &mut histo)?;
+    for line in &contention {
+        say(page, line);
+    }
+    let plot = options.out.join("climb.svg");
+    climb_svg(
+        &plot,
+        &format!("256-bin histogram of random bytes on {}", device.name()),
+        "input bytes per second ÷ the device copy's byte rate, same run",
+        &bars,
+    )?;
+    say(page, &format!("plot: {}", plot.display()));
+    let file = write_gpu_markdown(
+        &options.out.join("climb_table.md"),
+        device.name(),
+        "ch4-atomics --backend cuda",
+        &format!(
+            "{bytes} bytes of uniformly random bytes (seed {}) and of the built-in text repeated; {REPETITIONS} timed launches after one warm-up, CUDA events; each rate counts the bytes read once, the copy's ({:.1} GB/s) the bytes read and written",
+            options.seed,
+            copy_rate / 1e6
+        ),
+        &format!(
+            "{climb}
+
+{}",
+            contention.join(
+                "
+
+"
+            )
+        ),
+    )?;
+    say(page, &format!("climb for the book: {}", file.display()));
+    Ok(())
+}
+
+/// How skewed the text is, and what that skew costs global atomics: the ASCII global-atomics
+/// kernel on the text against the same kernel on uniformly random 7-bit bytes, which make
+/// exactly as many atomics spread evenly over the 128 bins.
+fn contention_lines(
+    device: &mut Device,
+    text: &harness::Buffer<u8>,
+    text_host: &[u8],
+    options: &Options,
+    histo: &mut harness::Buffer<u32>,
+) -> Result<Vec<String>> {
+    let counts = byte_histogram(text_host);
+    let share = |byte: u8| 100.0 * f64::from(counts[usize::from(byte)]) / text_host.len() as f64;
+    let ascii_host: Vec<u8> = random_bytes(text_host.len(), options.seed ^ 0xa5c11)
+        .into_iter()
+        .map(|byte| byte & 0x7f)
+        .collect();
+    let ascii = device.upload(&ascii_host, "random ASCII")?;
+    let global = crate::variant("histogram-global-atomics");
+    let shape = LaunchShape::linear(1024, 256);
+    let length = u32::try_from(text_host.len()).unwrap_or(u32::MAX);
+    let mut ms = Vec::new();
+    for (input, want) in [
+        (&ascii, ascii_histogram_loop(&ascii_host)),
+        (text, ascii_histogram_loop(text_host)),
+    ] {
+        let mut ascii_histo = device.zeros::<u32>(ASCII_BINS, "histo")?;
+        device.launch(
+            &global.kernel,
+            shape,
+            &[input.into(), length.into(), (&ascii_histo).into()],
+        )?;
+        if device.download(&ascii_histo)? != want {
+            return Err(HarnessError::Invalid(
+                "histogram-global-atomics is wrong on the contention input".into(),
+            ));
+        }
+        device.clear(&mut ascii_histo)?;
+        let kernel = global.kernel;
+        ms.push(
+            device
+                .time_ms(3, |device| {
+                    device.launch_async(
+                        &kernel,
+                        shape,
+                        &[input.into(), length.into(), (&ascii_histo).into()],
+                    )
+                })?
+                .unwrap_or(f64::NAN),
+        );
+    }
+    device.clear(histo)?;
+    Ok(vec![
+        format!(
+            "skew: ' ' is {:.1}% of the text, 'e' {:.1}%, 't' {:.1}%; a random byte's bin holds {:.2}%",
+            share(b' '),
+            share(b'e'),
+            share(b't'),
+            100.0 / BYTE_BINS as f64
+        ),
+        format!(
+            "contention on global atomics: histogram-global-atomics ({shape}, 3 launches) takes {:.3} ms on uniformly random 7-bit bytes and {:.3} ms on the text, {:.1} times as long: same count of atomics, fewer addresses",
+            ms[0],
+            ms[1],
+            ms[1] / ms[0]
+        ),
+    ])
+}
+
+/// The `NN` of a variant's kernel file, `kernels/ch4_atomics/NN_….cu`.
+fn file_number(variant: &Ch4Variant) -> String {
+    let file = variant.kernel.path.rsplit('/').next().unwrap_or_default();
+    file.split('_').next().unwrap_or_default().to_string()
 }
 
 fn blocks_sweep(

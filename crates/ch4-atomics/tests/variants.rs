@@ -4,11 +4,12 @@
 mod common;
 
 use ch4_atomics::{
-    ASCII_BINS, ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK, Step, VARIANTS, ascii_histogram_idiomatic,
-    ascii_histogram_loop, histogram_idiomatic, histogram_loop, run_any_bins_histogram,
-    run_ascii_histogram, run_increment, variant,
+    ASCII_BINS, BYTE_HISTOGRAM_CLIMB, ONE_BIN_PER_THREAD_SAFE_MAX_BLOCK, Step, VARIANTS,
+    ascii_histogram_idiomatic, ascii_histogram_loop, byte_histogram, histogram_idiomatic,
+    histogram_loop, run_any_bins_histogram, run_ascii_histogram, run_byte_histogram, run_increment,
+    variant,
 };
-use common::{alphabet, blocks, cases, device, length, text, threads_per_block};
+use common::{alphabet, blocks, cases, device, length, schedule, text, threads_per_block};
 use harness::rand::Rng;
 use harness::testing::assert_bug_line_named;
 use harness::verify::compare_exact;
@@ -22,7 +23,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 8);
+    assert_eq!(VARIANTS.len(), 12);
 }
 
 proptest! {
@@ -96,6 +97,83 @@ fn fixed_ascii_histograms_match_the_cpu() {
             })
             .unwrap_or_else(|error| panic!("{}: {error}", fixed.name));
     }
+}
+
+/// The climb's 256-bin kernels against the CPU on generated lengths (every remainder of the
+/// 16-byte loads), byte distributions (one letter only: every lane on one bin), launch shapes
+/// and emulator schedules, with the checkers silent.
+#[test]
+fn byte_histograms_match_the_cpu_on_any_grid_and_schedule() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    let largest = if is_cuda { 8_000_000 } else { 60_000 };
+    let strategy = (
+        length(largest),
+        alphabet(),
+        any::<u64>(),
+        blocks(is_cuda),
+        threads_per_block(),
+        schedule(),
+    );
+    for name in BYTE_HISTOGRAM_CLIMB {
+        let fixed = variant(name);
+        assert_eq!(fixed.kind, Step::ByteHistogram);
+        let whole_warps = name == "histogram-bytes-warp-aggregated";
+        let mut runner = TestRunner::new(cases(is_cuda, 64, 20, file!()));
+        runner
+            .run(
+                &strategy,
+                |(len, alphabet, seed, blocks, threads, schedule)| {
+                    let bytes = text(len, alphabet, seed);
+                    let threads = if whole_warps {
+                        threads.next_multiple_of(32).min(1024)
+                    } else {
+                        threads
+                    };
+                    let shape = LaunchShape::linear(blocks, threads);
+                    let outcome = cell
+                        .borrow_mut()
+                        .with_schedule(schedule, |device| {
+                            run_byte_histogram(device, fixed, &bytes, shape)
+                        })
+                        .map_err(|e| TestCaseError::fail(e.to_string()))?;
+                    let comparison = compare_exact(&outcome.result, &byte_histogram(&bytes));
+                    prop_assert!(
+                        comparison.is_match(),
+                        "{name}, {len} bytes, {shape}, {schedule:?}: {comparison}"
+                    );
+                    prop_assert!(
+                        outcome.report.is_clean(),
+                        "{name}: {:?}",
+                        outcome.report.findings
+                    );
+                    Ok(())
+                },
+            )
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+    }
+}
+
+#[test]
+fn warp_aggregation_refuses_blocks_of_partial_warps() {
+    let mut device = device();
+    let aggregated = variant("histogram-bytes-warp-aggregated");
+    let error = run_byte_histogram(&mut device, aggregated, b"abc", LaunchShape::linear(2, 48))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "cannot launch histogram_bytes_warp_aggregated with grid 2 × block 48: its __match_any_sync takes all 32 lanes of a warp, so blockDim.x must be a multiple of 32, not 48"
+    );
+    // the others take any block
+    let outcome = run_byte_histogram(
+        &mut device,
+        variant("histogram-bytes-lane-copies"),
+        b"abcab",
+        LaunchShape::linear(2, 48),
+    )
+    .unwrap();
+    assert_eq!(outcome.result, byte_histogram(b"abcab"));
 }
 
 #[test]
