@@ -26,6 +26,11 @@ pub const HALO: u32 = 4;
 pub const HALO_INNER: u32 = TILE - 2 * HALO;
 /// `iterate-single-block` runs one thread per cell in one block, so the board has at most this many.
 pub const SINGLE_BLOCK_MAX_CELLS: u64 = 1024;
+/// Cells in each 32-bit word of a bit-packed board: the bit-packed kernels take boards whose
+/// width is a multiple of this.
+pub const WORD_CELLS: u32 = 32;
+/// Rows each thread of `step-bit-packed-strips` walks down.
+pub const STRIP: u32 = 8;
 
 /// How a variant is driven, since its kernel's parameters say what it computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,18 +51,39 @@ pub enum Step {
     /// `kernel(const u8 *in, u8 *out, unsigned width, unsigned height, unsigned generations)`:
     /// up to [`HALO`] generations per launch, 32 × 32 blocks each owning 24 × 24 cells.
     SharedHalo,
+    /// `kernel(const u32 *in, u32 *out, unsigned words_per_row, unsigned height)` on a
+    /// bit-packed board ([`pack`]), one thread per word, one launch per generation, any 2D block.
+    BitPacked,
+    /// The same signature, one thread per word of [`STRIP`] rows.
+    BitPackedStrips,
 }
 
 impl Step {
     /// Whether the caller chooses the block; the other kernels fix it themselves.
     pub fn takes_any_block(self) -> bool {
-        matches!(self, Self::DoubleBuffer | Self::InPlace | Self::MultiBlock)
+        matches!(
+            self,
+            Self::DoubleBuffer
+                | Self::InPlace
+                | Self::MultiBlock
+                | Self::BitPacked
+                | Self::BitPackedStrips
+        )
+    }
+
+    /// Whether the kernel runs on a bit-packed board, [`WORD_CELLS`] cells a word.
+    pub fn is_bit_packed(self) -> bool {
+        matches!(self, Self::BitPacked | Self::BitPackedStrips)
     }
 
     /// How many generations one launch computes at most; `None` when one launch computes all.
     pub fn generations_per_launch(self) -> Option<u32> {
         match self {
-            Self::DoubleBuffer | Self::InPlace | Self::FloorBlocks => Some(1),
+            Self::DoubleBuffer
+            | Self::InPlace
+            | Self::FloorBlocks
+            | Self::BitPacked
+            | Self::BitPackedStrips => Some(1),
             Self::SharedHalo => Some(HALO),
             Self::SingleBlock | Self::MultiBlock => None,
         }
@@ -117,7 +143,72 @@ pub const VARIANTS: &[Ch3Variant] = &[
         summary: "4 generations per launch on any grid: each block iterates its tile and a recomputed halo in shared memory",
         kind: Step::SharedHalo,
     },
+    Variant {
+        name: "step-bit-packed",
+        kernel: kernel!("ch3_life", "07_step_bit_packed", "life_step_bit_packed"),
+        expect: Expect::Correct,
+        summary: "32 cells a word, counted all at once with bitwise adders; width a multiple of 32",
+        kind: Step::BitPacked,
+    },
+    Variant {
+        name: "step-bit-packed-strips",
+        kernel: kernel!(
+            "ch3_life",
+            "08_step_bit_packed_strips",
+            "life_step_bit_packed_strips"
+        ),
+        expect: Expect::Correct,
+        summary: "bit-packed, each thread walking down 8 rows: every word loaded and summed once",
+        kind: Step::BitPackedStrips,
+    },
 ];
+
+/// The one-generation kernels in the order of the chapter's climb.
+pub const LIFE_CLIMB: [&str; 4] = [
+    "step-double-buffer",
+    "iterate-shared-halo",
+    "step-bit-packed",
+    "step-bit-packed-strips",
+];
+
+// ANCHOR: pack
+/// A board as the bit-packed kernels read it: row after row of `width / 32` words, cell
+/// `32w + i` of a row in bit `i` of its word `w`. The width must be a multiple of 32, so that no
+/// word straddles two rows.
+pub fn pack(board: &Board) -> Result<Vec<u32>> {
+    check_packable(board.width())?;
+    Ok(board
+        .cells()
+        .chunks(WORD_CELLS as usize)
+        .map(|cells| {
+            cells
+                .iter()
+                .enumerate()
+                .fold(0u32, |word, (bit, &cell)| word | u32::from(cell) << bit)
+        })
+        .collect())
+}
+// ANCHOR_END: pack
+
+/// The board [`pack`] made `words` from.
+pub fn unpack(width: u32, height: u32, words: &[u32]) -> Result<Board> {
+    check_packable(width)?;
+    let cells = words
+        .iter()
+        .flat_map(|&word| (0..WORD_CELLS).map(move |bit| ((word >> bit) & 1) as u8))
+        .collect();
+    Board::from_cells(width, height, cells)
+}
+
+/// The bit-packed kernels' one requirement, refused in one sentence.
+pub fn check_packable(width: u32) -> Result<()> {
+    if width == 0 || !width.is_multiple_of(WORD_CELLS) {
+        return Err(HarnessError::Invalid(format!(
+            "the bit-packed kernels pack {WORD_CELLS} cells into each 32-bit word, so a board's width must be a multiple of {WORD_CELLS}; {width} is not"
+        )));
+    }
+    Ok(())
+}
 
 /// The variant named `name`; panics only on a typo in this crate, caught by its tests.
 pub fn variant(name: &str) -> &'static Ch3Variant {
@@ -185,6 +276,18 @@ pub fn launch_shape(
             (width.div_ceil(HALO_INNER), height.div_ceil(HALO_INNER)),
             (TILE, TILE),
         ),
+        Step::BitPacked | Step::BitPackedStrips => {
+            check_packable(width)?;
+            let rows = if step == Step::BitPacked {
+                height
+            } else {
+                height.div_ceil(STRIP)
+            };
+            shape(
+                ((width / WORD_CELLS).div_ceil(bx), rows.div_ceil(by)),
+                (bx, by),
+            )
+        }
     })
 }
 
@@ -227,6 +330,29 @@ pub fn run(
                 std::mem::swap(&mut from, &mut to);
             }
             device.download(&from)?
+        }
+        Step::BitPacked | Step::BitPackedStrips => {
+            let words_per_row = width / WORD_CELLS;
+            let mut from = device.upload(&pack(board)?, "words_a")?;
+            let mut to = device.zeros::<u32>(from.len(), "words_b")?;
+            for _ in 0..generations {
+                let args = [
+                    Arg::from(&from),
+                    Arg::from(&to),
+                    words_per_row.into(),
+                    height.into(),
+                ];
+                absorb(&mut report, device.launch(kernel, shape, &args)?);
+                launches += 1;
+                std::mem::swap(&mut from, &mut to);
+            }
+            let words = device.download(&from)?;
+            return Ok(Outcome {
+                board: unpack(width, height, &words)?,
+                report,
+                launches,
+                shape,
+            });
         }
         Step::InPlace => {
             let cells = device.upload(board.cells(), "board")?;
@@ -281,7 +407,31 @@ pub fn launch_async(
             height.into(),
             generations.into(),
         ]),
+        Step::BitPacked | Step::BitPackedStrips => {
+            return Err(HarnessError::Invalid(format!(
+                "{} runs on bit-packed boards: launch it with launch_packed_async",
+                variant.name
+            )));
+        }
     }
+    device.launch_async(&variant.kernel, shape, &args)
+}
+
+/// [`launch_async`] for the bit-packed kernels: one generation from `from` into `to`, boards of
+/// `words_per_row` words a row.
+pub fn launch_packed_async(
+    device: &mut Device,
+    variant: &Ch3Variant,
+    shape: LaunchShape,
+    (from, to): (&Buffer<u32>, &Buffer<u32>),
+    (words_per_row, height): (u32, u32),
+) -> Result<()> {
+    let args = [
+        Arg::from(from),
+        Arg::from(to),
+        words_per_row.into(),
+        height.into(),
+    ];
     device.launch_async(&variant.kernel, shape, &args)
 }
 
@@ -319,6 +469,28 @@ mod tests {
         assert_eq!((halo.grid, halo.block), (Dim3::xy(5, 1), Dim3::xy(32, 32)));
         let single = launch_shape(variant("iterate-single-block"), 40, 25, None).unwrap();
         assert_eq!((single.grid, single.block), (Dim3::x(1), Dim3::xy(40, 25)));
+    }
+
+    #[test]
+    fn packing_puts_cell_32w_plus_i_in_bit_i_of_word_w() {
+        let mut cells = vec![0u8; 128];
+        // row 0: cells 0 and 31; row 1: cells 5 and 33
+        for index in [0, 31, 64 + 5, 64 + 33] {
+            cells[index] = 1;
+        }
+        let board = Board::from_cells(64, 2, cells).unwrap();
+        let words = pack(&board).unwrap();
+        assert_eq!(words, vec![0x8000_0001, 0, 1 << 5, 1 << 1]);
+        assert_eq!(unpack(64, 2, &words).unwrap(), board);
+        let error = pack(&Board::dead(40, 2).unwrap()).unwrap_err().to_string();
+        assert_eq!(
+            error,
+            "the bit-packed kernels pack 32 cells into each 32-bit word, so a board's width must be a multiple of 32; 40 is not"
+        );
+        let strips = launch_shape(variant("step-bit-packed-strips"), 96, 17, Some((2, 2))).unwrap();
+        assert_eq!(strips.grid, Dim3::xy(2, 2));
+        let words = launch_shape(variant("step-bit-packed"), 96, 17, Some((2, 2))).unwrap();
+        assert_eq!(words.grid, Dim3::xy(2, 9));
     }
 
     #[test]

@@ -4,15 +4,16 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use harness::report::{table, write_gpu_table};
+use harness::report::{climb_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::walk::{
     adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
 };
-use harness::{Device, Finding, HarnessError, Result, Schedule};
+use harness::{Device, Finding, HarnessError, LaunchShape, Result, Schedule};
 
 use crate::{
-    Board, Ch3Variant, HALO, HALO_INNER, Outcome, Pattern, STEP_BLOCK, Step, TILE, VARIANTS, image,
-    launch_async, launch_shape, run,
+    Board, Ch3Variant, HALO, HALO_INNER, LIFE_CLIMB, Outcome, Pattern, STEP_BLOCK, STRIP, Step,
+    TILE, VARIANTS, WORD_CELLS, image, launch_async, launch_packed_async, launch_shape, pack, run,
+    unpack,
 };
 
 /// Share of cells alive on a random board: dense enough to churn for hundreds of generations.
@@ -105,16 +106,92 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             Step::SingleBlock => single_block_step(device, variant, options, &mut page)?,
             Step::MultiBlock => multi_block_step(device, variant, options, sizes, &mut page)?,
             Step::SharedHalo => shared_halo_step(device, variant, options, &mut page)?,
+            Step::BitPacked | Step::BitPackedStrips => {
+                bit_packed_step(device, variant, options, &mut page)?
+            }
         };
         checker_section(device, variant, &findings, &mut page);
         flush(&mut page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
-        timing_section(device, options, &mut page)?;
+        let measured = timing_section(device, options, &mut page)?;
+        flush(&mut page, out)?;
+        say(&mut page, "");
+        climb_section(device, options, measured.as_ref(), &mut page)?;
         flush(&mut page, out)?;
     }
     Ok(())
+}
+
+/// The block the bit-packed kernels run with: 32 words (1,024 cells) across, 2 rows (of words
+/// or of strips) down.
+pub const BIT_PACKED_BLOCK: (u32, u32) = (32, 2);
+
+fn bit_packed_step(
+    device: &mut Device,
+    variant: &Ch3Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<Vec<Finding>> {
+    let gun = glider_gun_board()?;
+    let generations = GUN_FRAME_EVERY * GUN_FRAMES;
+    let words = pack(&gun)?;
+    say(
+        page,
+        &format!(
+            "the glider gun's {} × {} board packs into {} words of {WORD_CELLS} cells, {} a row",
+            gun.width(),
+            gun.height(),
+            words.len(),
+            gun.width() / WORD_CELLS
+        ),
+    );
+    let mut findings = run_and_compare(
+        device,
+        variant,
+        (&gun, &gun.after(generations)),
+        "the glider gun",
+        generations,
+        Some(BIT_PACKED_BLOCK),
+        page,
+    )?;
+    let (width, height) = if device.kind().is_cuda() {
+        (1024, 1003)
+    } else {
+        (96, 53)
+    };
+    let board = random_board(width, height, options.seed)?;
+    let generations = 9;
+    let want = board.after(generations);
+    let label = format!("random {width} × {height} board");
+    // Any 2D block, including ones that leave threads past the last word or row.
+    findings.extend(run_and_compare(
+        device,
+        variant,
+        (&board, &want),
+        &label,
+        generations,
+        Some((3, 5)),
+        page,
+    )?);
+    adversarial_run(device, options, page, &want, |device| {
+        run(device, variant, &board, generations, Some(BIT_PACKED_BLOCK))
+    })?;
+    if variant.kind == Step::BitPackedStrips {
+        say(
+            page,
+            &format!(
+                "each thread walks down {STRIP} rows, loading three words a row and summing each row once for the three outputs that need it: {} loads per output word, where step-bit-packed makes 9",
+                3.0 * f64::from(STRIP + 2) / f64::from(STRIP)
+            ),
+        );
+    }
+    let narrow = random_board(100, 8, options.seed)?;
+    if let Err(error) = run(device, variant, &narrow, 1, Some(BIT_PACKED_BLOCK)) {
+        say(page, &format!("a 100 × 8 board is refused: {error}"));
+    }
+    Ok(findings)
 }
 
 fn describe_launches(outcome: &Outcome, generations: u32) -> String {
@@ -516,6 +593,7 @@ fn diff_image(
 }
 
 /// One row of the GPU table.
+#[derive(Debug)]
 struct Timed {
     what: String,
     /// Milliseconds per generation.
@@ -523,9 +601,37 @@ struct Timed {
     cells: u64,
     /// Whether it ran on the board the copy moved, so that the ratio means something.
     on_copied_board: bool,
+    /// The variant and launch, for the climb that reads the same measurements.
+    variant: Option<&'static str>,
+    shape: Option<LaunchShape>,
 }
 
-fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> Result<()> {
+impl Timed {
+    fn plain(what: String, ms: f64, cells: u64) -> Self {
+        Self {
+            what,
+            ms,
+            cells,
+            on_copied_board: true,
+            variant: None,
+            shape: None,
+        }
+    }
+}
+
+/// The timing section's measurements, which the climb reads.
+struct Measured {
+    rows: Vec<Timed>,
+    side: u32,
+    /// A copy of the bit-packed board, `side² / 8` bytes: the bit-packed kernels' roofline.
+    packed_copy_ms: f64,
+}
+
+fn timing_section(
+    device: &mut Device,
+    options: &Options,
+    page: &mut String,
+) -> Result<Option<Measured>> {
     say(page, "## GPU timing");
     if !device.kind().is_cuda() {
         say(
@@ -534,7 +640,7 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> 
                 "cell updates per second of each fixed kernel against a device-to-device copy of the board",
             ),
         );
-        return Ok(());
+        return Ok(None);
     }
     let side = options.timing_side;
     let (rows, copy_ms) = measure(device, options.seed, side)?;
@@ -556,7 +662,130 @@ fn timing_section(device: &mut Device, options: &Options, page: &mut String) -> 
         &rendered,
     )?;
     say(page, &format!("table for the book: {}", file.display()));
+    let packed_bytes = (u64::from(side) * u64::from(side) / 8) as usize;
+    let packed_copy_ms = device
+        .time_device_copy_ms(packed_bytes, REPETITIONS)?
+        .unwrap_or(f64::NAN);
+    Ok(Some(Measured {
+        rows,
+        side,
+        packed_copy_ms,
+    }))
+}
+
+/// Life's climb on the timing board: the timing section's own measurements of the climb's
+/// kernels as multiples of the double buffer's cell rate, and the bit-packed kernels' roofline.
+fn climb_section(
+    device: &Device,
+    options: &Options,
+    measured: Option<&Measured>,
+    page: &mut String,
+) -> Result<()> {
+    say(page, "## Climb — how fast can it go");
+    let Some(Measured {
+        rows,
+        side,
+        packed_copy_ms,
+    }) = measured
+    else {
+        say(
+            page,
+            &timing_skipped(
+                "the climb to bit-packed boards, each kernel's cell rate as a multiple of the double buffer's, with a bar chart and the bit-packed kernels' roofline",
+            ),
+        );
+        return Ok(());
+    };
+    let steps: Vec<&Timed> = LIFE_CLIMB
+        .iter()
+        .filter_map(|&name| {
+            rows.iter()
+                .find(|row| row.variant == Some(name) && row.on_copied_board)
+        })
+        .collect();
+    let Some(base) = steps.first() else {
+        return Err(HarnessError::Invalid(
+            "the timing table has no step-double-buffer row".into(),
+        ));
+    };
+    let rate = |row: &Timed| row.cells as f64 / (row.ms / 1e3);
+    let base_rate = rate(base);
+    let table_rows = steps.iter().map(|row| {
+        let name = row.variant.unwrap_or_default();
+        vec![
+            file_number(crate::variant(name)),
+            name.to_string(),
+            row.shape.map(|shape| shape.to_string()).unwrap_or_default(),
+            format!("{:.4}", row.ms),
+            format!("{:.1}", rate(row) / 1e9),
+            format!("{:.1}", rate(row) / base_rate),
+        ]
+    });
+    let climb = table(
+        &[
+            "step",
+            "variant",
+            "launch",
+            "ms per generation",
+            "G cell updates/s",
+            "× step-double-buffer",
+        ],
+        table_rows,
+    );
+    say(page, &climb);
+    let packed_bytes = f64::from(*side) * f64::from(*side) / 8.0;
+    // A copy reads and writes the packed board once; so does a generation, at best.
+    let copy_rate = 2.0 * packed_bytes / (packed_copy_ms / 1e3);
+    let bytes_per_cell = 2.0 / 8.0;
+    let roofline = format!(
+        "roofline of the bit-packed kernels: a generation must read each cell's bit and write it, {bytes_per_cell} bytes per cell update; a copy of the {} × {} packed board ({:.0} bytes, {packed_copy_ms:.4} ms, {:.1} GB/s read + written, in the same run) bounds them at {:.0} G cell updates/s",
+        side,
+        side,
+        packed_bytes,
+        copy_rate / 1e9,
+        copy_rate / bytes_per_cell / 1e9
+    );
+    say(page, &roofline);
+    let plot = options.out.join("climb.svg");
+    let bars: Vec<(String, f64)> = steps
+        .iter()
+        .map(|row| {
+            let name = row.variant.unwrap_or_default();
+            (
+                format!("{} {name}", file_number(crate::variant(name))),
+                rate(row) / base_rate,
+            )
+        })
+        .collect();
+    climb_svg(
+        &plot,
+        &format!("Life, {side} × {side} board, on {}", device.name()),
+        "cell updates per second ÷ step-double-buffer's, same run",
+        &bars,
+    )?;
+    say(page, &format!("plot: {}", plot.display()));
+    let file = write_gpu_markdown(
+        &options.out.join("climb_table.md"),
+        device.name(),
+        "ch3-life --backend cuda",
+        &format!(
+            "{side} × {side} board, {:.0}% alive; {REPETITIONS} timed launches after one warm-up, CUDA events; every board checked against the CPU's first",
+            DENSITY * 100.0
+        ),
+        &format!(
+            "{climb}
+
+{roofline}"
+        ),
+    )?;
+    say(page, &format!("climb for the book: {}", file.display()));
     Ok(())
+}
+
+/// The `NN` of a variant's kernel file, `kernels/ch3_life/NN_….cu`.
+fn file_number(variant: &Ch3Variant) -> String {
+    let file = variant.kernel.path.rsplit('/').next().unwrap_or_default();
+    file.split('_').next().unwrap_or_default().to_string()
 }
 
 /// Checks, then times, the fixed kernels on a `side × side` board, and the one-block loop
@@ -567,12 +796,11 @@ fn measure(device: &mut Device, seed: u64, side: u32) -> Result<(Vec<Timed>, f64
     let started = Instant::now();
     let next = board.step();
     let cpu_ms = started.elapsed().as_secs_f64() * 1e3;
-    let mut rows = vec![Timed {
-        what: "CPU reference (one core, written for clarity)".to_string(),
-        ms: cpu_ms,
-        cells: board.cell_count(),
-        on_copied_board: true,
-    }];
+    let mut rows = vec![Timed::plain(
+        "CPU reference (one core, written for clarity)".to_string(),
+        cpu_ms,
+        board.cell_count(),
+    )];
     rows.push(time_variant(
         device,
         "step-double-buffer",
@@ -588,6 +816,11 @@ fn measure(device: &mut Device, seed: u64, side: u32) -> Result<(Vec<Timed>, f64
         HALO,
         &after_halo,
     )?);
+    if board.width().is_multiple_of(WORD_CELLS) {
+        for name in ["step-bit-packed", "step-bit-packed-strips"] {
+            rows.push(time_bit_packed(device, name, &board, &next)?);
+        }
+    }
 
     let small = Board::random(32, 32, DENSITY, seed)?;
     let mut row = time_variant(device, "step-double-buffer", &small, 1, &small.step())?;
@@ -607,16 +840,52 @@ fn measure(device: &mut Device, seed: u64, side: u32) -> Result<(Vec<Timed>, f64
     let copy_ms = device
         .time_device_copy_ms(board.cells().len(), REPETITIONS)?
         .unwrap_or(f64::NAN);
-    rows.push(Timed {
-        what: format!(
+    rows.push(Timed::plain(
+        format!(
             "GPU device-to-device copy of the {side} × {side} board ({} bytes)",
             board.cell_count()
         ),
-        ms: copy_ms,
+        copy_ms,
+        board.cell_count(),
+    ));
+    Ok((rows, copy_ms))
+}
+
+/// One generation of a bit-packed kernel on `board`, checked against `want`, then timed over
+/// [`REPETITIONS`] launches.
+fn time_bit_packed(device: &mut Device, name: &str, board: &Board, want: &Board) -> Result<Timed> {
+    let variant = crate::variant(name);
+    let size = (board.width(), board.height());
+    let shape = launch_shape(variant, size.0, size.1, Some(BIT_PACKED_BLOCK))?;
+    let first = device.upload(&pack(board)?, "words_a")?;
+    let second = device.zeros::<u32>(first.len(), "words_b")?;
+    let boards = (&first, &second);
+    let words = (size.0 / WORD_CELLS, size.1);
+    launch_packed_async(device, variant, shape, boards, words)?;
+    let got = unpack(size.0, size.1, &device.download(&second)?)?;
+    let diff = got.diff(want);
+    if !diff.is_match() {
+        return Err(HarnessError::Invalid(format!(
+            "{name} is wrong on the {} × {} timing board: {diff}",
+            size.0, size.1
+        )));
+    }
+    let ms = device
+        .time_ms(REPETITIONS, |device| {
+            launch_packed_async(device, variant, shape, boards, words)
+        })?
+        .unwrap_or(f64::NAN);
+    Ok(Timed {
+        what: format!(
+            "GPU {name}, {} × {} board ({shape}, 1 generation a launch)",
+            size.0, size.1
+        ),
+        ms,
         cells: board.cell_count(),
         on_copied_board: true,
-    });
-    Ok((rows, copy_ms))
+        variant: Some(variant.name),
+        shape: Some(shape),
+    })
 }
 
 /// One launch of `generations` generations of `name` on `board`, checked against `want`, then
@@ -667,6 +936,8 @@ fn time_variant(
         ms: ms / f64::from(generations),
         cells: board.cell_count(),
         on_copied_board: true,
+        variant: Some(variant.name),
+        shape: Some(shape),
     })
 }
 
@@ -703,22 +974,31 @@ mod tests {
     #[test]
     fn the_timing_rows_are_checked_and_rendered() {
         let mut device = Device::open(harness::BackendChoice::Emu).unwrap();
-        let (rows, copy_ms) = measure(&mut device, 3, 40).unwrap();
+        let (rows, copy_ms) = measure(&mut device, 3, 64).unwrap();
         assert!(copy_ms.is_nan());
         let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
-        assert_eq!(rows.len(), 6, "{names:?}");
+        assert_eq!(rows.len(), 8, "{names:?}");
         assert!(
-            names[1].contains("step-double-buffer, 40 × 40")
+            names[1].contains("step-double-buffer, 64 × 64")
                 && names[2].contains("4 generations a launch")
-                && names[4].contains("iterate-single-block, 32 × 32"),
+                && names[3].contains("step-bit-packed, 64 × 64 board ((1, 32) blocks × (32, 2)")
+                && names[4].contains("step-bit-packed-strips, 64 × 64 board ((1, 4) blocks")
+                && names[6].contains("iterate-single-block, 32 × 32"),
             "{names:?}"
         );
-        assert!(!rows[3].on_copied_board && rows[5].on_copied_board);
+        let climb: Vec<_> = rows
+            .iter()
+            .filter(|row| row.on_copied_board)
+            .filter_map(|row| row.variant)
+            .collect();
+        assert_eq!(climb, LIFE_CLIMB);
+        assert!(!rows[5].on_copied_board && rows[7].on_copied_board);
+        // a width no word divides: no bit-packed rows, the rest as before
+        let (rows, _) = measure(&mut device, 3, 40).unwrap();
+        assert_eq!(rows.len(), 6);
         let timed = |what: &str, ms: f64, on_copied_board| Timed {
-            what: what.into(),
-            ms,
-            cells: 8_000_000,
             on_copied_board,
+            ..Timed::plain(what.into(), ms, 8_000_000)
         };
         let rows = [
             timed("GPU step", 2.0, true),

@@ -5,7 +5,9 @@ mod common;
 
 use std::cell::RefCell;
 
-use ch3_life::{Board, HALO, SINGLE_BLOCK_MAX_CELLS, Step, TILE, VARIANTS, run, variant};
+use ch3_life::{
+    Board, HALO, SINGLE_BLOCK_MAX_CELLS, Step, TILE, VARIANTS, WORD_CELLS, run, variant,
+};
 use common::{block, board, cases, density, device, schedule, side};
 use harness::testing::assert_bug_line_named;
 use harness::{Expect, HarnessError, Schedule};
@@ -16,7 +18,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 6);
+    assert_eq!(VARIANTS.len(), 8);
 }
 
 fn fail(error: HarnessError) -> TestCaseError {
@@ -134,6 +136,71 @@ fn step_double_buffer_matches_the_cpu() {
 fn iterate_shared_halo_matches_the_cpu() {
     // Up to 13 generations: three full launches of HALO and a partial one.
     fixed_matches_the_cpu("iterate-shared-halo", 160, 3 * HALO + 1, 128);
+}
+
+/// The bit-packed kernels on boards whose width is a multiple of 32 (one word across, where a
+/// row's left and right words are the same word, up to several), any height (strips that end
+/// early), any 2D block and every emulator schedule.
+#[test]
+fn bit_packed_steps_match_the_cpu_on_any_board_of_whole_words() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    let most_words = if is_cuda { 64u32 } else { 5 };
+    let strategy = (
+        1u32..=most_words,
+        side(if is_cuda { 1000 } else { 70 }),
+        density(),
+        any::<u64>(),
+        0u32..=5,
+        block(),
+        schedule(),
+    );
+    for name in ["step-bit-packed", "step-bit-packed-strips"] {
+        let fixed = variant(name);
+        assert!(fixed.kind.is_bit_packed());
+        let mut runner = TestRunner::new(cases(is_cuda, 128, 48, file!()));
+        runner
+            .run(
+                &strategy,
+                |(words, height, density, seed, generations, block, schedule)| {
+                    let start = board(words * WORD_CELLS, height, density, seed);
+                    let outcome = cell
+                        .borrow_mut()
+                        .with_schedule(schedule, |device| {
+                            run(device, fixed, &start, generations, Some(block))
+                        })
+                        .map_err(fail)?;
+                    let diff = outcome.board.diff(&start.after(generations));
+                    prop_assert!(
+                        diff.is_match(),
+                        "{name}, {} × {height}, {generations} generations, {}: {diff}",
+                        start.width(),
+                        outcome.shape
+                    );
+                    prop_assert!(
+                        outcome.report.is_clean(),
+                        "{name}: {:#?}",
+                        outcome.report.findings
+                    );
+                    Ok(())
+                },
+            )
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+    }
+}
+
+#[test]
+fn bit_packed_steps_refuse_a_width_no_word_divides() {
+    let mut device = device();
+    for name in ["step-bit-packed", "step-bit-packed-strips"] {
+        let error = run(&mut device, variant(name), &board(100, 8, 0.5, 1), 1, None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "the bit-packed kernels pack 32 cells into each 32-bit word, so a board's width must be a multiple of 32; 100 is not"
+        );
+    }
 }
 
 #[test]
