@@ -414,8 +414,31 @@ impl SigmoidCheck {
         Self::with(Exponential::Expf, x, got)
     }
 
-    /// The check for a kernel that calls `exponential`.
+    /// The check for a kernel that calls `exponential`: in chunks on every core, since the GPU
+    /// walk-through checks 2^28 results at a time.
     pub fn with(exponential: Exponential, x: &[f32], got: &[f32]) -> Self {
+        let len = x.len().min(got.len());
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = len.div_ceil(threads).max(1 << 16);
+        let parts: Vec<Self> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..len)
+                .step_by(chunk)
+                .map(|start| {
+                    let end = (start + chunk).min(len);
+                    scope.spawn(move || {
+                        Self::check_range(exponential, start, &x[start..end], &got[start..end])
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
         let mut check = Self {
             exponential,
             len: x.len(),
@@ -423,7 +446,24 @@ impl SigmoidCheck {
             first_outside: None,
             worst_relative: 0.0,
         };
-        for (index, (&input, &result)) in x.iter().zip(got).enumerate() {
+        for part in parts {
+            check.outside += part.outside;
+            check.first_outside = check.first_outside.or(part.first_outside);
+            check.worst_relative = check.worst_relative.max(part.worst_relative);
+        }
+        check
+    }
+
+    /// The check of `x[first..]` and `got[first..]`, as one piece of [`Self::with`].
+    fn check_range(exponential: Exponential, first: usize, x: &[f32], got: &[f32]) -> Self {
+        let mut check = Self {
+            exponential,
+            len: x.len(),
+            outside: 0,
+            first_outside: None,
+            worst_relative: 0.0,
+        };
+        for (offset, (&input, &result)) in x.iter().zip(got).enumerate() {
             let want = sigmoid_f64(input);
             let error = (f64::from(result) - want).abs();
             let relative = exponential.relative_bound(input);
@@ -441,7 +481,7 @@ impl SigmoidCheck {
                 check.outside += 1;
                 check
                     .first_outside
-                    .get_or_insert((index, input, result, want));
+                    .get_or_insert((first + offset, input, result, want));
             } else if want.abs() >= SIGMOID_ABSOLUTE_FLOOR {
                 check.worst_relative = check.worst_relative.max(error / want.abs());
             }

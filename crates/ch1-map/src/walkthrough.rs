@@ -487,9 +487,8 @@ fn sigmoid_step(
         say(
             page,
             &format!(
-                "{shape} = {threads} threads for {n} elements: thread i takes elements 4i .. 4i + 3, thread {} the last {}",
-                n / 4,
-                n % 4
+                "{shape} = {threads} threads for {n} elements: thread i takes elements 4i .. 4i + 3{}",
+                remainder(n, &format!(", thread {} the last", n / 4))
             ),
         );
     } else if variant.kernel.source.contains("float4") {
@@ -497,11 +496,13 @@ fn sigmoid_step(
         say(
             page,
             &format!(
-                "{shape} = {threads} threads for {n} elements: each thread handles {} or {} float4s of four elements, and the first {} threads one each of the last {} elements",
+                "{shape} = {threads} threads for {n} elements: each thread handles {} or {} float4s of four elements{}",
                 quads / threads,
                 quads.div_ceil(threads),
-                n % 4,
-                n % 4
+                remainder(
+                    n,
+                    &format!(", and the first {} threads one each of the last", n % 4)
+                )
             ),
         );
     } else {
@@ -548,6 +549,15 @@ fn sigmoid_step(
     );
     checker_section(device, variant, &findings, page);
     Ok(())
+}
+
+/// "`lead` k elements" for the k = n % 4 elements no float4 holds, or that there are none.
+fn remainder(n: usize, lead: &str) -> String {
+    match n % 4 {
+        0 => format!(" ({n} is a multiple of 4: no element is left over)"),
+        1 => format!("{lead} element"),
+        left => format!("{lead} {left} elements"),
+    }
 }
 
 fn broadcast_step(

@@ -124,9 +124,16 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     Ok(())
 }
 
-/// The block the bit-packed kernels run with: 32 words (1,024 cells) across, 2 rows (of words
-/// or of strips) down.
-pub const BIT_PACKED_BLOCK: (u32, u32) = (32, 2);
+/// The block each bit-packed kernel runs with: 32 words (1,024 cells) across, and 8 rows down
+/// for one thread per word, 2 strips of 8 rows down for the strips, the fastest of the shapes
+/// tried on an H100.
+pub fn bit_packed_block(step: Step) -> (u32, u32) {
+    if step == Step::BitPackedStrips {
+        (32, 2)
+    } else {
+        (32, 8)
+    }
+}
 
 fn bit_packed_step(
     device: &mut Device,
@@ -153,7 +160,7 @@ fn bit_packed_step(
         (&gun, &gun.after(generations)),
         "the glider gun",
         generations,
-        Some(BIT_PACKED_BLOCK),
+        Some(bit_packed_block(variant.kind)),
         page,
     )?;
     let (width, height) = if device.kind().is_cuda() {
@@ -176,7 +183,13 @@ fn bit_packed_step(
         page,
     )?);
     adversarial_run(device, options, page, &want, |device| {
-        run(device, variant, &board, generations, Some(BIT_PACKED_BLOCK))
+        run(
+            device,
+            variant,
+            &board,
+            generations,
+            Some(bit_packed_block(variant.kind)),
+        )
     })?;
     if variant.kind == Step::BitPackedStrips {
         say(
@@ -188,7 +201,13 @@ fn bit_packed_step(
         );
     }
     let narrow = random_board(100, 8, options.seed)?;
-    if let Err(error) = run(device, variant, &narrow, 1, Some(BIT_PACKED_BLOCK)) {
+    if let Err(error) = run(
+        device,
+        variant,
+        &narrow,
+        1,
+        Some(bit_packed_block(variant.kind)),
+    ) {
         say(page, &format!("a 100 × 8 board is refused: {error}"));
     }
     Ok(findings)
@@ -856,7 +875,12 @@ fn measure(device: &mut Device, seed: u64, side: u32) -> Result<(Vec<Timed>, f64
 fn time_bit_packed(device: &mut Device, name: &str, board: &Board, want: &Board) -> Result<Timed> {
     let variant = crate::variant(name);
     let size = (board.width(), board.height());
-    let shape = launch_shape(variant, size.0, size.1, Some(BIT_PACKED_BLOCK))?;
+    let shape = launch_shape(
+        variant,
+        size.0,
+        size.1,
+        Some(bit_packed_block(variant.kind)),
+    )?;
     let first = device.upload(&pack(board)?, "words_a")?;
     let second = device.zeros::<u32>(first.len(), "words_b")?;
     let boards = (&first, &second);
@@ -981,7 +1005,7 @@ mod tests {
         assert!(
             names[1].contains("step-double-buffer, 64 × 64")
                 && names[2].contains("4 generations a launch")
-                && names[3].contains("step-bit-packed, 64 × 64 board ((1, 32) blocks × (32, 2)")
+                && names[3].contains("step-bit-packed, 64 × 64 board ((1, 8) blocks × (32, 8)")
                 && names[4].contains("step-bit-packed-strips, 64 × 64 board ((1, 4) blocks")
                 && names[6].contains("iterate-single-block, 32 × 32"),
             "{names:?}"
