@@ -16,7 +16,6 @@ use crate::emu_backend::EmuBackend;
 use crate::error::{HarnessError, Result};
 use crate::kernel::KernelSource;
 use crate::launch::{DeviceLimits, Dim3, LaunchShape};
-use crate::nvrtc;
 use crate::variant::Variant;
 
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
@@ -528,14 +527,14 @@ impl CudaBackend {
         let module = match self.modules.get(kernel.path) {
             Some((module, _)) => module.clone(),
             None => {
-                let ptx = nvrtc::compile(kernel.path, kernel.source, &self.arch)?;
+                let ptx = kernel.ptx_for(&self.arch)?;
                 let prints = ptx.contains("vprintf") || ptx.contains("__assertfail");
                 let module = self.context.load_module(Ptx::from_src(ptx))?;
                 self.modules.insert(kernel.path, (module.clone(), prints));
                 module
             }
         };
-        module.load_function(kernel.entry).map_err(|error| {
+        module.load_function(kernel.symbol()).map_err(|error| {
             HarnessError::Invalid(format!(
                 "{} has no kernel named {}: {error}",
                 kernel.path, kernel.entry

@@ -85,9 +85,9 @@ impl EmuBackend {
             step_budget: self.settings.step_budget,
             ..RunOptions::default()
         };
-        let report = self
-            .emulator
-            .launch(module, kernel.entry, &config, &kernel_args, &options)?;
+        let report =
+            self.emulator
+                .launch(module, kernel.symbol(), &config, &kernel_args, &options)?;
         Ok(LaunchReport {
             printf: report.printf_output(),
             printf_dropped: report.printf_dropped,

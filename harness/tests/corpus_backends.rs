@@ -6,6 +6,7 @@
 //! Broken kernels run on the emulator only, and must be caught at their `// BUG:` line; the ones
 //! that can hang a GPU (barrier divergence, spinning forever) never go near one.
 
+use harness::check::front::CompileFlags;
 use harness::check::{HostArg, HostData, HostElement, Kernel, Outcome, Program, Scalar};
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
@@ -25,7 +26,7 @@ fn kernel(path: &str, entry: &str) -> Option<Kernel> {
     }
     let source = std::fs::read_to_string(workspace_root().join(path))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let program = Program::compile(path, source).unwrap_or_else(|e| panic!("{e}"));
+    let program = Program::new(path, source, &CompileFlags::default());
     Some(program.kernel(entry).unwrap_or_else(|e| panic!("{e}")))
 }
 

@@ -1,8 +1,10 @@
 //! `racetrack check`'s command line.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::args::{ArgKind, ArgSpec};
+use super::front::{CompileFlags, CppStd};
 use super::{CheckError, Result};
 use crate::backend::{BACKEND_ENV, BackendChoice};
 use crate::cli::ScheduleName;
@@ -40,9 +42,23 @@ pub struct CheckArgs {
     /// The .cu file; errors and reports name its lines as `FILE:LINE`
     pub file: String,
 
-    /// The kernel to launch (an `extern "C" __global__` function)
+    /// The kernel to launch, named as in the source: sum, ns::sum, 'reduce<float, 256>' (a
+    /// template's instance), 'scale(float*, int)' (one of overloads)
     #[arg(long, value_name = "NAME")]
     pub entry: String,
+
+    /// Also search DIR for #include "…" and <…> (repeatable), after the file's own folder and
+    /// before the CUDA headers: -I include
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+
+    /// Define a macro, as nvcc -D does (repeatable): -D BLOCK=256, -D USE_SHARED
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    pub defines: Vec<String>,
+
+    /// The C++ standard to compile with [default: NVRTC's, c++17]
+    #[arg(long, value_enum, value_name = "STD")]
+    pub std: Option<CppStd>,
 
     /// Blocks per grid: N, X,Y or X,Y,Z
     #[arg(long, value_name = "G", value_parser = parse_dim3)]
@@ -115,6 +131,14 @@ impl CheckArgs {
         }
     }
 
+    pub fn compile_flags(&self) -> CompileFlags {
+        CompileFlags {
+            include_dirs: self.include_dirs.clone(),
+            defines: self.defines.clone(),
+            std: self.std,
+        }
+    }
+
     pub fn shape(&self) -> LaunchShape {
         LaunchShape {
             grid: self.grid,
@@ -153,6 +177,23 @@ impl CheckArgs {
     }
 }
 
+/// `NAME` or `NAME=VALUE`, NAME a C identifier.
+pub fn parse_define(text: &str) -> Result<String, String> {
+    let name = text.split_once('=').map_or(text, |(name, _)| name);
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "`{text}` is not a macro definition; expected NAME or NAME=VALUE (BLOCK=256)"
+        ))
+    }
+}
+
 /// Seconds, fractions allowed: `60`, `0.5`.
 pub fn parse_seconds(text: &str) -> Result<Duration, String> {
     text.trim()
@@ -185,6 +226,16 @@ pub fn parse_dim3(text: &str) -> Result<Dim3, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defines_are_names_with_optional_values() {
+        assert_eq!(parse_define("BLOCK=256"), Ok("BLOCK=256".to_string()));
+        assert_eq!(parse_define("USE_SHARED"), Ok("USE_SHARED".to_string()));
+        assert_eq!(parse_define("_X="), Ok("_X=".to_string()));
+        for bad in ["", "=1", "2X", "A B=1", "A-B"] {
+            assert!(parse_define(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn dimensions_take_one_to_three_axes() {

@@ -41,11 +41,14 @@ pub const MAX_BUFFER_BYTES: usize = 4 << 30;
 pub enum CheckError {
     #[error("cannot read {path}: {message}")]
     Read { path: String, message: String },
-    #[error("{path} has no kernel named `{entry}`; {hint}")]
-    UnknownEntry {
+    /// `--entry` does not name one kernel: the sentence says what it names and what to write.
+    #[error("{0}")]
+    Entry(String),
+    #[error("{path} does not compile (NVRTC's log follows):\n{log}{}", notes.iter().map(|note| format!("\n{note}")).collect::<String>())]
+    Compile {
         path: String,
-        entry: String,
-        hint: String,
+        log: String,
+        notes: Vec<String>,
     },
     #[error("{entry} takes {expected} argument{} ({params}), but {given} --arg {} given", plural(.expected), was_or_were(.given))]
     ArgCount {
@@ -54,7 +57,8 @@ pub enum CheckError {
         given: usize,
         params: String,
     },
-    #[error("--arg {index} (`{arg}`) does not fit parameter {index} of {entry}: {param}")]
+    /// `param` begins with the C++ declaration where known: `(\`int *x\`) of k: PTX .u64, …`.
+    #[error("--arg {index} (`{arg}`) does not fit parameter {index}{param}")]
     ArgType {
         index: usize,
         arg: String,
