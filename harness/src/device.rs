@@ -29,6 +29,11 @@ mod vendor;
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
 impl Element for u8 {}
+impl Element for i8 {}
+impl Element for u16 {}
+impl Element for i16 {}
+impl Element for half::f16 {}
+impl Element for half::bf16 {}
 impl Element for u32 {}
 impl Element for i32 {}
 impl Element for u64 {}
@@ -68,6 +73,10 @@ impl<T: Element> Buffer<T> {
 #[derive(Debug, Clone, Copy)]
 pub enum Arg<'a> {
     Buffer(&'a RawBuffer),
+    /// One byte: `u8`, `i8` (as bits), `char`, `bool`.
+    U8(u8),
+    /// Two bytes: `u16`, and `i16`, `__half`, `__nv_bfloat16` as bits.
+    U16(u16),
     U32(u32),
     I32(i32),
     U64(u64),
@@ -565,6 +574,8 @@ impl CudaBackend {
             match arg {
                 Arg::Buffer(RawBuffer::Cuda(slice)) => builder.arg(slice),
                 Arg::Buffer(RawBuffer::Emu(_)) => return Err(foreign_buffer()),
+                Arg::U8(value) => builder.arg(value),
+                Arg::U16(value) => builder.arg(value),
                 Arg::U32(value) => builder.arg(value),
                 Arg::I32(value) => builder.arg(value),
                 Arg::U64(value) => builder.arg(value),

@@ -549,8 +549,8 @@ fn malformed_flags_exit_1_not_clap_s_2() {
             "is not a launch dimension",
         ),
         (
-            ["--grid", "1", "--block", "16", "--arg", "u8=3"],
-            "u8 is a buffer type only",
+            ["--grid", "1", "--block", "16", "--arg", "u8=300"],
+            "`300` is not a u8",
         ),
         (
             ["--grid", "1", "--block", "16", "--step-budget", "0"],

@@ -67,6 +67,11 @@ fn findings_text(outcome: &Outcome) -> String {
 fn as_f64(data: &HostData) -> Vec<f64> {
     match data {
         HostData::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::U16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::F16(v) => v.iter().map(|&x| x.to_f64()).collect(),
+        HostData::BF16(v) => v.iter().map(|&x| x.to_f64()).collect(),
         HostData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         HostData::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         HostData::U64(v) => v.iter().map(|&x| x as f64).collect(),

@@ -31,7 +31,7 @@ enum Command {
     /// Run one kernel of your own with arguments from the command line; on the emulator its
     /// checkers report races, barrier misuse and out-of-bounds accesses with their lines
     #[command(after_help = check::HELP)]
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
 }
 
 /// Exit status of a run whose checkers reported findings; 1 stays "error", as clap's is.

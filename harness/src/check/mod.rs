@@ -25,7 +25,7 @@ pub mod run;
 pub mod signature;
 
 pub use args::{ArgKind, ArgSpec, ArgValueSpec, BufferSpec, Fill, HostArg, Scalar, SpecError};
-pub use cli::{CheckArgs, HELP, parse_dim3, parse_seconds};
+pub use cli::{CheckArgs, HELP, Show, parse_dim3, parse_seconds};
 pub use data::{ElemType, HostData, HostElement, Number, Stats};
 pub use front::Program;
 pub use report::{CheckReport, SHOWN_ELEMENTS};
@@ -71,8 +71,8 @@ pub enum CheckError {
         spec: String,
         reason: String,
     },
-    #[error("--show {index}: {reason}")]
-    Show { index: usize, reason: String },
+    #[error("--show {target}: {reason}")]
+    Show { target: String, reason: String },
     #[error(transparent)]
     Harness(#[from] HarnessError),
 }
