@@ -1923,6 +1923,41 @@ impl Parser {
                     mask: self.val(&ops[2], Ty::U32, line)?,
                 }
             }
+            "redux" => {
+                let op = if has("add") {
+                    ReduxOp::Add
+                } else if has("min") {
+                    ReduxOp::Min
+                } else if has("max") {
+                    ReduxOp::Max
+                } else if has("and") {
+                    ReduxOp::And
+                } else if has("or") {
+                    ReduxOp::Or
+                } else if has("xor") {
+                    ReduxOp::Xor
+                } else {
+                    return Err(unsupported());
+                };
+                let t = need_ty()?;
+                let bitwise = matches!(op, ReduxOp::And | ReduxOp::Or | ReduxOp::Xor);
+                let fits = if bitwise {
+                    t == Ty::B32
+                } else {
+                    matches!(t, Ty::U32 | Ty::S32)
+                };
+                if !has("sync") || !fits {
+                    return Err(unsupported());
+                }
+                nops(3)?;
+                Op::Redux {
+                    op,
+                    ty: t,
+                    d: self.dreg(&ops[0], line)?,
+                    a: self.val(&ops[1], t, line)?,
+                    mask: self.val(&ops[2], Ty::U32, line)?,
+                }
+            }
             "activemask" => {
                 nops(1)?;
                 Op::Activemask {

@@ -602,6 +602,38 @@ fn warp_matches_group_lanes_by_value() {
 }
 
 #[test]
+fn warp_reductions_give_every_member_the_result() {
+    let (b, r) = run_threads(
+        "",
+        "redux.sync.add.u32 %r1, %r0, -1; st.global.u32 [%rd39], %r1;
+         sub.s32 %r2, 10, %r0;
+         redux.sync.min.s32 %r3, %r2, -1; st.global.u32 [%rd39+4], %r3;
+         redux.sync.max.s32 %r3, %r2, -1; st.global.u32 [%rd39+8], %r3;
+         redux.sync.min.u32 %r3, %r2, -1; st.global.u32 [%rd39+12], %r3;
+         shl.b32 %r4, 1, %r0;
+         redux.sync.or.b32 %r5, %r4, -1; st.global.u32 [%rd39+16], %r5;
+         redux.sync.xor.b32 %r5, %r0, -1; st.global.u32 [%rd39+20], %r5;
+         redux.sync.and.b32 %r5, %r4, -1; st.global.u32 [%rd39+24], %r5;
+         setp.lt.u32 %p1, %r0, 8; @!%p1 bra DONE;
+         redux.sync.add.u32 %r6, %r0, 0xFF; st.global.u32 [%rd39+28], %r6;
+         DONE:",
+        32,
+    );
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    for lane in 0..32usize {
+        let w: Vec<u32> = (0..8).map(|i| u32_at(&b, lane * 16 + i)).collect();
+        assert_eq!(w[0], 496, "lane {lane}: 0 + 1 + … + 31");
+        assert_eq!(w[1] as i32, -21, "lane {lane}: 10 - 31");
+        assert_eq!(w[2], 10, "lane {lane}");
+        assert_eq!(w[3], 0, "lane {lane}: 10 - 10 is the least unsigned");
+        assert_eq!((w[4], w[5], w[6]), (u32::MAX, 0, 0), "lane {lane}");
+        if lane < 8 {
+            assert_eq!(w[7], 28, "lane {lane}: lanes 0 to 7 of mask 0xFF");
+        }
+    }
+}
+
+#[test]
 fn shuffle_after_divergence_sees_every_lane() {
     let (b, r) = run_threads(
         "",
