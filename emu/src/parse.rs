@@ -1299,7 +1299,11 @@ impl Parser {
                     "shr" => BinOp::Shr,
                     _ => BinOp::CopySign,
                 };
-                if t == Ty::F16
+                let half_supported = matches!(
+                    op,
+                    BinOp::Add | BinOp::Sub | BinOp::MulLo | BinOp::Min | BinOp::Max
+                ) && !fm.directed();
+                if (t == Ty::F16 && !half_supported)
                     || (fm.directed() && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::MulLo))
                 {
                     return Err(unsupported());
@@ -1323,7 +1327,7 @@ impl Parser {
             | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
-                if t == Ty::F16 || fm.directed() {
+                if (t == Ty::F16 && !matches!(base, "neg" | "abs")) || fm.directed() {
                     return Err(unsupported());
                 }
                 let op = match base {
@@ -1359,7 +1363,8 @@ impl Parser {
                 }
                 nops(4)?;
                 let t = need_ty()?;
-                if t == Ty::F16 || has("24") || (t == Ty::F64 && fm.directed()) {
+                let half_refused = t == Ty::F16 && (base == "mad" || fm.directed());
+                if half_refused || has("24") || (t == Ty::F64 && fm.directed()) {
                     return Err(unsupported());
                 }
                 let wide = has("wide");
@@ -1387,9 +1392,6 @@ impl Parser {
                     _ => None,
                 });
                 let t = need_ty()?;
-                if t == Ty::F16 {
-                    return Err(unsupported());
-                }
                 if base == "set" {
                     if comb.is_some() || types.len() != 2 {
                         return Err(unsupported());

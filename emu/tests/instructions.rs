@@ -363,6 +363,41 @@ fn directed_rounding_the_emulator_cannot_do_exactly_is_refused() {
 }
 
 #[test]
+fn half_precision_arithmetic_rounds_to_nearest_half() {
+    // 0x3C00 = 1, 0x3555 ≈ 1/3 (0.33325195), 0x7BFF = 65504 (the largest half), 0x0001 = 2^-24.
+    let w = words(
+        "mov.b16 %rs1, 0x3C00; mov.b16 %rs2, 0x3555; mov.b16 %rs3, 0x7BFF; mov.b16 %rs4, 0x0001;
+         add.f16 %rs5, %rs1, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39], %r1;
+         sub.f16 %rs5, %rs2, %rs1; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+4], %r1;
+         mul.f16 %rs5, %rs2, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+8], %r1;
+         add.f16 %rs5, %rs3, %rs3; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+12], %r1;
+         fma.rn.f16 %rs5, %rs2, %rs3, %rs1; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+16], %r1;
+         add.f16 %rs5, %rs1, %rs4; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+20], %r1;
+         neg.f16 %rs5, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+24], %r1;
+         min.f16 %rs5, %rs1, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+28], %r1;
+         setp.gt.f16 %p1, %rs1, %rs2; selp.u32 %r1, 1, 0, %p1; st.global.u32 [%rd39+32], %r1;",
+    );
+    let half = |bits: u32| half::f16::from_bits(bits as u16);
+    let third = half(0x3555);
+    assert_eq!(half(w[0]), half::f16::from_f64(1.0 + third.to_f64()));
+    assert_eq!(half(w[1]), half::f16::from_f64(third.to_f64() - 1.0));
+    assert_eq!(
+        half(w[2]),
+        half::f16::from_f64(third.to_f64() * third.to_f64())
+    );
+    assert_eq!(w[3], 0x7C00, "65504 + 65504 overflows to infinity");
+    assert_eq!(
+        half(w[4]),
+        half::f16::from_f64(third.to_f64() * 65504.0 + 1.0),
+        "one rounding of the exact a·b + c"
+    );
+    assert_eq!(w[5], 0x3C00, "1 + 2^-24 rounds back to 1");
+    assert_eq!(w[6], 0xB555);
+    assert_eq!(w[7], 0x3555);
+    assert_eq!(w[8], 1);
+}
+
+#[test]
 fn double_precision() {
     let d = dwords(
         "mov.f64 %fd1, 0d4008000000000000; mov.f64 %fd2, 0d4000000000000000;
