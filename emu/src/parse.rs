@@ -1097,6 +1097,16 @@ impl Parser {
             "%dynamic_smem_size" => Sreg::DynSmem,
             "%total_smem_size" => Sreg::TotalSmem,
             "%smid" | "%gridid" | "%nsmid" => Sreg::Zero,
+            // The driver's environment registers. A cooperative launch puts the grid barrier's
+            // address in %envreg1/%envreg2; an ordinary launch, the only kind here, leaves them
+            // 0, and cooperative_groups' grid sync then traps, as on a GPU.
+            _ if name
+                .strip_prefix("%envreg")
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n < 32) =>
+            {
+                Sreg::Zero
+            }
             _ => return None,
         })
     }

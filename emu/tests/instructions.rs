@@ -363,6 +363,18 @@ fn directed_rounding_the_emulator_cannot_do_exactly_is_refused() {
 }
 
 #[test]
+fn environment_registers_are_zero_outside_a_cooperative_launch() {
+    let w = words(
+        "mov.u32 %r1, %envreg1; st.global.u32 [%rd39], %r1;
+         mov.u32 %r1, %envreg2; st.global.u32 [%rd39+4], %r1;
+         mov.u32 %r1, %envreg31; st.global.u32 [%rd39+8], %r1;",
+    );
+    assert_eq!(&w[..3], &[0, 0, 0]);
+    let unknown = Module::parse(&kernel("", "mov.u32 %r1, %envreg32;"));
+    assert!(unknown.is_err());
+}
+
+#[test]
 fn half_precision_arithmetic_rounds_to_nearest_half() {
     // 0x3C00 = 1, 0x3555 ≈ 1/3 (0.33325195), 0x7BFF = 65504 (the largest half), 0x0001 = 2^-24.
     let w = words(
