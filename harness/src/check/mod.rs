@@ -44,6 +44,9 @@ pub enum CheckError {
     /// `--entry` does not name one kernel: the sentence says what it names and what to write.
     #[error("{0}")]
     Entry(String),
+    /// The kernel needs something `check` cannot give it; the sentence says what and why.
+    #[error("{0}")]
+    Refused(String),
     #[error("{path} does not compile (NVRTC's log follows):\n{log}{}", notes.iter().map(|note| format!("\n{note}")).collect::<String>())]
     Compile {
         path: String,

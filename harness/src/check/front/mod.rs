@@ -131,12 +131,20 @@ impl Program {
         extras.name_expressions = vec![name.expression()];
         let compiled = match nvrtc::compile_with(self.path, self.source, EMU_ARCH, &extras) {
             Ok(compiled) => compiled,
-            Err(HarnessError::Compile { log, .. }) => {
+            Err(HarnessError::Compile { path, log }) => {
                 // Compiled again without the name: either the file itself does not compile
                 // (that log, free of the name's lines, is the one to show), or the name is wrong
-                // and the kernels there are make the hint.
+                // and the kernels there are make the hint, or the file compiles and the
+                // instance the name asks for does not (a template's body): then this log.
                 let entries = self.entries()?;
-                return Err(self.refusal(&name, &log, &entries));
+                let only_the_name = log
+                    .lines()
+                    .filter(|line| line.contains("error:"))
+                    .all(|line| line.starts_with("__nv_name_map"));
+                if only_the_name {
+                    return Err(self.refusal(&name, &log, &entries));
+                }
+                return Err(self.compile_error(HarnessError::Compile { path, log }));
             }
             Err(other) => return Err(other.into()),
         };
@@ -146,6 +154,12 @@ impl Program {
             return Err(self.refusal(&name, "", &entries));
         };
         let signature = signature.clone();
+        if needs_cooperative_launch(&compiled.ptx, &symbol) {
+            return Err(CheckError::Refused(format!(
+                "{} synchronises the whole grid (cooperative_groups::this_grid().sync()), which needs a cooperative launch (cudaLaunchCooperativeKernel, every block resident at once); check launches kernels the ordinary way, where a GPU traps at that sync: split the kernel at the grid sync into two launches",
+                name.text
+            )));
+        }
         let cpp_params = names::params_of(&signature.name, &self.scan);
         let build = OwnBuild {
             extras,
@@ -186,6 +200,23 @@ impl Program {
     }
 }
 
+/// Whether the kernel `symbol` reads the grid's barrier workspace (`%envreg1`, `%envreg2`), which
+/// only a cooperative launch sets up: `this_grid().sync()` compiles to that, and to a `trap`
+/// when it finds none.
+fn needs_cooperative_launch(ptx: &str, symbol: &str) -> bool {
+    let Some(start) = ptx.find(&format!(".entry {symbol}(")) else {
+        return false;
+    };
+    let body = &ptx[start..];
+    let end = body[1..]
+        .find("\n.visible")
+        .or_else(|| body[1..].find("\n.weak"))
+        .or_else(|| body[1..].find("\n.entry"))
+        .map_or(body.len(), |end| end + 1);
+    let body = &body[..end];
+    body.contains("%envreg1") || body.contains("%envreg2")
+}
+
 /// NVRTC's log, and notes on what the front end did that may explain it.
 fn compile_error(error: HarnessError, left_out: &[LeftOut], search: &SearchPath) -> CheckError {
     let HarnessError::Compile { path, log } = error else {
@@ -198,7 +229,10 @@ fn compile_error(error: HarnessError, left_out: &[LeftOut], search: &SearchPath)
             left_out_list(left_out)
         ));
     }
-    if log.contains("cannot open source file") {
+    let left_out_an_include = left_out
+        .iter()
+        .any(|left| left.what.starts_with("#include"));
+    if log.contains("cannot open source file") || left_out_an_include {
         notes.push(format!(
             "note: NVRTC looked for headers in {}; add a folder with -I DIR",
             search.describe()
