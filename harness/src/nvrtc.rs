@@ -411,6 +411,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ci_and_readme_install_the_pinned_wheels() {
+        let ci = include_str!("../../.ci/run");
+        let readme = include_str!("../../README.md");
+        for pin in [PINNED_NVRTC, PINNED_RUNTIME, PINNED_CCCL] {
+            assert!(ci.contains(pin), ".ci/run does not install {pin}");
+            let (name, version) = pin.split_once("==").unwrap_or((pin, ""));
+            assert!(
+                readme.contains(pin) || (readme.contains(name) && readme.contains(version)),
+                "README.md does not name {pin}"
+            );
+        }
+    }
+
+    #[test]
     fn file_directive_loses_the_machine_prefix() {
         let ptx = "\tret;\n\t.file\t1 \"/home/me/racetrack/kernels/ch4/a.cu\"\n";
         assert_eq!(

@@ -531,7 +531,7 @@ fn a_whole_program_runs_without_its_host_code_and_keeps_its_lines() {
     let host = run.stdout.lines().nth(2).unwrap_or_default();
     assert_eq!(
         host,
-        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 54–74); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
+        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 52–72); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
     );
     assert!(
         run.stdout
@@ -590,7 +590,7 @@ fn a_missing_include_folder_is_named_with_what_was_left_out() {
     assert_eq!(unguarded.code, 1);
     assert!(
         unguarded.stderr.contains(
-            "note: NVRTC compiles device code only, so check left out #include <iostream> (line 9), #include <vector> (line 10), #include \"text_bins.h\" (line 16), make_text (lines 27–34), main (lines 54–74)"
+            "note: NVRTC compiles device code only, so check left out #include <iostream> (line 9), #include <vector> (line 10), #include \"text_bins.h\" (line 16), make_text (lines 27–34), main (lines 52–72)"
         ),
         "{}",
         unguarded.stderr

@@ -33,7 +33,6 @@ static std::vector<unsigned char> make_text(size_t n)
     return text;
 }
 
-// ANCHOR: kernel
 template <int THREADS>
 __global__ void histogram(const unsigned char *text, int n, unsigned int *bins)
 {
@@ -49,7 +48,6 @@ __global__ void histogram(const unsigned char *text, int n, unsigned int *bins)
         atomicAdd(&bins[b], local[b]); // BUG: read before the other threads finished counting
     }
 }
-// ANCHOR_END: kernel
 
 int main()
 {
