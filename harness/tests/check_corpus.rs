@@ -489,6 +489,80 @@ fn standard_headers_have_stand_ins() {
     assert_eq!(buffer(&report, "c"), clamped);
 }
 
+#[test]
+fn assert_from_the_cassert_stand_in_reports_as_a_gpu_prints_it() {
+    let file = "assert_positive.cu";
+    let line = bug_line(file);
+    let run = check(
+        file,
+        &[
+            "--entry",
+            "check_positive",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32[4]=const:-1",
+            "--arg",
+            "i32=4",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("  checking 4 values\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "  {file}:{line}: void check_positive(const int *, int): block: [0,0,0], thread: [3,0,0] Assertion `x[i] >= 0` failed.\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    let clean = check(
+        file,
+        &[
+            "--entry",
+            "check_positive",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32[4]=iota",
+            "--arg",
+            "i32=4",
+            "-D",
+            "NDEBUG",
+        ],
+    );
+    assert_eq!(clean.code, 0, "{}\n{}", clean.stdout, clean.stderr);
+    let silenced = check(
+        file,
+        &[
+            "--entry",
+            "check_positive",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32[4]=const:-1",
+            "--arg",
+            "i32=4",
+            "-D",
+            "NDEBUG",
+        ],
+    );
+    assert_eq!(
+        silenced.code, 0,
+        "-D NDEBUG turns assert off: {}",
+        silenced.stdout
+    );
+}
+
 const WHOLE_PROGRAM_ARGS: [&str; 14] = [
     "--entry",
     "histogram<256>",

@@ -34,13 +34,13 @@ pub const STANDARD_HEADERS: &[(&str, &str)] = &[
 ];
 
 /// No include guard, as in C: each inclusion looks at `NDEBUG` again. A failed assert calls
-/// `__assertfail`, as CUDA's own `assert` does on the device.
+/// `__assertfail` with the function's full signature, as CUDA's own `assert` does on the device.
 const ASSERT: &str = "\
 #undef assert
 #ifdef NDEBUG
 #define assert(e) ((void)0)
 #else
-#define assert(e) (static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __func__, sizeof(char)))
+#define assert(e) (static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))
 #endif
 ";
 
