@@ -83,6 +83,21 @@ fn int_range(t: Ty) -> (i128, i128) {
 
 pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
     match t {
+        Ty::F16 => {
+            let (x, y) = (f16_to_f32(a as u16), f16_to_f32(b as u16));
+            // Rounded to f32, then to f16: f32 carries more than twice f16's precision, so the
+            // two roundings give the correctly rounded half (round to nearest; parse refuses
+            // the directed modes).
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::MulLo => x * y,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+                _ => return bin_int(op, Ty::B16, a, b, fm.sat),
+            };
+            u64::from(f32_to_f16(sat32(r, fm.sat)))
+        }
         Ty::F32 => {
             let (x, y) = (ftz32(f32v(a), fm.ftz), ftz32(f32v(b), fm.ftz));
             let r = match op {
@@ -200,6 +215,11 @@ fn bin_int(op: BinOp, t: Ty, a: u64, b: u64, sat: bool) -> u64 {
 
 pub(crate) fn un(op: UnOp, t: Ty, a: u64, fm: FMod) -> u64 {
     match t {
+        Ty::F16 => match op {
+            UnOp::Neg => mask(a ^ 0x8000, 16),
+            UnOp::Abs => mask(a & 0x7fff, 16),
+            _ => un_int(op, Ty::B16, a),
+        },
         Ty::F32 => {
             let x = ftz32(f32v(a), fm.ftz);
             let r = match op {
@@ -279,6 +299,16 @@ fn un_int(op: UnOp, t: Ty, a: u64) -> u64 {
 
 pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod) -> u64 {
     match t {
+        Ty::F16 => {
+            let (x, y, z) = (
+                f16_to_f32(a as u16) as f64,
+                f16_to_f32(b as u16) as f64,
+                f16_to_f32(c as u16) as f64,
+            );
+            // The product of two halves is exact in f64 and so, but for halves far apart in
+            // magnitude, is the sum; one rounding to f32 and one to f16 follow.
+            u64::from(f32_to_f16(sat32((x * y + z) as f32, fm.sat)))
+        }
         Ty::F32 => {
             let (x, y, z) = (
                 ftz32(f32v(a), fm.ftz),

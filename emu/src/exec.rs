@@ -3509,7 +3509,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
         Op::BarWarp { mask }
         | Op::Shfl { mask, .. }
         | Op::Vote { mask, .. }
-        | Op::Match { mask, .. } => {
+        | Op::Match { mask, .. }
+        | Op::Redux { mask, .. } => {
             let mk = ctx.warp_masks(w, *mask, pc, &ins.op);
             let members = collective_ready(ctx, w, pc, mk, &ins.op)?;
             // Lanes of `members` may wait at other instructions of the same kind (sm_70 and later
@@ -3604,6 +3605,35 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         }
                     });
                 }
+                Op::Redux { .. } => {
+                    let exec = (recompute_exec(w, ins.guard) & active) | (members & !active);
+                    let signed = matches!(&ins.op, Op::Redux { ty: Ty::S32, .. });
+                    let mut result: Option<u32> = None;
+                    lanes!(exec, l, {
+                        if let Op::Redux { op, a, .. } = op_of(l) {
+                            let v = ctx.get(w, *a, l) as u32;
+                            result = Some(match result {
+                                None => v,
+                                Some(r) => match op {
+                                    ReduxOp::Add => r.wrapping_add(v),
+                                    ReduxOp::Min if signed => (r as i32).min(v as i32) as u32,
+                                    ReduxOp::Max if signed => (r as i32).max(v as i32) as u32,
+                                    ReduxOp::Min => r.min(v),
+                                    ReduxOp::Max => r.max(v),
+                                    ReduxOp::And => r & v,
+                                    ReduxOp::Or => r | v,
+                                    ReduxOp::Xor => r ^ v,
+                                },
+                            });
+                        }
+                    });
+                    let r = u64::from(result.unwrap_or(0));
+                    lanes!(exec, l, {
+                        if let Op::Redux { d, .. } = op_of(l) {
+                            w.regs[*d as usize * 32 + l] = r;
+                        }
+                    });
+                }
                 _ => {
                     if let Some(r) = ctx.race.as_mut() {
                         r.warp_sync(w.gw);
@@ -3667,6 +3697,7 @@ fn same_collective(a: &Op, b: &Op) -> bool {
         (Op::Shfl { mode: x, .. }, Op::Shfl { mode: y, .. }) => x == y,
         (Op::Vote { mode: x, .. }, Op::Vote { mode: y, .. }) => x == y,
         (Op::Match { all: x, ty: s, .. }, Op::Match { all: y, ty: t, .. }) => x == y && s == t,
+        (Op::Redux { op: x, ty: s, .. }, Op::Redux { op: y, ty: t, .. }) => x == y && s == t,
         _ => false,
     }
 }
@@ -3724,6 +3755,14 @@ fn collective_name(op: &Op) -> &'static str {
         },
         Op::Match { all: false, .. } => "__match_any_sync",
         Op::Match { all: true, .. } => "__match_all_sync",
+        Op::Redux { op, .. } => match op {
+            ReduxOp::Add => "__reduce_add_sync",
+            ReduxOp::Min => "__reduce_min_sync",
+            ReduxOp::Max => "__reduce_max_sync",
+            ReduxOp::And => "__reduce_and_sync",
+            ReduxOp::Or => "__reduce_or_sync",
+            ReduxOp::Xor => "__reduce_xor_sync",
+        },
         _ => "a warp-synchronous call",
     }
 }

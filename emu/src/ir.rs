@@ -507,6 +507,15 @@ pub(crate) enum Op {
         args: Vec<u32>,
         ret: Option<u32>,
     },
+    /// `redux.sync.op.type d, a, mask`: every lane of `mask` gets `op` over all their `a`s
+    /// (add wraps; min and max compare as `ty`, signed for `.s32`).
+    Redux {
+        op: ReduxOp,
+        ty: Ty,
+        d: u32,
+        a: Opnd,
+        mask: Opnd,
+    },
     Fence,
     Nop,
 }
@@ -542,6 +551,16 @@ impl Builtin {
             Builtin::Free => (1, 0),
         }
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 #[derive(Clone, Debug)]

@@ -1097,6 +1097,16 @@ impl Parser {
             "%dynamic_smem_size" => Sreg::DynSmem,
             "%total_smem_size" => Sreg::TotalSmem,
             "%smid" | "%gridid" | "%nsmid" => Sreg::Zero,
+            // The driver's environment registers. A cooperative launch puts the grid barrier's
+            // address in %envreg1/%envreg2; an ordinary launch, the only kind here, leaves them
+            // 0, and cooperative_groups' grid sync then traps, as on a GPU.
+            _ if name
+                .strip_prefix("%envreg")
+                .and_then(|n| n.parse::<u32>().ok())
+                .is_some_and(|n| n < 32) =>
+            {
+                Sreg::Zero
+            }
             _ => return None,
         })
     }
@@ -1299,7 +1309,11 @@ impl Parser {
                     "shr" => BinOp::Shr,
                     _ => BinOp::CopySign,
                 };
-                if t == Ty::F16
+                let half_supported = matches!(
+                    op,
+                    BinOp::Add | BinOp::Sub | BinOp::MulLo | BinOp::Min | BinOp::Max
+                ) && !fm.directed();
+                if (t == Ty::F16 && !half_supported)
                     || (fm.directed() && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::MulLo))
                 {
                     return Err(unsupported());
@@ -1323,7 +1337,7 @@ impl Parser {
             | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
-                if t == Ty::F16 || fm.directed() {
+                if (t == Ty::F16 && !matches!(base, "neg" | "abs")) || fm.directed() {
                     return Err(unsupported());
                 }
                 let op = match base {
@@ -1359,7 +1373,8 @@ impl Parser {
                 }
                 nops(4)?;
                 let t = need_ty()?;
-                if t == Ty::F16 || has("24") || (t == Ty::F64 && fm.directed()) {
+                let half_refused = t == Ty::F16 && (base == "mad" || fm.directed());
+                if half_refused || has("24") || (t == Ty::F64 && fm.directed()) {
                     return Err(unsupported());
                 }
                 let wide = has("wide");
@@ -1387,9 +1402,6 @@ impl Parser {
                     _ => None,
                 });
                 let t = need_ty()?;
-                if t == Ty::F16 {
-                    return Err(unsupported());
-                }
                 if base == "set" {
                     if comb.is_some() || types.len() != 2 {
                         return Err(unsupported());
@@ -1922,6 +1934,41 @@ impl Parser {
                     ty: t,
                     d,
                     dp,
+                    a: self.val(&ops[1], t, line)?,
+                    mask: self.val(&ops[2], Ty::U32, line)?,
+                }
+            }
+            "redux" => {
+                let op = if has("add") {
+                    ReduxOp::Add
+                } else if has("min") {
+                    ReduxOp::Min
+                } else if has("max") {
+                    ReduxOp::Max
+                } else if has("and") {
+                    ReduxOp::And
+                } else if has("or") {
+                    ReduxOp::Or
+                } else if has("xor") {
+                    ReduxOp::Xor
+                } else {
+                    return Err(unsupported());
+                };
+                let t = need_ty()?;
+                let bitwise = matches!(op, ReduxOp::And | ReduxOp::Or | ReduxOp::Xor);
+                let fits = if bitwise {
+                    t == Ty::B32
+                } else {
+                    matches!(t, Ty::U32 | Ty::S32)
+                };
+                if !has("sync") || !fits {
+                    return Err(unsupported());
+                }
+                nops(3)?;
+                Op::Redux {
+                    op,
+                    ty: t,
+                    d: self.dreg(&ops[0], line)?,
                     a: self.val(&ops[1], t, line)?,
                     mask: self.val(&ops[2], Ty::U32, line)?,
                 }

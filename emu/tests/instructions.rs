@@ -363,6 +363,53 @@ fn directed_rounding_the_emulator_cannot_do_exactly_is_refused() {
 }
 
 #[test]
+fn environment_registers_are_zero_outside_a_cooperative_launch() {
+    let w = words(
+        "mov.u32 %r1, %envreg1; st.global.u32 [%rd39], %r1;
+         mov.u32 %r1, %envreg2; st.global.u32 [%rd39+4], %r1;
+         mov.u32 %r1, %envreg31; st.global.u32 [%rd39+8], %r1;",
+    );
+    assert_eq!(&w[..3], &[0, 0, 0]);
+    let unknown = Module::parse(&kernel("", "mov.u32 %r1, %envreg32;"));
+    assert!(unknown.is_err());
+}
+
+#[test]
+fn half_precision_arithmetic_rounds_to_nearest_half() {
+    // 0x3C00 = 1, 0x3555 ≈ 1/3 (0.33325195), 0x7BFF = 65504 (the largest half), 0x0001 = 2^-24.
+    let w = words(
+        "mov.b16 %rs1, 0x3C00; mov.b16 %rs2, 0x3555; mov.b16 %rs3, 0x7BFF; mov.b16 %rs4, 0x0001;
+         add.f16 %rs5, %rs1, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39], %r1;
+         sub.f16 %rs5, %rs2, %rs1; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+4], %r1;
+         mul.f16 %rs5, %rs2, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+8], %r1;
+         add.f16 %rs5, %rs3, %rs3; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+12], %r1;
+         fma.rn.f16 %rs5, %rs2, %rs3, %rs1; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+16], %r1;
+         add.f16 %rs5, %rs1, %rs4; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+20], %r1;
+         neg.f16 %rs5, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+24], %r1;
+         min.f16 %rs5, %rs1, %rs2; cvt.u32.u16 %r1, %rs5; st.global.u32 [%rd39+28], %r1;
+         setp.gt.f16 %p1, %rs1, %rs2; selp.u32 %r1, 1, 0, %p1; st.global.u32 [%rd39+32], %r1;",
+    );
+    let half = |bits: u32| half::f16::from_bits(bits as u16);
+    let third = half(0x3555);
+    assert_eq!(half(w[0]), half::f16::from_f64(1.0 + third.to_f64()));
+    assert_eq!(half(w[1]), half::f16::from_f64(third.to_f64() - 1.0));
+    assert_eq!(
+        half(w[2]),
+        half::f16::from_f64(third.to_f64() * third.to_f64())
+    );
+    assert_eq!(w[3], 0x7C00, "65504 + 65504 overflows to infinity");
+    assert_eq!(
+        half(w[4]),
+        half::f16::from_f64(third.to_f64() * 65504.0 + 1.0),
+        "one rounding of the exact a·b + c"
+    );
+    assert_eq!(w[5], 0x3C00, "1 + 2^-24 rounds back to 1");
+    assert_eq!(w[6], 0xB555);
+    assert_eq!(w[7], 0x3555);
+    assert_eq!(w[8], 1);
+}
+
+#[test]
 fn double_precision() {
     let d = dwords(
         "mov.f64 %fd1, 0d4008000000000000; mov.f64 %fd2, 0d4000000000000000;
@@ -598,6 +645,38 @@ fn warp_matches_group_lanes_by_value() {
         assert_eq!((w[4], w[5]), (u32::MAX, 1), "lane {lane}");
         // values that differ only above bit 32 are told apart
         assert_eq!(w[6], same, "lane {lane}");
+    }
+}
+
+#[test]
+fn warp_reductions_give_every_member_the_result() {
+    let (b, r) = run_threads(
+        "",
+        "redux.sync.add.u32 %r1, %r0, -1; st.global.u32 [%rd39], %r1;
+         sub.s32 %r2, 10, %r0;
+         redux.sync.min.s32 %r3, %r2, -1; st.global.u32 [%rd39+4], %r3;
+         redux.sync.max.s32 %r3, %r2, -1; st.global.u32 [%rd39+8], %r3;
+         redux.sync.min.u32 %r3, %r2, -1; st.global.u32 [%rd39+12], %r3;
+         shl.b32 %r4, 1, %r0;
+         redux.sync.or.b32 %r5, %r4, -1; st.global.u32 [%rd39+16], %r5;
+         redux.sync.xor.b32 %r5, %r0, -1; st.global.u32 [%rd39+20], %r5;
+         redux.sync.and.b32 %r5, %r4, -1; st.global.u32 [%rd39+24], %r5;
+         setp.lt.u32 %p1, %r0, 8; @!%p1 bra DONE;
+         redux.sync.add.u32 %r6, %r0, 0xFF; st.global.u32 [%rd39+28], %r6;
+         DONE:",
+        32,
+    );
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    for lane in 0..32usize {
+        let w: Vec<u32> = (0..8).map(|i| u32_at(&b, lane * 16 + i)).collect();
+        assert_eq!(w[0], 496, "lane {lane}: 0 + 1 + … + 31");
+        assert_eq!(w[1] as i32, -21, "lane {lane}: 10 - 31");
+        assert_eq!(w[2], 10, "lane {lane}");
+        assert_eq!(w[3], 0, "lane {lane}: 10 - 10 is the least unsigned");
+        assert_eq!((w[4], w[5], w[6]), (u32::MAX, 0, 0), "lane {lane}");
+        if lane < 8 {
+            assert_eq!(w[7], 28, "lane {lane}: lanes 0 to 7 of mask 0xFF");
+        }
     }
 }
 

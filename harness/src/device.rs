@@ -16,7 +16,6 @@ use crate::emu_backend::EmuBackend;
 use crate::error::{HarnessError, Result};
 use crate::kernel::KernelSource;
 use crate::launch::{DeviceLimits, Dim3, LaunchShape};
-use crate::nvrtc;
 use crate::variant::Variant;
 
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
@@ -30,6 +29,11 @@ mod vendor;
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
 impl Element for u8 {}
+impl Element for i8 {}
+impl Element for u16 {}
+impl Element for i16 {}
+impl Element for half::f16 {}
+impl Element for half::bf16 {}
 impl Element for u32 {}
 impl Element for i32 {}
 impl Element for u64 {}
@@ -69,6 +73,10 @@ impl<T: Element> Buffer<T> {
 #[derive(Debug, Clone, Copy)]
 pub enum Arg<'a> {
     Buffer(&'a RawBuffer),
+    /// One byte: `u8`, `i8` (as bits), `char`, `bool`.
+    U8(u8),
+    /// Two bytes: `u16`, and `i16`, `__half`, `__nv_bfloat16` as bits.
+    U16(u16),
     U32(u32),
     I32(i32),
     U64(u64),
@@ -534,14 +542,14 @@ impl CudaBackend {
         let module = match self.modules.get(kernel.path) {
             Some((module, _)) => module.clone(),
             None => {
-                let ptx = nvrtc::compile(kernel.path, kernel.source, &self.arch)?;
+                let ptx = kernel.ptx_for(&self.arch)?;
                 let prints = ptx.contains("vprintf") || ptx.contains("__assertfail");
                 let module = self.context.load_module(Ptx::from_src(ptx))?;
                 self.modules.insert(kernel.path, (module.clone(), prints));
                 module
             }
         };
-        module.load_function(kernel.entry).map_err(|error| {
+        module.load_function(kernel.symbol()).map_err(|error| {
             HarnessError::Invalid(format!(
                 "{} has no kernel named {}: {error}",
                 kernel.path, kernel.entry
@@ -572,6 +580,8 @@ impl CudaBackend {
             match arg {
                 Arg::Buffer(RawBuffer::Cuda(slice)) => builder.arg(slice),
                 Arg::Buffer(RawBuffer::Emu(_)) => return Err(foreign_buffer()),
+                Arg::U8(value) => builder.arg(value),
+                Arg::U16(value) => builder.arg(value),
                 Arg::U32(value) => builder.arg(value),
                 Arg::I32(value) => builder.arg(value),
                 Arg::U64(value) => builder.arg(value),

@@ -64,6 +64,8 @@ impl EmuBackend {
                         "a GPU buffer was passed to the emulator".into(),
                     ));
                 }
+                Arg::U8(v) => KernelArg::U8(*v),
+                Arg::U16(v) => KernelArg::U16(*v),
                 Arg::U32(v) => KernelArg::U32(*v),
                 Arg::I32(v) => KernelArg::I32(*v),
                 Arg::U64(v) => KernelArg::U64(*v),
@@ -85,9 +87,9 @@ impl EmuBackend {
             step_budget: self.settings.step_budget,
             ..RunOptions::default()
         };
-        let report = self
-            .emulator
-            .launch(module, kernel.entry, &config, &kernel_args, &options)?;
+        let report =
+            self.emulator
+                .launch(module, kernel.symbol(), &config, &kernel_args, &options)?;
         Ok(LaunchReport {
             printf: report.printf_output(),
             printf_dropped: report.printf_dropped,

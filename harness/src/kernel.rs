@@ -12,6 +12,22 @@ pub struct KernelSource {
     pub source: &'static str,
     /// `kernels/ptx/…ptx` as committed: PTX from the pinned NVRTC, or its error log.
     pub committed_ptx: &'static str,
+    /// A learner's own file (`racetrack check`): how it was compiled; `None` for the project's
+    /// kernels, which are `extern "C"` and compiled with the defaults.
+    pub own: Option<&'static OwnBuild>,
+}
+
+/// A learner's own file as `racetrack check` compiled it. Backends compile it again with the
+/// same extras (for their architecture) and launch `symbol`, while reports keep calling the
+/// kernel by [`KernelSource::entry`], the name the user wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnBuild {
+    /// Options, in-memory headers, and the kernel's name expression (e.g. `reduce<float, 256>`).
+    pub extras: nvrtc::Extras,
+    /// The mangled name NVRTC gave that expression, e.g. `_Z6reduceIfLi256EEvPKT_PS0_i`.
+    pub symbol: String,
+    /// The PTX for [`EMU_ARCH`], already made by the front end.
+    pub emulator_ptx: String,
 }
 
 /// Embeds `kernels/<chapter>/<file>.cu` and `kernels/ptx/<chapter>/<file>.ptx`.
@@ -41,6 +57,7 @@ macro_rules! kernel {
                 $file,
                 ".ptx"
             )),
+            own: None,
         }
     };
 }
@@ -61,9 +78,27 @@ impl KernelSource {
         ptx_path_for(self.path)
     }
 
+    /// The name the PTX defines the kernel under: the mangled one for a C++ kernel of a
+    /// learner's file, else [`KernelSource::entry`].
+    pub fn symbol(&self) -> &'static str {
+        self.own.map_or(self.entry, |own| own.symbol.as_str())
+    }
+
+    /// PTX for a GPU of architecture `arch` (`compute_90`), from NVRTC.
+    pub fn ptx_for(&self, arch: &str) -> Result<String> {
+        match self.own {
+            Some(own) if arch == EMU_ARCH => Ok(own.emulator_ptx.clone()),
+            Some(own) => Ok(nvrtc::compile_with(self.path, self.source, arch, &own.extras)?.ptx),
+            None => nvrtc::compile(self.path, self.source, arch),
+        }
+    }
+
     /// PTX for the emulator: fresh from NVRTC when it is installed, else the committed file,
     /// refused when the source has changed since it was generated.
     pub fn emulator_ptx(&self) -> Result<String> {
+        if let Some(own) = self.own {
+            return Ok(own.emulator_ptx.clone());
+        }
         if nvrtc::nvrtc().is_some() {
             return nvrtc::compile(self.path, self.source, EMU_ARCH);
         }
@@ -208,6 +243,7 @@ mod tests {
             entry: "k",
             source,
             committed_ptx: committed,
+            own: None,
         };
         assert!(fresh.committed_ptx_if_fresh().unwrap().ends_with(ptx));
         let edited = KernelSource {

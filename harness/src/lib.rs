@@ -31,7 +31,7 @@ pub use device::{
     Schedule, Stream, VendorTiming,
 };
 pub use error::{HarnessError, Result};
-pub use kernel::KernelSource;
+pub use kernel::{KernelSource, OwnBuild};
 pub use launch::{DeviceLimits, Dim3, LaunchShape};
 pub use variant::{Expect, Variant, find_variant};
 

@@ -4,17 +4,23 @@
 //! often have it from `pip install nvidia-cuda-nvrtc` or under `CUDA_PATH`, so we open it by
 //! full path first: the dynamic loader then hands cudarc the same library when it asks by soname.
 
+use std::ffi::{CStr, CString, c_char, c_int};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use cudarc::nvrtc::{CompileError, CompileOptions};
+use cudarc::nvrtc::sys::{self, nvrtcProgram, nvrtcResult};
 
 use crate::error::{HarnessError, Result};
 
 /// The NVRTC every committed PTX file is generated with. Driver 580 loads its PTX ISA 9.0;
 /// newer NVRTCs emit PTX that driver refuses.
 pub const PINNED_NVRTC: &str = "nvidia-cuda-nvrtc==13.0.88";
+/// The CUDA headers of the same release (`cuda_fp16.h`, `cooperative_groups.h`, …), for
+/// learners' own files; installs into the same `nvidia/cu13` folder as NVRTC.
+pub const PINNED_RUNTIME: &str = "nvidia-cuda-runtime==13.0.96";
+/// CCCL (libcu++, CUB), which `cooperative_groups.h` includes (`<nv/target>`, `<cuda/atomic>`).
+pub const PINNED_CCCL: &str = "nvidia-cuda-cccl==13.0.85";
 pub const PINNED_VERSION: (i32, i32) = (13, 0);
 
 /// The architecture of the PTX the emulator runs and `kernels/ptx/` holds.
@@ -84,6 +90,27 @@ pub(crate) fn library_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// Where the CUDA headers are, searched as NVRTC itself is found: beside each library
+/// directory of [`library_dirs`] (`…/lib64` → `…/include`), in the order NVRTC is looked for,
+/// each with the `cccl/` folder that CUDA 13 keeps libcu++ and CUB in, as nvcc adds it.
+/// Only folders that exist; computed once per process.
+pub fn cuda_include_dirs() -> &'static [PathBuf] {
+    static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        for lib in library_dirs() {
+            let Some(root) = lib.parent() else { continue };
+            let include = root.join("include");
+            for dir in [include.clone(), include.join("cccl")] {
+                if dir.is_dir() && !dirs.contains(&dir) {
+                    dirs.push(dir);
+                }
+            }
+        }
+        dirs
+    })
+}
+
 /// The site-packages directories of `python3`, where pip puts the NVRTC wheel.
 fn python_site_dirs() -> Vec<PathBuf> {
     let script = "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))";
@@ -126,25 +153,204 @@ fn preload_from(dir: &Path) -> Option<PathBuf> {
 /// Compiles one kernel file to PTX for `arch` with line info, under its repository path so
 /// that NVRTC's errors and the PTX's `.file` name `kernels/…cu`.
 pub fn compile(path: &str, source: &str, arch: &str) -> Result<String> {
+    compile_with(path, source, arch, &Extras::default()).map(|compiled| compiled.ptx)
+}
+
+/// What a learner's own file may need beyond the project's kernels, which need none of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// More NVRTC options, e.g. `-I…`, `-DNAME=1`, `-std=c++20`.
+    pub options: Vec<String>,
+    /// Headers NVRTC takes from memory rather than a folder: (name as included, contents).
+    pub headers: Vec<(String, String)>,
+    /// C++ names whose kernels NVRTC must emit and tell the mangled names of, e.g.
+    /// `reduce<float, 256>` (which also instantiates the template).
+    pub name_expressions: Vec<String>,
+}
+
+/// PTX and, for each of [`Extras::name_expressions`] in order, its mangled (lowered) name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compiled {
+    pub ptx: String,
+    pub lowered_names: Vec<String>,
+}
+
+/// [`compile`] with `extras`: more options, in-memory headers and name expressions.
+pub fn compile_with(path: &str, source: &str, arch: &str, extras: &Extras) -> Result<Compiled> {
     require_nvrtc()?;
-    let options = CompileOptions {
-        name: Some(path.to_string()),
-        options: vec![
-            format!("--gpu-architecture={arch}"),
-            "-lineinfo".to_string(),
-        ],
-        ..Default::default()
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "-lineinfo".to_string(),
+    ];
+    options.extend(extras.options.iter().cloned());
+    let fail = |log: String| HarnessError::Compile {
+        path: path.to_string(),
+        log,
     };
-    match cudarc::nvrtc::compile_ptx_with_opts(source, options) {
-        Ok(ptx) => Ok(normalize_file_directives(&ptx.to_src(), path)),
-        Err(CompileError::CompileError { log, .. }) => Err(HarnessError::Compile {
-            path: path.to_string(),
-            log: normalize_log(&log.to_string_lossy(), path),
-        }),
-        Err(other) => Err(HarnessError::Compile {
-            path: path.to_string(),
-            log: other.to_string(),
-        }),
+    let program = NvrtcProgram::create(path, source, &extras.headers).map_err(fail)?;
+    for expression in &extras.name_expressions {
+        program.add_name_expression(expression).map_err(fail)?;
+    }
+    if let Err(status) = program.compile(&options) {
+        let log = program.log();
+        return Err(fail(if log.trim().is_empty() {
+            format!("NVRTC failed ({status:?}) and wrote no log")
+        } else {
+            normalize_log(&log, path)
+        }));
+    }
+    let ptx = program.ptx().map_err(fail)?;
+    let lowered_names = extras
+        .name_expressions
+        .iter()
+        .map(|expression| program.lowered_name(expression))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(fail)?;
+    Ok(Compiled {
+        ptx: normalize_file_directives(&ptx, path),
+        lowered_names,
+    })
+}
+
+/// An `nvrtcProgram` and the C strings it may point into, destroyed on drop.
+struct NvrtcProgram {
+    program: nvrtcProgram,
+    _strings: Vec<CString>,
+}
+
+fn c_string(text: &str, what: &str) -> Result<CString, String> {
+    CString::new(text).map_err(|_| format!("{what} contains a NUL byte, which NVRTC cannot take"))
+}
+
+fn check(status: nvrtcResult, what: &str) -> Result<(), String> {
+    if status == nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(format!("NVRTC could not {what} ({status:?})"))
+    }
+}
+
+impl NvrtcProgram {
+    fn create(path: &str, source: &str, headers: &[(String, String)]) -> Result<Self, String> {
+        let source = c_string(source, "the source")?;
+        let name = c_string(path, "the file name")?;
+        let mut contents = Vec::with_capacity(headers.len());
+        let mut names = Vec::with_capacity(headers.len());
+        for (header, text) in headers {
+            names.push(c_string(header, "a header name")?);
+            contents.push(c_string(text, "a header")?);
+        }
+        let content_ptrs: Vec<*const c_char> = contents.iter().map(|c| c.as_ptr()).collect();
+        let name_ptrs: Vec<*const c_char> = names.iter().map(|c| c.as_ptr()).collect();
+        let count = c_int::try_from(headers.len()).map_err(|_| "too many headers".to_string())?;
+        let mut program: nvrtcProgram = std::ptr::null_mut();
+        // SAFETY: every pointer is to a NUL-terminated string kept alive in `_strings` for as
+        // long as the program exists; the two arrays have `count` entries each.
+        let status = unsafe {
+            sys::nvrtcCreateProgram(
+                &mut program,
+                source.as_ptr(),
+                name.as_ptr(),
+                count,
+                content_ptrs.as_ptr(),
+                name_ptrs.as_ptr(),
+            )
+        };
+        check(status, "create a program")?;
+        let mut strings = vec![source, name];
+        strings.extend(contents);
+        strings.extend(names);
+        Ok(Self {
+            program,
+            _strings: strings,
+        })
+    }
+
+    fn add_name_expression(&self, expression: &str) -> Result<(), String> {
+        let text = c_string(expression, "the kernel name")?;
+        // SAFETY: a live program; NVRTC copies the expression.
+        let status = unsafe { sys::nvrtcAddNameExpression(self.program, text.as_ptr()) };
+        check(status, &format!("take the name `{expression}`"))
+    }
+
+    fn compile(&self, options: &[String]) -> Result<(), nvrtcResult> {
+        let options: Vec<CString> = options
+            .iter()
+            .filter_map(|option| CString::new(option.as_str()).ok())
+            .collect();
+        let pointers: Vec<*const c_char> = options.iter().map(|o| o.as_ptr()).collect();
+        let count = c_int::try_from(pointers.len()).unwrap_or(c_int::MAX);
+        // SAFETY: a live program and `count` NUL-terminated options that outlive the call.
+        let status = unsafe { sys::nvrtcCompileProgram(self.program, count, pointers.as_ptr()) };
+        if status == nvrtcResult::NVRTC_SUCCESS {
+            Ok(())
+        } else {
+            Err(status)
+        }
+    }
+
+    fn log(&self) -> String {
+        let mut size = 0usize;
+        // SAFETY: a live program; the buffer has the size NVRTC asked for.
+        unsafe {
+            if sys::nvrtcGetProgramLogSize(self.program, &mut size) != nvrtcResult::NVRTC_SUCCESS {
+                return String::new();
+            }
+            let mut buffer = vec![0 as c_char; size.max(1)];
+            if sys::nvrtcGetProgramLog(self.program, buffer.as_mut_ptr())
+                != nvrtcResult::NVRTC_SUCCESS
+            {
+                return String::new();
+            }
+            CStr::from_ptr(buffer.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        }
+    }
+
+    fn ptx(&self) -> Result<String, String> {
+        let mut size = 0usize;
+        // SAFETY: a compiled program; the buffer has the size NVRTC asked for.
+        unsafe {
+            check(
+                sys::nvrtcGetPTXSize(self.program, &mut size),
+                "size the PTX",
+            )?;
+            let mut buffer = vec![0 as c_char; size.max(1)];
+            check(
+                sys::nvrtcGetPTX(self.program, buffer.as_mut_ptr()),
+                "copy the PTX",
+            )?;
+            Ok(CStr::from_ptr(buffer.as_ptr())
+                .to_string_lossy()
+                .into_owned())
+        }
+    }
+
+    fn lowered_name(&self, expression: &str) -> Result<String, String> {
+        let text = c_string(expression, "the kernel name")?;
+        let mut lowered: *const c_char = std::ptr::null();
+        // SAFETY: a compiled program to which `expression` was added; NVRTC owns the result,
+        // which lives as long as the program and is copied out at once.
+        unsafe {
+            check(
+                sys::nvrtcGetLoweredName(self.program, text.as_ptr(), &mut lowered),
+                &format!("lower the name `{expression}`"),
+            )?;
+            if lowered.is_null() {
+                return Err(format!("NVRTC gave no lowered name for `{expression}`"));
+            }
+            Ok(CStr::from_ptr(lowered).to_string_lossy().into_owned())
+        }
+    }
+}
+
+impl Drop for NvrtcProgram {
+    fn drop(&mut self) {
+        // SAFETY: created by nvrtcCreateProgram and destroyed once, here.
+        unsafe {
+            sys::nvrtcDestroyProgram(&mut self.program);
+        }
     }
 }
 
@@ -203,6 +409,20 @@ pub fn normalize_log(log: &str, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ci_and_readme_install_the_pinned_wheels() {
+        let ci = include_str!("../../.ci/run");
+        let readme = include_str!("../../README.md");
+        for pin in [PINNED_NVRTC, PINNED_RUNTIME, PINNED_CCCL] {
+            assert!(ci.contains(pin), ".ci/run does not install {pin}");
+            let (name, version) = pin.split_once("==").unwrap_or((pin, ""));
+            assert!(
+                readme.contains(pin) || (readme.contains(name) && readme.contains(version)),
+                "README.md does not name {pin}"
+            );
+        }
+    }
 
     #[test]
     fn file_directive_loses_the_machine_prefix() {

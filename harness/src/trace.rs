@@ -172,6 +172,12 @@ pub fn json_of_script(text: &str) -> Option<&str> {
 
 fn scalar_arg(value: Scalar) -> KernelArg {
     match value {
+        Scalar::U8(v) => KernelArg::U8(v),
+        Scalar::I8(v) => KernelArg::U8(v as u8),
+        Scalar::U16(v) => KernelArg::U16(v),
+        Scalar::I16(v) => KernelArg::U16(v as u16),
+        Scalar::F16(v) => KernelArg::U16(v.to_bits()),
+        Scalar::BF16(v) => KernelArg::U16(v.to_bits()),
         Scalar::U32(v) => KernelArg::U32(v),
         Scalar::I32(v) => KernelArg::I32(v),
         Scalar::U64(v) => KernelArg::U64(v),
@@ -606,6 +612,11 @@ fn typed_value(ty: ElemType, bits: u64) -> Json {
     const EXACT: u64 = 1 << 53;
     match ty {
         ElemType::U8 => json!(bits as u8),
+        ElemType::I8 => json!(bits as u8 as i8),
+        ElemType::U16 => json!(bits as u16),
+        ElemType::I16 => json!(bits as u16 as i16),
+        ElemType::F16 => float(f64::from(half::f16::from_bits(bits as u16))),
+        ElemType::BF16 => float(f64::from(half::bf16::from_bits(bits as u16))),
         ElemType::I32 => json!(bits as u32 as i32),
         ElemType::U32 => json!(bits as u32),
         ElemType::U64 if bits <= EXACT => json!(bits),

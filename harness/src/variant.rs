@@ -208,6 +208,7 @@ mod tests {
                 entry: "k",
                 source,
                 committed_ptx: "",
+                own: None,
             },
             expect,
             summary: "",

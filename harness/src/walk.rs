@@ -241,6 +241,7 @@ mod tests {
                 entry: "v",
                 source: "// header\n\ny[i] = x; // BUG: here\n",
                 committed_ptx: "",
+                own: None,
             },
             expect,
             summary: "",

@@ -6,6 +6,7 @@
 //! Broken kernels run on the emulator only, and must be caught at their `// BUG:` line; the ones
 //! that can hang a GPU (barrier divergence, spinning forever) never go near one.
 
+use harness::check::front::CompileFlags;
 use harness::check::{HostArg, HostData, HostElement, Kernel, Outcome, Program, Scalar};
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
@@ -19,13 +20,17 @@ use ptx_emu::{Space, WarpSyncProblem};
 /// Compiles `path` (relative to the workspace root, as reports name it); `None`, said on
 /// stderr, when NVRTC is not installed, since `check` compiles every kernel it runs.
 fn kernel(path: &str, entry: &str) -> Option<Kernel> {
+    kernel_with(path, entry, &CompileFlags::default())
+}
+
+fn kernel_with(path: &str, entry: &str, flags: &CompileFlags) -> Option<Kernel> {
     if harness::nvrtc::nvrtc().is_none() {
         eprintln!("{path}: skipped, NVRTC is not installed and `check` compiles what it runs");
         return None;
     }
     let source = std::fs::read_to_string(workspace_root().join(path))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
-    let program = Program::compile(path, source).unwrap_or_else(|e| panic!("{e}"));
+    let program = Program::new(path, source, flags);
     Some(program.kernel(entry).unwrap_or_else(|e| panic!("{e}")))
 }
 
@@ -66,6 +71,11 @@ fn findings_text(outcome: &Outcome) -> String {
 fn as_f64(data: &HostData) -> Vec<f64> {
     match data {
         HostData::U8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::I8(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::U16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::I16(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        HostData::F16(v) => v.iter().map(|&x| x.to_f64()).collect(),
+        HostData::BF16(v) => v.iter().map(|&x| x.to_f64()).collect(),
         HostData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         HostData::U32(v) => v.iter().map(|&x| f64::from(x)).collect(),
         HostData::U64(v) => v.iter().map(|&x| x as f64).collect(),
@@ -139,7 +149,11 @@ fn assert_wants(backend: &str, case: &Fixed, outcome: &Outcome) {
 /// Emulator against the CPU with no findings; then, with a GPU, the GPU against the CPU and
 /// against the emulator.
 fn run_fixed(case: Fixed) {
-    let Some(kernel) = kernel(case.path, case.entry) else {
+    run_fixed_with(case, &CompileFlags::default());
+}
+
+fn run_fixed_with(case: Fixed, flags: &CompileFlags) {
+    let Some(kernel) = kernel_with(case.path, case.entry, flags) else {
         return;
     };
     let mut emu = None;
@@ -1068,4 +1082,255 @@ fn ch4_one_bin_per_thread_is_wrong_when_the_block_is_smaller_than_the_bins() {
         Schedule::Hardware,
     );
     assert_ne!(wrong.values::<u32>(2), Some(&cpu_histogram(&text)[..]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Learners' own files (tests/check_corpus): C++ names, CUDA headers, -I and -D
+
+const CHECK_CORPUS: &str = "harness/tests/check_corpus";
+
+/// Whether the CUDA headers are there for the files that include them (CI installs them).
+fn cuda_headers() -> bool {
+    let found = harness::nvrtc::cuda_include_dirs()
+        .iter()
+        .any(|dir| dir.join("cooperative_groups.h").is_file());
+    if !found {
+        eprintln!(
+            "skipped: no CUDA headers (pip install {})",
+            harness::nvrtc::PINNED_RUNTIME
+        );
+    }
+    found
+}
+
+fn corpus_flags(defines: &[&str]) -> CompileFlags {
+    CompileFlags {
+        include_dirs: vec![workspace_root().join(CHECK_CORPUS).join("include")],
+        defines: defines.iter().map(ToString::to_string).collect(),
+        std: None,
+    }
+}
+
+#[test]
+fn template_kernels_sum_exactly_on_both_backends() {
+    let ints: Vec<i32> = (0..1000).collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/template_reduce.cu",
+        entry: "block_sum<int, 128>",
+        shape: LaunchShape::linear(8, 128),
+        args: vec![
+            buffer("in", ints),
+            buffer("out", vec![0i32]),
+            i32_arg("n", 1000),
+        ],
+        wants: vec![(1, Want::Exact(HostData::I32(vec![499_500])))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+    // Halves add exactly in any order, so the float instance is exact too.
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/template_reduce.cu",
+        entry: "block_sum<float, 256>",
+        shape: LaunchShape::linear(4, 256),
+        args: vec![
+            buffer("in", vec![0.5f32; 1000]),
+            buffer("out", vec![0f32]),
+            i32_arg("n", 1000),
+        ],
+        wants: vec![(1, Want::Exact(HostData::F32(vec![500.0])))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn namespaced_and_overloaded_kernels_match_the_cpu() {
+    let x: Vec<f32> = (0..300u16).map(f32::from).collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/namespace_saxpy.cu",
+        entry: "blas::saxpy",
+        shape: LaunchShape::linear(2, 64),
+        args: vec![
+            i32_arg("n", 300),
+            HostArg::scalar("a", Scalar::F32(2.0)),
+            buffer("x", x.clone()),
+            buffer("y", vec![1f32; 300]),
+        ],
+        wants: vec![(
+            3,
+            Want::Exact(HostData::F32(x.iter().map(|v| 2.0 * v + 1.0).collect())),
+        )],
+        schedules: vec![Schedule::Hardware],
+    });
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/overloads.cu",
+        entry: "fill(int*, int, int)",
+        shape: LaunchShape::linear(1, 64),
+        args: vec![
+            buffer("x", vec![0i32; 50]),
+            i32_arg("v", 7),
+            i32_arg("n", 50),
+        ],
+        wants: vec![(0, Want::Exact(HostData::I32((7..57).collect())))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn cooperative_group_sums_are_exact_on_both_backends() {
+    if !cuda_headers() {
+        return;
+    }
+    let n = 250;
+    let data: Vec<i32> = (0..n).map(|i| (i * 37 % 101) - 50).collect();
+    let sum = |range: std::ops::Range<usize>| data[range].iter().sum::<i32>();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/coop_groups.cu",
+        entry: "tile_sums",
+        shape: LaunchShape::linear(2, 128),
+        args: vec![
+            buffer("in", data.clone()),
+            buffer("warps", vec![0i32; 8]),
+            buffer("blocks", vec![0i32; 2]),
+            i32_arg("n", n as usize),
+        ],
+        wants: vec![
+            (
+                1,
+                Want::Exact(HostData::I32(
+                    (0..8)
+                        .map(|w| sum(w * 32..(w * 32 + 32).min(250)))
+                        .collect(),
+                )),
+            ),
+            (
+                2,
+                Want::Exact(HostData::I32(vec![sum(0..128), sum(128..250)])),
+            ),
+        ],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn half_precision_fma_and_widening_are_exact_on_both_backends() {
+    if !cuda_headers() {
+        return;
+    }
+    use half::f16;
+    let x: Vec<f16> = (0..20u16).map(|i| f16::from_f32(f32::from(i))).collect();
+    let y: Vec<f16> = (0..20u16)
+        .map(|i| f16::from_f32(1.0 + f32::from(i) * 0.5))
+        .collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/half_axpy.cu",
+        entry: "haxpy",
+        shape: LaunchShape::linear(1, 32),
+        args: vec![
+            i32_arg("n", 20),
+            HostArg::scalar("a", Scalar::F16(f16::from_f32(0.5))),
+            buffer("x", x),
+            buffer("y", vec![f16::from_f32(1.0); 20]),
+        ],
+        wants: vec![(3, Want::Exact(HostData::F16(y)))],
+        schedules: vec![Schedule::Hardware],
+    });
+    let mut rng = seeded_rng(9);
+    let halves: Vec<f16> = (0..64)
+        .map(|_| f16::from_f32(rng.random::<f32>() * 8.0 - 4.0))
+        .collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/half_axpy.cu",
+        entry: "widen",
+        shape: LaunchShape::linear(2, 32),
+        args: vec![
+            i32_arg("n", 64),
+            buffer("in", halves.clone()),
+            buffer("out", vec![0f32; 64]),
+        ],
+        wants: vec![(
+            2,
+            Want::Exact(HostData::F32(halves.iter().map(|h| h.to_f32()).collect())),
+        )],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn standard_headers_give_the_same_lengths_on_both_backends() {
+    if !cuda_headers() {
+        return;
+    }
+    let points: Vec<f32> = random_f32(21, 64).iter().map(|v| v * 100.0).collect();
+    let lengths: Vec<f32> = points
+        .chunks(2)
+        .map(|p| (p[0] * p[0] + p[1] * p[1]).sqrt())
+        .collect();
+    let clamped: Vec<u32> = lengths
+        .iter()
+        .map(|&l| {
+            let wide = (l as i64) * i64::from(i32::MAX);
+            u32::try_from(wide).unwrap_or(u32::MAX)
+        })
+        .collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/std_headers.cu",
+        entry: "lengths",
+        shape: LaunchShape::linear(1, 32),
+        args: vec![
+            buffer("points", points),
+            buffer("length", vec![0f32; 32]),
+            buffer("clamped", vec![0u32; 32]),
+            i32_arg("n", 32),
+        ],
+        wants: vec![
+            // x·x + y·y may be contracted into an fma, so within the error of three roundings
+            // (each at most half an ulp of the result, relative 2^-24), not bit for bit.
+            (
+                1,
+                Want::Within {
+                    want: lengths.iter().map(|&l| f64::from(l)).collect(),
+                    bound: lengths
+                        .iter()
+                        .map(|&l| 3.0 * f64::from(l) * 2f64.powi(-24))
+                        .collect(),
+                },
+            ),
+            (2, Want::Exact(HostData::U32(clamped))),
+        ],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn the_guarded_whole_program_counts_like_the_cpu_with_its_include_and_macro() {
+    let text: Vec<u8> = {
+        let mut rng = seeded_rng(13);
+        (0..5000).map(|_| rng.random::<u8>()).collect()
+    };
+    for bins in [64usize, 16] {
+        let mut want = vec![0u32; bins];
+        for &byte in &text {
+            want[usize::from(byte) % bins] += 1;
+        }
+        let define = format!("BINS={bins}");
+        let defines: Vec<&str> = if bins == 64 {
+            vec![]
+        } else {
+            vec![define.as_str()]
+        };
+        run_fixed_with(
+            Fixed {
+                path: "harness/tests/check_corpus/whole_program_guarded.cu",
+                entry: "histogram<256>",
+                shape: LaunchShape::linear(4, 256),
+                args: vec![
+                    buffer("text", text.clone()),
+                    i32_arg("n", text.len()),
+                    buffer("bins", vec![0u32; bins]),
+                ],
+                wants: vec![(2, Want::Exact(HostData::U32(want)))],
+                schedules: EVERY_SCHEDULE.to_vec(),
+            },
+            &corpus_flags(&defines),
+        );
+    }
 }

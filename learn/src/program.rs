@@ -79,6 +79,7 @@ impl Program {
             entry: leak(&found.name),
             source: self.source,
             committed_ptx: "",
+            own: None,
         })
     }
 

@@ -35,11 +35,11 @@ enum Command {
     /// Run one kernel of your own with arguments from the command line; on the emulator its
     /// checkers report races, barrier misuse and out-of-bounds accesses with their lines
     #[command(after_help = check::HELP)]
-    Check(CheckArgs),
+    Check(Box<CheckArgs>),
     /// Run one kernel on the emulator and record every step of every warp, every memory access
     /// and every finding, as the JSON trace that the book's players replay (emu/TRACE.md)
     #[command(after_help = check::HELP)]
-    Trace(TraceArgs),
+    Trace(Box<TraceArgs>),
 }
 
 /// Exit status of a run whose checkers reported findings; 1 stays "error", as clap's is.

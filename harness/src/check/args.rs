@@ -4,6 +4,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use half::{bf16, f16};
+
 use super::data::{ElemType, HostData, HostElement, check_typed, parse_typed};
 use super::{CheckError, MAX_BUFFER_BYTES, Result};
 use crate::cli::seeded_rng;
@@ -12,10 +14,16 @@ use crate::device::Arg;
 /// A scalar kernel argument.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scalar {
+    U8(u8),
+    I8(i8),
+    U16(u16),
+    I16(i16),
     U32(u32),
     I32(i32),
     U64(u64),
     I64(i64),
+    F16(f16),
+    BF16(bf16),
     F32(f32),
     F64(f64),
 }
@@ -23,17 +31,30 @@ pub enum Scalar {
 impl Scalar {
     pub fn ty(self) -> ElemType {
         match self {
+            Self::U8(_) => ElemType::U8,
+            Self::I8(_) => ElemType::I8,
+            Self::U16(_) => ElemType::U16,
+            Self::I16(_) => ElemType::I16,
             Self::U32(_) => ElemType::U32,
             Self::I32(_) => ElemType::I32,
             Self::U64(_) => ElemType::U64,
             Self::I64(_) => ElemType::I64,
+            Self::F16(_) => ElemType::F16,
+            Self::BF16(_) => ElemType::BF16,
             Self::F32(_) => ElemType::F32,
             Self::F64(_) => ElemType::F64,
         }
     }
 
+    /// Values narrower than 32 bits travel as their bits, as a kernel's parameter holds them.
     pub(super) fn arg(self) -> Arg<'static> {
         match self {
+            Self::U8(value) => Arg::U8(value),
+            Self::I8(value) => Arg::U8(value.to_le_bytes()[0]),
+            Self::U16(value) => Arg::U16(value),
+            Self::I16(value) => Arg::U16(u16::from_le_bytes(value.to_le_bytes())),
+            Self::F16(value) => Arg::U16(value.to_bits()),
+            Self::BF16(value) => Arg::U16(value.to_bits()),
             Self::U32(value) => Arg::U32(value),
             Self::I32(value) => Arg::I32(value),
             Self::U64(value) => Arg::U64(value),
@@ -45,17 +66,18 @@ impl Scalar {
 
     pub(super) fn parse(ty: ElemType, text: &str) -> Result<Self, String> {
         Ok(match ty {
+            ElemType::U8 => Self::U8(parse_typed(text)?),
+            ElemType::I8 => Self::I8(parse_typed(text)?),
+            ElemType::U16 => Self::U16(parse_typed(text)?),
+            ElemType::I16 => Self::I16(parse_typed(text)?),
             ElemType::U32 => Self::U32(parse_typed(text)?),
             ElemType::I32 => Self::I32(parse_typed(text)?),
             ElemType::U64 => Self::U64(parse_typed(text)?),
             ElemType::I64 => Self::I64(parse_typed(text)?),
+            ElemType::F16 => Self::F16(parse_typed(text)?),
+            ElemType::BF16 => Self::BF16(parse_typed(text)?),
             ElemType::F32 => Self::F32(parse_typed(text)?),
             ElemType::F64 => Self::F64(parse_typed(text)?),
-            ElemType::U8 => {
-                return Err(
-                    "u8 is a buffer type only; scalars are u32, i32, u64, i64, f32 or f64".into(),
-                );
-            }
         })
     }
 }
@@ -63,10 +85,16 @@ impl Scalar {
 impl fmt::Display for Scalar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::U8(value) => write!(f, "{value}"),
+            Self::I8(value) => write!(f, "{value}"),
+            Self::U16(value) => write!(f, "{value}"),
+            Self::I16(value) => write!(f, "{value}"),
             Self::U32(value) => write!(f, "{value}"),
             Self::I32(value) => write!(f, "{value}"),
             Self::U64(value) => write!(f, "{value}"),
             Self::I64(value) => write!(f, "{value}"),
+            Self::F16(value) => write!(f, "{value}"),
+            Self::BF16(value) => write!(f, "{value}"),
             Self::F32(value) => write!(f, "{value}"),
             Self::F64(value) => write!(f, "{value}"),
         }
@@ -82,6 +110,8 @@ pub enum Fill {
     Iota,
     Random(u64),
     File(PathBuf),
+    /// Memory nobody wrote, for the emulator's initcheck to watch (`=uninit`).
+    Uninit,
 }
 
 impl fmt::Display for Fill {
@@ -92,6 +122,7 @@ impl fmt::Display for Fill {
             Self::Iota => f.write_str("iota"),
             Self::Random(seed) => write!(f, "random:{seed}"),
             Self::File(path) => write!(f, "file:{}", path.display()),
+            Self::Uninit => f.write_str("uninit"),
         }
     }
 }
@@ -212,6 +243,7 @@ fn parse_fill(ty: ElemType, text: &str) -> Result<Fill, String> {
     match (head, rest) {
         ("zeros", None) => Ok(Fill::Zeros),
         ("iota", None) => Ok(Fill::Iota),
+        ("uninit", None) => Ok(Fill::Uninit),
         ("const", Some(value)) => {
             with_type!(ty, check_typed(value))?;
             Ok(Fill::Const(value.trim().to_string()))
@@ -224,7 +256,7 @@ fn parse_fill(ty: ElemType, text: &str) -> Result<Fill, String> {
         }),
         ("file", Some(path)) if !path.is_empty() => Ok(Fill::File(PathBuf::from(path))),
         _ => Err(format!(
-            "`{text}` is not a fill; expected zeros, const:V, iota, random:SEED or file:PATH"
+            "`{text}` is not a fill; expected zeros, const:V, iota, random:SEED, file:PATH or uninit"
         )),
     }
 }
@@ -261,6 +293,7 @@ impl ArgSpec {
         };
         let data = match &buffer.fill {
             Fill::File(path) => read_fill_file(path, buffer.ty, buffer.len).map_err(refuse)?,
+            Fill::Uninit => return Err(refuse(UNINIT_NOT_YET.to_string())),
             fill => {
                 with_type!(buffer.ty, generate(buffer.len.unwrap_or(0), fill)).map_err(refuse)?
             }
@@ -284,6 +317,10 @@ impl fmt::Display for ArgSpec {
     }
 }
 
+/// Until the emulator can mark a buffer as never written, `=uninit` is parsed and refused
+/// rather than silently run as zeros.
+const UNINIT_NOT_YET: &str = "uninit needs the emulator's initcheck, which this build does not have yet; use zeros or another fill";
+
 fn generate<T: HostElement>(len: usize, fill: &Fill) -> Result<HostData, String> {
     let values: Vec<T> = match fill {
         Fill::Zeros => vec![bytemuck::Zeroable::zeroed(); len],
@@ -294,6 +331,7 @@ fn generate<T: HostElement>(len: usize, fill: &Fill) -> Result<HostData, String>
             (0..len).map(|_| T::random(&mut rng)).collect()
         }
         Fill::File(_) => return Err("a file fill is read, not generated".into()),
+        Fill::Uninit => return Err(UNINIT_NOT_YET.into()),
     };
     Ok(T::into_data(values))
 }
@@ -447,8 +485,10 @@ mod tests {
     #[test]
     fn malformed_specs_say_what_is_wrong() {
         assert!(refused("u32").contains("no `=`"));
-        assert!(refused("u16=3").contains("`u16` is not a type"));
-        assert!(refused("u8=3").contains("u8 is a buffer type only"));
+        assert!(refused("u24=3").contains("`u24` is not a type"));
+        assert!(refused("f16=1e6").contains("`1e6` is not an f16 number"));
+        assert!(refused("i8=-129").contains("expected an integer from -128 to 127"));
+        assert!(refused("u8=300").contains("`300` is not a u8"));
         assert!(
             refused("u32=-1")
                 .contains("`-1` is not a u32: expected an integer from 0 to 4294967295")
@@ -464,6 +504,65 @@ mod tests {
         assert!(refused("u64[999999999999]=zeros").contains("more than the 4 GiB"));
         assert!(refused("2x:u32[4]=zeros").contains("`2x` is not a name"));
         assert!(refused("u32[4]=file:").contains("is not a fill"));
+    }
+
+    #[test]
+    fn narrow_and_half_types_parse_as_numbers() {
+        assert_eq!(
+            spec("i8=-128").value,
+            ArgValueSpec::Scalar(Scalar::I8(-128))
+        );
+        assert_eq!(
+            spec("u16=0xffff").value,
+            ArgValueSpec::Scalar(Scalar::U16(65535))
+        );
+        assert_eq!(spec("i16=-3").value, ArgValueSpec::Scalar(Scalar::I16(-3)));
+        assert_eq!(
+            spec("h:f16=0.5").value,
+            ArgValueSpec::Scalar(Scalar::F16(f16::from_f32(0.5)))
+        );
+        assert_eq!(spec("bf16=1.5").to_string(), "bf16=1.5");
+        assert!(
+            matches!(spec("i16=-3").value, ArgValueSpec::Scalar(s) if matches!(s.arg(), Arg::U16(0xfffd)))
+        );
+        assert!(
+            matches!(spec("f16=1").value, ArgValueSpec::Scalar(s) if matches!(s.arg(), Arg::U16(0x3c00)))
+        );
+        let made = |text: &str| match spec(text).resolve(0).unwrap() {
+            HostArg::Buffer { data, .. } => data,
+            HostArg::Scalar { .. } => panic!("{text} is not a buffer"),
+        };
+        let halves = made("f16[4]=iota");
+        assert_eq!(
+            halves.as_bytes(),
+            [0, 0, 0x00, 0x3c, 0x00, 0x40, 0x00, 0x42]
+        );
+        assert_eq!(halves.head(4), ["0", "1", "2", "3"]);
+        assert_eq!(halves.to_json(), serde_json::json!([0.0, 1.0, 2.0, 3.0]));
+        assert_eq!(
+            made("bf16[2]=const:-2").as_bytes(),
+            [0x00, 0xc0, 0x00, 0xc0]
+        );
+        assert_eq!(made("i8[3]=const:-1"), HostData::I8(vec![-1, -1, -1]));
+    }
+
+    #[test]
+    fn uninit_parses_and_is_refused_until_the_emulator_has_initcheck() {
+        let uninit = spec("scratch:f32[64]=uninit");
+        assert_eq!(
+            uninit.value,
+            ArgValueSpec::Buffer(BufferSpec {
+                ty: ElemType::F32,
+                len: Some(64),
+                fill: Fill::Uninit
+            })
+        );
+        assert_eq!(uninit.to_string(), "scratch:f32[64]=uninit");
+        let refused = uninit.resolve(2).unwrap_err().to_string();
+        assert_eq!(
+            refused,
+            format!("--arg 2 (`scratch:f32[64]=uninit`): {UNINIT_NOT_YET}")
+        );
     }
 
     #[test]

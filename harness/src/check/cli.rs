@@ -1,8 +1,10 @@
 //! `racetrack check`'s command line.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::args::{ArgKind, ArgSpec};
+use super::front::{CompileFlags, CppStd};
 use super::{CheckError, Result};
 use crate::backend::{BACKEND_ENV, BackendChoice};
 use crate::cli::ScheduleName;
@@ -11,17 +13,34 @@ use crate::launch::{Dim3, LaunchShape};
 
 /// What `racetrack check --help` adds below the flags.
 pub const HELP: &str = "\
+The file:
+  C++ as people write it: kernels by their source names (--entry sum, ns::sum,
+  'reduce<float, 256>' instantiates a template, 'scale(float*, int)' picks an overload),
+  CUDA headers (cooperative_groups.h, cuda_fp16.h, from CUDA_PATH, /usr/local/cuda or the pip
+  wheels nvidia-cuda-runtime and nvidia-cuda-cccl), <cassert>, <cstdio>, <cstdint>, <cmath>.
+  NVRTC compiles device code only: check leaves out a whole program's host code (main,
+  functions that are neither __global__ nor __device__, and includes such as <iostream>),
+  keeping line numbers, and says what it left out. #ifndef __CUDACC_RTC__ … #endif around host
+  code does the same in any NVRTC tool.
+    -I include          also search ./include for #include \"…\" and <…> (repeatable)
+    -D BLOCK=256        define a macro (repeatable); -D USE_SHARED defines it as 1
+    --std c++20         the C++ standard (NVRTC's default is c++17)
+
 Argument specs (--arg, one per kernel parameter, in order):
-  scalars   u32=5  i32=-3  u64=0x10  i64=-7  f32=1.5  f64=2e-3
-  buffers   TYPE[LEN]=FILL, TYPE one of u8 i32 u32 u64 i64 f32 f64, FILL one of
+  scalars   u32=5  i32=-3  u64=0x10  i64=-7  f32=1.5  f64=2e-3  u8=7  i8=-1  u16=9  i16=-9
+            f16=0.5  bf16=0.5 (a __half or __nv_bfloat16 parameter)
+  buffers   TYPE[LEN]=FILL, TYPE one of u8 i8 u16 i16 i32 u32 u64 i64 f16 bf16 f32 f64, FILL one of
               zeros         every element 0
               const:V       every element V
               iota          0, 1, 2, … (u8 wraps at 256)
-              random:SEED   seeded uniform values: u8 in [0, 256), u32/u64 in [0, 1000),
-                            i32/i64 in [-1000, 1000), f32/f64 in [0, 1)
+              random:SEED   seeded uniform values: u8/i8 over their whole range, u16/u32/u64 in
+                            [0, 1000), i16/i32/i64 in [-1000, 1000), floats in [0, 1)
               file:PATH     raw little-endian bytes; TYPE[]=file:PATH takes the file's length,
                             TYPE[LEN]=file:PATH its first LEN elements
-  names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65],
+              uninit        never written, for initcheck (refused until the emulator has it)
+            f16 and bf16 buffers are shown as numbers.
+  names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65], and
+            --show histo prints that buffer alone,
             e.g. --arg text:u8[]=file:book.txt --arg n:u32=4096 --arg histo:u32[128]=zeros
 
 Exit status:
@@ -30,9 +49,12 @@ Exit status:
      not finish within --timeout
   2  the kernel ran and the emulator's checkers reported findings
 
-Example:
+Examples:
   racetrack check kernels/ch4_atomics/01_racy_increment.cu --entry racy_increment \\
-      --grid 10 --block 16 --arg x:i32[1]=zeros --backend emu";
+      --grid 10 --block 16 --arg x:i32[1]=zeros --backend emu
+  racetrack check sum.cu --entry 'block_sum<float, 256>' -I include -D SCALE=2 \\
+      --grid 4 --block 256 --arg f32[1000]=random:1 --arg out:f32[1]=zeros --arg i32=1000 \\
+      --show out --backend emu";
 
 /// `racetrack check FILE.cu --entry NAME --grid G --block B --arg SPEC…`
 #[derive(Debug, Clone, clap::Args)]
@@ -40,9 +62,23 @@ pub struct CheckArgs {
     /// The .cu file; errors and reports name its lines as `FILE:LINE`
     pub file: String,
 
-    /// The kernel to launch (an `extern "C" __global__` function)
+    /// The kernel to launch, named as in the source: sum, ns::sum, 'reduce<float, 256>' (a
+    /// template's instance), 'scale(float*, int)' (one of overloads)
     #[arg(long, value_name = "NAME")]
     pub entry: String,
+
+    /// Also search DIR for #include "…" and <…> (repeatable), after the file's own folder and
+    /// before the CUDA headers: -I include
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
+
+    /// Define a macro, as nvcc -D does (repeatable): -D BLOCK=256, -D USE_SHARED
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    pub defines: Vec<String>,
+
+    /// The C++ standard to compile with [default: NVRTC's, c++17]
+    #[arg(long, value_enum, value_name = "STD")]
+    pub std: Option<CppStd>,
 
     /// Blocks per grid: N, X,Y or X,Y,Z
     #[arg(long, value_name = "G", value_parser = parse_dim3)]
@@ -60,9 +96,10 @@ pub struct CheckArgs {
     #[arg(long = "arg", value_name = "SPEC")]
     pub args: Vec<ArgSpec>,
 
-    /// Print this argument's buffer after the run (repeatable) [default: every buffer]
-    #[arg(long = "show", value_name = "N")]
-    pub show: Vec<usize>,
+    /// Print this argument's buffer after the run, by index or by its --arg name: --show 2,
+    /// --show histo (repeatable) [default: every buffer]
+    #[arg(long = "show", value_name = "N|NAME", value_parser = parse_show)]
+    pub show: Vec<Show>,
 
     /// Print one JSON object (backend, device, launch, findings, buffers) instead of text
     #[arg(long)]
@@ -115,6 +152,14 @@ impl CheckArgs {
         }
     }
 
+    pub fn compile_flags(&self) -> CompileFlags {
+        CompileFlags {
+            include_dirs: self.include_dirs.clone(),
+            defines: self.defines.clone(),
+            std: self.std,
+        }
+    }
+
     pub fn shape(&self) -> LaunchShape {
         LaunchShape {
             grid: self.grid,
@@ -130,26 +175,101 @@ impl CheckArgs {
                 .filter(|&index| self.args[index].kind() == ArgKind::Buffer)
                 .collect());
         }
-        for &index in &self.show {
+        let mut indices = Vec::with_capacity(self.show.len());
+        for show in &self.show {
+            let refuse = |reason: String| CheckError::Show {
+                target: show.to_string(),
+                reason,
+            };
+            let index = match show {
+                Show::Index(index) => *index,
+                Show::Name(name) => self
+                    .args
+                    .iter()
+                    .position(|spec| spec.name.as_deref() == Some(name.as_str()))
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = self
+                            .args
+                            .iter()
+                            .filter_map(|spec| spec.name.as_deref())
+                            .collect();
+                        refuse(if names.is_empty() {
+                            format!("no --arg is named {name} (name one as {name}:TYPE[LEN]=FILL)")
+                        } else {
+                            format!(
+                                "no --arg is named {name}; the names given are {}",
+                                names.join(", ")
+                            )
+                        })
+                    })?,
+            };
             let Some(arg) = self.args.get(index) else {
-                return Err(CheckError::Show {
-                    index,
-                    reason: format!(
-                        "there is no argument {index}: the {} --arg given are numbered from 0",
-                        self.args.len()
-                    ),
-                });
+                return Err(refuse(format!(
+                    "there is no argument {index}: the {} --arg given are numbered from 0",
+                    self.args.len()
+                )));
             };
             if arg.kind() != ArgKind::Buffer {
-                return Err(CheckError::Show {
-                    index,
-                    reason: format!(
-                        "argument {index} is the scalar `{arg}`; --show prints buffers"
-                    ),
-                });
+                return Err(refuse(format!(
+                    "argument {index} is the scalar `{arg}`; --show prints buffers"
+                )));
             }
+            indices.push(index);
         }
-        Ok(self.show.clone())
+        Ok(indices)
+    }
+}
+
+/// What `--show` names: an argument's index, or the name its spec gave it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Show {
+    Index(usize),
+    Name(String),
+}
+
+impl std::fmt::Display for Show {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Index(index) => write!(f, "{index}"),
+            Self::Name(name) => f.write_str(name),
+        }
+    }
+}
+
+/// A number, or a name as `--arg NAME:…` gives one.
+pub fn parse_show(text: &str) -> Result<Show, String> {
+    let text = text.trim();
+    if let Ok(index) = text.parse() {
+        return Ok(Show::Index(index));
+    }
+    let mut chars = text.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(Show::Name(text.to_string()))
+    } else {
+        Err(format!(
+            "`{text}` is neither an argument's index nor its name (--show 2, --show histo)"
+        ))
+    }
+}
+
+/// `NAME` or `NAME=VALUE`, NAME a C identifier.
+pub fn parse_define(text: &str) -> Result<String, String> {
+    let name = text.split_once('=').map_or(text, |(name, _)| name);
+    let mut chars = name.chars();
+    let valid = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if valid {
+        Ok(text.to_string())
+    } else {
+        Err(format!(
+            "`{text}` is not a macro definition; expected NAME or NAME=VALUE (BLOCK=256)"
+        ))
     }
 }
 
@@ -185,6 +305,24 @@ pub fn parse_dim3(text: &str) -> Result<Dim3, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn show_takes_an_index_or_a_name() {
+        assert_eq!(parse_show("2"), Ok(Show::Index(2)));
+        assert_eq!(parse_show("histo"), Ok(Show::Name("histo".into())));
+        assert!(parse_show("-1").is_err());
+        assert!(parse_show("a b").is_err());
+    }
+
+    #[test]
+    fn defines_are_names_with_optional_values() {
+        assert_eq!(parse_define("BLOCK=256"), Ok("BLOCK=256".to_string()));
+        assert_eq!(parse_define("USE_SHARED"), Ok("USE_SHARED".to_string()));
+        assert_eq!(parse_define("_X="), Ok("_X=".to_string()));
+        for bad in ["", "=1", "2X", "A B=1", "A-B"] {
+            assert!(parse_define(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn dimensions_take_one_to_three_axes() {

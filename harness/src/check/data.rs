@@ -7,27 +7,40 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Value as Json, json};
 
+use half::{bf16, f16};
+
 use crate::device::Element;
 
-/// The element types a buffer may hold (scalars are the same, less `u8`).
+/// The element types of buffers and scalars. `f16` and `bf16` are CUDA's `__half` and
+/// `__nv_bfloat16`, written and shown as numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ElemType {
     U8,
+    I8,
+    U16,
+    I16,
     I32,
     U32,
     U64,
     I64,
+    F16,
+    BF16,
     F32,
     F64,
 }
 
 impl ElemType {
-    pub const ALL: [ElemType; 7] = [
+    pub const ALL: [ElemType; 12] = [
         Self::U8,
+        Self::I8,
+        Self::U16,
+        Self::I16,
         Self::I32,
         Self::U32,
         Self::U64,
         Self::I64,
+        Self::F16,
+        Self::BF16,
         Self::F32,
         Self::F64,
     ];
@@ -35,10 +48,15 @@ impl ElemType {
     pub fn name(self) -> &'static str {
         match self {
             Self::U8 => "u8",
+            Self::I8 => "i8",
+            Self::U16 => "u16",
+            Self::I16 => "i16",
             Self::I32 => "i32",
             Self::U32 => "u32",
             Self::U64 => "u64",
             Self::I64 => "i64",
+            Self::F16 => "f16",
+            Self::BF16 => "bf16",
             Self::F32 => "f32",
             Self::F64 => "f64",
         }
@@ -46,20 +64,23 @@ impl ElemType {
 
     pub fn size(self) -> usize {
         match self {
-            Self::U8 => 1,
+            Self::U8 | Self::I8 => 1,
+            Self::U16 | Self::I16 | Self::F16 | Self::BF16 => 2,
             Self::I32 | Self::U32 | Self::F32 => 4,
             Self::U64 | Self::I64 | Self::F64 => 8,
         }
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, Self::F32 | Self::F64)
+        matches!(self, Self::F16 | Self::BF16 | Self::F32 | Self::F64)
     }
 
     pub(super) fn article(self) -> &'static str {
         match self {
-            Self::I32 | Self::I64 | Self::F32 | Self::F64 => "an",
-            Self::U8 | Self::U32 | Self::U64 => "a",
+            Self::I8 | Self::I16 | Self::I32 | Self::I64 | Self::F16 | Self::F32 | Self::F64 => {
+                "an"
+            }
+            Self::U8 | Self::U16 | Self::U32 | Self::U64 | Self::BF16 => "a",
         }
     }
 }
@@ -144,12 +165,19 @@ pub trait HostElement: Element + PartialOrd + fmt::Display {
     fn stats(values: &[Self]) -> Option<Stats>;
     fn into_data(values: Vec<Self>) -> HostData;
     fn slice(data: &HostData) -> Option<&[Self]>;
+    /// Numbers for `--json` (halves as their values, not their bits).
+    fn json(values: &[Self]) -> Json;
 }
 
 /// The contents of one buffer on the host, typed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostData {
     U8(Vec<u8>),
+    I8(Vec<i8>),
+    U16(Vec<u16>),
+    I16(Vec<i16>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
     I32(Vec<i32>),
     U32(Vec<u32>),
     U64(Vec<u64>),
@@ -162,6 +190,11 @@ macro_rules! with_data {
     ($data:expr, $values:ident => $body:expr) => {
         match $data {
             HostData::U8($values) => $body,
+            HostData::I8($values) => $body,
+            HostData::U16($values) => $body,
+            HostData::I16($values) => $body,
+            HostData::F16($values) => $body,
+            HostData::BF16($values) => $body,
             HostData::I32($values) => $body,
             HostData::U32($values) => $body,
             HostData::U64($values) => $body,
@@ -177,6 +210,11 @@ macro_rules! with_type {
     ($ty:expr, $function:ident ( $($arg:expr),* )) => {
         match $ty {
             ElemType::U8 => $function::<u8>($($arg),*),
+            ElemType::I8 => $function::<i8>($($arg),*),
+            ElemType::U16 => $function::<u16>($($arg),*),
+            ElemType::I16 => $function::<i16>($($arg),*),
+            ElemType::F16 => $function::<f16>($($arg),*),
+            ElemType::BF16 => $function::<bf16>($($arg),*),
             ElemType::I32 => $function::<i32>($($arg),*),
             ElemType::U32 => $function::<u32>($($arg),*),
             ElemType::U64 => $function::<u64>($($arg),*),
@@ -226,12 +264,19 @@ macro_rules! int_element {
                     _ => None,
                 }
             }
+
+            fn json(values: &[Self]) -> Json {
+                json!(values)
+            }
         }
     )*};
 }
 
 int_element! {
     u8 => U8, 0..=u8::MAX;
+    i8 => I8, i8::MIN..=i8::MAX;
+    u16 => U16, 0..1000;
+    i16 => I16, -1000..1000;
     i32 => I32, -1000..1000;
     u32 => U32, 0..1000;
     u64 => U64, 0..1000;
@@ -279,8 +324,69 @@ macro_rules! float_element {
                     _ => None,
                 }
             }
+
+            fn json(values: &[Self]) -> Json {
+                json!(values)
+            }
         }
     )*};
+}
+
+/// CUDA's 16-bit floats: parsed, generated and summed through f32 and f64, shown as numbers.
+macro_rules! half_element {
+    ($($ty:ty => $variant:ident;)*) => {$(
+        impl HostElement for $ty {
+            const TYPE: ElemType = ElemType::$variant;
+
+            fn parse_value(text: &str) -> Option<Self> {
+                let value: f32 = text.parse().ok()?;
+                let half = <$ty>::from_f32(value);
+                // A finite number too large for 16 bits is a typo, not infinity.
+                (half.is_finite() || !value.is_finite()).then_some(half)
+            }
+
+            fn from_index(index: usize) -> Self {
+                <$ty>::from_f64(index as f64)
+            }
+
+            fn random(rng: &mut ChaCha8Rng) -> Self {
+                <$ty>::from_f32(rng.random::<f32>())
+            }
+
+            fn stats(values: &[Self]) -> Option<Stats> {
+                if values.is_empty() {
+                    return None;
+                }
+                let numbers = values.iter().map(|value| value.to_f32()).filter(|v| !v.is_nan());
+                Some(Stats {
+                    sum: Number::F64(values.iter().map(|value| value.to_f64()).sum()),
+                    min: Number::F32(numbers.clone().fold(f32::NAN, f32::min)),
+                    max: Number::F32(numbers.fold(f32::NAN, f32::max)),
+                    nans: values.iter().filter(|value| value.is_nan()).count(),
+                })
+            }
+
+            fn into_data(values: Vec<Self>) -> HostData {
+                HostData::$variant(values)
+            }
+
+            fn slice(data: &HostData) -> Option<&[Self]> {
+                match data {
+                    HostData::$variant(values) => Some(values),
+                    _ => None,
+                }
+            }
+
+            fn json(values: &[Self]) -> Json {
+                json!(values.iter().map(|value| value.to_f32()).collect::<Vec<_>>())
+            }
+        }
+    )*};
+}
+
+half_element! {
+    f16 => F16;
+    bf16 => BF16;
 }
 
 float_element! {
@@ -306,11 +412,14 @@ pub(super) fn parse_typed<T: HostElement>(text: &str) -> Result<T, String> {
 fn int_range(ty: ElemType) -> (i128, i128) {
     match ty {
         ElemType::U8 => (0, u8::MAX.into()),
+        ElemType::I8 => (i8::MIN.into(), i8::MAX.into()),
+        ElemType::U16 => (0, u16::MAX.into()),
+        ElemType::I16 => (i16::MIN.into(), i16::MAX.into()),
         ElemType::I32 => (i32::MIN.into(), i32::MAX.into()),
         ElemType::U32 => (0, u32::MAX.into()),
         ElemType::U64 => (0, u64::MAX.into()),
         ElemType::I64 => (i64::MIN.into(), i64::MAX.into()),
-        ElemType::F32 | ElemType::F64 => (0, 0),
+        ElemType::F16 | ElemType::BF16 | ElemType::F32 | ElemType::F64 => (0, 0),
     }
 }
 
@@ -332,6 +441,11 @@ impl HostData {
     pub fn ty(&self) -> ElemType {
         match self {
             Self::U8(_) => ElemType::U8,
+            Self::I8(_) => ElemType::I8,
+            Self::U16(_) => ElemType::U16,
+            Self::I16(_) => ElemType::I16,
+            Self::F16(_) => ElemType::F16,
+            Self::BF16(_) => ElemType::BF16,
             Self::I32(_) => ElemType::I32,
             Self::U32(_) => ElemType::U32,
             Self::U64(_) => ElemType::U64,
@@ -375,7 +489,7 @@ impl HostData {
     }
 
     pub(super) fn to_json(&self) -> Json {
-        with_data!(self, values => json!(values))
+        with_data!(self, values => HostElement::json(values))
     }
 }
 

@@ -25,7 +25,7 @@ pub mod run;
 pub mod signature;
 
 pub use args::{ArgKind, ArgSpec, ArgValueSpec, BufferSpec, Fill, HostArg, Scalar, SpecError};
-pub use cli::{CheckArgs, HELP, parse_dim3, parse_seconds};
+pub use cli::{CheckArgs, HELP, Show, parse_dim3, parse_seconds};
 pub use data::{ElemType, HostData, HostElement, Number, Stats};
 pub use front::Program;
 pub use report::{CheckReport, SHOWN_ELEMENTS};
@@ -41,11 +41,17 @@ pub const MAX_BUFFER_BYTES: usize = 4 << 30;
 pub enum CheckError {
     #[error("cannot read {path}: {message}")]
     Read { path: String, message: String },
-    #[error("{path} has no kernel named `{entry}`; {hint}")]
-    UnknownEntry {
+    /// `--entry` does not name one kernel: the sentence says what it names and what to write.
+    #[error("{0}")]
+    Entry(String),
+    /// The kernel needs something `check` cannot give it; the sentence says what and why.
+    #[error("{0}")]
+    Refused(String),
+    #[error("{path} does not compile (NVRTC's log follows):\n{log}{}", notes.iter().map(|note| format!("\n{note}")).collect::<String>())]
+    Compile {
         path: String,
-        entry: String,
-        hint: String,
+        log: String,
+        notes: Vec<String>,
     },
     #[error("{entry} takes {expected} argument{} ({params}), but {given} --arg {} given", plural(.expected), was_or_were(.given))]
     ArgCount {
@@ -54,7 +60,8 @@ pub enum CheckError {
         given: usize,
         params: String,
     },
-    #[error("--arg {index} (`{arg}`) does not fit parameter {index} of {entry}: {param}")]
+    /// `param` begins with the C++ declaration where known: `(\`int *x\`) of k: PTX .u64, …`.
+    #[error("--arg {index} (`{arg}`) does not fit parameter {index}{param}")]
     ArgType {
         index: usize,
         arg: String,
@@ -67,8 +74,8 @@ pub enum CheckError {
         spec: String,
         reason: String,
     },
-    #[error("--show {index}: {reason}")]
-    Show { index: usize, reason: String },
+    #[error("--show {target}: {reason}")]
+    Show { target: String, reason: String },
     #[error(transparent)]
     Harness(#[from] HarnessError),
 }

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value as Json, json};
 
 use super::args::{ArgSpec, ArgValueSpec, HostArg};
+use super::front::left_out_list;
 use super::run::{Kernel, Outcome};
 use crate::backend::BackendKind;
 use crate::device::{EmuSettings, FindingKind, Schedule, WarpSyncProblem};
@@ -88,6 +89,18 @@ impl CheckReport<'_> {
         )
     }
 
+    /// What the front end left out of a whole program, and how the file can say so itself.
+    fn host_code_line(&self) -> Option<String> {
+        let left_out = self.kernel.left_out();
+        if left_out.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "host code left out (NVRTC compiles device code only): {}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif",
+            left_out_list(left_out)
+        ))
+    }
+
     fn checkers_line(&self) -> String {
         let Some(settings) = self.emu else {
             return "checkers: not run; racecheck, synccheck and memcheck run on the emulator only (--backend emu)"
@@ -129,6 +142,9 @@ impl CheckReport<'_> {
         };
         line(&self.banner);
         line(&self.launch_line());
+        if let Some(host) = self.host_code_line() {
+            line(&host);
+        }
         for (index, spec) in self.specs.iter().enumerate() {
             let label = spec.label(index);
             let shown = match &spec.value {
@@ -266,6 +282,12 @@ impl CheckReport<'_> {
             "launch": {
                 "file": self.kernel.source.path,
                 "entry": self.kernel.source.entry,
+                "host_code_left_out": self
+                    .kernel
+                    .left_out()
+                    .iter()
+                    .map(|left| json!({ "what": left.what, "lines": [left.lines.0, left.lines.1] }))
+                    .collect::<Vec<_>>(),
                 "grid": shape.grid.as_array(),
                 "block": shape.block.as_array(),
                 "shared_bytes": shape.dynamic_shared_bytes,

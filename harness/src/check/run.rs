@@ -4,6 +4,7 @@ use super::args::{ArgKind, HostArg, Scalar};
 use super::cli::CheckArgs;
 use super::data::{HostData, HostElement};
 use super::front::Program;
+use super::front::source::LeftOut;
 use super::signature::EntrySignature;
 use super::{CheckError, Result};
 use crate::device::{Arg, Buffer, Device, Finding, FindingKind};
@@ -15,6 +16,11 @@ use crate::launch::LaunchShape;
 pub struct Kernel {
     pub(super) source: KernelSource,
     pub(super) signature: EntrySignature,
+    /// Host code the front end left out of what NVRTC compiled.
+    pub(super) left_out: Vec<LeftOut>,
+    /// The C++ parameters, one per PTX parameter (`int *x`, or `float const*` when read back
+    /// from a mangled name); empty when they could not be told.
+    pub(super) cpp_params: Vec<String>,
 }
 
 /// An argument on the device.
@@ -67,6 +73,11 @@ impl Kernel {
         &self.signature
     }
 
+    /// Host code the front end left out of what NVRTC compiled.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.left_out
+    }
+
     /// Checks count and types of `args` against the PTX parameters: the cuda backend passes
     /// them to the driver as they are, and a mismatch there is undefined behaviour.
     pub fn check_args(&self, args: impl ExactSizeIterator<Item = (ArgKind, String)>) -> Result<()> {
@@ -74,11 +85,13 @@ impl Kernel {
         if args.len() != params.len() {
             let types: Vec<_> = params.iter().map(|param| param.ptx_type.as_str()).collect();
             return Err(CheckError::ArgCount {
-                entry: self.signature.name.clone(),
+                entry: self.source.entry.to_string(),
                 expected: params.len(),
                 given: args.len(),
                 params: if types.is_empty() {
                     "none".to_string()
+                } else if self.cpp_params.len() == params.len() {
+                    format!("{}; PTX {}", self.cpp_params.join(", "), types.join(", "))
                 } else {
                     format!("PTX {}", types.join(", "))
                 },
@@ -86,11 +99,15 @@ impl Kernel {
         }
         for (index, ((kind, text), param)) in args.zip(params).enumerate() {
             if !param.accepts(kind) {
+                let declared = self
+                    .cpp_params
+                    .get(index)
+                    .map_or(String::new(), |cpp| format!(" (`{cpp}`)"));
                 return Err(CheckError::ArgType {
                     index,
                     arg: text,
-                    entry: self.signature.name.clone(),
-                    param: param.describe(),
+                    entry: self.source.entry.to_string(),
+                    param: format!("{declared} of {}: {}", self.source.entry, param.describe()),
                 });
             }
         }
@@ -151,7 +168,7 @@ pub struct Prepared {
 
 pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
     let shown = args.shown()?;
-    let program = Program::load(&args.file)?;
+    let program = Program::load(&args.file, &args.compile_flags())?;
     let kernel = program.kernel(&args.entry)?;
     kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
     let host_args = args

@@ -1,6 +1,7 @@
 //! The kernels a PTX module defines and the parameters each takes, which `--arg` is checked against.
 
 use super::args::ArgKind;
+use super::data::ElemType;
 
 /// How a PTX parameter holds its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +34,8 @@ impl Param {
                     ParamClass::Int => !ty.is_float(),
                     ParamClass::Float => ty.is_float(),
                     ParamClass::Bits => true,
-                    ParamClass::Aggregate => false,
+                    // `__half` and `__nv_bfloat16` are 2-byte structs passed by value.
+                    ParamClass::Aggregate => matches!(ty, ElemType::F16 | ElemType::BF16),
                 };
                 class_fits && self.bytes == ty.size()
             }
@@ -43,6 +45,9 @@ impl Param {
     pub(super) fn describe(&self) -> String {
         let ty = &self.ptx_type;
         match (self.class, self.bytes) {
+            (ParamClass::Aggregate, 2) => {
+                "a 2-byte struct such as __half (pass f16=… or bf16=…)".to_string()
+            }
             (ParamClass::Aggregate, bytes) => {
                 format!("a {bytes}-byte struct, which check cannot pass (only scalars and buffers)")
             }
@@ -56,9 +61,14 @@ impl Param {
                 format!("PTX .{ty}, 64 bits (pass a buffer or a 64-bit scalar)")
             }
             (ParamClass::Bits, 4) => format!("PTX .{ty}, 32 bits (pass u32, i32 or f32)"),
-            (_, bytes) => format!(
-                "PTX .{ty}, a {bytes}-byte scalar (char, short, bool), which check cannot pass yet"
-            ),
+            (ParamClass::Int, 2) => format!("PTX .{ty}, a 16-bit integer (pass u16=… or i16=…)"),
+            (ParamClass::Int, 1) => {
+                format!("PTX .{ty}, an 8-bit integer or bool (pass u8=… or i8=…)")
+            }
+            (ParamClass::Float | ParamClass::Bits, 2) => {
+                format!("PTX .{ty}, 16 bits (pass f16=…, bf16=…, u16=… or i16=…)")
+            }
+            (_, bytes) => format!("PTX .{ty}, a {bytes}-byte scalar"),
         }
     }
 }
@@ -126,7 +136,6 @@ fn parse_param(declaration: &str) -> Option<Param> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::data::ElemType;
 
     #[test]
     fn ptx_signatures_give_entries_and_parameter_classes() {

@@ -1,0 +1,184 @@
+//! Where NVRTC finds headers: the file's own folder, `-I` folders, the CUDA headers (as nvcc
+//! would find them), and small stand-ins for the C and C++ standard headers kernels include.
+//!
+//! NVRTC ships no standard library: `#include <cassert>` fails with "cannot open source file".
+//! Device code needs little of it, and NVRTC already knows `printf`, `malloc`, `memcpy` and
+//! `__assertfail`; the stand-ins below give the rest from libcu++ (`cuda/std/…`, in the CUDA
+//! headers) under the names people include.
+
+use std::path::{Path, PathBuf};
+
+use super::source::Include;
+use crate::nvrtc;
+
+/// Standard headers NVRTC lacks, as NVRTC takes them from memory: (name, contents).
+pub const STANDARD_HEADERS: &[(&str, &str)] = &[
+    ("cassert", ASSERT),
+    ("assert.h", ASSERT),
+    ("cstdio", STDIO),
+    ("stdio.h", STDIO),
+    ("cstdint", CSTDINT),
+    ("stdint.h", CSTDINT),
+    ("climits", CLIMITS),
+    ("limits.h", CLIMITS),
+    ("cfloat", CFLOAT),
+    ("float.h", CFLOAT),
+    ("cmath", CMATH),
+    ("math.h", CMATH),
+    ("cstddef", CSTDDEF),
+    ("stddef.h", CSTDDEF),
+    ("cstdlib", CSTDLIB),
+    ("stdlib.h", CSTDLIB),
+    ("cstring", CSTRING),
+    ("string.h", CSTRING),
+];
+
+/// No include guard, as in C: each inclusion looks at `NDEBUG` again. A failed assert calls
+/// `__assertfail` with the function's full signature, as CUDA's own `assert` does on the device.
+const ASSERT: &str = "\
+#undef assert
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#else
+#define assert(e) (static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))
+#endif
+";
+
+const STDIO: &str =
+    "#pragma once\n// printf is built into NVRTC; nothing else of <cstdio> runs on the device.\n";
+
+const CSTRING: &str = "#pragma once\n// memcpy and memset are built into NVRTC for device code.\n";
+
+const CSTDINT: &str = "\
+#pragma once
+#include <cuda/std/cstdint>
+namespace std {
+using cuda::std::int8_t; using cuda::std::int16_t; using cuda::std::int32_t; using cuda::std::int64_t;
+using cuda::std::uint8_t; using cuda::std::uint16_t; using cuda::std::uint32_t; using cuda::std::uint64_t;
+using cuda::std::intptr_t; using cuda::std::uintptr_t; using cuda::std::intmax_t; using cuda::std::uintmax_t;
+}
+";
+
+const CLIMITS: &str = "#pragma once\n#include <cuda/std/climits>\n";
+
+const CFLOAT: &str = "\
+#pragma once
+#define FLT_MAX __FLT_MAX__
+#define FLT_MIN __FLT_MIN__
+#define FLT_EPSILON __FLT_EPSILON__
+#define FLT_DIG __FLT_DIG__
+#define FLT_MANT_DIG __FLT_MANT_DIG__
+#define DBL_MAX __DBL_MAX__
+#define DBL_MIN __DBL_MIN__
+#define DBL_EPSILON __DBL_EPSILON__
+#define DBL_DIG __DBL_DIG__
+#define DBL_MANT_DIG __DBL_MANT_DIG__
+";
+
+const CMATH: &str = "\
+#pragma once
+// sqrtf, expf, fabsf, … are built into NVRTC; std:: overloads come from libcu++.
+#include <cuda/std/cmath>
+namespace std {
+using cuda::std::abs; using cuda::std::fabs; using cuda::std::sqrt; using cuda::std::cbrt;
+using cuda::std::exp; using cuda::std::exp2; using cuda::std::expm1; using cuda::std::log;
+using cuda::std::log2; using cuda::std::log10; using cuda::std::log1p; using cuda::std::pow;
+using cuda::std::sin; using cuda::std::cos; using cuda::std::tan; using cuda::std::asin;
+using cuda::std::acos; using cuda::std::atan; using cuda::std::atan2; using cuda::std::sinh;
+using cuda::std::cosh; using cuda::std::tanh; using cuda::std::floor; using cuda::std::ceil;
+using cuda::std::round; using cuda::std::trunc; using cuda::std::fmin; using cuda::std::fmax;
+using cuda::std::hypot; using cuda::std::isnan; using cuda::std::isinf; using cuda::std::isfinite;
+using cuda::std::signbit; using cuda::std::copysign;
+}
+";
+
+const CSTDDEF: &str = "\
+#pragma once
+#include <cuda/std/cstddef>
+namespace std {
+using cuda::std::size_t; using cuda::std::ptrdiff_t; using cuda::std::nullptr_t; using cuda::std::max_align_t;
+}
+";
+
+const CSTDLIB: &str = "#pragma once\n// malloc and free are built into NVRTC for device code.\n#include <cuda/std/cstdlib>\n";
+
+/// The folders NVRTC searches, in order, and why each is there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPath {
+    /// The `.cu` file's own folder, where `#include "mine.h"` looks first.
+    pub file_dir: PathBuf,
+    /// `-I` folders, in the order given.
+    pub user_dirs: Vec<PathBuf>,
+    /// The CUDA headers: see [`nvrtc::cuda_include_dirs`].
+    pub cuda_dirs: Vec<PathBuf>,
+}
+
+impl SearchPath {
+    pub fn new(file: &Path, user_dirs: &[PathBuf]) -> Self {
+        let file_dir = match file.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        Self {
+            file_dir,
+            user_dirs: user_dirs.to_vec(),
+            cuda_dirs: nvrtc::cuda_include_dirs().to_vec(),
+        }
+    }
+
+    /// Every folder, in NVRTC's search order.
+    pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        std::iter::once(&self.file_dir)
+            .chain(&self.user_dirs)
+            .chain(&self.cuda_dirs)
+    }
+
+    /// `-I` options for NVRTC.
+    pub fn options(&self) -> Vec<String> {
+        self.dirs()
+            .map(|dir| format!("-I{}", dir.display()))
+            .collect()
+    }
+
+    /// Whether NVRTC will find `include`: a standard stand-in, or a file in one of the folders.
+    pub fn finds(&self, include: &Include) -> bool {
+        STANDARD_HEADERS
+            .iter()
+            .any(|(name, _)| *name == include.name)
+            || self.dirs().any(|dir| dir.join(&include.name).is_file())
+    }
+
+    /// The folders as an error message lists them.
+    pub fn describe(&self) -> String {
+        let cuda = if self.cuda_dirs.is_empty() {
+            format!(
+                "no CUDA headers (a toolkit under CUDA_PATH or /usr/local/cuda, or `pip install {} {}`)",
+                nvrtc::PINNED_RUNTIME,
+                nvrtc::PINNED_CCCL
+            )
+        } else {
+            display_dirs(&self.cuda_dirs)
+        };
+        let mut parts = vec![format!("{} (the file's folder)", self.file_dir.display())];
+        if !self.user_dirs.is_empty() {
+            parts.push(format!("{} (-I)", display_dirs(&self.user_dirs)));
+        }
+        parts.push(cuda);
+        parts.join(", ")
+    }
+}
+
+fn display_dirs(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|dir| dir.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The stand-ins as NVRTC takes them.
+pub fn standard_headers() -> Vec<(String, String)> {
+    STANDARD_HEADERS
+        .iter()
+        .map(|(name, text)| ((*name).to_string(), (*text).to_string()))
+        .collect()
+}

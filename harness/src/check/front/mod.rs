@@ -1,0 +1,251 @@
+//! The front end: a `.cu` file as people write it, compiled by NVRTC, and the kernel the user
+//! names in it.
+//!
+//! - [`source`]: what the file holds at namespace scope, and its device part (host code blanked,
+//!   lines kept).
+//! - [`headers`]: where NVRTC looks for headers, and stand-ins for the standard ones.
+//! - [`names`]: C++ kernel names (`ns::k`, `reduce<float, 256>`, `scale(float*, int)`) and
+//!   what to say when one does not name a kernel.
+
+pub mod headers;
+pub mod names;
+pub mod source;
+
+use std::path::{Path, PathBuf};
+
+use self::headers::SearchPath;
+use self::names::EntryName;
+use self::source::{LeftOut, Scan};
+use super::run::Kernel;
+use super::signature::{EntrySignature, entry_signatures};
+use super::{CheckError, Result};
+use crate::error::HarnessError;
+use crate::kernel::{KernelSource, OwnBuild};
+use crate::nvrtc::{self, EMU_ARCH, Extras};
+
+/// The C++ standard NVRTC compiles with (`--std`); NVRTC's default is C++17.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CppStd {
+    #[value(name = "c++17")]
+    Cpp17,
+    #[value(name = "c++20")]
+    Cpp20,
+}
+
+impl CppStd {
+    fn option(self) -> &'static str {
+        match self {
+            Self::Cpp17 => "-std=c++17",
+            Self::Cpp20 => "-std=c++20",
+        }
+    }
+}
+
+/// How to compile a file, from the command line: `-I`, `-D`, `--std`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompileFlags {
+    pub include_dirs: Vec<PathBuf>,
+    /// `NAME` or `NAME=VALUE`.
+    pub defines: Vec<String>,
+    pub std: Option<CppStd>,
+}
+
+/// A `.cu` file read by the front end: its device part and how NVRTC is to compile it. NVRTC
+/// runs when a kernel is asked for ([`Program::kernel`]), once on the usual path, because the
+/// kernel's name goes into the compilation (it may instantiate a template).
+#[derive(Debug, Clone)]
+pub struct Program {
+    path: &'static str,
+    /// The device part of the file: what NVRTC compiles.
+    source: &'static str,
+    extras: Extras,
+    search: SearchPath,
+    scan: Scan,
+    left_out: Vec<LeftOut>,
+}
+
+impl Program {
+    /// Reads `path` (relative to the working directory; reports name it as given).
+    pub fn load(path: &str, flags: &CompileFlags) -> Result<Self> {
+        let source = std::fs::read_to_string(path).map_err(|error| CheckError::Read {
+            path: path.to_string(),
+            message: error.to_string(),
+        })?;
+        Ok(Self::new(path, source, flags))
+    }
+
+    /// `source` under the name `path`, so NVRTC's errors and the checkers' reports say
+    /// `path:LINE` and `#include "…"` looks in `path`'s folder. Host code is left out here (see
+    /// [`source::device_part`]). The strings are leaked: [`crate::Device::launch`] keys kernels
+    /// by `&'static str`, and a program lives as long as the one-shot run that loads it.
+    pub fn new(path: &str, source: String, flags: &CompileFlags) -> Self {
+        let scan = source::scan(&source);
+        let search = SearchPath::new(Path::new(path), &flags.include_dirs);
+        let part = source::device_part(&source, &scan, |include| search.finds(include));
+        let mut options = search.options();
+        options.extend(flags.defines.iter().map(|define| format!("-D{define}")));
+        options.extend(flags.std.map(|std| std.option().to_string()));
+        Self {
+            path: Box::leak(path.to_string().into_boxed_str()),
+            source: Box::leak(part.source.into_boxed_str()),
+            extras: Extras {
+                options,
+                headers: headers::standard_headers(),
+                name_expressions: Vec::new(),
+            },
+            search,
+            scan,
+            left_out: part.left_out,
+        }
+    }
+
+    pub fn path(&self) -> &str {
+        self.path
+    }
+
+    /// What the file declares, as the front end read it.
+    pub fn scan(&self) -> &Scan {
+        &self.scan
+    }
+
+    /// The host code left out of what NVRTC compiles.
+    pub fn left_out(&self) -> &[LeftOut] {
+        &self.left_out
+    }
+
+    /// The kernels NVRTC makes of the file without naming one, by their PTX (for C++ kernels,
+    /// mangled) names: templates that nothing instantiates are not among them.
+    pub fn entries(&self) -> Result<Vec<EntrySignature>> {
+        let compiled = nvrtc::compile_with(self.path, self.source, EMU_ARCH, &self.extras)
+            .map_err(|error| self.compile_error(error))?;
+        Ok(entry_signatures(&compiled.ptx))
+    }
+
+    /// Compiles the file with the kernel `entry` names, as a user writes it: `sum`, `ns::sum`,
+    /// `reduce<float, 256>` (instantiated here), `scale(float*, int)`. The error says what to
+    /// write instead: the kernels there are, an overload's candidates, a template's parameters.
+    pub fn kernel(&self, entry: &str) -> Result<Kernel> {
+        nvrtc::require_nvrtc()?;
+        let name = EntryName::parse(entry).map_err(CheckError::Entry)?;
+        let mut extras = self.extras.clone();
+        extras.name_expressions = vec![name.expression()];
+        let compiled = match nvrtc::compile_with(self.path, self.source, EMU_ARCH, &extras) {
+            Ok(compiled) => compiled,
+            Err(HarnessError::Compile { path, log }) => {
+                // Compiled again without the name: either the file itself does not compile
+                // (that log, free of the name's lines, is the one to show), or the name is wrong
+                // and the kernels there are make the hint, or the file compiles and the
+                // instance the name asks for does not (a template's body): then this log.
+                let entries = self.entries()?;
+                let only_the_name = log
+                    .lines()
+                    .filter(|line| line.contains("error:"))
+                    .all(|line| line.starts_with("__nv_name_map"));
+                if only_the_name {
+                    return Err(self.refusal(&name, &log, &entries));
+                }
+                return Err(self.compile_error(HarnessError::Compile { path, log }));
+            }
+            Err(other) => return Err(other.into()),
+        };
+        let entries = entry_signatures(&compiled.ptx);
+        let symbol = compiled.lowered_names.first().cloned().unwrap_or_default();
+        let Some(signature) = entries.iter().find(|signature| signature.name == symbol) else {
+            return Err(self.refusal(&name, "", &entries));
+        };
+        let signature = signature.clone();
+        if needs_cooperative_launch(&compiled.ptx, &symbol) {
+            return Err(CheckError::Refused(format!(
+                "{} synchronises the whole grid (cooperative_groups::this_grid().sync()), which needs a cooperative launch (cudaLaunchCooperativeKernel, every block resident at once); check launches kernels the ordinary way, where a GPU traps at that sync: split the kernel at the grid sync into two launches",
+                name.text
+            )));
+        }
+        let cpp_params = names::params_of(&signature.name, &self.scan);
+        let build = OwnBuild {
+            extras,
+            symbol,
+            emulator_ptx: compiled.ptx,
+        };
+        Ok(Kernel {
+            cpp_params: if cpp_params.len() == signature.params.len() {
+                cpp_params
+            } else {
+                Vec::new()
+            },
+            source: KernelSource {
+                path: self.path,
+                entry: Box::leak(name.text.into_boxed_str()),
+                source: self.source,
+                committed_ptx: "",
+                own: Some(Box::leak(Box::new(build))),
+            },
+            signature,
+            left_out: self.left_out.clone(),
+        })
+    }
+
+    fn refusal(&self, name: &EntryName, log: &str, entries: &[EntrySignature]) -> CheckError {
+        let entry_names: Vec<String> = entries.iter().map(|entry| entry.name.clone()).collect();
+        CheckError::Entry(names::explain_refusal(
+            name,
+            self.path,
+            log,
+            &self.scan,
+            &entry_names,
+        ))
+    }
+
+    fn compile_error(&self, error: HarnessError) -> CheckError {
+        compile_error(error, &self.left_out, &self.search)
+    }
+}
+
+/// Whether the kernel `symbol` reads the grid's barrier workspace (`%envreg1`, `%envreg2`), which
+/// only a cooperative launch sets up: `this_grid().sync()` compiles to that, and to a `trap`
+/// when it finds none.
+fn needs_cooperative_launch(ptx: &str, symbol: &str) -> bool {
+    let Some(start) = ptx.find(&format!(".entry {symbol}(")) else {
+        return false;
+    };
+    let body = &ptx[start..];
+    let end = body[1..]
+        .find("\n.visible")
+        .or_else(|| body[1..].find("\n.weak"))
+        .or_else(|| body[1..].find("\n.entry"))
+        .map_or(body.len(), |end| end + 1);
+    let body = &body[..end];
+    body.contains("%envreg1") || body.contains("%envreg2")
+}
+
+/// NVRTC's log, and notes on what the front end did that may explain it.
+fn compile_error(error: HarnessError, left_out: &[LeftOut], search: &SearchPath) -> CheckError {
+    let HarnessError::Compile { path, log } = error else {
+        return error.into();
+    };
+    let mut notes = Vec::new();
+    if !left_out.is_empty() {
+        notes.push(format!(
+            "note: NVRTC compiles device code only, so check left out {}; if the error is in host code it kept, wrap that code in #ifndef __CUDACC_RTC__ … #endif",
+            left_out_list(left_out)
+        ));
+    }
+    let left_out_an_include = left_out
+        .iter()
+        .any(|left| left.what.starts_with("#include"));
+    if log.contains("cannot open source file") || left_out_an_include {
+        notes.push(format!(
+            "note: NVRTC looked for headers in {}; add a folder with -I DIR",
+            search.describe()
+        ));
+    }
+    CheckError::Compile { path, log, notes }
+}
+
+/// `#include <iostream> (line 2), main (lines 38–42)`.
+pub fn left_out_list(left_out: &[LeftOut]) -> String {
+    left_out
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

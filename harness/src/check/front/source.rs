@@ -1,0 +1,923 @@
+//! What a `.cu` file holds at namespace scope, found without a compiler: its functions (kernels,
+//! device functions, host functions) and its `#include`s, each with its lines.
+//!
+//! NVRTC compiles device code only, and most `.cu` files people have are whole programs: a kernel
+//! and the `main` that launches it. [`device_part`] blanks the host functions (and, in such a
+//! file, the includes NVRTC cannot find, such as `<iostream>`) with spaces, keeping every newline,
+//! so NVRTC's errors and the checkers' reports still name the lines of the file as written.
+//! Code the file itself already keeps from NVRTC (`#ifndef __CUDACC_RTC__`, `#if 0`) is left
+//! alone.
+
+use std::ops::Range;
+
+/// What a function is to NVRTC, from its declaration specifiers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionKind {
+    /// `__global__`.
+    Kernel,
+    /// `__device__`, with or without `__host__`.
+    Device,
+    /// Neither: host code, which device code cannot call.
+    Host,
+}
+
+/// A function declared or defined at namespace scope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Function {
+    pub kind: FunctionKind,
+    /// Qualified by its namespaces: `ns::kernel`.
+    pub name: String,
+    /// `template <typename T, int BLOCK>` when it is a template.
+    pub template: Option<String>,
+    /// The parameter list as written, without the parentheses.
+    pub params: String,
+    /// 1-based first and last line.
+    pub lines: (u32, u32),
+    /// Whether it has a body (a definition) rather than ending in `;`.
+    pub defined: bool,
+    span: Range<usize>,
+}
+
+impl Function {
+    /// `template <typename T> reduce(const T *in, int n)`: how a hint shows it.
+    pub fn signature(&self) -> String {
+        let params = collapse_spaces(&self.params);
+        match &self.template {
+            Some(template) => format!("{} {}({params})", collapse_spaces(template), self.name),
+            None => format!("{}({params})", self.name),
+        }
+    }
+}
+
+/// One `#include` line NVRTC will read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Include {
+    /// As written between the quotes or angle brackets.
+    pub name: String,
+    /// `<…>` rather than `"…"`.
+    pub angled: bool,
+    pub line: u32,
+    span: Range<usize>,
+}
+
+/// Everything [`scan`] found, in source order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scan {
+    pub functions: Vec<Function>,
+    pub includes: Vec<Include>,
+}
+
+impl Scan {
+    pub fn kernels(&self) -> impl Iterator<Item = &Function> {
+        self.functions
+            .iter()
+            .filter(|function| function.kind == FunctionKind::Kernel)
+    }
+
+    /// Host functions that NVRTC would see (not guarded out by the file itself).
+    pub fn host_functions(&self) -> impl Iterator<Item = &Function> {
+        self.functions
+            .iter()
+            .filter(|function| function.kind == FunctionKind::Host)
+    }
+}
+
+/// A piece of the file left out of what NVRTC compiles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    /// `main`, or `#include <iostream>`.
+    pub what: String,
+    pub lines: (u32, u32),
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.lines {
+            (first, last) if first == last => write!(f, "{} (line {first})", self.what),
+            (first, last) => write!(f, "{} (lines {first}–{last})", self.what),
+        }
+    }
+}
+
+/// The source NVRTC should compile, and what was blanked out of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DevicePart {
+    pub source: String,
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Blanks the host functions of `source`, and, when there are any, the includes for which
+/// `found` says no (host headers such as `<iostream>` or a sample's `helper_cuda.h`). A file
+/// with no host code comes back unchanged, so NVRTC reports a missing header itself.
+pub fn device_part(source: &str, scan: &Scan, found: impl Fn(&Include) -> bool) -> DevicePart {
+    let mut spans: Vec<(Range<usize>, LeftOut)> = scan
+        .host_functions()
+        .map(|function| {
+            let what = if function.defined {
+                function.name.clone()
+            } else {
+                format!("the declaration of {}", function.name)
+            };
+            (
+                function.span.clone(),
+                LeftOut {
+                    what,
+                    lines: function.lines,
+                },
+            )
+        })
+        .collect();
+    if spans
+        .iter()
+        .any(|(_, left)| !left.what.starts_with("the declaration"))
+    {
+        for include in scan.includes.iter().filter(|include| !found(include)) {
+            let (open, close) = if include.angled {
+                ('<', '>')
+            } else {
+                ('"', '"')
+            };
+            spans.push((
+                include.span.clone(),
+                LeftOut {
+                    what: format!("#include {open}{}{close}", include.name),
+                    lines: (include.line, include.line),
+                },
+            ));
+        }
+    }
+    spans.sort_by_key(|(span, _)| span.start);
+    let mut bytes = source.as_bytes().to_vec();
+    for (span, _) in &spans {
+        for byte in &mut bytes[span.clone()] {
+            if *byte != b'\n' {
+                *byte = b' ';
+            }
+        }
+    }
+    // Only ASCII bytes outside newlines became spaces and whole characters were covered (spans
+    // start and end on ASCII), so the text stays UTF-8; fall back to the original otherwise.
+    let source = String::from_utf8(bytes).unwrap_or_else(|_| source.to_string());
+    DevicePart {
+        source,
+        left_out: spans.into_iter().map(|(_, left)| left).collect(),
+    }
+}
+
+fn collapse_spaces(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What an open `{` at namespace scope began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Scope {
+    Namespace(String),
+    /// `extern "C" { … }`: its contents are at namespace scope.
+    Linkage,
+    /// A function body: `start` is where its declaration began.
+    Function {
+        start: usize,
+        header: String,
+    },
+    /// A class body, an initializer, anything else: skipped whole.
+    Other,
+}
+
+/// A `#if` group and whether NVRTC compiles the current branch of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Conditional {
+    /// Whether the branch being read is compiled by NVRTC, as far as the file says.
+    active: bool,
+    /// The condition is about `__CUDACC_RTC__` (or `0`), so `#else` flips it.
+    known: bool,
+}
+
+/// Scans `source` for functions and includes at namespace scope. Tolerant: anything it does not
+/// understand is skipped, never an error (NVRTC has the last word on what compiles).
+pub fn scan(source: &str) -> Scan {
+    Scanner::new(source).run()
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+    /// Byte offset where each line starts.
+    line_starts: Vec<usize>,
+    scopes: Vec<Scope>,
+    /// Significant text of the declaration being read at namespace scope (comments and
+    /// preprocessor lines left out), and where it began.
+    header: String,
+    header_start: Option<usize>,
+    conditionals: Vec<Conditional>,
+    /// Macros that stand for `__device__` or `__global__`, e.g. `#define HD __host__ __device__`.
+    device_macros: Vec<(String, FunctionKind)>,
+    found: Scan,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(text: &'a str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, byte)| *byte == b'\n')
+                .map(|(index, _)| index + 1),
+        );
+        Self {
+            text,
+            bytes: text.as_bytes(),
+            at: 0,
+            line_starts,
+            scopes: Vec::new(),
+            header: String::new(),
+            header_start: None,
+            conditionals: Vec::new(),
+            device_macros: Vec::new(),
+            found: Scan::default(),
+        }
+    }
+
+    fn line_of(&self, offset: usize) -> u32 {
+        let index = self.line_starts.partition_point(|&start| start <= offset);
+        u32::try_from(index).unwrap_or(u32::MAX)
+    }
+
+    fn at_namespace_scope(&self) -> bool {
+        self.scopes
+            .iter()
+            .all(|scope| matches!(scope, Scope::Namespace(_) | Scope::Linkage))
+    }
+
+    fn compiled(&self) -> bool {
+        self.conditionals
+            .iter()
+            .all(|conditional| conditional.active)
+    }
+
+    fn at_line_start(&self) -> bool {
+        self.bytes[..self.at]
+            .iter()
+            .rev()
+            .take_while(|byte| **byte != b'\n')
+            .all(|byte| byte.is_ascii_whitespace())
+    }
+
+    fn run(mut self) -> Scan {
+        while self.at < self.bytes.len() {
+            let byte = self.bytes[self.at];
+            if byte == b'#' && self.at_line_start() {
+                self.directive();
+                continue;
+            }
+            if !self.compiled() {
+                self.at += 1;
+                continue;
+            }
+            match byte {
+                b'/' if self.bytes.get(self.at + 1) == Some(&b'/') => self.skip_line_comment(),
+                b'/' if self.bytes.get(self.at + 1) == Some(&b'*') => self.skip_block_comment(),
+                b'"' | b'\'' => self.literal(byte),
+                b'{' => self.open_brace(),
+                b'}' => self.close_brace(),
+                b';' => self.semicolon(),
+                _ => {
+                    if self.at_namespace_scope() {
+                        if !byte.is_ascii_whitespace() && self.header_start.is_none() {
+                            self.header_start = Some(self.at);
+                        }
+                        self.push_header_char();
+                        continue;
+                    }
+                    self.at += 1;
+                }
+            }
+        }
+        self.found
+    }
+
+    /// Appends the (possibly multi-byte) character at `at` to the header and moves past it.
+    fn push_header_char(&mut self) {
+        let rest = &self.text[self.at..];
+        let Some(character) = rest.chars().next() else {
+            self.at += 1;
+            return;
+        };
+        self.header.push(character);
+        self.at += character.len_utf8();
+    }
+
+    fn skip_line_comment(&mut self) {
+        while self.at < self.bytes.len() && self.bytes[self.at] != b'\n' {
+            self.at += 1;
+        }
+        if self.at_namespace_scope() {
+            self.header.push(' ');
+        }
+    }
+
+    fn skip_block_comment(&mut self) {
+        let end = self.text[self.at + 2..]
+            .find("*/")
+            .map_or(self.bytes.len(), |found| self.at + 2 + found + 2);
+        self.at = end;
+        if self.at_namespace_scope() {
+            self.header.push(' ');
+        }
+    }
+
+    /// A string or character literal; a `'` between digits is C++14's digit separator.
+    fn literal(&mut self, quote: u8) {
+        if quote == b'\''
+            && self.at > 0
+            && self.bytes[self.at - 1].is_ascii_alphanumeric()
+            && self
+                .bytes
+                .get(self.at + 1)
+                .is_some_and(u8::is_ascii_alphanumeric)
+        {
+            self.at += 1;
+            return;
+        }
+        let start = self.at;
+        self.at += 1;
+        while self.at < self.bytes.len() {
+            match self.bytes[self.at] {
+                b'\\' => self.at += 2,
+                byte if byte == quote => {
+                    self.at += 1;
+                    break;
+                }
+                b'\n' => break,
+                _ => self.at += 1,
+            }
+        }
+        self.at = self.at.min(self.bytes.len());
+        if self.at_namespace_scope() {
+            if self.header_start.is_none() {
+                self.header_start = Some(start);
+            }
+            self.header.push_str(&self.text[start..self.at]);
+        }
+    }
+
+    fn reset_header(&mut self) {
+        self.header.clear();
+        self.header_start = None;
+    }
+
+    fn open_brace(&mut self) {
+        let position = self.at;
+        self.at += 1;
+        if !self.at_namespace_scope() {
+            self.scopes.push(Scope::Other);
+            return;
+        }
+        let header = std::mem::take(&mut self.header);
+        let start = self.header_start.take().unwrap_or(position);
+        let trimmed = header.trim();
+        let scope = if let Some(rest) = trimmed.strip_prefix("namespace") {
+            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+                Scope::Namespace(rest.trim().to_string())
+            } else {
+                Scope::Other
+            }
+        } else if trimmed == "extern \"C\"" || trimmed == "extern \"C++\"" {
+            Scope::Linkage
+        } else if looks_like_function(trimmed) {
+            Scope::Function { start, header }
+        } else {
+            // A class, enum or initializer: the declaration goes on after its `}` to a `;`.
+            self.header = header;
+            self.header_start = Some(start);
+            Scope::Other
+        };
+        self.scopes.push(scope);
+    }
+
+    fn close_brace(&mut self) {
+        self.at += 1;
+        let Some(scope) = self.scopes.pop() else {
+            return;
+        };
+        if !self.at_namespace_scope() {
+            return;
+        }
+        match scope {
+            Scope::Namespace(_) | Scope::Linkage => self.reset_header(),
+            Scope::Function { start, header } => {
+                self.record_function(&header, start..self.at, true);
+                self.reset_header();
+            }
+            Scope::Other => self.header.push_str(" {} "),
+        }
+    }
+
+    fn semicolon(&mut self) {
+        self.at += 1;
+        if !self.at_namespace_scope() {
+            return;
+        }
+        let header = std::mem::take(&mut self.header);
+        if let Some(start) = self.header_start.take() {
+            let trimmed = header.trim();
+            if looks_like_function(trimmed) && !trimmed.contains('{') {
+                self.record_function(trimmed, start..self.at, false);
+            }
+        }
+    }
+
+    fn record_function(&mut self, header: &str, span: Range<usize>, defined: bool) {
+        let Some(parts) = split_declaration(header) else {
+            return;
+        };
+        let kind = self.kind_of(&parts.specifiers);
+        let mut name = parts.name;
+        let namespaces: Vec<&str> = self
+            .scopes
+            .iter()
+            .filter_map(|scope| match scope {
+                Scope::Namespace(name) if !name.is_empty() => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !namespaces.is_empty() {
+            name = format!("{}::{name}", namespaces.join("::"));
+        }
+        let lines = (
+            self.line_of(span.start),
+            self.line_of(span.end.saturating_sub(1)),
+        );
+        self.found.functions.push(Function {
+            kind,
+            name,
+            template: parts.template,
+            params: parts.params,
+            lines,
+            defined,
+            span,
+        });
+    }
+
+    fn kind_of(&self, specifiers: &str) -> FunctionKind {
+        let mut kind = FunctionKind::Host;
+        for word in specifiers.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            let this = match word {
+                "__global__" => FunctionKind::Kernel,
+                "__device__" => FunctionKind::Device,
+                _ => match self.device_macros.iter().find(|(name, _)| name == word) {
+                    Some((_, kind)) => *kind,
+                    None => continue,
+                },
+            };
+            if kind != FunctionKind::Kernel {
+                kind = this;
+            }
+        }
+        kind
+    }
+
+    /// A preprocessor line (with its continuations): includes, conditionals, and macros that
+    /// stand for `__device__`.
+    fn directive(&mut self) {
+        let start = self.at;
+        let mut end = start;
+        while end < self.bytes.len() {
+            if self.bytes[end] == b'\n' {
+                if end > start && self.bytes[end - 1] == b'\\' {
+                    end += 1;
+                    continue;
+                }
+                break;
+            }
+            end += 1;
+        }
+        self.at = end;
+        let text = self.text[start + 1..end].replace("\\\n", " ");
+        let text = text.trim();
+        let (keyword, rest) = text
+            .split_once(|c: char| c.is_whitespace() || c == '(' || c == '<' || c == '"')
+            .map_or((text, ""), |(keyword, _)| {
+                (keyword, text[keyword.len()..].trim())
+            });
+        let rtc = |condition: &str| {
+            let condition: String = condition.split_whitespace().collect();
+            match condition.as_str() {
+                "!defined(__CUDACC_RTC__)" | "!defined__CUDACC_RTC__" | "0" => Some(false),
+                "defined(__CUDACC_RTC__)" | "defined__CUDACC_RTC__" | "1" => Some(true),
+                _ => None,
+            }
+        };
+        match keyword {
+            "ifndef" | "ifdef" | "if" => {
+                let word = rest.split_whitespace().next().unwrap_or("");
+                let known = match keyword {
+                    "ifndef" if word == "__CUDACC_RTC__" => Some(false),
+                    "ifdef" if word == "__CUDACC_RTC__" => Some(true),
+                    "if" => rtc(rest),
+                    _ => None,
+                };
+                self.conditionals.push(Conditional {
+                    active: known.unwrap_or(true),
+                    known: known.is_some(),
+                });
+            }
+            "else" => {
+                if let Some(top) = self.conditionals.last_mut()
+                    && top.known
+                {
+                    top.active = !top.active;
+                }
+            }
+            "elif" => {
+                if let Some(top) = self.conditionals.last_mut() {
+                    let known = rtc(rest);
+                    top.active = known.unwrap_or(true);
+                    top.known = known.is_some();
+                }
+            }
+            "endif" => {
+                self.conditionals.pop();
+            }
+            "include" if self.compiled() => {
+                let rest = rest.trim();
+                let (angled, close) = match rest.chars().next() {
+                    Some('<') => (true, '>'),
+                    Some('"') => (false, '"'),
+                    _ => return,
+                };
+                if let Some(length) = rest[1..].find(close) {
+                    self.found.includes.push(Include {
+                        name: rest[1..1 + length].to_string(),
+                        angled,
+                        line: self.line_of(start),
+                        span: start..end,
+                    });
+                }
+            }
+            "define" if self.compiled() => {
+                let mut words = rest.split_whitespace();
+                let name = words.next().unwrap_or("");
+                if name.contains('(') {
+                    return;
+                }
+                let body: Vec<&str> = words.collect();
+                let kind = if body.contains(&"__global__") {
+                    FunctionKind::Kernel
+                } else if body.contains(&"__device__") {
+                    FunctionKind::Device
+                } else {
+                    return;
+                };
+                self.device_macros.push((name.to_string(), kind));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a declaration at namespace scope declares or defines a function: a parameter list at
+/// the top level, no `=` before it (that is a variable with an initializer), and no class key.
+fn looks_like_function(header: &str) -> bool {
+    let without_template = strip_template(header).trim_start();
+    let first_word = without_template
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    if matches!(
+        first_word,
+        "struct"
+            | "class"
+            | "union"
+            | "enum"
+            | "typedef"
+            | "using"
+            | "static_assert"
+            | "namespace"
+            | "friend"
+    ) {
+        return false;
+    }
+    split_declaration(header).is_some()
+}
+
+/// `template <…>` at the start, if any, and the rest.
+fn strip_template(header: &str) -> &str {
+    template_prefix(header).map_or(header, |prefix| &header[prefix.len()..])
+}
+
+fn template_prefix(header: &str) -> Option<&str> {
+    let trimmed = header.trim_start();
+    let offset = header.len() - trimmed.len();
+    let rest = trimmed.strip_prefix("template")?;
+    let open = rest.find(|c: char| !c.is_whitespace())?;
+    if !rest[open..].starts_with('<') {
+        return None;
+    }
+    let mut depth = 0i32;
+    for (index, character) in rest.char_indices().skip(open) {
+        match character {
+            '<' => depth += 1,
+            '>' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&header[..offset + "template".len() + index + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+struct Declaration {
+    template: Option<String>,
+    /// Everything before the name: `static __global__ void`.
+    specifiers: String,
+    name: String,
+    params: String,
+}
+
+/// Words followed by parentheses that are not the function's name.
+const NOT_A_NAME: &[&str] = &[
+    "__launch_bounds__",
+    "__attribute__",
+    "__declspec",
+    "alignas",
+    "decltype",
+    "__align__",
+    "__maxnreg__",
+    "__cluster_dims__",
+];
+
+fn split_declaration(header: &str) -> Option<Declaration> {
+    let template = template_prefix(header).map(|prefix| prefix.trim().to_string());
+    let rest = strip_template(header);
+    let bytes = rest.as_bytes();
+    let mut depth = 0i32;
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'=' if depth == 0 => return None,
+            b'(' if depth == 0 => {
+                let before = rest[..index].trim_end();
+                // `reduce<float>(…)`: an explicit specialization names its arguments.
+                let arguments_start = if before.ends_with('>') {
+                    matching_angle_backwards(before)
+                } else {
+                    None
+                };
+                let name_end = arguments_start.unwrap_or(before.len());
+                let name_start = before[..name_end]
+                    .rfind(|c: char| {
+                        !(c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '~')
+                    })
+                    .map_or(0, |found| found + 1);
+                let name = &before[name_start..];
+                let close = matching_paren(rest, index)?;
+                let is_operator = before.ends_with("operator") || before.contains("operator");
+                if name.is_empty() && !is_operator || NOT_A_NAME.contains(&name) {
+                    index = close + 1;
+                    continue;
+                }
+                let (specifiers, name) = if is_operator {
+                    let at = before.rfind("operator")?;
+                    (before[..at].to_string(), before[at..].trim().to_string())
+                } else {
+                    (before[..name_start].to_string(), name.to_string())
+                };
+                if name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                    return None;
+                }
+                return Some(Declaration {
+                    template,
+                    specifiers,
+                    name,
+                    params: rest[index + 1..close].trim().to_string(),
+                });
+            }
+            b'<' | b'[' => depth += 1,
+            b'>' | b']' => depth -= 1,
+            _ => {}
+        }
+        index += 1;
+    }
+    None
+}
+
+/// Where the `<` that matches the `>` ending `text` is.
+fn matching_angle_backwards(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    for (index, byte) in text.bytes().enumerate().rev() {
+        match byte {
+            b'>' => depth += 1,
+            b'<' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(index);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (index, byte) in text.bytes().enumerate().skip(open) {
+        match byte {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(index);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROGRAM: &str = r#"#include <cstdio>
+#include <iostream>
+#include "helper_cuda.h"
+#define HD __host__ __device__
+
+// A comment with a { brace
+namespace ops {
+HD inline float square(float x) { return x * x; }
+}
+
+template <typename T, int BLOCK>
+__global__ void __launch_bounds__(BLOCK) reduce(const T *in, T *out, int n)
+{
+    __shared__ T partial[BLOCK];
+    const char *text = "}";
+    out[0] = in[0];
+}
+
+__constant__ float weights[3] = {1.0f, 2.0f, 3.0f};
+
+struct Pair { int a; int b; };
+
+extern "C" {
+__global__ void plain(int *x) { x[0] = '{'; }
+}
+
+static void check(cudaError_t error, const char *file, int line)
+{
+    if (error != cudaSuccess) { std::cerr << file << line; exit(1); }
+}
+
+void cpu_reference(const float *in, float *out, int n);
+
+#ifndef __CUDACC_RTC__
+int helper() { return 1'000; }
+#endif
+
+int main(int argc, char **argv)
+{
+    reduce<float, 256><<<1, 256>>>(nullptr, nullptr, 0);
+    return 0;
+}
+"#;
+
+    #[test]
+    fn functions_are_found_with_kinds_names_and_lines() {
+        let scan = scan(PROGRAM);
+        let summary: Vec<_> = scan
+            .functions
+            .iter()
+            .map(|f| (f.kind, f.name.as_str(), f.lines, f.defined))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (FunctionKind::Device, "ops::square", (8, 8), true),
+                (FunctionKind::Kernel, "reduce", (11, 17), true),
+                (FunctionKind::Kernel, "plain", (24, 24), true),
+                (FunctionKind::Host, "check", (27, 30), true),
+                (FunctionKind::Host, "cpu_reference", (32, 32), false),
+                (FunctionKind::Host, "main", (38, 42), true),
+            ]
+        );
+        let reduce = &scan.functions[1];
+        assert_eq!(
+            reduce.template.as_deref(),
+            Some("template <typename T, int BLOCK>")
+        );
+        assert_eq!(reduce.params, "const T *in, T *out, int n");
+        assert_eq!(
+            reduce.signature(),
+            "template <typename T, int BLOCK> reduce(const T *in, T *out, int n)"
+        );
+        let includes: Vec<_> = scan
+            .includes
+            .iter()
+            .map(|i| (i.name.as_str(), i.angled, i.line))
+            .collect();
+        assert_eq!(
+            includes,
+            [
+                ("cstdio", true, 1),
+                ("iostream", true, 2),
+                ("helper_cuda.h", false, 3)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_device_part_keeps_every_line_and_blanks_the_host_code() {
+        let scan = scan(PROGRAM);
+        let part = device_part(PROGRAM, &scan, |include| include.name == "cstdio");
+        assert_eq!(part.source.lines().count(), PROGRAM.lines().count());
+        assert_eq!(part.source.len(), PROGRAM.len());
+        let left: Vec<String> = part.left_out.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            left,
+            [
+                "#include <iostream> (line 2)",
+                "#include \"helper_cuda.h\" (line 3)",
+                "check (lines 27–30)",
+                "the declaration of cpu_reference (line 32)",
+                "main (lines 38–42)",
+            ]
+        );
+        for kept in [
+            "#include <cstdio>",
+            "reduce(const T *in",
+            "__constant__ float",
+            "int helper()",
+        ] {
+            assert!(part.source.contains(kept), "{kept} was blanked");
+        }
+        for gone in [
+            "iostream",
+            "helper_cuda",
+            "cudaError_t",
+            "<<<",
+            "int main",
+            "cpu_reference",
+        ] {
+            assert!(!part.source.contains(gone), "{gone} is still there");
+        }
+        let line = |n: usize| {
+            part.source
+                .lines()
+                .nth(n - 1)
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(line(12), PROGRAM.lines().nth(11).unwrap_or_default());
+        assert!(line(40).trim().is_empty());
+    }
+
+    #[test]
+    fn a_file_without_host_functions_is_left_as_it_is() {
+        let source = "#include \"mine.h\"\n__global__ void k(int *x) { x[0] = 1; }\n";
+        let part = device_part(source, &scan(source), |_| false);
+        assert_eq!(part.source, source);
+        assert!(part.left_out.is_empty());
+    }
+
+    #[test]
+    fn guarded_host_code_and_if_0_are_not_scanned() {
+        let source = "#if !defined(__CUDACC_RTC__)\nint main() { {\n#endif\n#if 0\n}\n#else\n__global__ void k() {}\n#endif\n";
+        let scan = scan(source);
+        let names: Vec<_> = scan
+            .functions
+            .iter()
+            .map(|f| (f.kind, f.name.as_str()))
+            .collect();
+        assert_eq!(names, [(FunctionKind::Kernel, "k")]);
+    }
+
+    #[test]
+    fn overloads_operators_and_variables_are_told_apart() {
+        let source = "__global__ void scale(float *x, int n) {}\n__global__ void scale(float *x, float f) {}\n\
+__device__ float2 operator+(float2 a, float2 b) { return a; }\nint table[4] = {1, 2, 3, 4};\ndim3 grid(16);\n\
+template <> __global__ void reduce<float>(float *x);\ntypedef void (*fn)(int);\n";
+        let scan = scan(source);
+        let names: Vec<_> = scan
+            .functions
+            .iter()
+            .map(|f| (f.kind, f.name.as_str(), f.params.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (FunctionKind::Kernel, "scale", "float *x, int n"),
+                (FunctionKind::Kernel, "scale", "float *x, float f"),
+                (FunctionKind::Device, "operator+", "float2 a, float2 b"),
+                (FunctionKind::Host, "grid", "16"),
+                (FunctionKind::Kernel, "reduce<float>", "float *x"),
+            ]
+        );
+    }
+}

@@ -1,0 +1,768 @@
+//! `racetrack check` on CUDA as people write it: the files of `tests/check_corpus/` (C++ and
+//! template kernels, a namespace, overloads, cooperative groups, cuda_fp16, the standard headers,
+//! whole programs with host code, an include folder, macros), through the built binary on the
+//! emulator, each with exact expectations. `corpus_backends.rs` runs the clean ones on a GPU too.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use harness::check::{ArgSpec, HostArg, HostData};
+use harness::kernel::line_of_marker;
+use harness::ptx::workspace_root;
+use serde_json::Value;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn corpus() -> PathBuf {
+    workspace_root().join("harness/tests/check_corpus")
+}
+
+/// The binary cargo built, or the staged one when these tests run on a machine without Rust.
+fn binary() -> PathBuf {
+    harness::ptx::workspace_binary(env!("CARGO_BIN_EXE_racetrack"))
+}
+
+/// `racetrack check FILE ARGS… --backend emu`, run in the corpus folder so reports name the
+/// file as `FILE:LINE`.
+fn check(file: &str, args: &[&str]) -> Run {
+    check_in(&corpus(), file, args)
+}
+
+fn check_in(dir: &Path, file: &str, args: &[&str]) -> Run {
+    let output = Command::new(binary())
+        .arg("check")
+        .arg(file)
+        .args(args)
+        .args(["--backend", "emu"])
+        .current_dir(dir)
+        .env_remove("RACETRACK_BACKEND")
+        .output()
+        .expect("the racetrack binary runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Whether the CUDA headers (`cooperative_groups.h`, which needs CCCL too) can be found;
+/// required in CI, which installs the pinned wheels.
+fn cuda_headers() -> bool {
+    let found = harness::nvrtc::cuda_include_dirs()
+        .iter()
+        .any(|dir| dir.join("cooperative_groups.h").is_file())
+        && harness::nvrtc::cuda_include_dirs()
+            .iter()
+            .any(|dir| dir.join("nv/target").is_file());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install {} and {}",
+            harness::nvrtc::PINNED_RUNTIME,
+            harness::nvrtc::PINNED_CCCL
+        );
+        eprintln!(
+            "skipped: no CUDA headers; pip install {} {}",
+            harness::nvrtc::PINNED_RUNTIME,
+            harness::nvrtc::PINNED_CCCL
+        );
+    }
+    found
+}
+
+fn json(run: &Run) -> Value {
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}:\n{}", run.stdout))
+}
+
+/// The data of the buffer labelled `label` in a `--json` report, as f64s.
+fn buffer(report: &Value, label: &str) -> Vec<f64> {
+    report["buffers"]
+        .as_array()
+        .and_then(|buffers| buffers.iter().find(|b| b["label"] == label))
+        .and_then(|b| b["data"].as_array())
+        .unwrap_or_else(|| panic!("no buffer {label} in {report}"))
+        .iter()
+        .map(|v| v.as_f64().expect("a number"))
+        .collect()
+}
+
+/// A bad input: exit 1 and one `error: …` line, said once.
+fn assert_refused(run: &Run, expected: &str) {
+    assert_eq!(
+        run.code, 1,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(run.stderr, format!("error: {expected}\n"));
+}
+
+fn bug_line(file: &str) -> u32 {
+    let source = std::fs::read_to_string(corpus().join(file)).expect("corpus file");
+    line_of_marker(&source, "// BUG:").expect("a // BUG: line")
+}
+
+#[test]
+fn a_template_kernel_is_instantiated_by_its_source_name() {
+    let run = check(
+        "template_reduce.cu",
+        &[
+            "--entry",
+            "block_sum<int, 128>",
+            "--grid",
+            "8",
+            "--block",
+            "128",
+            "--arg",
+            "i32[1000]=iota",
+            "--arg",
+            "out:i32[1]=zeros",
+            "--arg",
+            "i32=1000",
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["launch"]["entry"], "block_sum<int, 128>");
+    assert_eq!(report["findings"], serde_json::json!([]));
+    assert_eq!(buffer(&report, "out"), [499_500.0]);
+    let floats = check(
+        "template_reduce.cu",
+        &[
+            "--entry",
+            "block_sum<float, 256>",
+            "--grid",
+            "4",
+            "--block",
+            "256",
+            "--arg",
+            "f32[1000]=const:0.5",
+            "--arg",
+            "out:f32[1]=zeros",
+            "--arg",
+            "i32=1000",
+            "--show",
+            "out",
+        ],
+    );
+    assert_eq!(floats.code, 0, "{}\n{}", floats.stdout, floats.stderr);
+    assert!(
+        floats
+            .stdout
+            .contains("launch: block_sum<float, 256><<<4, 256>>> from template_reduce.cu"),
+        "{}",
+        floats.stdout
+    );
+    assert!(
+        floats
+            .stdout
+            .ends_with("out (arg 1, f32[1]): [500]\n  sum 500, min 500, max 500\n"),
+        "{}",
+        floats.stdout
+    );
+}
+
+#[test]
+fn a_race_in_a_template_kernel_names_its_line() {
+    let file = "template_reduce_racy.cu";
+    let run = check(
+        file,
+        &[
+            "--entry",
+            "block_sum<int, 128>",
+            "--grid",
+            "2",
+            "--block",
+            "128",
+            "--arg",
+            "i32[200]=iota",
+            "--arg",
+            "out:i32[1]=zeros",
+            "--arg",
+            "i32=200",
+            "--json",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let line = bug_line(file);
+    let findings = report["findings"].as_array().expect("findings");
+    assert!(!findings.is_empty());
+    for finding in findings {
+        assert_eq!(finding["kind"], "race");
+        assert_eq!(finding["space"], "shared");
+        assert!(
+            finding["lines"]
+                .as_array()
+                .is_some_and(|lines| lines.contains(&Value::from(line))),
+            "{finding}"
+        );
+    }
+}
+
+#[test]
+fn a_namespaced_kernel_runs_by_its_qualified_name() {
+    let run = check(
+        "namespace_saxpy.cu",
+        &[
+            "--entry",
+            "blas::saxpy",
+            "--grid",
+            "2",
+            "--block",
+            "64",
+            "--arg",
+            "i32=300",
+            "--arg",
+            "f32=2",
+            "--arg",
+            "f32[300]=iota",
+            "--arg",
+            "y:f32[300]=const:1",
+            "--show",
+            "y",
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["launch"]["entry"], "blas::saxpy");
+    let want: Vec<f64> = (0..300).map(|i| f64::from(2 * i + 1)).collect();
+    assert_eq!(buffer(&report, "y"), want);
+}
+
+#[test]
+fn overloads_are_listed_and_picked_by_parameter_types() {
+    let common = ["--grid", "1", "--block", "64"];
+    let ambiguous = check(
+        "overloads.cu",
+        &[&["--entry", "fill", "--arg", "i32[50]=zeros"][..], &common].concat(),
+    );
+    assert_refused(
+        &ambiguous,
+        "`fill` is overloaded in overloads.cu; name one by its parameter types: --entry 'fill(float*, float, int)' or --entry 'fill(int*, int, int)'",
+    );
+    let ints = check(
+        "overloads.cu",
+        &[
+            &[
+                "--entry",
+                "fill(int*, int, int)",
+                "--arg",
+                "x:i32[50]=zeros",
+                "--arg",
+                "i32=7",
+                "--arg",
+                "i32=50",
+                "--json",
+            ][..],
+            &common,
+        ]
+        .concat(),
+    );
+    let report = json(&ints);
+    assert_eq!(report["launch"]["entry"], "fill(int*, int, int)");
+    let want: Vec<f64> = (0..50).map(|i| f64::from(7 + i)).collect();
+    assert_eq!(buffer(&report, "x"), want);
+    let floats = check(
+        "overloads.cu",
+        &[
+            &[
+                "--entry",
+                "fill(float *, float, int)",
+                "--arg",
+                "x:f32[50]=zeros",
+                "--arg",
+                "f32=2.5",
+                "--arg",
+                "i32=40",
+                "--json",
+            ][..],
+            &common,
+        ]
+        .concat(),
+    );
+    let got = buffer(&json(&floats), "x");
+    assert!(got[..40].iter().all(|&v| v == 2.5) && got[40..].iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn names_that_are_not_one_kernel_say_what_to_write() {
+    let base = ["--grid", "1", "--block", "1"];
+    let run = |file: &str, entry: &str| check(file, &[&["--entry", entry][..], &base].concat());
+    assert_refused(
+        &run("template_reduce.cu", "block_sum"),
+        "`block_sum` is a template (template <typename T, int BLOCK>); name an instance with its arguments, e.g. --entry 'block_sum<float, 256>'",
+    );
+    assert_refused(
+        &run("namespace_saxpy.cu", "saxpy"),
+        "namespace_saxpy.cu has no kernel named `saxpy`; it defines blas::saxpy",
+    );
+    assert_refused(
+        &run("overloads.cu", "fill(double*, int)"),
+        "no kernel `fill` of overloads.cu takes (double*, int); name one by its parameter types: --entry 'fill(float*, float, int)' or --entry 'fill(int*, int, int)'",
+    );
+    assert_refused(
+        &run("overloads.cu", "fill<"),
+        "`fill<` is not a kernel name; write NAME, ns::NAME, NAME<TEMPLATE ARGS> or NAME(PARAMETER TYPES)",
+    );
+}
+
+#[test]
+fn cooperative_groups_tiles_shuffles_and_reduce_run() {
+    if !cuda_headers() {
+        return;
+    }
+    let run = check(
+        "coop_groups.cu",
+        &[
+            "--entry",
+            "tile_sums",
+            "--grid",
+            "2",
+            "--block",
+            "128",
+            "--arg",
+            "i32[250]=iota",
+            "--arg",
+            "warps:i32[8]=zeros",
+            "--arg",
+            "blocks:i32[2]=zeros",
+            "--arg",
+            "i32=250",
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let sum = |range: std::ops::Range<i32>| f64::from(range.sum::<i32>());
+    let warps: Vec<f64> = (0..8)
+        .map(|w| sum(w * 32..(w * 32 + 32).min(250)))
+        .collect();
+    assert_eq!(buffer(&report, "warps"), warps);
+    assert_eq!(buffer(&report, "blocks"), [sum(0..128), sum(128..250)]);
+}
+
+#[test]
+fn grid_wide_sync_needs_a_cooperative_launch() {
+    if !cuda_headers() {
+        return;
+    }
+    let run = check(
+        "coop_grid_sync.cu",
+        &[
+            "--entry",
+            "grid_total",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "i32[64]=iota",
+            "--arg",
+            "i32[2]=zeros",
+        ],
+    );
+    assert_refused(
+        &run,
+        "grid_total synchronises the whole grid (cooperative_groups::this_grid().sync()), which needs a cooperative launch (cudaLaunchCooperativeKernel, every block resident at once); check launches kernels the ordinary way, where a GPU traps at that sync: split the kernel at the grid sync into two launches",
+    );
+}
+
+#[test]
+fn half_precision_kernels_take_and_show_numbers() {
+    if !cuda_headers() {
+        return;
+    }
+    let run = check(
+        "half_axpy.cu",
+        &[
+            "--entry",
+            "haxpy",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32=20",
+            "--arg",
+            "a:f16=0.5",
+            "--arg",
+            "f16[20]=iota",
+            "--arg",
+            "y:f16[20]=const:1",
+            "--show",
+            "y",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("  arg 1  a: f16=0.5\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.ends_with(
+            "y (arg 3, f16[20]): [1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 6, 6.5, 7, 7.5, 8, 8.5, … 4 more]\n  sum 115, min 1, max 10.5\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    let widened = json(&check(
+        "half_axpy.cu",
+        &[
+            "--entry",
+            "widen",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32=20",
+            "--arg",
+            "f16[20]=random:5",
+            "--arg",
+            "out:f32[20]=zeros",
+            "--json",
+        ],
+    ));
+    let spec: ArgSpec = "f16[20]=random:5".parse().expect("spec");
+    let Ok(HostArg::Buffer {
+        data: HostData::F16(halves),
+        ..
+    }) = spec.resolve(1)
+    else {
+        panic!("an f16 buffer");
+    };
+    let want: Vec<f64> = halves.iter().map(|h| h.to_f64()).collect();
+    assert_eq!(buffer(&widened, "out"), want);
+    assert_eq!(
+        buffer(&widened, "arg1"),
+        want,
+        "f16 buffers are shown as numbers"
+    );
+}
+
+#[test]
+fn standard_headers_have_stand_ins() {
+    if !cuda_headers() {
+        return;
+    }
+    let report = json(&check(
+        "std_headers.cu",
+        &[
+            "--entry",
+            "lengths",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "f32[8]=iota",
+            "--arg",
+            "l:f32[4]=zeros",
+            "--arg",
+            "c:u32[4]=zeros",
+            "--arg",
+            "i32=4",
+            "--json",
+        ],
+    ));
+    let points = [(0.0f32, 1.0f32), (2.0, 3.0), (4.0, 5.0), (6.0, 7.0)];
+    let lengths: Vec<f64> = points
+        .iter()
+        .map(|(x, y)| f64::from((x * x + y * y).sqrt()))
+        .collect();
+    assert_eq!(buffer(&report, "l"), lengths);
+    let clamped: Vec<f64> = lengths
+        .iter()
+        .map(|&l| (l.trunc() * f64::from(i32::MAX)).min(f64::from(u32::MAX)))
+        .collect();
+    assert_eq!(buffer(&report, "c"), clamped);
+}
+
+#[test]
+fn assert_from_the_cassert_stand_in_reports_as_a_gpu_prints_it() {
+    let file = "assert_positive.cu";
+    let line = bug_line(file);
+    let run = check(
+        file,
+        &[
+            "--entry",
+            "check_positive",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32[4]=const:-1",
+            "--arg",
+            "i32=4",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("  checking 4 values\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!(
+            "  {file}:{line}: void check_positive(const int *, int): block: [0,0,0], thread: [3,0,0] Assertion `x[i] >= 0` failed.\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    let clean = check(
+        file,
+        &[
+            "--entry",
+            "check_positive",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32[4]=iota",
+            "--arg",
+            "i32=4",
+            "-D",
+            "NDEBUG",
+        ],
+    );
+    assert_eq!(clean.code, 0, "{}\n{}", clean.stdout, clean.stderr);
+    let silenced = check(
+        file,
+        &[
+            "--entry",
+            "check_positive",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "i32[4]=const:-1",
+            "--arg",
+            "i32=4",
+            "-D",
+            "NDEBUG",
+        ],
+    );
+    assert_eq!(
+        silenced.code, 0,
+        "-D NDEBUG turns assert off: {}",
+        silenced.stdout
+    );
+}
+
+const WHOLE_PROGRAM_ARGS: [&str; 14] = [
+    "--entry",
+    "histogram<256>",
+    "-I",
+    "include",
+    "--grid",
+    "4",
+    "--block",
+    "256",
+    "--arg",
+    "text:u8[4096]=random:3",
+    "--arg",
+    "n:i32=4096",
+    "--arg",
+    "bins:u32[64]=zeros",
+];
+
+/// The byte histogram the whole-program files compute, on the CPU.
+fn cpu_bins(bins: usize) -> Vec<f64> {
+    let spec: ArgSpec = "u8[4096]=random:3".parse().expect("spec");
+    let Ok(HostArg::Buffer {
+        data: HostData::U8(text),
+        ..
+    }) = spec.resolve(0)
+    else {
+        panic!("a u8 buffer");
+    };
+    let mut counts = vec![0.0; bins];
+    for byte in text {
+        counts[usize::from(byte) % bins] += 1.0;
+    }
+    counts
+}
+
+#[test]
+fn a_whole_program_runs_without_its_host_code_and_keeps_its_lines() {
+    let file = "whole_program.cu";
+    let run = check(file, &WHOLE_PROGRAM_ARGS);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let host = run.stdout.lines().nth(2).unwrap_or_default();
+    assert_eq!(
+        host,
+        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 52–72); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("at {file}:{}", bug_line(file))),
+        "{}",
+        run.stdout
+    );
+    insta::assert_snapshot!("whole_program_on_the_emulator", run.stdout);
+}
+
+#[test]
+fn the_guarded_program_is_clean_and_takes_macros() {
+    let run = check("whole_program_guarded.cu", &WHOLE_PROGRAM_ARGS);
+    let report = json(&check(
+        "whole_program_guarded.cu",
+        &[&WHOLE_PROGRAM_ARGS[..], &["--json"]].concat(),
+    ));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(!run.stdout.contains("host code"), "{}", run.stdout);
+    assert_eq!(
+        report["launch"]["host_code_left_out"],
+        serde_json::json!([])
+    );
+    assert_eq!(buffer(&report, "bins"), cpu_bins(64));
+    let mut args = WHOLE_PROGRAM_ARGS.to_vec();
+    args[13] = "bins:u32[16]=zeros";
+    args.extend(["-D", "BINS=16", "--json"]);
+    let sixteen = json(&check("whole_program_guarded.cu", &args));
+    assert_eq!(buffer(&sixteen, "bins"), cpu_bins(16));
+}
+
+#[test]
+fn a_missing_include_folder_is_named_with_what_was_left_out() {
+    let mut args = WHOLE_PROGRAM_ARGS[..2].to_vec();
+    args.extend(&WHOLE_PROGRAM_ARGS[4..]);
+    let without = check("whole_program_guarded.cu", &args);
+    assert_eq!(without.code, 1, "{}", without.stdout);
+    let source = std::fs::read_to_string(corpus().join("whole_program_guarded.cu")).expect("file");
+    let include = line_of_marker(&source, "#include \"text_bins.h\"").expect("the include");
+    assert!(
+        without.stderr.starts_with(&format!(
+            "error: whole_program_guarded.cu does not compile (NVRTC's log follows):\nwhole_program_guarded.cu:{include}: catastrophic error: cannot open source file \"text_bins.h\""
+        )),
+        "{}",
+        without.stderr
+    );
+    assert!(
+        without
+            .stderr
+            .contains("note: NVRTC looked for headers in . (the file's folder), ")
+            && without.stderr.ends_with("; add a folder with -I DIR\n"),
+        "{}",
+        without.stderr
+    );
+    let unguarded = check("whole_program.cu", &args);
+    assert_eq!(unguarded.code, 1);
+    assert!(
+        unguarded.stderr.contains(
+            "note: NVRTC compiles device code only, so check left out #include <iostream> (line 9), #include <vector> (line 10), #include \"text_bins.h\" (line 16), make_text (lines 27–34), main (lines 52–72)"
+        ),
+        "{}",
+        unguarded.stderr
+    );
+}
+
+#[test]
+fn an_unsupported_instruction_is_one_line_said_once() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_corpus");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    std::fs::write(
+        dir.join("breakpoint.cu"),
+        "__global__ void stop(int *x)\n{\n    asm volatile(\"brkpt;\");\n    x[0] = 1;\n}\n",
+    )
+    .expect("scratch file");
+    let run = check_in(
+        &dir,
+        "breakpoint.cu",
+        &[
+            "--entry",
+            "stop",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "i32[1]=zeros",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .starts_with("error: unsupported PTX instruction `brkpt` at PTX line ")
+            && run.stderr.lines().count() == 1
+            && run.stderr.matches("brkpt").count() == 1,
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn flags_of_the_front_end_are_checked_like_the_others() {
+    let run = check(
+        "template_reduce.cu",
+        &["--entry", "k", "--grid", "1", "--block", "1", "-D", "2X=1"],
+    );
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("`2X=1` is not a macro definition"),
+        "{}",
+        run.stderr
+    );
+    let show = check(
+        "overloads.cu",
+        &[
+            "--entry",
+            "fill(int*, int, int)",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "x:i32[1]=zeros",
+            "--arg",
+            "i32=1",
+            "--arg",
+            "i32=1",
+            "--show",
+            "y",
+        ],
+    );
+    assert_refused(
+        &show,
+        "--show y: no --arg is named y; the names given are x",
+    );
+    let uninit = check(
+        "overloads.cu",
+        &[
+            "--entry",
+            "fill(int*, int, int)",
+            "--grid",
+            "1",
+            "--block",
+            "1",
+            "--arg",
+            "x:i32[1]=uninit",
+            "--arg",
+            "i32=1",
+            "--arg",
+            "i32=1",
+        ],
+    );
+    assert_eq!(uninit.code, 1);
+    assert!(
+        uninit.stderr.starts_with(
+            "error: --arg 0 (`x:i32[1]=uninit`): uninit needs the emulator's initcheck"
+        ),
+        "{}",
+        uninit.stderr
+    );
+}
