@@ -706,6 +706,54 @@ fn an_unsupported_instruction_is_one_line_said_once() {
 }
 
 #[test]
+fn std_picks_the_language_nvrtc_compiles() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("check_corpus");
+    std::fs::create_dir_all(&dir).expect("scratch directory");
+    std::fs::write(
+        dir.join("concepts.cu"),
+        "template <typename T>\n    requires(sizeof(T) == 4)\n__global__ void twice(T *x)\n{\n    x[threadIdx.x] *= 2;\n}\n",
+    )
+    .expect("scratch file");
+    let with = |std: &str| {
+        check_in(
+            &dir,
+            "concepts.cu",
+            &[
+                "--entry",
+                "twice<int>",
+                "--grid",
+                "1",
+                "--block",
+                "4",
+                "--arg",
+                "x:i32[4]=iota",
+                "--std",
+                std,
+            ],
+        )
+    };
+    let cpp20 = with("c++20");
+    assert_eq!(cpp20.code, 0, "{}\n{}", cpp20.stdout, cpp20.stderr);
+    assert!(
+        cpp20.stdout.contains("x (arg 0, i32[4]): [0, 2, 4, 6]"),
+        "{}",
+        cpp20.stdout
+    );
+    let cpp17 = with("c++17");
+    assert_eq!(cpp17.code, 1);
+    assert!(
+        cpp17.stderr.starts_with(
+            "error: concepts.cu does not compile (NVRTC's log follows):\nconcepts.cu:2: error"
+        ),
+        "{}",
+        cpp17.stderr
+    );
+    let unknown = with("c++11");
+    assert_eq!(unknown.code, 1);
+    assert!(unknown.stderr.contains("c++11"), "{}", unknown.stderr);
+}
+
+#[test]
 fn flags_of_the_front_end_are_checked_like_the_others() {
     let run = check(
         "template_reduce.cu",

@@ -431,7 +431,9 @@ impl<'a> Scanner<'a> {
         let Some(parts) = split_declaration(header) else {
             return;
         };
-        let kind = self.kind_of(&parts.specifiers);
+        // The whole declaration, not only what precedes the name: a part the splitter misread
+        // (a C++20 requires-clause, an attribute) must never make a kernel look like host code.
+        let kind = self.kind_of(&format!("{} {header}", parts.specifiers));
         let mut name = parts.name;
         let namespaces: Vec<&str> = self
             .scopes
@@ -640,6 +642,7 @@ struct Declaration {
 
 /// Words followed by parentheses that are not the function's name.
 const NOT_A_NAME: &[&str] = &[
+    "requires",
     "__launch_bounds__",
     "__attribute__",
     "__declspec",
@@ -902,7 +905,8 @@ int main(int argc, char **argv)
     fn overloads_operators_and_variables_are_told_apart() {
         let source = "__global__ void scale(float *x, int n) {}\n__global__ void scale(float *x, float f) {}\n\
 __device__ float2 operator+(float2 a, float2 b) { return a; }\nint table[4] = {1, 2, 3, 4};\ndim3 grid(16);\n\
-template <> __global__ void reduce<float>(float *x);\ntypedef void (*fn)(int);\n";
+template <> __global__ void reduce<float>(float *x);\ntypedef void (*fn)(int);\n\
+template <typename T>\n    requires(sizeof(T) == 4)\n__global__ void twice(T *x) {}\n";
         let scan = scan(source);
         let names: Vec<_> = scan
             .functions
@@ -917,6 +921,7 @@ template <> __global__ void reduce<float>(float *x);\ntypedef void (*fn)(int);\n
                 (FunctionKind::Device, "operator+", "float2 a, float2 b"),
                 (FunctionKind::Host, "grid", "16"),
                 (FunctionKind::Kernel, "reduce<float>", "float *x"),
+                (FunctionKind::Kernel, "twice", "T *x"),
             ]
         );
     }
