@@ -1081,6 +1081,7 @@ impl Ctx<'_> {
             Sreg::NWarpId => self.wpb as u64,
             Sreg::Clock => self.clock & 0xffff_ffff,
             Sreg::Clock64 => self.clock,
+            Sreg::ClockHi => self.clock >> 32,
             Sreg::LaneMaskEq => 1u64 << lane,
             Sreg::LaneMaskLt => (1u64 << lane) - 1,
             Sreg::LaneMaskLe => (2u64 << lane) - 1,

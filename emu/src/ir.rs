@@ -93,6 +93,8 @@ pub(crate) enum Sreg {
     NWarpId,
     Clock,
     Clock64,
+    /// The upper 32 bits of the step counter (`%globaltimer_hi`).
+    ClockHi,
     LaneMaskEq,
     LaneMaskLt,
     LaneMaskLe,

@@ -1089,6 +1089,8 @@ impl Parser {
             "%nwarpid" => Sreg::NWarpId,
             "%clock" => Sreg::Clock,
             "%clock64" | "%globaltimer" => Sreg::Clock64,
+            "%globaltimer_lo" => Sreg::Clock,
+            "%globaltimer_hi" => Sreg::ClockHi,
             "%lanemask_eq" => Sreg::LaneMaskEq,
             "%lanemask_lt" => Sreg::LaneMaskLt,
             "%lanemask_le" => Sreg::LaneMaskLe,

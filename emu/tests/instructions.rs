@@ -1022,3 +1022,36 @@ fn errors_name_the_problem() {
     assert!(emu.free(p).is_ok());
     assert!(matches!(emu.free(p), Err(EmuError::HostAccess(_))));
 }
+
+#[test]
+fn global_timer_halves_read_the_step_counter() {
+    let w = words(
+        "mov.u64 %rd1, %globaltimer; mov.u32 %r1, %globaltimer_lo; mov.u32 %r2, %globaltimer_hi;
+         mov.u64 %rd2, %globaltimer;
+         setp.gt.u64 %p1, %rd2, %rd1; selp.u32 %r3, 1, 0, %p1;
+         st.global.u32 [%rd39], %r3; st.global.u32 [%rd39+4], %r2;",
+    );
+    assert_eq!(
+        (w[0], w[1]),
+        (1, 0),
+        "later reads are larger; the high half is 0 this early"
+    );
+}
+
+#[test]
+fn a_call_to_a_function_the_ptx_only_declares_names_it_and_its_line() {
+    let src = format!(
+        "{HEADER}.extern .func (.param .b32 r) cudaLaunchDevice(.param .b64 a);\n\
+         .visible .entry t(.param .u64 out)\n{{\n\t.reg .b64 %rd<2>;\n\t.reg .b32 %r<2>;\n\
+         \t.loc 1 7 3\n\tmov.u64 %rd1, 0;\n\
+         \t{{ .param .b64 p0; st.param.b64 [p0+0], %rd1; .param .b32 r0;\n\
+         \tcall.uni (r0), cudaLaunchDevice, (p0); ld.param.b32 %r1, [r0+0]; }}\n\tret;\n}}\n\
+         .file 1 \"dyn.cu\"\n"
+    );
+    let error = Module::parse(&src).expect_err("refused").to_string();
+    assert!(error.contains("`cudaLaunchDevice` at dyn.cu:7"), "{error}");
+    assert!(
+        error.contains("the emulator provides printf, assert, malloc and free"),
+        "{error}"
+    );
+}
