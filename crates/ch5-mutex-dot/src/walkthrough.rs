@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use harness::report::{grouped_bars_svg_with_legend, progress, sweep_svg, table, write_gpu_table};
+use harness::report::{climb_svg, progress, sweep_svg, table, write_gpu_table};
 use harness::verify::bounds;
 use harness::walk::{
     checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
@@ -382,18 +382,18 @@ fn timing_section(
     say(page, how);
     if let Some(reference) = cublas_ms {
         let chart = options.out.join("climb.svg");
-        let labels: Vec<String> = climb.iter().map(|(name, _)| name.clone()).collect();
-        let ratios: Vec<f64> = climb.iter().map(|(_, ms)| reference / ms).collect();
-        grouped_bars_svg_with_legend(
+        let steps: Vec<(String, f64)> = climb
+            .iter()
+            .map(|(name, ms)| (name.clone(), reference / ms))
+            .collect();
+        climb_svg(
             &chart,
             &format!(
                 "dot product on {}: rate ÷ cuBLAS cublasSdot's",
                 device.name()
             ),
-            &labels,
-            &[("× cuBLAS's rate", ratios)],
-            "× cuBLAS's rate",
-            None,
+            "rate ÷ cuBLAS's",
+            &steps,
         )?;
         say(page, &format!("chart: {}", chart.display()));
     }
