@@ -84,7 +84,15 @@ pub struct Recorded {
 pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
     let prepared = check::prepare(&args.check)?;
     let kernel = prepared.kernel.source();
-    let ptx = nvrtc::compile(kernel.path, kernel.source, EMU_ARCH)?;
+    // A file compiled with -I/-D/--std or a C++ name has its PTX from the front end already,
+    // under the mangled symbol; the project's own kernels compile with the defaults.
+    let (ptx, symbol) = match kernel.own {
+        Some(own) => (own.emulator_ptx.clone(), own.symbol.as_str()),
+        None => (
+            nvrtc::compile(kernel.path, kernel.source, EMU_ARCH)?,
+            kernel.entry,
+        ),
+    };
     let module = Module::parse(&ptx).map_err(HarnessError::from)?;
     let mut emulator = Emulator::new();
     let mut kernel_args = Vec::new();
@@ -118,7 +126,7 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
     let (report, trace) = emulator
         .launch_traced(
             &module,
-            kernel.entry,
+            symbol,
             &config,
             &kernel_args,
             &options,
@@ -190,17 +198,26 @@ fn scalar_arg(value: Scalar) -> KernelArg {
 /// The command line that regenerates a trace, shell-quoted where a spec needs it.
 pub fn command_line(args: &TraceArgs) -> String {
     let c = &args.check;
-    let mut words = vec![
-        "racetrack".to_string(),
-        "trace".to_string(),
-        c.file.clone(),
+    let mut words = vec!["racetrack".to_string(), "trace".to_string(), c.file.clone()];
+    for dir in &c.include_dirs {
+        words.extend(["-I".to_string(), dir.display().to_string()]);
+    }
+    for define in &c.defines {
+        words.extend(["-D".to_string(), define.clone()]);
+    }
+    if let Some(std) = c.std {
+        if let Some(value) = clap::ValueEnum::to_possible_value(&std) {
+            words.extend(["--std".to_string(), value.get_name().to_string()]);
+        }
+    }
+    words.extend([
         "--entry".to_string(),
         c.entry.clone(),
         "--grid".to_string(),
         dim_arg(c.grid),
         "--block".to_string(),
         dim_arg(c.block),
-    ];
+    ]);
     if c.shared > 0 {
         words.extend(["--shared".to_string(), c.shared.to_string()]);
     }

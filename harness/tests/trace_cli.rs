@@ -154,3 +154,89 @@ fn columns_must_name_an_array() {
     args.extend(["--columns", "x=0"]);
     assert_refused(&racetrack(&args), "not a positive number of columns");
 }
+
+#[test]
+fn a_template_kernel_is_traced_by_its_cpp_name() {
+    let out = out_path("template.json");
+    let out_text = out.display().to_string();
+    let file = "harness/tests/check_corpus/template_reduce_racy.cu";
+    let run = racetrack(&[
+        "trace",
+        file,
+        "--entry",
+        "block_sum<float, 64>",
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "in:f32[64]=const:1",
+        "--arg",
+        "out:f32[1]=zeros",
+        "--arg",
+        "n:i32=64",
+        "--out",
+        &out_text,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(trace["kernel"]["entry"], "block_sum<float, 64>");
+    let source = std::fs::read_to_string(workspace_root().join(file)).unwrap();
+    let bug = line_of_marker(&source, "// BUG:").unwrap();
+    let findings = trace["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f["kind"] == "race"
+            && f["accesses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["line"] == bug)),
+        "no race at line {bug}: {findings:?}"
+    );
+}
+
+#[test]
+fn a_define_shapes_the_traced_kernel_and_is_kept_in_its_command() {
+    let out = out_path("tile8.json");
+    let out_text = out.display().to_string();
+    let run = racetrack(&[
+        "trace",
+        "kernels/ch7_matmul/04_tiled_missing_second_sync.cu",
+        "-D",
+        "TILE=8",
+        "--entry",
+        "matmul_tiled_missing_second_sync",
+        "--grid",
+        "1",
+        "--block",
+        "8,8",
+        "--arg",
+        "A:f32[64]=const:1",
+        "--arg",
+        "B:f32[64]=iota",
+        "--arg",
+        "C:f32[64]=zeros",
+        "--arg",
+        "M:u32=8",
+        "--arg",
+        "N:u32=8",
+        "--arg",
+        "K:u32=8",
+        "--out",
+        &out_text,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        trace["command"].as_str().unwrap().contains(" -D TILE=8 "),
+        "{}",
+        trace["command"]
+    );
+    let tile = trace["arrays"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|array| array["name"] == "As")
+        .expect("the shared tile As is drawn");
+    assert_eq!(tile["length"], 64, "As is TILE × TILE with TILE = 8");
+}
