@@ -205,10 +205,11 @@ pub fn command_line(args: &TraceArgs) -> String {
     for define in &c.defines {
         words.extend(["-D".to_string(), define.clone()]);
     }
-    if let Some(std) = c.std {
-        if let Some(value) = clap::ValueEnum::to_possible_value(&std) {
-            words.extend(["--std".to_string(), value.get_name().to_string()]);
-        }
+    if let Some(value) = c
+        .std
+        .and_then(|std| clap::ValueEnum::to_possible_value(&std))
+    {
+        words.extend(["--std".to_string(), value.get_name().to_string()]);
     }
     words.extend([
         "--entry".to_string(),
