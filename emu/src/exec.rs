@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use crate::alu;
+use crate::banks;
 use crate::error::EmuError;
 use crate::ir::*;
 use crate::parse::Module;
@@ -123,6 +124,10 @@ pub struct RunOptions {
     /// block starts when one finishes, as blocks wait for a free SM on a GPU. Grids that fit
     /// run all their blocks at once. Random and adversarial schedules start every block at once.
     pub resident_threads: u32,
+    /// Count shared-memory bank conflicts per `.cu` line into [`RunReport::bank_conflicts`]
+    /// (see `banks.rs` for the model). Off by default: it costs a pass over the lanes of every
+    /// shared load and store.
+    pub bank_conflicts: bool,
 }
 
 impl Default for RunOptions {
@@ -136,6 +141,7 @@ impl Default for RunOptions {
             watchdog_window: DEFAULT_WATCHDOG_WINDOW,
             printf_buffer_bytes: DEFAULT_PRINTF_BUFFER_BYTES,
             resident_threads: DEFAULT_RESIDENT_THREADS,
+            bank_conflicts: false,
         }
     }
 }
@@ -478,6 +484,7 @@ impl Emulator {
             printf_dropped: 0,
             touched_global_sync: false,
             trace,
+            banks: options.bank_conflicts.then(Box::default),
         };
         let mut warps = Vec::with_capacity((nblocks * wpb) as usize);
         for b in 0..nblocks {
@@ -528,8 +535,13 @@ impl Emulator {
         };
         let completed = l.run();
         let thread_instructions = l.ctx.thread_instrs;
+        let bank_conflicts = match &l.ctx.banks {
+            Some(tally) => tally.by_line(|pc| l.ctx.src(pc)),
+            None => Vec::new(),
+        };
         Ok((
             RunReport {
+                bank_conflicts,
                 findings: l.ctx.findings.list,
                 completed,
                 thread_instructions,
@@ -983,6 +995,8 @@ struct Ctx<'a> {
     touched_global_sync: bool,
     /// The recorder of a traced launch ([`Emulator::launch_traced`]); `None` otherwise.
     trace: Option<Box<Recorder>>,
+    /// Shared-memory bank conflicts so far, when [`RunOptions::bank_conflicts`] asks for them.
+    banks: Option<Box<banks::Tally>>,
 }
 
 #[derive(Clone, Copy)]
@@ -1113,6 +1127,43 @@ impl Ctx<'_> {
 
     fn gid(&self, w: &Warp, lane: usize) -> u32 {
         w.block * self.tpb + w.first + lane as u32
+    }
+
+    /// Adds one warp access to the bank-conflict tally: the shared-memory offsets of the lanes
+    /// in `exec` that access shared memory (a generic address may point elsewhere).
+    #[allow(clippy::too_many_arguments)]
+    fn count_banks(
+        &mut self,
+        w: &Warp,
+        exec: u32,
+        space: Space,
+        addr: &Addr,
+        bytes: u32,
+        pc: u32,
+        write: bool,
+    ) {
+        if !matches!(space, Space::Shared | Space::Generic) {
+            return;
+        }
+        let mut offsets = [None; 32];
+        let mut any = false;
+        lanes!(exec, l, {
+            let a = self.addr(w, addr, l);
+            let offset = if (SHARED_WIN..SHARED_WIN + WIN).contains(&a) {
+                Some(a - SHARED_WIN)
+            } else if space == Space::Shared {
+                Some(a)
+            } else {
+                None
+            };
+            if let Some(offset) = offset {
+                offsets[l] = u32::try_from(offset).ok();
+                any = true;
+            }
+        });
+        if any && let Some(tally) = self.banks.as_deref_mut() {
+            tally.record(pc, write, &offsets, bytes);
+        }
     }
 
     /// [`Ctx::resolve`] for the common case, an aligned in-bounds access to shared memory or to
@@ -3074,6 +3125,9 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             } else {
                 race::Acquire::AtNextFence
             };
+            if ctx.banks.is_some() {
+                ctx.count_banks(w, exec, *space, addr, total, pc, false);
+            }
             if let [Some(dreg)] = ds.as_slice()
                 && *space != Space::Param
             {
@@ -3185,6 +3239,9 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 AccessOp::Write
             };
             let release = *strong == Strength::Release;
+            if ctx.banks.is_some() {
+                ctx.count_banks(w, exec, *space, addr, total, pc, true);
+            }
             let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 match (space, addr) {

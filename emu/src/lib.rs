@@ -25,6 +25,7 @@
 //! See `emu/README.md` for the execution model and what the checkers can and cannot tell you.
 
 mod alu;
+mod banks;
 mod error;
 mod exec;
 mod ir;
@@ -35,6 +36,7 @@ mod race;
 mod report;
 mod trace;
 
+pub use banks::{BANKS, BankConflicts, warp_access};
 pub use error::EmuError;
 pub use exec::{
     DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,

@@ -309,6 +309,9 @@ pub struct PrintfRecord {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunReport {
     pub findings: Vec<Finding>,
+    /// Shared-memory bank conflicts per `.cu` line, when `RunOptions::bank_conflicts` asked
+    /// for them; empty otherwise.
+    pub bank_conflicts: Vec<crate::BankConflicts>,
     /// Every thread exited normally (no budget stop, no deadlock, no failed assert).
     pub completed: bool,
     /// Instructions executed, counted once per thread.

@@ -112,6 +112,9 @@ pub struct LaunchReport {
     pub printf: String,
     /// `printf` calls the emulator dropped because its printf buffer was full.
     pub printf_dropped: u64,
+    /// Shared-memory bank conflicts per `.cu` line, from the emulator when
+    /// [`EmuSettings::bank_conflicts`] asks for them; empty otherwise, and on a GPU.
+    pub bank_conflicts: Vec<ptx_emu::BankConflicts>,
 }
 
 impl LaunchReport {
@@ -130,6 +133,8 @@ pub struct EmuSettings {
     /// Hard cap on thread-instructions: a kernel still running then is stopped and reported.
     /// The emulator's watchdog stops a stuck kernel long before.
     pub step_budget: u64,
+    /// Count shared-memory bank conflicts into [`LaunchReport::bank_conflicts`].
+    pub bank_conflicts: bool,
 }
 
 impl Default for EmuSettings {
@@ -140,6 +145,7 @@ impl Default for EmuSettings {
             synccheck: true,
             memcheck: true,
             step_budget: ptx_emu::RunOptions::default().step_budget,
+            bank_conflicts: false,
         }
     }
 }

@@ -85,6 +85,7 @@ impl EmuBackend {
             synccheck: self.settings.synccheck,
             memcheck: self.settings.memcheck,
             step_budget: self.settings.step_budget,
+            bank_conflicts: self.settings.bank_conflicts,
             ..RunOptions::default()
         };
         let report =
@@ -94,6 +95,7 @@ impl EmuBackend {
             printf: report.printf_output(),
             printf_dropped: report.printf_dropped,
             findings: report.findings,
+            bank_conflicts: report.bank_conflicts,
         })
     }
 }

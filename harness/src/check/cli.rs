@@ -149,6 +149,7 @@ impl CheckArgs {
             synccheck: !self.no_synccheck,
             memcheck: !self.no_memcheck,
             step_budget: self.step_budget,
+            bank_conflicts: false,
         }
     }
 
