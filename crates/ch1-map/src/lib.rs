@@ -41,6 +41,9 @@ pub enum Step {
     /// `kernel(const float *col, const float *row, float *out, unsigned rows, unsigned cols)`
     /// on a 2D grid of 2D blocks, one thread per element of `out`.
     BroadcastAdd2d,
+    /// `kernel(float a, const float *x, float *y, unsigned n)`: `y = a · x + y`, one thread per
+    /// element.
+    Saxpy,
 }
 
 pub type Ch1Variant = Variant<Step>;
@@ -138,6 +141,13 @@ pub const VARIANTS: &[Ch1Variant] = &[
         expect: Expect::Correct,
         summary: "one float4 per thread, no loop, on a grid that covers the array",
         kind: Step::SigmoidPerThread,
+    },
+    Variant {
+        name: "saxpy",
+        kernel: kernel!("ch1_map", "12_saxpy", "saxpy"),
+        expect: Expect::Correct,
+        summary: "y = a · x + y, one thread per element: one fma, rounded once",
+        kind: Step::Saxpy,
     },
 ];
 
@@ -277,6 +287,13 @@ impl BinaryOp {
 /// `y = a · x` on the CPU, in f32: one rounding per element, like the kernel's `mul.f32`.
 pub fn scalar_multiply_cpu(x: &[f32], a: f32) -> Vec<f32> {
     x.iter().map(|&value| a * value).collect()
+}
+
+/// `y = a · x + y` on the CPU as the GPU computes it: NVRTC contracts `a * x[i] + y[i]` into
+/// one `fma.rn.f32`, which rounds once, so the reference is `mul_add`, not `a * x + y` (which
+/// rounds the product, then the sum).
+pub fn saxpy_cpu(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
+    x.iter().zip(y).map(|(&x, &y)| a.mul_add(x, y)).collect()
 }
 
 /// `a ∘ b` element by element on the CPU, in f32.
@@ -661,6 +678,44 @@ pub fn run_scalar_multiply(
     })
 }
 
+/// `y = a · x + y` from one launch of a [`Step::Saxpy`] variant: the new `y`.
+pub fn run_saxpy(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    a: f32,
+    x: &[f32],
+    y: &[f32],
+    shape: LaunchShape,
+) -> Result<Outcome<Vec<f32>>> {
+    expect_step(variant, Step::Saxpy)?;
+    device.ensure_can_run(variant)?;
+    if x.len() != y.len() {
+        return Err(HarnessError::Invalid(format!(
+            "{} needs x and y of one length, not {} and {}",
+            variant.kernel.entry,
+            x.len(),
+            y.len()
+        )));
+    }
+    let length = check_1d(&variant.kernel, x.len(), shape, true)?;
+    let x_buffer = device.upload(x, "x")?;
+    let y_buffer = device.upload(y, "y")?;
+    let report = device.launch(
+        &variant.kernel,
+        shape,
+        &[
+            Arg::F32(a),
+            Arg::from(&x_buffer),
+            Arg::from(&y_buffer),
+            Arg::U32(length),
+        ],
+    )?;
+    Ok(Outcome {
+        result: device.download(&y_buffer)?,
+        report,
+    })
+}
+
 /// `c = a ∘ b` from one launch of the element-wise kernel for `op`.
 pub fn run_elementwise(
     device: &mut Device,
@@ -881,6 +936,12 @@ mod tests {
             broadcast_add_cpu(&[0.0, 10.0], &[1.0, 2.0, 3.0]),
             vec![1.0, 2.0, 3.0, 11.0, 12.0, 13.0]
         );
+        assert_eq!(saxpy_cpu(2.0, &[1.5], &[-1.0]), vec![2.0]);
+        // 1 + 2⁻²³ squared is 1 + 2⁻²² + 2⁻⁴⁶: one rounding keeps the 2⁻⁴⁶ that two lose
+        let x = 1.0 + f32::EPSILON;
+        let fused = saxpy_cpu(x, &[x], &[-1.0 - 2.0 * f32::EPSILON])[0];
+        assert_eq!(fused, 2f32.powi(-46));
+        assert_eq!(x * x + (-1.0 - 2.0 * f32::EPSILON), 0.0);
         assert_eq!(sigmoid_f64(0.0), 0.5);
         assert_eq!(sigmoid_f64(f32::INFINITY), 1.0);
         assert_eq!(sigmoid_f64(f32::NEG_INFINITY), 0.0);

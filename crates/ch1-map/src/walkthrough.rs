@@ -13,8 +13,8 @@ use harness::{Arg, Buffer, Device, Expect, HarnessError, LaunchShape, Result};
 use crate::{
     BinaryOp, Ch1Variant, Coverage, Data, Exponential, Owner, SIGMOID_CLIMB, SigmoidCheck, Step,
     VARIANTS, broadcast_add_cpu, broadcast_shape, covering_shape, elementwise_cpu, exact, floats,
-    owners_cpu, run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid,
-    run_thread_ids, scalar_multiply_cpu,
+    owners_cpu, run_broadcast_add_2d, run_elementwise, run_saxpy, run_scalar_multiply,
+    run_sigmoid, run_thread_ids, saxpy_cpu, scalar_multiply_cpu,
 };
 
 /// Elements of the 1D arrays on the emulator: a prime, so no block size divides it.
@@ -128,6 +128,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
                 sigmoid_step(device, variant, options, &mut page)?
             }
             (Step::BroadcastAdd2d, _) => broadcast_step(device, variant, options, &mut page)?,
+            (Step::Saxpy, _) => saxpy_step(device, variant, options, &mut page)?,
         }
         flush(&mut page, out)?;
     }
@@ -468,6 +469,42 @@ fn elementwise_step(
         findings.extend(outcome.report.findings);
     }
     checker_section(device, variant, &findings, page);
+    Ok(())
+}
+
+/// The saxpy against the fused reference, and how many of its results the twice-rounded
+/// `a * x + y` would have called wrong.
+fn saxpy_step(
+    device: &mut Device,
+    variant: &Ch1Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
+    let n = options.size;
+    let a = scalar(options.seed);
+    let x = floats(n, Data::Unit, options.seed.wrapping_add(1));
+    let y = floats(n, Data::Unit, options.seed.wrapping_add(2));
+    let shape = covering_shape(n, THREADS_PER_BLOCK);
+    say(
+        page,
+        &format!(
+            "y = a · x + y with a = {a}, x and y: {n} floats {}; {shape}",
+            Data::Unit
+        ),
+    );
+    let outcome = run_saxpy(device, variant, a, &x, &y, shape)?;
+    let fused = compare_exact(&exact(&outcome.result), &exact(&saxpy_cpu(a, &x, &y)));
+    say(page, &format!("against a.mul_add(x, y): {fused}"));
+    let twice: Vec<f32> = x.iter().zip(&y).map(|(&x, &y)| a * x + y).collect();
+    let rounded_twice = compare_exact(&exact(&outcome.result), &exact(&twice));
+    say(
+        page,
+        &format!(
+            "against a * x + y, rounded twice: {} of {n} differ in the last bits (one rounding is not two)",
+            rounded_twice.mismatch_count
+        ),
+    );
+    checker_section(device, variant, &outcome.report.findings, page);
     Ok(())
 }
 

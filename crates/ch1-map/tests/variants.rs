@@ -9,8 +9,8 @@ use std::cell::RefCell;
 use ch1_map::{
     BinaryOp, Coverage, Data, Exponential, MAX_ELEMENTS, SIGMOID_CLIMB, SigmoidCheck, Step,
     VARIANTS, broadcast_add_cpu, broadcast_shape, check_1d, covering_shape, elementwise_cpu, exact,
-    floats, owners_cpu, run_broadcast_add_2d, run_elementwise, run_scalar_multiply, run_sigmoid,
-    run_thread_ids, scalar_multiply_cpu, variant,
+    floats, owners_cpu, run_broadcast_add_2d, run_elementwise, run_saxpy, run_scalar_multiply,
+    run_sigmoid, run_thread_ids, saxpy_cpu, scalar_multiply_cpu, variant,
 };
 use common::{blocks, cases, data, device, largest, length, schedule, threads_per_block};
 use harness::verify::compare_exact;
@@ -26,7 +26,7 @@ fn fail(error: HarnessError) -> TestCaseError {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 11);
+    assert_eq!(VARIANTS.len(), 12);
 }
 
 #[test]
@@ -89,6 +89,51 @@ fn scalar_multiply_matches_the_cpu_bit_for_bit() {
                     .map_err(fail)?;
                 let comparison =
                     compare_exact(&exact(&outcome.result), &exact(&scalar_multiply_cpu(&x, a)));
+                prop_assert!(
+                    comparison.is_match(),
+                    "a = {a:?}, {n} {data:?} floats, {shape}: {comparison}"
+                );
+                prop_assert!(outcome.report.is_clean(), "{:?}", outcome.report.findings);
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+/// The saxpy equals the fused reference, `a.mul_add(x, y)`, bit for bit on generated lengths,
+/// data, blocks and schedules: NVRTC's fma rounds once, and so does the reference.
+#[test]
+fn saxpy_matches_the_fused_reference_bit_for_bit() {
+    let cell = RefCell::new(device());
+    let is_cuda = cell.borrow().kind().is_cuda();
+    let fixed = variant("saxpy");
+    let strategy = (
+        length(largest(is_cuda)),
+        data(),
+        any::<u64>(),
+        any::<u32>(),
+        threads_per_block(),
+        0u32..=3,
+        schedule(),
+    );
+    let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
+    runner
+        .run(
+            &strategy,
+            |(n, data, seed, a_bits, threads, extra_blocks, schedule)| {
+                let x = floats(n, data, seed);
+                let y = floats(n, data, seed.wrapping_add(1));
+                let a = f32::from_bits(a_bits);
+                let shape =
+                    LaunchShape::linear(covering_shape(n, threads).grid.x + extra_blocks, threads);
+                let outcome = cell
+                    .borrow_mut()
+                    .with_schedule(schedule, |device| {
+                        run_saxpy(device, fixed, a, &x, &y, shape)
+                    })
+                    .map_err(fail)?;
+                let comparison =
+                    compare_exact(&exact(&outcome.result), &exact(&saxpy_cpu(a, &x, &y)));
                 prop_assert!(
                     comparison.is_match(),
                     "a = {a:?}, {n} {data:?} floats, {shape}: {comparison}"

@@ -17,8 +17,8 @@ fn walkthrough_on_the_emulator() {
     let sections = book_sections(printed, &out, "ch1-map");
     assert_eq!(
         sections.len(),
-        14,
-        "a header, eleven variants, the timing section and the climb: {sections:#?}"
+        15,
+        "a header, twelve variants, the timing section and the climb: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

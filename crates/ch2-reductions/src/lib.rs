@@ -46,6 +46,9 @@ pub enum Step {
     /// `kernel(x, n, block_sums, unsigned *blocks_done, float *total)`: one launch, whose last
     /// block to finish adds up the block sums; it leaves `blocks_done` at 0 for the next launch.
     OneLaunch,
+    /// `kernel(x, n, float *total)`: one launch, each block adds its sum into `total` with
+    /// `atomicAdd`, in the order the blocks finish; `total` is zeroed before every launch.
+    AtomicFinish,
 }
 
 /// How each thread of a climb kernel reads its share of the input.
@@ -70,7 +73,10 @@ impl Step {
 
     /// Whether the block must be whole warps: the block sum is formed by warp shuffles.
     pub fn needs_whole_warps(self) -> bool {
-        matches!(self, Step::Shuffled { .. } | Step::OneLaunch)
+        matches!(
+            self,
+            Step::Shuffled { .. } | Step::OneLaunch | Step::AtomicFinish
+        )
     }
 
     /// Whether the kernel reads `x` as 16-byte `float4`s.
@@ -80,6 +86,7 @@ impl Step {
             Step::Shuffled {
                 loads: Loads::Float4 | Loads::Float4InFlight
             } | Step::OneLaunch
+                | Step::AtomicFinish
         )
     }
 
@@ -91,6 +98,7 @@ impl Step {
             Step::Shuffled {
                 loads: Loads::Float4InFlight
             } | Step::OneLaunch
+                | Step::AtomicFinish
         )
     }
 
@@ -98,7 +106,7 @@ impl Step {
     pub fn finishes_on_the_device(self) -> bool {
         matches!(
             self,
-            Step::DeviceFinished | Step::Shuffled { .. } | Step::OneLaunch
+            Step::DeviceFinished | Step::Shuffled { .. } | Step::OneLaunch | Step::AtomicFinish
         )
     }
 
@@ -215,6 +223,13 @@ pub const VARIANTS: &[Ch2Variant] = &[
         expect: Expect::Correct,
         summary: "the GPU-sized reduction in one launch: the last block to finish adds the block sums",
         kind: Step::OneLaunch,
+    },
+    Variant {
+        name: "atomic-finish",
+        kernel: kernel!("ch2_reductions", "14_atomic_finish", "atomic_finish"),
+        expect: Expect::Correct,
+        summary: "one launch, each block's sum added to the total with atomicAdd: any order, any rounding",
+        kind: Step::AtomicFinish,
     },
 ];
 
@@ -338,6 +353,12 @@ pub fn depth_1d(step: Step, n: usize, shape: LaunchShape) -> u64 {
             let last_block = blocks.div_ceil(threads) + bounds::tree_depth(threads);
             first + last_block
         }
+        // The block sums reach `total` one atomicAdd after another, in any order: a chain of
+        // `blocks` additions, whichever block comes last.
+        Step::AtomicFinish => {
+            let first = (n / 4).div_ceil(blocks * threads) + 3 + bounds::tree_depth(threads);
+            first + blocks
+        }
         Step::Reduce2d | Step::Blobs => 0,
     }
 }
@@ -437,8 +458,8 @@ pub fn run_reduce_1d(
     device.ensure_can_run(variant)?;
     check_1d(variant, x.len(), shape)?;
     let input = device.upload(x, "x")?;
-    let buffers = ReduceBuffers::new(device, shape.grid.x as usize)?;
-    let report = launch_1d(device, variant, &input, x.len(), shape, &buffers)?;
+    let mut buffers = ReduceBuffers::new(device, shape.grid.x as usize)?;
+    let report = launch_1d(device, variant, &input, x.len(), shape, &mut buffers)?;
     let result = buffers.result(device, variant.kind, shape)?;
     Ok(Outcome { result, report })
 }
@@ -451,7 +472,7 @@ pub fn launch_1d(
     input: &Buffer<f32>,
     n: usize,
     shape: LaunchShape,
-    buffers: &ReduceBuffers,
+    buffers: &mut ReduceBuffers,
 ) -> Result<LaunchReport> {
     enqueue_1d(device, variant, input, n, shape, buffers, true).map(|findings| LaunchReport {
         findings,
@@ -467,7 +488,7 @@ pub fn enqueue_1d(
     input: &Buffer<f32>,
     n: usize,
     shape: LaunchShape,
-    buffers: &ReduceBuffers,
+    buffers: &mut ReduceBuffers,
     wait: bool,
 ) -> Result<Vec<harness::Finding>> {
     let n = length_u32(n)?;
@@ -482,6 +503,14 @@ pub fn enqueue_1d(
                 .map(|()| Vec::new())
         }
     };
+    if variant.kind == Step::AtomicFinish {
+        device.clear(&mut buffers.total)?;
+        return launch(
+            device,
+            shape,
+            &[Arg::from(input), Arg::U32(n), Arg::from(&buffers.total)],
+        );
+    }
     if variant.kind == Step::OneLaunch {
         return launch(
             device,

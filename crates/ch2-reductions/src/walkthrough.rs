@@ -210,6 +210,10 @@ fn step_1d(
             "one launch: the last of the {} blocks to finish adds the block sums",
             shape.grid.x
         ),
+        Step::AtomicFinish => format!(
+            "one launch: each of the {} blocks adds its sum to the total with atomicAdd, in the order they finish",
+            shape.grid.x
+        ),
         step if step.finishes_on_the_device() => format!(
             "then the same kernel on the {} block sums with one block of {} threads",
             shape.grid.x,
@@ -488,9 +492,9 @@ fn measure(device: &mut Device, inputs: &Inputs, shapes: Shapes) -> Result<(Vec<
     let timed_1d = |device: &mut Device, name: &'static str| -> Result<Timed> {
         let variant = crate::variant(name);
         let shape = shapes.for_1d(device, variant)?;
-        let buffers = ReduceBuffers::new(device, shape.grid.x as usize)?;
+        let mut buffers = ReduceBuffers::new(device, shape.grid.x as usize)?;
         // Checked on the timing input itself before it is timed.
-        launch_1d(device, variant, &x, n, shape, &buffers)?;
+        launch_1d(device, variant, &x, n, shape, &mut buffers)?;
         let got = buffers.result(device, variant.kind, shape)?;
         let check = SumCheck::new(got, cpu, depth_1d(variant.kind, n, shape), inputs.abs_sum);
         if !check.is_within() {
@@ -500,10 +504,11 @@ fn measure(device: &mut Device, inputs: &Inputs, shapes: Shapes) -> Result<(Vec<
         }
         let ms = device
             .time_ms(REPETITIONS, |device| {
-                enqueue_1d(device, variant, &x, n, shape, &buffers, false).map(drop)
+                enqueue_1d(device, variant, &x, n, shape, &mut buffers, false).map(drop)
             })?
             .unwrap_or(f64::NAN);
-        let launches = if variant.kind.finishes_on_the_device() && variant.kind != Step::OneLaunch {
+        let one_launch = matches!(variant.kind, Step::OneLaunch | Step::AtomicFinish);
+        let launches = if variant.kind.finishes_on_the_device() && !one_launch {
             format!("{shape}, then 1 × {}", finishing_shape(shape).block.x)
         } else {
             shape.to_string()
@@ -567,6 +572,8 @@ fn measure(device: &mut Device, inputs: &Inputs, shapes: Shapes) -> Result<(Vec<
     for name in &CLIMB[1..] {
         rows.push(timed_1d(device, name)?);
     }
+    // The chapter's exercise: one-launch with an atomicAdd per block for its last block.
+    rows.push(timed_1d(device, "atomic-finish")?);
     rows.push(Timed {
         what: format!("GPU device-to-device copy of the {bytes} bytes"),
         ms: copy_ms,

@@ -24,7 +24,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 13);
+    assert_eq!(VARIANTS.len(), 14);
 }
 
 /// The tolerance is honest: at the longest addition chain any test here can produce, a
@@ -142,9 +142,14 @@ fn the_climb_matches_the_cpu_on_every_schedule() {
     );
     let climb: Vec<_> = VARIANTS
         .iter()
-        .filter(|v| matches!(v.kind, Step::Shuffled { .. } | Step::OneLaunch))
+        .filter(|v| {
+            matches!(
+                v.kind,
+                Step::Shuffled { .. } | Step::OneLaunch | Step::AtomicFinish
+            )
+        })
         .collect();
-    assert_eq!(climb.len(), 4);
+    assert_eq!(climb.len(), 5);
     for rung in climb {
         assert!(rung.expect.is_correct(), "{}", rung.name);
         let mut runner = TestRunner::new(cases(is_cuda, 64, 20, file!()));
@@ -189,9 +194,9 @@ fn one_launch_leaves_its_counter_ready_for_the_next_launch() {
     let want = sum_f64(&x) as f32;
     let shape = LaunchShape::linear(12, 96);
     let input = device.upload(&x, "x").unwrap();
-    let buffers = ReduceBuffers::new(&mut device, 12).unwrap();
+    let mut buffers = ReduceBuffers::new(&mut device, 12).unwrap();
     for launch in 0..3 {
-        let report = launch_1d(&mut device, rung, &input, x.len(), shape, &buffers).unwrap();
+        let report = launch_1d(&mut device, rung, &input, x.len(), shape, &mut buffers).unwrap();
         assert!(report.is_clean(), "{:?}", report.findings);
         assert_eq!(
             buffers.result(&mut device, rung.kind, shape).unwrap(),

@@ -22,8 +22,8 @@ fn walkthrough_on_the_emulator() {
     let sections = book_sections(printed, &out, "ch2-reductions");
     assert_eq!(
         sections.len(),
-        15,
-        "a header, thirteen variants and the timing section: {sections:#?}"
+        16,
+        "a header, fourteen variants and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

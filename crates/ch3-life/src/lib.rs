@@ -31,6 +31,8 @@ pub const SINGLE_BLOCK_MAX_CELLS: u64 = 1024;
 pub const WORD_CELLS: u32 = 32;
 /// Rows each thread of `step-bit-packed-strips` walks down.
 pub const STRIP: u32 = 8;
+/// Cells of a row each thread of `step-four-cells` computes.
+pub const FOUR_CELLS: u32 = 4;
 
 /// How a variant is driven, since its kernel's parameters say what it computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +58,9 @@ pub enum Step {
     BitPacked,
     /// The same signature, one thread per word of [`STRIP`] rows.
     BitPackedStrips,
+    /// The double buffer's signature, [`FOUR_CELLS`] cells of a row per thread: the grid covers
+    /// ⌈width / 4⌉ threads across, any 2D block.
+    FourCells,
 }
 
 impl Step {
@@ -68,6 +73,7 @@ impl Step {
                 | Self::MultiBlock
                 | Self::BitPacked
                 | Self::BitPackedStrips
+                | Self::FourCells
         )
     }
 
@@ -83,7 +89,8 @@ impl Step {
             | Self::InPlace
             | Self::FloorBlocks
             | Self::BitPacked
-            | Self::BitPackedStrips => Some(1),
+            | Self::BitPackedStrips
+            | Self::FourCells => Some(1),
             Self::SharedHalo => Some(HALO),
             Self::SingleBlock | Self::MultiBlock => None,
         }
@@ -160,6 +167,13 @@ pub const VARIANTS: &[Ch3Variant] = &[
         expect: Expect::Correct,
         summary: "bit-packed, each thread walking down 8 rows: every word loaded and summed once",
         kind: Step::BitPackedStrips,
+    },
+    Variant {
+        name: "step-four-cells",
+        kernel: kernel!("ch3_life", "09_step_four_cells", "life_step_four_cells"),
+        expect: Expect::Correct,
+        summary: "four cells of a row per thread: six columns loaded once, a three-column sum slid along",
+        kind: Step::FourCells,
     },
 ];
 
@@ -276,6 +290,10 @@ pub fn launch_shape(
             (width.div_ceil(HALO_INNER), height.div_ceil(HALO_INNER)),
             (TILE, TILE),
         ),
+        Step::FourCells => shape(
+            (width.div_ceil(FOUR_CELLS).div_ceil(bx), height.div_ceil(by)),
+            (bx, by),
+        ),
         Step::BitPacked | Step::BitPackedStrips => {
             check_packable(width)?;
             let rows = if step == Step::BitPacked {
@@ -308,7 +326,7 @@ pub fn run(
     let mut report = LaunchReport::default();
     let mut launches = 0;
     let result = match variant.kind {
-        Step::DoubleBuffer | Step::FloorBlocks | Step::SharedHalo => {
+        Step::DoubleBuffer | Step::FloorBlocks | Step::SharedHalo | Step::FourCells => {
             let mut from = device.upload(board.cells(), "board_a")?;
             let mut to = device.zeros::<u8>(board.cells().len(), "board_b")?;
             let per_launch = variant.kind.generations_per_launch().unwrap_or(1);
@@ -396,7 +414,7 @@ pub fn launch_async(
 ) -> Result<()> {
     let mut args = vec![Arg::from(from)];
     match variant.kind {
-        Step::DoubleBuffer | Step::FloorBlocks => {
+        Step::DoubleBuffer | Step::FloorBlocks | Step::FourCells => {
             args.extend([Arg::from(to), width.into(), height.into()])
         }
         Step::InPlace => args.extend([Arg::from(width), height.into()]),
@@ -467,6 +485,8 @@ mod tests {
         assert_eq!(floor.grid, Dim3::xy(3, 1));
         let halo = launch_shape(variant("iterate-shared-halo"), 100, 24, None).unwrap();
         assert_eq!((halo.grid, halo.block), (Dim3::xy(5, 1), Dim3::xy(32, 32)));
+        let four = launch_shape(variant("step-four-cells"), 101, 33, Some((8, 4))).unwrap();
+        assert_eq!(four.grid, Dim3::xy(4, 9), "⌈⌈101 / 4⌉ / 8⌉ = 4 blocks across");
         let single = launch_shape(variant("iterate-single-block"), 40, 25, None).unwrap();
         assert_eq!((single.grid, single.block), (Dim3::x(1), Dim3::xy(40, 25)));
     }

@@ -101,6 +101,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         heading(&mut page, number, variant);
         let findings = match variant.kind {
             Step::DoubleBuffer => double_buffer_step(device, variant, options, &mut page)?,
+            Step::FourCells => four_cells_step(device, variant, options, &mut page)?,
             Step::InPlace => in_place_step(device, variant, options, sizes, &mut page)?,
             Step::FloorBlocks => floor_blocks_step(device, variant, options, &mut page)?,
             Step::SingleBlock => single_block_step(device, variant, options, &mut page)?,
@@ -294,6 +295,31 @@ fn double_buffer_step(
         Some((32, 4)),
         page,
     )?);
+    Ok(findings)
+}
+
+/// Boards whose widths leave 1, 2 and 3 cells for the last thread of a row, and one narrower
+/// than a thread's six columns.
+fn four_cells_step(
+    device: &mut Device,
+    variant: &Ch3Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<Vec<Finding>> {
+    let mut findings = Vec::new();
+    for (width, height) in [(50, 37), (61, 20), (47, 29), (3, 9)] {
+        let board = random_board(width, height, options.seed)?;
+        let generations = 12;
+        findings.extend(run_and_compare(
+            device,
+            variant,
+            (&board, &board.after(generations)),
+            &format!("random {width} × {height} board ({width} % 4 = {})", width % 4),
+            generations,
+            Some((32, 4)),
+            page,
+        )?);
+    }
     Ok(findings)
 }
 
@@ -827,6 +853,8 @@ fn measure(device: &mut Device, seed: u64, side: u32) -> Result<(Vec<Timed>, f64
         1,
         &next,
     )?);
+    // The chapter's exercise: four cells a thread, on the same board.
+    rows.push(time_variant(device, "step-four-cells", &board, 1, &next)?);
     let after_halo = next.after(HALO - 1);
     rows.push(time_variant(
         device,

@@ -18,7 +18,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 8);
+    assert_eq!(VARIANTS.len(), 9);
 }
 
 fn fail(error: HarnessError) -> TestCaseError {
@@ -130,6 +130,13 @@ fn fixed_matches_the_cpu(name: &str, largest: u32, most_generations: u32, emulat
 #[test]
 fn step_double_buffer_matches_the_cpu() {
     fixed_matches_the_cpu("step-double-buffer", 160, 6, 128);
+}
+
+/// Any width: a last thread of a row with 1 to 4 cells, and boards narrower than the six
+/// columns a thread loads, where the torus wraps more than once.
+#[test]
+fn step_four_cells_matches_the_cpu() {
+    fixed_matches_the_cpu("step-four-cells", 160, 6, 64);
 }
 
 #[test]

@@ -38,8 +38,8 @@ fn walkthrough_on_the_emulator() {
     let sections = book_sections(printed, &out, "ch3-life");
     assert_eq!(
         sections.len(),
-        11,
-        "a header, eight variants, the timing section and the climb: {sections:#?}"
+        12,
+        "a header, nine variants, the timing section and the climb: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

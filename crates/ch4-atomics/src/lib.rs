@@ -151,6 +151,17 @@ pub const VARIANTS: &[Ch4Variant] = &[
         summary: "32 copies of the bins, one per lane, each in its own bank: no two lanes collide",
         kind: Step::ByteHistogram,
     },
+    Variant {
+        name: "histogram-bytes-lane-pairs",
+        kernel: kernel!(
+            "ch4_atomics",
+            "13_histogram_bytes_lane_pairs",
+            "histogram_bytes_lane_pairs"
+        ),
+        expect: Expect::Correct,
+        summary: "16 copies, two lanes to a word in 16-bit halves, flushed before a half can overflow",
+        kind: Step::ByteHistogram,
+    },
 ];
 
 /// The byte-histogram variants in the order of the chapter's climb.

@@ -499,6 +499,15 @@ fn climb_section(
             LaunchShape::linear(blocks, 256),
         ));
     }
+    // The chapter's exercise: half the shared memory of the lane copies, on the same grid.
+    let pairs = crate::variant("histogram-bytes-lane-pairs");
+    if let Some(blocks) = device.resident_blocks(&pairs.kernel, 256, 0)? {
+        steps.push((
+            pairs.name.to_string(),
+            format!("{} + grid", file_number(pairs)),
+            LaunchShape::linear(blocks, 256),
+        ));
+    }
     let bar = progress(steps.len() as u64, "histogram climb");
     let mut rows = Vec::new();
     let mut bars = Vec::new();

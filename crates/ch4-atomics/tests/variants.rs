@@ -23,7 +23,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 12);
+    assert_eq!(VARIANTS.len(), 13);
 }
 
 proptest! {
@@ -115,7 +115,8 @@ fn byte_histograms_match_the_cpu_on_any_grid_and_schedule() {
         threads_per_block(),
         schedule(),
     );
-    for name in BYTE_HISTOGRAM_CLIMB {
+    let exercise = ["histogram-bytes-lane-pairs"];
+    for name in BYTE_HISTOGRAM_CLIMB.into_iter().chain(exercise) {
         let fixed = variant(name);
         assert_eq!(fixed.kind, Step::ByteHistogram);
         let whole_warps = name == "histogram-bytes-warp-aggregated";
@@ -152,6 +153,20 @@ fn byte_histograms_match_the_cpu_on_any_grid_and_schedule() {
             )
             .unwrap_or_else(|error| panic!("{name}: {error}"));
     }
+}
+
+/// Lane pairs count in 16-bit halves: one block of one warp on 2²¹ + 16 copies of one byte
+/// makes every lane count 65,552 bytes, past 65,535, so only the flushes every 4095 rounds keep
+/// the low half from carrying into the high one (and the high one from wrapping).
+#[test]
+fn lane_pairs_flush_before_a_16_bit_count_overflows() {
+    let mut device = device();
+    let pairs = variant("histogram-bytes-lane-pairs");
+    let bytes = vec![b'e'; (1 << 21) + 16 * 32];
+    let shape = LaunchShape::linear(1, 32);
+    let outcome = run_byte_histogram(&mut device, pairs, &bytes, shape).unwrap();
+    assert_eq!(outcome.result, byte_histogram(&bytes));
+    assert!(outcome.report.is_clean(), "{:?}", outcome.report.findings);
 }
 
 #[test]

@@ -21,8 +21,8 @@ fn walkthrough_on_the_emulator() {
     let sections = book_sections(printed, &out, "ch4-atomics");
     assert_eq!(
         sections.len(),
-        15,
-        "a header, twelve variants, the timing section and the climb: {sections:#?}"
+        16,
+        "a header, thirteen variants, the timing section and the climb: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

@@ -44,6 +44,9 @@ pub enum Step {
     /// `kernel(a, b, n, partial, unsigned *count, float *c)`: one launch; the last block to
     /// finish adds the block sums in `partial` into `*c`. Vectorized, blocks of 32 to 1024.
     OneLaunchDot,
+    /// `kernel(a, b, n, float *c)`: one launch, each block adds its sum into `*c` with
+    /// `atomicAdd` (`*c` zeroed first). Vectorized, blocks of 32 to 1024.
+    AtomicDot,
 }
 
 impl Step {
@@ -55,7 +58,7 @@ impl Step {
     /// The warp-shuffle kernels need whole warps.
     pub fn min_threads(self) -> u32 {
         match self {
-            Self::WarpPartialDot { .. } | Self::OneLaunchDot => 32,
+            Self::WarpPartialDot { .. } | Self::OneLaunchDot | Self::AtomicDot => 32,
             _ => 1,
         }
     }
@@ -131,6 +134,13 @@ pub const VARIANTS: &[Ch5Variant] = &[
         summary: "one launch: the last block to finish adds the block sums, in a fixed order",
         kind: Step::OneLaunchDot,
     },
+    Variant {
+        name: "dot-atomic-add",
+        kernel: kernel!("ch5_mutex_dot", "10_dot_atomic_add", "dot_atomic_add"),
+        expect: Expect::Correct,
+        summary: "one launch: each block adds its sum into c with atomicAdd, in the order blocks finish",
+        kind: Step::AtomicDot,
+    },
 ];
 
 /// The variant named `name`; panics only on a typo in this crate, caught by its tests.
@@ -183,7 +193,7 @@ pub fn step_depth(step: Step, n: usize, shape: LaunchShape) -> u64 {
     let threads = u64::from(shape.block.x);
     let vectorized = matches!(
         step,
-        Step::WarpPartialDot { vectorized: true } | Step::OneLaunchDot
+        Step::WarpPartialDot { vectorized: true } | Step::OneLaunchDot | Step::AtomicDot
     );
     if !vectorized {
         return dot_depth(n, shape);
@@ -191,6 +201,8 @@ pub fn step_depth(step: Step, n: usize, shape: LaunchShape) -> u64 {
     let per_thread = 4 * (n as u64 / 4).div_ceil(blocks * threads) + 1;
     let blocks_sum = match step {
         Step::OneLaunchDot => blocks.div_ceil(threads) + bounds::tree_depth(threads),
+        // The atomics add the block sums one after another, in whatever order: `blocks`
+        // additions, as on the host.
         _ => blocks,
     };
     1 + per_thread + bounds::tree_depth(threads) + blocks_sum
@@ -410,6 +422,21 @@ pub fn run_dot(
                 report,
             })
         }
+        Step::AtomicDot => {
+            let c = device.zeros::<f32>(1, "c")?;
+            let report = device.launch(
+                &variant.kernel,
+                shape,
+                &[
+                    Arg::from(&a_buffer),
+                    Arg::from(&b_buffer),
+                    Arg::U32(n),
+                    Arg::from(&c),
+                ],
+            )?;
+            let result = device.download(&c)?.first().copied().unwrap_or_default();
+            Ok(Outcome { result, report })
+        }
         Step::DotMutex => {
             let c = device.zeros::<f32>(1, "c")?;
             let mutex = device.zeros::<i32>(1, "mutex")?;
@@ -537,6 +564,11 @@ mod tests {
         assert_eq!(
             step_depth(Step::WarpPartialDot { vectorized: false }, n, shape),
             dot_depth(n, shape)
+        );
+        // atomics: the 16 block sums one after another, as on the host
+        assert_eq!(
+            step_depth(Step::AtomicDot, n, shape),
+            1 + (4 * 2 + 1) + 8 + 16
         );
         // one launch: 16 block sums spread over 256 threads (one each), then a second tree
         assert_eq!(

@@ -104,7 +104,9 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
 pub fn timing_shape(device: &mut Device, variant: &Ch5Variant) -> Result<LaunchShape> {
     let fixed = LaunchShape::linear(1024, 256);
     Ok(match variant.kind {
-        Step::OneLaunchDot | Step::WarpPartialDot { vectorized: true } => gpu_sized(device)?,
+        Step::OneLaunchDot | Step::AtomicDot | Step::WarpPartialDot { vectorized: true } => {
+            gpu_sized(device)?
+        }
         _ => fixed,
     })
 }
@@ -292,7 +294,8 @@ fn timing_section(
         ("dot-one-launch", gpu_sized),
     ];
     // Every result is checked before anything is timed.
-    for (name, shape) in dot_rows.iter().copied().chain([("dot-mutex", shape)]) {
+    let exercise = [("dot-mutex", shape), ("dot-atomic-add", gpu_sized)];
+    for (name, shape) in dot_rows.iter().copied().chain(exercise) {
         let variant = crate::variant(name);
         let outcome = run_dot(device, variant, &a, &b, shape)?;
         let check = DotCheck::for_step(variant.kind, outcome.result, &a, &b, shape);
@@ -334,6 +337,11 @@ fn timing_section(
     lines.push((
         format!("dot-mutex, c zeroed first ({shape})"),
         inputs.time_dot_mutex(device, shape, REPETITIONS)?,
+    ));
+    // The chapter's exercise: the one-launch dot with an atomicAdd per block for its last block.
+    lines.push((
+        format!("dot-atomic-add, c zeroed first ({gpu_sized})"),
+        inputs.time_dot_atomic_add(device, gpu_sized, REPETITIONS)?,
     ));
     let cublas_line = match &cublas {
         VendorTiming::Ms(ms) => Some((CUBLAS.to_string(), *ms)),
@@ -508,6 +516,34 @@ impl TimingInputs {
             repetitions,
             with_host_sum,
         )
+    }
+
+    /// dot-atomic-add, with the zeroing of `c` every launch needs.
+    fn time_dot_atomic_add(
+        &mut self,
+        device: &mut Device,
+        shape: LaunchShape,
+        repetitions: u32,
+    ) -> Result<f64> {
+        let kernel = crate::variant("dot-atomic-add").kernel;
+        let Self {
+            a, b, length, c, ..
+        } = self;
+        Ok(device
+            .time_ms(repetitions, |device| {
+                device.clear(c)?;
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[
+                        Arg::from(&*a),
+                        Arg::from(&*b),
+                        Arg::U32(*length),
+                        Arg::from(&*c),
+                    ],
+                )
+            })?
+            .unwrap_or(f64::NAN))
     }
 
     /// dot-mutex, with the zeroing of `c` every launch needs.

@@ -20,7 +20,7 @@ use proptest::test_runner::{TestError, TestRunner};
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 9);
+    assert_eq!(VARIANTS.len(), 10);
 }
 
 fn set_schedule(device: &mut Device, schedule: Schedule) {

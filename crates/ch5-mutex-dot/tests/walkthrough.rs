@@ -19,8 +19,8 @@ fn walkthrough_on_the_emulator() {
     let sections = harness::walk::sections(&printed);
     assert_eq!(
         sections.len(),
-        11,
-        "a header, nine variants and the timing section:\n{printed}"
+        12,
+        "a header, ten variants and the timing section:\n{printed}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

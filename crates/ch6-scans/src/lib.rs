@@ -276,6 +276,17 @@ pub const VARIANTS: &[Ch6Variant] = &[
             state: PassState::LookBack,
         },
     },
+    Variant {
+        name: "blelloch-shared-conflict-free",
+        kernel: kernel!(
+            "ch6_scans",
+            "18_blelloch_shared_conflict_free",
+            "blelloch_shared_conflict_free"
+        ),
+        expect: Expect::Correct,
+        summary: "blelloch-shared with a word of padding per 32: the tree's accesses at most 2-way",
+        kind: Step::OneBlockExclusive,
+    },
 ];
 
 /// The variant named `name`; panics only on a typo in this crate, caught by its tests.
@@ -436,6 +447,9 @@ pub struct BankLevel {
     /// The most distinct shared-memory words of warp 0's `temp[bi]` access in one of the 32
     /// banks: a `ways`-way conflict makes the access take `ways` times as long.
     pub ways: usize,
+    /// The same with `18_blelloch_shared_conflict_free.cu`'s padding: element `i` at word
+    /// `i + i / 32`.
+    pub padded_ways: usize,
 }
 
 /// Bank conflicts of the up-sweep over `m` elements: shared memory has 32 banks of 4-byte
@@ -447,15 +461,19 @@ pub fn up_sweep_bank_conflicts(m: usize) -> Vec<BankLevel> {
     let mut d = m / 2;
     while d > 0 {
         let active = d.min(32);
-        let mut words_per_bank = vec![std::collections::BTreeSet::new(); 32];
-        for tid in 0..active {
-            let bi = offset * (2 * tid + 2) - 1;
-            words_per_bank[bi % 32].insert(bi);
-        }
+        let ways = |word: &dyn Fn(usize) -> usize| {
+            let mut words_per_bank = vec![std::collections::BTreeSet::new(); 32];
+            for tid in 0..active {
+                let w = word(offset * (2 * tid + 2) - 1);
+                words_per_bank[w % 32].insert(w);
+            }
+            words_per_bank.iter().map(|w| w.len()).max().unwrap_or(0)
+        };
         levels.push(BankLevel {
             offset,
             active_lanes: active,
-            ways: words_per_bank.iter().map(|w| w.len()).max().unwrap_or(0),
+            ways: ways(&|bi| bi),
+            padded_ways: ways(&|bi| bi + bi / 32),
         });
         offset *= 2;
         d /= 2;
@@ -1176,5 +1194,7 @@ mod tests {
         assert_eq!(banks[0].ways, 2);
         assert_eq!(banks[4].ways, 32);
         assert_eq!(banks.last().map(|b| b.ways), Some(1));
+        assert_eq!(banks.iter().map(|b| b.padded_ways).max(), Some(2));
+        assert_eq!(banks[4].padded_ways, 1);
     }
 }

@@ -216,11 +216,20 @@ fn bank_table(page: &mut String) {
             level.offset.to_string(),
             level.active_lanes.to_string(),
             format!("{}-way", level.ways),
+            format!("{}-way", level.padded_ways),
         ]
     });
     say(
         page,
-        &table(&["offset", "active lanes of warp 0", "conflict"], rows),
+        &table(
+            &[
+                "offset",
+                "active lanes of warp 0",
+                "conflict",
+                "padded, i + i / 32 (step 18)",
+            ],
+            rows,
+        ),
     );
 }
 

@@ -29,7 +29,7 @@ fn fail(error: HarnessError) -> TestCaseError {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 17);
+    assert_eq!(VARIANTS.len(), 18);
 }
 
 proptest! {
@@ -90,6 +90,49 @@ fn fixed_one_block_scans_match_the_cpu() {
                 Ok(())
             })
             .unwrap_or_else(|error| panic!("{}: {error}", fixed.name));
+    }
+}
+
+/// The emulator's bank-conflict count agrees with the chapter's table: on 2048 elements the
+/// worst access of the tree's line is 32-way in blelloch-shared and 2-way once padded, what
+/// `up_sweep_bank_conflicts` computes for warp 0 (every warp sees the same pattern).
+#[test]
+fn the_emulator_counts_the_bank_conflicts_the_table_predicts() {
+    let mut device = harness::Device::open(harness::BackendChoice::Emu).unwrap();
+    device.set_emu_settings(harness::EmuSettings {
+        bank_conflicts: true,
+        ..harness::EmuSettings::default()
+    });
+    let x = values(2048, ch6_scans::testing::Values::Small, 7);
+    let levels = ch6_scans::up_sweep_bank_conflicts(2048);
+    for (name, predicted) in [
+        ("blelloch-shared", levels.iter().map(|l| l.ways).max()),
+        (
+            "blelloch-shared-conflict-free",
+            levels.iter().map(|l| l.padded_ways).max(),
+        ),
+    ] {
+        let fixed = variant(name);
+        let outcome = run_one_block(&mut device, fixed, &x, 1024).unwrap();
+        assert_eq!(outcome.result, exclusive_scan(&x), "{name}");
+        let up_sweep = harness::kernel::line_of_marker(fixed.kernel.source, "temp[bi")
+            .expect("the up-sweep's line");
+        let counted = outcome
+            .report
+            .bank_conflicts
+            .iter()
+            .filter(|line| line.at.line == up_sweep)
+            .map(|line| line.worst_ways as usize)
+            .max();
+        assert_eq!(counted, predicted, "{name}: {:#?}", outcome.report.bank_conflicts);
+        let worst = outcome
+            .report
+            .bank_conflicts
+            .iter()
+            .map(|line| line.worst_ways)
+            .max();
+        let expected_worst = if name == "blelloch-shared" { 32 } else { 2 };
+        assert_eq!(worst, Some(expected_worst), "{name}");
     }
 }
 

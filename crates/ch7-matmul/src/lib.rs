@@ -27,6 +27,9 @@ pub enum Step {
     Naive,
     /// `kernel(A, B, C, M, N, K)`, blocks of exactly `TILE × TILE`.
     Tiled,
+    /// The same, each `TILE × TILE` block computing a `2·TILE × 2·TILE` tile of C: a 2 × 2
+    /// block of C per thread, on a grid of ⌈N / 32⌉ × ⌈M / 32⌉ ([`tiled_2x2_shape`]).
+    Tiled2x2,
     /// `kernel(A_rows, B, C_rows, rows, N, K)` once per chunk of rows, each chunk on a stream
     /// between its copy in and its copy out.
     Pipeline,
@@ -187,6 +190,13 @@ pub const VARIANTS: &[Ch7Variant] = &[
             tile_k: 8,
             threads: 128,
         }),
+    },
+    Variant {
+        name: "tiled-2x2",
+        kernel: kernel!("ch7_matmul", "13_tiled_2x2", "matmul_tiled_2x2"),
+        expect: Expect::Correct,
+        summary: "tiled with a 2 × 2 block of C per thread: each shared value feeds two multiply-adds",
+        kind: Step::Tiled2x2,
     },
 ];
 
@@ -371,6 +381,14 @@ pub fn tiled_shape(dims: Dims) -> LaunchShape {
     covering_shape(dims, (TILE, TILE))
 }
 
+/// The launch of `tiled-2x2`: `TILE × TILE` blocks, each covering a `2·TILE × 2·TILE` tile of C.
+pub fn tiled_2x2_shape(dims: Dims) -> LaunchShape {
+    LaunchShape {
+        block: Dim3::xy(TILE, TILE),
+        ..covering_shape(dims, (2 * TILE, 2 * TILE))
+    }
+}
+
 /// Spare floats after each matrix that hold every stray access of a launch of `shape` over
 /// `dims`: a grid overhangs C by less than a block in each direction, and a tile reads A and B
 /// less than a tile past their edges.
@@ -407,7 +425,8 @@ pub fn run_matmul(
     device.ensure_can_run(variant)?;
     dims.validate()?;
     check_lengths(a, b, dims)?;
-    if variant.kind == Step::Tiled && shape.block != Dim3::xy(TILE, TILE) {
+    let tiled = matches!(variant.kind, Step::Tiled | Step::Tiled2x2);
+    if tiled && shape.block != Dim3::xy(TILE, TILE) {
         return Err(HarnessError::Invalid(format!(
             "{} needs blocks of exactly {} threads, not {}",
             variant.name,

@@ -12,7 +12,7 @@ use harness::{Arg, Device, HarnessError, LaunchShape, Result, Schedule, VendorTi
 use crate::error_map::write_error_map;
 use crate::{
     Ch7Variant, Dims, MatmulCheck, Pipeline, Plan, Step, TILE, VARIANTS, covering_shape,
-    element_bound, guard_for, matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_shape,
+    element_bound, guard_for, matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_2x2_shape, tiled_shape,
     variant,
 };
 
@@ -93,6 +93,10 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             }
             (Step::Tiled, _) => {
                 let shape = tiled_shape(EMU_DIMS);
+                one_launch(device, variant, EMU_DIMS, shape, options, &mut page)?;
+            }
+            (Step::Tiled2x2, _) => {
+                let shape = tiled_2x2_shape(EMU_DIMS);
                 one_launch(device, variant, EMU_DIMS, shape, options, &mut page)?;
             }
             (Step::Climb(tiling), _) => {
@@ -356,6 +360,7 @@ fn timing_shape(variant: &Ch7Variant, dims: Dims) -> std::result::Result<LaunchS
     match variant.kind {
         Step::Naive => Ok(covering_shape(dims, NAIVE_BLOCK)),
         Step::Tiled | Step::Pipeline => Ok(tiled_shape(dims)),
+        Step::Tiled2x2 => Ok(tiled_2x2_shape(dims)),
         Step::Climb(tiling) if tiling.allows(dims) => Ok(tiling.shape(dims)),
         Step::Climb(tiling) => Err(format!(
             "needs sides that are multiples of {}",

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use ch7_matmul::{
     Ch7Variant, Dims, MatmulCheck, Plan, Step, TILE, Tiling, VARIANTS, covering_shape, guard_for,
-    matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_shape, variant,
+    matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_2x2_shape, tiled_shape, variant,
 };
 use common::{block, cases, device, fail, schedule, side};
 use harness::{EmuSettings, Expect, Schedule};
@@ -30,7 +30,7 @@ fn largest_side(is_cuda: bool) -> u32 {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 12);
+    assert_eq!(VARIANTS.len(), 13);
 }
 
 #[test]
@@ -47,7 +47,9 @@ fn fixed_kernels_match_the_cpu_on_any_size_and_block() {
     );
     for fixed in VARIANTS
         .iter()
-        .filter(|v| v.expect.is_correct() && matches!(v.kind, Step::Naive | Step::Tiled))
+        .filter(|v| {
+            v.expect.is_correct() && matches!(v.kind, Step::Naive | Step::Tiled | Step::Tiled2x2)
+        })
     {
         let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
         runner
@@ -55,6 +57,7 @@ fn fixed_kernels_match_the_cpu_on_any_size_and_block() {
                 let dims = Dims::new(m, n, k);
                 let shape = match fixed.kind {
                     Step::Naive => covering_shape(dims, block),
+                    Step::Tiled2x2 => tiled_2x2_shape(dims),
                     _ => tiled_shape(dims),
                 };
                 let (a, b) = inputs(dims, seed);

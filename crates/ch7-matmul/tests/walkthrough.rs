@@ -26,8 +26,8 @@ fn walkthrough_on_the_emulator() {
     let sections = harness::walk::sections(&printed);
     assert_eq!(
         sections.len(),
-        14,
-        "a header, twelve variants and the timing section:\n{printed}"
+        15,
+        "a header, thirteen variants and the timing section:\n{printed}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {
