@@ -4,7 +4,8 @@
 use harness::backend::cuda_driver_present;
 use harness::{BackendChoice, Device, EmuSettings, Expect, Finding, FindingKind, HarnessError};
 
-use crate::exercise::Exercise;
+use crate::exercise::{Exercise, Reason};
+use crate::goal::{Missed, Outcome};
 use crate::program::Program;
 use crate::property::Budget;
 
@@ -13,6 +14,13 @@ use crate::property::Budget;
 pub trait Check: Send + Sync {
     /// Runs every case of `budget` on `device`; `Ok` with the number of cases run when all pass.
     fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure>;
+
+    /// The exercise's goals beyond a right answer ([`crate::goal`]), measured on `device` once
+    /// every case has passed there; none by default.
+    fn goals(&self, program: &Program, device: &mut Device) -> Result<Vec<Outcome>, Failure> {
+        let _ = (program, device);
+        Ok(Vec::new())
+    }
 }
 
 /// Why a file is not fixed yet.
@@ -28,6 +36,8 @@ pub enum Failure {
     Case(Box<CaseFailure>),
     /// Something outside the learner's file failed (a device that does not open).
     Setup(String),
+    /// Every case passed, but a goal of the exercise was missed: bank conflicts, speed.
+    Goal(Box<Missed>),
 }
 
 /// The smallest failing case proptest found, and what it showed.
@@ -56,7 +66,21 @@ impl Failure {
     /// What kind of failure this is, in the chapters' terms; `None` for what is not the
     /// kernel's fault (no NVRTC, no device) or not a run at all (a missing kernel).
     pub fn expect(&self) -> Option<Expect> {
-        match self {
+        match self.reason()? {
+            Reason::Check(expect) => Some(expect),
+            Reason::BankConflicts | Reason::TooSlow => None,
+        }
+    }
+
+    /// Why the file fails, as an exercise states it: a checker's kind, or a missed goal.
+    pub fn reason(&self) -> Option<Reason> {
+        let expect = match self {
+            Self::Goal(missed) => {
+                return Some(match **missed {
+                    Missed::Banks { .. } => Reason::BankConflicts,
+                    Missed::Slower { .. } => Reason::TooSlow,
+                });
+            }
             Self::Compile { .. } => Some(Expect::CompileError),
             Self::Case(case) => match case.findings.first().map(|f| f.kind) {
                 Some(FindingKind::Race { .. }) => Some(Expect::Race),
@@ -74,7 +98,8 @@ impl Failure {
                 None => None,
             },
             Self::NoNvrtc | Self::Kernel(_) | Self::Setup(_) => None,
-        }
+        };
+        expect.map(Reason::Check)
     }
 
     /// The lines of the learner's file this failure names: the checkers' findings, or the
@@ -93,6 +118,7 @@ impl Failure {
                 .filter_map(|line| line.strip_prefix(path)?.strip_prefix(':'))
                 .filter_map(|rest| rest.split(':').next()?.parse().ok())
                 .collect(),
+            Self::Goal(missed) => missed.lines(),
             _ => Vec::new(),
         }
     }
@@ -130,11 +156,13 @@ impl Report {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Passed {
     pub emulator_cases: u32,
     pub schedules: usize,
     pub gpu: GpuRun,
+    /// The exercise's goals, met or skipped, on the emulator then the GPU.
+    pub goals: Vec<Outcome>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,6 +216,7 @@ fn run_checks(
     let emulator_cases = exercise
         .check
         .run(&program, &mut emulator, &emulator_budget)?;
+    let mut goals = exercise.check.goals(&program, &mut emulator)?;
     // Only a kernel the emulator passed goes near a GPU: its checkers would have caught a
     // barrier some threads skip or a spin that never ends, which can hang a real one.
     let gpu = match options.backend {
@@ -205,6 +234,7 @@ fn run_checks(
                         emulator_cases,
                         schedules: emulator_budget.schedules.len(),
                         gpu: GpuRun::Skipped(error.to_string()),
+                        goals,
                     });
                 }
                 Err(error) => return Err(setup(error)),
@@ -212,6 +242,13 @@ fn run_checks(
             let cases = exercise
                 .check
                 .run(&program, &mut device, &Budget::gpu(seed))?;
+            // A goal the emulator skipped (speed) takes the GPU's outcome.
+            let measured = exercise.check.goals(&program, &mut device)?;
+            for (kept, gpu) in goals.iter_mut().zip(measured) {
+                if matches!(kept, Outcome::Skipped(_)) {
+                    *kept = gpu;
+                }
+            }
             GpuRun::Ran {
                 device: device.name().to_string(),
                 cases,
@@ -222,6 +259,7 @@ fn run_checks(
         emulator_cases,
         schedules: emulator_budget.schedules.len(),
         gpu,
+        goals,
     })
 }
 

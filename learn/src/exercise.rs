@@ -85,10 +85,15 @@ impl fmt::Display for Chapter {
 pub enum Start {
     /// Fix it: a chapter's broken kernel.
     Fix(KernelSource),
-    /// Write it: a chapter's reference kernel with the body of its entry emptied to a TODO.
+    /// Write it: a chapter's reference kernel with the body of one function (its entry, or a
+    /// device function it calls) emptied to a TODO.
     Write {
         reference: KernelSource,
+        /// The function to write.
+        function: &'static str,
         todo: &'static str,
+        /// Code kept after the TODO so the file compiles (`return value;`), or empty.
+        stub: &'static str,
     },
 }
 
@@ -119,11 +124,32 @@ pub enum Line {
     Unnamed,
 }
 
+/// Why a file fails: a checker's or the CPU's verdict in the chapters' terms, or a goal of the
+/// exercise missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reason {
+    Check(Expect),
+    /// Shared accesses with more bank conflicts than the exercise allows (emulator-counted).
+    BankConflicts,
+    /// Slower on a GPU than the kernel the exercise says to beat.
+    TooSlow,
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Check(expect) => write!(f, "{expect}"),
+            Self::BankConflicts => f.write_str("bank conflicts"),
+            Self::TooSlow => f.write_str("too slow"),
+        }
+    }
+}
+
 /// How the untouched starting file fails its check; the dev check holds every exercise to it,
 /// so one that passes untouched, or fails for another reason than its statement gives, fails CI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fails {
-    pub expect: Expect,
+    pub reason: Reason,
     pub line: Line,
 }
 
@@ -132,22 +158,30 @@ impl Fails {
     /// NVRTC's log does.
     pub const fn at_bug(expect: Expect) -> Self {
         Self {
-            expect,
+            reason: Reason::Check(expect),
             line: Line::Bug,
         }
     }
 
     pub const fn at(expect: Expect, text: &'static str) -> Self {
         Self {
-            expect,
+            reason: Reason::Check(expect),
             line: Line::Containing(text),
         }
     }
 
     pub const fn wrong_result() -> Self {
         Self {
-            expect: Expect::WrongResult,
+            reason: Reason::Check(Expect::WrongResult),
             line: Line::Unnamed,
+        }
+    }
+
+    /// Right results, checkers silent, and bank conflicts at the first line containing `text`.
+    pub const fn bank_conflicts_at(text: &'static str) -> Self {
+        Self {
+            reason: Reason::BankConflicts,
+            line: Line::Containing(text),
         }
     }
 }
@@ -206,9 +240,12 @@ impl Exercise {
         let mut text = self.header();
         let body = match self.start {
             Start::Fix(kernel) => learner_view(kernel.source, false),
-            Start::Write { reference, todo } => {
-                blank_body(&learner_view(reference.source, true), reference.entry, todo)
-            }
+            Start::Write {
+                reference,
+                function,
+                todo,
+                stub,
+            } => blank_body(&learner_view(reference.source, true), function, todo, stub),
         };
         text.push_str(&body);
         text
@@ -303,8 +340,9 @@ fn strip_bug_comment(line: &str) -> String {
     }
 }
 
-/// `source` with the body of `entry` replaced by a TODO: what a "write it" exercise starts from.
-pub fn blank_body(source: &str, entry: &str, todo: &str) -> String {
+/// `source` with the body of `entry` replaced by a TODO (and `stub`, when the function must
+/// return something to compile): what a "write it" exercise starts from.
+pub fn blank_body(source: &str, entry: &str, todo: &str, stub: &str) -> String {
     let Some(name_at) = find_definition(source, entry) else {
         return source.to_string();
     };
@@ -337,6 +375,11 @@ pub fn blank_body(source: &str, entry: &str, todo: &str) -> String {
             "    //       "
         });
         todo_lines.push_str(line);
+        todo_lines.push('\n');
+    }
+    if !stub.is_empty() {
+        todo_lines.push_str("    ");
+        todo_lines.push_str(stub);
         todo_lines.push('\n');
     }
     format!(
@@ -416,12 +459,18 @@ mod tests {
             source,
             "saxpy",
             "y[i] = a * x[i] + y[i], one thread per element",
+            "",
         );
         assert_eq!(
             blank,
             "#define N 4\n__device__ int twice(int v) { return 2 * v; }\nextern \"C\" __global__ void saxpy(float a, const float *x, float *y)\n{\n    // TODO: y[i] = a * x[i] + y[i], one thread per element\n}\n// after\n"
         );
-        assert_eq!(blank_body(source, "missing", "x"), source);
+        assert_eq!(blank_body(source, "missing", "x", ""), source);
+        let twice = blank_body(source, "twice", "double it", "return v;");
+        assert!(
+            twice.contains("int twice(int v) {\n    // TODO: double it\n    return v;\n}\n"),
+            "{twice}"
+        );
     }
 
     #[test]

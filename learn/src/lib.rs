@@ -42,6 +42,7 @@
 pub mod check;
 pub mod cli;
 pub mod exercise;
+pub mod goal;
 pub mod program;
 pub mod progress;
 pub mod property;
@@ -51,6 +52,6 @@ pub mod watch;
 pub mod workspace;
 
 pub use check::{Check, Failure, Options, Report, check_source};
-pub use exercise::{Chapter, Exercise, Fails, Start};
+pub use exercise::{Chapter, Exercise, Fails, Reason, Start};
 pub use track::{find, track};
 pub use workspace::Workspace;

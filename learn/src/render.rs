@@ -5,6 +5,7 @@ use ptx_emu::ThreadRef;
 
 use crate::check::{CaseFailure, Failure, GpuRun, Passed, Report};
 use crate::exercise::{Exercise, WIDTH, wrap};
+use crate::goal::{Missed, Outcome};
 
 /// Findings shown in full; the rest are counted.
 const SHOWN_FINDINGS: usize = 2;
@@ -33,6 +34,12 @@ fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
         GpuRun::Ran { device, cases } => format!("  and {cases} cases on {device} match the CPU"),
         GpuRun::Skipped(why) => format!("  GPU: not run ({why}); the emulator's verdict stands"),
     });
+    for goal in &passed.goals {
+        lines.push(match goal {
+            Outcome::Met(how) => format!("  ✓ {how}"),
+            Outcome::Skipped(why) => format!("  · {why}"),
+        });
+    }
     lines.push(String::new());
     lines.push("What the fix taught:".into());
     for paragraph in exercise.taught.split("\n\n") {
@@ -68,6 +75,66 @@ pub fn failure_lines(failure: &Failure, source: &str) -> Vec<String> {
         Failure::Kernel(message) => lines.push(format!("✗ {message}")),
         Failure::Setup(message) => lines.push(format!("✗ cannot check: {message}")),
         Failure::Case(case) => lines.extend(case_lines(case, source)),
+        Failure::Goal(missed) => lines.extend(goal_lines(missed, source)),
+    }
+    lines
+}
+
+/// A missed goal: the conflicted lines with their counts, or the two times.
+fn goal_lines(missed: &Missed, source: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    match missed {
+        Missed::Banks {
+            max_ways,
+            over,
+            case,
+        } => {
+            let goal = if *max_ways == 1 {
+                "none".to_string()
+            } else {
+                format!("at most {max_ways}-way")
+            };
+            lines.push(format!(
+                "✗ bank conflicts: results match the CPU and the checkers are silent, but the goal is {goal}"
+            ));
+            let mut quoted = Vec::new();
+            for line in over {
+                if !quoted.contains(&line.at.line) {
+                    quoted.push(line.at.line);
+                    lines.push(quote(source, line.at.line));
+                }
+                lines.push(format!(
+                    "      {}: {}-way; {} warp accesses took {} passes through the banks, {} without conflicts",
+                    if line.write { "stores" } else { "loads" },
+                    line.worst_ways,
+                    line.requests,
+                    line.wavefronts,
+                    line.ideal_wavefronts
+                ));
+            }
+            lines.push(format!(
+                "  counted by the emulator (32 banks of 4-byte words) in one launch: {case}"
+            ));
+        }
+        Missed::Slower {
+            rival,
+            yours_ms,
+            rival_ms,
+            device,
+            case,
+        } => {
+            lines.push(format!(
+                "✗ too slow: results match the CPU, but the goal is to beat {rival} on {device}"
+            ));
+            lines.push(format!(
+                "  yours {yours_ms:.3} ms a launch, {rival} {rival_ms:.3} ms ({:.2}× its time), {case}",
+                yours_ms / rival_ms
+            ));
+            lines.push(format!(
+                "  each the better of two means of {} launches after a warm-up, CUDA events",
+                crate::goal::REPETITIONS
+            ));
+        }
     }
     lines
 }

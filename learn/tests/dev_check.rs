@@ -15,11 +15,11 @@ fn starting_file_fails_as_stated(exercise: &Exercise) -> Option<String> {
         Ok(_) => return Some(format!("{} passes untouched", exercise.path())),
         Err(failure) => failure,
     };
-    if failure.expect() != Some(exercise.fails.expect) {
+    if failure.reason() != Some(exercise.fails.reason) {
         return Some(format!(
             "{} should fail with {}, but:\n{}",
             exercise.path(),
-            exercise.fails.expect,
+            exercise.fails.reason,
             shown()
         ));
     }

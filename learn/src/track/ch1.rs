@@ -1,12 +1,15 @@
 //! Chapter 1: threads, blocks and grids.
 
 use ch1_map::testing::{data, length, threads_per_block};
-use ch1_map::{covering_shape, exact, floats, run_scalar_multiply, scalar_multiply_cpu, variant};
+use ch1_map::{
+    covering_shape, exact, floats, run_saxpy, run_scalar_multiply, saxpy_cpu, scalar_multiply_cpu,
+    variant,
+};
 use harness::verify::compare_exact;
 use harness::{Device, Expect, LaunchShape};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
@@ -58,6 +61,29 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::at(Expect::Race, "y[i] = a * x[i];"),
             )
         },
+        Exercise {
+            title: "Saxpy, rounded once",
+            statement: "Write saxpy: y[i] = a · x[i] + y[i] for every i < n, one thread per \
+                element, with a bounds guard. The host launches ⌈n / blockDim.x⌉ blocks of any \
+                size (sometimes a few more) and compares y bit for bit with a.mul_add(x, y): \
+                NVRTC contracts a * x[i] + y[i] into one fma.rn.f32, which rounds once, where \
+                a CPU computing a * x + y rounds twice.",
+            hints: &[
+                "Start from scalar-multiply: the global index, the guard, one element per \
+                 thread. This time y is read as well as written.",
+                "y[i] = a * x[i] + y[i]; inside if (i < n) is all of it: the compiler turns the \
+                 multiply and add into one fma.",
+            ],
+            taught: "Both a fused and an unfused a·x + y are correct IEEE arithmetic; they \
+                just round differently. Make the reference do what the GPU does (mul_add) \
+                rather than loosening a bit-for-bit comparison into a tolerance that would also \
+                let real bugs through.",
+            ..write_it(
+                variant("saxpy"),
+                "y[i] = a * x[i] + y[i] for the thread's i, if i < n",
+                Saxpy,
+            )
+        },
     ]
 }
 
@@ -96,6 +122,53 @@ impl Check for ScalarMultiply {
                         let want = scalar_multiply_cpu(&x, a);
                         let comparison = compare_exact(&exact(&outcome.result), &exact(&want));
                         seen.fact("x", excerpt(&x, first_index(&comparison)))
+                            .findings(outcome.report.findings)
+                            .wrong(wrong_from("y", &comparison))
+                    }
+                }
+            },
+        )
+    }
+}
+
+/// `saxpy(float a, const float *x, float *y, unsigned n)` on ⌈n / block⌉ blocks and up to three
+/// more, compared bit for bit with `a.mul_add(x, y)`.
+struct Saxpy;
+
+impl Check for Saxpy {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("saxpy");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(3_000, 2_000_000);
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            data(),
+            any::<u64>(),
+            any::<u32>(),
+            threads_per_block(),
+            0u32..=3,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, data, seed, a_bits, threads, extra)| {
+                let x = floats(n, data, seed);
+                let y = floats(n, data, seed.wrapping_add(1));
+                let a = f32::from_bits(a_bits);
+                let shape = LaunchShape::linear(covering_shape(n, threads).grid.x + extra, threads);
+                let seen = Observed::new()
+                    .fact("n", n)
+                    .fact("launch", shape)
+                    .fact("a", format!("{a:?}"));
+                match run_saxpy(device, &yours, a, &x, &y, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let want = saxpy_cpu(a, &x, &y);
+                        let comparison = compare_exact(&exact(&outcome.result), &exact(&want));
+                        let at = first_index(&comparison);
+                        seen.fact("x", excerpt(&x, at))
+                            .fact("y", excerpt(&y, at))
                             .findings(outcome.report.findings)
                             .wrong(wrong_from("y", &comparison))
                     }

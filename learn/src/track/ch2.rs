@@ -2,6 +2,7 @@
 
 use ch2_reductions::testing::{
     block_2d, cap_length, cap_rows, data, floats, grid_2d, length, linear_shape, side,
+    whole_warp_shape,
 };
 use ch2_reductions::{
     SumCheck, abs_sum_f64, blobs_reference, depth_1d, depth_2d, pixel_matches, run_blobs,
@@ -10,7 +11,7 @@ use ch2_reductions::{
 use harness::{Device, Expect, LaunchShape};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_function, write_it};
 use crate::check::{Check, Failure, Wrong};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
@@ -105,7 +106,110 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::wrong_result(),
             )
         },
+        Exercise {
+            title: "One atomicAdd per block",
+            statement: "one-launch, the climb's last kernel, finishes in the last block to \
+                arrive, counted with a fence and an atomic. Write atomic_finish(const float \
+                *x, unsigned int n, float *total) instead: each block sums its share with the \
+                helpers above (thread_sum, then block_sum) and thread 0 adds the block's sum \
+                into *total with one atomicAdd. The host zeroes *total, launches 1 to 64 blocks \
+                of whole warps (32 to 1024 threads) and checks the total within the error \
+                bound of a chain of one addition per block, in any order.",
+            hints: &[
+                "Two lines: float sum = block_sum(thread_sum(x, n)); then only thread 0 \
+                 touches *total.",
+                "if (threadIdx.x == 0) { atomicAdd(total, sum); }: the additions cannot be \
+                 lost, but nothing fixes their order.",
+            ],
+            taught: "An atomicAdd per block replaces the counter, the fences and the last \
+                block's loop, at a price: float addition is not associative, so the total is \
+                rounded differently depending on which block arrives when, and its last bits \
+                can change from run to run. Its error bound counts one addition per block, in \
+                whichever order.",
+            ..write_it(
+                variant("atomic-finish"),
+                "add this block's sum (block_sum of thread_sum) to *total, once per block",
+                Rung("atomic-finish"),
+            )
+        },
+        Exercise {
+            title: "A warp adds in registers",
+            statement: "Write warp_sum, the heart of the warp-shuffle reduction: after it, lane \
+                0 of each warp holds the sum of the 32 values its lanes passed in. Read the \
+                other lanes' registers with __shfl_down_sync(FULL_MASK, value, offset), \
+                halving offset from 16 to 1. block_sum and the kernel around it are given; the \
+                host launches 1 to 64 blocks of whole warps, then the same kernel on the block \
+                sums with one block.",
+            hints: &[
+                "At each step a lane adds the value `offset` lanes above it; after offsets 16, \
+                 8, 4, 2, 1, lane 0 has all 32.",
+                "for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2) value += \
+                 __shfl_down_sync(FULL_MASK, value, offset); then return value.",
+            ],
+            taught: "Within a warp, lanes can read each other's registers: a shuffle tree adds \
+                32 values in 5 steps with no shared memory and no barrier, and only one value \
+                per warp goes through shared memory. It is the textbook's next step, and the \
+                chapter's GPU table shows it buys nothing when loads dominate.",
+            ..write_function(
+                variant("warp-shuffle"),
+                "warp_sum",
+                "return, in lane 0, the sum of the warp's 32 values, with __shfl_down_sync",
+                "return value;",
+                Rung("warp-shuffle"),
+            )
+        },
     ]
+}
+
+/// A climb kernel of whole-warp blocks, `name`'s signature and launches, within its bound.
+struct Rung(&'static str);
+
+impl Check for Rung {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant(self.0);
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(4_000, 4_000_000);
+        let on_gpu = budget.on_gpu;
+        let shapes = whole_warp_shape().prop_map(move |shape| {
+            if on_gpu {
+                shape
+            } else {
+                LaunchShape::linear(shape.grid.x.min(8), shape.block.x.min(256))
+            }
+        });
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            data(),
+            any::<u64>(),
+            shapes,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, data, seed, shape)| {
+                let n = cap_length(n, shape);
+                let x = floats(n, data, seed);
+                let seen = Observed::new()
+                    .fact("n", n)
+                    .fact("launch", shape)
+                    .fact("x", excerpt(&x, None));
+                match run_reduce_1d(device, &yours, &x, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let check = SumCheck::new(
+                            outcome.result,
+                            sum_f64(&x),
+                            depth_1d(yours.kind, n, shape),
+                            abs_sum_f64(&x),
+                        );
+                        seen.findings(outcome.report.findings)
+                            .wrong(sum_wrong(&check))
+                    }
+                }
+            },
+        )
+    }
 }
 
 /// `kernel(const float *x, unsigned n, float *block_sums)` on any grid of a power-of-two

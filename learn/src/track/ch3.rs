@@ -5,7 +5,7 @@ use ch3_life::{Board, Ch3Variant, launch_shape, run, variant};
 use harness::{Device, Expect};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure, Wrong};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
@@ -97,7 +97,55 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::at(Expect::Race, "+ below[left] + below[x] + below[right];"),
             )
         },
+        Exercise {
+            title: "Four cells a thread",
+            statement: "One generation per launch, double-buffered, but each thread computes \
+                four consecutive cells of a row: thread (i, y) owns cells 4i to 4i + 3 of row \
+                y. Load the three rows of the six columns around them once (4i - 1 to 4i + 4, \
+                wrapping around the torus), sum each column, and slide a three-column sum \
+                along: 18 loads for four cells instead of 36. The host launches ⌈⌈width / 4⌉ \
+                / blockDim.x⌉ × ⌈height / blockDim.y⌉ blocks of any 2D block, on boards of any \
+                width (mind the last cells of a row when 4 does not divide it, and boards \
+                narrower than six columns).",
+            hints: &[
+                "Start from step-double-buffer: the same up, down and row pointers. The column \
+                 left of cell 4i is 4i - 1, or width - 1 when 4i is 0; step right with x = x \
+                 == width - 1 ? 0 : x + 1, six times.",
+                "Keep centre[k] = row[x] and column[k] = above[x] + row[x] + below[x] for k = \
+                 0..5; cell 4i + j has column[j] + column[j + 1] + column[j + 2] - centre[j + \
+                 1] neighbours.",
+                "Write a cell only if 4i + j < width: out[y * width + 4i + j] = alive == 3 || \
+                 (centre[j + 1] && alive == 2).",
+            ],
+            taught: "Reuse across neighbouring outputs cuts loads: a thread that computes \
+                several cells loads each column once and shares its sum. The edge of a \
+                multi-element thread needs the same care as a grid's edge.",
+            ..write_it(
+                variant("step-four-cells"),
+                "compute cells 4i … 4i + 3 of row y from six column sums, for the cells on the board",
+                LifeAnyBlock("step-four-cells"),
+            )
+        },
     ]
+}
+
+/// `name`'s kernel, one generation per launch on any 2D block, 1 to 3 generations.
+struct LifeAnyBlock(&'static str);
+
+impl Check for LifeAnyBlock {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant(self.0);
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let strategy = (boards(budget), 1u32..=3, block());
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(board, generations, block)| {
+                life_case(device, &yours, board, generations, Some(block))
+            },
+        )
+    }
 }
 
 /// Compares the board after `generations` with the CPU's, cell for cell.

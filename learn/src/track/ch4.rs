@@ -1,12 +1,15 @@
 //! Chapter 4: races, atomics and histograms.
 
 use ch4_atomics::testing::{alphabet, blocks, length, text, threads_per_block};
-use ch4_atomics::{ascii_histogram_loop, run_ascii_histogram, run_increment, variant};
+use ch4_atomics::{
+    ascii_histogram_loop, byte_histogram, run_ascii_histogram, run_byte_histogram, run_increment,
+    variant,
+};
 use harness::verify::compare_exact;
 use harness::{Device, Expect, LaunchShape};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_function, write_it};
 use crate::check::{Check, Failure, Wrong};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
@@ -99,7 +102,140 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::at_bug(Expect::OutOfBounds),
             )
         },
+        Exercise {
+            title: "Two lanes to a word",
+            statement: "The 256-bin byte histogram with a private copy of the bins per pair of \
+                lanes, in 16 KiB of shared memory: lanes 2k and 2k + 1 share copy k (bin b is \
+                word b * 16 + k), the even lane adding 1 to the low 16 bits, the odd lane 1 << \
+                16 to the high 16 bits. Read the bytes as uint4s (16 a load) in block-wide \
+                rounds and count each with count_word; a 16-bit half overflows at 65,536, so \
+                call flush (given: it adds the block's counts to histo and zeroes them) every \
+                FLUSH_ROUNDS rounds and once at the end, from every thread of the block. The \
+                n % 16 bytes past the last uint4 are counted one by one. Any grid and block; \
+                histo starts at zero.",
+            hints: &[
+                "Zero pairs, __syncthreads(); then pair_histo = pairs + (threadIdx.x % 32) / 2 \
+                 and one = threadIdx.x % 2 == 0 ? 1 : 1 << 16.",
+                "Loop for (block_first = blockIdx.x * blockDim.x; block_first < n / 16; \
+                 block_first += blockDim.x * gridDim.x): the test is the same for every thread \
+                 of the block, so the flush's barriers inside it are reached by all.",
+                "In the loop: i = block_first + threadIdx.x; if (i < n / 16) count the four \
+                 words of packed[i]; if (++rounds == FLUSH_ROUNDS) { flush(pairs, histo); \
+                 rounds = 0; }. After it, the tail, then flush(pairs, histo).",
+            ],
+            taught: "Packing two counters into a word halves the shared memory, so twice as \
+                many blocks fit on a multiprocessor, at the price of a bound: a packed counter \
+                must be emptied before it can overflow, and a barrier inside a loop needs a \
+                loop whose trip count is the same for the whole block.",
+            ..write_it(
+                variant("histogram-bytes-lane-pairs"),
+                "count the bytes in lane-pair copies of the bins, flushing every FLUSH_ROUNDS rounds and at the end",
+                ByteHistogram {
+                    name: "histogram-bytes-lane-pairs",
+                    whole_warps: false,
+                    overflow_case: true,
+                },
+            )
+        },
+        Exercise {
+            title: "Lanes that share a byte",
+            statement: "The warp-aggregated byte histogram: write count_byte, called by all 32 \
+                lanes of a warp at once with each lane's key (a byte, or NO_BYTE for a lane \
+                with nothing to count). Lanes with the same key find each other with \
+                __match_any_sync(0xffffffff, key), and one of them, the lowest, adds their \
+                number to block_histo[key]: one atomic for the group instead of one per lane. \
+                The rest of the kernel is given. Any grid, blocks of whole warps.",
+            hints: &[
+                "__match_any_sync returns a mask of the lanes whose key equals yours; __popc of \
+                 it is how many they are.",
+                "The lowest lane of the mask is __ffs(same) - 1. If key != NO_BYTE and \
+                 threadIdx.x % 32 is that lane: atomicAdd(&block_histo[key], __popc(same)).",
+            ],
+            taught: "When many lanes of a warp update the same address, let the warp agree \
+                first: a match instruction groups equal keys and one lane per group does the \
+                atomic. On skewed data (text, one letter) that removes most of the collisions.",
+            ..write_function(
+                variant("histogram-bytes-warp-aggregated"),
+                "count_byte",
+                "the lowest lane of each group of lanes with the same key adds the group's size",
+                "",
+                ByteHistogram {
+                    name: "histogram-bytes-warp-aggregated",
+                    whole_warps: true,
+                    overflow_case: false,
+                },
+            )
+        },
     ]
+}
+
+/// `kernel(const unsigned char *bytes, unsigned n, unsigned *histo)`, 256 bins, any grid (and
+/// any block, or whole warps); with `overflow_case`, also one block of one warp on 2²¹ + 512
+/// copies of one byte, where every lane counts more than a 16-bit half holds.
+struct ByteHistogram {
+    name: &'static str,
+    whole_warps: bool,
+    overflow_case: bool,
+}
+
+impl Check for ByteHistogram {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant(self.name);
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(3_000, 2_000_000);
+        let whole_warps = self.whole_warps;
+        let threads = threads_per_block().prop_map(move |threads| {
+            if whole_warps {
+                threads.next_multiple_of(32).min(1024)
+            } else {
+                threads
+            }
+        });
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            alphabet(),
+            any::<u64>(),
+            blocks(budget.on_gpu),
+            threads,
+        );
+        let case = |device: &mut Device, bytes: &[u8], shape: LaunchShape, alphabet| {
+            let seen = Observed::new()
+                .fact("launch", shape)
+                .fact("bytes", text_excerpt(bytes, alphabet));
+            match run_byte_histogram(device, &yours, bytes, shape) {
+                Err(error) => seen.error(error),
+                Ok(outcome) => {
+                    let comparison = compare_exact(&outcome.result, &byte_histogram(bytes));
+                    seen.findings(outcome.report.findings)
+                        .wrong(wrong_from("histo", &comparison))
+                }
+            }
+        };
+        let mut cases = property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, alphabet, seed, blocks, threads)| {
+                let bytes = text(n, alphabet, seed);
+                case(device, &bytes, LaunchShape::linear(blocks, threads), alphabet)
+            },
+        )?;
+        if self.overflow_case {
+            let bytes = vec![b'e'; (1 << 21) + 512];
+            let one_warp = LaunchShape::linear(1, 32);
+            let strategy = Just(());
+            let overflow = Budget {
+                cases: 1,
+                schedules: vec![harness::Schedule::Hardware],
+                ..budget.clone()
+            };
+            cases += property::run(device, &overflow, strategy, |device, ()| {
+                case(device, &bytes, one_warp, ch4_atomics::testing::Alphabet::OneLetter)
+                    .fact("why", "each lane counts 65,552 bytes, more than 16 bits hold")
+            })?;
+        }
+        Ok(cases)
+    }
 }
 
 /// `kernel(int *x)` on any grid and block; x[0] must count every thread.

@@ -5,7 +5,7 @@ use ch5_mutex_dot::{DotCheck, run_dot, run_increment, variant, vectors};
 use harness::{Device, Expect, LaunchShape};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure, Wrong};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
@@ -58,7 +58,108 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::at_bug(Expect::Race),
             )
         },
+        Exercise {
+            title: "Each block adds into c",
+            statement: "A dot product in one launch: write dot_atomic_add(const float *a, \
+                const float *b, unsigned int n, float *c). Each thread adds its grid-stride \
+                share of the products, four at a time from float4 loads (the n % 4 at the end \
+                one by one), block_sum (given) adds the block's, and thread 0 adds that into \
+                *c with atomicAdd. The host zeroes *c and launches any grid of a power-of-two \
+                block of 32 to 1024 threads; the result must be within the bound of a chain of \
+                one addition per block, in any order.",
+            hints: &[
+                "The loop of dot-vectorized: for (j = first; j < n / 4; j += stride) add the \
+                 four products of a4[j] and b4[j]; then j from n / 4 * 4 + first for the tail.",
+                "sum = block_sum(sum, warp_sums); with __shared__ float warp_sums[32]; then if \
+                 (threadIdx.x == 0) atomicAdd(c, sum);",
+            ],
+            taught: "atomicAdd into one float replaces the lock, the counter and the last \
+                block: no addition is lost, but their order is the blocks' arrival order, so \
+                the error bound counts a chain of one addition per block and the last bits of \
+                the result may change from run to run.",
+            ..write_it(
+                variant("dot-atomic-add"),
+                "sum this thread's products from float4 loads, then block_sum, then one atomicAdd into *c",
+                DotRung("dot-atomic-add"),
+            )
+        },
+        Exercise {
+            title: "The last block adds them up",
+            statement: "A dot product in one launch that gives the same bits every run: write \
+                dot_one_launch. Each block computes its sum as dot-atomic-add does, thread 0 \
+                writes it to partial[blockIdx.x], fences, and takes a ticket with \
+                atomicInc(count, gridDim.x - 1); the block that draws the last ticket fences \
+                again, adds every block sum in a fixed order (thread t: sums t, t + blockDim, \
+                …, then block_sum) and writes *c. *count starts at 0 and must be 0 after the \
+                launch (atomicInc wraps). Any grid, a power-of-two block of 32 to 1024 threads.",
+            hints: &[
+                "Tell the whole block whether it is last through a __shared__ bool that thread \
+                 0 sets, then __syncthreads() before anyone reads it.",
+                "The writer's __threadfence() between partial[blockIdx.x] = sum and the ticket \
+                 makes the sum visible before the count says it is there; the last block's \
+                 __threadfence() after it sees the count keeps its reads from being older.",
+            ],
+            taught: "The last block to arrive can finish the job inside the same launch: \
+                publish, fence, count with an atomic, and the block that counts last knows \
+                everything before it is visible. The sum's order is fixed, so its bits are the \
+                same every run.",
+            ..write_it(
+                variant("dot-one-launch"),
+                "block sum as in dot-atomic-add; publish it, fence, take a ticket; the last block fences and adds all the block sums into *c",
+                DotRung("dot-one-launch"),
+            )
+        },
     ]
+}
+
+/// A one-launch dot kernel of `name`'s signature on any grid of power-of-two blocks of 32 to
+/// 1024 threads (256 on the emulator), within its bound.
+struct DotRung(&'static str);
+
+impl Check for DotRung {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant(self.0);
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(4_000, 4_000_000);
+        let on_gpu = budget.on_gpu;
+        let threads = power_of_two_threads()
+            .prop_map(move |t| if on_gpu { t.max(32) } else { t.clamp(32, 256) });
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            data(),
+            any::<u64>(),
+            blocks(on_gpu).prop_map(move |b| if on_gpu { b } else { b.min(16) }),
+            threads,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, data, seed, blocks, threads)| {
+                let (a, b) = vectors(n, data, seed);
+                let shape = LaunchShape::linear(blocks, threads);
+                let seen = Observed::new()
+                    .fact("n", n)
+                    .fact("launch", shape)
+                    .fact("a", excerpt(&a, None))
+                    .fact("b", excerpt(&b, None));
+                match run_dot(device, &yours, &a, &b, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let check =
+                            DotCheck::for_step(yours.kind, outcome.result, &a, &b, shape);
+                        let wrong = (!check.is_within()).then(|| Wrong {
+                            what: "a · b".into(),
+                            expected: format!("{:.6} (± {:.1e})", check.want, check.bound),
+                            got: check.got.to_string(),
+                            summary: Some(format!("{:.2}% off", check.relative_error() * 100.0)),
+                        });
+                        seen.findings(outcome.report.findings).wrong(wrong)
+                    }
+                }
+            },
+        )
+    }
 }
 
 /// `kernel(volatile int *mutex, int *x)` on any grid and block: x[0] must count the blocks.

@@ -3,13 +3,14 @@
 use ch7_matmul::testing::{block, side};
 use ch7_matmul::{
     Ch7Variant, Dims, MatmulCheck, covering_shape, matmul_f64, random_matrix, run_matmul,
-    tiled_shape, variant,
+    tiled_2x2_shape, tiled_shape, variant,
 };
-use harness::{Device, Expect, LaunchShape};
+use harness::{Arg, Device, Expect, KernelSource, LaunchShape};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure};
+use crate::goal::{self, Outcome};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, wrong_from};
@@ -81,7 +82,98 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::at_bug(Expect::Race),
             )
         },
+        Exercise {
+            title: "Four outputs a thread",
+            statement: "Tiled C = A · B where each thread computes a 2 × 2 block of C: a 16 × 16 \
+                block computes a 32 × 32 tile of C, thread (tx, ty) its rows row0 = 32 · \
+                blockIdx.y + ty and row0 + 16, columns col0 = 32 · blockIdx.x + tx and col0 + \
+                16. Per step along K it loads two elements of a 32 × 16 tile of A and two of a \
+                16 × 32 tile of B, zero past the edges as in tiled; then every value it reads \
+                from shared memory feeds two multiply-adds. The host launches ⌈N / 32⌉ × ⌈M / \
+                32⌉ blocks of 16 × 16 on any M, N, K. Speed goal, on a GPU: beat tiled.",
+            hints: &[
+                "Start from tiled: the same loop over t, the same zero padding, two barriers \
+                 per step. As is float[32][16] and Bs float[16][32]; each thread fills As[ty][tx], \
+                 As[ty + 16][tx], Bs[ty][tx] and Bs[ty][tx + 16].",
+                "Keep four sums in registers. For each k: a0 = As[ty][k], a1 = As[ty + 16][k], \
+                 b0 = Bs[k][tx], b1 = Bs[k][tx + 16]; then c00 += a0 * b0, c01 += a0 * b1, \
+                 c10 += a1 * b0, c11 += a1 * b1.",
+                "Store each of the four only where it lies in C: row < M and col < N for each \
+                 of (row0, col0), (row0, col1), (row1, col0), (row1, col1).",
+            ],
+            taught: "Register tiling: a thread that computes several outputs reuses each value \
+                it loads, so shared-memory traffic per multiply-add halves. It is the first \
+                rung of the climb to cuBLAS, whose kernels give each thread an 8 × 8 block or \
+                more.",
+            ..write_it(
+                variant("tiled-2x2"),
+                "compute C's 2 × 2 block at rows row0, row0 + 16 and columns col0, col0 + 16 from 32 × 16 and 16 × 32 shared tiles",
+                Tiled2x2,
+            )
+        },
     ]
+}
+
+/// `tiled-2x2`'s signature on 16 × 16 blocks covering C in 32 × 32 tiles, and on a GPU a speed
+/// goal: faster than `tiled` at 2048².
+struct Tiled2x2;
+
+/// The speed goal's matrices: 2048², large enough that launch overhead is noise.
+const SPEED_SIDE: u32 = 2048;
+
+impl Check for Tiled2x2 {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("tiled-2x2");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let largest = budget.size(48, 300);
+        let strategy = (side(largest), side(largest), side(largest), any::<u64>());
+        property::run(device, budget, strategy, |device, &(m, n, k, seed)| {
+            let dims = Dims::new(m, n, k);
+            matmul_case(device, &yours, dims, seed, tiled_2x2_shape(dims))
+        })
+    }
+
+    fn goals(&self, program: &Program, device: &mut Device) -> Result<Vec<Outcome>, Failure> {
+        let yours = program.kernel(&variant("tiled-2x2").kernel)?;
+        let rival = variant("tiled");
+        let dims = Dims::square(SPEED_SIDE);
+        let case = format!("{SPEED_SIDE} × {SPEED_SIDE} matrices");
+        if !device.kind().is_cuda() {
+            return Ok(vec![goal::beat(device, rival.name, &case, |_| Ok(()), |_| Ok(()))?]);
+        }
+        let setup = |error: harness::HarnessError| Failure::Setup(error.to_string());
+        let a = device
+            .upload(&random_matrix(dims.a_len(), 1), "A")
+            .map_err(setup)?;
+        let b = device
+            .upload(&random_matrix(dims.b_len(), 2), "B")
+            .map_err(setup)?;
+        let c = device.zeros::<f32>(dims.c_len(), "C").map_err(setup)?;
+        let (a, b, c) = (&a, &b, &c);
+        let launch = |kernel: KernelSource, shape: LaunchShape| {
+            move |device: &mut Device| {
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[
+                        Arg::from(a),
+                        Arg::from(b),
+                        Arg::from(c),
+                        Arg::U32(dims.m),
+                        Arg::U32(dims.n),
+                        Arg::U32(dims.k),
+                    ],
+                )
+            }
+        };
+        Ok(vec![goal::beat(
+            device,
+            rival.name,
+            &case,
+            launch(yours, tiled_2x2_shape(dims)),
+            launch(rival.kernel, tiled_shape(dims)),
+        )?])
+    }
 }
 
 /// Generated A, B of `dims`, C from `yours` launched with `shape`, within the bound per element.

@@ -84,6 +84,25 @@ pub(crate) fn fix_it<K>(
     }
 }
 
+/// [`write_it`] for a device function the kernel calls: `function`'s body is replaced by the
+/// TODO and `stub` (a `return` that lets the file compile).
+pub fn write_function<K>(
+    reference: &'static Variant<K>,
+    function: &'static str,
+    todo: &'static str,
+    stub: &'static str,
+    check: impl Check + 'static,
+) -> Exercise {
+    let mut exercise = write_it(reference, todo, check);
+    exercise.start = crate::exercise::Start::Write {
+        reference: reference.kernel,
+        function,
+        todo,
+        stub,
+    };
+    exercise
+}
+
 /// The fields every write-it exercise shares: it starts from the chapter's `reference` kernel
 /// with the body of its entry replaced by `// TODO: {todo}`, and the reference solves it.
 pub fn write_it<K>(
@@ -101,7 +120,9 @@ pub fn write_it<K>(
         taught: "",
         start: crate::exercise::Start::Write {
             reference: reference.kernel,
+            function: reference.kernel.entry,
             todo,
+            stub: "",
         },
         solution: reference.kernel,
         fails: crate::exercise::Fails::wrong_result(),
