@@ -925,6 +925,29 @@ fn measure(device: &mut Device, options: &Options) -> Result<(Vec<Timed>, Timed)
         )?);
     }
 
+    // The chapter's exercise: a map with two inputs, y read and written.
+    let saxpy = crate::variant("saxpy");
+    let y = device.upload(&b_host, "y")?;
+    let args = [
+        Arg::F32(factor),
+        Arg::from(&a),
+        Arg::from(&y),
+        Arg::U32(length),
+    ];
+    // Checked on one launch from y's first values; the timed launches then update y again and
+    // again, which costs the same.
+    let want = saxpy_cpu(factor, &a_host, &b_host);
+    rows.push(check_and_time(
+        device,
+        saxpy.kernel,
+        one_per_element,
+        &args,
+        &y,
+        |got| compare_exact(&exact(got), &exact(&want)).is_match(),
+        format!("GPU saxpy ({one_per_element})"),
+        3.0 * float_bytes,
+    )?);
+
     for name in SIGMOID_CLIMB {
         let sigmoid = crate::variant(name);
         let shape = climb_shape(device, sigmoid, n)?;
@@ -1084,16 +1107,18 @@ mod tests {
         let (rows, copy) = measure(&mut device, &options).unwrap();
         assert!(copy.ms.is_nan());
         let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
-        assert_eq!(rows.len(), 12, "{names:?}");
+        assert_eq!(rows.len(), 13, "{names:?}");
         assert!(names[0].starts_with("CPU"), "{names:?}");
         assert!(names[2].contains("elementwise_add") && names[5].contains("elementwise_div"));
+        assert!(names[6].contains("saxpy"), "{names:?}");
         let climb: Vec<_> = rows.iter().filter_map(|row| row.variant).collect();
         assert_eq!(climb, SIGMOID_CLIMB);
         assert!(
-            names[10].contains("sigmoid-float4-per-thread (10 blocks × 128 threads)"),
+            names[11].contains("sigmoid-float4-per-thread (10 blocks × 128 threads)"),
             "{names:?}"
         );
-        assert!(names[11].contains("broadcast-add-2d (70 × 70"), "{names:?}");
+        assert!(names[12].contains("broadcast-add-2d (70 × 70"), "{names:?}");
+        assert_eq!(rows[6].bytes, 12.0 * 5_003.0);
         assert_eq!(rows[1].bytes, 8.0 * 5_003.0);
         assert_eq!(rows[2].bytes, 12.0 * 5_003.0);
 

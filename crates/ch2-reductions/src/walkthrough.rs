@@ -718,9 +718,10 @@ mod tests {
         let (rows, copy_ms) = measure(&mut device, &inputs, shapes).unwrap();
         assert!(copy_ms.is_nan());
         let names: Vec<&str> = rows.iter().map(|row| row.what.as_str()).collect();
-        assert_eq!(rows.len(), 10, "{names:?}");
+        assert_eq!(rows.len(), 11, "{names:?}");
         assert!(names[3].contains("two-loads-tree") && names[4].contains("reduction-2d"));
         assert!(names[5].contains("warp-shuffle") && names[8].contains("one-launch"));
+        assert!(names[9].contains("atomic-finish"), "{names:?}");
         let climb: Vec<&str> = climb_rows(&rows)
             .iter()
             .filter_map(|row| row.variant)

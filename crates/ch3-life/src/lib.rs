@@ -10,6 +10,7 @@ use harness::{Variant, kernel};
 
 pub mod board;
 pub mod image;
+pub mod stencil;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod walkthrough;

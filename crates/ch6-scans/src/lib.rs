@@ -11,6 +11,7 @@ use harness::{
     LaunchShape, Result, Variant, kernel,
 };
 
+pub mod compact;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod walkthrough;

@@ -15,6 +15,7 @@ use harness::{
 pub mod error_map;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod transpose;
 pub mod walkthrough;
 
 /// The tile side of kernels 03–06: their blocks are exactly `TILE × TILE` threads.
