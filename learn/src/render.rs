@@ -90,12 +90,12 @@ fn goal_lines(missed: &Missed, source: &str) -> Vec<String> {
             case,
         } => {
             let goal = if *max_ways == 1 {
-                "none".to_string()
+                "no bank conflicts".to_string()
             } else {
-                format!("at most {max_ways}-way")
+                format!("at most {max_ways}-way bank conflicts")
             };
             lines.push(format!(
-                "✗ bank conflicts: results match the CPU and the checkers are silent, but the goal is {goal}"
+                "✗ bank conflicts: results match the CPU and the checkers are silent; the goal is {goal}"
             ));
             let mut quoted = Vec::new();
             for line in over {

@@ -114,7 +114,8 @@ fn ch7_exercises_fail_as_stated_and_the_chapter_solves_them() {
     prove(Chapter::Matmul);
 }
 
-/// Every broken variant of every chapter is a fix-it exercise, in the chapter's order.
+/// Every broken variant of every chapter is a fix-it exercise, in the chapter's order, and so is
+/// every broken kernel of the chapters' modules that combine them (the stencil's).
 #[test]
 fn every_broken_variant_is_an_exercise() {
     fn broken<K>(variants: &[harness::Variant<K>]) -> Vec<&'static str> {
@@ -133,16 +134,36 @@ fn every_broken_variant_is_an_exercise() {
         (Chapter::Scans, broken(ch6_scans::VARIANTS)),
         (Chapter::Matmul, broken(ch7_matmul::VARIANTS)),
     ];
-    for (chapter, kernels) in chapters {
-        let fixes: Vec<&str> = track()
+    let fixes = |chapter: Chapter| -> Vec<&'static str> {
+        track()
             .iter()
             .filter(|e| e.chapter == chapter)
             .filter_map(|e| match e.start {
                 Start::Fix(kernel) => Some(kernel.path),
                 Start::Write { .. } => None,
             })
+            .collect()
+    };
+    for (chapter, kernels) in chapters {
+        let own = format!("kernels/{}/", chapter.dir());
+        let in_chapter: Vec<&str> = fixes(chapter)
+            .into_iter()
+            .filter(|path| path.starts_with(&own))
             .collect();
-        assert_eq!(fixes, kernels, "{chapter}'s broken variants, in order");
+        assert_eq!(in_chapter, kernels, "{chapter}'s broken variants, in order");
+    }
+    let combined = [
+        (Chapter::Life, broken(ch3_life::stencil::KERNELS)),
+        (Chapter::Scans, broken(ch6_scans::compact::KERNELS)),
+        (Chapter::Matmul, broken(ch7_matmul::transpose::KERNELS)),
+    ];
+    for (chapter, kernels) in combined {
+        for kernel in kernels {
+            assert!(
+                fixes(chapter).contains(&kernel),
+                "{kernel} is broken and no exercise of {chapter} starts from it"
+            );
+        }
     }
 }
 

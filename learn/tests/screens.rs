@@ -99,6 +99,83 @@ fn a_fixed_kernel_passes_and_says_what_the_fix_taught() {
     insta::assert_snapshot!("passed", text);
 }
 
+#[test]
+fn an_empty_kernel_to_write_fails_with_a_wrong_result() {
+    if !common::nvrtc_or_skip("an_empty_kernel_to_write_fails_with_a_wrong_result") {
+        return;
+    }
+    let start = starting("saxpy");
+    assert!(start.contains("// TODO: "), "{start}");
+    let (report, text) = screen("saxpy", &start);
+    assert_eq!(
+        report.outcome.as_ref().err().and_then(|f| f.expect()),
+        Some(harness::Expect::WrongResult),
+        "{text}"
+    );
+    assert!(text.contains("saxpy · ch1 maps 3/3 · write it"), "{text}");
+    insta::assert_snapshot!("write_it_start", text);
+}
+
+#[test]
+fn bank_conflicts_are_counted_at_the_line_that_makes_them() {
+    if !common::nvrtc_or_skip("bank_conflicts_are_counted_at_the_line_that_makes_them") {
+        return;
+    }
+    let (report, text) = screen("transpose-shared", &starting("transpose-shared"));
+    assert_eq!(
+        report.outcome.as_ref().err().and_then(|f| f.reason()),
+        Some(learn::Reason::BankConflicts),
+        "{text}"
+    );
+    assert!(text.contains("32-way"), "{text}");
+    insta::assert_snapshot!("bank_conflicts", text);
+}
+
+/// A file that meets its bank goal passes, and the emulator says why it did not time it.
+#[test]
+fn goals_met_and_skipped_are_listed_when_it_passes() {
+    if !common::nvrtc_or_skip("goals_met_and_skipped_are_listed_when_it_passes") {
+        return;
+    }
+    let padded = find("transpose-shared").unwrap().solution.source;
+    let (report, text) = screen("transpose-shared", padded);
+    assert!(report.passed(), "{text}");
+    assert!(text.contains("✓ no bank conflicts"), "{text}");
+    assert!(
+        text.contains("speed goal (beat transpose-shared on a GPU): skipped"),
+        "{text}"
+    );
+    insta::assert_snapshot!("goals_passed", text);
+}
+
+/// What a GPU shows for a speed goal missed; the times are the screen's input here, since the
+/// emulator cannot time anything.
+#[test]
+fn a_missed_speed_goal_shows_both_times() {
+    let exercise = exercise("tiled-2x2");
+    let report = Report {
+        exercise: exercise.name,
+        path: exercise.path(),
+        source: String::new(),
+        outcome: Err(learn::Failure::Goal(Box::new(learn::goal::Missed::Slower {
+            rival: "tiled",
+            yours_ms: 2.5,
+            rival_ms: 2.0,
+            device: "NVIDIA H100 80GB HBM3".into(),
+            case: "2048 × 2048 matrices".into(),
+        }))),
+    };
+    let mut lines = learn::render::fit(title_lines(exercise));
+    lines.extend(report_lines(&report, exercise));
+    let text = lines.join("\n");
+    common::assert_fits_80_columns(&text);
+    assert_eq!(
+        report.outcome.as_ref().err().and_then(|f| f.reason()),
+        Some(learn::Reason::TooSlow)
+    );
+    insta::assert_snapshot!("too_slow", text);
+}
+
 /// Watch mode as the learner drives it: it opens on the first unfinished exercise, a save of
 /// the fixed file turns it green, `h` shows a hint, `l` the list, `n` the next exercise, `q`
 /// quits.

@@ -1,7 +1,7 @@
 //! Chapter 3: the Game of Life on a torus.
 
 use ch3_life::testing::{block, board, density, side};
-use ch3_life::{Board, Ch3Variant, launch_shape, run, variant};
+use ch3_life::{Board, Ch3Variant, launch_shape, run, stencil, variant};
 use harness::{Device, Expect};
 use proptest::prelude::*;
 
@@ -126,7 +126,84 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 LifeAnyBlock("step-four-cells"),
             )
         },
+        Exercise {
+            title: "A tile without its halo",
+            statement: "A 2D stencil on a grid that does not wrap: every cell becomes the sum \
+                of itself and its four neighbours, cells past the grid's edge counting as 0. \
+                Each 16 × 16 block copies its cells into an 18 × 18 shared tile, waits, and \
+                adds up from the tile. The host launches ⌈width / 16⌉ × ⌈height / 16⌉ blocks \
+                of 16 × 16. The cells on a block's edge come out wrong: their neighbours \
+                across the edge belong to the tile's halo, the ring around it, which nobody \
+                loads.",
+            hints: &[
+                "Which tile entries does a thread with threadIdx.x == 0 read that no thread \
+                 wrote? Draw the 18 × 18 tile and the 16 × 16 threads in its middle.",
+                "The threads on the block's edges load one more cell each: tx == 0 the cell at \
+                 x - 1 into tile[ty + 1][0], tx == 15 the cell at x + 1 into tile[ty + \
+                 1][17], and the same for ty and the rows above and below.",
+                "A halo cell outside the grid is 0 (with unsigned x - 1 wrapping to a huge \
+                 value, x < width tests both ends), and every load must come before the \
+                 __syncthreads().",
+            ],
+            taught: "A shared-memory tile of a stencil must hold everything the block reads: \
+                its own cells and a halo as wide as the stencil's reach. The threads on the \
+                edge load it, the barrier waits for it, and cells past the grid get the \
+                boundary's value. Life's halo kernel does the same on a torus.",
+            ..fix_it(
+                stencil::variant("stencil-no-halo"),
+                stencil::variant("stencil-halo"),
+                Stencil,
+                Fails::wrong_result(),
+            )
+        },
     ]
+}
+
+/// `kernel(const unsigned *in, unsigned *out, unsigned width, unsigned height)` on 16 × 16
+/// blocks covering the grid, compared cell for cell.
+struct Stencil;
+
+impl Check for Stencil {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = stencil::variant("stencil-halo");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let largest = budget.size(48u32, 1_000);
+        let strategy = (
+            side(largest).prop_map(move |s| s.min(largest)),
+            side(largest).prop_map(move |s| s.min(largest)),
+            any::<u64>(),
+        );
+        property::run(device, budget, strategy, |device, &(width, height, seed)| {
+            let grid = stencil::cells((width * height) as usize, seed);
+            let seen = Observed::new()
+                .fact("grid", format!("{width} × {height} cells"))
+                .fact("launch", stencil::shape(width, height));
+            match stencil::run(device, &yours, &grid, width, height) {
+                Err(error) => seen.error(error),
+                Ok(outcome) => {
+                    let want = stencil::stencil_cpu(&grid, width as usize, height as usize);
+                    let differing: Vec<usize> = (0..want.len())
+                        .filter(|&i| outcome.result[i] != want[i])
+                        .collect();
+                    let wrong = differing.first().map(|&i| Wrong {
+                        what: format!(
+                            "cell (x {}, y {})",
+                            i % width as usize,
+                            i / width as usize
+                        ),
+                        expected: want[i].to_string(),
+                        got: outcome.result[i].to_string(),
+                        summary: Some(format!(
+                            "{} of {} cells differ",
+                            differing.len(),
+                            want.len()
+                        )),
+                    });
+                    seen.findings(outcome.report.findings).wrong(wrong)
+                }
+            }
+        })
+    }
 }
 
 /// `name`'s kernel, one generation per launch on any 2D block, 1 to 3 generations.

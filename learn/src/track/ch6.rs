@@ -4,7 +4,7 @@ use ch6_scans::testing::{
     climb_threads, length, one_block_case, tile_threads, values, values_kind,
 };
 use ch6_scans::{
-    Ch6Variant, LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step,
+    Ch6Variant, compact, LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step,
     exclusive_scan, inclusive_scan, run_grid_inclusive, run_large_scan, run_multi_launch,
     run_one_block, run_tile_scan, variant,
 };
@@ -12,8 +12,9 @@ use harness::verify::compare_exact;
 use harness::{Device, Expect, Variant};
 use proptest::prelude::*;
 
-use super::{as_variant, fix_it};
+use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure};
+use crate::goal::{self, Outcome};
 use crate::exercise::{Exercise, Fails};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, excerpt, first_index, wrong_from};
@@ -181,7 +182,146 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Fails::at_bug(Expect::Race),
             )
         },
+        Exercise {
+            title: "Blelloch without bank conflicts",
+            statement: "Write blelloch_shared_conflict_free: the exclusive scan of \
+                blelloch-shared (one block, padded to a power of two m, an up-sweep, the root \
+                cleared, a down-sweep), with every shared index i stored at i + \
+                CONFLICT_FREE_OFFSET(i), one spare word per 32, and temp sized to match. The \
+                host launches one block of at least m / 2 threads, n <= 2048. The goal beyond a \
+                right scan: no shared access worse than 2-way bank conflicts, where the \
+                unpadded tree has 32-way (the emulator counts them on 2048 elements).",
+            hints: &[
+                "Copy blelloch-shared's body and add CONFLICT_FREE_OFFSET(i) to every index of \
+                 temp: the loads, ai and bi in both sweeps, the root m - 1, the stores back.",
+                "In the down-sweep, pad ai and bi once, before t = temp[ai]; temp[ai] = \
+                 temp[bi]; temp[bi] += t; and declare temp[MAX_N + CONFLICT_FREE_OFFSET(MAX_N)].",
+            ],
+            taught: "Shared memory is 32 banks of 4-byte words; a warp whose lanes touch \
+                different words of one bank waits for each in turn. A tree's strides are \
+                powers of two, the worst case; one word of padding per 32 shifts every 32nd \
+                element into the next bank. The emulator counts what Nsight Compute would \
+                measure on a GPU.",
+            ..write_it(
+                variant("blelloch-shared-conflict-free"),
+                "the exclusive scan of blelloch-shared, every index i of temp padded to i + CONFLICT_FREE_OFFSET(i)",
+                ConflictFreeScan,
+            )
+        },
+        Exercise {
+            title: "Compaction from a scan",
+            statement: "Keep the nonzero values of in, in order, with no gaps. count_tiles \
+                (given) counts the keepers of each tile of blockDim elements; the host scans \
+                the counts with the chapter's large-array scan into tile_offsets (where each \
+                tile's keepers start in out) and allocates out with room for exactly the \
+                keepers. Write compact_tiles(const unsigned int *in, unsigned int n, const \
+                unsigned int *tile_offsets, unsigned int *out): each thread's element is a \
+                keeper if i < n and in[i] != 0; an inclusive scan of the keep flags in shared \
+                memory gives each keeper its rank in the tile. Blocks of 1 to 1024 threads, \
+                ⌈n / blockDim⌉ of them.",
+            hints: &[
+                "This is hillis-steele-double-buffer on the flags: __shared__ unsigned int \
+                 ranks[2][MAX_THREADS], ranks[0][tid] = keep, then for offset = 1, 2, 4, … < \
+                 blockDim.x: __syncthreads(), add the value offset before (if tid >= offset) \
+                 into the other buffer, and swap.",
+                "After the loop the current buffer holds, at tid, the number of keepers among \
+                 threads 0..tid of the tile: a keeper's rank is that minus one.",
+                "if (keep) out[tile_offsets[blockIdx.x] + rank] = in[i];",
+            ],
+            taught: "A scan turns \"how many before me\" into addresses: compaction, radix \
+                sort's scatter and allocation on a GPU all work this way. Two levels, a scan \
+                inside each tile and a scan of the tiles' counts, cover any length.",
+            ..write_it(
+                compact::variant("compact-tiles"),
+                "rank this thread's keeper among its tile's by scanning the keep flags in shared memory, then write it at tile_offsets[blockIdx.x] + rank",
+                Compaction,
+            )
+        },
     ]
+}
+
+/// The one-block exclusive scan of `blelloch-shared-conflict-free`'s signature, then its
+/// goal: at most 2-way bank conflicts on 2048 elements.
+struct ConflictFreeScan;
+
+impl Check for ConflictFreeScan {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = variant("blelloch-shared-conflict-free");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let strategy = (
+            one_block_case(MAX_ONE_BLOCK_EXCLUSIVE, true),
+            values_kind(),
+            any::<u64>(),
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &((n, threads), kind, seed)| {
+                let x = values(n, kind, seed);
+                let result = run_one_block(device, &yours, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new().fact("launch", format!("1 block × {threads} threads"));
+                scan_case(n, &x, result, exclusive_scan(&x), seen)
+            },
+        )
+    }
+
+    fn goals(&self, program: &Program, device: &mut Device) -> Result<Vec<Outcome>, Failure> {
+        let fixed = variant("blelloch-shared-conflict-free");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let x = values(
+            MAX_ONE_BLOCK_EXCLUSIVE,
+            ch6_scans::testing::Values::Small,
+            1,
+        );
+        let case = format!("n = {MAX_ONE_BLOCK_EXCLUSIVE}, 1 block × 1024 threads");
+        let banks = goal::banks(device, program, 2, &case, |device| {
+            run_one_block(device, &yours, &x, 1024)
+                .map(|outcome| vec![outcome.report])
+                .map_err(|error| Failure::Setup(error.to_string()))
+        })?;
+        Ok(vec![banks])
+    }
+}
+
+/// `compact_tiles(in, n, tile_offsets, out)` after the chapter's count and scan, on blocks of
+/// 1 to 1024 threads (256 on the emulator), compared value for value with the CPU's.
+struct Compaction;
+
+impl Check for Compaction {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = compact::variant("compact-tiles");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(3_000, 4_000_000);
+        let on_gpu = budget.on_gpu;
+        let threads = prop_oneof![
+            prop::sample::select(vec![32u32, 64, 256, 1024]),
+            1u32..=1024
+        ]
+        .prop_map(move |t| if on_gpu { t } else { t.min(256) });
+        let zeros = prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0];
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            zeros,
+            any::<u64>(),
+            threads,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, zeros, seed, threads)| {
+                let x = compact::values(n, zeros, seed);
+                let result = compact::run(device, &yours, &x, threads)
+                    .map(|outcome| (outcome.result, outcome.report.findings));
+                let seen = Observed::new()
+                    .fact("threads per block", threads)
+                    .fact("zeros", format!("{:.0}% of the values", zeros * 100.0));
+                scan_case(n, &x, result, compact::compact_cpu(&x), seen)
+            },
+        )
+    }
 }
 
 /// How the host runs the decoupled look-back, for its three exercises.

@@ -3,8 +3,10 @@
 use ch7_matmul::testing::{block, side};
 use ch7_matmul::{
     Ch7Variant, Dims, MatmulCheck, covering_shape, matmul_f64, random_matrix, run_matmul,
-    tiled_2x2_shape, tiled_shape, variant,
+    tiled_2x2_shape, tiled_shape, transpose, variant,
 };
+use ch1_map::exact;
+use harness::verify::compare_exact;
 use harness::{Arg, Device, Expect, KernelSource, LaunchShape};
 use proptest::prelude::*;
 
@@ -111,7 +113,120 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 Tiled2x2,
             )
         },
+        Exercise {
+            title: "A transpose and its banks",
+            statement: "out = inᵀ for a rows × cols matrix: each block of 32 × 8 threads \
+                copies a 32 × 32 tile of in into shared memory row by row, then writes the \
+                tile's columns as rows of out, so that both the loads and the stores of global \
+                memory are coalesced. The host launches ⌈cols / 32⌉ × ⌈rows / 32⌉ blocks. The \
+                results are right and the checkers are silent, but reading a column of the \
+                tile sends all 32 lanes of a warp to one bank of shared memory. Goal: no bank \
+                conflicts (the emulator counts them); on a GPU, also beat this kernel's time.",
+            hints: &[
+                "The emulator names the line that reads tile[threadIdx.x][…]: with 32 floats a \
+                 row, element (r, c) is word 32r + c, in bank c, whatever r is.",
+                "Give the tile one spare column: float tile[32][33]. Element (r, c) is then \
+                 word 33r + c, in bank (r + c) % 32, so a column's 32 elements fall in 32 \
+                 different banks, and rows stay contiguous.",
+            ],
+            taught: "Shared memory serves a warp in one pass only when its lanes touch \
+                different banks (or the same word). A tile read by columns puts a whole column \
+                in one bank; a spare column per row staggers the banks. It costs 32 floats and \
+                no instructions, and a GPU runs the transpose measurably faster for it.",
+            ..fix_it(
+                transpose::variant("transpose-shared"),
+                transpose::variant("transpose-padded"),
+                Transpose,
+                Fails::bank_conflicts_at("= tile[threadIdx.x]"),
+            )
+        },
     ]
+}
+
+/// `kernel(const float *in, float *out, unsigned rows, unsigned cols)` on 32 × 8 blocks, bit
+/// for bit; then no bank conflicts on a 64 × 96 matrix (emulator), and on a GPU faster than
+/// `transpose-shared` at 4096².
+struct Transpose;
+
+/// The speed goal's matrix side.
+const TRANSPOSE_SIDE: u32 = 4096;
+
+impl Check for Transpose {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = transpose::variant("transpose-padded");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let largest = budget.size(100, 2_000);
+        let strategy = (side(largest), side(largest), any::<u64>());
+        property::run(device, budget, strategy, |device, &(rows, cols, seed)| {
+            let input = random_matrix((rows * cols) as usize, seed);
+            let seen = Observed::new()
+                .fact("matrix", format!("{rows} × {cols}"))
+                .fact("launch", transpose::shape(rows, cols));
+            match transpose::run(device, &yours, &input, rows, cols) {
+                Err(error) => seen.error(error),
+                Ok(outcome) => {
+                    let want = transpose::transpose_cpu(&input, rows as usize, cols as usize);
+                    let comparison = compare_exact(&exact(&outcome.result), &exact(&want));
+                    seen.findings(outcome.report.findings)
+                        .wrong(wrong_from("out", &comparison))
+                }
+            }
+        })
+    }
+
+    fn goals(&self, program: &Program, device: &mut Device) -> Result<Vec<Outcome>, Failure> {
+        let fixed = transpose::variant("transpose-padded");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let (rows, cols) = (64, 96);
+        let input = random_matrix((rows * cols) as usize, 5);
+        let case = format!(
+            "a {rows} × {cols} matrix, {}",
+            transpose::shape(rows, cols)
+        );
+        let banks = goal::banks(device, program, 1, &case, |device| {
+            transpose::run(device, &yours, &input, rows, cols)
+                .map(|outcome| vec![outcome.report])
+                .map_err(|error| Failure::Setup(error.to_string()))
+        })?;
+        let rival = transpose::variant("transpose-shared");
+        let side = TRANSPOSE_SIDE;
+        let case = format!("a {side} × {side} matrix");
+        if !device.kind().is_cuda() {
+            let speed = goal::beat(device, rival.name, &case, |_| Ok(()), |_| Ok(()))?;
+            return Ok(vec![banks, speed]);
+        }
+        let setup = |error: harness::HarnessError| Failure::Setup(error.to_string());
+        let matrix = device
+            .upload(&random_matrix((side * side) as usize, 6), "in")
+            .map_err(setup)?;
+        let out = device
+            .zeros::<f32>((side * side) as usize, "out")
+            .map_err(setup)?;
+        let (matrix, out) = (&matrix, &out);
+        let shape = transpose::shape(side, side);
+        let launch = |kernel: KernelSource| {
+            move |device: &mut Device| {
+                device.launch_async(
+                    &kernel,
+                    shape,
+                    &[
+                        Arg::from(matrix),
+                        Arg::from(out),
+                        Arg::U32(side),
+                        Arg::U32(side),
+                    ],
+                )
+            }
+        };
+        let speed = goal::beat(
+            device,
+            rival.name,
+            &case,
+            launch(yours.kernel),
+            launch(rival.kernel),
+        )?;
+        Ok(vec![banks, speed])
+    }
 }
 
 /// `tiled-2x2`'s signature on 16 × 16 blocks covering C in 32 × 32 tiles, and on a GPU a speed
