@@ -28,11 +28,15 @@
 //!   says how the starting file must fail (the dev check holds it to that).
 //! - "Write it": `..track::write_it(reference_variant, todo, check)`, where the reference is
 //!   the chapter's `Correct` kernel that solves it: the starting text is that file with the
-//!   body of its entry replaced by `// TODO: {todo}`, and it must fail with a wrong result.
+//!   body of its entry replaced by `// TODO: {todo}`, and it must fail with a wrong result
+//!   (`track::write_function` empties a device function the entry calls instead).
 //! - `check`: a [`Check`] from the chapter's module: which kernels the host launches, how, on
 //!   which generated cases, and what they are compared with. Reuse one when the kernel has the
 //!   signature of an existing variant; write one (a strategy, a run, a comparison, handed to
-//!   [`property::run`]) when it does not.
+//!   [`property::run`]) when it does not. Its [`Check::goals`] adds what a right answer is not
+//!   enough for ([`goal`]): no bank conflicts worse than N-way, counted by the emulator, and a
+//!   speed goal against a chapter kernel, timed on a GPU and skipped with a note on the
+//!   emulator.
 //! - A statement (what is wrong or what to write, and how the host launches it), two or three
 //!   hints from "where to look" to "what to change", and what the fix taught.
 //!
