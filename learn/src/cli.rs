@@ -191,7 +191,10 @@ pub fn hint_lines(exercise: &Exercise, progress: &mut Progress) -> Vec<String> {
         lines.extend(wrap(hint, WIDTH - 2).into_iter().map(|l| format!("  {l}")));
     }
     if shown == count {
-        lines.push("  (that is the last hint; the chapter's fixed kernel is the answer)".into());
+        lines.push(format!(
+            "  (that is the last hint; the chapter's {} solves it)",
+            exercise.solution.path
+        ));
     }
     fit(lines)
 }

@@ -50,6 +50,12 @@ fn starting_file_fails_as_stated(exercise: &Exercise) -> Option<String> {
 
 fn solution_passes(exercise: &Exercise) -> Option<String> {
     let report = check_source(exercise, exercise.solution.source, common::options());
+    // What the learner would see, for a run with --nocapture (on a GPU: its cases and goals).
+    println!(
+        "{}\n{}\n",
+        exercise.solution.path,
+        report_lines(&report, exercise).join("\n")
+    );
     (!report.passed()).then(|| {
         format!(
             "{}'s solution, {}, does not pass:\n{}",
