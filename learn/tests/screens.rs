@@ -157,13 +157,15 @@ fn a_missed_speed_goal_shows_both_times() {
         exercise: exercise.name,
         path: exercise.path(),
         source: String::new(),
-        outcome: Err(learn::Failure::Goal(Box::new(learn::goal::Missed::Slower {
-            rival: "tiled",
-            yours_ms: 2.5,
-            rival_ms: 2.0,
-            device: "NVIDIA H100 80GB HBM3".into(),
-            case: "2048 × 2048 matrices".into(),
-        }))),
+        outcome: Err(learn::Failure::Goal(Box::new(
+            learn::goal::Missed::Slower {
+                rival: "tiled",
+                yours_ms: 2.5,
+                rival_ms: 2.0,
+                device: "NVIDIA H100 80GB HBM3".into(),
+                case: "2048 × 2048 matrices".into(),
+            },
+        ))),
     };
     let mut lines = learn::render::fit(title_lines(exercise));
     lines.extend(report_lines(&report, exercise));

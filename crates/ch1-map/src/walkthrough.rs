@@ -13,8 +13,8 @@ use harness::{Arg, Buffer, Device, Expect, HarnessError, LaunchShape, Result};
 use crate::{
     BinaryOp, Ch1Variant, Coverage, Data, Exponential, Owner, SIGMOID_CLIMB, SigmoidCheck, Step,
     VARIANTS, broadcast_add_cpu, broadcast_shape, covering_shape, elementwise_cpu, exact, floats,
-    owners_cpu, run_broadcast_add_2d, run_elementwise, run_saxpy, run_scalar_multiply,
-    run_sigmoid, run_thread_ids, saxpy_cpu, scalar_multiply_cpu,
+    owners_cpu, run_broadcast_add_2d, run_elementwise, run_saxpy, run_scalar_multiply, run_sigmoid,
+    run_thread_ids, saxpy_cpu, scalar_multiply_cpu,
 };
 
 /// Elements of the 1D arrays on the emulator: a prime, so no block size divides it.

@@ -487,7 +487,11 @@ mod tests {
         let halo = launch_shape(variant("iterate-shared-halo"), 100, 24, None).unwrap();
         assert_eq!((halo.grid, halo.block), (Dim3::xy(5, 1), Dim3::xy(32, 32)));
         let four = launch_shape(variant("step-four-cells"), 101, 33, Some((8, 4))).unwrap();
-        assert_eq!(four.grid, Dim3::xy(4, 9), "⌈⌈101 / 4⌉ / 8⌉ = 4 blocks across");
+        assert_eq!(
+            four.grid,
+            Dim3::xy(4, 9),
+            "⌈⌈101 / 4⌉ / 8⌉ = 4 blocks across"
+        );
         let single = launch_shape(variant("iterate-single-block"), 40, 25, None).unwrap();
         assert_eq!((single.grid, single.block), (Dim3::x(1), Dim3::xy(40, 25)));
     }

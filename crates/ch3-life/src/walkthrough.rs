@@ -314,7 +314,10 @@ fn four_cells_step(
             device,
             variant,
             (&board, &board.after(generations)),
-            &format!("random {width} × {height} board ({width} % 4 = {})", width % 4),
+            &format!(
+                "random {width} × {height} board ({width} % 4 = {})",
+                width % 4
+            ),
             generations,
             Some((32, 4)),
             page,

@@ -45,7 +45,10 @@ fn compaction_keeps_the_nonzero_values_in_order() {
                 .with_schedule(schedule, |device| run(device, fixed, &x, threads))
                 .map_err(|error| TestCaseError::fail(error.to_string()))?;
             let comparison = compare_exact(&outcome.result, &compact_cpu(&x));
-            prop_assert!(comparison.is_match(), "{n} values, {threads} threads: {comparison}");
+            prop_assert!(
+                comparison.is_match(),
+                "{n} values, {threads} threads: {comparison}"
+            );
             prop_assert!(outcome.report.is_clean(), "{:?}", outcome.report.findings);
             Ok(())
         })

@@ -124,7 +124,11 @@ fn the_emulator_counts_the_bank_conflicts_the_table_predicts() {
             .filter(|line| line.at.line == up_sweep)
             .map(|line| line.worst_ways as usize)
             .max();
-        assert_eq!(counted, predicted, "{name}: {:#?}", outcome.report.bank_conflicts);
+        assert_eq!(
+            counted, predicted,
+            "{name}: {:#?}",
+            outcome.report.bank_conflicts
+        );
         let worst = outcome
             .report
             .bank_conflicts

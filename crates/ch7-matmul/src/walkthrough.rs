@@ -12,8 +12,8 @@ use harness::{Arg, Device, HarnessError, LaunchShape, Result, Schedule, VendorTi
 use crate::error_map::write_error_map;
 use crate::{
     Ch7Variant, Dims, MatmulCheck, Pipeline, Plan, Step, TILE, VARIANTS, covering_shape,
-    element_bound, guard_for, matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_2x2_shape, tiled_shape,
-    variant,
+    element_bound, guard_for, matmul_f64, random_matrix, run_matmul, run_pipeline, tiled_2x2_shape,
+    tiled_shape, variant,
 };
 
 /// The walk-through's matrices on the emulator: no side a multiple of TILE, K over two tiles.

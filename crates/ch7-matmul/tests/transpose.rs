@@ -80,8 +80,15 @@ fn the_emulator_counts_the_unpadded_tiles_column_reads_as_32_way() {
         // Every warp access of the column reads: 6 tiles × 8 warps × 4 rows each.
         let read = harness::kernel::line_of_marker(kernel.kernel.source, "= tile[threadIdx.x]")
             .expect("the column read");
-        let reads = lines.iter().find(|l| l.at.line == read && !l.write).unwrap();
+        let reads = lines
+            .iter()
+            .find(|l| l.at.line == read && !l.write)
+            .unwrap();
         assert_eq!(reads.requests, 6 * 8 * 4, "{name}");
-        assert_eq!(reads.wavefronts, reads.requests * u64::from(worst_read), "{name}");
+        assert_eq!(
+            reads.wavefronts,
+            reads.requests * u64::from(worst_read),
+            "{name}"
+        );
     }
 }

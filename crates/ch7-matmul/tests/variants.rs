@@ -45,12 +45,9 @@ fn fixed_kernels_match_the_cpu_on_any_size_and_block() {
         block(),
         any::<u64>(),
     );
-    for fixed in VARIANTS
-        .iter()
-        .filter(|v| {
-            v.expect.is_correct() && matches!(v.kind, Step::Naive | Step::Tiled | Step::Tiled2x2)
-        })
-    {
+    for fixed in VARIANTS.iter().filter(|v| {
+        v.expect.is_correct() && matches!(v.kind, Step::Naive | Step::Tiled | Step::Tiled2x2)
+    }) {
         let mut runner = TestRunner::new(cases(is_cuda, 64, 32, file!()));
         runner
             .run(&strategy, |(m, n, k, block, seed)| {

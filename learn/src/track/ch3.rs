@@ -173,36 +173,41 @@ impl Check for Stencil {
             side(largest).prop_map(move |s| s.min(largest)),
             any::<u64>(),
         );
-        property::run(device, budget, strategy, |device, &(width, height, seed)| {
-            let grid = stencil::cells((width * height) as usize, seed);
-            let seen = Observed::new()
-                .fact("grid", format!("{width} × {height} cells"))
-                .fact("launch", stencil::shape(width, height));
-            match stencil::run(device, &yours, &grid, width, height) {
-                Err(error) => seen.error(error),
-                Ok(outcome) => {
-                    let want = stencil::stencil_cpu(&grid, width as usize, height as usize);
-                    let differing: Vec<usize> = (0..want.len())
-                        .filter(|&i| outcome.result[i] != want[i])
-                        .collect();
-                    let wrong = differing.first().map(|&i| Wrong {
-                        what: format!(
-                            "cell (x {}, y {})",
-                            i % width as usize,
-                            i / width as usize
-                        ),
-                        expected: want[i].to_string(),
-                        got: outcome.result[i].to_string(),
-                        summary: Some(format!(
-                            "{} of {} cells differ",
-                            differing.len(),
-                            want.len()
-                        )),
-                    });
-                    seen.findings(outcome.report.findings).wrong(wrong)
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(width, height, seed)| {
+                let grid = stencil::cells((width * height) as usize, seed);
+                let seen = Observed::new()
+                    .fact("grid", format!("{width} × {height} cells"))
+                    .fact("launch", stencil::shape(width, height));
+                match stencil::run(device, &yours, &grid, width, height) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let want = stencil::stencil_cpu(&grid, width as usize, height as usize);
+                        let differing: Vec<usize> = (0..want.len())
+                            .filter(|&i| outcome.result[i] != want[i])
+                            .collect();
+                        let wrong = differing.first().map(|&i| Wrong {
+                            what: format!(
+                                "cell (x {}, y {})",
+                                i % width as usize,
+                                i / width as usize
+                            ),
+                            expected: want[i].to_string(),
+                            got: outcome.result[i].to_string(),
+                            summary: Some(format!(
+                                "{} of {} cells differ",
+                                differing.len(),
+                                want.len()
+                            )),
+                        });
+                        seen.findings(outcome.report.findings).wrong(wrong)
+                    }
                 }
-            }
-        })
+            },
+        )
     }
 }
 

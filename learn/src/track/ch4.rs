@@ -217,7 +217,12 @@ impl Check for ByteHistogram {
             strategy,
             |device, &(n, alphabet, seed, blocks, threads)| {
                 let bytes = text(n, alphabet, seed);
-                case(device, &bytes, LaunchShape::linear(blocks, threads), alphabet)
+                case(
+                    device,
+                    &bytes,
+                    LaunchShape::linear(blocks, threads),
+                    alphabet,
+                )
             },
         )?;
         if self.overflow_case {
@@ -230,8 +235,16 @@ impl Check for ByteHistogram {
                 ..budget.clone()
             };
             cases += property::run(device, &overflow, strategy, |device, ()| {
-                case(device, &bytes, one_warp, ch4_atomics::testing::Alphabet::OneLetter)
-                    .fact("why", "each lane counts 65,552 bytes, more than 16 bits hold")
+                case(
+                    device,
+                    &bytes,
+                    one_warp,
+                    ch4_atomics::testing::Alphabet::OneLetter,
+                )
+                .fact(
+                    "why",
+                    "each lane counts 65,552 bytes, more than 16 bits hold",
+                )
             })?;
         }
         Ok(cases)

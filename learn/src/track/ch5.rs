@@ -146,8 +146,7 @@ impl Check for DotRung {
                 match run_dot(device, &yours, &a, &b, shape) {
                     Err(error) => seen.error(error),
                     Ok(outcome) => {
-                        let check =
-                            DotCheck::for_step(yours.kind, outcome.result, &a, &b, shape);
+                        let check = DotCheck::for_step(yours.kind, outcome.result, &a, &b, shape);
                         let wrong = (!check.is_within()).then(|| Wrong {
                             what: "a · b".into(),
                             expected: format!("{:.6} (± {:.1e})", check.want, check.bound),

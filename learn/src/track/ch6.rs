@@ -4,7 +4,7 @@ use ch6_scans::testing::{
     climb_threads, length, one_block_case, tile_threads, values, values_kind,
 };
 use ch6_scans::{
-    Ch6Variant, compact, LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step,
+    Ch6Variant, LargeScanKernels, MAX_ONE_BLOCK_EXCLUSIVE, MAX_ONE_BLOCK_INCLUSIVE, Step, compact,
     exclusive_scan, inclusive_scan, run_grid_inclusive, run_large_scan, run_multi_launch,
     run_one_block, run_tile_scan, variant,
 };
@@ -14,8 +14,8 @@ use proptest::prelude::*;
 
 use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure};
-use crate::goal::{self, Outcome};
 use crate::exercise::{Exercise, Fails};
+use crate::goal::{self, Outcome};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, excerpt, first_index, wrong_from};
 

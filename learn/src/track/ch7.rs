@@ -1,19 +1,19 @@
 //! Chapter 7: matrix multiplication.
 
+use ch1_map::exact;
 use ch7_matmul::testing::{block, side};
 use ch7_matmul::{
     Ch7Variant, Dims, MatmulCheck, covering_shape, matmul_f64, random_matrix, run_matmul,
     tiled_2x2_shape, tiled_shape, transpose, variant,
 };
-use ch1_map::exact;
 use harness::verify::compare_exact;
 use harness::{Arg, Device, Expect, KernelSource, LaunchShape};
 use proptest::prelude::*;
 
 use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure};
-use crate::goal::{self, Outcome};
 use crate::exercise::{Exercise, Fails};
+use crate::goal::{self, Outcome};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, wrong_from};
 
@@ -179,10 +179,7 @@ impl Check for Transpose {
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
         let (rows, cols) = (64, 96);
         let input = random_matrix((rows * cols) as usize, 5);
-        let case = format!(
-            "a {rows} × {cols} matrix, {}",
-            transpose::shape(rows, cols)
-        );
+        let case = format!("a {rows} × {cols} matrix, {}", transpose::shape(rows, cols));
         let banks = goal::banks(device, program, 1, &case, |device| {
             transpose::run(device, &yours, &input, rows, cols)
                 .map(|outcome| vec![outcome.report])
@@ -254,7 +251,13 @@ impl Check for Tiled2x2 {
         let dims = Dims::square(SPEED_SIDE);
         let case = format!("{SPEED_SIDE} × {SPEED_SIDE} matrices");
         if !device.kind().is_cuda() {
-            return Ok(vec![goal::beat(device, rival.name, &case, |_| Ok(()), |_| Ok(()))?]);
+            return Ok(vec![goal::beat(
+                device,
+                rival.name,
+                &case,
+                |_| Ok(()),
+                |_| Ok(()),
+            )?]);
         }
         let setup = |error: harness::HarnessError| Failure::Setup(error.to_string());
         let a = device
