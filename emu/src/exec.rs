@@ -3128,6 +3128,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             if ctx.banks.is_some() {
                 ctx.count_banks(w, exec, *space, addr, total, pc, false);
             }
+            // A plain read that only seeds a CAS loop is not checked (see `cas_seed.rs`).
+            let race_checked = !m.cas_seed.get(pc as usize).copied().unwrap_or(false);
             if let [Some(dreg)] = ds.as_slice()
                 && *space != Space::Param
             {
@@ -3138,7 +3140,9 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 lanes!(exec, l, {
                     let a = ctx.addr(w, addr, l);
                     let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
-                    ctx.race_check(w, l, tgt, total, kind, pc);
+                    if race_checked {
+                        ctx.race_check(w, l, tgt, total, kind, pc);
+                    }
                     if strong.is_strong() {
                         sync_after(ctx, w, l, tgt, kind, acquire, false);
                     }

@@ -26,6 +26,7 @@
 
 mod alu;
 mod banks;
+mod cas_seed;
 mod error;
 mod exec;
 mod ir;

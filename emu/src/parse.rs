@@ -31,6 +31,9 @@ pub struct Module {
     pub(crate) nregs: u32,
     pub(crate) tparam_size: u32,
     pub(crate) local_size: u32,
+    /// Per instruction: a plain load whose value only seeds compare-and-swaps (`cas_seed.rs`);
+    /// racecheck skips it.
+    pub(crate) cas_seed: Vec<bool>,
 }
 
 impl Module {
@@ -40,7 +43,9 @@ impl Module {
         let id = NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed);
         let mut p = Parser::new(toks, id);
         p.module()?;
-        p.finish()
+        let mut module = p.finish()?;
+        module.cas_seed = crate::cas_seed::analyze(&module);
+        Ok(module)
     }
 
     /// Names of the kernels (`.entry`) in this module.
@@ -1002,6 +1007,7 @@ impl Parser {
             nregs: self.nregs,
             tparam_size: self.tparam_size,
             local_size: self.local_size,
+            cas_seed: Vec::new(),
         })
     }
 

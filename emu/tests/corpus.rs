@@ -1583,3 +1583,102 @@ fn a_flag_set_before_its_data_is_read_too_early_under_the_adversarial_schedule()
     // 1: block 1 added 1 to the data's old 0
     assert!(outs.contains(&1), "{outs:?}");
 }
+
+fn f64s(emu: &Emulator, p: DevicePtr, n: usize) -> Vec<f64> {
+    let mut b = vec![0u8; n * 8];
+    emu.read(p, &mut b).unwrap();
+    b.chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn put_f64(emu: &mut Emulator, p: DevicePtr, v: &[f64]) {
+    let b: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+    emu.write(p, &b).unwrap();
+}
+
+const ALL_SCHEDULES: [Schedule; 3] = [
+    Schedule::Hardware,
+    Schedule::Random { seed: 5 },
+    Schedule::Adversarial { seed: 6 },
+];
+
+/// Runs a `(x, sum, [seen,] n)` CAS-loop kernel on 5 × 64 threads; x holds integers, so every
+/// order of the additions gives the same sum.
+fn cas_double_run(name: &str, schedule: Schedule) -> (f64, RunReport) {
+    let m = corpus(name);
+    let mut emu = Emulator::new();
+    let n = 300usize;
+    let xs: Vec<f64> = (0..n).map(|i| (i % 17) as f64).collect();
+    let x = emu.alloc(n * 8, "x");
+    put_f64(&mut emu, x, &xs);
+    let sum = emu.alloc(8, "sum");
+    let mut args = vec![KernelArg::Ptr(x), KernelArg::Ptr(sum)];
+    if name == "cas_seed_also_stored" {
+        args.push(KernelArg::Ptr(emu.alloc(n * 8, "seen")));
+    }
+    args.push(KernelArg::I32(n as i32));
+    let opts = RunOptions {
+        schedule,
+        ..RunOptions::default()
+    };
+    let r = emu.launch(&m, name, &cfg(5, 64, 0), &args, &opts).unwrap();
+    assert!(r.completed, "{schedule:?}\n{}", show(&r));
+    assert_eq!(
+        f64s(&emu, sum, 1)[0],
+        xs.iter().sum::<f64>(),
+        "{schedule:?}"
+    );
+    (f64s(&emu, sum, 1)[0], r)
+}
+
+#[test]
+fn the_guides_cas_loop_for_double_is_correct_and_not_reported() {
+    for schedule in ALL_SCHEDULES {
+        let (_, r) = cas_double_run("cas_add_double", schedule);
+        assert!(r.findings.is_empty(), "{schedule:?}\n{}", show(&r));
+    }
+}
+
+#[test]
+fn a_cas_loop_with_a_break_is_correct_and_not_reported() {
+    let m = corpus("cas_increment_break");
+    for schedule in ALL_SCHEDULES {
+        let mut emu = Emulator::new();
+        let count = emu.alloc(4, "count");
+        let opts = RunOptions {
+            schedule,
+            ..RunOptions::default()
+        };
+        let r = emu
+            .launch(
+                &m,
+                "cas_increment_break",
+                &cfg(4, 96, 0),
+                &[KernelArg::Ptr(count)],
+                &opts,
+            )
+            .unwrap();
+        assert_eq!(u32s(&emu, count, 1)[0], 4 * 96, "{schedule:?}");
+        assert!(r.findings.is_empty(), "{schedule:?}\n{}", show(&r));
+        assert!(r.completed);
+    }
+}
+
+#[test]
+fn a_cas_seed_whose_value_is_also_stored_is_a_race_at_its_read() {
+    let bug = corpus_bug("cas_seed_also_stored");
+    for schedule in ALL_SCHEDULES {
+        let (_, r) = cas_double_run("cas_seed_also_stored", schedule);
+        let rs = races(&r);
+        assert!(!rs.is_empty(), "{schedule:?}: no race reported");
+        for f in &rs {
+            // Every race is the plain read of sum against another thread's CAS.
+            assert_eq!(f.location.as_ref().unwrap().label, "sum", "{f}");
+            let ops: Vec<(AccessOp, u32)> = f.accesses.iter().map(|a| (a.op, a.at.line)).collect();
+            assert!(ops.contains(&(AccessOp::Read, bug)), "{schedule:?}\n{f}");
+            assert!(ops.iter().any(|&(op, _)| op == AccessOp::Atomic), "{f}");
+        }
+        assert_eq!(r.findings.len(), rs.len(), "{}", show(&r));
+    }
+}

@@ -290,3 +290,42 @@ fn synccheck_on_a_shuffle_half_the_warp_skips() {
         .unwrap();
     insta::assert_snapshot!(page(&format!("completed: {}", report.completed), &report));
 }
+
+/// The CAS-loop kernel on 2 × 32 threads adding 1.0 each, and what racecheck says about it.
+fn cas_loop_page(name: &str) -> String {
+    let module = corpus_module(&format!("emu/tests/corpus/{name}.ptx"));
+    let mut emu = Emulator::new();
+    let x = emu.alloc(64 * 8, "x");
+    let ones: Vec<u8> = (0..64).flat_map(|_| 1.0f64.to_le_bytes()).collect();
+    emu.write(x, &ones).unwrap();
+    let sum = emu.alloc(8, "sum");
+    let mut args = vec![KernelArg::Ptr(x), KernelArg::Ptr(sum)];
+    if name == "cas_seed_also_stored" {
+        args.push(KernelArg::Ptr(emu.alloc(64 * 8, "seen")));
+    }
+    args.push(KernelArg::I32(64));
+    let report = emu
+        .launch(
+            &module,
+            name,
+            &linear(2, 32, 0),
+            &args,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let mut bytes = [0u8; 8];
+    emu.read(sum, &mut bytes).unwrap();
+    page(
+        &format!("sum = {} (64 threads add 1.0)", f64::from_le_bytes(bytes)),
+        &report,
+    )
+}
+
+#[test]
+fn racecheck_on_a_cas_loop() {
+    insta::assert_snapshot!("cas_loop_clean", cas_loop_page("cas_add_double"));
+    insta::assert_snapshot!(
+        "cas_seed_also_stored",
+        cas_loop_page("cas_seed_also_stored")
+    );
+}
