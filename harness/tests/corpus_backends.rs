@@ -425,6 +425,39 @@ fn mutex_increment_counts_one_per_block() {
     });
 }
 
+/// Integers as doubles: every order of the additions gives the exact sum.
+fn cas_add_double_inputs(n: usize) -> (Vec<f64>, f64) {
+    let x: Vec<f64> = (0..n).map(|i| (i % 23) as f64).collect();
+    let sum = x.iter().sum();
+    (x, sum)
+}
+
+#[test]
+fn cas_loop_add_for_double_sums_exactly() {
+    let n = 1000;
+    let (x, sum) = cas_add_double_inputs(n);
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/cas_add_double.cu",
+        entry: "cas_add_double",
+        shape: LaunchShape::linear(8, 128),
+        args: vec![buffer("x", x), buffer("sum", vec![0f64]), i32_arg("n", n)],
+        wants: vec![(1, Want::Exact(HostData::F64(vec![sum])))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn cas_loop_with_break_counts_every_thread() {
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/cas_increment_break.cu",
+        entry: "cas_increment_break",
+        shape: LaunchShape::linear(6, 96),
+        args: vec![buffer("count", vec![0i32])],
+        wants: vec![(0, Want::Exact(HostData::I32(vec![6 * 96])))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
 #[test]
 fn dot_with_mutex_matches_the_cpu_within_its_bound() {
     let (n, blocks, threads) = (3000usize, 5u32, 256u32);
@@ -846,6 +879,27 @@ fn tiled_matmul_without_second_barrier_is_a_race() {
         "matmul_tiled_no_second_sync",
         grid_2d(n, n, 16),
         &args,
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, is_race);
+}
+
+#[test]
+fn a_cas_seed_that_is_also_stored_is_a_race() {
+    let path = "emu/tests/corpus/cas_seed_also_stored.cu";
+    let n = 200;
+    let (x, _) = cas_add_double_inputs(n);
+    let Some((line, outcome)) = caught(
+        path,
+        "cas_seed_also_stored",
+        LaunchShape::linear(4, 64),
+        &[
+            buffer("x", x),
+            buffer("sum", vec![0f64]),
+            buffer("seen", vec![0f64; n]),
+            i32_arg("n", n),
+        ],
     ) else {
         return;
     };
