@@ -36,6 +36,9 @@ pub const DEFAULT_RESIDENT_THREADS: u32 = 16 * 1024;
 const STALL_ROUNDS: u64 = 4096;
 /// Host memory the resident blocks' register files may take.
 const MAX_REGISTER_BYTES: u64 = 2 << 30;
+/// The random and adversarial schedules start every block at once; past this many threads
+/// their per-thread state would not fit (the hardware schedule runs any grid).
+const MAX_ALL_AT_ONCE_THREADS: u64 = 1 << 24;
 /// Device `malloc` hands out addresses from here up, above every host allocation and module
 /// variable, so a new heap block always sorts last among the allocations.
 const HEAP_BASE: u64 = 0x0000_7000_0000_0000;
@@ -370,25 +373,40 @@ impl Emulator {
                 "block {bx}x{by}x{bz} has {tpb64} threads; the limit is 1024 (and z <= 64)"
             )));
         }
-        if gy > 65535 || gz > 65535 {
-            return Err(bad("grid y and z are limited to 65535".into()));
+        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+            return Err(bad(format!(
+                "grid {gx}x{gy}x{gz}: x is limited to 2147483647, y and z to 65535"
+            )));
         }
-        let nblocks64 = gx as u64 * gy as u64 * gz as u64;
+        let nblocks = gx as u64 * gy as u64 * gz as u64;
         let tpb = tpb64 as u32;
         let wpb = tpb.div_ceil(32);
-        let nwarps64 = nblocks64 * wpb as u64;
+        // Only resident blocks have threads, registers and shared memory: the hardware schedule
+        // starts the next block when one finishes, so any grid runs in bounded memory.
         let resident_blocks = match options.schedule {
-            Schedule::Hardware => (options.resident_threads / tpb).max(1),
-            Schedule::Random { .. } | Schedule::Adversarial { .. } => u32::MAX,
+            Schedule::Hardware => (options.resident_threads / tpb).max(1) as u64,
+            Schedule::Random { .. } | Schedule::Adversarial { .. } => {
+                if nblocks * tpb64 > MAX_ALL_AT_ONCE_THREADS {
+                    return Err(bad(format!(
+                        "the random and adversarial schedules start every block at once, and {} threads are more than they hold ({MAX_ALL_AT_ONCE_THREADS}); the hardware schedule runs any grid",
+                        nblocks * tpb64
+                    )));
+                }
+                nblocks
+            }
         }
-        .min(nblocks64.min(u32::MAX as u64) as u32);
-        let reg_bytes = resident_blocks as u64 * wpb as u64 * 32 * (module.nregs as u64) * 8;
-        if nwarps64 * 32 > (1 << 24) || reg_bytes > MAX_REGISTER_BYTES {
+        .min(nblocks);
+        let reg_bytes = resident_blocks * wpb as u64 * 32 * (module.nregs as u64) * 8;
+        if reg_bytes > MAX_REGISTER_BYTES {
             return Err(bad(format!(
-                "{} threads ({} registers each) are more than the emulator holds; use a smaller grid",
-                nblocks64 * tpb64,
-                module.nregs
+                "{resident_blocks} resident blocks of {tpb} threads with {} registers each need more than the emulator's {} MiB of registers; lower RunOptions::resident_threads",
+                module.nregs,
+                MAX_REGISTER_BYTES >> 20
             )));
+        }
+        let resident_blocks = resident_blocks as u32;
+        if trace_limit.is_some() && nblocks > u32::MAX as u64 / wpb as u64 {
+            return Err(bad(format!("{nblocks} blocks are too many to trace")));
         }
         let total_shared = module.static_shared as u64 + config.dynamic_shared_bytes as u64;
         if total_shared > MAX_SHARED as u64 {
@@ -423,8 +441,6 @@ impl Emulator {
             kparams[off..off + b.len()].copy_from_slice(&b);
         }
         self.load_module_globals(module);
-        let nblocks = nblocks64 as u32;
-        let nthreads = nblocks as usize * tpb as usize;
         let dyn_base = module.static_shared.div_ceil(16) * 16;
         let shared_size = if config.dynamic_shared_bytes > 0 {
             dyn_base + config.dynamic_shared_bytes
@@ -440,7 +456,7 @@ impl Emulator {
             Box::new(self.recorder(
                 module,
                 limit,
-                nblocks,
+                nblocks as u32,
                 tpb,
                 wpb,
                 config.dynamic_shared_bytes,
@@ -456,19 +472,15 @@ impl Emulator {
             tpb,
             wpb,
             kparams,
-            shared: vec![garbage; nblocks as usize],
+            shared: Vec::new(),
+            shared_init: garbage,
             shared_size,
             dyn_base,
             dyn_size: config.dynamic_shared_bytes,
-            local: vec![0; nthreads * module.local_size as usize],
+            local: Vec::new(),
             local_size: module.local_size,
             race: if options.racecheck {
-                Some(Race::new(
-                    nthreads,
-                    tpb,
-                    nblocks as usize,
-                    (nblocks * wpb) as usize,
-                ))
+                Some(Race::new(tpb, wpb, bx))
             } else {
                 None
             },
@@ -476,7 +488,6 @@ impl Emulator {
             last_alloc: 0,
             clock: 0,
             thread_instrs: 0,
-            nblocks,
             progress: 0,
             aborted: false,
             printf: Vec::new(),
@@ -486,48 +497,15 @@ impl Emulator {
             trace,
             banks: options.bank_conflicts.then(Box::default),
         };
-        let mut warps = Vec::with_capacity((nblocks * wpb) as usize);
-        for b in 0..nblocks {
-            for wi in 0..wpb {
-                let first = wi * 32;
-                let n = (tpb - first).min(32);
-                let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-                warps.push(Warp {
-                    block: b,
-                    first,
-                    gw: b * wpb + wi,
-                    pc: f.start,
-                    active: live,
-                    live,
-                    blocked: 0,
-                    wsync_wait: 0,
-                    wsync_mask: [0; 32],
-                    lane_pc: [f.start; 32],
-                    bar_id: [0; 32],
-                    regs: Vec::new(),
-                    tparam: Vec::new(),
-                    stacks: Vec::new(),
-                    frames: Vec::new(),
-                    spin: 0,
-                    favored: None,
-                });
-            }
-        }
-        let blocks = (0..nblocks)
-            .map(|_| BlockState {
-                live: tpb,
-                exited: 0,
-                first_exit: None,
-                bars: vec![Bar::default(); 16],
-            })
-            .collect();
         let mut l = Launch {
             ctx,
-            warps,
-            blocks,
+            entry_pc: f.start,
+            warps: Vec::new(),
+            blocks: Vec::new(),
+            nblocks,
             resident_blocks,
             started: 0,
-            spare_registers: Vec::new(),
+            free_slots: Vec::new(),
             watchdog: Watchdog {
                 next_check: options.watchdog_window,
                 ..Watchdog::default()
@@ -539,6 +517,7 @@ impl Emulator {
             Some(tally) => tally.by_line(|pc| l.ctx.src(pc)),
             None => Vec::new(),
         };
+        let shadow_bytes = l.ctx.race.as_ref().map_or(0, Race::shadow_bytes);
         Ok((
             RunReport {
                 bank_conflicts,
@@ -547,6 +526,7 @@ impl Emulator {
                 thread_instructions,
                 printf: l.ctx.printf,
                 printf_dropped: l.ctx.printf_dropped,
+                shadow_bytes,
             },
             l.ctx.trace,
         ))
@@ -640,24 +620,32 @@ impl Collector {
 struct Bar {
     arrived: u32,
     expected: Option<u32>,
-    sites: Vec<(u32, u32, u32)>,
+    /// (PC, threads arrived there, global id of the first).
+    sites: Vec<(u32, u32, u64)>,
     red: u32,
     /// Some arrival is a `bar.red` whose result goes to a register.
     red_dest: bool,
 }
 
+/// A resident block's barrier state (one per slot).
+#[derive(Default)]
 struct BlockState {
     live: u32,
     exited: u32,
-    first_exit: Option<(u32, u32)>,
+    /// Global thread id and PC of the first thread that exited.
+    first_exit: Option<(u64, u32)>,
     bars: Vec<Bar>,
 }
 
 #[derive(Default)]
 struct Warp {
-    block: u32,
+    /// Global linear block index.
+    block: u64,
+    /// Resident slot of the block.
+    slot: u32,
     /// Thread index (linear, within the block) of lane 0.
     first: u32,
+    /// Resident warp index: `slot * warps_per_block + warp`.
     gw: u32,
     /// PC of the lanes in `active`. Other lanes' PCs are in `lane_pc`.
     pc: u32,
@@ -969,10 +957,14 @@ struct Ctx<'a> {
     tpb: u32,
     wpb: u32,
     kparams: Vec<u8>,
+    /// Per resident slot.
     shared: Vec<Vec<u8>>,
+    /// What shared memory holds when a block starts.
+    shared_init: Vec<u8>,
     shared_size: u32,
     dyn_base: u32,
     dyn_size: u32,
+    /// Per resident thread, `local_size` bytes each.
     local: Vec<u8>,
     local_size: u32,
     race: Option<Race>,
@@ -981,7 +973,6 @@ struct Ctx<'a> {
     last_alloc: usize,
     clock: u64,
     thread_instrs: u64,
-    nblocks: u32,
     /// Counts progress events for the watchdog: memory changed by a store or atomic, a barrier
     /// completed, a thread exited or started.
     progress: u64,
@@ -1041,12 +1032,17 @@ fn split3(i: u32, d: [u32; 3]) -> [u32; 3] {
     [i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])]
 }
 
+fn split3_64(i: u64, d: [u32; 3]) -> [u32; 3] {
+    let (x, y) = (d[0] as u64, d[1] as u64);
+    [(i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32]
+}
+
 impl Ctx<'_> {
-    fn thread_ref(&self, gid: u32) -> ThreadRef {
-        let b = gid / self.tpb;
+    fn thread_ref(&self, gid: u64) -> ThreadRef {
+        let tpb = self.tpb as u64;
         ThreadRef {
-            block: split3(b, self.grid),
-            thread: split3(gid % self.tpb, self.block),
+            block: split3_64(gid / tpb, self.grid),
+            thread: split3((gid % tpb) as u32, self.block),
         }
     }
 
@@ -1085,10 +1081,10 @@ impl Ctx<'_> {
         let t = w.first + lane as u32;
         match s {
             Sreg::Tid(0) if self.block[1] == 1 && self.block[2] == 1 => t as u64,
-            Sreg::Ctaid(0) if self.grid[1] == 1 && self.grid[2] == 1 => w.block as u64,
+            Sreg::Ctaid(0) if self.grid[1] == 1 && self.grid[2] == 1 => w.block,
             Sreg::Tid(d) => split3(t, self.block)[d as usize] as u64,
             Sreg::Ntid(d) => self.block[d as usize] as u64,
-            Sreg::Ctaid(d) => split3(w.block, self.grid)[d as usize] as u64,
+            Sreg::Ctaid(d) => split3_64(w.block, self.grid)[d as usize] as u64,
             Sreg::Nctaid(d) => self.grid[d as usize] as u64,
             Sreg::LaneId => lane as u64,
             Sreg::WarpId => (w.first / 32) as u64,
@@ -1125,8 +1121,29 @@ impl Ctx<'_> {
         }
     }
 
-    fn gid(&self, w: &Warp, lane: usize) -> u32 {
-        w.block * self.tpb + w.first + lane as u32
+    /// Global linear thread id.
+    fn gid(&self, w: &Warp, lane: usize) -> u64 {
+        w.block * self.tpb as u64 + (w.first + lane as u32) as u64
+    }
+
+    /// Index of the thread among the resident blocks' threads.
+    fn rt(&self, w: &Warp, lane: usize) -> u32 {
+        w.slot * self.tpb + w.first + lane as u32
+    }
+
+    fn who(&self, w: &Warp, lane: usize) -> race::Who {
+        race::Who {
+            tid: self.gid(w, lane),
+            slot: w.slot,
+            rt: self.rt(w, lane),
+            warp: w.gw,
+        }
+    }
+
+    /// The warp's index in a trace: `block * warps_per_block + warp` (traced launches have at
+    /// most `u32::MAX` warps).
+    fn trace_warp(&self, w: &Warp) -> u32 {
+        (w.block * self.wpb as u64) as u32 + w.first / 32
     }
 
     /// Adds one warp access to the bank-conflict tally: the shared-memory offsets of the lanes
@@ -1293,7 +1310,7 @@ impl Ctx<'_> {
             }
             report::Space::Local => {
                 if off.saturating_add(size as u64) <= self.local_size as u64 {
-                    Tgt::L(self.gid(w, lane) as usize * self.local_size as usize + off as usize)
+                    Tgt::L(self.rt(w, lane) as usize * self.local_size as usize + off as usize)
                 } else {
                     Tgt::Bad
                 }
@@ -1491,20 +1508,24 @@ impl Ctx<'_> {
         kind: race::Kind,
         pc: u32,
     ) {
-        let (region, off, words) = match tgt {
+        let (region, off) = match tgt {
             Tgt::G(i, off) => (
-                self.nblocks as usize + i,
+                race::Region::Global {
+                    index: i,
+                    words: self.allocs[i].data.len().div_ceil(4),
+                },
                 off,
-                self.allocs[i].data.len().div_ceil(4),
             ),
             Tgt::S(off) => (
-                w.block as usize,
+                race::Region::Shared {
+                    slot: w.slot,
+                    block: w.block,
+                },
                 off,
-                (self.shared_size as usize).div_ceil(4),
             ),
             _ => return,
         };
-        let t = w.block * self.tpb + w.first + lane as u32;
+        let who = self.who(w, lane);
         let end = off + size as usize;
         let mut o = off;
         while o < end {
@@ -1514,11 +1535,10 @@ impl Ctx<'_> {
             for b in o..wend {
                 mask |= 1 << (b % 4);
             }
-            let (gw, wpb) = (w.gw, self.wpb);
             let hit = self
                 .race
                 .as_mut()
-                .and_then(|r| r.access(region, words, word, mask, t, gw, wpb, kind, pc));
+                .and_then(|r| r.access(region, word, mask, size, &who, kind, pc));
             if let Some(hit) = hit {
                 self.report_race(w, lane, tgt, o, size, kind, pc, hit);
             }
@@ -1574,7 +1594,8 @@ impl Ctx<'_> {
             thread: self.thread_ref(self.gid(w, lane)),
             at: self.src(pc),
         };
-        let same_block = hit.prev.tid / self.tpb == self.gid(w, lane) / self.tpb;
+        let tpb = self.tpb as u64;
+        let same_block = hit.prev.tid / tpb == self.gid(w, lane) / tpb;
         let why = if sp == report::Space::Shared || same_block {
             "no __syncthreads(), atomic or fence orders them".to_string()
         } else {
@@ -1622,11 +1643,12 @@ impl Ctx<'_> {
         let t = self.trace.as_deref()?;
         let (array, offset) = match tgt {
             Tgt::G(i, _) => (t.global_array(i)?, off as u64),
-            Tgt::S(_) => t.shared_array(w.block, off as u64)?,
+            Tgt::S(_) => t.shared_array(w.block as u32, off as u64)?,
             _ => return None,
         };
-        let local = prev.tid % self.tpb;
-        let warp = (prev.tid / self.tpb) * self.wpb + local / 32;
+        let tpb = self.tpb as u64;
+        let local = (prev.tid % tpb) as u32;
+        let warp = ((prev.tid / tpb) * self.wpb as u64) as u32 + local / 32;
         let lane = (local % 32) as u8;
         t.find_access(warp, lane, prev.pc, array, offset / 4)
             .map(|event| EventLane { event, lane })
@@ -1654,7 +1676,10 @@ impl Ctx<'_> {
                 report::Space::Global,
                 t.global_array(i).map(|a| (a, off as u64)),
             ),
-            Tgt::S(off) => (report::Space::Shared, t.shared_array(w.block, off as u64)),
+            Tgt::S(off) => (
+                report::Space::Shared,
+                t.shared_array(w.block as u32, off as u64),
+            ),
             Tgt::L(_) | Tgt::Bad => return,
         };
         let Some((array, offset)) = found else {
@@ -1671,31 +1696,44 @@ impl Ctx<'_> {
         t.access(op, strong, atomic, space, ty.name(), access);
     }
 
-    /// Loads `size` bytes (one element) through a resolved target.
+    /// Loads `size` bytes (one element) through a resolved target; `slot` is the accessing
+    /// block's.
     #[inline(always)]
-    fn read_tgt(&self, tgt: Tgt, size: usize, block: u32) -> u64 {
+    fn read_tgt(&self, tgt: Tgt, size: usize, slot: u32) -> u64 {
         match tgt {
             Tgt::G(i, off) => rd_le(&self.allocs[i].data, off, size),
-            Tgt::S(off) => rd_le(&self.shared[block as usize], off, size),
+            Tgt::S(off) => rd_le(&self.shared[slot as usize], off, size),
             Tgt::L(off) => rd_le(&self.local, off, size),
             Tgt::Bad => 0,
         }
     }
 
     #[inline(always)]
-    fn write_tgt(&mut self, tgt: Tgt, size: usize, block: u32, v: u64) {
+    fn write_tgt(&mut self, tgt: Tgt, size: usize, slot: u32, v: u64) {
         match tgt {
             Tgt::G(i, off) => wr_le(&mut self.allocs[i].data, off, size, v),
-            Tgt::S(off) => wr_le(&mut self.shared[block as usize], off, size, v),
+            Tgt::S(off) => wr_le(&mut self.shared[slot as usize], off, size, v),
             Tgt::L(off) => wr_le(&mut self.local, off, size, v),
             Tgt::Bad => {}
         }
     }
 
-    fn sync_region(&self, tgt: Tgt, block: u32) -> Option<(usize, u64)> {
+    fn sync_region(&self, tgt: Tgt, w: &Warp) -> Option<(race::Region, u64)> {
         match tgt {
-            Tgt::G(i, off) => Some((self.nblocks as usize + i, (off / 4) as u64)),
-            Tgt::S(off) => Some((block as usize, (off / 4) as u64)),
+            Tgt::G(i, off) => Some((
+                race::Region::Global {
+                    index: i,
+                    words: self.allocs[i].data.len().div_ceil(4),
+                },
+                (off / 4) as u64,
+            )),
+            Tgt::S(off) => Some((
+                race::Region::Shared {
+                    slot: w.slot,
+                    block: w.block,
+                },
+                (off / 4) as u64,
+            )),
             _ => None,
         }
     }
@@ -1819,7 +1857,7 @@ impl Ctx<'_> {
     /// The bytes from a generic address to the end of whatever holds it (empty if nothing does).
     fn generic_bytes(&self, w: &Warp, lane: usize, addr: u64) -> &[u8] {
         if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) {
-            let block = &self.shared[w.block as usize];
+            let block = &self.shared[w.slot as usize];
             return block.get((addr - SHARED_WIN) as usize..).unwrap_or(&[]);
         }
         if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) {
@@ -1828,7 +1866,7 @@ impl Ctx<'_> {
             if off >= size as u64 {
                 return &[];
             }
-            let base = self.gid(w, lane) as usize * size;
+            let base = self.rt(w, lane) as usize * size;
             return self
                 .local
                 .get(base + off as usize..base + size)
@@ -2113,7 +2151,7 @@ impl Ctx<'_> {
     fn save_frame(&self, w: &Warp, lane: usize, f: &Function) -> Frame {
         let ts = self.m.tparam_size as usize;
         let tp = lane * ts;
-        let local_base = self.gid(w, lane) as usize * self.local_size as usize;
+        let local_base = self.rt(w, lane) as usize * self.local_size as usize;
         Frame {
             regs: f
                 .regs
@@ -2145,7 +2183,7 @@ impl Ctx<'_> {
         {
             s.copy_from_slice(&frame.tparam);
         }
-        let local_base = self.gid(w, lane) as usize * self.local_size as usize;
+        let local_base = self.rt(w, lane) as usize * self.local_size as usize;
         if let Some(s) = self
             .local
             .get_mut(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
@@ -2180,16 +2218,22 @@ fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
     }
 }
 
+/// A launch in progress. Only resident blocks have state: block `b` runs in some *slot*, whose
+/// warps are `warps[slot * wpb..]`, barriers `blocks[slot]`, shared memory `ctx.shared[slot]`;
+/// a finished block's slot goes to the next block.
 struct Launch<'a> {
     ctx: Ctx<'a>,
+    entry_pc: u32,
+    /// Per slot: its warps (register files are kept and reused by the slot's next block).
     warps: Vec<Warp>,
+    /// Per slot.
     blocks: Vec<BlockState>,
+    nblocks: u64,
     /// Blocks the hardware schedule keeps running at once (grown only to keep progress).
     resident_blocks: u32,
-    /// Blocks `0..started` have started; their warps have register files.
-    started: u32,
-    /// Register files of finished blocks, reused by the next ones.
-    spare_registers: Vec<Vec<u64>>,
+    /// Blocks `0..started` have started.
+    started: u64,
+    free_slots: Vec<u32>,
     watchdog: Watchdog,
 }
 
@@ -2265,7 +2309,12 @@ impl Launch<'_> {
     fn register_hash(&self) -> u64 {
         let mut h = 0xcbf2_9ce4_8422_2325u64;
         let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
-        for w in self.warps.iter().filter(|w| !w.regs.is_empty()) {
+        let wpb = self.ctx.wpb as usize;
+        let running = |wi: &usize| self.blocks[wi / wpb].live > 0;
+        for w in (0..self.warps.len())
+            .filter(running)
+            .map(|wi| &self.warps[wi])
+        {
             mix(((w.live as u64) << 32) | w.blocked as u64);
             w.regs.iter().for_each(|&r| mix(r));
             w.tparam.chunks(8).for_each(|c| mix(rd_le(c, 0, c.len())));
@@ -2277,9 +2326,9 @@ impl Launch<'_> {
     /// twice as many, within the register memory), since a block not yet started may be the one
     /// they wait for. False when none can start.
     fn grow_residency(&mut self) -> bool {
-        let nblocks = self.blocks.len() as u32;
+        let nblocks = self.nblocks;
         let per_block = self.ctx.wpb as u64 * 32 * self.ctx.m.nregs as u64 * 8;
-        let affordable = (MAX_REGISTER_BYTES / per_block.max(1)).min(nblocks as u64) as u32;
+        let affordable = (MAX_REGISTER_BYTES / per_block.max(1)).min(nblocks) as u32;
         let target = self.resident_blocks.saturating_mul(2).min(affordable);
         if self.started >= nblocks || target <= self.resident_blocks {
             return false;
@@ -2291,52 +2340,104 @@ impl Launch<'_> {
         true
     }
 
-    /// Gives the next block's warps their register files; they start at the entry.
-    fn start_next_block(&mut self) {
-        let b = self.started;
+    /// Starts the next block in a free slot (a new one if none is free); returns the slot.
+    fn start_next_block(&mut self) -> u32 {
+        let block = self.started;
         self.started += 1;
         self.ctx.progress += 1;
-        let wpb = self.ctx.wpb as usize;
-        let regs_len = self.ctx.m.nregs as usize * 32;
+        let (tpb, wpb) = (self.ctx.tpb, self.ctx.wpb);
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                let slot = self.blocks.len() as u32;
+                self.blocks.push(BlockState::default());
+                let regs_len = self.ctx.m.nregs as usize * 32;
+                for _ in 0..wpb {
+                    self.warps.push(Warp {
+                        regs: vec![0; regs_len],
+                        ..Warp::default()
+                    });
+                }
+                self.ctx.shared.push(Vec::new());
+                let local = self.ctx.local.len() + tpb as usize * self.ctx.local_size as usize;
+                self.ctx.local.resize(local, 0);
+                slot
+            }
+        };
+        self.blocks[slot as usize] = BlockState {
+            live: tpb,
+            exited: 0,
+            first_exit: None,
+            bars: vec![Bar::default(); 16],
+        };
         let tparam_len = self.ctx.m.tparam_size as usize * 32;
-        for w in &mut self.warps[b as usize * wpb..(b as usize + 1) * wpb] {
-            // A reused register file keeps the finished block's values: registers a kernel
-            // reads before writing hold leftovers, as on hardware, and not a helpful zero.
-            w.regs = self
-                .spare_registers
-                .pop()
-                .unwrap_or_else(|| vec![0; regs_len]);
-            w.tparam = vec![0; tparam_len];
-            w.stacks = vec![Vec::new(); 32];
-            w.frames = (0..32).map(|_| Vec::new()).collect();
+        let start = self.entry_pc;
+        for wi in 0..wpb {
+            let w = &mut self.warps[(slot * wpb + wi) as usize];
+            let first = wi * 32;
+            let n = (tpb - first).min(32);
+            let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+            // The register file is the slot's previous block's: registers a kernel reads
+            // before writing hold leftovers, as on hardware, and not a helpful zero.
+            let regs = std::mem::take(&mut w.regs);
+            *w = Warp {
+                block,
+                slot,
+                first,
+                gw: slot * wpb + wi,
+                pc: start,
+                active: live,
+                live,
+                blocked: 0,
+                wsync_wait: 0,
+                wsync_mask: [0; 32],
+                lane_pc: [start; 32],
+                bar_id: [0; 32],
+                regs,
+                tparam: vec![0; tparam_len],
+                stacks: vec![Vec::new(); 32],
+                frames: (0..32).map(|_| Vec::new()).collect(),
+                spin: 0,
+                favored: None,
+            };
         }
+        let shared = &mut self.ctx.shared[slot as usize];
+        shared.clear();
+        shared.extend_from_slice(&self.ctx.shared_init);
+        let ls = tpb as usize * self.ctx.local_size as usize;
+        self.ctx.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
+        if let Some(race) = self.ctx.race.as_mut() {
+            race.block_started(slot, block);
+        }
+        slot
     }
 
-    fn finish_block(&mut self, b: u32) {
+    fn finish_block(&mut self, slot: u32) {
         if let Some(race) = self.ctx.race.as_mut() {
-            race.block_finished(b);
+            race.block_finished(slot);
         }
-        let wpb = self.ctx.wpb as usize;
-        for w in &mut self.warps[b as usize * wpb..(b as usize + 1) * wpb] {
-            self.spare_registers.push(std::mem::take(&mut w.regs));
+        let wpb = self.ctx.wpb;
+        for w in &mut self.warps[(slot * wpb) as usize..((slot + 1) * wpb) as usize] {
             w.tparam = Vec::new();
             w.stacks = Vec::new();
             w.frames = Vec::new();
         }
+        self.free_slots.push(slot);
     }
 
     /// Round robin over the resident blocks' warps, one instruction each, in warp order; a block
     /// that finishes makes room for the next one.
     fn run_hardware(&mut self) {
-        let nblocks = self.blocks.len() as u32;
+        let nblocks = self.nblocks;
         let wpb = self.ctx.wpb as usize;
+        // Slots of the running blocks, in the order the blocks started.
         let mut resident: Vec<u32> = Vec::new();
         let mut stalled_rounds = 0u64;
         let mut patience = STALL_ROUNDS;
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
-                resident.push(self.started);
-                self.start_next_block();
+                let slot = self.start_next_block();
+                resident.push(slot);
             }
             let mut progressed = false;
             for &b in &resident {
@@ -2399,13 +2500,13 @@ impl Launch<'_> {
 
     /// Returns true when every thread exited.
     fn run(&mut self) -> bool {
-        let n = self.warps.len();
         match self.ctx.opts.schedule {
             Schedule::Hardware => self.run_hardware(),
             Schedule::Random { seed } | Schedule::Adversarial { seed } => {
-                while self.started < self.blocks.len() as u32 {
+                while self.started < self.nblocks {
                     self.start_next_block();
                 }
+                let n = self.warps.len();
                 let adversarial = matches!(self.ctx.opts.schedule, Schedule::Adversarial { .. });
                 let mut rng = Rng(seed ^ 0x5EED);
                 'outer: loop {
@@ -2449,7 +2550,7 @@ impl Launch<'_> {
             }
         }
         let live: u32 = self.warps.iter().map(|w| w.live.count_ones()).sum();
-        if live == 0 {
+        if live == 0 && self.started == self.nblocks {
             return true;
         }
         if self.ctx.aborted {
@@ -2475,9 +2576,6 @@ impl Launch<'_> {
     fn report_warp_sync_hangs(&mut self) {
         for wi in 0..self.warps.len() {
             let w = &self.warps[wi];
-            if w.regs.is_empty() {
-                continue;
-            }
             let waiting = w.blocked & w.wsync_wait & w.live;
             let mut groups: Vec<(u32, u32, u32)> = Vec::new();
             lanes!(waiting, l, {
@@ -2566,18 +2664,23 @@ impl Launch<'_> {
 
     fn report_stuck(&mut self, kind: FindingKind) {
         // Group live threads by where they are and what they wait for.
-        let mut groups: Vec<(u32, String, u64, u32)> = Vec::new();
+        let mut groups: Vec<(u32, String, u64, u64)> = Vec::new();
         let mut total = 0u64;
-        for w in &mut self.warps {
+        // Resident blocks in block order, so each group's example is its lowest thread.
+        let wpb = self.ctx.wpb as usize;
+        let mut slots: Vec<usize> = (0..self.blocks.len())
+            .filter(|&s| self.blocks[s].live > 0)
+            .collect();
+        slots.sort_by_key(|&s| self.warps[s * wpb].block);
+        for wi in slots
+            .iter()
+            .flat_map(|&s| s * wpb..(s + 1) * wpb)
+            .collect::<Vec<_>>()
+        {
+            let w = &mut self.warps[wi];
             w.flush();
-            let not_started = w.regs.is_empty();
             lanes!(w.live, l, {
-                let (pc, state) = if not_started {
-                    (
-                        w.lane_pc[l],
-                        "not started: waits for a resident block to finish".to_string(),
-                    )
-                } else if w.blocked & (1 << l) != 0 {
+                let (pc, state) = if w.blocked & (1 << l) != 0 {
                     if w.wsync_wait & (1 << l) != 0 {
                         (
                             w.lane_pc[l],
@@ -2593,12 +2696,22 @@ impl Launch<'_> {
                     (w.lane_pc[l], "running".to_string())
                 };
                 total += 1;
-                let gid = w.block * self.ctx.tpb + w.first + l as u32;
+                let gid = w.block * self.ctx.tpb as u64 + (w.first + l as u32) as u64;
                 match groups.iter_mut().find(|g| g.0 == pc && g.1 == state) {
                     Some(g) => g.2 += 1,
                     None => groups.push((pc, state, 1, gid)),
                 }
             });
+        }
+        if self.started < self.nblocks {
+            let waiting = (self.nblocks - self.started) * self.ctx.tpb as u64;
+            total += waiting;
+            groups.push((
+                self.entry_pc,
+                "not started: waits for a resident block to finish".to_string(),
+                waiting,
+                self.started * self.ctx.tpb as u64,
+            ));
         }
         groups.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
         groups.truncate(8);
@@ -2658,24 +2771,25 @@ impl Launch<'_> {
         Step::Ran
     }
 
-    fn check_barriers(&mut self, b: u32) {
+    /// Completes the barriers of the block in `slot` that every live thread reached.
+    fn check_barriers(&mut self, slot: u32) {
         for id in 0..16u8 {
-            let blk = &self.blocks[b as usize];
+            let blk = &self.blocks[slot as usize];
             let bar = &blk.bars[id as usize];
             if bar.arrived == 0 {
                 continue;
             }
             let expected = bar.expected.unwrap_or(blk.live);
             if bar.arrived >= expected {
-                self.release(b, id);
+                self.release(slot, id);
             }
         }
     }
 
-    fn release(&mut self, b: u32, id: u8) {
+    fn release(&mut self, slot: u32, id: u8) {
         self.ctx.progress += 1;
-        let bar = std::mem::take(&mut self.blocks[b as usize].bars[id as usize]);
-        let blk = &self.blocks[b as usize];
+        let bar = std::mem::take(&mut self.blocks[slot as usize].bars[id as usize]);
+        let blk = &self.blocks[slot as usize];
         if self.ctx.opts.synccheck
             && bar.expected.is_none()
             && (bar.sites.len() > 1 || blk.exited > 0)
@@ -2732,11 +2846,12 @@ impl Launch<'_> {
                 t.finding(index, vec![]);
             }
         }
+        let block = self.warps[(slot * self.ctx.wpb) as usize].block as u32;
         if let Some(t) = self.ctx.trace.as_deref_mut() {
-            t.barrier_release(b, id);
+            t.barrier_release(block, id);
         }
         let wpb = self.ctx.wpb;
-        for wi in (b * wpb)..((b + 1) * wpb) {
+        for wi in (slot * wpb)..((slot + 1) * wpb) {
             let w = &mut self.warps[wi as usize];
             let waiting = w.blocked & !w.wsync_wait;
             let mut freed = 0u32;
@@ -2772,7 +2887,7 @@ impl Launch<'_> {
             w.regroup();
         }
         if let Some(r) = self.ctx.race.as_mut() {
-            r.barrier(b, (b * wpb)..((b + 1) * wpb));
+            r.barrier(slot, (slot * wpb)..((slot + 1) * wpb));
         }
     }
 }
@@ -2782,8 +2897,11 @@ impl Launch<'_> {
 fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
     let pc = w.pc;
     let m = ctx.m;
-    if let Some(t) = ctx.trace.as_deref_mut() {
-        t.step(w.gw, w.active, pc);
+    if ctx.trace.is_some() {
+        let warp = ctx.trace_warp(w);
+        if let Some(t) = ctx.trace.as_deref_mut() {
+            t.step(warp, w.active, pc);
+        }
     }
     let Some(ins) = m.code.get(pc as usize) else {
         // Ran off the end of the code: treat as exit.
@@ -3146,7 +3264,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     if strong.is_strong() {
                         sync_after(ctx, w, l, tgt, kind, acquire, false);
                     }
-                    let raw = ctx.read_tgt(tgt, esize as usize, w.block);
+                    let raw = ctx.read_tgt(tgt, esize as usize, w.slot);
                     if tracing {
                         let strong = strong.is_strong();
                         ctx.trace_access(w, l, tgt, *ty, (raw, None), TraceOp::Read, strong, None);
@@ -3192,7 +3310,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         let mut v = [0u64; 4];
                         for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
                             let at = tgt_offset(tgt, i * esize as usize);
-                            *x = ctx.read_tgt(at, esize as usize, w.block);
+                            *x = ctx.read_tgt(at, esize as usize, w.slot);
                             if tracing {
                                 let strong = strong.is_strong();
                                 ctx.trace_access(
@@ -3264,11 +3382,10 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         for (i, v) in vals.iter().enumerate() {
                             let x = ctx.get(w, *v, l);
                             let at = tgt_offset(tgt, i * esize as usize);
-                            if ctx.read_tgt(at, esize as usize, w.block) != alu::mask(x, esize * 8)
-                            {
+                            if ctx.read_tgt(at, esize as usize, w.slot) != alu::mask(x, esize * 8) {
                                 ctx.progress += 1;
                             }
-                            ctx.write_tgt(at, esize as usize, w.block, x);
+                            ctx.write_tgt(at, esize as usize, w.slot, x);
                             if tracing {
                                 let strong = strong.is_strong();
                                 ctx.trace_access(
@@ -3305,7 +3422,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             lanes!(exec, l, {
                 let a = ctx.addr(w, addr, l);
                 let tgt = ctx.resolve(w, l, *space, a, size, size, pc, AccessOp::Atomic);
-                let old = ctx.read_tgt(tgt, size as usize, w.block);
+                let old = ctx.read_tgt(tgt, size as usize, w.slot);
                 let bv = ctx.get(w, *b, l);
                 let cv = ctx.get(w, *c, l);
                 let (new, wrote) = atom_op(*op, *ty, old, bv, cv);
@@ -3319,7 +3436,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     if new != alu::mask(old, size * 8) {
                         ctx.progress += 1;
                     }
-                    ctx.write_tgt(tgt, size as usize, w.block, new);
+                    ctx.write_tgt(tgt, size as usize, w.slot, new);
                 }
                 // Lenient: an atomic acquires without a fence after it (see README).
                 sync_after(ctx, w, l, tgt, kind, race::Acquire::Now, *release);
@@ -3345,7 +3462,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
         Op::Fence => {
             if let Some(r) = ctx.race.as_mut() {
                 lanes!(exec, l, {
-                    r.fence(w.block * ctx.tpb + w.first + l as u32);
+                    r.fence(w.slot * ctx.tpb + w.first + l as u32);
                 });
             }
         }
@@ -3531,7 +3648,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             let first = exec.trailing_zeros() as usize;
             let id = (ctx.get(w, *id, first) & 15) as u8;
             let cnt = count.map(|c| ctx.get(w, c, first) as u32);
-            let blk = &mut blocks[w.block as usize];
+            let blk = &mut blocks[w.slot as usize];
             let bar = &mut blk.bars[id as usize];
             let n = exec.count_ones();
             bar.arrived += n;
@@ -3539,7 +3656,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 bar.expected = cnt;
             }
             bar.red_dest |= d.is_some();
-            let gid = w.block * ctx.tpb + w.first + first as u32;
+            let gid = ctx.gid(w, first);
             match bar.sites.iter_mut().find(|s| s.0 == pc) {
                 Some(s) => s.1 += n,
                 None => bar.sites.push((pc, n, gid)),
@@ -3566,7 +3683,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             }
             w.active = 0;
             w.regroup();
-            return Some(w.block);
+            return Some(w.slot);
         }
         Op::BarWarp { mask }
         | Op::Shfl { mask, .. }
@@ -3890,7 +4007,6 @@ fn exit_lanes(
     w.flush();
     w.live &= !lanes_mask;
     w.active = 0;
-    let blk = &mut blocks[w.block as usize];
     let n = lanes_mask.count_ones();
     if n > 0
         && let Some(t) = ctx.trace.as_deref_mut()
@@ -3899,15 +4015,16 @@ fn exit_lanes(
     }
     if n > 0 {
         ctx.progress += 1;
+        let first = ctx.gid(w, lanes_mask.trailing_zeros() as usize);
+        let blk = &mut blocks[w.slot as usize];
         blk.live -= n;
         blk.exited += n;
         if blk.first_exit.is_none() {
-            let first = lanes_mask.trailing_zeros();
-            blk.first_exit = Some((w.block * ctx.tpb + w.first + first, pc));
+            blk.first_exit = Some((first, pc));
         }
     }
     w.regroup();
-    if n > 0 { Some(w.block) } else { None }
+    if n > 0 { Some(w.slot) } else { None }
 }
 
 fn sync_after(
@@ -3922,18 +4039,12 @@ fn sync_after(
     if matches!(tgt, Tgt::G(..)) {
         ctx.touched_global_sync = true;
     }
-    let Some((region, word)) = ctx.sync_region(tgt, w.block) else {
+    let Some((region, word)) = ctx.sync_region(tgt, w) else {
         return;
     };
+    let who = ctx.who(w, l);
     if let Some(r) = ctx.race.as_mut() {
-        r.sync_op(
-            region,
-            word,
-            w.block * ctx.tpb + w.first + l as u32,
-            kind,
-            acquire,
-            release,
-        );
+        r.sync_op(region, word, &who, kind, acquire, release);
     }
 }
 

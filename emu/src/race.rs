@@ -5,17 +5,40 @@
 //! between (per-block barrier epochs) or the same warp with a `bar.warp.sync` in between; and
 //! release/acquire through atomics and strong (volatile) accesses, tracked with sparse vector
 //! clocks that only threads which actually synchronized ever grow.
+//!
+//! Memory: per-thread and per-block state exists only for the resident blocks (indexed by slot),
+//! and the shadow is compact (see [`Chunk`]): an access is a 64-bit record (thread id, byte mask
+//! and an interned *stamp* holding the instruction and the clocks, which the threads of a warp
+//! share), and 32 words whose records follow the thread numbering (word `i` accessed by thread
+//! `base + i`, as coalesced accesses are) keep up to three patterns per record slot instead of
+//! 96 records.
 
 use std::collections::HashMap;
 
 use crate::report::Hazard;
 
-pub(crate) const NONE: u32 = u32::MAX;
-const BLOCK_KEY: u32 = 0x8000_0000;
+/// Vector-clock key for "everything block b did before its n-th barrier" (`BLOCK_KEY | b`);
+/// other keys are thread ids.
+const BLOCK_KEY: u64 = 1 << 63;
 
+/// A thread making an access: its global id, and where its state lives among the resident
+/// blocks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Who {
+    /// Global linear thread id: `block * threads_per_block + thread`.
+    pub tid: u64,
+    /// Resident slot of its block.
+    pub slot: u32,
+    /// Resident thread index: `slot * threads_per_block + thread`.
+    pub rt: u32,
+    /// Resident warp index: `slot * warps_per_block + warp`.
+    pub warp: u32,
+}
+
+/// One recorded access, decoded.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Acc {
-    pub tid: u32,
+    pub tid: u64,
     pub epoch: u32,
     pub bar: u32,
     pub wsync: u32,
@@ -24,42 +47,53 @@ pub(crate) struct Acc {
     pub mask: u8,
 }
 
-const EMPTY: Acc = Acc {
-    tid: NONE,
-    epoch: 0,
-    bar: 0,
-    wsync: 0,
-    pc: 0,
-    strong: false,
-    mask: 0,
-};
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Cell {
-    w: Acc,
-    r0: Acc,
-    r1: Acc,
+/// What an access shares with the other lanes of its warp instruction: interned, so that a
+/// record is 64 bits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct StampKey {
+    pc: u32,
+    epoch: u32,
+    bar: u32,
+    wsync: u32,
+    /// The thread id's high 32 bits (the record holds the low ones).
+    tid_hi: u32,
+    strong: bool,
+    /// log2 of the access size in bytes, for the chunk patterns.
+    size_log2: u8,
 }
 
-const EMPTY_CELL: Cell = Cell {
-    w: EMPTY,
-    r0: EMPTY,
-    r1: EMPTY,
-};
+const STAMP_BITS: u32 = 28;
+const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
 
-/// A sparse vector clock: sorted (key, value) pairs. Keys are thread ids, or `BLOCK_KEY | block`
-/// for "everything block b did before its n-th barrier".
+/// A record: thread id low 32 bits, byte mask (4 bits), stamp (28 bits). 0 is "no access"
+/// (stamp 0 is never handed out).
+type Rec = u64;
+
+fn rec(tid: u64, mask: u8, stamp: u32) -> Rec {
+    (tid << 32) | ((mask as u64 & 0xF) << STAMP_BITS) | stamp as u64
+}
+
+fn rec_stamp(r: Rec) -> u32 {
+    (r & STAMP_MASK) as u32
+}
+
+/// Stamp and mask: what a chunk pattern shares across its words.
+fn rec_sm(r: Rec) -> u32 {
+    r as u32
+}
+
+/// A sparse vector clock: sorted (key, value) pairs.
 #[derive(Clone, Debug, Default)]
-struct Vc(Vec<(u32, u32)>);
+struct Vc(Vec<(u64, u32)>);
 
 impl Vc {
-    fn get(&self, k: u32) -> u32 {
+    fn get(&self, k: u64) -> u32 {
         match self.0.binary_search_by_key(&k, |e| e.0) {
             Ok(i) => self.0[i].1,
             Err(_) => 0,
         }
     }
-    fn set_max(&mut self, k: u32, v: u32) {
+    fn set_max(&mut self, k: u64, v: u32) {
         match self.0.binary_search_by_key(&k, |e| e.0) {
             Ok(i) => self.0[i].1 = self.0[i].1.max(v),
             Err(i) => self.0.insert(i, (k, v)),
@@ -142,199 +176,609 @@ pub(crate) struct Hit {
     pub hazard: Hazard,
 }
 
-/// Which shadow array a word belongs to: block b's shared memory is region b, global
-/// allocation i (in address order, fixed during a launch) is region nblocks + i.
-pub(crate) type Region = usize;
+/// Which memory a word belongs to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Region {
+    /// The shared memory of the block resident in this slot.
+    Shared { slot: u32, block: u64 },
+    /// Global allocation `i` (in address order, fixed during a launch) of `words` words.
+    Global { index: usize, words: usize },
+}
+
+impl Region {
+    /// The key of this region's words in the release/acquire map.
+    fn sync_key(self) -> u64 {
+        match self {
+            Region::Shared { block, .. } => BLOCK_KEY | block,
+            Region::Global { index, .. } => index as u64,
+        }
+    }
+}
+
+const CHUNK_WORDS: usize = 32;
+/// Record slots per word: the last write, then the two reads kept since it.
+const W: usize = 0;
+const R0: usize = 1;
+const R1: usize = 2;
+
+/// Words `i` whose record in one slot is thread `base + G(e(i) + phase)` with this stamp and
+/// mask. `e(i)` is the index of the word's first element for the access size (`i` for 4-byte
+/// accesses, `i / 2` for 8 bytes, `4i` for bytes), and `G(x) = (x / bdx) * tpb + x % bdx` numbers
+/// the threads of consecutive elements when each block's `blockDim.x` threads cover `bdx`
+/// consecutive elements of a row (`G(x) = x` for 1D blocks): so coalesced accesses of 1D and 2D
+/// blocks alike give one pattern for the whole chunk. `base` is the thread id's low 32 bits
+/// (the stamp holds the high ones). A pattern whose `phase` is [`ANY_THREAD`] takes each word's
+/// thread from the slot's `tids` instead (scattered accesses from one instruction).
+#[derive(Clone, Copy, Default)]
+struct Pattern {
+    base: u32,
+    sm: u32,
+    phase: u16,
+    /// The stamp's access size (log2 bytes), kept here so decoding needs no stamp lookup.
+    size_log2: u8,
+}
+
+/// Patterns per slot: a warp instruction moves a chunk from one pattern to the next, and byte
+/// accesses (four lanes per word) pass through a third while a word is half done.
+const PATTERNS: usize = 3;
+const ANY_THREAD: u16 = u16::MAX;
+
+/// One record slot of 32 words: up to three patterns, `has` the words with a record; `sel_lo`
+/// and `sel_hi` are the two bits of each word's pattern index.
+#[derive(Clone, Default)]
+struct Slot {
+    pats: [Pattern; PATTERNS],
+    has: u32,
+    sel_lo: u32,
+    sel_hi: u32,
+    /// Thread ids (low 32 bits) of the words whose pattern is [`ANY_THREAD`].
+    tids: Option<Box<[u32; CHUNK_WORDS]>>,
+}
+
+impl Slot {
+    fn pattern_of(&self, bit: u32) -> usize {
+        usize::from(self.sel_lo & bit != 0) | (usize::from(self.sel_hi & bit != 0) << 1)
+    }
+
+    /// Words other than `except` that use pattern `k`.
+    fn users(&self, k: usize, except: u32) -> u32 {
+        let lo = if k & 1 != 0 {
+            self.sel_lo
+        } else {
+            !self.sel_lo
+        };
+        let hi = if k & 2 != 0 {
+            self.sel_hi
+        } else {
+            !self.sel_hi
+        };
+        self.has & !except & lo & hi
+    }
+}
+
+/// 32 words' records, compact while they follow at most three patterns per slot.
+enum Chunk {
+    Empty,
+    Compact(Box<[Slot; 3]>),
+    Explicit(Box<[[Rec; 3]; CHUNK_WORDS]>),
+}
+
+/// Index of the first element of word `i` of a chunk, for an access of `2^size_log2` bytes.
+#[inline(always)]
+fn element_index(i: usize, size_log2: u8) -> u64 {
+    let i = i as u64;
+    match size_log2 {
+        0 => i << 2,
+        1 => i << 1,
+        2 => i,
+        3 => i >> 1,
+        _ => i >> 2,
+    }
+}
+
+/// The shadow of one region: a chunk per 32 words, created on first access.
+#[derive(Default)]
+struct Shadow {
+    chunks: Vec<Chunk>,
+}
+
+impl Shadow {
+    /// Forgets every record, keeping compact chunks' memory for the next block in the slot.
+    fn clear(&mut self) {
+        for c in &mut self.chunks {
+            match c {
+                Chunk::Compact(slots) => {
+                    for s in slots.iter_mut() {
+                        s.has = 0;
+                    }
+                }
+                _ => *c = Chunk::Empty,
+            }
+        }
+    }
+}
 
 pub(crate) struct Race {
     tpb: u32,
-    shadows: Vec<Vec<Cell>>,
-    /// Emptied shadows of finished blocks' shared memory, reused for the next ones.
-    spare_shadows: Vec<Vec<Cell>>,
+    wpb: u32,
+    /// `blockDim.x`; `None` when it is the whole block (1D), where the chunk patterns need no
+    /// division.
+    bdx: Option<u64>,
+    stamps: Vec<StampKey>,
+    stamp_ids: HashMap<StampKey, u32>,
+    /// The last stamp handed out: the other lanes of a warp instruction almost always share it.
+    last_stamp: (StampKey, u32),
+    /// Per resident slot: its block's shared-memory shadow.
+    shared: Vec<Shadow>,
+    /// Per global allocation.
+    global: Vec<Shadow>,
+    /// Per resident thread.
     epoch: Vec<u32>,
     pending: Vec<u32>,
     tvc: Vec<Vc>,
     /// What each thread's relaxed reads saw released, acquired at its next fence.
     seen: Vec<Vc>,
+    /// Per resident slot.
     bvc: Vec<Vc>,
     pub(crate) bar_epoch: Vec<u32>,
+    slot_block: Vec<u64>,
+    /// Per resident warp.
     pub(crate) wsync: Vec<u32>,
-    sync: HashMap<(Region, u64), Vc>,
+    sync: HashMap<(u64, u64), Vc>,
+    /// Entries of `sync` about shared memory (dropped when their block finishes).
+    shared_sync: usize,
     any_release: bool,
 }
 
 impl Race {
-    pub(crate) fn new(nthreads: usize, tpb: u32, nblocks: usize, nwarps: usize) -> Race {
+    pub(crate) fn new(tpb: u32, wpb: u32, block_x: u32) -> Race {
+        let dummy = StampKey {
+            pc: u32::MAX,
+            epoch: 0,
+            bar: 0,
+            wsync: 0,
+            tid_hi: 0,
+            strong: false,
+            size_log2: 0,
+        };
         Race {
             tpb,
-            shadows: Vec::new(),
-            spare_shadows: Vec::new(),
-            epoch: vec![1; nthreads],
-            pending: vec![0; nthreads],
-            tvc: vec![Vc::default(); nthreads],
-            seen: vec![Vc::default(); nthreads],
-            bvc: vec![Vc::default(); nblocks],
-            bar_epoch: vec![0; nblocks],
-            wsync: vec![0; nwarps],
+            wpb,
+            bdx: (block_x != tpb).then_some(block_x as u64),
+            stamps: vec![dummy],
+            stamp_ids: HashMap::new(),
+            last_stamp: (dummy, 0),
+            shared: Vec::new(),
+            global: Vec::new(),
+            epoch: Vec::new(),
+            pending: Vec::new(),
+            tvc: Vec::new(),
+            seen: Vec::new(),
+            bvc: Vec::new(),
+            bar_epoch: Vec::new(),
+            slot_block: Vec::new(),
+            wsync: Vec::new(),
             sync: HashMap::new(),
+            shared_sync: 0,
             any_release: false,
         }
     }
 
-    fn knows(&self, t: u32, b: u32, key: u32) -> u32 {
-        self.tvc[t as usize]
-            .get(key)
-            .max(self.bvc[b as usize].get(key))
+    /// Block `block` starts in resident slot `slot`: its threads', warps' and shared memory's
+    /// state starts afresh.
+    pub(crate) fn block_started(&mut self, slot: u32, block: u64) {
+        let s = slot as usize;
+        let (tpb, wpb) = (self.tpb as usize, self.wpb as usize);
+        if self.bvc.len() <= s {
+            self.bvc.resize_with(s + 1, Vc::default);
+            self.bar_epoch.resize(s + 1, 0);
+            self.slot_block.resize(s + 1, 0);
+            self.shared.resize_with(s + 1, Shadow::default);
+            self.epoch.resize((s + 1) * tpb, 1);
+            self.pending.resize((s + 1) * tpb, 0);
+            self.tvc.resize_with((s + 1) * tpb, Vc::default);
+            self.seen.resize_with((s + 1) * tpb, Vc::default);
+            self.wsync.resize((s + 1) * wpb, 0);
+        }
+        self.bvc[s] = Vc::default();
+        self.bar_epoch[s] = 0;
+        self.slot_block[s] = block;
+        self.shared[s].clear();
+        self.epoch[s * tpb..(s + 1) * tpb].fill(1);
+        self.pending[s * tpb..(s + 1) * tpb].fill(0);
+        for v in &mut self.tvc[s * tpb..(s + 1) * tpb] {
+            v.0.clear();
+        }
+        for v in &mut self.seen[s * tpb..(s + 1) * tpb] {
+            v.0.clear();
+        }
+        self.wsync[s * wpb..(s + 1) * wpb].fill(0);
     }
 
-    fn ordered(&self, p: &Acc, t: u32, b: u32, warp: u32, wpb: u32) -> bool {
-        if p.tid == t {
+    /// Block in `slot` finished: its shared memory ends with it, and so does its shadow.
+    pub(crate) fn block_finished(&mut self, slot: u32) {
+        if let Some(sh) = self.shared.get_mut(slot as usize) {
+            sh.clear();
+        }
+        if self.shared_sync > 0
+            && let Some(&block) = self.slot_block.get(slot as usize)
+        {
+            let key = BLOCK_KEY | block;
+            let before = self.sync.len();
+            self.sync.retain(|k, _| k.0 != key);
+            self.shared_sync -= before - self.sync.len();
+        }
+    }
+
+    /// Bytes the shadow takes now: chunks (with their pattern thread lists) and stamps.
+    pub(crate) fn shadow_bytes(&self) -> u64 {
+        let chunk = |c: &Chunk| match c {
+            Chunk::Empty => 0,
+            Chunk::Compact(slots) => {
+                std::mem::size_of::<[Slot; 3]>()
+                    + slots.iter().filter(|s| s.tids.is_some()).count()
+                        * std::mem::size_of::<[u32; CHUNK_WORDS]>()
+            }
+            Chunk::Explicit(_) => std::mem::size_of::<[[Rec; 3]; CHUNK_WORDS]>(),
+        };
+        let chunks: usize = self
+            .global
+            .iter()
+            .chain(&self.shared)
+            .map(|sh| {
+                sh.chunks.len() * std::mem::size_of::<Chunk>()
+                    + sh.chunks.iter().map(chunk).sum::<usize>()
+            })
+            .sum();
+        (chunks + self.stamps.len() * std::mem::size_of::<StampKey>() * 3) as u64
+    }
+
+    fn stamp(&mut self, key: StampKey) -> u32 {
+        if self.last_stamp.0 == key {
+            return self.last_stamp.1;
+        }
+        let id = match self.stamp_ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.stamps.len() as u32;
+                // 2^28 distinct (instruction, clocks) combinations: far beyond any launch that
+                // finishes; past it, stamps wrap and reports may name a wrong line.
+                let id = if (id as u64) <= STAMP_MASK { id } else { 1 };
+                if id as usize == self.stamps.len() {
+                    self.stamps.push(key);
+                }
+                self.stamp_ids.insert(key, id);
+                id
+            }
+        };
+        self.last_stamp = (key, id);
+        id
+    }
+
+    fn decode(&self, r: Rec) -> Option<Acc> {
+        if r == 0 {
+            return None;
+        }
+        let k = self.stamps.get(rec_stamp(r) as usize)?;
+        Some(Acc {
+            tid: ((k.tid_hi as u64) << 32) | (r >> 32),
+            epoch: k.epoch,
+            bar: k.bar,
+            wsync: k.wsync,
+            pc: k.pc,
+            strong: k.strong,
+            mask: ((r >> STAMP_BITS) & 0xF) as u8,
+        })
+    }
+
+    fn knows(&self, who: &Who, key: u64) -> u32 {
+        self.tvc[who.rt as usize]
+            .get(key)
+            .max(self.bvc[who.slot as usize].get(key))
+    }
+
+    fn ordered(&self, p: &Acc, who: &Who) -> bool {
+        if p.tid == who.tid {
             return true;
         }
-        let pb = p.tid / self.tpb;
+        let tpb = self.tpb as u64;
+        let (pb, b) = (p.tid / tpb, who.tid / tpb);
         if pb == b {
-            if p.bar < self.bar_epoch[b as usize] {
+            let slot = who.slot as usize;
+            if p.bar < self.bar_epoch[slot] {
                 return true;
             }
-            let pw = pb * wpb + (p.tid % self.tpb) / 32;
-            if pw == warp && p.wsync < self.wsync[warp as usize] {
+            let pw = slot as u64 * self.wpb as u64 + (p.tid % tpb) / 32;
+            if pw == who.warp as u64 && p.wsync < self.wsync[who.warp as usize] {
                 return true;
             }
         }
         if !self.any_release {
             return false;
         }
-        if self.knows(t, b, p.tid) >= p.epoch {
+        if self.knows(who, p.tid) >= p.epoch {
             return true;
         }
-        pb != b && self.knows(t, b, BLOCK_KEY | pb) > p.bar
+        pb != b && self.knows(who, BLOCK_KEY | pb) > p.bar
     }
 
-    /// Records one access to a 4-byte word and returns the first unordered conflict, if any.
+    /// Records one access to a 4-byte word (bytes `mask` of it, by an access of `size` bytes)
+    /// and returns the first unordered conflict, if any.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn access(
         &mut self,
         region: Region,
-        region_words: usize,
         word: usize,
         mask: u8,
-        t: u32,
-        warp: u32,
-        wpb: u32,
+        size: u32,
+        who: &Who,
         kind: Kind,
         pc: u32,
     ) -> Option<Hit> {
-        let b = t / self.tpb;
-        let cur = Acc {
-            tid: t,
-            epoch: self.epoch[t as usize],
-            bar: self.bar_epoch[b as usize],
-            wsync: self.wsync[warp as usize],
+        let slot = who.slot as usize;
+        let key = StampKey {
             pc,
+            epoch: self.epoch[who.rt as usize],
+            bar: self.bar_epoch[slot],
+            wsync: self.wsync[who.warp as usize],
+            tid_hi: (who.tid >> 32) as u32,
             strong: kind.strong(),
-            mask,
+            size_log2: size.max(1).trailing_zeros().min(4) as u8,
         };
-        if self.shadows.len() <= region {
-            self.shadows.resize_with(region + 1, Vec::new);
-        }
-        let mut cells = std::mem::take(&mut self.shadows[region]);
-        if cells.is_empty()
-            && let Some(spare) = self.spare_shadows.pop()
+        let stamp = self.stamp(key);
+        let cur = rec(who.tid, mask, stamp);
+        let mut shadow = match region {
+            Region::Shared { slot, .. } => std::mem::take(&mut self.shared[slot as usize]),
+            Region::Global { index, words } => {
+                if self.global.len() <= index {
+                    self.global.resize_with(index + 1, Shadow::default);
+                }
+                let mut s = std::mem::take(&mut self.global[index]);
+                if s.chunks.is_empty() {
+                    s.chunks
+                        .resize_with(words.div_ceil(CHUNK_WORDS), || Chunk::Empty);
+                }
+                s
+            }
+        };
+        let ci = word / CHUNK_WORDS;
+        if let Region::Shared { .. } = region
+            && shadow.chunks.len() <= ci
         {
-            cells = spare;
+            shadow.chunks.resize_with(ci + 1, || Chunk::Empty);
         }
-        if cells.len() < region_words {
-            cells.resize(region_words, EMPTY_CELL);
+        let hit = match shadow.chunks.get_mut(ci) {
+            Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, who, kind),
+            None => None,
+        };
+        match region {
+            Region::Shared { slot, .. } => self.shared[slot as usize] = shadow,
+            Region::Global { index, .. } => self.global[index] = shadow,
         }
+        hit
+    }
+
+    fn update(
+        &self,
+        chunk: &mut Chunk,
+        i: usize,
+        cur: Rec,
+        mask: u8,
+        who: &Who,
+        kind: Kind,
+    ) -> Option<Hit> {
+        let old = self.cell(chunk, i);
+        let strong = kind.strong();
+        let prev = |r: Rec| self.decode(r);
+        let conflicts =
+            |p: &Acc| p.mask & mask != 0 && !(p.strong && strong) && !self.ordered(p, who);
         let mut hit = None;
-        if let Some(cell) = cells.get_mut(word) {
-            let conflicts = |p: &Acc, me: &Self| {
-                p.tid != NONE
-                    && p.mask & mask != 0
-                    && !(p.strong && cur.strong)
-                    && !me.ordered(p, t, b, warp, wpb)
-            };
-            if kind.writes() {
-                if conflicts(&cell.w, self) {
-                    hit = Some(Hit {
-                        prev: cell.w,
-                        hazard: Hazard::WriteAfterWrite,
-                    });
-                } else if conflicts(&cell.r0, self) {
-                    hit = Some(Hit {
-                        prev: cell.r0,
-                        hazard: Hazard::WriteAfterRead,
-                    });
-                } else if conflicts(&cell.r1, self) {
-                    hit = Some(Hit {
-                        prev: cell.r1,
-                        hazard: Hazard::WriteAfterRead,
-                    });
-                }
-                cell.w = cur;
-                cell.r0 = EMPTY;
-                cell.r1 = EMPTY;
-                if kind == Kind::Rmw {
-                    // The read half of the RMW: later plain writes must be ordered after it too.
-                    cell.r0 = cur;
-                }
-            } else {
-                if conflicts(&cell.w, self) {
-                    hit = Some(Hit {
-                        prev: cell.w,
-                        hazard: Hazard::ReadAfterWrite,
-                    });
-                }
-                if cell.r0.tid == NONE
-                    || cell.r0.tid == t
-                    || self.ordered(&cell.r0, t, b, warp, wpb)
+        let mut new = old;
+        if kind.writes() {
+            for (s, hazard) in [
+                (W, Hazard::WriteAfterWrite),
+                (R0, Hazard::WriteAfterRead),
+                (R1, Hazard::WriteAfterRead),
+            ] {
+                if let Some(p) = prev(old[s])
+                    && conflicts(&p)
                 {
-                    cell.r0 = cur;
-                } else {
-                    if cell.r1.tid == NONE
-                        || cell.r1.tid == t
-                        || self.ordered(&cell.r1, t, b, warp, wpb)
-                    {
-                        cell.r1 = cell.r0;
-                    }
-                    cell.r0 = cur;
+                    hit = Some(Hit { prev: p, hazard });
+                    break;
                 }
             }
+            new[W] = cur;
+            // The read half of an RMW: later plain writes must be ordered after it too.
+            new[R0] = if kind == Kind::Rmw { cur } else { 0 };
+            new[R1] = 0;
+        } else {
+            if let Some(p) = prev(old[W])
+                && conflicts(&p)
+            {
+                hit = Some(Hit {
+                    prev: p,
+                    hazard: Hazard::ReadAfterWrite,
+                });
+            }
+            let replaceable = |r: Rec| match prev(r) {
+                None => true,
+                Some(p) => p.tid == who.tid || self.ordered(&p, who),
+            };
+            if !replaceable(old[R0]) && replaceable(old[R1]) {
+                new[R1] = old[R0];
+            }
+            new[R0] = cur;
         }
-        self.shadows[region] = cells;
+        if new != old {
+            self.store(chunk, i, &old, &new);
+        }
         hit
+    }
+
+    /// The three records of word `i`.
+    #[inline]
+    fn cell(&self, chunk: &Chunk, i: usize) -> [Rec; 3] {
+        match chunk {
+            Chunk::Empty => [0; 3],
+            Chunk::Explicit(e) => e[i],
+            Chunk::Compact(c) => std::array::from_fn(|s| self.slot_get(&c[s], i)),
+        }
+    }
+
+    /// `G(e + phase)`: see [`Pattern`].
+    #[inline(always)]
+    fn thread_offset(&self, e: u64, phase: u16) -> u64 {
+        match self.bdx {
+            None => e,
+            Some(bdx) => {
+                let x = e + phase as u64;
+                (x / bdx) * self.tpb as u64 + x % bdx
+            }
+        }
+    }
+
+    #[inline]
+    fn slot_get(&self, slot: &Slot, i: usize) -> Rec {
+        let bit = 1u32 << i;
+        if slot.has & bit == 0 {
+            return 0;
+        }
+        let p = &slot.pats[slot.pattern_of(bit)];
+        if p.phase == ANY_THREAD {
+            let tid = slot.tids.as_ref().map_or(0, |t| t[i]);
+            return ((tid as u64) << 32) | p.sm as u64;
+        }
+        let e = element_index(i, p.size_log2);
+        let tid = (p.base as u64).wrapping_add(self.thread_offset(e, p.phase));
+        (tid << 32) | p.sm as u64
+    }
+
+    fn store(&self, chunk: &mut Chunk, i: usize, old: &[Rec; 3], new: &[Rec; 3]) {
+        if let Chunk::Empty = chunk {
+            *chunk = Chunk::Compact(Box::default());
+        }
+        if let Chunk::Compact(c) = chunk {
+            let mut ok = true;
+            for s in 0..3 {
+                if old[s] != new[s] && !self.slot_set(&mut c[s], i, new[s]) {
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                return;
+            }
+            // Too irregular for patterns: one record per word from now on. The slots set
+            // before the failure already hold the new records; write them all again.
+            let mut e: Box<[[Rec; 3]; CHUNK_WORDS]> = Box::new([[0; 3]; CHUNK_WORDS]);
+            for (k, cell) in e.iter_mut().enumerate() {
+                *cell = std::array::from_fn(|s| self.slot_get(&c[s], k));
+            }
+            *chunk = Chunk::Explicit(e);
+        }
+        if let Chunk::Explicit(e) = chunk {
+            e[i] = *new;
+        }
+    }
+
+    /// Sets word `i` of a slot to record `r`; false if that needs a fourth pattern.
+    fn slot_set(&self, slot: &mut Slot, i: usize, r: Rec) -> bool {
+        let bit = 1u32 << i;
+        if r == 0 {
+            slot.has &= !bit;
+            return true;
+        }
+        let sm = rec_sm(r);
+        let stamp = self.stamps.get(rec_stamp(r) as usize);
+        let tid = (stamp.map_or(0, |k| k.tid_hi as u64) << 32) | (r >> 32);
+        let size_log2 = stamp.map_or(2, |k| k.size_log2);
+        let e = element_index(i, size_log2);
+        // The phase that puts this thread's x index at element e (see `Pattern`).
+        let phase = match self.bdx {
+            None => 0,
+            Some(bdx) => {
+                let tx = (tid % self.tpb as u64) % bdx;
+                ((tx + bdx - e % bdx) % bdx) as u16
+            }
+        };
+        let base = tid.wrapping_sub(self.thread_offset(e, phase)) as u32;
+        let want = Pattern {
+            base,
+            sm,
+            phase,
+            size_log2,
+        };
+        let fits = |p: &Pattern| {
+            p.sm == sm && (p.phase == ANY_THREAD || (p.base == base && p.phase == phase))
+        };
+        let in_use = |slot: &Slot, k: usize| slot.users(k, bit) != 0;
+        let k = if let Some(k) = (0..PATTERNS).find(|&k| in_use(slot, k) && fits(&slot.pats[k])) {
+            k
+        } else if let Some(k) = (0..PATTERNS).find(|&k| !in_use(slot, k)) {
+            slot.pats[k] = want;
+            k
+        } else if let Some(k) = (0..PATTERNS).find(|&k| slot.pats[k].sm == sm) {
+            // Same instruction, threads in no order (a scatter): that pattern lists its
+            // words' threads from now on.
+            let users = slot.users(k, bit);
+            let p = slot.pats[k];
+            let mut tids = slot
+                .tids
+                .take()
+                .unwrap_or_else(|| Box::new([0; CHUNK_WORDS]));
+            for (w, t) in tids.iter_mut().enumerate() {
+                if users & (1 << w) != 0 {
+                    let e = element_index(w, p.size_log2);
+                    *t = (p.base as u64).wrapping_add(self.thread_offset(e, p.phase)) as u32;
+                }
+            }
+            slot.tids = Some(tids);
+            slot.pats[k].phase = ANY_THREAD;
+            k
+        } else {
+            return false;
+        };
+        if slot.pats[k].phase == ANY_THREAD
+            && let Some(tids) = slot.tids.as_mut()
+        {
+            tids[i] = tid as u32;
+        }
+        slot.has |= bit;
+        slot.sel_lo = (slot.sel_lo & !bit) | if k & 1 != 0 { bit } else { 0 };
+        slot.sel_hi = (slot.sel_hi & !bit) | if k & 2 != 0 { bit } else { 0 };
+        true
     }
 
     /// A fence: accesses before it are released by the thread's next strong write, and what the
     /// thread's strong reads before it saw released is acquired.
-    pub(crate) fn fence(&mut self, t: u32) {
-        let seen = std::mem::take(&mut self.seen[t as usize]);
-        self.tvc[t as usize].join(&seen);
-        self.mark_releasable(t);
+    pub(crate) fn fence(&mut self, rt: u32) {
+        let seen = std::mem::take(&mut self.seen[rt as usize]);
+        self.tvc[rt as usize].join(&seen);
+        self.mark_releasable(rt);
     }
 
     /// The thread's accesses so far are released by its next strong write.
-    fn mark_releasable(&mut self, t: u32) {
-        let e = self.epoch[t as usize];
-        self.pending[t as usize] = e;
-        self.epoch[t as usize] = e + 1;
+    fn mark_releasable(&mut self, rt: u32) {
+        let e = self.epoch[rt as usize];
+        self.pending[rt as usize] = e;
+        self.epoch[rt as usize] = e + 1;
     }
 
     /// Synchronization effect of a strong access (after its race check).
     pub(crate) fn sync_op(
         &mut self,
         region: Region,
-        word_addr: u64,
-        t: u32,
+        word: u64,
+        who: &Who,
         kind: Kind,
         acquire: Acquire,
         release_sem: bool,
     ) {
-        let key = (region, word_addr);
+        let key = (region.sync_key(), word);
         if let Some(v) = self.sync.get(&key) {
             match acquire {
-                Acquire::Now => self.tvc[t as usize].join(v),
-                Acquire::AtNextFence => self.seen[t as usize].join(v),
+                Acquire::Now => self.tvc[who.rt as usize].join(v),
+                Acquire::AtNextFence => self.seen[who.rt as usize].join(v),
                 Acquire::Never => {}
             }
         }
@@ -342,45 +786,42 @@ impl Race {
             return;
         }
         if release_sem {
-            self.mark_releasable(t);
+            self.mark_releasable(who.rt);
         }
-        let pend = self.pending[t as usize];
+        let pend = self.pending[who.rt as usize];
         if pend == 0 {
             return;
         }
-        let b = t / self.tpb;
-        let mut v = self.tvc[t as usize].clone();
-        v.join(&self.bvc[b as usize]);
-        v.set_max(t, pend);
-        v.set_max(BLOCK_KEY | b, self.bar_epoch[b as usize]);
-        self.sync.entry(key).or_default().join(&v);
+        let slot = who.slot as usize;
+        let block = who.tid / self.tpb as u64;
+        let mut v = self.tvc[who.rt as usize].clone();
+        v.join(&self.bvc[slot]);
+        v.set_max(who.tid, pend);
+        v.set_max(BLOCK_KEY | block, self.bar_epoch[slot]);
+        let entry = self.sync.entry(key).or_insert_with(|| {
+            if let Region::Shared { .. } = region {
+                self.shared_sync += 1;
+            }
+            Vc::default()
+        });
+        entry.join(&v);
         self.any_release = true;
     }
 
-    /// A barrier of block `b` completed: everything before it is ordered before everything after.
-    /// Block `b`'s shared memory ends with it (its region is `b`), and so does its shadow.
-    pub(crate) fn block_finished(&mut self, b: u32) {
-        if let Some(cells) = self.shadows.get_mut(b as usize)
-            && !cells.is_empty()
-        {
-            let mut cells = std::mem::take(cells);
-            cells.clear();
-            self.spare_shadows.push(cells);
-        }
-    }
-
-    pub(crate) fn barrier(&mut self, b: u32, warps: std::ops::Range<u32>) {
-        let lo = (b * self.tpb) as usize;
-        let hi = lo + self.tpb as usize;
-        let mut joined = std::mem::take(&mut self.bvc[b as usize]);
-        for t in lo..hi.min(self.tvc.len()) {
+    /// A barrier of the block in `slot` completed: everything before it is ordered before
+    /// everything after.
+    pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
+        let s = slot as usize;
+        let tpb = self.tpb as usize;
+        let mut joined = std::mem::take(&mut self.bvc[s]);
+        for t in s * tpb..((s + 1) * tpb).min(self.tvc.len()) {
             if !self.tvc[t].0.is_empty() {
                 let v = std::mem::take(&mut self.tvc[t]);
                 joined.join(&v);
             }
         }
-        self.bvc[b as usize] = joined;
-        self.bar_epoch[b as usize] += 1;
+        self.bvc[s] = joined;
+        self.bar_epoch[s] += 1;
         for w in warps {
             if let Some(x) = self.wsync.get_mut(w as usize) {
                 *x += 1;
@@ -391,6 +832,149 @@ impl Race {
     pub(crate) fn warp_sync(&mut self, warp: u32) {
         if let Some(x) = self.wsync.get_mut(warp as usize) {
             *x += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A detector for blocks of 256 threads, `block_x` wide, with stamps for three
+    /// instructions of each access size handed out.
+    fn race_with_stamps(block_x: u32) -> (Race, Vec<u32>) {
+        let mut r = Race::new(256, 8, block_x);
+        let stamps = (0..5u8)
+            .flat_map(|size_log2| {
+                (0..3u32).map(move |pc| StampKey {
+                    pc,
+                    epoch: 1,
+                    bar: 0,
+                    wsync: 0,
+                    tid_hi: 0,
+                    strong: false,
+                    size_log2,
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|k| r.stamp(k))
+            .collect();
+        (r, stamps)
+    }
+
+    /// A generated record: follows a pattern?, pattern number, byte mask, instruction.
+    type GenRec = Option<(bool, u64, u8, usize)>;
+
+    /// Records that follow a chunk pattern (thread `base + offset(i)`) or not (any thread).
+    fn cell_strategy(stamps: usize) -> impl Strategy<Value = (usize, [GenRec; 3])> {
+        let rec = prop_oneof![
+            2 => (any::<bool>(), 0u64..4, 1u8..16, 0..stamps).prop_map(Some),
+            1 => Just(None),
+        ];
+        (0..CHUNK_WORDS, [rec.clone(), rec.clone(), rec])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Whatever is stored in a chunk reads back exactly, compact or not.
+        #[test]
+        fn chunks_read_back_what_was_stored(
+            block_x in prop_oneof![Just(256u32), Just(16), Just(24)],
+            instructions in prop_oneof![Just(1usize), Just(2), Just(15)],
+            writes in proptest::collection::vec(cell_strategy(15), 1..200)
+        ) {
+            let (race, stamps) = race_with_stamps(block_x);
+            let mut chunk = Chunk::Empty;
+            let mut want = [[0 as Rec; 3]; CHUNK_WORDS];
+            for (i, cell) in writes {
+                let new: [Rec; 3] = std::array::from_fn(|s| match cell[s] {
+                    None => 0,
+                    Some((affine, base, mask, st)) => {
+                        let stamp = stamps[st % instructions];
+                        let size_log2 = race.stamps[stamp as usize].size_log2;
+                        let tid = if affine {
+                            1000 + base * 7 + race.thread_offset(element_index(i, size_log2), 0)
+                        } else {
+                            (i as u64 * 2_654_435_761) % 5000
+                        };
+                        rec(tid, mask, stamp)
+                    }
+                });
+                let old = race.cell(&chunk, i);
+                prop_assert_eq!(old, want[i]);
+                race.store(&mut chunk, i, &old, &new);
+                want[i] = new;
+                for (k, w) in want.iter().enumerate() {
+                    prop_assert_eq!(race.cell(&chunk, k), *w, "word {}", k);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn coalesced_accesses_stay_compact() {
+        let (race, stamps) = race_with_stamps(256);
+        let mut chunk = Chunk::Empty;
+        let set_r0 = |chunk: &mut Chunk, i: usize, tid: u64, stamp: u32| {
+            let old = race.cell(chunk, i);
+            race.store(chunk, i, &old, &[0, rec(tid, 0xF, stamp), old[R0]]);
+        };
+        // A warp reads the chunk, then another warp reads it: the first pattern moves to R1.
+        for i in 0..CHUNK_WORDS {
+            set_r0(&mut chunk, i, i as u64, stamps[6]);
+        }
+        for i in 0..CHUNK_WORDS {
+            set_r0(&mut chunk, i, 64 + i as u64, stamps[7]);
+        }
+        assert!(matches!(chunk, Chunk::Compact(_)));
+        // Half the words read by a third warp, one by a fourth: R0 holds three patterns.
+        for i in 0..16 {
+            set_r0(&mut chunk, i, 128 + i as u64, stamps[8]);
+        }
+        set_r0(&mut chunk, 16, 7777, stamps[8]);
+        assert!(matches!(chunk, Chunk::Compact(_)));
+        // A fourth pattern in R0 does not fit: one record per word from then on.
+        set_r0(&mut chunk, 20, 9999, stamps[6]);
+        assert!(matches!(chunk, Chunk::Explicit(_)));
+        let r0 = |chunk: &Chunk, i: usize| race.cell(chunk, i)[R0] >> 32;
+        assert_eq!(r0(&chunk, 20), 9999);
+        assert_eq!(r0(&chunk, 16), 7777);
+        assert_eq!(r0(&chunk, 3), 128 + 3);
+        assert_eq!(r0(&chunk, 30), 64 + 30);
+        assert_eq!(race.cell(&chunk, 30)[R1] >> 32, 30);
+    }
+
+    #[test]
+    fn a_row_across_two_blocks_of_a_2d_launch_stays_compact() {
+        // Blocks of 16 × 16: words 0..16 of a row belong to one block, 16..32 to the next.
+        let (race, stamps) = race_with_stamps(16);
+        let mut chunk = Chunk::Empty;
+        for i in 0..CHUNK_WORDS {
+            let tid = 5 * 256 + 3 * 16 + (i / 16) as u64 * 256 + (i % 16) as u64;
+            let old = race.cell(&chunk, i);
+            race.store(&mut chunk, i, &old, &[rec(tid, 0xF, stamps[7]), 0, 0]);
+        }
+        assert!(matches!(chunk, Chunk::Compact(_)));
+        assert_eq!(race.cell(&chunk, 17)[W] >> 32, 6 * 256 + 3 * 16 + 1);
+    }
+
+    #[test]
+    fn a_scatter_from_one_instruction_lists_threads_without_exploding() {
+        let (race, stamps) = race_with_stamps(256);
+        let mut chunk = Chunk::Empty;
+        let tid = |i: usize| (i as u64 * 2_654_435_761) % 100_000;
+        for i in 0..CHUNK_WORDS {
+            let old = race.cell(&chunk, i);
+            race.store(&mut chunk, i, &old, &[rec(tid(i), 0xF, stamps[7]), 0, 0]);
+        }
+        assert!(matches!(chunk, Chunk::Compact(_)));
+        for i in 0..CHUNK_WORDS {
+            assert_eq!(race.cell(&chunk, i)[W] >> 32, tid(i));
         }
     }
 }

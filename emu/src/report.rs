@@ -321,6 +321,9 @@ pub struct RunReport {
     pub printf: Vec<PrintfRecord>,
     /// `printf` calls whose output did not fit in `RunOptions::printf_buffer_bytes`.
     pub printf_dropped: u64,
+    /// Bytes the race detector's shadow memory took at the end of the launch (0 with racecheck
+    /// off): about 1.4 bytes per byte the kernel touched when its accesses are coalesced.
+    pub shadow_bytes: u64,
 }
 
 impl RunReport {

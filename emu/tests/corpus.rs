@@ -1682,3 +1682,163 @@ fn a_cas_seed_whose_value_is_also_stored_is_a_race_at_its_read() {
         assert_eq!(r.findings.len(), rs.len(), "{}", show(&r));
     }
 }
+
+// ---- scale: any legal grid, bounded memory ----
+
+/// saxpy over `n` floats on 1024-thread blocks; returns y and the report.
+fn saxpy_run(n: usize, opts: &RunOptions) -> (Vec<f32>, Vec<f32>, RunReport) {
+    let m = corpus("saxpy");
+    let mut emu = Emulator::new();
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let ys: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let x = emu.alloc(n * 4, "x");
+    let y = emu.alloc(n * 4, "y");
+    put_f32(&mut emu, x, &xs);
+    put_f32(&mut emu, y, &ys);
+    let grid = n.div_ceil(1024) as u32;
+    let args = [
+        KernelArg::F32(2.0),
+        KernelArg::Ptr(x),
+        KernelArg::Ptr(y),
+        KernelArg::I32(n as i32),
+    ];
+    let r = emu
+        .launch(&m, "saxpy", &cfg(grid, 1024, 0), &args, opts)
+        .unwrap();
+    let want = xs.iter().zip(&ys).map(|(x, y)| 2.0 * x + y).collect();
+    (f32s(&emu, y, n), want, r)
+}
+
+#[test]
+fn a_grid_far_larger_than_the_resident_blocks_runs_in_waves_with_every_checker() {
+    let few = RunOptions {
+        resident_threads: 2048,
+        ..RunOptions::default()
+    };
+    let (got, want, r) = saxpy_run(40 * 1024 + 17, &few);
+    assert_eq!(got, want);
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    assert!(r.completed);
+}
+
+#[test]
+fn coalesced_accesses_keep_the_race_shadow_under_one_and_a_half_bytes_per_byte() {
+    let n = 64 * 1024;
+    let (got, want, r) = saxpy_run(n, &RunOptions::default());
+    assert_eq!(got, want);
+    let touched = (2 * n * 4) as f64;
+    let per_byte = r.shadow_bytes as f64 / touched;
+    assert!(
+        (0.5..1.5).contains(&per_byte),
+        "{} shadow bytes for {touched} bytes ({per_byte:.2} per byte)",
+        r.shadow_bytes
+    );
+}
+
+#[test]
+fn a_2d_stencil_on_bytes_and_a_scatter_keep_the_shadow_small() {
+    // Life on 256 × 256 cells with 16 × 16 blocks: rows cross block boundaries every 16 bytes.
+    let m = corpus("life_step");
+    let mut emu = Emulator::new();
+    let side = 256usize;
+    let inp = emu.alloc(side * side, "in");
+    let out = emu.alloc(side * side, "out");
+    let cells: Vec<u8> = (0..side * side).map(|i| u8::from(i % 3 == 0)).collect();
+    emu.write(inp, &cells).unwrap();
+    let r = emu
+        .launch(
+            &m,
+            "life_step",
+            &LaunchConfig {
+                grid: [16, 16, 1],
+                block: [16, 16, 1],
+                dynamic_shared_bytes: 0,
+            },
+            &[
+                KernelArg::Ptr(inp),
+                KernelArg::Ptr(out),
+                KernelArg::I32(side as i32),
+                KernelArg::I32(side as i32),
+            ],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    // Reads across the torus's edges follow no pattern: at this width they are a quarter of
+    // the chunks, and take a record per word.
+    let per_byte = r.shadow_bytes as f64 / (2 * side * side) as f64;
+    assert!(per_byte < 3.0, "life: {per_byte:.2} shadow bytes per byte");
+
+    // A scatter through a permutation: every word of out written by an unrelated thread.
+    let m = corpus("scatter");
+    let mut emu = Emulator::new();
+    let n = 1 << 14;
+    let x = emu.alloc(n * 4, "x");
+    let index = emu.alloc(n * 4, "index");
+    let out = emu.alloc(n * 4, "out");
+    put_f32(&mut emu, x, &(0..n).map(|i| i as f32).collect::<Vec<_>>());
+    let perm: Vec<u32> = (0..n)
+        .map(|i| (i.wrapping_mul(2_654_435_761) & (n - 1)) as u32)
+        .collect();
+    put_u32(&mut emu, index, &perm);
+    let r = emu
+        .launch(
+            &m,
+            "scatter",
+            &cfg((n / 256) as u32, 256, 0),
+            &[
+                KernelArg::Ptr(x),
+                KernelArg::Ptr(index),
+                KernelArg::Ptr(out),
+                KernelArg::I32(n as i32),
+            ],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    let got = f32s(&emu, out, n);
+    assert!(
+        perm.iter()
+            .enumerate()
+            .all(|(i, &p)| got[p as usize] == i as f32)
+    );
+    let per_byte = r.shadow_bytes as f64 / (3 * n * 4) as f64;
+    assert!(
+        per_byte < 2.0,
+        "scatter: {per_byte:.2} shadow bytes per byte"
+    );
+}
+
+#[test]
+fn the_largest_1d_launch_runs_and_random_schedules_refuse_huge_grids_clearly() {
+    let src =
+        ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry nothing()\n{\n\tret;\n}\n";
+    let m = Module::parse(src).unwrap();
+    let mut emu = Emulator::new();
+    let huge = cfg(65_535, 1024, 0);
+    let unlimited = RunOptions {
+        step_budget: u64::MAX,
+        ..RunOptions::default()
+    };
+    let r = emu.launch(&m, "nothing", &huge, &[], &unlimited).unwrap();
+    assert!(r.completed && r.findings.is_empty(), "{}", show(&r));
+    assert_eq!(r.thread_instructions, 65_535 * 1024);
+    let random = RunOptions {
+        schedule: Schedule::Random { seed: 1 },
+        ..RunOptions::default()
+    };
+    let e = emu
+        .launch(&m, "nothing", &huge, &[], &random)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("start every block at once") && e.contains("hardware schedule runs any grid"),
+        "{e}"
+    );
+    let too_wide = cfg(1 << 31, 1, 0);
+    let e = emu
+        .launch(&m, "nothing", &too_wide, &[], &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("x is limited to 2147483647"), "{e}");
+}
