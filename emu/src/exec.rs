@@ -113,6 +113,9 @@ pub struct RunOptions {
     pub racecheck: bool,
     pub synccheck: bool,
     pub memcheck: bool,
+    /// Reads of shared memory that no thread of the block wrote, and of global memory from
+    /// [`Emulator::alloc_uninit`] or device `malloc` that nothing wrote.
+    pub initcheck: bool,
     /// Hard cap on thread-instructions: the launch stops with `StepBudgetExhausted` when it runs
     /// out, progress or not. The watchdog ends stuck kernels long before.
     pub step_budget: u64,
@@ -140,6 +143,7 @@ impl Default for RunOptions {
             racecheck: true,
             synccheck: true,
             memcheck: true,
+            initcheck: true,
             step_budget: DEFAULT_STEP_BUDGET,
             watchdog_window: DEFAULT_WATCHDOG_WINDOW,
             printf_buffer_bytes: DEFAULT_PRINTF_BUFFER_BYTES,
@@ -155,6 +159,8 @@ pub(crate) struct Allocation {
     data: Vec<u8>,
     label: String,
     heap: Option<HeapBlock>,
+    /// For memory allocated uninitialized: one bit per byte, set once something wrote it.
+    written: Option<Vec<u64>>,
 }
 
 /// A block from device `malloc`.
@@ -194,6 +200,48 @@ impl Default for Emulator {
     }
 }
 
+/// Sets bits `off..off + len` of a bitmap.
+fn mark_bits(bits: &mut [u64], off: usize, len: usize) {
+    for b in off..off + len {
+        if let Some(w) = bits.get_mut(b / 64) {
+            *w |= 1 << (b % 64);
+        }
+    }
+}
+
+/// Whether bits `off..off + len` (at most 64) of a bitmap are all set.
+#[inline(always)]
+fn all_bits(bits: &[u64], off: usize, len: usize) -> bool {
+    let (w, b) = (off / 64, off % 64);
+    let want = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let first = want(len.min(64 - b)) << b;
+    if bits.get(w).is_none_or(|&x| x & first != first) {
+        return false;
+    }
+    let rest = (b + len).saturating_sub(64);
+    rest == 0
+        || bits
+            .get(w + 1)
+            .is_some_and(|&x| x & want(rest) == want(rest))
+}
+
+/// Marks `off..off + len` of a bitmap written, a word at a time where it can.
+#[inline(always)]
+fn mark_bits_fast(bits: &mut [u64], off: usize, len: usize) {
+    let (w, b) = (off / 64, off % 64);
+    if b + len <= 64 {
+        if let Some(x) = bits.get_mut(w) {
+            *x |= (if len >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << len) - 1
+            }) << b;
+        }
+    } else {
+        mark_bits(bits, off, len);
+    }
+}
+
 fn find_alloc(allocs: &[Allocation], addr: u64, len: u64) -> Option<usize> {
     let i = allocs.partition_point(|a| a.base <= addr);
     if i == 0 {
@@ -229,13 +277,27 @@ impl Emulator {
 
     /// Allocates `bytes` of global memory, zeroed. `label` names it in reports (`histo[65]`).
     pub fn alloc(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        self.insert_alloc(vec![0; bytes], label, None)
+    }
+
+    /// Allocates `bytes` of global memory that holds garbage, as `cudaMalloc`'s does: initcheck
+    /// reports a kernel's read of any byte that neither [`Emulator::write`] nor a kernel wrote.
+    pub fn alloc_uninit(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        let garbage = (0..bytes)
+            .map(|i| ((i as u32).wrapping_mul(2_246_822_519) >> 24) as u8 | 0x81)
+            .collect();
+        self.insert_alloc(garbage, label, Some(vec![0; bytes.div_ceil(64)]))
+    }
+
+    fn insert_alloc(&mut self, data: Vec<u8>, label: &str, written: Option<Vec<u64>>) -> DevicePtr {
         let base = self.next;
-        self.next = (base + bytes.max(1) as u64 + GAP).div_ceil(256) * 256;
+        self.next = (base + data.len().max(1) as u64 + GAP).div_ceil(256) * 256;
         let a = Allocation {
             base,
-            data: vec![0; bytes],
+            data,
             label: label.to_string(),
             heap: None,
+            written,
         };
         let i = self.allocs.partition_point(|x| x.base <= base);
         self.allocs.insert(i, a);
@@ -266,6 +328,9 @@ impl Emulator {
         let a = &mut self.allocs[i];
         let off = (ptr.0 - a.base) as usize;
         a.data[off..off + bytes.len()].copy_from_slice(bytes);
+        if let Some(written) = a.written.as_mut() {
+            mark_bits(written, off, bytes.len());
+        }
         Ok(())
     }
 
@@ -297,6 +362,7 @@ impl Emulator {
                 data: g.init.clone(),
                 label: g.name.clone(),
                 heap: None,
+                written: None,
             };
             let i = self.allocs.partition_point(|x| x.base <= g.addr);
             self.allocs.insert(i, a);
@@ -474,6 +540,8 @@ impl Emulator {
             kparams,
             shared: Vec::new(),
             shared_init: garbage,
+            shared_written: Vec::new(),
+            shared_words: (shared_size as usize).div_ceil(64),
             shared_size,
             dyn_base,
             dyn_size: config.dynamic_shared_bytes,
@@ -961,6 +1029,10 @@ struct Ctx<'a> {
     shared: Vec<Vec<u8>>,
     /// What shared memory holds when a block starts.
     shared_init: Vec<u8>,
+    /// Per resident slot, `shared_words` u64s: one bit per byte of shared memory, set once a
+    /// thread of the block wrote it (initcheck).
+    shared_written: Vec<u64>,
+    shared_words: usize,
     shared_size: u32,
     dyn_base: u32,
     dyn_size: u32,
@@ -1696,6 +1768,88 @@ impl Ctx<'_> {
         t.access(op, strong, atomic, space, ty.name(), access);
     }
 
+    /// initcheck for a read of `size` bytes at `tgt`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn init_read(&mut self, w: &Warp, lane: usize, tgt: Tgt, size: u32, pc: u32, op: AccessOp) {
+        if !self.opts.initcheck {
+            return;
+        }
+        let written = match tgt {
+            Tgt::S(off) => {
+                let at = w.slot as usize * self.shared_words;
+                all_bits(
+                    &self.shared_written[at..at + self.shared_words],
+                    off,
+                    size as usize,
+                )
+            }
+            Tgt::G(i, off) => match &self.allocs[i].written {
+                None => true,
+                Some(bits) => all_bits(bits, off, size as usize),
+            },
+            _ => true,
+        };
+        if !written {
+            self.report_uninit(w, lane, tgt, size, pc, op);
+        }
+    }
+
+    /// Marks `size` bytes at `tgt` written. Global memory is marked even with initcheck off, so
+    /// that a later launch with it on knows what this one wrote.
+    #[inline(always)]
+    fn init_write(&mut self, w: &Warp, tgt: Tgt, size: u32) {
+        match tgt {
+            Tgt::S(off) if self.opts.initcheck => {
+                let at = w.slot as usize * self.shared_words;
+                mark_bits_fast(
+                    &mut self.shared_written[at..at + self.shared_words],
+                    off,
+                    size as usize,
+                );
+            }
+            Tgt::G(i, off) => {
+                if let Some(bits) = self.allocs[i].written.as_mut() {
+                    mark_bits_fast(bits, off, size as usize);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report_uninit(&mut self, w: &Warp, lane: usize, tgt: Tgt, size: u32, pc: u32, op: AccessOp) {
+        let (sp, addr) = match tgt {
+            Tgt::G(i, off) => (report::Space::Global, self.allocs[i].base + off as u64),
+            Tgt::S(off) => (report::Space::Shared, off as u64),
+            _ => return,
+        };
+        let (loc, obj) = self.mem_location(sp, addr, addr, size);
+        let kind = FindingKind::UninitializedRead { space: sp };
+        let key = (kind, self.line_of(pc), 0, obj);
+        let access = Access {
+            op,
+            thread: self.thread_ref(self.gid(w, lane)),
+            at: self.src(pc),
+        };
+        let why = if sp == report::Space::Shared {
+            "no thread of the block wrote these bytes before this read: shared memory starts as garbage"
+        } else {
+            "the memory was allocated uninitialized and nothing wrote these bytes before this read"
+        };
+        let new = self.findings.add(key, || Finding {
+            kind,
+            count: 1,
+            location: Some(loc),
+            accesses: vec![access],
+            threads: vec![],
+            why: why.into(),
+        });
+        if let (Some(index), Some(t)) = (new, self.trace.as_deref_mut()) {
+            t.finding(index, vec![]);
+        }
+    }
+
     /// Loads `size` bytes (one element) through a resolved target; `slot` is the accessing
     /// block's.
     #[inline(always)]
@@ -2024,6 +2178,7 @@ impl Ctx<'_> {
                 site: pc,
                 freed: None,
             }),
+            written: Some(vec![0; (size as usize).div_ceil(64)]),
         });
         base
     }
@@ -2404,6 +2559,11 @@ impl Launch<'_> {
         let shared = &mut self.ctx.shared[slot as usize];
         shared.clear();
         shared.extend_from_slice(&self.ctx.shared_init);
+        let sw = self.ctx.shared_words;
+        if self.ctx.shared_written.len() < (slot as usize + 1) * sw {
+            self.ctx.shared_written.resize((slot as usize + 1) * sw, 0);
+        }
+        self.ctx.shared_written[slot as usize * sw..(slot as usize + 1) * sw].fill(0);
         let ls = tpb as usize * self.ctx.local_size as usize;
         self.ctx.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
         if let Some(race) = self.ctx.race.as_mut() {
@@ -3261,6 +3421,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     if race_checked {
                         ctx.race_check(w, l, tgt, total, kind, pc);
                     }
+                    ctx.init_read(w, l, tgt, total, pc, op);
                     if strong.is_strong() {
                         sync_after(ctx, w, l, tgt, kind, acquire, false);
                     }
@@ -3304,6 +3465,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         let a = ctx.addr(w, addr, l);
                         let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
                         ctx.race_check(w, l, tgt, total, kind, pc);
+                        ctx.init_read(w, l, tgt, total, pc, op);
                         if strong.is_strong() {
                             sync_after(ctx, w, l, tgt, kind, acquire, false);
                         }
@@ -3400,6 +3562,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                                 );
                             }
                         }
+                        ctx.init_write(w, tgt, total);
                         if strong.is_strong() {
                             sync_after(ctx, w, l, tgt, kind, race::Acquire::Never, release);
                         }
@@ -3422,6 +3585,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             lanes!(exec, l, {
                 let a = ctx.addr(w, addr, l);
                 let tgt = ctx.resolve(w, l, *space, a, size, size, pc, AccessOp::Atomic);
+                ctx.init_read(w, l, tgt, size, pc, AccessOp::Atomic);
                 let old = ctx.read_tgt(tgt, size as usize, w.slot);
                 let bv = ctx.get(w, *b, l);
                 let cv = ctx.get(w, *c, l);
@@ -3437,6 +3601,7 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         ctx.progress += 1;
                     }
                     ctx.write_tgt(tgt, size as usize, w.slot, new);
+                    ctx.init_write(w, tgt, size);
                 }
                 // Lenient: an atomic acquires without a fence after it (see README).
                 sync_after(ctx, w, l, tgt, kind, race::Acquire::Now, *release);

@@ -68,6 +68,12 @@ pub enum FindingKind {
     Misaligned {
         space: Space,
     },
+    /// A read of bytes nothing wrote: shared memory no thread of the block wrote, or a global
+    /// buffer allocated uninitialized ([`crate::Emulator::alloc_uninit`], device `malloc`) that
+    /// nothing wrote.
+    UninitializedRead {
+        space: Space,
+    },
     /// The explicit cap on thread-instructions (`RunOptions::step_budget`) ran out.
     StepBudgetExhausted,
     /// The watchdog saw no progress: no memory changed, no barrier completed, no thread exited,
@@ -240,6 +246,9 @@ impl Finding {
             FindingKind::Deadlock => "deadlock".into(),
             FindingKind::OutOfBounds { space } => format!("out-of-bounds access to {space} memory"),
             FindingKind::Misaligned { space } => format!("misaligned access to {space} memory"),
+            FindingKind::UninitializedRead { space } => {
+                format!("uninitialized read of {space} memory")
+            }
             FindingKind::StepBudgetExhausted => {
                 "step budget exhausted: the kernel did not finish".into()
             }

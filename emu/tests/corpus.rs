@@ -1842,3 +1842,123 @@ fn the_largest_1d_launch_runs_and_random_schedules_refuse_huge_grids_clearly() {
         .to_string();
     assert!(e.contains("x is limited to 2147483647"), "{e}");
 }
+
+// ---- initcheck ----
+
+fn reduce_assumes_256(block: u32, opts: &RunOptions) -> (Vec<f32>, RunReport) {
+    let m = corpus("reduce_assumes_256");
+    let mut emu = Emulator::new();
+    let n = 2 * block as usize;
+    let x = emu.alloc(n * 4, "x");
+    put_f32(&mut emu, x, &vec![1.0; n]);
+    let partial = emu.alloc(8, "partial");
+    let args = [
+        KernelArg::Ptr(x),
+        KernelArg::Ptr(partial),
+        KernelArg::I32(n as i32),
+    ];
+    let r = emu
+        .launch(&m, "reduce_assumes_256", &cfg(2, block, 0), &args, opts)
+        .unwrap();
+    (f32s(&emu, partial, 2), r)
+}
+
+#[test]
+fn a_tree_that_assumes_256_threads_reads_shared_memory_nobody_wrote() {
+    let bug = corpus_bug("reduce_assumes_256");
+    let (sums, r) = reduce_assumes_256(200, &RunOptions::default());
+    assert!(sums.iter().all(|&s| s != 200.0), "{sums:?}");
+    assert_eq!(r.findings.len(), 1, "{}", show(&r));
+    let f = &r.findings[0];
+    assert_eq!(
+        f.kind,
+        FindingKind::UninitializedRead {
+            space: Space::Shared
+        }
+    );
+    assert_eq!(f.lines(), vec![bug]);
+    // Threads 72..128 of each block read s[200..256) at the first step.
+    assert_eq!(f.count, 2 * 56, "{f}");
+    assert_eq!(f.location.as_ref().unwrap().to_string(), "s[200]");
+    assert_eq!(f.accesses[0].thread.thread, [72, 0, 0]);
+    // With 256 threads every element it reads was written: exact and silent, under every
+    // schedule.
+    for schedule in ALL_SCHEDULES {
+        let opts = RunOptions {
+            schedule,
+            ..RunOptions::default()
+        };
+        let (sums, r) = reduce_assumes_256(256, &opts);
+        assert_eq!(sums, [256.0, 256.0]);
+        assert!(r.findings.is_empty(), "{schedule:?}\n{}", show(&r));
+    }
+    let off = RunOptions {
+        initcheck: false,
+        ..RunOptions::default()
+    };
+    assert!(reduce_assumes_256(200, &off).1.findings.is_empty());
+}
+
+#[test]
+fn global_buffers_allocated_uninitialized_are_checked_until_written() {
+    let m = corpus("accumulate_into_output");
+    let bug = corpus_bug("accumulate_into_output");
+    let n = 96usize;
+    let mut emu = Emulator::new();
+    let x = emu.alloc(n * 4, "x");
+    put_f32(&mut emu, x, &vec![1.0; n]);
+    let run = |emu: &mut Emulator, out: DevicePtr, opts: &RunOptions| {
+        let args = [
+            KernelArg::Ptr(x),
+            KernelArg::Ptr(out),
+            KernelArg::I32(n as i32),
+        ];
+        emu.launch(&m, "accumulate_into_output", &cfg(3, 32, 0), &args, opts)
+            .unwrap()
+    };
+    // Nothing wrote out: every thread's read is reported, at the BUG line.
+    let out = emu.alloc_uninit(n * 4, "out");
+    let r = run(&mut emu, out, &RunOptions::default());
+    assert_eq!(r.findings.len(), 1, "{}", show(&r));
+    let f = &r.findings[0];
+    assert_eq!(
+        f.kind,
+        FindingKind::UninitializedRead {
+            space: Space::Global
+        }
+    );
+    assert_eq!((f.lines(), f.count), (vec![bug], n as u64), "{f}");
+    assert_eq!(f.location.as_ref().unwrap().to_string(), "out[0]");
+    // That launch wrote every element: the next one reads initialized memory.
+    assert!(
+        run(&mut emu, out, &RunOptions::default())
+            .findings
+            .is_empty()
+    );
+
+    // The host initialized the first half: only the second half is reported.
+    let out = emu.alloc_uninit(n * 4, "out2");
+    put_f32(&mut emu, out, &vec![0.0; n / 2]);
+    let r = run(&mut emu, out, &RunOptions::default());
+    assert_eq!(r.findings.len(), 1, "{}", show(&r));
+    assert_eq!(r.findings[0].count, (n / 2) as u64);
+    assert_eq!(
+        r.findings[0].location.as_ref().unwrap().to_string(),
+        "out2[48]"
+    );
+    assert_eq!(f32s(&emu, out, 1)[0], 1.0);
+
+    // A zeroed buffer (Emulator::alloc), and initcheck off, say nothing.
+    let zeroed = emu.alloc(n * 4, "zeroed");
+    assert!(
+        run(&mut emu, zeroed, &RunOptions::default())
+            .findings
+            .is_empty()
+    );
+    let off = RunOptions {
+        initcheck: false,
+        ..RunOptions::default()
+    };
+    let fresh = emu.alloc_uninit(n * 4, "fresh");
+    assert!(run(&mut emu, fresh, &off).findings.is_empty());
+}

@@ -523,12 +523,26 @@ fn shared_local_and_module_globals() {
 }
 
 #[test]
-fn uninitialized_shared_memory_is_not_zero() {
-    let w = words(
-        ".shared .align 4 .b8 junk[16];
-         ld.shared.u32 %r1, [junk]; st.global.u32 [%rd39], %r1;",
+fn uninitialized_shared_memory_is_not_zero_and_initcheck_says_so() {
+    let (b, r) = run_threads(
+        ".shared .align 4 .b8 junk[16];",
+        "st.shared.u8 [junk+1], 7;
+         ld.shared.u32 %r1, [junk]; st.global.u32 [%rd39], %r1;
+         ld.shared.u8 %r2, [junk+1]; st.global.u32 [%rd39+4], %r2;",
+        1,
     );
-    assert_ne!(w[0], 0);
+    assert_ne!(u32_at(&b, 0), 0);
+    assert_eq!(u32_at(&b, 1), 7);
+    // The u32 read includes three bytes nothing wrote; the u8 read of the written byte is fine.
+    assert_eq!(r.findings.len(), 1, "{:?}", r.findings);
+    let f = &r.findings[0];
+    assert_eq!(
+        f.kind,
+        FindingKind::UninitializedRead {
+            space: Space::Shared
+        }
+    );
+    assert_eq!(f.location.as_ref().unwrap().to_string(), "junk[0]");
 }
 
 #[test]
@@ -537,7 +551,8 @@ fn atomics_on_global_and_shared() {
         ".shared .align 8 .b8 s[64];",
         "setp.ne.u32 %p1, %r0, 0; @%p1 bra WAIT;
          st.shared.u32 [s], 0; st.shared.u32 [s+4], 100; st.shared.f32 [s+8], 0f00000000; st.shared.u32 [s+12], 0;
-         st.shared.u32 [s+16], 0xFF; st.shared.u32 [s+20], 0; st.shared.u32 [s+24], 5; st.shared.u64 [s+32], 0;
+         st.shared.u32 [s+16], 0xFF; st.shared.u32 [s+20], 0; st.shared.u32 [s+24], 5; st.shared.u32 [s+28], 0;
+         st.shared.u64 [s+32], 0;
          WAIT: bar.sync 0;
          atom.shared.add.u32 %r1, [s], 1;
          atom.shared.min.s32 %r2, [s+4], %r0;

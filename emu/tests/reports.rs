@@ -329,3 +329,58 @@ fn racecheck_on_a_cas_loop() {
         cas_loop_page("cas_seed_also_stored")
     );
 }
+
+#[test]
+fn initcheck_on_shared_memory() {
+    let module = corpus_module("emu/tests/corpus/reduce_assumes_256.ptx");
+    let mut emu = Emulator::new();
+    let x = emu.alloc(200 * 4, "x");
+    let ones: Vec<u8> = (0..200).flat_map(|_| 1.0f32.to_le_bytes()).collect();
+    emu.write(x, &ones).unwrap();
+    let partial = emu.alloc(4, "partial");
+    let args = [
+        KernelArg::Ptr(x),
+        KernelArg::Ptr(partial),
+        KernelArg::I32(200),
+    ];
+    let report = emu
+        .launch(
+            &module,
+            "reduce_assumes_256",
+            &linear(1, 200, 0),
+            &args,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let mut bytes = [0u8; 4];
+    emu.read(partial, &mut bytes).unwrap();
+    insta::assert_snapshot!(page(
+        &format!(
+            "one block of 200 threads adds 200 ones: partial[0] = {}",
+            f32::from_le_bytes(bytes)
+        ),
+        &report
+    ));
+}
+
+#[test]
+fn initcheck_on_a_buffer_allocated_uninitialized() {
+    let module = corpus_module("emu/tests/corpus/accumulate_into_output.ptx");
+    let mut emu = Emulator::new();
+    let x = upload(&mut emu, "x", &[1.0f32.to_bits() as i32; 64]);
+    let out = emu.alloc_uninit(64 * 4, "out");
+    let args = [KernelArg::Ptr(x), KernelArg::Ptr(out), KernelArg::I32(64)];
+    let report = emu
+        .launch(
+            &module,
+            "accumulate_into_output",
+            &linear(2, 32, 0),
+            &args,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    insta::assert_snapshot!(page(
+        "out allocated uninitialized; 64 threads add into it",
+        &report
+    ));
+}

@@ -130,6 +130,9 @@ pub struct EmuSettings {
     pub racecheck: bool,
     pub synccheck: bool,
     pub memcheck: bool,
+    /// Reads of shared memory no thread of the block wrote, and of buffers uploaded
+    /// uninitialized that nothing wrote.
+    pub initcheck: bool,
     /// Hard cap on thread-instructions: a kernel still running then is stopped and reported.
     /// The emulator's watchdog stops a stuck kernel long before.
     pub step_budget: u64,
@@ -144,6 +147,7 @@ impl Default for EmuSettings {
             racecheck: true,
             synccheck: true,
             memcheck: true,
+            initcheck: true,
             step_budget: ptx_emu::RunOptions::default().step_budget,
             bank_conflicts: false,
         }

@@ -84,6 +84,7 @@ impl EmuBackend {
             racecheck: self.settings.racecheck,
             synccheck: self.settings.synccheck,
             memcheck: self.settings.memcheck,
+            initcheck: self.settings.initcheck,
             step_budget: self.settings.step_budget,
             bank_conflicts: self.settings.bank_conflicts,
             ..RunOptions::default()

@@ -561,6 +561,7 @@ impl Layout {
             K::Deadlock => ("deadlock", None, None),
             K::OutOfBounds { space } => ("out-of-bounds", None, Some(space)),
             K::Misaligned { space } => ("misaligned", None, Some(space)),
+            K::UninitializedRead { space } => ("uninitialized-read", None, Some(space)),
             K::StepBudgetExhausted => ("step-budget", None, None),
             K::Stuck => ("stuck", None, None),
             K::AssertionFailed => ("assertion-failed", None, None),

@@ -417,7 +417,7 @@ fn checkers_can_be_turned_off_and_schedules_chosen() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains(
-            "checkers: synccheck, memcheck (adversarial schedule, seed 3): nothing found"
+            "checkers: synccheck, memcheck, initcheck (adversarial schedule, seed 3): nothing found"
         ),
         "{}",
         run.stdout

@@ -129,6 +129,11 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_memcheck: bool,
 
+    /// Turn off the emulator's check for reads of memory nothing wrote (shared memory, and
+    /// buffers given as =uninit)
+    #[arg(long)]
+    pub no_initcheck: bool,
+
     /// Hard cap on the thread-instructions the emulator runs. A stuck kernel (nothing changes:
     /// no store, no barrier, no exit, no register) is stopped by the watchdog long before; this
     /// cap stops one that keeps busy forever, e.g. a spinner that counts its tries
@@ -148,6 +153,7 @@ impl CheckArgs {
             racecheck: !self.no_racecheck,
             synccheck: !self.no_synccheck,
             memcheck: !self.no_memcheck,
+            initcheck: !self.no_initcheck,
             step_budget: self.step_budget,
             bank_conflicts: false,
         }

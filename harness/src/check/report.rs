@@ -53,6 +53,10 @@ fn finding_kind_json(kind: FindingKind, object: &mut Map<String, Json>) -> &'sta
             object.insert("space".into(), json!(space.to_string()));
             "misaligned"
         }
+        FindingKind::UninitializedRead { space } => {
+            object.insert("space".into(), json!(space.to_string()));
+            "uninitialized-read"
+        }
         FindingKind::StepBudgetExhausted => "step-budget-exhausted",
         FindingKind::Stuck => "stuck",
         FindingKind::AssertionFailed => "assertion-failed",
@@ -103,13 +107,14 @@ impl CheckReport<'_> {
 
     fn checkers_line(&self) -> String {
         let Some(settings) = self.emu else {
-            return "checkers: not run; racecheck, synccheck and memcheck run on the emulator only (--backend emu)"
+            return "checkers: not run; racecheck, synccheck, memcheck and initcheck run on the emulator only (--backend emu)"
                 .to_string();
         };
         let on: Vec<_> = [
             ("racecheck", settings.racecheck),
             ("synccheck", settings.synccheck),
             ("memcheck", settings.memcheck),
+            ("initcheck", settings.initcheck),
         ]
         .iter()
         .filter(|(_, on)| *on)
@@ -234,6 +239,7 @@ impl CheckReport<'_> {
                 "racecheck": settings.racecheck,
                 "synccheck": settings.synccheck,
                 "memcheck": settings.memcheck,
+                "initcheck": settings.initcheck,
                 "schedule": schedule,
                 "seed": seed,
             })
