@@ -337,6 +337,22 @@ impl Device {
         })
     }
 
+    /// `len` elements nothing has written. On the emulator, initcheck reports a kernel's read
+    /// of any element it did not write first. On a GPU there is no such check, and the buffer is
+    /// zeroed so that a run does not depend on what the allocator hands back.
+    pub fn uninit<T: Element>(&mut self, len: usize, label: &str) -> Result<Buffer<T>> {
+        let bytes = len * std::mem::size_of::<T>();
+        let raw = match &mut self.inner {
+            Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(bytes.max(1))?),
+            Inner::Emu(emu) => RawBuffer::Emu(emu.upload_uninit(bytes, label)),
+        };
+        Ok(Buffer {
+            raw,
+            len,
+            _element: PhantomData,
+        })
+    }
+
     pub fn zeros<T: Element>(&mut self, len: usize, label: &str) -> Result<Buffer<T>> {
         let bytes = len * std::mem::size_of::<T>();
         let raw = match &mut self.inner {

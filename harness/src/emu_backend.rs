@@ -30,6 +30,11 @@ impl EmuBackend {
         Ok(ptr)
     }
 
+    /// A buffer nothing has written, for initcheck.
+    pub(crate) fn upload_uninit(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        self.emulator.alloc_uninit(bytes, label)
+    }
+
     pub(crate) fn write(&mut self, ptr: DevicePtr, bytes: &[u8]) -> Result<()> {
         Ok(self.emulator.write(ptr, bytes)?)
     }

@@ -98,7 +98,12 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
     let mut kernel_args = Vec::new();
     for arg in &prepared.args {
         kernel_args.push(match arg {
-            HostArg::Buffer { label, data } => {
+            HostArg::Buffer {
+                label,
+                data,
+                uninit: true,
+            } => KernelArg::Ptr(emulator.alloc_uninit(data.as_bytes().len(), label)),
+            HostArg::Buffer { label, data, .. } => {
                 let ptr = emulator.alloc(data.as_bytes().len(), label);
                 emulator
                     .write(ptr, data.as_bytes())

@@ -766,3 +766,123 @@ fn a_spinning_kernel_is_reported_stuck_within_seconds() {
     );
     assert!(start.elapsed().as_secs() < 20, "took {:?}", start.elapsed());
 }
+
+const ACCUMULATE: &str = "emu/tests/corpus/accumulate_into_output.cu";
+
+fn accumulate(out_fill: &str, extra: &[&str]) -> Run {
+    let out = format!("out:f32[64]={out_fill}");
+    let mut args = vec![
+        "check",
+        ACCUMULATE,
+        "--entry",
+        "accumulate_into_output",
+        "--grid",
+        "2",
+        "--block",
+        "32",
+        "--arg",
+        "x:f32[64]=iota",
+        "--arg",
+        &out,
+        "--arg",
+        "n:i32=64",
+        "--backend",
+        "emu",
+    ];
+    args.extend_from_slice(extra);
+    racetrack(&args)
+}
+
+#[test]
+fn an_uninit_buffer_read_before_it_is_written_is_an_initcheck_finding() {
+    let line = bug_line(ACCUMULATE);
+    let run = accumulate("uninit", &[]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    // The book's "Checking your own kernel" shows this report.
+    insta::assert_snapshot!("uninit_output_on_the_emulator", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "checkers: racecheck, synccheck, memcheck, initcheck (hardware schedule): 1 finding"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("uninitialized read of global memory: out[0]\n  read: block (0,0,0) thread (0,0,0) at emu/tests/corpus/accumulate_into_output.cu:")
+            && run.stdout.contains(&format!("accumulate_into_output.cu:{line}\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("seen 64 times"), "{}", run.stdout);
+
+    let help = racetrack(&["check", "--help"]);
+    assert!(
+        help.stdout
+            .contains("uninit        allocated and never written"),
+        "{}",
+        help.stdout
+    );
+
+    let json = accumulate("uninit", &["--json"]);
+    assert_eq!(json.code, 2, "{}", json.stderr);
+    let report: Value = serde_json::from_str(&json.stdout).expect("--json prints JSON");
+    let findings = report["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{}", json.stdout);
+    assert_eq!(findings[0]["kind"], "uninitialized-read", "{}", json.stdout);
+    assert_eq!(findings[0]["space"], "global", "{}", json.stdout);
+    assert_eq!(report["checkers"]["initcheck"], true, "{}", json.stdout);
+
+    // Written first (zeros), or with initcheck off: nothing to report.
+    let zeros = accumulate("zeros", &[]);
+    assert_eq!(zeros.code, 0, "{}\n{}", zeros.stdout, zeros.stderr);
+    let off = accumulate("uninit", &["--no-initcheck"]);
+    assert_eq!(off.code, 0, "{}\n{}", off.stdout, off.stderr);
+    assert!(
+        off.stdout.contains(
+            "checkers: racecheck, synccheck, memcheck (hardware schedule): nothing found"
+        ),
+        "{}",
+        off.stdout
+    );
+}
+
+#[test]
+fn a_grid_beyond_sixteen_million_threads_runs_on_the_emulator() {
+    // 16,385 × 1,024 threads: one block more than the 2^24 threads the emulator once refused.
+    // Blocks run in waves of resident ones, so any legal grid fits; this one stays quick because
+    // all but four threads return at once (emu/BENCHMARK.md measures 65,535 × 1,024 in full).
+    let run = racetrack(&[
+        "check",
+        "emu/tests/corpus/saxpy.cu",
+        "--entry",
+        "saxpy",
+        "--grid",
+        "16385",
+        "--block",
+        "1024",
+        "--arg",
+        "a:f32=2",
+        "--arg",
+        "x:f32[4]=iota",
+        "--arg",
+        "y:f32[4]=zeros",
+        "--arg",
+        "n:i32=4",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("(16385 blocks × 1024 threads: 16778240 threads)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("nothing found"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("y (arg 2, f32[4]): [0, 2, 4, 6]"),
+        "{}",
+        run.stdout
+    );
+}

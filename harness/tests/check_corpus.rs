@@ -805,12 +805,7 @@ fn flags_of_the_front_end_are_checked_like_the_others() {
             "i32=1",
         ],
     );
-    assert_eq!(uninit.code, 1);
-    assert!(
-        uninit.stderr.starts_with(
-            "error: --arg 0 (`x:i32[1]=uninit`): uninit needs the emulator's initcheck"
-        ),
-        "{}",
-        uninit.stderr
-    );
+    // The kernel writes x before anything reads it: nothing to report.
+    assert_eq!(uninit.code, 0, "{}\n{}", uninit.stdout, uninit.stderr);
+    assert!(uninit.stdout.contains("nothing found"), "{}", uninit.stdout);
 }

@@ -736,6 +736,37 @@ fn cpu_histogram(text: &[u8]) -> Vec<u32> {
     bins
 }
 
+/// A kernel that writes every element of its output before anything reads it runs clean on a
+/// buffer nobody initialized (`=uninit`), on the emulator with initcheck on and on a GPU.
+#[test]
+fn a_scatter_into_an_uninitialized_output_matches_the_cpu() {
+    let n = 1000usize;
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    // Multiplying by an odd constant modulo a power of two permutes 0..1024; keep what is < n.
+    let index: Vec<i32> = (0..1024usize)
+        .map(|i| (i * 613) % 1024)
+        .filter(|&j| j < n)
+        .map(|j| j as i32)
+        .collect();
+    let mut want = vec![0f32; n];
+    for (i, &j) in index.iter().enumerate() {
+        want[j as usize] = x[i];
+    }
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/scatter.cu",
+        entry: "scatter",
+        shape: LaunchShape::linear(n.div_ceil(128) as u32, 128),
+        args: vec![
+            buffer("x", x),
+            buffer("index", index),
+            HostArg::uninit("out", HostData::F32(vec![0.0; n])),
+            i32_arg("n", n),
+        ],
+        wants: vec![(2, Want::Exact(HostData::F32(want)))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
 #[test]
 fn ch4_atomic_increment_counts_every_thread() {
     run_fixed(Fixed {
@@ -924,6 +955,50 @@ fn one_past_the_end_is_out_of_bounds() {
     });
     let text = findings_text(&outcome);
     assert!(text.contains("in[100]"), "{text}");
+}
+
+#[test]
+fn accumulating_into_an_uninitialized_output_is_an_uninitialized_read() {
+    let path = "emu/tests/corpus/accumulate_into_output.cu";
+    let n = 100;
+    let args = [
+        buffer("x", random_f32(22, n)),
+        HostArg::uninit("out", HostData::F32(vec![0.0; n])),
+        i32_arg("n", n),
+    ];
+    let Some((line, outcome)) = caught(
+        path,
+        "accumulate_into_output",
+        LaunchShape::linear(2, 64),
+        &args,
+    ) else {
+        return;
+    };
+    assert_caught(path, line, &outcome, |k| {
+        k == FindingKind::UninitializedRead {
+            space: Space::Global,
+        }
+    });
+    let text = findings_text(&outcome);
+    assert!(
+        text.contains("out[0]") && text.contains("seen 100 times"),
+        "{text}"
+    );
+    // Zeroed first, as a fixed host would do, the same kernel is clean.
+    let zeroed = [
+        buffer("x", random_f32(22, n)),
+        buffer("out", vec![0f32; n]),
+        i32_arg("n", n),
+    ];
+    let Some((_, clean)) = caught(
+        path,
+        "accumulate_into_output",
+        LaunchShape::linear(2, 64),
+        &zeroed,
+    ) else {
+        return;
+    };
+    assert!(clean.findings.is_empty(), "{}", findings_text(&clean));
 }
 
 #[test]

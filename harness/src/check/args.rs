@@ -293,12 +293,15 @@ impl ArgSpec {
         };
         let data = match &buffer.fill {
             Fill::File(path) => read_fill_file(path, buffer.ty, buffer.len).map_err(refuse)?,
-            Fill::Uninit => return Err(refuse(UNINIT_NOT_YET.to_string())),
             fill => {
                 with_type!(buffer.ty, generate(buffer.len.unwrap_or(0), fill)).map_err(refuse)?
             }
         };
-        Ok(HostArg::Buffer { label, data })
+        Ok(HostArg::Buffer {
+            label,
+            data,
+            uninit: buffer.fill == Fill::Uninit,
+        })
     }
 }
 
@@ -317,10 +320,6 @@ impl fmt::Display for ArgSpec {
     }
 }
 
-/// Until the emulator can mark a buffer as never written, `=uninit` is parsed and refused
-/// rather than silently run as zeros.
-const UNINIT_NOT_YET: &str = "uninit needs the emulator's initcheck, which this build does not have yet; use zeros or another fill";
-
 fn generate<T: HostElement>(len: usize, fill: &Fill) -> Result<HostData, String> {
     let values: Vec<T> = match fill {
         Fill::Zeros => vec![bytemuck::Zeroable::zeroed(); len],
@@ -331,7 +330,8 @@ fn generate<T: HostElement>(len: usize, fill: &Fill) -> Result<HostData, String>
             (0..len).map(|_| T::random(&mut rng)).collect()
         }
         Fill::File(_) => return Err("a file fill is read, not generated".into()),
-        Fill::Uninit => return Err(UNINIT_NOT_YET.into()),
+        // What the host sees of a buffer nobody wrote; the device allocates it uninitialized.
+        Fill::Uninit => vec![bytemuck::Zeroable::zeroed(); len],
     };
     Ok(T::into_data(values))
 }
@@ -376,8 +376,17 @@ fn read_fill_file(path: &Path, ty: ElemType, len: Option<usize>) -> Result<HostD
 /// A kernel argument with its data, ready to upload.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostArg {
-    Scalar { label: String, value: Scalar },
-    Buffer { label: String, data: HostData },
+    Scalar {
+        label: String,
+        value: Scalar,
+    },
+    Buffer {
+        label: String,
+        data: HostData,
+        /// `=uninit`: allocated without writing `data` (which only gives the type and length),
+        /// so the emulator's initcheck reports reads of elements the kernel did not write first.
+        uninit: bool,
+    },
 }
 
 impl HostArg {
@@ -385,6 +394,16 @@ impl HostArg {
         Self::Buffer {
             label: label.to_string(),
             data: data.into(),
+            uninit: false,
+        }
+    }
+
+    /// A buffer of `len` elements of `data`'s type that nothing has written (`=uninit`).
+    pub fn uninit(label: &str, data: impl Into<HostData>) -> Self {
+        Self::Buffer {
+            label: label.to_string(),
+            data: data.into(),
+            uninit: true,
         }
     }
 
@@ -413,7 +432,9 @@ impl fmt::Display for HostArg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Scalar { label, value } => write!(f, "{label}:{}={value}", value.ty()),
-            Self::Buffer { label, data } => write!(f, "{label}:{}[{}]", data.ty(), data.len()),
+            Self::Buffer { label, data, .. } => {
+                write!(f, "{label}:{}[{}]", data.ty(), data.len())
+            }
         }
     }
 }
@@ -547,7 +568,7 @@ mod tests {
     }
 
     #[test]
-    fn uninit_parses_and_is_refused_until_the_emulator_has_initcheck() {
+    fn uninit_resolves_to_a_buffer_allocated_uninitialized() {
         let uninit = spec("scratch:f32[64]=uninit");
         assert_eq!(
             uninit.value,
@@ -558,11 +579,14 @@ mod tests {
             })
         );
         assert_eq!(uninit.to_string(), "scratch:f32[64]=uninit");
-        let refused = uninit.resolve(2).unwrap_err().to_string();
         assert_eq!(
-            refused,
-            format!("--arg 2 (`scratch:f32[64]=uninit`): {UNINIT_NOT_YET}")
+            uninit.resolve(2).unwrap(),
+            HostArg::uninit("scratch", HostData::F32(vec![0.0; 64]))
         );
+        let HostArg::Buffer { uninit, .. } = spec("f32[4]=zeros").resolve(0).unwrap() else {
+            panic!("a buffer");
+        };
+        assert!(!uninit);
     }
 
     #[test]
@@ -607,7 +631,7 @@ mod tests {
         let text = |spec: &str| spec.replace("PATH", &path.display().to_string());
         let resolve = |spec_text: &str| spec(&text(spec_text)).resolve(1);
         match resolve("u32[]=file:PATH").unwrap() {
-            HostArg::Buffer { label, data } => {
+            HostArg::Buffer { label, data, .. } => {
                 assert_eq!(label, "arg1");
                 assert_eq!(data, HostData::U32(vec![1, 2, 0x0102_0304]));
             }

@@ -37,7 +37,9 @@ Argument specs (--arg, one per kernel parameter, in order):
                             [0, 1000), i16/i32/i64 in [-1000, 1000), floats in [0, 1)
               file:PATH     raw little-endian bytes; TYPE[]=file:PATH takes the file's length,
                             TYPE[LEN]=file:PATH its first LEN elements
-              uninit        never written, for initcheck (refused until the emulator has it)
+              uninit        allocated and never written, as cudaMalloc leaves memory: on the
+                            emulator initcheck reports each read of an element the kernel did
+                            not write first (on a GPU the buffer is zeroed)
             f16 and bf16 buffers are shown as numbers.
   names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65], and
             --show histo prints that buffer alone,

@@ -125,9 +125,16 @@ impl Kernel {
         let mut slots = Vec::with_capacity(args.len());
         for arg in args {
             slots.push(match arg {
-                HostArg::Buffer { label, data } => {
-                    Slot::Buffer(device.upload(data.as_bytes(), label)?)
-                }
+                HostArg::Buffer {
+                    label,
+                    data,
+                    uninit: false,
+                } => Slot::Buffer(device.upload(data.as_bytes(), label)?),
+                HostArg::Buffer {
+                    label,
+                    data,
+                    uninit: true,
+                } => Slot::Buffer(device.uninit::<u8>(data.as_bytes().len(), label)?),
                 HostArg::Scalar { value, .. } => Slot::Scalar(*value),
             });
         }
