@@ -1845,9 +1845,7 @@ impl Ctx<'_> {
             threads: vec![],
             why: why.into(),
         });
-        if let (Some(index), Some(t)) = (new, self.trace.as_deref_mut()) {
-            t.finding(index, vec![]);
-        }
+        self.link_finding(new, None, lane);
     }
 
     /// Loads `size` bytes (one element) through a resolved target; `slot` is the accessing

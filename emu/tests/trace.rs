@@ -247,6 +247,57 @@ fn a_race_names_the_two_steps_it_is_about() {
 }
 
 #[test]
+fn an_uninitialized_read_names_the_step_that_read() {
+    let m = module("emu/tests/corpus/accumulate_into_output.ptx");
+    let mut emu = Emulator::new();
+    let x = emu.alloc(32 * 4, "x");
+    emu.write(x, &[0u8; 32 * 4]).unwrap();
+    let out = emu.alloc_uninit(32 * 4, "out");
+    let (report, trace) = emu
+        .launch_traced(
+            &m,
+            "accumulate_into_output",
+            &cfg(1, 32, 0),
+            &[KernelArg::Ptr(x), KernelArg::Ptr(out), KernelArg::I32(32)],
+            &RunOptions::default(),
+            1000,
+        )
+        .unwrap();
+    let [finding] = report.findings.as_slice() else {
+        panic!("one finding, not {:?}", report.findings);
+    };
+    assert_eq!(
+        finding.kind,
+        FindingKind::UninitializedRead {
+            space: Space::Global
+        }
+    );
+    let [Some(at)] = trace.finding_events[0].as_slice() else {
+        panic!(
+            "{finding}: not linked to one step: {:?}",
+            trace.finding_events
+        );
+    };
+    let TraceEvent::Step {
+        pc,
+        access: Some(recorded),
+        findings,
+        ..
+    } = &trace.events[at.event]
+    else {
+        panic!("{finding}: event {} is not a memory step", at.event);
+    };
+    assert_eq!(recorded.op, TraceOp::Read);
+    assert_eq!(
+        trace.program[*pc as usize].line,
+        finding.accesses[0].at.line
+    );
+    assert_eq!(findings, &vec![0]);
+    let lane = recorded.lanes.iter().find(|l| l.lane == at.lane).unwrap();
+    assert_eq!(trace.arrays[lane.array as usize].name, "out");
+}
+
+#[test]
 fn atomics_record_the_value_before_and_after() {
     let m = module(LOCK);
     let mut emu = Emulator::new();

@@ -150,7 +150,7 @@ pub fn checker_section<K>(
     if findings.is_empty() {
         say(
             page,
-            "checkers: racecheck, synccheck and memcheck report nothing",
+            "checkers: racecheck, synccheck, memcheck and initcheck report nothing",
         );
         return;
     }

@@ -91,10 +91,14 @@ impl Failure {
                 Some(
                     FindingKind::Deadlock | FindingKind::StepBudgetExhausted | FindingKind::Stuck,
                 ) => Some(Expect::Deadlock),
+                // Reading memory nothing wrote is how a kernel computes garbage: with a wrong
+                // result it is the wrong result the exercise states, named by initcheck.
+                Some(FindingKind::UninitializedRead { .. }) | None if case.wrong.is_some() => {
+                    Some(Expect::WrongResult)
+                }
                 // The rest (a failed assert, heap misuse, warp-sync misuse…) is no exercise's
                 // stated failure yet; the report still shows it.
                 Some(_) => None,
-                None if case.wrong.is_some() => Some(Expect::WrongResult),
                 None => None,
             },
             Self::NoNvrtc | Self::Kernel(_) | Self::Setup(_) => None,

@@ -154,8 +154,8 @@ pub struct Fails {
 }
 
 impl Fails {
-    /// racecheck, synccheck or memcheck names the `// BUG:` line; or, for a compile error,
-    /// NVRTC's log does.
+    /// racecheck, synccheck or memcheck names the `// BUG:` line (initcheck, for a wrong result
+    /// that comes from reading memory nothing wrote); or, for a compile error, NVRTC's log does.
     pub const fn at_bug(expect: Expect) -> Self {
         Self {
             reason: Reason::Check(expect),

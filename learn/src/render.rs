@@ -28,7 +28,7 @@ fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
         passed.emulator_cases, passed.schedules
     ));
     lines.push(
-        "  adversarial): results match the CPU; racecheck, synccheck, memcheck silent".into(),
+        "  adversarial) match the CPU; racecheck, synccheck, memcheck, initcheck silent".into(),
     );
     lines.push(match &passed.gpu {
         GpuRun::Ran { device, cases } => format!("  and {cases} cases on {device} match the CPU"),
@@ -199,6 +199,9 @@ fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
         }
         FindingKind::Misaligned { space } => {
             format!("✗ memcheck: a misaligned access to {space} memory{location}")
+        }
+        FindingKind::UninitializedRead { space } => {
+            format!("✗ initcheck: a read of {space} memory nothing wrote{location}")
         }
         FindingKind::StepBudgetExhausted => "✗ the kernel did not finish".into(),
         // Findings the checkers gained after this page was written read as the emulator

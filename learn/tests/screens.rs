@@ -72,6 +72,46 @@ fn a_wrong_result_shows_the_smallest_failing_case() {
     insta::assert_snapshot!("wrong_result", text);
 }
 
+/// A plausible wrong fix of the tree without barriers: a barrier after each step, but the tree
+/// reduces the whole 1024-float array rather than the block's `blockDim.x` floats. The emulator
+/// runs blocks of at most 256 threads, so every case adds shared memory no thread wrote.
+#[test]
+fn an_uninitialized_read_names_the_shared_memory_nobody_wrote() {
+    if !common::nvrtc_or_skip("an_uninitialized_read_names_the_shared_memory_nobody_wrote") {
+        return;
+    }
+    let name = "tree-no-sync";
+    let start = starting(name);
+    let mut source = String::new();
+    let mut after_add = false;
+    for line in start.lines() {
+        source.push_str(&line.replace("i = blockDim.x / 2; i > 0;", "i = MAX_THREADS / 2; i > 0;"));
+        source.push('\n');
+        if after_add && line.trim() == "}" {
+            source.push_str("        __syncthreads();\n");
+        }
+        after_add = line.contains("s[tid] += s[tid + i];");
+    }
+    assert!(
+        source.contains("i = MAX_THREADS / 2;") && source.contains("__syncthreads();\n    }"),
+        "{source}"
+    );
+    let (report, text) = screen(name, &source);
+    let first = match &report.outcome {
+        Err(learn::check::Failure::Case(case)) => case.findings.first().map(|f| f.kind),
+        other => panic!("a failing case, not {other:?}\n{text}"),
+    };
+    assert!(
+        matches!(first, Some(harness::FindingKind::UninitializedRead { .. })),
+        "{text}"
+    );
+    assert!(
+        text.contains("✗ initcheck: a read of shared memory nothing wrote"),
+        "{text}"
+    );
+    insta::assert_snapshot!("uninitialized_read", text);
+}
+
 #[test]
 fn a_compile_error_shows_nvrtc_log_at_the_file_and_line() {
     if !common::nvrtc_or_skip("a_compile_error_shows_nvrtc_log_at_the_file_and_line") {

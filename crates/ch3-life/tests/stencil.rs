@@ -1,6 +1,6 @@
 //! The halo stencil matches the CPU exactly on generated grids (narrower than a block, sizes no
 //! block divides) under every schedule, with the checkers silent; the tile without its halo is
-//! shown wrong by a generated grid.
+//! shown wrong by a generated grid, and initcheck names the line that reads the halo.
 
 mod common;
 
@@ -68,5 +68,26 @@ fn a_tile_without_its_halo_is_shown_wrong_by_a_generated_grid() {
     assert!(
         matches!(result, Err(TestError::Fail(..))),
         "no generated grid showed the missing halo: {result:?}"
+    );
+}
+
+#[test]
+fn initcheck_names_the_line_that_reads_the_halo_nobody_loaded() {
+    let mut device = device();
+    if device.kind().is_cuda() {
+        return; // initcheck is the emulator's
+    }
+    let broken = variant("stencil-no-halo");
+    let (width, height) = (20, 20);
+    let grid = cells((width * height) as usize, 7);
+    let outcome = run(&mut device, broken, &grid, width, height).unwrap();
+    let line = broken.bug_line().expect("a // BUG: line");
+    assert!(
+        outcome.report.findings.iter().any(|f| {
+            matches!(f.kind, harness::FindingKind::UninitializedRead { .. })
+                && f.lines().contains(&line)
+        }),
+        "{:?}",
+        outcome.report.findings
     );
 }

@@ -86,8 +86,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 With fewer threads some bins are never zeroed or merged; with more, threads \
                 index past the 128 bins.",
             hints: &[
-                "memcheck names the zeroing line for a block of more than 128 threads. And \
-                 with 32 threads, which bins does nobody zero, and who merges bin 100?",
+                "memcheck names the zeroing line for a block of more than 128 threads, and \
+                 initcheck the atomicAdd into a bin nobody zeroed for a block of fewer. With \
+                 32 threads, which bins does nobody zero, and who merges bin 100?",
                 "Let each thread handle bins threadIdx.x, threadIdx.x + blockDim.x, … below \
                  128, in both the zeroing loop and the merge, as the counting loop strides \
                  over the text.",
