@@ -205,6 +205,14 @@ fn bin_int(op: BinOp, t: Ty, a: u64, b: u64, sat: bool) -> u64 {
             };
         }
         BinOp::CopySign => 0,
+        BinOp::Mul24Lo | BinOp::Mul24Hi => {
+            let product = mul24(a, b, t.signed());
+            return if op == BinOp::Mul24Hi {
+                mask((product >> 16) as u64, 32)
+            } else {
+                mask(product as u64, 32)
+            };
+        }
     };
     if sat && t.signed() {
         let (lo, hi) = int_range(t);
@@ -724,4 +732,72 @@ pub(crate) fn f32_to_f16(x: f32) -> u16 {
         h += 1;
     }
     sign | h as u16
+}
+
+/// The 48-bit product of the low 24 bits of `a` and `b`, sign-extended when `signed`.
+fn mul24(a: u64, b: u64, signed: bool) -> i64 {
+    let low24 = |v: u64| {
+        if signed {
+            sext(v & 0xff_ffff, 24)
+        } else {
+            (v & 0xff_ffff) as i64
+        }
+    };
+    low24(a) * low24(b)
+}
+
+/// [`Int3Op`]: 32-bit operands in the low bits of `a`, `b`, `c`; a 32-bit result.
+pub(crate) fn int3(op: Int3Op, a: u64, b: u64, c: u64) -> u64 {
+    let (x, y, z) = (a as u32, b as u32, c as u32);
+    let r = match op {
+        Int3Op::Mad24 { hi, signed } => {
+            let product = mul24(a, b, signed);
+            let part = if hi { product >> 16 } else { product } as u32;
+            part.wrapping_add(z)
+        }
+        Int3Op::Lop3 { lut } => {
+            // Bit i of the table is the result for (a, b, c) = (i>>2 & 1, i>>1 & 1, i & 1),
+            // which is what the table's encoding (0xF0, 0xCC, 0xAA for a, b, c) gives.
+            (0..32).fold(0u32, |acc, bit| {
+                let index = (((x >> bit) & 1) << 2) | (((y >> bit) & 1) << 1) | ((z >> bit) & 1);
+                acc | ((u32::from(lut) >> index) & 1) << bit
+            })
+        }
+        Int3Op::Shf { left, wrap } => {
+            let n = if wrap { z & 31 } else { z.min(32) };
+            let joined = (u64::from(y) << 32) | u64::from(x);
+            if left {
+                ((joined << n) >> 32) as u32
+            } else {
+                (joined >> n) as u32
+            }
+        }
+        Int3Op::Dot {
+            pairs,
+            hi,
+            a_signed,
+            b_signed,
+        } => {
+            let lane = |v: u32, i: u32, bits: u32, signed: bool| -> i64 {
+                let part = u64::from(v >> (i * bits)) & ((1 << bits) - 1);
+                if signed {
+                    sext(part, bits)
+                } else {
+                    part as i64
+                }
+            };
+            let sum: i64 = if pairs == 4 {
+                (0..4)
+                    .map(|i| lane(x, i, 8, a_signed) * lane(y, i, 8, b_signed))
+                    .sum()
+            } else {
+                let first = if hi { 2 } else { 0 };
+                (0..2)
+                    .map(|i| lane(x, i, 16, a_signed) * lane(y, first + i, 8, b_signed))
+                    .sum()
+            };
+            (sum as u32).wrapping_add(z)
+        }
+    };
+    u64::from(r)
 }

@@ -8,6 +8,14 @@ pub enum EmuError {
     Parse { line: u32, message: String },
     #[error("unsupported PTX instruction `{instruction}` at PTX line {line}")]
     Unsupported { instruction: String, line: u32 },
+    /// A launch of `entry` could reach an instruction the emulator does not run.
+    #[error("{entry} uses `{opcode}` at {place}, which the emulator cannot run: {why}")]
+    CannotRun {
+        entry: String,
+        opcode: String,
+        place: String,
+        why: String,
+    },
     #[error("unknown kernel entry `{0}`")]
     UnknownEntry(String),
     #[error("bad launch of `{entry}`: {message}")]

@@ -506,6 +506,9 @@ impl Emulator {
             let off = p.offset as usize;
             kparams[off..off + b.len()].copy_from_slice(&b);
         }
+        if let Some(refusal) = module.first_unsupported(fidx) {
+            return Err(refusal);
+        }
         self.load_module_globals(module);
         let dyn_base = module.static_shared.div_ceil(16) * 16;
         let shared_size = if config.dynamic_shared_bytes > 0 {
@@ -1128,12 +1131,17 @@ impl Ctx<'_> {
                 file: self.m.file_name(l.file).to_string(),
                 line: l.line,
                 inlined_at: l.inlined_at.map(|x| x.1),
+                inlined_into: l
+                    .outermost
+                    .filter(|&(file, _)| file != l.file)
+                    .map(|(file, line)| (self.m.file_name(file).to_string(), line)),
                 ptx_line,
             },
             _ => SourceLoc {
                 file: String::new(),
                 line: 0,
                 inlined_at: None,
+                inlined_into: None,
                 ptx_line,
             },
         }
@@ -1894,17 +1902,17 @@ impl Ctx<'_> {
 /// synccheck for warp-synchronous calls.
 impl Ctx<'_> {
     /// The masks the active lanes pass to a warp-synchronous call: reports lanes outside their
-    /// own mask and lanes that disagree, and returns the lanes to wait for (the union of the
-    /// masks and the callers themselves, since hardware leaves anything else undefined).
-    fn warp_masks(&mut self, w: &Warp, mask: Opnd, pc: u32, op: &Op) -> u32 {
+    /// own mask and lanes whose masks overlap without being equal, and returns the lanes to wait
+    /// for (the union of the masks and the callers themselves, since hardware leaves anything
+    /// else undefined) with each lane's own mask. Disjoint masks are independent groups, as
+    /// two `thread_block_tile<16>`s of one warp each syncing their own half.
+    fn warp_masks(&mut self, w: &Warp, mask: Opnd, pc: u32, op: &Op) -> (u32, [u32; 32]) {
         let mut union = 0u32;
-        let mut first: Option<u32> = None;
-        let mut differ = false;
         let mut outside = 0u32;
+        let mut lane_masks = [0u32; 32];
         lanes!(w.active, l, {
             let mk = self.get(w, mask, l) as u32;
-            differ |= first.is_some_and(|f| f != mk);
-            first.get_or_insert(mk);
+            lane_masks[l] = mk;
             union |= mk;
             if mk & (1 << l) == 0 {
                 outside |= 1 << l;
@@ -1913,7 +1921,7 @@ impl Ctx<'_> {
         if self.opts.synccheck && outside != 0 {
             let name = collective_name(op);
             let lane = outside.trailing_zeros() as usize;
-            let mk = self.get(w, mask, lane) as u32;
+            let mk = lane_masks[lane];
             let group = ThreadGroup {
                 at: self.src(pc),
                 threads: outside.count_ones() as u64,
@@ -1934,18 +1942,22 @@ impl Ctx<'_> {
                 ),
             });
         }
-        if self.opts.synccheck && differ {
-            let mut groups: Vec<(u32, u32, u32)> = Vec::new();
-            lanes!(w.active, l, {
-                let mk = self.get(w, mask, l) as u32;
-                match groups.iter_mut().find(|g| g.1 == mk) {
-                    Some(g) => g.2 |= 1 << l,
-                    None => groups.push((pc, mk, 1 << l)),
-                }
-            });
+        let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+        lanes!(w.active, l, {
+            let mk = lane_masks[l];
+            match groups.iter_mut().find(|g| g.1 == mk) {
+                Some(g) => g.2 |= 1 << l,
+                None => groups.push((pc, mk, 1 << l)),
+            }
+        });
+        let overlap = groups
+            .iter()
+            .enumerate()
+            .any(|(i, a)| groups[i + 1..].iter().any(|b| masks_conflict(a.1, b.1)));
+        if self.opts.synccheck && overlap {
             self.report_mask_groups(w, pc, op, &groups);
         }
-        union | w.active
+        (union | w.active, lane_masks)
     }
 
     /// Lanes `lanes` call at `pc` with `mask` and meet `others`, which waited with another mask.
@@ -3137,6 +3149,12 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 w.regs[d + l] = v;
             });
         }
+        Op::Int3 { op, d, a, b, c } => {
+            let op = *op;
+            map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
+                alu::int3(op, x, y, z)
+            });
+        }
         Op::Un { op, ty, d, a, fm } => {
             let (op, ty, d, a, fm) = (*op, *ty, *d as usize * 32, *a, *fm);
             lanes!(exec, l, {
@@ -3789,7 +3807,9 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             w.regroup();
             return None;
         }
-        Op::Exit => {
+        // A launch that can reach an unsupported instruction is refused before it starts
+        // (`Module::first_unsupported`), so this arm only keeps the match whole.
+        Op::Exit | Op::Unsupported(_) => {
             w.flush();
             lanes!(active & !exec, l, {
                 w.lane_pc[l] = pc + 1;
@@ -3853,8 +3873,8 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
         | Op::Vote { mask, .. }
         | Op::Match { mask, .. }
         | Op::Redux { mask, .. } => {
-            let mk = ctx.warp_masks(w, *mask, pc, &ins.op);
-            let members = collective_ready(ctx, w, pc, mk, &ins.op)?;
+            let (mk, lane_masks) = ctx.warp_masks(w, *mask, pc, &ins.op);
+            let members = collective_ready(ctx, w, pc, mk, &lane_masks, &ins.op)?;
             // Lanes of `members` may wait at other instructions of the same kind (sm_70 and later
             // let different `__syncwarp()`s, or shuffles with the same mode and mask, meet):
             // each runs its own instruction's operands.
@@ -4047,7 +4067,14 @@ fn same_collective(a: &Op, b: &Op) -> bool {
 /// Warp-synchronous instructions wait until every live lane of `mask` is at a matching
 /// instruction; then they run together and this returns the lanes that take part (the active
 /// group plus the lanes that waited). Otherwise the active lanes wait, remembering their mask.
-fn collective_ready(ctx: &mut Ctx, w: &mut Warp, pc: u32, mask: u32, op: &Op) -> Option<u32> {
+fn collective_ready(
+    ctx: &mut Ctx,
+    w: &mut Warp,
+    pc: u32,
+    mask: u32,
+    lane_masks: &[u32; 32],
+    op: &Op,
+) -> Option<u32> {
     let need = mask & w.live;
     let mut here = 0u32;
     let mut other_mask = 0u32;
@@ -4055,14 +4082,21 @@ fn collective_ready(ctx: &mut Ctx, w: &mut Warp, pc: u32, mask: u32, op: &Op) ->
         let waits_at = ctx.m.code.get(w.lane_pc[l] as usize);
         if waits_at.is_some_and(|i| same_collective(&i.op, op)) {
             here |= 1 << l;
-            if w.wsync_mask[l] != mask {
+            let waited_with = w.wsync_mask[l];
+            let mut conflict = false;
+            lanes!(w.active, a, {
+                conflict |= masks_conflict(lane_masks[a], waited_with);
+            });
+            if conflict {
                 other_mask |= 1 << l;
             }
         }
     });
     if need & !(w.active | here) == 0 {
         if other_mask != 0 {
-            ctx.report_mask_mismatch(w, pc, w.active, mask, other_mask);
+            let first = w.active.trailing_zeros() as usize;
+            let own = lane_masks.get(first).copied().unwrap_or(mask);
+            ctx.report_mask_mismatch(w, pc, w.active, own, other_mask);
         }
         w.blocked &= !here;
         w.wsync_wait &= !here;
@@ -4070,13 +4104,19 @@ fn collective_ready(ctx: &mut Ctx, w: &mut Warp, pc: u32, mask: u32, op: &Op) ->
     }
     w.flush();
     lanes!(w.active, l, {
-        w.wsync_mask[l] = mask;
+        w.wsync_mask[l] = lane_masks[l];
     });
     w.blocked |= w.active;
     w.wsync_wait |= w.active;
     w.active = 0;
     w.regroup();
     None
+}
+
+/// Two lanes' masks for one warp-synchronous call disagree: they differ and share a lane.
+/// Disjoint masks name separate groups, which need not agree.
+fn masks_conflict(a: u32, b: u32) -> bool {
+    a != b && a & b != 0
 }
 
 /// The CUDA name of a warp-synchronous instruction, for reports.

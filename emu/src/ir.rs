@@ -176,6 +176,9 @@ pub(crate) enum BinOp {
     Shl,
     Shr,
     CopySign,
+    /// `mul24.lo`/`mul24.hi`: see [`Int3Op::Mad24`].
+    Mul24Lo,
+    Mul24Hi,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -520,6 +523,45 @@ pub(crate) enum Op {
     },
     Fence,
     Nop,
+    /// Three 32-bit inputs, one 32-bit result: `mad24`, `lop3`, `shf`, `dp4a`, `dp2a`.
+    Int3 {
+        op: Int3Op,
+        d: u32,
+        a: Opnd,
+        b: Opnd,
+        c: Opnd,
+    },
+    /// An instruction the emulator does not run (see [`Unsupported`]): refused when a launch
+    /// could reach it, so that the other kernels of the same file still run.
+    Unsupported(Box<Unsupported>),
+}
+
+/// What [`Op::Unsupported`] stood for, for the refusal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Unsupported {
+    /// The opcode with its modifiers: `tex.1d.v4.f32.s32`.
+    pub opcode: String,
+    /// Why the parser could not take it, when it is not simply an unknown instruction.
+    pub detail: Option<String>,
+}
+
+/// The operations of [`Op::Int3`], all on 32-bit values.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Int3Op {
+    /// `mad24.lo`/`mad24.hi`: the 48-bit product of the low 24 bits of `a` and `b` (sign- or
+    /// zero-extended), its bits 0..32 or 16..48, plus `c`.
+    Mad24 { hi: bool, signed: bool },
+    /// `lop3.b32 d, a, b, c, lut`: any function of three inputs, as a truth table.
+    Lop3 { lut: u8 },
+    /// `shf.l`/`shf.r`: the funnel shift of `b:a` by `c` (`.wrap`: modulo 32, `.clamp`: at most 32).
+    Shf { left: bool, wrap: bool },
+    /// `dp4a`/`dp2a.lo`/`dp2a.hi`: a dot product of byte (or halfword × byte) lanes plus `c`.
+    Dot {
+        pairs: u8,
+        hi: bool,
+        a_signed: bool,
+        b_signed: bool,
+    },
 }
 
 /// The device runtime functions NVRTC's PTX calls without defining them.
@@ -581,6 +623,9 @@ pub(crate) struct Loc {
     pub file: u32,
     pub line: u32,
     pub inlined_at: Option<(u32, u32)>,
+    /// The outermost call site of an inlined chain, e.g. the user's kernel line into which a
+    /// CUDA header's functions were inlined (`inlined_at` is only the innermost call).
+    pub outermost: Option<(u32, u32)>,
 }
 
 #[derive(Clone, Debug)]

@@ -62,6 +62,74 @@ impl Module {
             .map(String::as_str)
             .unwrap_or("<unknown>")
     }
+
+    /// The first instruction the emulator cannot run in the entry `fidx` or a function it can
+    /// call, as the refusal of a launch.
+    pub(crate) fn first_unsupported(&self, fidx: usize) -> Option<EmuError> {
+        let mut seen = vec![false; self.funcs.len()];
+        let mut todo = vec![fidx];
+        while let Some(f) = todo.pop() {
+            if std::mem::replace(&mut seen[f], true) {
+                continue;
+            }
+            let func = &self.funcs[f];
+            let code = self.code.get(func.start as usize..func.end as usize)?;
+            for instr in code {
+                if let Op::Unsupported(what) = &instr.op {
+                    return Some(EmuError::CannotRun {
+                        entry: self.funcs[fidx].name.clone(),
+                        opcode: what.opcode.clone(),
+                        place: self.place(instr),
+                        why: unsupported_why(what),
+                    });
+                }
+            }
+            todo.extend(func.calls.iter().map(|&g| g as usize));
+        }
+        None
+    }
+
+    /// `kernel.cu:12 (PTX line 345)`: the user's line for code inlined from a header.
+    fn place(&self, instr: &Instr) -> String {
+        match self.locs.get(instr.loc as usize) {
+            Some(loc) if loc.line != 0 => {
+                let (file, line) = loc.outermost.unwrap_or((loc.file, loc.line));
+                format!(
+                    "{}:{line} (PTX line {})",
+                    self.file_name(file),
+                    instr.ptx_line
+                )
+            }
+            _ => format!("PTX line {}", instr.ptx_line),
+        }
+    }
+}
+
+/// Why the emulator does not run an instruction, and what to do instead.
+fn unsupported_why(what: &Unsupported) -> String {
+    let base = what.opcode.split('.').next().unwrap_or("");
+    let family = match base {
+        "tex" | "tld4" | "txq" | "istypep" => Some(
+            "texture fetches (tex1Dfetch, tex2D, texture objects) are not emulated; read the data through a plain pointer instead (const T *__restrict__ or __ldg give the same read-only caching)",
+        ),
+        "suld" | "sust" | "sured" | "suq" => Some(
+            "surface reads and writes are not emulated; use a plain pointer to the data instead",
+        ),
+        "wmma" | "mma" | "wgmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "tcgen05" => {
+            Some("tensor-core matrix instructions (wmma, mma) are not emulated")
+        }
+        "cp" => Some(
+            "asynchronous copies (cp.async, memcpy_async, cuda::pipeline) are not emulated; copy with ordinary loads and stores",
+        ),
+        "mbarrier" => Some("asynchronous barriers (cuda::barrier, mbarrier) are not emulated"),
+        "trap" => Some("__trap() is not emulated"),
+        _ => None,
+    };
+    match (family, &what.detail) {
+        (Some(family), _) => family.to_string(),
+        (None, Some(detail)) => format!("the emulator cannot read it ({detail})"),
+        (None, None) => "the emulator does not know this instruction".to_string(),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -108,6 +176,8 @@ struct Parser {
     func_index: HashMap<String, u32>,
     files: HashMap<u32, String>,
     locs: Vec<Loc>,
+    /// For a `(file, line)` whose `.loc` was inlined: the outermost call site of its chain.
+    loc_roots: HashMap<(u32, u32), (u32, u32)>,
     shared: Vec<SharedVar>,
     static_shared: u32,
     dyn_names: Vec<String>,
@@ -149,7 +219,9 @@ impl Parser {
                 file: u32::MAX,
                 line: 0,
                 inlined_at: None,
+                outermost: None,
             }],
+            loc_roots: HashMap::new(),
             shared: Vec::new(),
             static_shared: 0,
             dyn_names: Vec::new(),
@@ -343,10 +415,18 @@ impl Parser {
             }
             self.pos += 1;
         }
+        // NVRTC writes the call site's own `.loc` (with its `inlined_at`) before the inlined
+        // code's, so the chain up to the kernel is known by the time a line refers to it.
+        let outermost = inlined_at.map(|at| self.loc_roots.get(&at).copied().unwrap_or(at));
+        match outermost {
+            Some(root) => self.loc_roots.insert((file, l), root),
+            None => self.loc_roots.remove(&(file, l)),
+        };
         let loc = Loc {
             file,
             line: l,
             inlined_at,
+            outermost,
         };
         if self.locs.last() != Some(&loc) {
             self.locs.push(loc);
@@ -917,6 +997,46 @@ impl Parser {
             }
         }
         let opcode = self.ident()?;
+        let at = self.code.len();
+        // An instruction the emulator cannot take becomes `Op::Unsupported`, refused only by a
+        // launch that can reach it: one texture fetch must not stop the file's other kernels.
+        let unsupported = |opcode: &str, error: EmuError| {
+            let detail = match error {
+                EmuError::Unsupported { .. } => None,
+                EmuError::Parse { message, .. } => Some(message),
+                other => Some(other.to_string()),
+            };
+            Op::Unsupported(Box::new(Unsupported {
+                opcode: opcode.to_string(),
+                detail,
+            }))
+        };
+        let op = match self.operands(&opcode, line) {
+            Ok(ops) => self
+                .decode(&opcode, ops, line, at)
+                .unwrap_or_else(|error| unsupported(&opcode, error)),
+            Err(error) => {
+                while self.peek().is_some_and(|t| *t != Tok::P(';')) {
+                    self.pos += 1;
+                }
+                if self.peek().is_none() {
+                    return Err(error);
+                }
+                self.pos += 1;
+                unsupported(&opcode, error)
+            }
+        };
+        self.code.push(Instr {
+            op,
+            guard,
+            loc: self.cur_loc,
+            ptx_line: line,
+        });
+        Ok(())
+    }
+
+    /// The operands of `opcode`, up to and including its `;`.
+    fn operands(&mut self, opcode: &str, line: u32) -> Result<Vec<Raw>, EmuError> {
         let mut ops = Vec::new();
         while !self.is_p(';') {
             if self.peek().is_none() {
@@ -931,15 +1051,7 @@ impl Parser {
             }
         }
         self.pos += 1;
-        let at = self.code.len();
-        let op = self.decode(&opcode, ops, line, at)?;
-        self.code.push(Instr {
-            op,
-            guard,
-            loc: self.cur_loc,
-            ptx_line: line,
-        });
-        Ok(())
+        Ok(ops)
     }
 
     fn finish(mut self) -> Result<Module, EmuError> {
@@ -1127,6 +1239,10 @@ impl Parser {
             Raw::Name(n) => {
                 if let Some(sr) = Self::sreg(n) {
                     return Ok(Opnd::Sreg(sr));
+                }
+                // PTX's predefined constant for `warpSize`.
+                if n == "WARP_SZ" {
+                    return Ok(Opnd::Imm(32));
                 }
                 match self.lookup(n) {
                     Some(Sym::Reg(r)) => Ok(Opnd::Reg(r)),
@@ -2000,6 +2116,69 @@ impl Parser {
             }
             // `__nanosleep(ns)`: a hint to let other warps run; every schedule here already does.
             "prefetch" | "prefetchu" | "pmevent" | "nanosleep" => Op::Nop,
+            "mul24" => {
+                nops(3)?;
+                let t = need_ty()?;
+                if t.bits() != 32 {
+                    return Err(unsupported());
+                }
+                Op::Bin {
+                    op: if has("hi") {
+                        BinOp::Mul24Hi
+                    } else {
+                        BinOp::Mul24Lo
+                    },
+                    ty: t,
+                    d: self.dreg(&ops[0], line)?,
+                    a: self.val(&ops[1], t, line)?,
+                    b: self.val(&ops[2], t, line)?,
+                    fm,
+                }
+            }
+            "mad24" | "lop3" | "shf" | "dp4a" | "dp2a" => {
+                let t = need_ty()?;
+                if t.bits() != 32 || has("sat") || has("cc") {
+                    return Err(unsupported());
+                }
+                let signed = |ty: Option<&Ty>| ty.is_some_and(|t| t.signed());
+                let op = match base {
+                    "mad24" => Int3Op::Mad24 {
+                        hi: has("hi"),
+                        signed: t.signed(),
+                    },
+                    "lop3" => {
+                        nops(5)?;
+                        let lut =
+                            match &ops[4] {
+                                Raw::Num(n, false) => parse_int(n)
+                                    .and_then(|v| u8::try_from(v).ok())
+                                    .ok_or_else(|| parse_err(line, "bad lop3 table"))?,
+                                _ => return Err(parse_err(line, "lop3 needs a constant table")),
+                            };
+                        Int3Op::Lop3 { lut }
+                    }
+                    "shf" => Int3Op::Shf {
+                        left: has("l"),
+                        wrap: has("wrap"),
+                    },
+                    _ => Int3Op::Dot {
+                        pairs: if base == "dp4a" { 4 } else { 2 },
+                        hi: has("hi"),
+                        a_signed: signed(types.first()),
+                        b_signed: signed(types.get(1)),
+                    },
+                };
+                if !matches!(op, Int3Op::Lop3 { .. }) {
+                    nops(4)?;
+                }
+                Op::Int3 {
+                    op,
+                    d: self.dreg(&ops[0], line)?,
+                    a: self.val(&ops[1], t, line)?,
+                    b: self.val(&ops[2], t, line)?,
+                    c: self.val(&ops[3], t, line)?,
+                }
+            }
             _ => return Err(unsupported()),
         })
     }

@@ -118,6 +118,9 @@ pub struct SourceLoc {
     pub line: u32,
     /// When the code was inlined from a device function: the line of the call.
     pub inlined_at: Option<u32>,
+    /// When the code was inlined from another file (a CUDA header's function inlined into the
+    /// kernel): the outermost call site, which is the line of the user's own code.
+    pub inlined_into: Option<(String, u32)>,
     pub ptx_line: u32,
 }
 
@@ -128,7 +131,9 @@ impl fmt::Display for SourceLoc {
         } else {
             write!(f, "{}:{}", self.file, self.line)?;
         }
-        if let Some(l) = self.inlined_at {
+        if let Some((file, line)) = &self.inlined_into {
+            write!(f, " (inlined into {file}:{line})")?;
+        } else if let Some(l) = self.inlined_at {
             write!(f, " (inlined at line {l})")?;
         }
         Ok(())

@@ -46,6 +46,29 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 }
 
 /// One thread; returns the first 16 u32 words of its output.
+/// The error a launch of `body` gives: an instruction the emulator cannot run parses, and is
+/// refused by the launch that reaches it.
+fn refusal(body: &str) -> String {
+    let src = kernel("", body);
+    let m = Module::parse(&src).unwrap_or_else(|e| panic!("{e}\n{src}"));
+    let mut emu = Emulator::new();
+    let out = emu.alloc(64, "out");
+    let config = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    emu.launch(
+        &m,
+        "t",
+        &config,
+        &[KernelArg::Ptr(out)],
+        &RunOptions::default(),
+    )
+    .expect_err(body)
+    .to_string()
+}
+
 fn words(body: &str) -> Vec<u32> {
     let (b, r) = run_threads("", body, 1);
     assert!(r.findings.is_empty(), "{:?}", r.findings);
@@ -355,8 +378,7 @@ fn directed_rounding_the_emulator_cannot_do_exactly_is_refused() {
         "div.rz.f32 %f3, %f1, %f1;",
         "sqrt.rp.f32 %f3, %f1;",
     ] {
-        let src = kernel("", body);
-        let err = Module::parse(&src).expect_err(body).to_string();
+        let err = refusal(body);
         let opcode = body.split(' ').next().unwrap();
         assert!(err.contains(opcode), "{body}: {err}");
     }
@@ -370,8 +392,7 @@ fn environment_registers_are_zero_outside_a_cooperative_launch() {
          mov.u32 %r1, %envreg31; st.global.u32 [%rd39+8], %r1;",
     );
     assert_eq!(&w[..3], &[0, 0, 0]);
-    let unknown = Module::parse(&kernel("", "mov.u32 %r1, %envreg32;"));
-    assert!(unknown.is_err());
+    assert!(refusal("mov.u32 %r1, %envreg32;").contains("unknown name `%envreg32`"));
 }
 
 #[test]
@@ -991,13 +1012,40 @@ fn mismatched_named_barriers_deadlock() {
 
 #[test]
 fn errors_name_the_problem() {
-    let e = Module::parse(&kernel("", "\tmul24.lo.s32 %r1, %r2, %r3;")).unwrap_err();
-    assert!(
-        matches!(e, EmuError::Unsupported { ref instruction, line: 19 } if instruction == "mul24.lo.s32"),
-        "{e}"
-    );
-    let e = Module::parse(&kernel("", "\tadd.s32 %r1, %r2;")).unwrap_err();
-    assert!(matches!(e, EmuError::Parse { line: 19, .. }), "{e}");
+    // An instruction the emulator cannot run is refused by a launch that reaches it, naming it
+    // and its line, so that the module's other kernels still run.
+    for (body, opcode, detail) in [
+        ("\tsad.s32 %r1, %r2, %r3, %r4;", "sad.s32", "does not know"),
+        ("\tadd.s32 %r1, %r2;", "add.s32", "takes 3 operands"),
+        (
+            "\ttex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd2, {%r1}];",
+            "tex.1d.v4.f32.s32",
+            "plain pointer",
+        ),
+    ] {
+        let m = Module::parse(&kernel("", body)).unwrap_or_else(|e| panic!("{body}: {e}"));
+        let mut emu = Emulator::new();
+        let out = emu.alloc(64, "out");
+        let config = LaunchConfig {
+            grid: [1, 1, 1],
+            block: [1, 1, 1],
+            dynamic_shared_bytes: 0,
+        };
+        let e = emu
+            .launch(
+                &m,
+                "t",
+                &config,
+                &[KernelArg::Ptr(out)],
+                &RunOptions::default(),
+            )
+            .unwrap_err();
+        assert!(
+            matches!(e, EmuError::CannotRun { opcode: ref o, ref place, .. } if o == opcode && place == "PTX line 19"),
+            "{e}"
+        );
+        assert!(e.to_string().contains(detail), "{e}");
+    }
     let e = Module::parse(&kernel("", "\tbra NOWHERE;")).unwrap_err();
     assert!(e.to_string().contains("NOWHERE"), "{e}");
     let m = Module::parse(&kernel("", "")).unwrap();
@@ -1069,4 +1117,51 @@ fn a_call_to_a_function_the_ptx_only_declares_names_it_and_its_line() {
         error.contains("the emulator provides printf, assert, malloc and free"),
         "{error}"
     );
+}
+
+#[test]
+fn warp_sz_is_the_warp_size() {
+    let w = words("mov.u32 %r1, WARP_SZ; st.global.u32 [%rd39], %r1;");
+    assert_eq!(w[0], 32);
+}
+
+#[test]
+fn twenty_four_bit_multiplies_use_the_low_24_bits() {
+    // 0x01_000003 keeps only 3; 0xFFFFFF is -1 in 24 bits when signed, 16777215 when not.
+    let w = words(
+        "mul24.lo.u32 %r1, 0x01000003, 5; st.global.u32 [%rd39], %r1;
+         mul24.lo.s32 %r2, 0xFFFFFF, 7; st.global.u32 [%rd39+4], %r2;
+         mul24.hi.u32 %r3, 0xFFFFFF, 0xFFFFFF; st.global.u32 [%rd39+8], %r3;
+         mad24.lo.u32 %r4, 0x01000003, 5, 100; st.global.u32 [%rd39+12], %r4;
+         mad24.hi.s32 %r5, 0xFFFFFF, 0xFFFFFF, 1; st.global.u32 [%rd39+16], %r5;",
+    );
+    let hi = ((0xFF_FFFFu64 * 0xFF_FFFF) >> 16) as u32;
+    assert_eq!(w[..5], [15, (-7i32) as u32, hi, 115, 1]);
+}
+
+#[test]
+fn lop3_shf_and_dp4a_compute_as_ptx_defines() {
+    let w = words(
+        "lop3.b32 %r1, 0xF0F0F0F0, 0xCCCCCCCC, 0xAAAAAAAA, 0x96; st.global.u32 [%rd39], %r1;
+         lop3.b32 %r2, 0x12345678, 0xFFFF0000, 0, 0xC0; st.global.u32 [%rd39+4], %r2;
+         shf.l.wrap.b32 %r3, 0x80000000, 0x00000001, 33; st.global.u32 [%rd39+8], %r3;
+         shf.r.clamp.b32 %r4, 0x00000000, 0x12345678, 40; st.global.u32 [%rd39+12], %r4;
+         shf.r.wrap.b32 %r5, 0x00000010, 0x00000001, 4; st.global.u32 [%rd39+16], %r5;
+         dp4a.s32.s32 %r6, 0x01FF0302, 0x02020202, 10; st.global.u32 [%rd39+20], %r6;
+         dp4a.u32.u32 %r7, 0x01FF0302, 0x02020202, 10; st.global.u32 [%rd39+24], %r7;
+         dp2a.hi.s32.s32 %r8, 0x0003FFFF, 0x05040000, 0; st.global.u32 [%rd39+28], %r8;",
+    );
+    // 0x96 is a ^ b ^ c; 0xC0 is a & b.
+    assert_eq!(w[0], 0xF0F0_F0F0 ^ 0xCCCC_CCCC ^ 0xAAAA_AAAA);
+    assert_eq!(w[1], 0x1234_0000);
+    // (1:0x80000000) << 1 keeps the high word: 0b11.
+    assert_eq!(w[2], 3);
+    // A clamped right shift by 32 or more leaves the high word.
+    assert_eq!(w[3], 0x1234_5678);
+    assert_eq!(w[4], 0x1000_0001);
+    // Bytes (2, 3, -1, 1) · (2, 2, 2, 2) + 10 = 20 signed; unsigned 0xFF counts 255.
+    assert_eq!(w[5], 20);
+    assert_eq!(w[6], 10 + 2 * (2 + 3 + 255 + 1));
+    // Halves (-1, 3) · bytes 2..4 of b (4, 5) = -4 + 15.
+    assert_eq!(w[7], 11);
 }

@@ -261,6 +261,7 @@ mod tests {
                 file: "kernels/c/01_v.cu".into(),
                 line,
                 inlined_at: None,
+                inlined_into: None,
                 ptx_line: 1,
             },
         };
