@@ -1513,28 +1513,35 @@ impl Ctx<'_> {
                     .filter(|v| (v.offset as u64) <= off)
                     .max_by_key(|v| v.offset)
                     .map(|v| (v.name.clone(), v.offset as u64, v.size as u64));
-                let dynamic = if off >= self.dyn_base as u64 && self.dyn_size > 0 {
-                    let name = self
-                        .m
-                        .dyn_names
-                        .first()
-                        .cloned()
-                        .unwrap_or_else(|| "extern __shared__".into());
-                    Some((name, self.dyn_base as u64, self.dyn_size as u64))
-                } else {
-                    None
-                };
+                // At or past the dynamic area of a kernel that declares `extern __shared__`:
+                // that array, even when the launch gave it no bytes (the usual slip).
+                let in_dynamic = off >= self.dyn_base as u64
+                    && (self.dyn_size > 0 || !self.m.dyn_names.is_empty());
+                let dynamic = in_dynamic.then(|| {
+                    let name = match self.m.dyn_names.as_slice() {
+                        [] => "extern __shared__".to_string(),
+                        names => names.join(" / "),
+                    };
+                    (name, self.dyn_base as u64, self.dyn_size as u64)
+                });
                 let (label, base, len) = dynamic
+                    .clone()
                     .or(var)
                     .unwrap_or_else(|| ("shared".to_string(), 0, self.shared_size as u64));
                 let end = off.saturating_add(size as u64);
-                let note = if end > base + len {
-                    Some(format!(
+                let note = match dynamic {
+                    Some(_) if len == 0 => Some(format!(
+                        "{label} is dynamic shared memory (extern __shared__), and the launch gave it no bytes"
+                    )),
+                    Some(_) if end > base + len => Some(format!(
+                        "{} bytes past the end of {label}, the dynamic shared memory, which the launch sized at {len} bytes",
+                        end - (base + len)
+                    )),
+                    _ if end > base + len => Some(format!(
                         "{} bytes past the end of {label}, which has {len} bytes",
                         end - (base + len)
-                    ))
-                } else {
-                    None
+                    )),
+                    _ => None,
                 };
                 (
                     MemLocation {

@@ -1961,4 +1961,69 @@ fn global_buffers_allocated_uninitialized_are_checked_until_written() {
     };
     let fresh = emu.alloc_uninit(n * 4, "fresh");
     assert!(run(&mut emu, fresh, &off).findings.is_empty());
+
+#[test]
+fn two_half_warp_groups_sync_and_shuffle_on_their_own() {
+    let mut emu = Emulator::new();
+    let out = emu.alloc(32 * 4, "out");
+    let r = launch_corpus(
+        &mut emu,
+        "half_warp_groups",
+        &cfg(1, 32, 0),
+        &[KernelArg::Ptr(out)],
+        &RunOptions::default(),
+    );
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    let lower: u32 = (0..16).sum();
+    let upper: u32 = (16..32).sum();
+    let expected: Vec<u32> = (0..32u32)
+        .map(|lane| (lane ^ 1) + 1000 * if lane < 16 { lower } else { upper })
+        .collect();
+    assert_eq!(u32s(&emu, out, 32), expected);
+}
+
+#[test]
+fn overlapping_syncwarp_masks_are_a_mismatch() {
+    let mut emu = Emulator::new();
+    let out = emu.alloc(32 * 4, "out");
+    let r = launch_corpus(
+        &mut emu,
+        "overlapping_masks",
+        &cfg(1, 32, 0),
+        &[KernelArg::Ptr(out)],
+        &RunOptions::default(),
+    );
+    let f = only(
+        &r,
+        FindingKind::WarpSync {
+            problem: WarpSyncProblem::MaskMismatch,
+        },
+    );
+    assert_eq!(f.lines(), vec![corpus_bug("overlapping_masks")], "{f}");
+    let text = f.to_string();
+    assert!(
+        text.contains("__syncwarp(0x0000ffff)") && text.contains("__syncwarp(0xffffffff)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn warp_size_and_24_bit_multiplies_run() {
+    let mut emu = Emulator::new();
+    let out = emu.alloc(128 * 4, "out");
+    let r = launch_corpus(
+        &mut emu,
+        "warp_size_math",
+        &cfg(2, 64, 0),
+        &[KernelArg::Ptr(out)],
+        &RunOptions::default(),
+    );
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    let expected: Vec<u32> = (0..128u32)
+        .map(|i| {
+            let (block, thread) = (i / 64, i % 64);
+            1000 * (thread / 32) + 10 * (thread % 32 % 8) + block
+        })
+        .collect();
+    assert_eq!(u32s(&emu, out, 128), expected);
 }
