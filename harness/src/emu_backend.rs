@@ -94,9 +94,21 @@ impl EmuBackend {
             bank_conflicts: self.settings.bank_conflicts,
             ..RunOptions::default()
         };
-        let report =
-            self.emulator
-                .launch(module, kernel.symbol(), &config, &kernel_args, &options)?;
+        let report = self
+            .emulator
+            .launch(module, kernel.symbol(), &config, &kernel_args, &options)
+            .map_err(|error| match error {
+                // Named as the user wrote it, not by its mangled PTX symbol.
+                ptx_emu::EmuError::CannotRun {
+                    opcode, place, why, ..
+                } => ptx_emu::EmuError::CannotRun {
+                    entry: kernel.entry.to_string(),
+                    opcode,
+                    place,
+                    why,
+                },
+                other => other,
+            })?;
         Ok(LaunchReport {
             printf: report.printf_output(),
             printf_dropped: report.printf_dropped,

@@ -697,7 +697,8 @@ fn an_unsupported_instruction_is_one_line_said_once() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     assert!(
         run.stderr
-            .starts_with("error: unsupported PTX instruction `brkpt` at PTX line ")
+            .starts_with("error: stop uses `brkpt` at breakpoint.cu:3 (PTX line ")
+            && run.stderr.contains("which the emulator cannot run")
             && run.stderr.lines().count() == 1
             && run.stderr.matches("brkpt").count() == 1,
         "{}",
@@ -808,4 +809,138 @@ fn flags_of_the_front_end_are_checked_like_the_others() {
     // The kernel writes x before anything reads it: nothing to report.
     assert_eq!(uninit.code, 0, "{}\n{}", uninit.stdout, uninit.stderr);
     assert!(uninit.stdout.contains("nothing found"), "{}", uninit.stdout);
+}
+
+#[test]
+fn a_file_of_a_multi_file_sample_is_checked_with_its_headers_host_code_left_out() {
+    let run = check_in(
+        &corpus().join("project/src"),
+        "histogram.cu",
+        &[
+            "--entry",
+            "histogramKernel",
+            "--grid",
+            "4",
+            "--block",
+            "64",
+            "--arg",
+            "histogram:u32[16]=zeros",
+            "--arg",
+            "u32[1000]=iota",
+            "--arg",
+            "u32=1000",
+        ],
+    );
+    assert_eq!(
+        run.code, 0,
+        "stdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    // Its own header's host declarations, the book-style header's host code (CRLF line
+    // endings, a host class, a typedef of pthread_t), host-only library headers and a host
+    // variable are left out; the device helper in histo_common.h stays.
+    assert!(
+        run.stdout.contains(
+            "host code left out (NVRTC compiles device code only): #include <cuda.h> (line 9), #include <cublas_v2.h> (line 10), #include <helper_cuda.h> (line 11), the host variable d_partial (line 15), histogramInit (lines 33–36), histogramRun (lines 38–44), histogramClose (lines 46–49), host code (histo_common.h, lines 9–11), host code (../common/timing.h, lines 6–27)"
+        ),
+        "{}",
+        run.stdout
+    );
+    let report = json(&check_in(
+        &corpus().join("project/src"),
+        "histogram.cu",
+        &[
+            "--entry",
+            "histogramKernel",
+            "--grid",
+            "4",
+            "--block",
+            "64",
+            "--arg",
+            "histogram:u32[16]=zeros",
+            "--arg",
+            "u32[1000]=iota",
+            "--arg",
+            "u32=1000",
+            "--json",
+        ],
+    ));
+    let expected: Vec<f64> = (0..16u32)
+        .map(|bin| f64::from((0..1000u32).filter(|v| v % 16 == bin).count() as u32))
+        .collect();
+    assert_eq!(buffer(&report, "histogram"), expected);
+}
+
+#[test]
+fn a_kernel_the_emulator_cannot_run_is_refused_with_its_line_and_the_others_run() {
+    let args = |entry: &'static str| -> Vec<&'static str> {
+        let mut args = vec!["--entry", entry, "--grid", "1", "--block", "32"];
+        if entry == "scale_texture" {
+            args.extend(["--arg", "f32[32]=zeros", "--arg", "u64=0"]);
+        } else {
+            args.extend(["--arg", "out:f32[32]=zeros", "--arg", "f32[32]=iota"]);
+        }
+        args.extend(["--arg", "f32=2", "--arg", "i32=32"]);
+        args
+    };
+    let refused = check("texture_fetch.cu", &args("scale_texture"));
+    let line = line_of_marker(
+        &std::fs::read_to_string(corpus().join("texture_fetch.cu")).expect("corpus file"),
+        "tex1Dfetch",
+    )
+    .expect("a tex1Dfetch line");
+    assert_refused(
+        &refused,
+        &format!(
+            "scale_texture uses `tex.1d.v4.f32.s32` at texture_fetch.cu:{line} (PTX line {}), which the emulator cannot run: texture fetches (tex1Dfetch, tex2D, texture objects) are not emulated; read the data through a plain pointer instead (const T *__restrict__ or __ldg give the same read-only caching)",
+            ptx_line_in(&refused.stderr)
+        ),
+    );
+    let mut plain = args("scale_plain");
+    plain.push("--json");
+    let report = json(&check("texture_fetch.cu", &plain));
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let doubled: Vec<f64> = (0..32).map(|i| 2.0 * f64::from(i)).collect();
+    assert_eq!(buffer(&report, "out"), doubled);
+}
+
+/// The PTX line a refusal names, which depends on NVRTC's output rather than on the file.
+fn ptx_line_in(stderr: &str) -> String {
+    stderr
+        .split("(PTX line ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn dynamic_shared_memory_left_unsized_is_named_as_such() {
+    let base = [
+        "--entry",
+        "dynamic_reverse",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "d:i32[32]=iota",
+        "--arg",
+        "i32=32",
+    ];
+    let unsized_run = check("dynamic_reverse.cu", &base);
+    assert_eq!(unsized_run.code, 2, "{}", unsized_run.stdout);
+    assert!(
+        unsized_run.stdout.contains(
+            "out-of-bounds access to shared memory: staged[0] (staged is dynamic shared memory (extern __shared__), and the launch gave it no bytes)"
+        ),
+        "{}",
+        unsized_run.stdout
+    );
+    let mut sized = base.to_vec();
+    sized.extend(["--shared", "128", "--json"]);
+    let report = json(&check("dynamic_reverse.cu", &sized));
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let reversed: Vec<f64> = (0..32).rev().map(f64::from).collect();
+    assert_eq!(buffer(&report, "d"), reversed);
 }

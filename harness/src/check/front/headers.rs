@@ -31,7 +31,77 @@ pub const STANDARD_HEADERS: &[(&str, &str)] = &[
     ("stdlib.h", CSTDLIB),
     ("cstring", CSTRING),
     ("string.h", CSTRING),
+    ("device_functions.h", BUILT_IN),
 ];
+
+/// Headers whose declarations NVRTC already has built in.
+const BUILT_IN: &str = "#pragma once\n// __syncthreads, __shfl_sync, … are built into NVRTC.\n";
+
+/// Headers of host-only libraries and APIs that a `.cu` file includes for its host code (the
+/// driver API, the CUDA libraries' host interfaces, MPI, OpenMP, NVTX, OpenGL, the CUDA
+/// samples' host helpers): never device code, so `check` always leaves them out, as it does a
+/// header NVRTC cannot find in a file with host code.
+const HOST_ONLY: &[&str] = &[
+    "cuda.h",
+    "cudaProfiler.h",
+    "cuda_profiler_api.h",
+    "cuda_gl_interop.h",
+    "cudaGL.h",
+    "curand.h",
+    "cufft.h",
+    "cufftXt.h",
+    "cudnn.h",
+    "nccl.h",
+    "nvml.h",
+    "mpi.h",
+    "omp.h",
+    "nvToolsExt.h",
+    "nvrtc.h",
+    "helper_cuda.h",
+    "helper_functions.h",
+    "helper_string.h",
+    "helper_timer.h",
+    "helper_image.h",
+    "helper_gl.h",
+];
+
+/// Prefixes of host-only headers: `cublas_v2.h`, `cusparse.h`, `nvtx3/…`, `GL/…`, PyTorch's.
+const HOST_ONLY_PREFIXES: &[&str] = &[
+    "cublas",
+    "cusparse",
+    "cusolver",
+    "cufile",
+    "nvtx3/",
+    "GL/",
+    "GLFW/",
+    "c10/",
+    "ATen/",
+    "torch/",
+    "pybind11/",
+];
+
+/// Whether `name` (as written in `#include`) is a host-only header; see [`HOST_ONLY`].
+pub fn host_only(name: &str) -> bool {
+    let file = name.rsplit('/').next().unwrap_or(name);
+    HOST_ONLY.contains(&file)
+        || HOST_ONLY_PREFIXES
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+}
+
+/// Thrust headers that only host code uses (containers, algorithms, execution policies): left
+/// out of a file with host code, where they are the host's. The ones device code uses
+/// (`thrust/complex.h`, `thrust/tuple.h`, …) stay.
+pub fn host_side_thrust(name: &str) -> bool {
+    const DEVICE_SIDE: &[&str] = &[
+        "thrust/complex.h",
+        "thrust/tuple.h",
+        "thrust/pair.h",
+        "thrust/functional.h",
+        "thrust/random.h",
+    ];
+    name.starts_with("thrust/") && !DEVICE_SIDE.contains(&name)
+}
 
 /// No include guard, as in C: each inclusion looks at `NDEBUG` again. A failed assert calls
 /// `__assertfail` with the function's full signature, as CUDA's own `assert` does on the device.
@@ -142,10 +212,34 @@ impl SearchPath {
 
     /// Whether NVRTC will find `include`: a standard stand-in, or a file in one of the folders.
     pub fn finds(&self, include: &Include) -> bool {
+        self.finds_from(&self.file_dir, include)
+    }
+
+    /// Whether NVRTC will find `include` written in a file of `including_dir`.
+    pub fn finds_from(&self, including_dir: &Path, include: &Include) -> bool {
         STANDARD_HEADERS
             .iter()
             .any(|(name, _)| *name == include.name)
+            || !include.angled && including_dir.join(&include.name).is_file()
             || self.dirs().any(|dir| dir.join(&include.name).is_file())
+    }
+
+    /// The user's own header that `include`, written in a file of `including_dir`, names: one
+    /// in the file's folder or an `-I` folder (not a stand-in, not a CUDA header), found where
+    /// a compiler looks (`"…"` first beside the file that includes it).
+    pub fn local_header(&self, including_dir: &Path, include: &Include) -> Option<PathBuf> {
+        if STANDARD_HEADERS
+            .iter()
+            .any(|(name, _)| *name == include.name)
+        {
+            return None;
+        }
+        let beside = (!include.angled).then(|| including_dir.join(&include.name));
+        let mut candidates = beside
+            .into_iter()
+            .chain(std::iter::once(self.file_dir.join(&include.name)))
+            .chain(self.user_dirs.iter().map(|dir| dir.join(&include.name)));
+        candidates.find(|path| path.is_file())
     }
 
     /// The folders as an error message lists them.

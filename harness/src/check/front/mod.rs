@@ -11,6 +11,7 @@ pub mod headers;
 pub mod names;
 pub mod source;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use self::headers::SearchPath;
@@ -62,6 +63,14 @@ pub struct Program {
     search: SearchPath,
     scan: Scan,
     left_out: Vec<LeftOut>,
+    /// The file as written, and how it was asked to be compiled: for [`Program::repaired`].
+    original: String,
+    flags: CompileFlags,
+    /// Host declarations left out because NVRTC refused them, by file (the `.cu` path or a
+    /// header's include name): indices into that file's [`Scan::declarations`].
+    repairs: BTreeMap<String, Vec<usize>>,
+    /// The user's headers NVRTC reads from memory: (include name, file).
+    own_headers: Vec<(String, PathBuf)>,
 }
 
 impl Program {
@@ -79,24 +88,84 @@ impl Program {
     /// [`source::device_part`]). The strings are leaked: [`crate::Device::launch`] keys kernels
     /// by `&'static str`, and a program lives as long as the one-shot run that loads it.
     pub fn new(path: &str, source: String, flags: &CompileFlags) -> Self {
+        Self::assemble(path, source, flags, BTreeMap::new())
+    }
+
+    fn assemble(
+        path: &str,
+        source: String,
+        flags: &CompileFlags,
+        repairs: BTreeMap<String, Vec<usize>>,
+    ) -> Self {
         let scan = source::scan(&source);
         let search = SearchPath::new(Path::new(path), &flags.include_dirs);
-        let part = source::device_part(&source, &scan, |include| search.finds(include));
+        let part = source::device_part_without(
+            &source,
+            &scan,
+            |include| search.finds(include),
+            repairs.get(path).map_or(&[], Vec::as_slice),
+        );
         let mut options = search.options();
         options.extend(flags.defines.iter().map(|define| format!("-D{define}")));
         options.extend(flags.std.map(|std| std.option().to_string()));
+        let mut left_out = part.left_out.clone();
+        let mut headers = headers::standard_headers();
+        let local = own_headers(&search, &search.file_dir.clone(), &scan, &part, &repairs);
+        let mut own = Vec::new();
+        for header in local {
+            left_out.extend(header.left_out);
+            own.push((header.name.clone(), header.path));
+            headers.push((header.name, header.source));
+        }
         Self {
             path: Box::leak(path.to_string().into_boxed_str()),
             source: Box::leak(part.source.into_boxed_str()),
             extras: Extras {
                 options,
-                headers: headers::standard_headers(),
+                headers,
                 name_expressions: Vec::new(),
             },
             search,
             scan,
-            left_out: part.left_out,
+            left_out,
+            original: source,
+            flags: flags.clone(),
+            repairs,
+            own_headers: own,
         }
+    }
+
+    /// The program again with the host declarations that NVRTC's `log` complains about left
+    /// out (a class of host methods in a header, a typedef of a host library's type), or `None`
+    /// when there are none: the errors are the user's to see.
+    fn repaired(&self, log: &str) -> Option<Self> {
+        let mut repairs = self.repairs.clone();
+        let mut changed = false;
+        for (file, lines) in error_lines(log) {
+            let scan = if file == self.path {
+                Some(self.scan.clone())
+            } else {
+                self.header_scan(&file)
+            };
+            let Some(scan) = scan else {
+                continue;
+            };
+            let entry = repairs.entry(file).or_default();
+            for index in scan.host_declarations_at(&lines) {
+                if !entry.contains(&index) {
+                    entry.push(index);
+                    changed = true;
+                }
+            }
+        }
+        changed.then(|| Self::assemble(self.path, self.original.clone(), &self.flags, repairs))
+    }
+
+    /// The scan of the user's header that NVRTC knows as `name`, as written.
+    fn header_scan(&self, name: &str) -> Option<Scan> {
+        let (_, path) = self.own_headers.iter().find(|(header, _)| header == name)?;
+        let text = std::fs::read_to_string(path).ok()?;
+        Some(source::scan(&text))
     }
 
     pub fn path(&self) -> &str {
@@ -116,9 +185,14 @@ impl Program {
     /// The kernels NVRTC makes of the file without naming one, by their PTX (for C++ kernels,
     /// mangled) names: templates that nothing instantiates are not among them.
     pub fn entries(&self) -> Result<Vec<EntrySignature>> {
-        let compiled = nvrtc::compile_with(self.path, self.source, EMU_ARCH, &self.extras)
-            .map_err(|error| self.compile_error(error))?;
-        Ok(entry_signatures(&compiled.ptx))
+        match nvrtc::compile_with(self.path, self.source, EMU_ARCH, &self.extras) {
+            Ok(compiled) => Ok(entry_signatures(&compiled.ptx)),
+            Err(HarnessError::Compile { path, log }) => match self.repaired(&log) {
+                Some(repaired) => repaired.entries(),
+                None => Err(self.compile_error(HarnessError::Compile { path, log })),
+            },
+            Err(error) => Err(self.compile_error(error)),
+        }
     }
 
     /// Compiles the file with the kernel `entry` names, as a user writes it: `sum`, `ns::sum`,
@@ -132,6 +206,9 @@ impl Program {
         let compiled = match nvrtc::compile_with(self.path, self.source, EMU_ARCH, &extras) {
             Ok(compiled) => compiled,
             Err(HarnessError::Compile { path, log }) => {
+                if let Some(repaired) = self.repaired(&log) {
+                    return repaired.kernel(entry);
+                }
                 // Compiled again without the name: either the file itself does not compile
                 // (that log, free of the name's lines, is the one to show), or the name is wrong
                 // and the kernels there are make the hint, or the file compiles and the
@@ -198,6 +275,112 @@ impl Program {
     fn compile_error(&self, error: HarnessError) -> CheckError {
         compile_error(error, &self.left_out, &self.search)
     }
+}
+
+/// The lines NVRTC's `log` reports errors at, by file: `file.cu(12): error: …` (headers) and
+/// `file.cu:12: error: …` (the program itself).
+fn error_lines(log: &str) -> BTreeMap<String, Vec<u32>> {
+    let mut found: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for line in log.lines() {
+        let Some(at) = line
+            .find(": error")
+            .or_else(|| line.find(": catastrophic error"))
+        else {
+            continue;
+        };
+        let place = &line[..at];
+        let parsed = if let Some(place) = place.strip_suffix(')') {
+            place
+                .rsplit_once('(')
+                .and_then(|(file, number)| Some((file, number.parse().ok()?)))
+        } else {
+            place
+                .rsplit_once(':')
+                .and_then(|(file, number)| Some((file, number.parse().ok()?)))
+        };
+        if let Some((file, number)) = parsed {
+            found.entry(file.to_string()).or_default().push(number);
+        }
+    }
+    found
+}
+
+/// One of the user's own headers, with its host code left out as from the file itself.
+struct OwnHeader {
+    /// As `#include` names it, which is how NVRTC looks it up among the headers it is given.
+    name: String,
+    path: PathBuf,
+    source: String,
+    left_out: Vec<LeftOut>,
+}
+
+/// The user's own headers that the device part of a file (in `dir`) includes, and theirs in
+/// turn: NVRTC reads them from memory, host code blanked (a sample's `histogram_common.h`
+/// declares its host functions; a book's `book.h` defines error helpers around `exit`). The
+/// CUDA headers are left as they are.
+fn own_headers(
+    search: &SearchPath,
+    dir: &Path,
+    scan: &Scan,
+    part: &source::DevicePart,
+    repairs: &BTreeMap<String, Vec<usize>>,
+) -> Vec<OwnHeader> {
+    let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut todo: Vec<(PathBuf, source::Include)> = part
+        .kept_includes(scan)
+        .map(|include| (dir.to_path_buf(), include.clone()))
+        .collect();
+    todo.reverse();
+    while let Some((dir, include)) = todo.pop() {
+        if found
+            .iter()
+            .any(|header: &OwnHeader| header.name == include.name)
+        {
+            continue;
+        }
+        let Some(path) = search.local_header(&dir, &include) else {
+            continue;
+        };
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if !seen.insert((canonical, include.name.clone())) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let header_dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        let header_scan = source::scan(&text);
+        let header_part = source::device_part_without(
+            &text,
+            &header_scan,
+            |nested| search.finds_from(&header_dir, nested),
+            repairs.get(&include.name).map_or(&[], Vec::as_slice),
+        );
+        let nested: Vec<_> = header_part
+            .kept_includes(&header_scan)
+            .map(|nested| (header_dir.clone(), nested.clone()))
+            .collect();
+        todo.extend(nested.into_iter().rev());
+        // One entry per header: what a header leaves out is rarely the user's business.
+        let lines = header_part.left_out.iter().map(|left| left.lines);
+        let left_out = lines
+            .reduce(|(first, last), (a, b)| (first.min(a), last.max(b)))
+            .map(|lines| LeftOut {
+                what: "host code".to_string(),
+                lines,
+                header: Some(include.name.clone()),
+            })
+            .into_iter()
+            .collect();
+        found.push(OwnHeader {
+            name: include.name.clone(),
+            path: path.clone(),
+            source: header_part.source,
+            left_out,
+        });
+    }
+    found
 }
 
 /// Whether the kernel `symbol` reads the grid's barrier workspace (`%envreg1`, `%envreg2`), which

@@ -60,14 +60,57 @@ pub struct Include {
     span: Range<usize>,
 }
 
+/// A variable at namespace scope with no memory space (`__device__`, `__constant__`,
+/// `__shared__`, `__managed__`) and not `const`: host data, which NVRTC refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostVariable {
+    /// The names it declares: `d_in, d_out` for `float *d_in, *d_out;`.
+    pub names: String,
+    /// 1-based first and last line.
+    pub lines: (u32, u32),
+    span: Range<usize>,
+}
+
+/// Any declaration at namespace scope (a function, a variable, a class, a typedef), for when
+/// NVRTC refuses one that the scan did not take for host code: see [`Scan::host_declarations_at`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceDecl {
+    /// Its first line, as written (shortened).
+    pub label: String,
+    pub lines: (u32, u32),
+    /// It names a memory space or execution space (`__device__`, `__global__`, …): device code,
+    /// never left out.
+    pub device: bool,
+    span: Range<usize>,
+}
+
 /// Everything [`scan`] found, in source order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scan {
     pub functions: Vec<Function>,
     pub includes: Vec<Include>,
+    pub host_variables: Vec<HostVariable>,
+    pub declarations: Vec<NamespaceDecl>,
 }
 
 impl Scan {
+    /// The host declarations (not device code) that hold these lines, by index into
+    /// `declarations`: what NVRTC's errors point at when a header's host code was not recognised
+    /// as such (a class with host methods, a typedef of a host library's type).
+    pub fn host_declarations_at(&self, lines: &[u32]) -> Vec<usize> {
+        self.declarations
+            .iter()
+            .enumerate()
+            .filter(|(_, declaration)| {
+                !declaration.device
+                    && lines
+                        .iter()
+                        .any(|line| (declaration.lines.0..=declaration.lines.1).contains(line))
+            })
+            .map(|(index, _)| index)
+            .collect()
+    }
+
     pub fn kernels(&self) -> impl Iterator<Item = &Function> {
         self.functions
             .iter()
@@ -82,19 +125,25 @@ impl Scan {
     }
 }
 
-/// A piece of the file left out of what NVRTC compiles.
+/// A piece of the file (or of one of its own headers) left out of what NVRTC compiles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeftOut {
     /// `main`, or `#include <iostream>`.
     pub what: String,
     pub lines: (u32, u32),
+    /// The header it is in, as the `#include` names it; `None` for the file itself.
+    pub header: Option<String>,
 }
 
 impl std::fmt::Display for LeftOut {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let header = self
+            .header
+            .as_ref()
+            .map_or(String::new(), |header| format!("{header}, "));
         match self.lines {
-            (first, last) if first == last => write!(f, "{} (line {first})", self.what),
-            (first, last) => write!(f, "{} (lines {first}–{last})", self.what),
+            (first, last) if first == last => write!(f, "{} ({header}line {first})", self.what),
+            (first, last) => write!(f, "{} ({header}lines {first}–{last})", self.what),
         }
     }
 }
@@ -106,10 +155,23 @@ pub struct DevicePart {
     pub left_out: Vec<LeftOut>,
 }
 
-/// Blanks the host functions of `source`, and, when there are any, the includes for which
-/// `found` says no (host headers such as `<iostream>` or a sample's `helper_cuda.h`). A file
-/// with no host code comes back unchanged, so NVRTC reports a missing header itself.
+/// Blanks the host functions and host variables of `source`, the includes of host-only
+/// libraries (see [`super::headers::host_only`]: `<cuda.h>`, cuBLAS, MPI, …), and, when the file
+/// has host code, the includes for which `found` says no (host headers such as `<iostream>`)
+/// and the host parts of Thrust. A file with no host code keeps its other includes, so NVRTC
+/// reports a missing header itself.
 pub fn device_part(source: &str, scan: &Scan, found: impl Fn(&Include) -> bool) -> DevicePart {
+    device_part_without(source, scan, found, &[])
+}
+
+/// [`device_part`], also leaving out the `declarations` of `scan` at these indices (see
+/// [`Scan::host_declarations_at`]).
+pub fn device_part_without(
+    source: &str,
+    scan: &Scan,
+    found: impl Fn(&Include) -> bool,
+    declarations: &[usize],
+) -> DevicePart {
     let mut spans: Vec<(Range<usize>, LeftOut)> = scan
         .host_functions()
         .map(|function| {
@@ -123,15 +185,49 @@ pub fn device_part(source: &str, scan: &Scan, found: impl Fn(&Include) -> bool) 
                 LeftOut {
                     what,
                     lines: function.lines,
+                    header: None,
                 },
             )
         })
         .collect();
-    if spans
+    spans.extend(scan.host_variables.iter().map(|variable| {
+        (
+            variable.span.clone(),
+            LeftOut {
+                what: format!("the host variable {}", variable.names),
+                lines: variable.lines,
+                header: None,
+            },
+        )
+    }));
+    for declaration in declarations
         .iter()
-        .any(|(_, left)| !left.what.starts_with("the declaration"))
+        .filter_map(|&index| scan.declarations.get(index))
     {
-        for include in scan.includes.iter().filter(|include| !found(include)) {
+        let covered = spans.iter().any(|(span, _)| {
+            span.start <= declaration.span.start && declaration.span.end <= span.end
+        });
+        if !covered {
+            spans.push((
+                declaration.span.clone(),
+                LeftOut {
+                    what: format!("`{}`", declaration.label),
+                    lines: declaration.lines,
+                    header: None,
+                },
+            ));
+        }
+    }
+    let has_host_code = spans
+        .iter()
+        .any(|(_, left)| !left.what.starts_with("the declaration"));
+    {
+        let leave_out = |include: &Include| {
+            super::headers::host_only(&include.name)
+                || has_host_code
+                    && (!found(include) || super::headers::host_side_thrust(&include.name))
+        };
+        for include in scan.includes.iter().filter(|include| leave_out(include)) {
             let (open, close) = if include.angled {
                 ('<', '>')
             } else {
@@ -142,6 +238,7 @@ pub fn device_part(source: &str, scan: &Scan, found: impl Fn(&Include) -> bool) 
                 LeftOut {
                     what: format!("#include {open}{}{close}", include.name),
                     lines: (include.line, include.line),
+                    header: None,
                 },
             ));
         }
@@ -161,6 +258,17 @@ pub fn device_part(source: &str, scan: &Scan, found: impl Fn(&Include) -> bool) 
     DevicePart {
         source,
         left_out: spans.into_iter().map(|(_, left)| left).collect(),
+    }
+}
+
+impl DevicePart {
+    /// The includes of `scan` that this device part keeps, which NVRTC will read.
+    pub fn kept_includes<'a>(&self, scan: &'a Scan) -> impl Iterator<Item = &'a Include> {
+        scan.includes.iter().filter(|include| {
+            self.source
+                .get(include.span.clone())
+                .is_some_and(|text| text.trim_start().starts_with('#'))
+        })
     }
 }
 
@@ -407,6 +515,7 @@ impl<'a> Scanner<'a> {
             Scope::Namespace(_) | Scope::Linkage => self.reset_header(),
             Scope::Function { start, header } => {
                 self.record_function(&header, start..self.at, true);
+                self.record_declaration(start..self.at);
                 self.reset_header();
             }
             Scope::Other => self.header.push_str(" {} "),
@@ -420,11 +529,96 @@ impl<'a> Scanner<'a> {
         }
         let header = std::mem::take(&mut self.header);
         if let Some(start) = self.header_start.take() {
+            self.record_declaration(start..self.at);
             let trimmed = header.trim();
             if looks_like_function(trimmed) && !trimmed.contains('{') {
                 self.record_function(trimmed, start..self.at, false);
+            } else if let Some(names) = self.host_variable_names(trimmed) {
+                let lines = (self.line_of(start), self.line_of(self.at - 1));
+                self.found.host_variables.push(HostVariable {
+                    names,
+                    lines,
+                    span: start..self.at,
+                });
             }
         }
+    }
+
+    fn record_declaration(&mut self, span: Range<usize>) {
+        let text = &self.text[span.clone()];
+        let device = text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|word| {
+                matches!(
+                    word,
+                    "__device__" | "__global__" | "__constant__" | "__shared__" | "__managed__"
+                ) || self.device_macros.iter().any(|(name, _)| name == word)
+            });
+        let first_line = text.lines().map(str::trim).find(|line| !line.is_empty());
+        let mut label = collapse_spaces(first_line.unwrap_or_default());
+        if label.chars().count() > 48 {
+            label = label.chars().take(45).collect::<String>() + "…";
+        }
+        self.found.declarations.push(NamespaceDecl {
+            label,
+            lines: (
+                self.line_of(span.start),
+                self.line_of(span.end.saturating_sub(1)),
+            ),
+            device,
+            span,
+        });
+    }
+
+    /// The names a declaration at namespace scope gives host variables, if it declares any:
+    /// `float *d_in, *d_out` gives `d_in, d_out`; types, aliases, `const` values and device
+    /// variables give none.
+    fn host_variable_names(&self, declaration: &str) -> Option<String> {
+        let words: Vec<&str> = declaration
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|word| !word.is_empty())
+            .collect();
+        let first = *words.first()?;
+        let not_a_variable = [
+            "struct",
+            "class",
+            "union",
+            "enum",
+            "typedef",
+            "using",
+            "static_assert",
+            "namespace",
+            "template",
+            "friend",
+            "asm",
+        ];
+        let device_space = ["__device__", "__constant__", "__shared__", "__managed__"];
+        let kept = ["const", "constexpr", "__constant__", "__device__"];
+        if not_a_variable.contains(&first)
+            || words.iter().any(|word| {
+                device_space.contains(word)
+                    || kept.contains(word)
+                    || self.device_macros.iter().any(|(name, _)| name == word)
+            })
+            || words.len() < 2
+        {
+            return None;
+        }
+        // Each declarator's name is the last identifier before its `=`, `[` or `(`.
+        let mut names = Vec::new();
+        for declarator in split_top_level(declaration, ',') {
+            let end = declarator
+                .find(['=', '[', '(', '{'])
+                .unwrap_or(declarator.len());
+            let name = declarator[..end]
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .find(|word| !word.is_empty())?;
+            if name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+                return None;
+            }
+            names.push(name.to_string());
+        }
+        Some(names.join(", "))
     }
 
     fn record_function(&mut self, header: &str, span: Range<usize>, defined: bool) {
@@ -486,7 +680,10 @@ impl<'a> Scanner<'a> {
         let mut end = start;
         while end < self.bytes.len() {
             if self.bytes[end] == b'\n' {
-                if end > start && self.bytes[end - 1] == b'\\' {
+                // A continuation: `\` at the end of the line, before `\n` or a Windows `\r\n`.
+                let line = &self.bytes[start..end];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                if line.ends_with(b"\\") {
                     end += 1;
                     continue;
                 }
@@ -495,7 +692,9 @@ impl<'a> Scanner<'a> {
             end += 1;
         }
         self.at = end;
-        let text = self.text[start + 1..end].replace("\\\n", " ");
+        let text = self.text[start + 1..end]
+            .replace("\\\r\n", " ")
+            .replace("\\\n", " ");
         let text = text.trim();
         let (keyword, rest) = text
             .split_once(|c: char| c.is_whitespace() || c == '(' || c == '<' || c == '"')
@@ -708,6 +907,26 @@ fn split_declaration(header: &str) -> Option<Declaration> {
     None
 }
 
+/// `text` split at `separator` outside brackets, braces, parentheses and angle brackets.
+fn split_top_level(text: &str, separator: char) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (index, character) in text.char_indices() {
+        match character {
+            '(' | '[' | '{' | '<' => depth += 1,
+            ')' | ']' | '}' | '>' => depth -= 1,
+            c if c == separator && depth == 0 => {
+                parts.push(&text[start..index]);
+                start = index + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
 /// Where the `<` that matches the `>` ending `text` is.
 fn matching_angle_backwards(text: &str) -> Option<usize> {
     let mut depth = 0i32;
@@ -887,6 +1106,47 @@ int main(int argc, char **argv)
         let part = device_part(source, &scan(source), |_| false);
         assert_eq!(part.source, source);
         assert!(part.left_out.is_empty());
+    }
+
+    #[test]
+    fn host_variables_are_left_out_and_device_ones_and_constants_kept() {
+        let source = "unsigned char *d_in, *d_out;\nstatic int runs = 0;\nint table[2] = {1, 2};\n\
+const int N = 4;\n__device__ int hits;\n__constant__ float k[2];\ntypedef float real;\n\
+__global__ void k2(int *x) { x[0] = N; }\nint main() { return 0; }\n";
+        let scan = scan(source);
+        let names: Vec<_> = scan
+            .host_variables
+            .iter()
+            .map(|v| (v.names.as_str(), v.lines))
+            .collect();
+        assert_eq!(
+            names,
+            [("d_in, d_out", (1, 1)), ("runs", (2, 2)), ("table", (3, 3))]
+        );
+        let part = device_part(source, &scan, |_| true);
+        for kept in [
+            "const int N",
+            "__device__ int hits",
+            "__constant__",
+            "typedef float",
+        ] {
+            assert!(part.source.contains(kept), "{kept} was blanked");
+        }
+        for gone in ["d_in", "runs", "table"] {
+            assert!(!part.source.contains(gone), "{gone} is still there");
+        }
+    }
+
+    #[test]
+    fn windows_line_endings_continue_a_macro() {
+        let source = "#define CHECK(a) { \\\r\n  if (!(a)) { \\\r\n    exit(1); }}\r\n__global__ void k(int *x) { x[0] = 1; }\r\n";
+        let scan = scan(source);
+        let names: Vec<_> = scan
+            .functions
+            .iter()
+            .map(|f| (f.kind, f.name.as_str()))
+            .collect();
+        assert_eq!(names, [(FunctionKind::Kernel, "k")]);
     }
 
     #[test]
