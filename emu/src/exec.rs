@@ -348,6 +348,17 @@ impl Emulator {
         Ok(())
     }
 
+    /// The device memory of `module`'s `.global` or `.const` variable `name` (its PTX name) and
+    /// its size, for the host to write before a launch (`cudaMemcpyToSymbol`) or read after.
+    pub fn symbol(&mut self, module: &Module, name: &str) -> Option<(DevicePtr, usize)> {
+        self.load_module_globals(module);
+        // Globals keep their demangled names (for reports); the host names them as in PTX.
+        let wanted = crate::parse::demangle(name);
+        let global = module.globals.iter().find(|g| g.name == wanted)?;
+        let i = find_alloc(&self.allocs, global.addr, 1)?;
+        Some((DevicePtr(global.addr), self.allocs[i].data.len()))
+    }
+
     fn load_module_globals(&mut self, m: &Module) {
         if self.loaded_modules.contains(&m.id) {
             return;

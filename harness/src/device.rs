@@ -388,6 +388,32 @@ impl Device {
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
+    /// Writes `bytes` to the start of `kernel`'s module variable `name` (its PTX name), as
+    /// `cudaMemcpyToSymbol` does for a `__constant__` or `__device__` variable.
+    pub fn write_symbol(&mut self, kernel: &KernelSource, name: &str, bytes: &[u8]) -> Result<()> {
+        match &mut self.inner {
+            Inner::Cuda(cuda) => {
+                cuda.function(kernel)?;
+                let (module, _) = cuda.modules.get(kernel.path).ok_or_else(|| {
+                    HarnessError::Invalid(format!("{} was not loaded", kernel.path))
+                })?;
+                let module = module.clone();
+                let mut symbol = module.get_global(name, &cuda.stream)?;
+                if bytes.len() > symbol.len() {
+                    return Err(HarnessError::Invalid(format!(
+                        "{name} holds {} bytes, not {}",
+                        symbol.len(),
+                        bytes.len()
+                    )));
+                }
+                let mut start = symbol.slice_mut(0..bytes.len());
+                cuda.stream.memcpy_htod(bytes, &mut start)?;
+                Ok(cuda.stream.synchronize()?)
+            }
+            Inner::Emu(emu) => emu.write_symbol(kernel, name, bytes),
+        }
+    }
+
     /// Refuses variants that could hang a real GPU before they reach one.
     pub fn ensure_can_run<K>(&self, variant: &Variant<K>) -> Result<()> {
         if self.kind.is_cuda() && variant.expect.is_emulator_only() {

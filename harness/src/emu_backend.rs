@@ -45,17 +45,46 @@ impl EmuBackend {
         Ok(bytes)
     }
 
+    /// Writes `bytes` to the start of the module variable `name` (its PTX name).
+    pub(crate) fn write_symbol(
+        &mut self,
+        kernel: &KernelSource,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<()> {
+        self.load(kernel)?;
+        let module = self
+            .modules
+            .get(kernel.path)
+            .ok_or_else(|| HarnessError::Invalid(format!("{} was not loaded", kernel.path)))?;
+        let (ptr, size) = self.emulator.symbol(module, name).ok_or_else(|| {
+            HarnessError::Invalid(format!("{} has no variable {name}", kernel.path))
+        })?;
+        if bytes.len() > size {
+            return Err(HarnessError::Invalid(format!(
+                "{name} holds {size} bytes, not {}",
+                bytes.len()
+            )));
+        }
+        Ok(self.emulator.write(ptr, bytes)?)
+    }
+
+    fn load(&mut self, kernel: &KernelSource) -> Result<()> {
+        if !self.modules.contains_key(kernel.path) {
+            let ptx = kernel.emulator_ptx()?;
+            let module = Module::parse(&ptx)?;
+            self.modules.insert(kernel.path, module);
+        }
+        Ok(())
+    }
+
     pub(crate) fn launch(
         &mut self,
         kernel: &KernelSource,
         shape: LaunchShape,
         args: &[Arg<'_>],
     ) -> Result<LaunchReport> {
-        if !self.modules.contains_key(kernel.path) {
-            let ptx = kernel.emulator_ptx()?;
-            let module = Module::parse(&ptx)?;
-            self.modules.insert(kernel.path, module);
-        }
+        self.load(kernel)?;
         let module = self
             .modules
             .get(kernel.path)

@@ -944,3 +944,50 @@ fn dynamic_shared_memory_left_unsized_is_named_as_such() {
     let reversed: Vec<f64> = (0..32).rev().map(f64::from).collect();
     assert_eq!(buffer(&report, "d"), reversed);
 }
+
+#[test]
+fn symbol_sets_constant_and_device_variables_before_the_launch() {
+    let base = [
+        "--entry",
+        "convolve5",
+        "--grid",
+        "2",
+        "--block",
+        "32",
+        "--arg",
+        "out:f32[50]=zeros",
+        "--arg",
+        "f32[50]=iota",
+        "--arg",
+        "i32=50",
+        "--json",
+    ];
+    let mut set = base.to_vec();
+    set.extend([
+        "--symbol",
+        "taps:f32[5]=const:1",
+        "--symbol",
+        "filter::gain:f32=2",
+    ]);
+    let report = json(&check("constant_taps.cu", &set));
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let expected: Vec<f64> = (0..50i32)
+        .map(|i| 2.0 * f64::from((-2..=2).map(|k| (i + k).clamp(0, 49)).sum::<i32>()))
+        .collect();
+    assert_eq!(buffer(&report, "out"), expected);
+    // Unset, constant memory holds zeros, as on a GPU before cudaMemcpyToSymbol.
+    let unset = json(&check("constant_taps.cu", &base));
+    assert_eq!(buffer(&unset, "out"), vec![0.0; 50]);
+    let mut misspelt = base.to_vec();
+    misspelt.extend(["--symbol", "tap:f32[5]=const:1"]);
+    assert_refused(
+        &check("constant_taps.cu", &misspelt),
+        "--symbol tap: constant_taps.cu has no __constant__ or __device__ variable named tap",
+    );
+    let mut too_long = base.to_vec();
+    too_long.extend(["--symbol", "taps:f32[6]=const:1"]);
+    assert_refused(
+        &check("constant_taps.cu", &too_long),
+        "--symbol taps:f32[6]=const:1: taps holds 20 bytes, fewer than the 24 given",
+    );
+}

@@ -1463,3 +1463,108 @@ fn the_guarded_whole_program_counts_like_the_cpu_with_its_include_and_macro() {
         );
     }
 }
+
+#[test]
+fn a_multi_file_samples_kernel_counts_like_the_cpu_with_its_headers_host_code_left_out() {
+    let data: Vec<u32> = (0..1000).map(|i| i * 7 + 3).collect();
+    let mut want = vec![0u32; 16];
+    for value in &data {
+        want[(value % 16) as usize] += 1;
+    }
+    run_fixed_with(
+        Fixed {
+            path: "harness/tests/check_corpus/project/src/histogram.cu",
+            entry: "histogramKernel",
+            shape: LaunchShape::linear(4, 64),
+            args: vec![
+                buffer("histogram", vec![0u32; 16]),
+                buffer("data", data.clone()),
+                u32_arg("count", data.len()),
+            ],
+            wants: vec![(0, Want::Exact(HostData::U32(want)))],
+            schedules: EVERY_SCHEDULE.to_vec(),
+        },
+        &CompileFlags {
+            include_dirs: vec![workspace_root().join(CHECK_CORPUS).join("project/src")],
+            ..CompileFlags::default()
+        },
+    );
+}
+
+#[test]
+fn dynamic_shared_memory_reverses_on_both_backends() {
+    let values: Vec<i32> = (0..64).map(|i| i * i - 100).collect();
+    let mut reversed = values.clone();
+    reversed.reverse();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/dynamic_reverse.cu",
+        entry: "dynamic_reverse",
+        shape: LaunchShape {
+            dynamic_shared_bytes: 64 * 4,
+            ..LaunchShape::linear(1, 64)
+        },
+        args: vec![buffer("d", values), i32_arg("n", 64)],
+        wants: vec![(0, Want::Exact(HostData::I32(reversed)))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn the_plain_pointer_kernel_beside_a_texture_one_runs_on_both_backends() {
+    let input: Vec<f32> = (0..100).map(|i| i as f32 * 0.5).collect();
+    let doubled: Vec<f32> = input.iter().map(|x| 2.0 * x).collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/texture_fetch.cu",
+        entry: "scale_plain",
+        shape: LaunchShape::linear(4, 32),
+        args: vec![
+            buffer("out", vec![0f32; 100]),
+            buffer("in", input),
+            HostArg::scalar("factor", Scalar::F32(2.0)),
+            i32_arg("n", 100),
+        ],
+        wants: vec![(0, Want::Exact(HostData::F32(doubled)))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn constant_and_device_symbols_set_before_the_launch_agree_on_both_backends() {
+    let path = "harness/tests/check_corpus/constant_taps.cu";
+    if harness::nvrtc::nvrtc().is_none() {
+        eprintln!("{path}: skipped, NVRTC is not installed");
+        return;
+    }
+    let source = std::fs::read_to_string(workspace_root().join(path)).expect("corpus file");
+    let program = Program::new(path, source, &CompileFlags::default());
+    let names = ["taps".to_string(), "filter::gain".to_string()];
+    let mut kernel = program
+        .kernel_with_symbols("convolve5", &names)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let specs: Vec<harness::check::SymbolSpec> = ["taps:f32[5]=const:1", "filter::gain:f32=2"]
+        .iter()
+        .map(|spec| spec.parse().expect("a symbol spec"))
+        .collect();
+    kernel.set_symbols(&specs).unwrap_or_else(|e| panic!("{e}"));
+    let n = 50usize;
+    let args = vec![
+        buffer("out", vec![0f32; n]),
+        buffer("in", (0..n).map(|i| i as f32).collect::<Vec<_>>()),
+        i32_arg("n", n),
+    ];
+    let want: Vec<f32> = (0..n as i32)
+        .map(|i| 2.0 * (-2..=2).map(|k| (i + k).clamp(0, 49)).sum::<i32>() as f32)
+        .collect();
+    let shape = LaunchShape::linear(2, 32);
+    let emu = on_emu(&kernel, shape, &args, Schedule::Hardware);
+    assert!(emu.findings.is_empty(), "{}", findings_text(&emu));
+    assert_eq!(output(&emu, 0, path), &HostData::F32(want.clone()));
+    let Some(mut device) = gpu() else {
+        return;
+    };
+    let cuda = kernel
+        .run(&mut device, shape, &args)
+        .unwrap_or_else(|e| panic!("{path}: {e}"));
+    eprintln!("{path}: cuda {}", head(output(&cuda, 0, path)));
+    assert_eq!(output(&cuda, 0, path), &HostData::F32(want));
+}

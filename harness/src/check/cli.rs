@@ -98,6 +98,11 @@ pub struct CheckArgs {
     #[arg(long = "arg", value_name = "SPEC")]
     pub args: Vec<ArgSpec>,
 
+    /// Set a __constant__ or __device__ variable before the launch, as the host's
+    /// cudaMemcpyToSymbol does (repeatable): --symbol c_kernel:f32[17]=const:0.0588
+    #[arg(long = "symbol", value_name = "NAME:SPEC")]
+    pub symbols: Vec<super::SymbolSpec>,
+
     /// Print this argument's buffer after the run, by index or by its --arg name: --show 2,
     /// --show histo (repeatable) [default: every buffer]
     #[arg(long = "show", value_name = "N|NAME", value_parser = parse_show)]

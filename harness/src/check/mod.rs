@@ -23,6 +23,7 @@ pub mod front;
 pub mod report;
 pub mod run;
 pub mod signature;
+pub mod symbols;
 
 pub use args::{ArgKind, ArgSpec, ArgValueSpec, BufferSpec, Fill, HostArg, Scalar, SpecError};
 pub use cli::{CheckArgs, HELP, Show, parse_dim3, parse_seconds};
@@ -31,6 +32,7 @@ pub use front::Program;
 pub use report::{CheckReport, SHOWN_ELEMENTS};
 pub use run::{Kernel, Outcome, Prepared, prepare};
 pub use signature::{EntrySignature, Param, ParamClass, entry_signatures};
+pub use symbols::{KernelSymbol, SymbolSpec};
 
 /// The largest buffer `--arg` makes, so that a typo such as `u64[99999999999]` is refused
 /// rather than exhausting the host's memory before the device could say no.

@@ -169,6 +169,16 @@ impl CheckReport<'_> {
             };
             line(&format!("  arg {index}  {label}: {shown}"));
         }
+        for (symbol, data) in self.kernel.symbols.iter().zip(&self.kernel.symbol_data) {
+            line(&format!(
+                "  symbol {}: {}[{}] ({} of its {} bytes)",
+                symbol.name,
+                data.ty(),
+                data.len(),
+                data.as_bytes().len(),
+                symbol.bytes
+            ));
+        }
         if !self.outcome.printf.is_empty() {
             let count = self.outcome.printf.lines().count();
             let s = if count == 1 { "" } else { "s" };

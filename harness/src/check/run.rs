@@ -21,6 +21,9 @@ pub struct Kernel {
     /// The C++ parameters, one per PTX parameter (`int *x`, or `float const*` when read back
     /// from a mangled name); empty when they could not be told.
     pub(super) cpp_params: Vec<String>,
+    /// The variables `--symbol` sets before the launch, and what it sets them to.
+    pub(super) symbols: Vec<super::symbols::KernelSymbol>,
+    pub(super) symbol_data: Vec<HostData>,
 }
 
 /// An argument on the device.
@@ -138,6 +141,9 @@ impl Kernel {
                 HostArg::Scalar { value, .. } => Slot::Scalar(*value),
             });
         }
+        for (symbol, data) in self.symbols.iter().zip(&self.symbol_data) {
+            device.write_symbol(&self.source, &symbol.ptx_name, data.as_bytes())?;
+        }
         let launch_args: Vec<Arg<'_>> = slots
             .iter()
             .map(|slot| match slot {
@@ -176,7 +182,9 @@ pub struct Prepared {
 pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
     let shown = args.shown()?;
     let program = Program::load(&args.file, &args.compile_flags())?;
-    let kernel = program.kernel(&args.entry)?;
+    let names: Vec<String> = args.symbols.iter().map(|spec| spec.name.clone()).collect();
+    let mut kernel = program.kernel_with_symbols(&args.entry, &names)?;
+    kernel.set_symbols(&args.symbols)?;
     kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
     let host_args = args
         .args
@@ -189,4 +197,42 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
         args: host_args,
         shown,
     })
+}
+
+impl Kernel {
+    /// The variables [`Program::kernel_with_symbols`] resolved.
+    pub fn symbols(&self) -> &[super::symbols::KernelSymbol] {
+        &self.symbols
+    }
+
+    /// What each of [`Kernel::symbols`] holds at the launch, in their order, as `--symbol` sets.
+    pub fn set_symbols(&mut self, specs: &[super::SymbolSpec]) -> Result<()> {
+        self.symbol_data = symbol_data(self, specs)?;
+        Ok(())
+    }
+}
+
+/// The data of each `--symbol`, checked against the size of the variable it fills.
+fn symbol_data(kernel: &Kernel, specs: &[super::SymbolSpec]) -> Result<Vec<HostData>> {
+    specs
+        .iter()
+        .zip(&kernel.symbols)
+        .map(|(spec, symbol)| {
+            let refuse = |reason: String| CheckError::Refused(format!("--symbol {spec}: {reason}"));
+            let data = match spec.data.resolve(0) {
+                Ok(HostArg::Buffer { data, .. }) => data,
+                Ok(HostArg::Scalar { .. }) => return Err(refuse("not a buffer".to_string())),
+                Err(CheckError::Fill { reason, .. }) => return Err(refuse(reason)),
+                Err(other) => return Err(other),
+            };
+            let bytes = data.as_bytes().len();
+            if bytes > symbol.bytes {
+                return Err(refuse(format!(
+                    "{} holds {} bytes, fewer than the {bytes} given",
+                    symbol.name, symbol.bytes
+                )));
+            }
+            Ok(data)
+        })
+        .collect()
 }

@@ -258,7 +258,71 @@ impl Program {
             },
             signature,
             left_out: self.left_out.clone(),
+            symbols: Vec::new(),
+            symbol_data: Vec::new(),
         })
+    }
+
+    /// [`Program::kernel`], with the module variables that `--symbol` names (`c_kernel`,
+    /// `ns::weights`) resolved to their PTX names through NVRTC's name expressions (`&NAME`),
+    /// which also keeps a variable no kernel reads in the module.
+    pub fn kernel_with_symbols(&self, entry: &str, symbols: &[String]) -> Result<Kernel> {
+        let mut kernel = self.kernel(entry)?;
+        if symbols.is_empty() {
+            return Ok(kernel);
+        }
+        let Some(build) = kernel.source.own else {
+            return Ok(kernel);
+        };
+        let mut extras = build.extras.clone();
+        extras.name_expressions.truncate(1);
+        extras
+            .name_expressions
+            .extend(symbols.iter().map(|symbol| format!("&{symbol}")));
+        let compiled = match nvrtc::compile_with(self.path, self.source, EMU_ARCH, &extras) {
+            Ok(compiled) => compiled,
+            Err(HarnessError::Compile { .. }) => {
+                // Which name is wrong: each alone, beside the kernel that compiled.
+                for symbol in symbols {
+                    let mut alone = build.extras.clone();
+                    alone.name_expressions.truncate(1);
+                    alone.name_expressions.push(format!("&{symbol}"));
+                    if nvrtc::compile_with(self.path, self.source, EMU_ARCH, &alone).is_err() {
+                        return Err(CheckError::Refused(format!(
+                            "--symbol {symbol}: {} has no __constant__ or __device__ variable named {symbol}",
+                            self.path
+                        )));
+                    }
+                }
+                return Err(CheckError::Refused(format!(
+                    "--symbol: {} does not compile with the variables {} named",
+                    self.path,
+                    symbols.join(", ")
+                )));
+            }
+            Err(other) => return Err(other.into()),
+        };
+        let mut resolved = Vec::with_capacity(symbols.len());
+        for (symbol, ptx_name) in symbols.iter().zip(compiled.lowered_names.iter().skip(1)) {
+            let bytes = super::symbols::declared_size(&compiled.ptx, ptx_name).ok_or_else(|| {
+                CheckError::Refused(format!(
+                    "--symbol {symbol}: {symbol} is not a __constant__ or __device__ variable of {}",
+                    self.path
+                ))
+            })?;
+            resolved.push(super::symbols::KernelSymbol {
+                name: symbol.clone(),
+                ptx_name: ptx_name.clone(),
+                bytes,
+            });
+        }
+        kernel.source.own = Some(Box::leak(Box::new(OwnBuild {
+            extras,
+            symbol: build.symbol.clone(),
+            emulator_ptx: compiled.ptx,
+        })));
+        kernel.symbols = resolved;
+        Ok(kernel)
     }
 
     fn refusal(&self, name: &EntryName, log: &str, entries: &[EntrySignature]) -> CheckError {
