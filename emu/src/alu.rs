@@ -83,6 +83,19 @@ fn int_range(t: Ty) -> (i128, i128) {
 
 pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
     match t {
+        Ty::BF16 => {
+            let (x, y) = (bf16_to_f32(a as u16), bf16_to_f32(b as u16));
+            // f32 carries more than twice bf16's precision: rounding twice is rounding once.
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::MulLo => x * y,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+                _ => return bin_int(op, Ty::B16, a, b, fm.sat),
+            };
+            u64::from(f32_to_bf16(sat32(r, fm.sat)))
+        }
         Ty::F16 => {
             let (x, y) = (f16_to_f32(a as u16), f16_to_f32(b as u16));
             // Rounded to f32, then to f16: f32 carries more than twice f16's precision, so the
@@ -223,7 +236,7 @@ fn bin_int(op: BinOp, t: Ty, a: u64, b: u64, sat: bool) -> u64 {
 
 pub(crate) fn un(op: UnOp, t: Ty, a: u64, fm: FMod) -> u64 {
     match t {
-        Ty::F16 => match op {
+        Ty::F16 | Ty::BF16 => match op {
             UnOp::Neg => mask(a ^ 0x8000, 16),
             UnOp::Abs => mask(a & 0x7fff, 16),
             _ => un_int(op, Ty::B16, a),
@@ -307,6 +320,14 @@ fn un_int(op: UnOp, t: Ty, a: u64) -> u64 {
 
 pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod) -> u64 {
     match t {
+        Ty::BF16 => {
+            let (x, y, z) = (
+                bf16_to_f32(a as u16) as f64,
+                bf16_to_f32(b as u16) as f64,
+                bf16_to_f32(c as u16) as f64,
+            );
+            u64::from(f32_to_bf16(sat32((x * y + z) as f32, fm.sat)))
+        }
         Ty::F16 => {
             let (x, y, z) = (
                 f16_to_f32(a as u16) as f64,
@@ -360,6 +381,7 @@ pub(crate) fn compare(cmp: Cmp, t: Ty, a: u64, b: u64, ftz: bool) -> bool {
         let (x, y) = match t {
             Ty::F32 => (ftz32(f32v(a), ftz) as f64, ftz32(f32v(b), ftz) as f64),
             Ty::F16 => (f16_to_f32(a as u16) as f64, f16_to_f32(b as u16) as f64),
+            Ty::BF16 => (bf16_to_f32(a as u16) as f64, bf16_to_f32(b as u16) as f64),
             _ => (f64v(a), f64v(b)),
         };
         let nan = x.is_nan() || y.is_nan();
@@ -565,6 +587,7 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
     if sty.float() {
         let x: f64 = match sty {
             Ty::F16 => f16_to_f32(a as u16) as f64,
+            Ty::BF16 => bf16_to_f32(a as u16) as f64,
             Ty::F32 => ftz32(f32v(a), fm.ftz) as f64,
             _ => f64v(a),
         };
@@ -588,6 +611,7 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
                     };
                     ftz32(sat32(r, fm.sat), fm.ftz).to_bits() as u64
                 }
+                Ty::BF16 => f32_to_bf16(sat32(x as f32, fm.sat)) as u64,
                 _ => f32_to_f16(sat32(x as f32, fm.sat)) as u64,
             };
         }
@@ -606,6 +630,7 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
                 let r = directed32(r, (r as i128).cmp(&x), rnd);
                 sat32(r, fm.sat).to_bits() as u64
             }
+            Ty::BF16 => f32_to_bf16(sat32(x as f32, fm.sat)) as u64,
             _ => f32_to_f16(sat32(x as f32, fm.sat)) as u64,
         };
     }
@@ -734,6 +759,21 @@ pub(crate) fn f32_to_f16(x: f32) -> u16 {
     sign | h as u16
 }
 
+/// A bfloat16 is the high half of an f32.
+pub(crate) fn bf16_to_f32(h: u16) -> f32 {
+    f32::from_bits(u32::from(h) << 16)
+}
+
+/// Rounds to the nearest bfloat16, ties to even; NaNs stay NaNs.
+pub(crate) fn f32_to_bf16(x: f32) -> u16 {
+    if x.is_nan() {
+        return ((x.to_bits() >> 16) as u16) | 0x0040;
+    }
+    let bits = x.to_bits();
+    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
+    (rounded >> 16) as u16
+}
+
 /// The 48-bit product of the low 24 bits of `a` and `b`, sign-extended when `signed`.
 fn mul24(a: u64, b: u64, signed: bool) -> i64 {
     let low24 = |v: u64| {
@@ -800,4 +840,20 @@ pub(crate) fn int3(op: Int3Op, a: u64, b: u64, c: u64) -> u64 {
         }
     };
     u64::from(r)
+}
+
+/// [`Half2Op`] on two halves of `ty` packed in the low 32 bits of `a`, `b`, `c`.
+pub(crate) fn half2(op: Half2Op, ty: Ty, fm: FMod, a: u64, b: u64, c: u64) -> u64 {
+    let half = |v: u64, i: u32| (v >> (16 * i)) & 0xffff;
+    let lane = |i: u32| match op {
+        Half2Op::Bin(op) => bin(op, ty, half(a, i), half(b, i), fm),
+        Half2Op::Fma => mad(ty, false, false, half(a, i), half(b, i), half(c, i), fm),
+        Half2Op::Un(op) => un(op, ty, half(a, i), fm),
+        // `cvt.rn.f16x2.f32 d, a, b`: `a` goes to the high half.
+        Half2Op::PackFromF32 => {
+            let source = if i == 1 { a } else { b };
+            cvt(ty, Ty::F32, Rnd::Rn, fm, mask(source, 32), 16)
+        }
+    } & 0xffff;
+    lane(0) | (lane(1) << 16)
 }

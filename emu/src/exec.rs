@@ -517,21 +517,27 @@ impl Emulator {
             let off = p.offset as usize;
             kparams[off..off + b.len()].copy_from_slice(&b);
         }
-        if let Some(refusal) = module.first_unsupported(fidx) {
-            return Err(refusal);
-        }
         self.load_module_globals(module);
         let dyn_base = module.static_shared.div_ceil(16) * 16;
-        let shared_size = if config.dynamic_shared_bytes > 0 {
+        let mut shared_size = if config.dynamic_shared_bytes > 0 {
             dyn_base + config.dynamic_shared_bytes
         } else {
             module.static_shared
         };
+        // The reserved region (cooperative groups' multi-warp tile barriers) follows the rest.
+        let reserved_base = shared_size.div_ceil(16) * 16;
+        if module.reserved_smem {
+            shared_size = reserved_base + crate::parse::RESERVED_SMEM;
+        }
         // Uninitialized shared memory holds garbage on hardware; zeros would hide missing
         // initialization, so fill it with a nonzero pattern.
-        let garbage: Vec<u8> = (0..shared_size as usize)
+        let mut garbage: Vec<u8> = (0..shared_size as usize)
             .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
             .collect();
+        // Except the reserved region, which the launch clears, as a GPU's does.
+        if module.reserved_smem {
+            garbage[reserved_base as usize..].fill(0);
+        }
         let trace = trace_limit.map(|limit| {
             Box::new(self.recorder(
                 module,
@@ -558,6 +564,7 @@ impl Emulator {
             shared_words: (shared_size as usize).div_ceil(64),
             shared_size,
             dyn_base,
+            reserved_base,
             dyn_size: config.dynamic_shared_bytes,
             local: Vec::new(),
             local_size: module.local_size,
@@ -572,6 +579,7 @@ impl Emulator {
             thread_instrs: 0,
             progress: 0,
             aborted: false,
+            refusal: None,
             printf: Vec::new(),
             printf_bytes: 0,
             printf_dropped: 0,
@@ -594,6 +602,9 @@ impl Emulator {
             },
         };
         let completed = l.run();
+        if let Some(refusal) = l.ctx.refusal.take() {
+            return Err(refusal);
+        }
         let thread_instructions = l.ctx.thread_instrs;
         let bank_conflicts = match &l.ctx.banks {
             Some(tally) => tally.by_line(|pc| l.ctx.src(pc)),
@@ -1049,6 +1060,7 @@ struct Ctx<'a> {
     shared_words: usize,
     shared_size: u32,
     dyn_base: u32,
+    reserved_base: u32,
     dyn_size: u32,
     /// Per resident thread, `local_size` bytes each.
     local: Vec<u8>,
@@ -1064,6 +1076,9 @@ struct Ctx<'a> {
     progress: u64,
     /// A failed assert or a stack overflow ended the launch.
     aborted: bool,
+    /// A thread reached an instruction the emulator does not run: the launch stops, and this
+    /// is its error.
+    refusal: Option<EmuError>,
     printf: Vec<PrintfRecord>,
     printf_bytes: usize,
     printf_dropped: u64,
@@ -1076,7 +1091,7 @@ struct Ctx<'a> {
     banks: Option<Box<banks::Tally>>,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Tgt {
     G(usize, usize),
     S(usize),
@@ -1191,6 +1206,7 @@ impl Ctx<'_> {
             Sreg::DynSmem => self.dyn_size as u64,
             Sreg::TotalSmem => self.shared_size as u64,
             Sreg::DynSmemBase => self.dyn_base as u64,
+            Sreg::ReservedSmem(offset) => u64::from(self.reserved_base) + u64::from(offset),
             Sreg::Zero => 0,
         }
     }
@@ -2148,6 +2164,28 @@ impl Ctx<'_> {
                 ),
             });
         }
+        self.aborted = true;
+    }
+
+    /// `trap` (`__trap()`, and cooperative groups' checks that can never fail): the kernel
+    /// stops, as on a GPU, where later CUDA calls return an error.
+    fn trapped(&mut self, w: &Warp, lanes_mask: u32, pc: u32) {
+        let example = self.thread_ref(self.gid(w, lanes_mask.trailing_zeros() as usize));
+        let at = self.src(pc);
+        let key = (FindingKind::Trap, self.line_of(pc), 0, 0);
+        self.findings.add(key, || Finding {
+            kind: FindingKind::Trap,
+            count: 1,
+            location: None,
+            accesses: vec![],
+            threads: vec![ThreadGroup {
+                at,
+                threads: lanes_mask.count_ones() as u64,
+                example,
+                state: "executed trap (__trap())".to_string(),
+            }],
+            why: "trap aborts the kernel on a GPU (later CUDA calls return cudaErrorLaunchFailure); the emulator stopped the launch here".to_string(),
+        });
         self.aborted = true;
     }
 
@@ -3167,6 +3205,20 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 w.regs[d + l] = v;
             });
         }
+        Op::Half2 {
+            op,
+            ty,
+            fm,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let (op, ty, fm) = (*op, *ty, *fm);
+            map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
+                alu::half2(op, ty, fm, x, y, z)
+            });
+        }
         Op::Int3 { op, d, a, b, c } => {
             let op = *op;
             map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
@@ -3561,6 +3613,10 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 ctx.count_banks(w, exec, *space, addr, total, pc, true);
             }
             let tracing = ctx.trace.is_some();
+            // Lanes of this one store that write the same value to the same place: the hardware
+            // lands one of them, which is that value either way (every lane of a warp storing a
+            // warp-reduced result, as cooperative groups do), so only the first is race-checked.
+            let mut stored: Vec<(Tgt, [u64; 4])> = Vec::new();
             lanes!(exec, l, {
                 match (space, addr) {
                     (Space::Param, Addr::TParam(o)) => {
@@ -3574,7 +3630,15 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                     _ => {
                         let a = ctx.addr(w, addr, l);
                         let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
-                        ctx.race_check(w, l, tgt, total, kind, pc);
+                        let mut values = [0u64; 4];
+                        for (slot, v) in values.iter_mut().zip(vals.iter()) {
+                            *slot = alu::mask(ctx.get(w, *v, l), esize * 8);
+                        }
+                        let same = stored.iter().any(|(t, v)| *t == tgt && *v == values);
+                        if !same {
+                            stored.push((tgt, values));
+                            ctx.race_check(w, l, tgt, total, kind, pc);
+                        }
                         for (i, v) in vals.iter().enumerate() {
                             let x = ctx.get(w, *v, l);
                             let at = tgt_offset(tgt, i * esize as usize);
@@ -3825,9 +3889,23 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
             w.regroup();
             return None;
         }
-        // A launch that can reach an unsupported instruction is refused before it starts
-        // (`Module::first_unsupported`), so this arm only keeps the match whole.
-        Op::Exit | Op::Unsupported(_) => {
+        Op::Unsupported(what) => {
+            if ctx.refusal.is_none() {
+                ctx.refusal = Some(ctx.m.refusal(pc, what));
+            }
+            ctx.aborted = true;
+            w.active = 0;
+            return None;
+        }
+        Op::Trap => {
+            if exec != 0 {
+                ctx.trapped(w, pc, exec);
+                return None;
+            }
+            w.advance();
+            return None;
+        }
+        Op::Exit => {
             w.flush();
             lanes!(active & !exec, l, {
                 w.lane_pc[l] = pc + 1;

@@ -16,6 +16,7 @@ pub(crate) enum Ty {
     S32,
     S64,
     F16,
+    BF16,
     F32,
     F64,
     Pred,
@@ -37,6 +38,7 @@ impl Ty {
             "s32" => Ty::S32,
             "s64" => Ty::S64,
             "f16" => Ty::F16,
+            "bf16" => Ty::BF16,
             "f32" => Ty::F32,
             "f64" => Ty::F64,
             "pred" => Ty::Pred,
@@ -46,7 +48,7 @@ impl Ty {
     pub(crate) fn bytes(self) -> u32 {
         match self {
             Ty::B8 | Ty::U8 | Ty::S8 | Ty::Pred => 1,
-            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 => 2,
+            Ty::B16 | Ty::U16 | Ty::S16 | Ty::F16 | Ty::BF16 => 2,
             Ty::B32 | Ty::U32 | Ty::S32 | Ty::F32 => 4,
             Ty::B64 | Ty::U64 | Ty::S64 | Ty::F64 => 8,
         }
@@ -69,6 +71,7 @@ impl Ty {
             Ty::S32 => "s32",
             Ty::S64 => "s64",
             Ty::F16 => "f16",
+            Ty::BF16 => "bf16",
             Ty::F32 => "f32",
             Ty::F64 => "f64",
             Ty::Pred => "pred",
@@ -78,7 +81,11 @@ impl Ty {
         matches!(self, Ty::S8 | Ty::S16 | Ty::S32 | Ty::S64)
     }
     pub(crate) fn float(self) -> bool {
-        matches!(self, Ty::F16 | Ty::F32 | Ty::F64)
+        matches!(self, Ty::F16 | Ty::BF16 | Ty::F32 | Ty::F64)
+    }
+    /// A 16-bit float (`.f16` or `.bf16`), computed through f32 and rounded back.
+    pub(crate) fn half(self) -> bool {
+        matches!(self, Ty::F16 | Ty::BF16)
     }
 }
 
@@ -105,6 +112,9 @@ pub(crate) enum Sreg {
     /// Shared-space offset where `extern .shared` (dynamic) memory begins: the end of the static
     /// variables, known only once the whole module is parsed.
     DynSmemBase,
+    /// `%reserved_smem_offset_*`: an address in the block's reserved shared memory (what
+    /// cooperative groups keep multi-warp tiles' barriers in), this many bytes into it.
+    ReservedSmem(u16),
     Zero,
 }
 
@@ -523,9 +533,23 @@ pub(crate) enum Op {
     },
     Fence,
     Nop,
+    /// `trap`: the kernel aborts.
+    Trap,
     /// Three 32-bit inputs, one 32-bit result: `mad24`, `lop3`, `shf`, `dp4a`, `dp2a`.
     Int3 {
         op: Int3Op,
+        d: u32,
+        a: Opnd,
+        b: Opnd,
+        c: Opnd,
+    },
+    /// `add`, `sub`, `mul`, `min`, `max`, `fma`, `neg`, `abs` on `.f16x2` or `.bf16x2`: two
+    /// halves packed in a 32-bit register, each computed as the `.f16` (`.bf16`) instruction
+    /// would; and `cvt.rn.f16x2.f32 d, a, b`, which packs `a` (high) and `b` (low).
+    Half2 {
+        op: Half2Op,
+        ty: Ty,
+        fm: FMod,
         d: u32,
         a: Opnd,
         b: Opnd,
@@ -543,6 +567,15 @@ pub(crate) struct Unsupported {
     pub opcode: String,
     /// Why the parser could not take it, when it is not simply an unknown instruction.
     pub detail: Option<String>,
+}
+
+/// The operations of [`Op::Half2`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Half2Op {
+    Bin(BinOp),
+    Fma,
+    Un(UnOp),
+    PackFromF32,
 }
 
 /// The operations of [`Op::Int3`], all on 32-bit values.

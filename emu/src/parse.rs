@@ -25,6 +25,8 @@ pub struct Module {
     pub(crate) locs: Vec<Loc>,
     pub(crate) shared: Vec<SharedVar>,
     pub(crate) static_shared: u32,
+    /// It reads `%reserved_smem_offset_*`, so each block gets [`RESERVED_SMEM`] bytes more.
+    pub(crate) reserved_smem: bool,
     /// Names of `extern .shared` arrays (all alias the dynamic shared memory).
     pub(crate) dyn_names: Vec<String>,
     pub(crate) globals: Vec<GlobalVar>,
@@ -35,6 +37,11 @@ pub struct Module {
     /// racecheck skips it.
     pub(crate) cas_seed: Vec<bool>,
 }
+
+/// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:
+/// 1 KiB, as sm_80 and later GPUs set aside for the system (cooperative groups keep multi-warp
+/// tiles' barriers and reduction scratch there).
+pub(crate) const RESERVED_SMEM: u32 = 1024;
 
 impl Module {
     /// Parses NVRTC-style PTX. Errors name the PTX line.
@@ -63,30 +70,21 @@ impl Module {
             .unwrap_or("<unknown>")
     }
 
-    /// The first instruction the emulator cannot run in the entry `fidx` or a function it can
-    /// call, as the refusal of a launch.
-    pub(crate) fn first_unsupported(&self, fidx: usize) -> Option<EmuError> {
-        let mut seen = vec![false; self.funcs.len()];
-        let mut todo = vec![fidx];
-        while let Some(f) = todo.pop() {
-            if std::mem::replace(&mut seen[f], true) {
-                continue;
-            }
-            let func = &self.funcs[f];
-            let code = self.code.get(func.start as usize..func.end as usize)?;
-            for instr in code {
-                if let Op::Unsupported(what) = &instr.op {
-                    return Some(EmuError::CannotRun {
-                        entry: self.funcs[fidx].name.clone(),
-                        opcode: what.opcode.clone(),
-                        place: self.place(instr),
-                        why: unsupported_why(what),
-                    });
-                }
-            }
-            todo.extend(func.calls.iter().map(|&g| g as usize));
+    /// The error of a launch that reached `what` at `pc`: the kernel is the entry the
+    /// instruction belongs to, or the one that called it.
+    pub(crate) fn refusal(&self, pc: u32, what: &Unsupported) -> EmuError {
+        let entry = self
+            .funcs
+            .iter()
+            .find(|f| f.start <= pc && pc < f.end)
+            .map_or_else(String::new, |f| f.name.clone());
+        let instr = &self.code[pc as usize];
+        EmuError::CannotRun {
+            entry,
+            opcode: what.opcode.clone(),
+            place: self.place(instr),
+            why: unsupported_why(what),
         }
-        None
     }
 
     /// `kernel.cu:12 (PTX line 345)`: the user's line for code inlined from a header.
@@ -122,7 +120,6 @@ fn unsupported_why(what: &Unsupported) -> String {
             "asynchronous copies (cp.async, memcpy_async, cuda::pipeline) are not emulated; copy with ordinary loads and stores",
         ),
         "mbarrier" => Some("asynchronous barriers (cuda::barrier, mbarrier) are not emulated"),
-        "trap" => Some("__trap() is not emulated"),
         _ => None,
     };
     match (family, &what.detail) {
@@ -784,6 +781,16 @@ impl Parser {
                     }
                     match s.as_str() {
                         ".reg" => self.reg_decl()?,
+                        // `.reg.b32 x;`, as CUDA's own inline assembly writes it: `.reg .b32`.
+                        _ if s.starts_with(".reg.") => {
+                            let ty = s[".reg".len()..].to_string();
+                            let token = &mut self.toks[self.pos];
+                            token.tok = Tok::Ident(".reg".to_string());
+                            let mut split = token.clone();
+                            split.tok = Tok::Ident(ty);
+                            self.toks.insert(self.pos + 1, split);
+                            self.reg_decl()?
+                        }
                         ".local" => {
                             self.pos += 1;
                             self.var_decl(Space::Local, false, false)?
@@ -1035,6 +1042,69 @@ impl Parser {
         Ok(())
     }
 
+    /// `add.f16x2` and friends (see [`Op::Half2`]); rounding is to nearest, as `.rn` or no
+    /// rounding modifier says.
+    fn half2(
+        &self,
+        base: &str,
+        ty: Ty,
+        ops: &[Raw],
+        line: u32,
+        sat: bool,
+        ftz: bool,
+    ) -> Result<Op, EmuError> {
+        let unsupported = || EmuError::Unsupported {
+            instruction: format!("{base}.{}x2", ty.name()),
+            line,
+        };
+        let op = match base {
+            "pack" => Half2Op::PackFromF32,
+            "add" => Half2Op::Bin(BinOp::Add),
+            "sub" => Half2Op::Bin(BinOp::Sub),
+            "mul" => Half2Op::Bin(BinOp::MulLo),
+            "min" => Half2Op::Bin(BinOp::Min),
+            "max" => Half2Op::Bin(BinOp::Max),
+            "fma" => Half2Op::Fma,
+            "neg" => Half2Op::Un(UnOp::Neg),
+            "abs" => Half2Op::Un(UnOp::Abs),
+            _ => return Err(unsupported()),
+        };
+        let arity = match op {
+            Half2Op::Bin(_) | Half2Op::PackFromF32 => 3,
+            Half2Op::Fma => 4,
+            Half2Op::Un(_) => 2,
+        };
+        if ops.len() != arity {
+            return Err(parse_err(
+                line,
+                format!(
+                    "`{base}.{}x2` takes {arity} operands, found {}",
+                    ty.name(),
+                    ops.len()
+                ),
+            ));
+        }
+        let operand = |i: usize| -> Result<Opnd, EmuError> {
+            match ops.get(i) {
+                Some(raw) => self.val(raw, Ty::B32, line),
+                None => Ok(Opnd::Imm(0)),
+            }
+        };
+        Ok(Op::Half2 {
+            op,
+            ty,
+            fm: FMod {
+                ftz,
+                sat,
+                rnd: Rnd::Default,
+            },
+            d: self.dreg(&ops[0], line)?,
+            a: operand(1)?,
+            b: operand(2)?,
+            c: operand(3)?,
+        })
+    }
+
     /// The operands of `opcode`, up to and including its `;`.
     fn operands(&mut self, opcode: &str, line: u32) -> Result<Vec<Raw>, EmuError> {
         let mut ops = Vec::new();
@@ -1114,6 +1184,9 @@ impl Parser {
             locs: self.locs,
             shared: self.shared,
             static_shared: self.static_shared,
+            reserved_smem: self.toks.iter().any(
+                |t| matches!(&t.tok, Tok::Ident(name) if name.starts_with("%reserved_smem_offset")),
+            ),
             dyn_names: self.dyn_names,
             globals: self.globals,
             nregs: self.nregs,
@@ -1196,8 +1269,9 @@ impl Parser {
             return Some(match base {
                 "%tid" => Sreg::Tid(d),
                 "%ntid" => Sreg::Ntid(d),
-                "%ctaid" => Sreg::Ctaid(d),
-                "%nctaid" => Sreg::Nctaid(d),
+                "%ctaid" | "%clusterid" => Sreg::Ctaid(d),
+                "%nctaid" | "%nclusterid" => Sreg::Nctaid(d),
+                "%cluster_ctaid" => Sreg::Zero,
                 _ => return None,
             });
         }
@@ -1217,6 +1291,13 @@ impl Parser {
             "%dynamic_smem_size" => Sreg::DynSmem,
             "%total_smem_size" => Sreg::TotalSmem,
             "%smid" | "%gridid" | "%nsmid" => Sreg::Zero,
+            "%reserved_smem_offset_begin" | "%reserved_smem_offset_0" => Sreg::ReservedSmem(0),
+            "%reserved_smem_offset_1" => Sreg::ReservedSmem(8),
+            "%reserved_smem_offset_end" => {
+                Sreg::ReservedSmem(u16::try_from(RESERVED_SMEM).unwrap_or(0))
+            }
+            // An ordinary launch makes every block a cluster of one.
+            "%cluster_ctarank" | "%is_explicit_cluster" => Sreg::Zero,
             // The driver's environment registers. A cooperative launch puts the grid barrier's
             // address in %envreg1/%envreg2; an ordinary launch, the only kind here, leaves them
             // 0, and cooperative_groups' grid sync then traps, as on a GPU.
@@ -1240,9 +1321,14 @@ impl Parser {
                 if let Some(sr) = Self::sreg(n) {
                     return Ok(Opnd::Sreg(sr));
                 }
-                // PTX's predefined constant for `warpSize`.
-                if n == "WARP_SZ" {
-                    return Ok(Opnd::Imm(32));
+                // PTX's predefined constant for `warpSize`; sizes of a one-block cluster and
+                // of the reserved shared memory.
+                match n.as_str() {
+                    "WARP_SZ" => return Ok(Opnd::Imm(32)),
+                    "%cluster_nctarank" | "%cluster_nctaid.x" | "%cluster_nctaid.y"
+                    | "%cluster_nctaid.z" => return Ok(Opnd::Imm(1)),
+                    "%reserved_smem_offset_cap" => return Ok(Opnd::Imm(RESERVED_SMEM.into())),
+                    _ => {}
                 }
                 match self.lookup(n) {
                     Some(Sym::Reg(r)) => Ok(Opnd::Reg(r)),
@@ -1326,6 +1412,25 @@ impl Parser {
                 ))
             }
         };
+        let packed = if has("f16x2") {
+            Some(Ty::F16)
+        } else if has("bf16x2") {
+            Some(Ty::BF16)
+        } else {
+            None
+        };
+        if let Some(half) = packed {
+            if has("rz") || has("rm") || has("rp") {
+                return Err(unsupported());
+            }
+            // `cvt.rn.f16x2.f32 d, a, b`: a pair of f32s packed into halves.
+            let base = if base == "cvt" && mods.last() == Some(&"f32") {
+                "pack"
+            } else {
+                base
+            };
+            return self.half2(base, half, &ops, line, has("sat"), has("ftz"));
+        }
         let fm = FMod {
             ftz: has("ftz"),
             sat: has("sat"),
@@ -1437,7 +1542,7 @@ impl Parser {
                     op,
                     BinOp::Add | BinOp::Sub | BinOp::MulLo | BinOp::Min | BinOp::Max
                 ) && !fm.directed();
-                if (t == Ty::F16 && !half_supported)
+                if (t.half() && !half_supported)
                     || (fm.directed() && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::MulLo))
                 {
                     return Err(unsupported());
@@ -1461,7 +1566,7 @@ impl Parser {
             | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
-                if (t == Ty::F16 && !matches!(base, "neg" | "abs")) || fm.directed() {
+                if (t.half() && !matches!(base, "neg" | "abs")) || fm.directed() {
                     return Err(unsupported());
                 }
                 let op = match base {
@@ -1497,7 +1602,7 @@ impl Parser {
                 }
                 nops(4)?;
                 let t = need_ty()?;
-                let half_refused = t == Ty::F16 && (base == "mad" || fm.directed());
+                let half_refused = t.half() && (base == "mad" || fm.directed());
                 if half_refused || has("24") || (t == Ty::F64 && fm.directed()) {
                     return Err(unsupported());
                 }
@@ -1603,7 +1708,7 @@ impl Parser {
                     || has("relu")
                     || mods.iter().any(|m| {
                         m.starts_with("f16x2")
-                            || m.starts_with("bf16")
+                            || m.starts_with("bf16x2")
                             || m.starts_with("e4m3")
                             || m.starts_with("e5m2")
                             || m.starts_with("tf32")
@@ -1793,7 +1898,7 @@ impl Parser {
             }
             "atom" | "red" => {
                 let t = need_ty()?;
-                if t == Ty::F16
+                if t.half()
                     || mods.iter().any(|m| {
                         m.starts_with("v2")
                             || m.starts_with("v4")
@@ -1909,12 +2014,8 @@ impl Parser {
                 }
             }
             "ret" => Op::Ret,
-            "exit" | "trap" => {
-                if base == "trap" {
-                    return Err(unsupported());
-                }
-                Op::Exit
-            }
+            "exit" => Op::Exit,
+            "trap" => Op::Trap,
             "bar" | "barrier" => {
                 if has("warp") {
                     nops(1)?;
@@ -2264,12 +2365,17 @@ fn num_bits(s: &str, neg: bool, ty: Ty) -> Option<u64> {
             };
             Some((if neg { -v } else { v }).to_bits())
         }
-        Ty::F16 => {
+        Ty::F16 | Ty::BF16 => {
             let v = match is_float_lit {
                 Some(f) => f,
                 None => parse_int(s)? as f64,
             };
-            Some(crate::alu::f32_to_f16(if neg { -v } else { v } as f32) as u64)
+            let v = if neg { -v } else { v } as f32;
+            Some(if ty == Ty::BF16 {
+                crate::alu::f32_to_bf16(v)
+            } else {
+                crate::alu::f32_to_f16(v)
+            } as u64)
         }
         _ => {
             if let Some(f) = is_float_lit {

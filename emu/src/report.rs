@@ -89,6 +89,8 @@ pub enum FindingKind {
     InvalidFree,
     /// Recursion deeper than the emulator's call-depth limit (a GPU's stack overflows sooner).
     StackOverflow,
+    /// `trap` (`__trap()`): the launch stops, as on a GPU.
+    Trap,
     WarpSync {
         problem: WarpSyncProblem,
     },
@@ -263,6 +265,7 @@ impl Finding {
             FindingKind::DoubleFree => "double free on the device heap".into(),
             FindingKind::InvalidFree => "free() of a pointer malloc() did not return".into(),
             FindingKind::StackOverflow => "stack overflow: recursion too deep".into(),
+            FindingKind::Trap => "trap: the kernel aborted".into(),
             FindingKind::WarpSync { problem } => match problem {
                 WarpSyncProblem::LaneNotInMask => {
                     "warp-sync error: a lane is not in its own mask".into()

@@ -2027,3 +2027,41 @@ fn warp_size_and_24_bit_multiplies_run() {
         .collect();
     assert_eq!(u32s(&emu, out, 128), expected);
 }
+
+#[test]
+fn lanes_storing_one_value_to_one_word_are_not_a_race() {
+    let mut emu = Emulator::new();
+    let input = emu.alloc(64 * 4, "in");
+    put_u32(&mut emu, input, &(0..64).collect::<Vec<u32>>());
+    let out = emu.alloc(64 * 4, "out");
+    let r = launch_corpus(
+        &mut emu,
+        "same_value_stores",
+        &cfg(1, 64, 0),
+        &[KernelArg::Ptr(input), KernelArg::Ptr(out)],
+        &RunOptions::default(),
+    );
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    assert_eq!(u32s(&emu, out, 64), vec![(0..64).sum::<u32>(); 64]);
+}
+
+#[test]
+fn lanes_storing_different_values_to_one_word_race() {
+    let mut emu = Emulator::new();
+    let out = emu.alloc(64 * 4, "out");
+    let r = launch_corpus(
+        &mut emu,
+        "different_value_stores",
+        &cfg(1, 64, 0),
+        &[KernelArg::Ptr(out)],
+        &RunOptions::default(),
+    );
+    let text = show(&r);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.lines() == vec![corpus_bug("different_value_stores")])
+            && text.contains("race (write-after-write) on shared memory: slot[0]"),
+        "{text}"
+    );
+}

@@ -1165,3 +1165,74 @@ fn lop3_shf_and_dp4a_compute_as_ptx_defines() {
     // Halves (-1, 3) · bytes 2..4 of b (4, 5) = -4 + 15.
     assert_eq!(w[7], 11);
 }
+
+#[test]
+fn packed_half2_arithmetic_works_on_both_halves() {
+    // 0x40003C00 holds 1.0 (low) and 2.0 (high).
+    let w = words(
+        "mov.b32 %r1, 0x40003C00;
+         add.f16x2 %r2, %r1, %r1; st.global.u32 [%rd39], %r2;
+         mul.f16x2 %r3, %r1, %r1; st.global.u32 [%rd39+4], %r3;
+         fma.rn.f16x2 %r4, %r1, %r1, %r1; st.global.u32 [%rd39+8], %r4;
+         neg.f16x2 %r5, %r1; st.global.u32 [%rd39+12], %r5;
+         sub.rn.f16x2 %r6, %r1, %r1; st.global.u32 [%rd39+16], %r6;",
+    );
+    assert_eq!(
+        w[..5],
+        [0x4400_4000, 0x4400_3C00, 0x4600_4000, 0xC000_BC00, 0]
+    );
+}
+
+#[test]
+fn registers_declared_as_cuda_headers_write_them_parse() {
+    let w =
+        words("{ .reg.b32 tmp; mov.b32 tmp, 5; mov.b32 %r1, tmp; } st.global.u32 [%rd39], %r1;");
+    assert_eq!(w[0], 5);
+}
+
+#[test]
+fn bfloat16_converts_and_computes_through_f32() {
+    // 1.5 is 0x3FC0 in bf16; 1/3 rounds to 0x3EAB; 2.0 is 0x4000.
+    let w = words(
+        "mov.f32 %f1, 0f3FC00000; cvt.rn.bf16.f32 %rs1, %f1; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39], %r1;
+         mov.f32 %f2, 0f3EAAAAAB; cvt.rn.bf16.f32 %rs2, %f2; cvt.u32.u16 %r2, %rs2; st.global.u32 [%rd39+4], %r2;
+         cvt.f32.bf16 %f3, %rs1; st.global.f32 [%rd39+8], %f3;
+         add.rn.bf16 %rs3, %rs1, %rs1; cvt.u32.u16 %r3, %rs3; st.global.u32 [%rd39+12], %r3;
+         fma.rn.bf16 %rs4, %rs1, %rs1, %rs1; cvt.u32.u16 %r4, %rs4; st.global.u32 [%rd39+16], %r4;
+         mov.f32 %f4, 0f40000000; cvt.rn.bf16x2.f32 %r5, %f4, %f1; st.global.u32 [%rd39+20], %r5;
+         fma.rn.bf16x2 %r6, %r5, %r5, %r5; st.global.u32 [%rd39+24], %r6;",
+    );
+    assert_eq!(w[0], 0x3FC0);
+    assert_eq!(w[1], 0x3EAB);
+    assert_eq!(f32::from_bits(w[2]), 1.5);
+    assert_eq!(w[3], 0x4040, "1.5 + 1.5 = 3");
+    // 1.5 * 1.5 + 1.5 = 3.75 = 0x4070.
+    assert_eq!(w[4], 0x4070);
+    assert_eq!(w[5], 0x4000_3FC0, "2.0 high, 1.5 low");
+    // 2*2+2 = 6 (0x40C0) high, 3.75 low.
+    assert_eq!(w[6], 0x40C0_4070);
+}
+
+#[test]
+fn trap_stops_the_launch_with_a_finding_and_untaken_traps_are_harmless() {
+    // Thread 0 traps; the others skip it, as code behind a check that never fails does.
+    let (_, r) = run_threads(
+        "",
+        "setp.eq.u32 %p1, %r0, 0; @!%p1 bra SKIP; trap; SKIP: st.global.u32 [%rd39], 1;",
+        2,
+    );
+    let traps: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Trap)
+        .collect();
+    assert_eq!(traps.len(), 1, "{:?}", r.findings);
+    assert!(!r.completed);
+    let (b, r) = run_threads(
+        "",
+        "setp.eq.u32 %p1, %r0, 99; @!%p1 bra SKIP; trap; SKIP: st.global.u32 [%rd39], 1;",
+        2,
+    );
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    assert_eq!(u32_at(&b, 0), 1);
+}

@@ -574,6 +574,7 @@ impl Layout {
             K::DoubleFree => ("double-free", None, None),
             K::InvalidFree => ("invalid-free", None, None),
             K::StackOverflow => ("stack-overflow", None, None),
+            K::Trap => ("trap", None, None),
             K::WarpSync { .. } => ("warp-sync", None, None),
         };
         let events = events.map(Vec::as_slice).unwrap_or(&[]);

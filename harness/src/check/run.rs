@@ -57,6 +57,7 @@ impl Outcome {
                     | FindingKind::Stuck
                     | FindingKind::AssertionFailed
                     | FindingKind::StackOverflow
+                    | FindingKind::Trap
             )
         })
     }

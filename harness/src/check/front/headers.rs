@@ -32,7 +32,77 @@ pub const STANDARD_HEADERS: &[(&str, &str)] = &[
     ("cstring", CSTRING),
     ("string.h", CSTRING),
     ("device_functions.h", BUILT_IN),
+    (PRELUDE, PRELUDE_TEXT),
+    (LIBRARY_TYPES, LIBRARY_TYPES_TEXT),
 ];
+
+/// What nvcc's `cuda_runtime.h` brings from the host's C library into every `.cu` file and
+/// NVRTC does not: `math.h`'s constants and the `uint` family of `<sys/types.h>`. NVRTC reads it
+/// before the file (`-include`); each name is defined only where the file has not.
+pub const PRELUDE: &str = "__racetrack_prelude.h";
+
+const PRELUDE_TEXT: &str = "\
+#pragma once
+#ifndef uint
+typedef unsigned int uint;
+#endif
+#ifndef ushort
+typedef unsigned short ushort;
+#endif
+#ifndef ulong
+typedef unsigned long ulong;
+#endif
+#ifndef INFINITY
+#define INFINITY __builtin_huge_valf()
+#endif
+#ifndef NAN
+#define NAN __builtin_nanf(\"\")
+#endif
+#ifndef HUGE_VALF
+#define HUGE_VALF __builtin_huge_valf()
+#endif
+#ifndef HUGE_VAL
+#define HUGE_VAL __builtin_huge_val()
+#endif
+#ifndef M_PI
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+#endif
+";
+
+/// What a CUDA library's host header (`cublas_v2.h`, `curand.h`, …) brings that device code
+/// uses: the half and bfloat16 types. Such an include is replaced by this one.
+pub const LIBRARY_TYPES: &str = "__racetrack_library_types.h";
+
+const LIBRARY_TYPES_TEXT: &str = "\
+#pragma once
+#if __has_include(<cuda_fp16.h>)
+#include <cuda_fp16.h>
+#endif
+#if __has_include(<cuda_bf16.h>)
+#include <cuda_bf16.h>
+#endif
+";
+
+/// Whether `name` is the host header of a CUDA library, which also declares the half types.
+pub fn library_header(name: &str) -> bool {
+    [
+        "cublas", "cusparse", "cusolver", "cufft", "curand.h", "cudnn",
+    ]
+    .iter()
+    .any(|prefix| name.starts_with(prefix))
+}
 
 /// Headers whose declarations NVRTC already has built in.
 const BUILT_IN: &str = "#pragma once\n// __syncthreads, __shfl_sync, … are built into NVRTC.\n";
@@ -131,18 +201,19 @@ using cuda::std::intptr_t; using cuda::std::uintptr_t; using cuda::std::intmax_t
 
 const CLIMITS: &str = "#pragma once\n#include <cuda/std/climits>\n";
 
+/// NVRTC predefines none of the `__FLT_*__` macros a host compiler has: the values, as C gives them.
 const CFLOAT: &str = "\
 #pragma once
-#define FLT_MAX __FLT_MAX__
-#define FLT_MIN __FLT_MIN__
-#define FLT_EPSILON __FLT_EPSILON__
-#define FLT_DIG __FLT_DIG__
-#define FLT_MANT_DIG __FLT_MANT_DIG__
-#define DBL_MAX __DBL_MAX__
-#define DBL_MIN __DBL_MIN__
-#define DBL_EPSILON __DBL_EPSILON__
-#define DBL_DIG __DBL_DIG__
-#define DBL_MANT_DIG __DBL_MANT_DIG__
+#define FLT_MAX 3.402823466e+38F
+#define FLT_MIN 1.175494351e-38F
+#define FLT_EPSILON 1.192092896e-07F
+#define FLT_DIG 6
+#define FLT_MANT_DIG 24
+#define DBL_MAX 1.7976931348623158e+308
+#define DBL_MIN 2.2250738585072014e-308
+#define DBL_EPSILON 2.2204460492503131e-016
+#define DBL_DIG 15
+#define DBL_MANT_DIG 53
 ";
 
 const CMATH: &str = "\

@@ -106,6 +106,7 @@ impl Program {
             repairs.get(path).map_or(&[], Vec::as_slice),
         );
         let mut options = search.options();
+        options.push(format!("-include={}", headers::PRELUDE));
         options.extend(flags.defines.iter().map(|define| format!("-D{define}")));
         options.extend(flags.std.map(|std| std.option().to_string()));
         let mut left_out = part.left_out.clone();
@@ -207,7 +208,13 @@ impl Program {
             Ok(compiled) => compiled,
             Err(HarnessError::Compile { path, log }) => {
                 if let Some(repaired) = self.repaired(&log) {
-                    return repaired.kernel(entry);
+                    match repaired.kernel(entry) {
+                        // Leaving those declarations out broke lines that compiled before (a
+                        // typedef the kernel needs): the first errors are the ones to show.
+                        Err(CheckError::Compile { log: later, .. }) if new_errors(&log, &later) => {
+                        }
+                        other => return other,
+                    }
                 }
                 // Compiled again without the name: either the file itself does not compile
                 // (that log, free of the name's lines, is the one to show), or the name is wrong
@@ -367,6 +374,16 @@ fn error_lines(log: &str) -> BTreeMap<String, Vec<u32>> {
         }
     }
     found
+}
+
+/// Whether `later` reports errors at lines `earlier` did not.
+fn new_errors(earlier: &str, later: &str) -> bool {
+    let before = error_lines(earlier);
+    error_lines(later).iter().any(|(file, lines)| {
+        lines
+            .iter()
+            .any(|line| !before.get(file).is_some_and(|old| old.contains(line)))
+    })
 }
 
 /// One of the user's own headers, with its host code left out as from the file itself.

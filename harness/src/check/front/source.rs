@@ -244,17 +244,31 @@ pub fn device_part_without(
         }
     }
     spans.sort_by_key(|(span, _)| span.start);
-    let mut bytes = source.as_bytes().to_vec();
-    for (span, _) in &spans {
-        for byte in &mut bytes[span.clone()] {
-            if *byte != b'\n' {
-                *byte = b' ';
-            }
+    // Blank each span, keeping its newlines; a CUDA library's header gives way to the half types
+    // it would have brought, on the same line.
+    let mut out = String::with_capacity(source.len());
+    let mut at = 0;
+    for (span, left) in &spans {
+        let (Some(before), Some(text)) = (source.get(at..span.start), source.get(span.clone()))
+        else {
+            continue;
+        };
+        out.push_str(before);
+        let library = left.what.strip_prefix("#include ").is_some_and(|include| {
+            super::headers::library_header(include.trim_matches(['<', '>', '"']))
+        });
+        if library {
+            out.push_str(&format!("#include <{}>", super::headers::LIBRARY_TYPES));
         }
+        out.extend(
+            text.chars()
+                .filter(|c| !library || *c == '\n')
+                .map(|c| if c == '\n' || library { c } else { ' ' }),
+        );
+        at = span.end;
     }
-    // Only ASCII bytes outside newlines became spaces and whole characters were covered (spans
-    // start and end on ASCII), so the text stays UTF-8; fall back to the original otherwise.
-    let source = String::from_utf8(bytes).unwrap_or_else(|_| source.to_string());
+    out.push_str(source.get(at..).unwrap_or_default());
+    let source = out;
     DevicePart {
         source,
         left_out: spans.into_iter().map(|(_, left)| left).collect(),
