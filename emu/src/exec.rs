@@ -4092,10 +4092,18 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                         }
                     });
                 }
-                _ => {
-                    if let Some(r) = ctx.race.as_mut() {
-                        r.warp_sync(w.gw);
-                    }
+                _ => {}
+            }
+            if let Some(r) = ctx.race.as_mut() {
+                let first = w.block * ctx.tpb + w.first;
+                let mut threads = Vec::with_capacity(32);
+                lanes!(members, l, {
+                    threads.push(first + l as u32);
+                });
+                if matches!(ins.op, Op::BarWarp { .. }) {
+                    r.warp_sync(w.gw, &threads);
+                } else {
+                    r.share_acquired(&threads);
                 }
             }
             if members & !active == 0 {

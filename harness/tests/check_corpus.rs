@@ -836,6 +836,7 @@ fn a_file_of_a_multi_file_sample_is_checked_with_its_headers_host_code_left_out(
         "stdout:\n{}\nstderr:\n{}",
         run.stdout, run.stderr
     );
+    insta::assert_snapshot!("multi_file_sample_on_the_emulator", run.stdout);
     // Its own header's host declarations, the book-style header's host code (CRLF line
     // endings, a host class, a typedef of pthread_t), host-only library headers and a host
     // variable are left out; the device helper in histo_common.h stays.
@@ -969,6 +970,12 @@ fn symbol_sets_constant_and_device_variables_before_the_launch() {
         "--symbol",
         "filter::gain:f32=2",
     ]);
+    let mut shown = set.clone();
+    shown.retain(|arg| *arg != "--json");
+    shown.extend(["--show", "out"]);
+    let text = check("constant_taps.cu", &shown);
+    assert_eq!(text.code, 0, "{}\n{}", text.stdout, text.stderr);
+    insta::assert_snapshot!("symbols_on_the_emulator", text.stdout);
     let report = json(&check("constant_taps.cu", &set));
     assert_eq!(report["findings"], serde_json::json!([]));
     let expected: Vec<f64> = (0..50i32)
@@ -990,4 +997,61 @@ fn symbol_sets_constant_and_device_variables_before_the_launch() {
         &check("constant_taps.cu", &too_long),
         "--symbol taps:f32[6]=const:1: taps holds 20 bytes, fewer than the 24 given",
     );
+}
+
+#[test]
+fn what_nvccs_headers_bring_unasked_is_there() {
+    if !cuda_headers() {
+        return;
+    }
+    let run = check(
+        "nvcc_habits.cu",
+        &[
+            "--entry",
+            "scaled_max",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "bf16[100]=iota",
+            "--arg",
+            "out:f32[1]=zeros",
+            "--arg",
+            "u32=100",
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let want = 99.0f32 * std::f32::consts::PI;
+    assert_eq!(buffer(&report, "out"), [f64::from(want)]);
+}
+
+#[test]
+fn a_tile_wider_than_a_warp_reduces_through_reserved_shared_memory() {
+    if !cuda_headers() {
+        return;
+    }
+    let report = json(&check(
+        "multi_warp_tile.cu",
+        &[
+            "--entry",
+            "tile_sums",
+            "--grid",
+            "2",
+            "--block",
+            "128",
+            "--arg",
+            "i32[256]=iota",
+            "--arg",
+            "out:i32[4]=zeros",
+            "--json",
+        ],
+    ));
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let sums: Vec<f64> = (0..4)
+        .map(|tile| f64::from((tile * 64..tile * 64 + 64).sum::<i32>()))
+        .collect();
+    assert_eq!(buffer(&report, "out"), sums);
 }

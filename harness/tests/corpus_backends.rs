@@ -1568,3 +1568,37 @@ fn constant_and_device_symbols_set_before_the_launch_agree_on_both_backends() {
     eprintln!("{path}: cuda {}", head(output(&cuda, 0, path)));
     assert_eq!(output(&cuda, 0, path), &HostData::F32(want));
 }
+
+#[test]
+fn a_tile_wider_than_a_warp_sums_on_both_backends() {
+    let values: Vec<i32> = (0..256).map(|i| i * 3 - 100).collect();
+    let sums: Vec<i32> = values.chunks(64).map(|tile| tile.iter().sum()).collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/multi_warp_tile.cu",
+        entry: "tile_sums",
+        shape: LaunchShape::linear(2, 128),
+        args: vec![buffer("in", values), buffer("out", vec![0i32; 4])],
+        wants: vec![(1, Want::Exact(HostData::I32(sums)))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
+#[test]
+fn nvcc_habits_compile_and_agree_on_both_backends() {
+    let input: Vec<half::bf16> = (0..100).map(|i| half::bf16::from_f32(i as f32)).collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/nvcc_habits.cu",
+        entry: "scaled_max",
+        shape: LaunchShape::linear(1, 64),
+        args: vec![
+            buffer("in", input),
+            buffer("out", vec![0f32; 1]),
+            u32_arg("n", 100),
+        ],
+        wants: vec![(
+            1,
+            Want::Exact(HostData::F32(vec![99.0 * std::f32::consts::PI])),
+        )],
+        schedules: vec![Schedule::Hardware],
+    });
+}

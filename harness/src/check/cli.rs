@@ -21,7 +21,10 @@ The file:
   NVRTC compiles device code only: check leaves out a whole program's host code (main,
   functions that are neither __global__ nor __device__, and includes such as <iostream>),
   keeping line numbers, and says what it left out. #ifndef __CUDACC_RTC__ … #endif around host
-  code does the same in any NVRTC tool.
+  code does the same in any NVRTC tool. The file's own headers (found beside it or with -I)
+  get the same treatment; host-only headers (<cuda.h>, cuBLAS, MPI, NVTX, <vector>, the CUDA
+  samples' helper_cuda.h) are always left out, and what nvcc's headers bring unasked (uint,
+  INFINITY, M_PI, the half types of a CUDA library's header) is there.
     -I include          also search ./include for #include \"…\" and <…> (repeatable)
     -D BLOCK=256        define a macro (repeatable); -D USE_SHARED defines it as 1
     --std c++20         the C++ standard (NVRTC's default is c++17)
@@ -44,6 +47,17 @@ Argument specs (--arg, one per kernel parameter, in order):
   names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65], and
             --show histo prints that buffer alone,
             e.g. --arg text:u8[]=file:book.txt --arg n:u32=4096 --arg histo:u32[128]=zeros
+
+Launch state the host would set:
+  --shared BYTES       dynamic shared memory (extern __shared__), the third <<<>>> parameter
+  --symbol NAME:SPEC   a __constant__ or __device__ variable, as cudaMemcpyToSymbol sets it;
+                       SPEC as a buffer spec (or TYPE=VALUE): --symbol c_kernel:f32[17]=const:0.0588,
+                       --symbol ns::gain:f32=2 (repeatable). Unset, such memory holds zeros or
+                       its initializer, as on a GPU.
+
+The emulator runs the PTX NVRTC makes of ordinary CUDA (warp shuffles and votes, atomics, f16
+and bf16, cooperative groups); a kernel that reaches what it does not run (texture and surface
+fetches, tensor-core mma, cp.async) stops with one sentence naming the instruction and its line.
 
 Exit status:
   0  the kernel ran and the checkers found nothing (on cuda: the kernel ran)

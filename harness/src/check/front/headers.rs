@@ -53,16 +53,16 @@ typedef unsigned short ushort;
 typedef unsigned long ulong;
 #endif
 #ifndef INFINITY
-#define INFINITY __builtin_huge_valf()
+#define INFINITY __int_as_float(0x7f800000)
 #endif
 #ifndef NAN
-#define NAN __builtin_nanf(\"\")
+#define NAN __int_as_float(0x7fffffff)
 #endif
 #ifndef HUGE_VALF
-#define HUGE_VALF __builtin_huge_valf()
+#define HUGE_VALF __int_as_float(0x7f800000)
 #endif
 #ifndef HUGE_VAL
-#define HUGE_VAL __builtin_huge_val()
+#define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)
 #endif
 #ifndef M_PI
 #define M_E 2.7182818284590452354
@@ -150,10 +150,56 @@ const HOST_ONLY_PREFIXES: &[&str] = &[
     "pybind11/",
 ];
 
-/// Whether `name` (as written in `#include`) is a host-only header; see [`HOST_ONLY`].
+/// C++ standard library headers that NVRTC does not have and device code cannot use (the ones
+/// it can, `<cmath>`, `<cstdint>` and friends, have stand-ins above).
+const HOST_STD: &[&str] = &[
+    "algorithm",
+    "array",
+    "atomic",
+    "chrono",
+    "complex",
+    "deque",
+    "exception",
+    "fstream",
+    "functional",
+    "iomanip",
+    "iostream",
+    "iterator",
+    "list",
+    "map",
+    "memory",
+    "mutex",
+    "numeric",
+    "optional",
+    "ostream",
+    "queue",
+    "random",
+    "set",
+    "sstream",
+    "stack",
+    "stdexcept",
+    "string",
+    "thread",
+    "tuple",
+    "type_traits",
+    "unordered_map",
+    "unordered_set",
+    "utility",
+    "vector",
+    "ctime",
+    "time.h",
+    "unistd.h",
+    "sys/time.h",
+    "getopt.h",
+    "pthread.h",
+];
+
+/// Whether `name` (as written in `#include`) is a host-only header; see [`HOST_ONLY`] and
+/// [`HOST_STD`].
 pub fn host_only(name: &str) -> bool {
     let file = name.rsplit('/').next().unwrap_or(name);
     HOST_ONLY.contains(&file)
+        || HOST_STD.contains(&name)
         || HOST_ONLY_PREFIXES
             .iter()
             .any(|prefix| name.starts_with(prefix))

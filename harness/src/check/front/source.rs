@@ -153,6 +153,8 @@ impl std::fmt::Display for LeftOut {
 pub struct DevicePart {
     pub source: String,
     pub left_out: Vec<LeftOut>,
+    /// Where, in the original text, what was left out was.
+    blanked: Vec<Range<usize>>,
 }
 
 /// Blanks the host functions and host variables of `source`, the includes of host-only
@@ -271,6 +273,7 @@ pub fn device_part_without(
     let source = out;
     DevicePart {
         source,
+        blanked: spans.iter().map(|(span, _)| span.clone()).collect(),
         left_out: spans.into_iter().map(|(_, left)| left).collect(),
     }
 }
@@ -279,9 +282,10 @@ impl DevicePart {
     /// The includes of `scan` that this device part keeps, which NVRTC will read.
     pub fn kept_includes<'a>(&self, scan: &'a Scan) -> impl Iterator<Item = &'a Include> {
         scan.includes.iter().filter(|include| {
-            self.source
-                .get(include.span.clone())
-                .is_some_and(|text| text.trim_start().starts_with('#'))
+            !self
+                .blanked
+                .iter()
+                .any(|span| span.start <= include.span.start && include.span.end <= span.end)
         })
     }
 }
