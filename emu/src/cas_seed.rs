@@ -203,6 +203,8 @@ fn transfer(
             define(s, *d, t);
         }
         Op::Mad { d, a, b, c, .. }
+        | Op::Int3 { d, a, b, c, .. }
+        | Op::Half2 { d, a, b, c, .. }
         | Op::Selp { d, a, b, c, .. }
         | Op::Slct { d, a, b, c, .. }
         | Op::Bfe { d, a, b, c, .. }
@@ -327,7 +329,14 @@ fn transfer(
         Op::Activemask { d } => define(s, *d, Tag::Clean),
         // Runtime calls take their arguments through `.param` stores (escapes above).
         Op::Builtin { .. } => {}
-        Op::Bra { .. } | Op::Call { .. } | Op::Ret | Op::Exit | Op::Fence | Op::Nop => {}
+        Op::Bra { .. }
+        | Op::Call { .. }
+        | Op::Ret
+        | Op::Exit
+        | Op::Trap
+        | Op::Unsupported(_)
+        | Op::Fence
+        | Op::Nop => {}
     }
     Ok(())
 }
@@ -358,7 +367,7 @@ fn successors(ins: &Instr, pc: u32, end: u32, out: &mut Vec<u32>) {
                 out.push(next);
             }
         }
-        Op::Ret | Op::Exit => {
+        Op::Ret | Op::Exit | Op::Trap | Op::Unsupported(_) => {
             if ins.guard.is_some() {
                 out.push(next);
             }

@@ -4094,12 +4094,13 @@ fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
                 }
                 _ => {}
             }
-            if let Some(r) = ctx.race.as_mut() {
-                let first = w.block * ctx.tpb + w.first;
-                let mut threads = Vec::with_capacity(32);
+            let mut threads = Vec::new();
+            if ctx.race.is_some() {
                 lanes!(members, l, {
-                    threads.push(first + l as u32);
+                    threads.push(ctx.who(w, l));
                 });
+            }
+            if let Some(r) = ctx.race.as_mut() {
                 if matches!(ins.op, Op::BarWarp { .. }) {
                     r.warp_sync(w.gw, &threads);
                 } else {

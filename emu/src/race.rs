@@ -832,21 +832,21 @@ impl Race {
     /// A shuffle or vote that `threads` met in: no memory ordering among them (CUDA promises
     /// none), but what one of them acquired the others learn with the value it hands them, as
     /// when a warp master's acquire is broadcast by `__shfl_sync` (cooperative groups do so).
-    pub(crate) fn share_acquired(&mut self, threads: &[u32]) {
+    pub(crate) fn share_acquired(&mut self, threads: &[Who]) {
         if !self.any_release {
             return;
         }
         let mut joined = Vc::default();
-        for &t in threads {
-            if let Some(clock) = self.tvc.get(t as usize) {
+        for who in threads {
+            if let Some(clock) = self.tvc.get(who.rt as usize) {
                 joined.join(clock);
             }
         }
         if joined.0.is_empty() {
             return;
         }
-        for &t in threads {
-            if let Some(clock) = self.tvc.get_mut(t as usize) {
+        for who in threads {
+            if let Some(clock) = self.tvc.get_mut(who.rt as usize) {
                 clock.join(&joined);
             }
         }
@@ -855,7 +855,7 @@ impl Race {
     /// A `__syncwarp` that `threads` met in: their accesses before it are ordered before each
     /// one's accesses after it, and what any of them had acquired (a warp master spinning on a
     /// flag for the warp, as cooperative groups' multi-warp barriers do) the others now know.
-    pub(crate) fn warp_sync(&mut self, warp: u32, threads: &[u32]) {
+    pub(crate) fn warp_sync(&mut self, warp: u32, threads: &[Who]) {
         if let Some(x) = self.wsync.get_mut(warp as usize) {
             *x += 1;
         }
@@ -863,19 +863,19 @@ impl Race {
             return;
         }
         let mut joined = Vc::default();
-        for &t in threads {
-            if let Some(clock) = self.tvc.get(t as usize) {
+        for who in threads {
+            if let Some(clock) = self.tvc.get(who.rt as usize) {
                 joined.join(clock);
             }
-            if let Some(&epoch) = self.epoch.get(t as usize) {
-                joined.set_max(t, epoch);
+            if let Some(&epoch) = self.epoch.get(who.rt as usize) {
+                joined.set_max(who.tid, epoch);
             }
         }
-        for &t in threads {
-            if let Some(epoch) = self.epoch.get_mut(t as usize) {
+        for who in threads {
+            if let Some(epoch) = self.epoch.get_mut(who.rt as usize) {
                 *epoch += 1;
             }
-            if let Some(clock) = self.tvc.get_mut(t as usize) {
+            if let Some(clock) = self.tvc.get_mut(who.rt as usize) {
                 clock.join(&joined);
             }
         }

@@ -1961,6 +1961,7 @@ fn global_buffers_allocated_uninitialized_are_checked_until_written() {
     };
     let fresh = emu.alloc_uninit(n * 4, "fresh");
     assert!(run(&mut emu, fresh, &off).findings.is_empty());
+}
 
 #[test]
 fn two_half_warp_groups_sync_and_shuffle_on_their_own() {
