@@ -2629,7 +2629,16 @@ impl Launch<'_> {
         if self.ctx.shared_written.len() < (slot as usize + 1) * sw {
             self.ctx.shared_written.resize((slot as usize + 1) * sw, 0);
         }
-        self.ctx.shared_written[slot as usize * sw..(slot as usize + 1) * sw].fill(0);
+        let written = &mut self.ctx.shared_written[slot as usize * sw..(slot as usize + 1) * sw];
+        written.fill(0);
+        // The reserved region starts cleared (see `run_launch`): written, for initcheck.
+        if self.ctx.m.reserved_smem {
+            for byte in self.ctx.reserved_base as usize..self.ctx.shared_size as usize {
+                if let Some(bits) = written.get_mut(byte / 64) {
+                    *bits |= 1 << (byte % 64);
+                }
+            }
+        }
         let ls = tpb as usize * self.ctx.local_size as usize;
         self.ctx.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
         if let Some(race) = self.ctx.race.as_mut() {
