@@ -62,9 +62,14 @@ pub enum Step {
         coalesced: bool,
     },
     /// The climb's single-pass scans: one launch of `kernel(in, out, n, tile_counter, …)`,
-    /// exclusive, tiles of `16 · blockDim` elements numbered in the order blocks start, with
-    /// [`tile_shared_bytes`] of shared memory; `state` says what else each tile publishes.
-    SinglePass { state: PassState },
+    /// exclusive, tiles of `items · blockDim` elements numbered in the order blocks start, with
+    /// [`tile_shared_bytes`] of shared memory; `state` says what else each tile publishes, and
+    /// `max_threads` is the largest block its `__launch_bounds__` allow.
+    SinglePass {
+        state: PassState,
+        items: u32,
+        max_threads: u32,
+    },
 }
 
 /// What the tiles of a single-pass scan publish to each other, after `tile_counter`.
@@ -81,22 +86,49 @@ pub enum PassState {
     PackedStatus,
 }
 
-/// Elements each thread of the climb's tile scans owns.
+/// Elements each thread of the climb's tile scans owns, but for the last rung's.
 pub const TILE_ITEMS: u32 = 16;
-/// The largest block of the climb's tile scans (their `__launch_bounds__`).
+/// The largest block of the climb's tile scans (their `__launch_bounds__`), but for the last
+/// rung's.
 pub const MAX_TILE_THREADS: u32 = 512;
+/// Elements each thread of `bigger-tiles` owns.
+pub const BIGGER_TILE_ITEMS: u32 = 24;
+/// The largest block of `bigger-tiles` (its `__launch_bounds__`): at 512 threads its stores
+/// would need 50,688 bytes of dynamic shared memory, more than the 48 KiB a launch gets.
+pub const MAX_BIGGER_TILE_THREADS: u32 = 256;
 /// Threads per block of the climb's scans in the walk-through's GPU runs.
 pub const CLIMB_THREADS: u32 = 256;
 
 /// Dynamic shared memory of the climb's kernels that store through shared memory: each warp's
-/// 32 × 16 results plus one word of padding per 32.
-pub fn tile_shared_bytes(threads: u32) -> u32 {
-    threads / 32 * (32 * TILE_ITEMS + TILE_ITEMS) * 4
+/// 32 × `items` results plus one word of padding per 32.
+pub fn tile_shared_bytes(items: u32, threads: u32) -> u32 {
+    threads / 32 * (32 * items + items) * 4
 }
 
-/// Elements of one tile of the climb's scans.
+/// Elements of one tile of the climb's scans of [`TILE_ITEMS`] per thread.
 pub fn tile_len(threads: u32) -> usize {
     (threads * TILE_ITEMS) as usize
+}
+
+/// Elements each thread of `variant`'s tiles owns.
+pub fn tile_items(variant: &Ch6Variant) -> u32 {
+    match variant.kind {
+        Step::SinglePass { items, .. } => items,
+        _ => TILE_ITEMS,
+    }
+}
+
+/// The largest block `variant`'s tile scan runs.
+pub fn max_tile_threads(variant: &Ch6Variant) -> u32 {
+    match variant.kind {
+        Step::SinglePass { max_threads, .. } => max_threads,
+        _ => MAX_TILE_THREADS,
+    }
+}
+
+/// Elements of one of `variant`'s tiles with `threads` per block.
+pub fn variant_tile_len(variant: &Ch6Variant, threads: u32) -> usize {
+    (threads * tile_items(variant)) as usize
 }
 
 pub type Ch6Variant = Variant<Step>;
@@ -226,6 +258,8 @@ pub const VARIANTS: &[Ch6Variant] = &[
         summary: "one pass: each tile waits for the previous tile's prefix, then passes its own on",
         kind: Step::SinglePass {
             state: PassState::Chained,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
         },
     },
     Variant {
@@ -235,6 +269,8 @@ pub const VARIANTS: &[Ch6Variant] = &[
         summary: "one pass: publish the tile's sum at once, add predecessors' sums back to a prefix",
         kind: Step::SinglePass {
             state: PassState::LookBack,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
         },
     },
     Variant {
@@ -244,6 +280,8 @@ pub const VARIANTS: &[Ch6Variant] = &[
         summary: "the look-back by a warp, 32 tiles at a time, state and value in one 64-bit word",
         kind: Step::SinglePass {
             state: PassState::PackedStatus,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
         },
     },
     Variant {
@@ -253,6 +291,8 @@ pub const VARIANTS: &[Ch6Variant] = &[
         summary: "the look-back's publish with no fence between the value and its flag",
         kind: Step::SinglePass {
             state: PassState::LookBack,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
         },
     },
     Variant {
@@ -266,6 +306,8 @@ pub const VARIANTS: &[Ch6Variant] = &[
         summary: "the look-back's publish setting the flag before writing the value",
         kind: Step::SinglePass {
             state: PassState::LookBack,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
         },
     },
     Variant {
@@ -275,6 +317,8 @@ pub const VARIANTS: &[Ch6Variant] = &[
         summary: "the look-back reading a predecessor's value with no fence after its flag",
         kind: Step::SinglePass {
             state: PassState::LookBack,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
         },
     },
     Variant {
@@ -287,6 +331,17 @@ pub const VARIANTS: &[Ch6Variant] = &[
         expect: Expect::Correct,
         summary: "blelloch-shared with a word of padding per 32: the tree's accesses at most 2-way",
         kind: Step::OneBlockExclusive,
+    },
+    Variant {
+        name: "bigger-tiles",
+        kernel: kernel!("ch6_scans", "19_bigger_tiles", "bigger_tiles"),
+        expect: Expect::Correct,
+        summary: "warp-lookback on tiles 1.5 times as large: a third fewer tiles claim and look back",
+        kind: Step::SinglePass {
+            state: PassState::PackedStatus,
+            items: BIGGER_TILE_ITEMS,
+            max_threads: MAX_BIGGER_TILE_THREADS,
+        },
     },
 ];
 
@@ -904,16 +959,18 @@ impl TileScanBuffers {
     }
 }
 
-/// Tiles of `threads · 16` elements over `n`.
-pub fn tile_count(n: usize, threads: u32) -> usize {
-    n.div_ceil(tile_len(threads.max(1)))
+/// `variant`'s tiles over `n` elements with `threads` per block.
+pub fn tile_count(variant: &Ch6Variant, n: usize, threads: u32) -> usize {
+    n.div_ceil(variant_tile_len(variant, threads.max(1)))
 }
 
-/// Refuses blocks the climb's tile scans cannot run: whole warps, at most 512 threads.
+/// Refuses blocks the climb's tile scans cannot run: whole warps, at most what the kernel's
+/// launch bounds allow.
 pub fn check_tile_threads(variant: &Ch6Variant, threads: u32) -> Result<()> {
-    if threads == 0 || !threads.is_multiple_of(32) || threads > MAX_TILE_THREADS {
+    let most = max_tile_threads(variant);
+    if threads == 0 || !threads.is_multiple_of(32) || threads > most {
         return Err(invalid(format!(
-            "{} needs a block of whole warps, 32 to {MAX_TILE_THREADS} threads (its scans are warp shuffles and its launch bounds allow {MAX_TILE_THREADS}), not {threads}",
+            "{} needs a block of whole warps, 32 to {most} threads (its scans are warp shuffles and its launch bounds allow {most}), not {threads}",
             variant.name
         )));
     }
@@ -936,13 +993,13 @@ pub fn tile_scan_enqueue(
     check_tile_threads(variant, threads)?;
     let n = input.len();
     let n32 = length_u32(n)?;
-    let tiles = tile_count(n, threads);
+    let tiles = tile_count(variant, n, threads);
     if tiles == 0 {
         return Ok((Vec::new(), 0));
     }
     let tiles32 = u32::try_from(tiles).map_err(|_| invalid(format!("{tiles} tiles")))?;
     let plain = LaunchShape::linear(tiles32, threads);
-    let shared = plain.with_dynamic_shared(tile_shared_bytes(threads));
+    let shared = plain.with_dynamic_shared(tile_shared_bytes(tile_items(variant), threads));
     match variant.kind {
         Step::ReduceThenScan {
             scan_sums,
@@ -951,7 +1008,7 @@ pub fn tile_scan_enqueue(
         } => {
             let storing = |shape: LaunchShape| {
                 if coalesced {
-                    shape.with_dynamic_shared(tile_shared_bytes(threads))
+                    shape.with_dynamic_shared(tile_shared_bytes(TILE_ITEMS, threads))
                 } else {
                     shape
                 }
@@ -988,7 +1045,7 @@ pub fn tile_scan_enqueue(
             )?);
             Ok((findings, 3))
         }
-        Step::SinglePass { state } => {
+        Step::SinglePass { state, .. } => {
             device.clear(&mut buffers.tile_counter)?;
             let mut args = vec![
                 Arg::from(input),
@@ -1041,7 +1098,7 @@ pub fn run_tile_scan(
     length_u32(input.len())?;
     let in_buffer = device.upload(input, "in")?;
     let out = device.zeros::<u32>(input.len(), "out")?;
-    let mut buffers = TileScanBuffers::new(device, tile_count(input.len(), threads))?;
+    let mut buffers = TileScanBuffers::new(device, tile_count(variant, input.len(), threads))?;
     let (findings, launches) = tile_scan_enqueue(
         device,
         variant,

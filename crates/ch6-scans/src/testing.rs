@@ -82,7 +82,12 @@ pub fn tile_threads() -> impl Strategy<Value = u32> {
 
 /// Blocks of the climb's tile scans: whole warps, 32 to 512 threads.
 pub fn climb_threads() -> impl Strategy<Value = u32> {
-    (1u32..=16).prop_map(|warps| 32 * warps)
+    climb_threads_up_to(crate::MAX_TILE_THREADS)
+}
+
+/// Blocks of whole warps, 32 to `most` threads.
+pub fn climb_threads_up_to(most: u32) -> impl Strategy<Value = u32> {
+    (1u32..=(most / 32).max(1)).prop_map(|warps| 32 * warps)
 }
 
 /// The emulator's three schedules, with any seed.

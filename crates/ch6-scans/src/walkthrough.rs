@@ -14,12 +14,12 @@ use harness::{Device, Expect, HarnessError, Result, Schedule};
 use plotters::prelude::*;
 
 use crate::{
-    CLIMB_THREADS, Ch6Variant, DEFAULT_THREADS, LargeScanKernels, Step, TILE_ITEMS,
-    TileScanBuffers, VARIANTS, blelloch_counted, default_one_block_threads, exclusive_abs_sums,
-    exclusive_scan, exclusive_scan_f64, hillis_steele_counted, inclusive_scan, large_scan_depth,
+    CLIMB_THREADS, Ch6Variant, DEFAULT_THREADS, LargeScanKernels, Step, TileScanBuffers, VARIANTS,
+    blelloch_counted, default_one_block_threads, exclusive_abs_sums, exclusive_scan,
+    exclusive_scan_f64, hillis_steele_counted, inclusive_scan, large_scan_depth,
     large_scan_enqueue, large_scan_launch_count, large_scan_levels, large_scan_sums,
     multi_launch_sweeps, padded_len, run_convert, run_grid_inclusive, run_large_scan,
-    run_multi_launch, run_one_block, run_tile_scan, strides, tile_count, tile_len,
+    run_multi_launch, run_one_block, run_tile_scan, strides, tile_count, tile_items,
     tile_scan_enqueue, up_sweep_bank_conflicts, up_sweep_levels,
 };
 
@@ -32,13 +32,14 @@ pub const ADVERSARIAL_SEED: u64 = 7;
 /// Elements of the up-sweep diagram.
 pub const DIAGRAM_LEN: usize = 16;
 /// The climb of "How fast can it go": where it starts, then its rungs in order.
-pub const CLIMB: [&str; 6] = [
+pub const CLIMB: [&str; 7] = [
     "large-array-scan",
     "reduce-then-scan",
     "coalesced-stores",
     "chained-scan",
     "decoupled-lookback",
     "warp-lookback",
+    "bigger-tiles",
 ];
 /// Timed runs per row of the GPU table, after one warm-up.
 pub const REPETITIONS: u32 = 10;
@@ -91,6 +92,7 @@ impl Sizes {
                 large_f32: 10_007,
                 convert: 5_003,
                 // tiles of 512: 79 of them, so a warp's look-back window of 32 moves twice
+                // (bigger-tiles: 53 tiles of 768, so it moves once)
                 climb: 40_009,
                 climb_threads: 32,
             }
@@ -500,10 +502,11 @@ fn climb_step(
     say(
         page,
         &format!(
-            "n = {}, {} tiles of {} ({threads} threads × {TILE_ITEMS} elements), {} launch(es): {}",
+            "n = {}, {} tiles of {} ({threads} threads × {} elements), {} launch(es): {}",
             input.len(),
-            tile_count(input.len(), threads),
-            tile_len(threads),
+            tile_count(variant, input.len(), threads),
+            crate::variant_tile_len(variant, threads),
+            tile_items(variant),
             outcome.launches,
             compare_exact(&outcome.result, &want)
         ),
@@ -806,11 +809,11 @@ fn timing_section(
     // The climb: each rung checked once on the timing input, then timed.
     let in_buffer = device.upload(&input, "in")?;
     let out_buffer = device.zeros::<u32>(n, "out")?;
-    let mut buffers = TileScanBuffers::new(device, tile_count(n, CLIMB_THREADS))?;
     let mut climb = vec![(CLIMB[0], large_launches, large_ms)];
     for name in &CLIMB[1..] {
         let variant = crate::variant(name);
-        device.clear(&mut buffers.tile_sums)?;
+        // Sized to this rung's tiles, so a single pass zeroes exactly the status it uses.
+        let mut buffers = TileScanBuffers::new(device, tile_count(variant, n, CLIMB_THREADS))?;
         let (_, launches) = tile_scan_enqueue(
             device,
             variant,

@@ -30,8 +30,8 @@ fn walkthrough_on_the_emulator() {
     let sections = book_sections(printed, &out, "ch6-scans");
     assert_eq!(
         sections.len(),
-        21,
-        "a header, eighteen variants, work and span, and the timing section: {sections:#?}"
+        22,
+        "a header, nineteen variants, work and span, and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {
