@@ -73,7 +73,12 @@ impl fmt::Display for LaunchShape {
         } else {
             "blocks"
         };
-        write!(f, "{} {blocks} × {} threads", self.grid, self.block)?;
+        let threads = if self.block.product() == 1 {
+            "thread"
+        } else {
+            "threads"
+        };
+        write!(f, "{} {blocks} × {} {threads}", self.grid, self.block)?;
         if self.dynamic_shared_bytes > 0 {
             write!(f, " + {} B dynamic shared", self.dynamic_shared_bytes)?;
         }

@@ -198,11 +198,11 @@ impl Check for Stencil {
                             ),
                             expected: want[i].to_string(),
                             got: outcome.result[i].to_string(),
-                            summary: Some(format!(
-                                "{} of {} cells differ",
+                            summary: property::how_many_differ(
                                 differing.len(),
-                                want.len()
-                            )),
+                                want.len(),
+                                "cells",
+                            ),
                         });
                         seen.findings(outcome.report.findings).wrong(wrong)
                     }
@@ -246,7 +246,7 @@ fn board_wrong(got: &Board, start: &Board, generations: u32) -> Option<Wrong> {
                 what: format!("cell (x {x}, y {y})"),
                 expected: describe(want.cells()[index]).into(),
                 got: describe(got.cells()[index]).into(),
-                summary: Some(format!("{} of {} cells differ", diff.differing, diff.cells)),
+                summary: property::how_many_differ(diff.differing as usize, diff.cells as usize, "cells"),
             }
         }
         None => Wrong {
