@@ -4416,3 +4416,13 @@ fn bytes(count: u64) -> String {
         format!("{count} bytes")
     }
 }
+
+#[cfg(test)]
+mod byte_count_tests {
+    #[test]
+    fn one_byte_is_singular() {
+        assert_eq!(super::bytes(1), "1 byte");
+        assert_eq!(super::bytes(0), "0 bytes");
+        assert_eq!(super::bytes(4), "4 bytes");
+    }
+}

@@ -189,6 +189,7 @@ mod tests {
             dynamic_shared_bytes: 0,
         };
         assert_eq!(square.to_string(), "1 block × (32, 32) threads");
+        assert_eq!(LaunchShape::linear(2, 1).to_string(), "2 blocks × 1 thread");
         assert_eq!(
             LaunchShape::linear(2, 4)
                 .with_dynamic_shared(16)

@@ -49,6 +49,9 @@ pub struct CaseFailure {
     pub findings: Vec<Finding>,
     pub wrong: Option<Wrong>,
     pub error: Option<String>,
+    /// Axes the launch used, grid then block (1 to 3): a report names a thread (0,0) of a 2D
+    /// block as such, not as thread 0.
+    pub axes: [usize; 2],
 }
 
 /// The first value that differs from the CPU reference.
@@ -401,6 +404,7 @@ mod tests {
                 summary: None,
             }),
             error: None,
+            axes: [1, 1],
         }))
     }
 
@@ -455,7 +459,9 @@ mod tests {
     #[test]
     fn a_compile_error_names_the_lines_of_its_errors() {
         let failure = Failure::Compile {
-            log: format!("{PATH}:20: error: \"j\" has already been declared\n{PATH}:26: warning #177-D: unused\n{PATH}:26: error: identifier \"tid\" is undefined\n"),
+            log: format!(
+                "{PATH}:20: error: \"j\" has already been declared\n{PATH}:26: warning #177-D: unused\n{PATH}:26: error: identifier \"tid\" is undefined\n"
+            ),
         };
         let compile = Reason::Check(Expect::CompileError);
         assert_eq!(failure.reasons(), vec![compile]);

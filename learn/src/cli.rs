@@ -89,7 +89,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                     }
                 },
             };
-            let (_, lines) = workspace.update_progress(|progress| hint_lines(exercise, progress))?;
+            let (_, lines) =
+                workspace.update_progress(|progress| hint_lines(exercise, progress))?;
             for line in lines {
                 writeln!(out, "{line}")?;
             }
@@ -102,7 +103,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             if let Err(Failure::NoNvrtc) = report.outcome {
                 anyhow::bail!("{}", crate::render::no_nvrtc_sentence());
             }
-            workspace.update_progress(|progress| progress.record(exercise.name, report.passed()))?;
+            workspace
+                .update_progress(|progress| progress.record(exercise.name, report.passed()))?;
             for line in fit(title_lines(exercise)) {
                 writeln!(out, "{line}")?;
             }

@@ -97,7 +97,11 @@ mod tests {
         progress.save(&path).unwrap();
         assert_eq!(Progress::load(&path).unwrap(), progress);
         let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
-        assert_eq!(files.len(), 1, "the file written beside it is renamed, not left: {files:?}");
+        assert_eq!(
+            files.len(),
+            1,
+            "the file written beside it is renamed, not left: {files:?}"
+        );
         std::fs::write(&path, "not json").unwrap();
         let error = Progress::load(&path).unwrap_err().to_string();
         assert!(error.contains("delete it to start afresh"), "{error}");

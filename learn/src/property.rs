@@ -5,7 +5,7 @@ use std::fmt::{Debug, Display};
 use std::time::Instant;
 
 use harness::verify::Comparison;
-use harness::{Device, Finding, HarnessError, Schedule};
+use harness::{Device, Finding, HarnessError, LaunchShape, Schedule};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -62,7 +62,7 @@ impl Budget {
 }
 
 /// What one generated case showed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Observed {
     /// What the case was, for the report: `("n", "97")`, `("launch", "grid 4 × block 32")`.
     pub facts: Vec<(String, String)>,
@@ -70,11 +70,36 @@ pub struct Observed {
     pub wrong: Option<Wrong>,
     /// The harness refused or could not finish the launch.
     pub error: Option<String>,
+    /// The axes of the launch's grid and block ([`Observed::launch`]).
+    pub axes: [usize; 2],
+}
+
+impl Default for Observed {
+    fn default() -> Self {
+        Self {
+            facts: Vec::new(),
+            findings: Vec::new(),
+            wrong: None,
+            error: None,
+            axes: [1, 1],
+        }
+    }
 }
 
 impl Observed {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The case's launch: a fact, and the axes its reports name threads with.
+    pub fn launch(mut self, shape: LaunchShape) -> Self {
+        let axes = |d: harness::Dim3| match (d.y, d.z) {
+            (1, 1) => 1,
+            (_, 1) => 2,
+            _ => 3,
+        };
+        self.axes = [axes(shape.grid), axes(shape.block)];
+        self.fact("launch", shape)
     }
 
     pub fn fact(mut self, name: &str, value: impl Display) -> Self {
@@ -143,6 +168,7 @@ where
                     findings: seen.findings,
                     wrong: seen.wrong,
                     error: seen.error,
+                    axes: seen.axes,
                 })));
             }
             Err(Search::Abort(reason)) => return Err(Failure::Setup(reason)),

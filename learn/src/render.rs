@@ -153,7 +153,7 @@ pub fn no_nvrtc_sentence() -> String {
 fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for finding in case.findings.iter().take(SHOWN_FINDINGS) {
-        lines.extend(finding_lines(finding, source));
+        lines.extend(finding_lines(finding, source, case.axes));
     }
     match case.findings.len().saturating_sub(SHOWN_FINDINGS) {
         0 => {}
@@ -187,7 +187,7 @@ fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {
     lines
 }
 
-fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
+fn finding_lines(finding: &Finding, source: &str, launch_axes: [usize; 2]) -> Vec<String> {
     let location = finding
         .location
         .as_ref()
@@ -228,7 +228,7 @@ fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
         .map(|access| &access.thread)
         .chain(finding.threads.iter().map(|group| &group.example))
         .collect();
-    let thread = |who: &ThreadRef| thread(who, &named);
+    let thread = |who: &ThreadRef| thread(who, &named, launch_axes);
     for access in &finding.accesses {
         let line = access.at.line;
         if !quoted.contains(&line) {
@@ -272,12 +272,18 @@ fn quote(source: &str, line: u32) -> String {
     format!("  line {line}: {code}")
 }
 
-/// `block 3 thread 17`, or with more axes `block (1,2) thread (3,0)`: as many axes as any
-/// thread of the same finding (`named`) needs, so one report does not call a thread of a 2D
-/// block `0` and its neighbour `(15,15)`.
-fn thread(thread: &ThreadRef, named: &[&ThreadRef]) -> String {
-    let block_axes = named.iter().map(|t| used_axes(t.block)).max().unwrap_or(1);
-    let thread_axes = named.iter().map(|t| used_axes(t.thread)).max().unwrap_or(1);
+/// `block 3 thread 17`, or with more axes `block (1,2) thread (3,0)`: as many axes as the
+/// launch has, or as any thread of the same finding (`named`) needs, so a report does not
+/// call a thread of a 2D block `0` and its neighbour `(15,15)`.
+fn thread(thread: &ThreadRef, named: &[&ThreadRef], [grid, block]: [usize; 2]) -> String {
+    let block_axes = named
+        .iter()
+        .map(|t| used_axes(t.block))
+        .fold(grid, usize::max);
+    let thread_axes = named
+        .iter()
+        .map(|t| used_axes(t.thread))
+        .fold(block, usize::max);
     format!(
         "block {} thread {}",
         axes(thread.block, block_axes),

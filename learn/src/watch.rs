@@ -185,7 +185,9 @@ impl Watch {
                 lines.push(rule.clone());
                 lines.extend(list_columns(&self.progress, self.current().name));
                 lines.push(rule);
-                lines.push("l back to the exercise · q quit · `cargo learn list` has the titles".into());
+                lines.push(
+                    "l back to the exercise · q quit · `cargo learn list` has the titles".into(),
+                );
             }
             View::Exercise => {
                 let exercise = self.current();

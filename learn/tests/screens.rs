@@ -335,14 +335,19 @@ fn watch_mode_keeps_what_another_cargo_learn_recorded() {
     assert!(watch.screen().contains("1 of "), "{}", watch.screen());
     // the watch records its own hint and check without dropping the other's records
     watch.handle(Event::Key('h'));
-    common::write(
-        &watch.current_file(),
-        watch.current().solution.source,
-    );
+    common::write(&watch.current_file(), watch.current().solution.source);
     watch.handle(Event::Saved(watch.current_file()));
     let progress = workspace.progress().unwrap();
     assert!(progress.is_done("racy-increment"), "{progress:?}");
     assert!(progress.is_done(watch.current().name), "{progress:?}");
-    assert_eq!(progress.hints.get("racy-increment"), Some(&1), "{progress:?}");
-    assert_eq!(progress.hints.get(watch.current().name), Some(&1), "{progress:?}");
+    assert_eq!(
+        progress.hints.get("racy-increment"),
+        Some(&1),
+        "{progress:?}"
+    );
+    assert_eq!(
+        progress.hints.get(watch.current().name),
+        Some(&1),
+        "{progress:?}"
+    );
 }

@@ -193,7 +193,7 @@ impl Check for Rung {
                 let x = floats(n, data, seed);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("x", excerpt(&x, None));
                 match run_reduce_1d(device, &yours, &x, shape) {
                     Err(error) => seen.error(error),
@@ -245,7 +245,7 @@ impl Check for TreeReduction {
                 let x = floats(n, data, seed);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("x", excerpt(&x, None));
                 match run_reduce_1d(device, &yours, &x, shape) {
                     Err(error) => seen.error(error),
@@ -367,7 +367,7 @@ impl Check for Reduction2d {
                 let a = floats(rows * cols, data, seed);
                 let seen = Observed::new()
                     .fact("matrix", format!("{rows} × {cols}"))
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", excerpt(&a, None));
                 match run_reduce_2d(device, &yours, &a, rows, cols, shape) {
                     Err(error) => seen.error(error),

@@ -202,7 +202,7 @@ impl Check for ByteHistogram {
         );
         let case = |device: &mut Device, bytes: &[u8], shape: LaunchShape, alphabet| {
             let seen = Observed::new()
-                .fact("launch", shape)
+                .launch(shape)
                 .fact("bytes", text_excerpt(bytes, alphabet));
             match run_byte_histogram(device, &yours, bytes, shape) {
                 Err(error) => seen.error(error),
@@ -263,7 +263,7 @@ impl Check for Increment {
         let strategy = (blocks(budget.on_gpu), threads_per_block());
         property::run(device, budget, strategy, |device, &(blocks, threads)| {
             let shape = LaunchShape::linear(blocks, threads);
-            let seen = Observed::new().fact("launch", shape);
+            let seen = Observed::new().launch(shape);
             match run_increment(device, &yours, shape) {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
@@ -304,7 +304,7 @@ impl Check for AsciiHistogram {
                 let bytes = text(n, alphabet, seed);
                 let shape = LaunchShape::linear(blocks, threads);
                 let seen = Observed::new()
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("text", text_excerpt(&bytes, alphabet));
                 match run_ascii_histogram(device, &yours, &bytes, shape) {
                     Err(error) => seen.error(error),

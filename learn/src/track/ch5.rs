@@ -140,7 +140,7 @@ impl Check for DotRung {
                 let shape = LaunchShape::linear(blocks, threads);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", excerpt(&a, None))
                     .fact("b", excerpt(&b, None));
                 match run_dot(device, &yours, &a, &b, shape) {
@@ -171,7 +171,7 @@ impl Check for MutexIncrement {
         let strategy = (blocks(budget.on_gpu), any_threads());
         property::run(device, budget, strategy, |device, &(blocks, threads)| {
             let shape = LaunchShape::linear(blocks, threads);
-            let seen = Observed::new().fact("launch", shape);
+            let seen = Observed::new().launch(shape);
             match run_increment(device, &yours, shape) {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
@@ -215,7 +215,7 @@ impl Check for PartialDot {
                 let shape = LaunchShape::linear(blocks, threads);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", excerpt(&a, None))
                     .fact("b", excerpt(&b, None));
                 match run_dot(device, &yours, &a, &b, shape) {

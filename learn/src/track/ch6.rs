@@ -350,8 +350,6 @@ impl Check for Compaction {
     }
 }
 
-/// How the host runs the decoupled look-back, for its three exercises.
-
 fn scan_case(
     n: usize,
     x: &[u32],

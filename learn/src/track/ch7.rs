@@ -3,8 +3,8 @@
 use ch1_map::exact;
 use ch7_matmul::testing::{block, side};
 use ch7_matmul::{
-    Ch7Variant, Dims, MatmulCheck, covering_shape, element_bound, matmul_f64, random_matrix, run_matmul,
-    tiled_2x2_shape, tiled_shape, transpose, variant,
+    Ch7Variant, Dims, MatmulCheck, covering_shape, element_bound, matmul_f64, random_matrix,
+    run_matmul, tiled_2x2_shape, tiled_shape, transpose, variant,
 };
 use harness::verify::compare_exact;
 use harness::{Arg, Device, Expect, KernelSource, LaunchShape};
@@ -162,7 +162,7 @@ impl Check for Transpose {
             let input = random_matrix((rows * cols) as usize, seed);
             let seen = Observed::new()
                 .fact("matrix", format!("{rows} × {cols}"))
-                .fact("launch", transpose::shape(rows, cols));
+                .launch(transpose::shape(rows, cols));
             match transpose::run(device, &yours, &input, rows, cols) {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
@@ -310,7 +310,7 @@ fn matmul_case(
             "sizes",
             format!("M {} · N {} · K {}", dims.m, dims.n, dims.k),
         )
-        .fact("launch", shape);
+        .launch(shape);
     match run_matmul(device, yours, &a, &b, dims, shape, 0) {
         Err(error) => seen.error(error),
         Ok(outcome) => {
