@@ -584,7 +584,10 @@ fn intra_warp_mutex_makes_progress_on_the_emulator() {
 /// capture shares with the test harness's own reports from other threads: keep only the lines
 /// that start with the kernel's label.
 fn sorted_lines<'a>(text: &'a str, label: &str) -> Vec<&'a str> {
-    let mut lines: Vec<&str> = text.lines().filter(|line| line.starts_with(label)).collect();
+    let mut lines: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with(label))
+        .collect();
     lines.sort_unstable();
     lines
 }
