@@ -1479,10 +1479,10 @@ impl Ctx<'_> {
                         let len = a.data.len() as u64;
                         let note = if off.saturating_add(size as u64) > a.base + len {
                             Some(format!(
-                                "{} bytes past the end of {}, which has {} bytes",
-                                off.saturating_add(size as u64) - (a.base + len),
+                                "{} past the end of {}, which has {}",
+                                bytes(off.saturating_add(size as u64) - (a.base + len)),
                                 a.label,
-                                len
+                                bytes(len)
                             ))
                         } else {
                             None
@@ -1510,8 +1510,9 @@ impl Ctx<'_> {
                                         index: rel.div_euclid(size),
                                         address: addr,
                                         note: Some(format!(
-                                            "{} bytes before the start of {}",
-                                            -rel, a.label
+                                            "{} before the start of {}",
+                                            bytes(rel.unsigned_abs()),
+                                            a.label
                                         )),
                                     },
                                     heap_key(a),
@@ -1561,12 +1562,14 @@ impl Ctx<'_> {
                         "{label} is dynamic shared memory (extern __shared__), and the launch gave it no bytes"
                     )),
                     Some(_) if end > base + len => Some(format!(
-                        "{} bytes past the end of {label}, the dynamic shared memory, which the launch sized at {len} bytes",
-                        end - (base + len)
+                        "{} past the end of {label}, the dynamic shared memory, which the launch sized at {}",
+                        bytes(end - (base + len)),
+                        bytes(len)
                     )),
                     _ if end > base + len => Some(format!(
-                        "{} bytes past the end of {label}, which has {len} bytes",
-                        end - (base + len)
+                        "{} past the end of {label}, which has {}",
+                        bytes(end - (base + len)),
+                        bytes(len)
                     )),
                     _ => None,
                 };
@@ -4403,4 +4406,23 @@ fn atom_op(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> (u64, bool) {
         }
     };
     (alu::mask(v, bits), true)
+}
+
+/// `1 byte`, `4 bytes`: sizes as the reports write them.
+fn bytes(count: u64) -> String {
+    if count == 1 {
+        "1 byte".into()
+    } else {
+        format!("{count} bytes")
+    }
+}
+
+#[cfg(test)]
+mod byte_count_tests {
+    #[test]
+    fn one_byte_is_singular() {
+        assert_eq!(super::bytes(1), "1 byte");
+        assert_eq!(super::bytes(0), "0 bytes");
+        assert_eq!(super::bytes(4), "4 bytes");
+    }
 }

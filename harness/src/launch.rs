@@ -73,7 +73,12 @@ impl fmt::Display for LaunchShape {
         } else {
             "blocks"
         };
-        write!(f, "{} {blocks} × {} threads", self.grid, self.block)?;
+        let threads = if self.block.product() == 1 {
+            "thread"
+        } else {
+            "threads"
+        };
+        write!(f, "{} {blocks} × {} {threads}", self.grid, self.block)?;
         if self.dynamic_shared_bytes > 0 {
             write!(f, " + {} B dynamic shared", self.dynamic_shared_bytes)?;
         }
@@ -184,6 +189,7 @@ mod tests {
             dynamic_shared_bytes: 0,
         };
         assert_eq!(square.to_string(), "1 block × (32, 32) threads");
+        assert_eq!(LaunchShape::linear(2, 1).to_string(), "2 blocks × 1 thread");
         assert_eq!(
             LaunchShape::linear(2, 4)
                 .with_dynamic_shared(16)

@@ -49,6 +49,9 @@ pub struct CaseFailure {
     pub findings: Vec<Finding>,
     pub wrong: Option<Wrong>,
     pub error: Option<String>,
+    /// Axes the launch used, grid then block (1 to 3): a report names a thread (0,0) of a 2D
+    /// block as such, not as thread 0.
+    pub axes: [usize; 2],
 }
 
 /// The first value that differs from the CPU reference.
@@ -63,8 +66,9 @@ pub struct Wrong {
 }
 
 impl Failure {
-    /// What kind of failure this is, in the chapters' terms; `None` for what is not the
-    /// kernel's fault (no NVRTC, no device) or not a run at all (a missing kernel).
+    /// What kind of failure this is, in the chapters' terms ([`Failure::reason`]'s); `None`
+    /// for what is not the kernel's fault (no NVRTC, no device), not a run at all (a missing
+    /// kernel), or a missed goal.
     pub fn expect(&self) -> Option<Expect> {
         match self.reason()? {
             Reason::Check(expect) => Some(expect),
@@ -72,46 +76,82 @@ impl Failure {
         }
     }
 
-    /// Why the file fails, as an exercise states it: a checker's kind, or a missed goal.
+    /// Why the file fails, first of [`Failure::reasons`]: what the screen leads with.
     pub fn reason(&self) -> Option<Reason> {
-        let expect = match self {
-            Self::Goal(missed) => {
-                return Some(match **missed {
-                    Missed::Banks { .. } => Reason::BankConflicts,
-                    Missed::Slower { .. } => Reason::TooSlow,
-                });
+        self.reasons().first().copied()
+    }
+
+    /// Every reason the file fails, as an exercise states one, in the order the screen shows
+    /// them: each checker finding's kind (once), then a wrong result; a compile error; a
+    /// missed goal. Empty for what is not the kernel's fault or not a run at all.
+    pub fn reasons(&self) -> Vec<Reason> {
+        match self {
+            Self::Goal(missed) => vec![match **missed {
+                Missed::Banks { .. } => Reason::BankConflicts,
+                Missed::Slower { .. } => Reason::TooSlow,
+            }],
+            Self::Compile { .. } => vec![Reason::Check(Expect::CompileError)],
+            Self::Case(case) => {
+                let mut reasons = Vec::new();
+                let findings = case.findings.iter().filter_map(|f| finding_reason(f, case));
+                let wrong = case
+                    .wrong
+                    .as_ref()
+                    .map(|_| Reason::Check(Expect::WrongResult));
+                for reason in findings.chain(wrong) {
+                    if !reasons.contains(&reason) {
+                        reasons.push(reason);
+                    }
+                }
+                reasons
             }
-            Self::Compile { .. } => Some(Expect::CompileError),
-            Self::Case(case) => match case.findings.first().map(|f| f.kind) {
-                Some(FindingKind::Race { .. }) => Some(Expect::Race),
-                Some(FindingKind::BarrierDivergence) => Some(Expect::BarrierDivergence),
-                Some(FindingKind::OutOfBounds { .. } | FindingKind::Misaligned { .. }) => {
-                    Some(Expect::OutOfBounds)
-                }
-                Some(
-                    FindingKind::Deadlock | FindingKind::StepBudgetExhausted | FindingKind::Stuck,
-                ) => Some(Expect::Deadlock),
-                // Reading memory nothing wrote is how a kernel computes garbage: with a wrong
-                // result it is the wrong result the exercise states, named by initcheck.
-                Some(FindingKind::UninitializedRead { .. }) | None if case.wrong.is_some() => {
-                    Some(Expect::WrongResult)
-                }
-                // The rest (a failed assert, heap misuse, warp-sync misuse…) is no exercise's
-                // stated failure yet; the report still shows it.
-                Some(_) => None,
-                None => None,
-            },
-            Self::NoNvrtc | Self::Kernel(_) | Self::Setup(_) => None,
-        };
-        expect.map(Reason::Check)
+            Self::NoNvrtc | Self::Kernel(_) | Self::Setup(_) => Vec::new(),
+        }
+    }
+
+    /// The findings that give no reason an exercise can state (a failed assert, an
+    /// uninitialized read that left the result right…): shown, but explained by no statement.
+    pub fn unexplained(&self) -> Vec<&Finding> {
+        match self {
+            Self::Case(case) => case
+                .findings
+                .iter()
+                .filter(|finding| finding_reason(finding, case).is_none())
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     /// The lines of the learner's file this failure names: the checkers' findings, or the
     /// lines of NVRTC's errors.
     pub fn lines(&self, path: &str) -> Vec<u32> {
+        self.lines_where(path, |_| true)
+    }
+
+    /// The lines of the learner's file named for `reason` only: the findings of that kind (a
+    /// race's lines, not those of an access out of bounds in the same case), NVRTC's errors,
+    /// the lines that missed a goal.
+    pub fn lines_for(&self, reason: Reason, path: &str) -> Vec<u32> {
+        if !self.reasons().contains(&reason) {
+            return Vec::new();
+        }
+        match self {
+            Self::Case(case) => self.lines_where(path, |finding| {
+                finding_reason(finding, case) == Some(reason)
+            }),
+            _ => self.lines(path),
+        }
+    }
+
+    fn lines_where(&self, path: &str, keep: impl Fn(&Finding) -> bool) -> Vec<u32> {
         match self {
             Self::Case(case) => {
-                let mut lines: Vec<u32> = case.findings.iter().flat_map(Finding::lines).collect();
+                let mut lines: Vec<u32> = case
+                    .findings
+                    .iter()
+                    .filter(|finding| keep(finding))
+                    .flat_map(Finding::lines)
+                    .collect();
                 lines.sort_unstable();
                 lines.dedup();
                 lines
@@ -267,6 +307,166 @@ fn run_checks(
     })
 }
 
+/// The reason one finding of `case` gives, in the chapters' terms.
+fn finding_reason(finding: &Finding, case: &CaseFailure) -> Option<Reason> {
+    let expect = match finding.kind {
+        FindingKind::Race { .. } => Expect::Race,
+        FindingKind::BarrierDivergence => Expect::BarrierDivergence,
+        FindingKind::OutOfBounds { .. } | FindingKind::Misaligned { .. } => Expect::OutOfBounds,
+        FindingKind::Deadlock | FindingKind::StepBudgetExhausted | FindingKind::Stuck => {
+            Expect::Deadlock
+        }
+        // Reading memory nothing wrote is how a kernel computes garbage: with a wrong result it
+        // is the wrong result the exercise states, named by initcheck.
+        FindingKind::UninitializedRead { .. } if case.wrong.is_some() => Expect::WrongResult,
+        // The rest (a failed assert, heap misuse, warp-sync misuse…, or an uninitialized read
+        // that left the result right) is no exercise's stated failure yet; the report still
+        // shows it.
+        _ => return None,
+    };
+    Some(Reason::Check(expect))
+}
+
 fn setup(error: HarnessError) -> Failure {
     Failure::Setup(error.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use harness::{Expect, Finding, FindingKind};
+    use ptx_emu::{Access, AccessOp, Hazard, SourceLoc, Space, ThreadRef};
+
+    use super::{CaseFailure, Failure, Wrong};
+    use crate::exercise::Reason;
+
+    fn finding(kind: FindingKind, line: u32) -> Finding {
+        let access = Access {
+            op: AccessOp::Write,
+            thread: ThreadRef {
+                block: [0, 0, 0],
+                thread: [1, 0, 0],
+            },
+            at: SourceLoc {
+                file: "exercises/ch4_atomics/01_racy_increment.cu".into(),
+                line,
+                inlined_at: None,
+                inlined_into: None,
+                ptx_line: 1,
+            },
+        };
+        Finding {
+            kind,
+            count: 1,
+            location: None,
+            accesses: vec![access],
+            threads: Vec::new(),
+            why: "a test's finding".into(),
+        }
+    }
+
+    fn race(line: u32) -> Finding {
+        finding(
+            FindingKind::Race {
+                hazard: Hazard::WriteAfterWrite,
+                space: Space::Global,
+            },
+            line,
+        )
+    }
+
+    fn out_of_bounds(line: u32) -> Finding {
+        finding(
+            FindingKind::OutOfBounds {
+                space: Space::Global,
+            },
+            line,
+        )
+    }
+
+    fn uninitialized(line: u32) -> Finding {
+        finding(
+            FindingKind::UninitializedRead {
+                space: Space::Shared,
+            },
+            line,
+        )
+    }
+
+    fn case(findings: Vec<Finding>, wrong: bool) -> Failure {
+        Failure::Case(Box::new(CaseFailure {
+            on: "the emulator, hardware schedule".into(),
+            facts: Vec::new(),
+            findings,
+            wrong: wrong.then(|| Wrong {
+                what: "x[0]".into(),
+                expected: "2".into(),
+                got: "1".into(),
+                summary: None,
+            }),
+            error: None,
+            axes: [1, 1],
+        }))
+    }
+
+    const PATH: &str = "exercises/ch4_atomics/01_racy_increment.cu";
+    const RACE: Reason = Reason::Check(Expect::Race);
+    const OUT_OF_BOUNDS: Reason = Reason::Check(Expect::OutOfBounds);
+    const WRONG: Reason = Reason::Check(Expect::WrongResult);
+
+    /// Every finding counts, not just the first: a race behind an access out of bounds is a
+    /// race, and each reason names its own lines only.
+    #[test]
+    fn every_finding_gives_its_reason_and_its_own_lines() {
+        let failure = case(vec![out_of_bounds(5), race(9), race(11)], true);
+        assert_eq!(failure.reasons(), vec![OUT_OF_BOUNDS, RACE, WRONG]);
+        assert_eq!(failure.reason(), Some(OUT_OF_BOUNDS));
+        assert_eq!(failure.expect(), Some(Expect::OutOfBounds));
+        assert_eq!(failure.lines(PATH), vec![5, 9, 11]);
+        assert_eq!(failure.lines_for(RACE, PATH), vec![9, 11]);
+        assert_eq!(failure.lines_for(OUT_OF_BOUNDS, PATH), vec![5]);
+        assert_eq!(failure.lines_for(WRONG, PATH), Vec::<u32>::new());
+        assert_eq!(
+            failure.lines_for(Reason::Check(Expect::BarrierDivergence), PATH),
+            Vec::<u32>::new()
+        );
+    }
+
+    /// A finding that states no exercise's failure (an uninitialized read that left the result
+    /// right) no longer hides the race after it.
+    #[test]
+    fn a_finding_with_no_reason_does_not_hide_the_next() {
+        let failure = case(vec![uninitialized(3), race(7)], false);
+        assert_eq!(failure.reasons(), vec![RACE]);
+        assert_eq!(failure.expect(), Some(Expect::Race));
+        assert_eq!(failure.lines_for(RACE, PATH), vec![7]);
+        assert_eq!(failure.unexplained().len(), 1);
+        assert!(case(vec![uninitialized(3)], false).reasons().is_empty());
+        assert!(case(vec![uninitialized(3)], true).unexplained().is_empty());
+    }
+
+    /// Memory nothing wrote, with a wrong result: the wrong result the exercise states, at the
+    /// line initcheck names; counted once.
+    #[test]
+    fn an_uninitialized_read_behind_a_wrong_result_names_its_line() {
+        let failure = case(vec![uninitialized(28)], true);
+        assert_eq!(failure.reasons(), vec![WRONG]);
+        assert_eq!(failure.lines_for(WRONG, PATH), vec![28]);
+        let plain = case(Vec::new(), true);
+        assert_eq!(plain.reasons(), vec![WRONG]);
+        assert!(plain.lines(PATH).is_empty());
+    }
+
+    #[test]
+    fn a_compile_error_names_the_lines_of_its_errors() {
+        let failure = Failure::Compile {
+            log: format!(
+                "{PATH}:20: error: \"j\" has already been declared\n{PATH}:26: warning #177-D: unused\n{PATH}:26: error: identifier \"tid\" is undefined\n"
+            ),
+        };
+        let compile = Reason::Check(Expect::CompileError);
+        assert_eq!(failure.reasons(), vec![compile]);
+        assert_eq!(failure.lines_for(compile, PATH), vec![20, 26]);
+        assert!(failure.lines_for(RACE, PATH).is_empty());
+        assert!(Failure::NoNvrtc.reasons().is_empty());
+    }
 }

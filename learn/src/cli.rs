@@ -66,7 +66,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             "wrote {written} exercise files under exercises/, yours to edit\n(`cargo learn reset NAME` puts one back as it was)\n"
         )?;
     }
-    let mut progress = workspace.progress()?;
+    let progress = workspace.progress()?;
     match &cli.command {
         None => Ok(ExitCode::SUCCESS),
         Some(Command::List) => {
@@ -89,8 +89,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                     }
                 },
             };
-            let lines = hint_lines(exercise, &mut progress);
-            workspace.save_progress(&progress)?;
+            let (_, lines) =
+                workspace.update_progress(|progress| hint_lines(exercise, progress))?;
             for line in lines {
                 writeln!(out, "{line}")?;
             }
@@ -103,8 +103,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             if let Err(Failure::NoNvrtc) = report.outcome {
                 anyhow::bail!("{}", crate::render::no_nvrtc_sentence());
             }
-            progress.record(exercise.name, report.passed());
-            workspace.save_progress(&progress)?;
+            workspace
+                .update_progress(|progress| progress.record(exercise.name, report.passed()))?;
             for line in fit(title_lines(exercise)) {
                 writeln!(out, "{line}")?;
             }
@@ -120,8 +120,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         Some(Command::Reset { name }) => {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
             workspace.write_start(exercise)?;
-            progress.record(exercise.name, false);
-            workspace.save_progress(&progress)?;
+            workspace.update_progress(|progress| progress.record(exercise.name, false))?;
             writeln!(out, "{} is back to its starting text", exercise.path())?;
             Ok(ExitCode::SUCCESS)
         }
@@ -182,6 +181,37 @@ pub fn list_lines(progress: &Progress) -> Vec<String> {
     fit(lines)
 }
 
+/// The whole track in two columns, so that watch mode's list fits a 24-line terminal with its
+/// header and keys: `▸4 ✓ racy-increment`, the chapter's number, done or not, the name; `▸`
+/// marks `current`. `cargo learn list` has the titles.
+pub fn list_columns(progress: &Progress, current: &str) -> Vec<String> {
+    let cells: Vec<String> = track()
+        .iter()
+        .map(|exercise| {
+            let mark = if progress.is_done(exercise.name) {
+                '✓'
+            } else {
+                '·'
+            };
+            let here = if exercise.name == current { '▸' } else { ' ' };
+            let number = &exercise.chapter.short()[2..];
+            format!("{here}{number} {mark} {}", exercise.name)
+        })
+        .collect();
+    let rows = cells.len().div_ceil(2);
+    let (left, right) = cells.split_at(rows);
+    let width = left.iter().map(|c| c.chars().count()).max().unwrap_or(0) + 2;
+    let lines: Vec<String> = left
+        .iter()
+        .enumerate()
+        .map(|(row, cell)| match right.get(row) {
+            Some(other) => format!("{cell:<width$}{other}"),
+            None => cell.clone(),
+        })
+        .collect();
+    fit(lines)
+}
+
 /// Shows the next hint of `exercise` (recorded in `progress`).
 pub fn hint_lines(exercise: &Exercise, progress: &mut Progress) -> Vec<String> {
     let count = exercise.hints.len();
@@ -191,10 +221,8 @@ pub fn hint_lines(exercise: &Exercise, progress: &mut Progress) -> Vec<String> {
         lines.extend(wrap(hint, WIDTH - 2).into_iter().map(|l| format!("  {l}")));
     }
     if shown == count {
-        lines.push(format!(
-            "  (that is the last hint; the chapter's {} solves it)",
-            exercise.solution.path
-        ));
+        lines.push("  That is the last hint; the chapter's kernel that solves it:".into());
+        lines.push(format!("  {}", exercise.solution.path));
     }
     fit(lines)
 }

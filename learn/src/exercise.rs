@@ -247,7 +247,13 @@ impl Exercise {
                 stub,
             } => blank_body(&learner_view(reference.source, true), function, todo, stub),
         };
-        text.push_str(&body);
+        let folder = self
+            .start
+            .kernel()
+            .path
+            .rsplit_once('/')
+            .map_or("", |(folder, _)| folder);
+        text.push_str(&qualify_kernel_files(&body, folder));
         text
     }
 
@@ -331,6 +337,42 @@ fn learner_line_of(source: &str, line: usize, keep_header: bool) -> Option<usize
         .iter()
         .position(|(original, _)| *original == line)
         .map(|index| index + 1)
+}
+
+/// Comments of a chapter kernel name its neighbours by file name (`as 12_gpu_sized_grid.cu`),
+/// which `exercises/` does not have: each such name in a comment gets its folder
+/// (`kernels/ch2_reductions/12_gpu_sized_grid.cu`), so the learner can open it. Lines keep
+/// their numbers.
+fn qualify_kernel_files(text: &str, folder: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let Some(comment) = line.find("//") else {
+            out.push_str(line);
+            continue;
+        };
+        out.push_str(&line[..comment]);
+        let rest = &line[comment..];
+        let mut copied = 0;
+        for (at, _) in rest.match_indices(".cu") {
+            let start = rest[..at]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            let name = &rest[start..at];
+            let numbered = name.len() > 3
+                && name.as_bytes()[..2].iter().all(u8::is_ascii_digit)
+                && name.as_bytes()[2] == b'_';
+            let qualified = rest[..start].ends_with('/');
+            let whole = !rest[at + 3..].starts_with(|c: char| c.is_ascii_alphanumeric());
+            if numbered && whole && !qualified && start >= copied {
+                out.push_str(&rest[copied..start]);
+                out.push_str(folder);
+                out.push('/');
+                copied = start;
+            }
+        }
+        out.push_str(&rest[copied..]);
+    }
+    out
 }
 
 fn strip_bug_comment(line: &str) -> String {
@@ -470,6 +512,15 @@ mod tests {
         assert!(
             twice.contains("int twice(int v) {\n    // TODO: double it\n    return v;\n}\n"),
             "{twice}"
+        );
+    }
+
+    #[test]
+    fn file_names_in_comments_get_their_folder() {
+        let text = "// Thread mapping: as 12_gpu_sized_grid.cu; see kernels/ch2_reductions/03_a.cu\nint x; // 04_b.cu and 05_c.cuh\nx = 06_d.cu;\n";
+        assert_eq!(
+            qualify_kernel_files(text, "kernels/ch2_reductions"),
+            "// Thread mapping: as kernels/ch2_reductions/12_gpu_sized_grid.cu; see kernels/ch2_reductions/03_a.cu\nint x; // kernels/ch2_reductions/04_b.cu and 05_c.cuh\nx = 06_d.cu;\n"
         );
     }
 

@@ -31,10 +31,20 @@ impl Progress {
         }
     }
 
+    /// Writes the progress to a file beside `path`, then renames it over `path`: another
+    /// `cargo learn` reading it at that moment (watch mode in one terminal, `check` in another)
+    /// sees the old file or the new one, never half of one.
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(self)?;
-        std::fs::write(path, text + "\n")
-            .map_err(|error| anyhow::anyhow!("cannot write {}: {error}", path.display()))
+        let mut temporary = path.as_os_str().to_owned();
+        temporary.push(format!(".{}.tmp", std::process::id()));
+        let temporary = std::path::PathBuf::from(temporary);
+        std::fs::write(&temporary, text + "\n")
+            .and_then(|()| std::fs::rename(&temporary, path))
+            .map_err(|error| {
+                let _ = std::fs::remove_file(&temporary);
+                anyhow::anyhow!("cannot write {}: {error}", path.display())
+            })
     }
 
     pub fn is_done(&self, name: &str) -> bool {
@@ -86,6 +96,12 @@ mod tests {
         progress.next_hint("y", 2);
         progress.save(&path).unwrap();
         assert_eq!(Progress::load(&path).unwrap(), progress);
+        let files: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(
+            files.len(),
+            1,
+            "the file written beside it is renamed, not left: {files:?}"
+        );
         std::fs::write(&path, "not json").unwrap();
         let error = Progress::load(&path).unwrap_err().to_string();
         assert!(error.contains("delete it to start afresh"), "{error}");

@@ -5,7 +5,7 @@ use std::fmt::{Debug, Display};
 use std::time::Instant;
 
 use harness::verify::Comparison;
-use harness::{Device, Finding, HarnessError, Schedule};
+use harness::{Device, Finding, HarnessError, LaunchShape, Schedule};
 use proptest::strategy::{Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -62,7 +62,7 @@ impl Budget {
 }
 
 /// What one generated case showed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Observed {
     /// What the case was, for the report: `("n", "97")`, `("launch", "grid 4 × block 32")`.
     pub facts: Vec<(String, String)>,
@@ -70,11 +70,36 @@ pub struct Observed {
     pub wrong: Option<Wrong>,
     /// The harness refused or could not finish the launch.
     pub error: Option<String>,
+    /// The axes of the launch's grid and block ([`Observed::launch`]).
+    pub axes: [usize; 2],
+}
+
+impl Default for Observed {
+    fn default() -> Self {
+        Self {
+            facts: Vec::new(),
+            findings: Vec::new(),
+            wrong: None,
+            error: None,
+            axes: [1, 1],
+        }
+    }
 }
 
 impl Observed {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The case's launch: a fact, and the axes its reports name threads with.
+    pub fn launch(mut self, shape: LaunchShape) -> Self {
+        let axes = |d: harness::Dim3| match (d.y, d.z) {
+            (1, 1) => 1,
+            (_, 1) => 2,
+            _ => 3,
+        };
+        self.axes = [axes(shape.grid), axes(shape.block)];
+        self.fact("launch", shape)
     }
 
     pub fn fact(mut self, name: &str, value: impl Display) -> Self {
@@ -143,6 +168,7 @@ where
                     findings: seen.findings,
                     wrong: seen.wrong,
                     error: seen.error,
+                    axes: seen.axes,
                 })));
             }
             Err(Search::Abort(reason)) => return Err(Failure::Setup(reason)),
@@ -239,11 +265,30 @@ pub fn wrong_from<T: Display>(what: &str, comparison: &Comparison<T>) -> Option<
         what: format!("{what}[{}]", first.index),
         expected: first.want.to_string(),
         got: first.got.to_string(),
-        summary: Some(format!(
-            "{} of {} values differ",
-            comparison.mismatch_count, comparison.len
-        )),
+        summary: how_many_differ(comparison.mismatch_count, comparison.len, "values"),
     })
+}
+
+/// `3 of 97 values differ`; nothing when the result is a single value, whose line says it all.
+pub fn how_many_differ(count: usize, len: usize, plural: &str) -> Option<String> {
+    match (count, len) {
+        (_, 0 | 1) => None,
+        (1, _) => Some(format!("1 of {len} {plural} differs")),
+        _ => Some(format!("{count} of {len} {plural} differ")),
+    }
+}
+
+/// A float the CPU computed in f64 and the kernel in f32, as the reference a result must meet:
+/// `0.46423 ± 2.5e-7`, or `0 exactly` where the bound is nothing (a sum of nothing).
+pub fn within_bound(want: f64, bound: f64) -> String {
+    // as f32: the precision of the kernel's result it is compared with
+    let want = want as f32;
+    let bound = bound.abs();
+    if bound > 0.0 {
+        format!("{want} ± {bound:.1e}")
+    } else {
+        format!("{want} exactly")
+    }
 }
 
 /// The index of the first difference, to centre a data excerpt on.
@@ -257,6 +302,10 @@ pub fn excerpt<T: Debug>(values: &[T], center: Option<usize>) -> String {
     if values.is_empty() {
         return "0 values".into();
     }
+    let count = match values.len() {
+        1 => "1 value".to_string(),
+        len => format!("{len} values"),
+    };
     let center = center.unwrap_or(0).min(values.len() - 1);
     let start = center.saturating_sub(2);
     let end = (start + 5).min(values.len());
@@ -264,11 +313,7 @@ pub fn excerpt<T: Debug>(values: &[T], center: Option<usize>) -> String {
         .iter()
         .map(|v| format!("{v:?}"))
         .collect();
-    let mut text = format!(
-        "{} values; [{start}..{end}] {}",
-        values.len(),
-        shown.join(", ")
-    );
+    let mut text = format!("{count}; [{start}..{end}] {}", shown.join(", "));
     if text.chars().count() > 66 {
         text = text.chars().take(65).collect::<String>() + "…";
     }

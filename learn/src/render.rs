@@ -4,7 +4,7 @@ use harness::{Finding, FindingKind};
 use ptx_emu::ThreadRef;
 
 use crate::check::{CaseFailure, Failure, GpuRun, Passed, Report};
-use crate::exercise::{Exercise, WIDTH, wrap};
+use crate::exercise::{Exercise, Start, WIDTH, wrap};
 use crate::goal::{Missed, Outcome};
 
 /// Findings shown in full; the rest are counted.
@@ -41,7 +41,10 @@ fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
         });
     }
     lines.push(String::new());
-    lines.push("What the fix taught:".into());
+    lines.push(match exercise.start {
+        Start::Fix(_) => "What the fix taught:".into(),
+        Start::Write { .. } => "What writing it taught:".into(),
+    });
     for paragraph in exercise.taught.split("\n\n") {
         lines.extend(
             wrap(paragraph, WIDTH - 2)
@@ -150,23 +153,29 @@ pub fn no_nvrtc_sentence() -> String {
 fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {
     let mut lines = Vec::new();
     for finding in case.findings.iter().take(SHOWN_FINDINGS) {
-        lines.extend(finding_lines(finding, source));
+        lines.extend(finding_lines(finding, source, case.axes));
     }
-    if case.findings.len() > SHOWN_FINDINGS {
-        lines.push(format!(
-            "  … and {} more findings",
-            case.findings.len() - SHOWN_FINDINGS
-        ));
+    match case.findings.len().saturating_sub(SHOWN_FINDINGS) {
+        0 => {}
+        1 => lines.push("  … and 1 more finding".into()),
+        more => lines.push(format!("  … and {more} more findings")),
     }
     if let Some(wrong) = &case.wrong {
-        let mut line = format!(
+        let line = format!(
             "✗ wrong result: {} is {}, the CPU says {}",
             wrong.what, wrong.got, wrong.expected
         );
-        if let Some(summary) = &wrong.summary {
-            line.push_str(&format!(" ({summary})"));
+        match &wrong.summary {
+            None => lines.push(line),
+            // on the same line where it fits, else on its own rather than wrapped mid-value
+            Some(summary) if line.chars().count() + summary.chars().count() + 3 <= WIDTH => {
+                lines.push(format!("{line} ({summary})"));
+            }
+            Some(summary) => {
+                lines.push(line);
+                lines.push(format!("  ({summary})"));
+            }
         }
-        lines.push(line);
     }
     if let Some(error) = &case.error {
         lines.push(format!("✗ {error}"));
@@ -178,7 +187,7 @@ fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {
     lines
 }
 
-fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
+fn finding_lines(finding: &Finding, source: &str, launch_axes: [usize; 2]) -> Vec<String> {
     let location = finding
         .location
         .as_ref()
@@ -213,6 +222,13 @@ fn finding_lines(finding: &Finding, source: &str) -> Vec<String> {
     };
     let mut lines = vec![title];
     let mut quoted: Vec<u32> = Vec::new();
+    let named: Vec<&ThreadRef> = finding
+        .accesses
+        .iter()
+        .map(|access| &access.thread)
+        .chain(finding.threads.iter().map(|group| &group.example))
+        .collect();
+    let thread = |who: &ThreadRef| thread(who, &named, launch_axes);
     for access in &finding.accesses {
         let line = access.at.line;
         if !quoted.contains(&line) {
@@ -256,19 +272,38 @@ fn quote(source: &str, line: u32) -> String {
     format!("  line {line}: {code}")
 }
 
-/// `block 3 thread 17`, or with more axes `block (1,2) thread (3,0)`.
-fn thread(thread: &ThreadRef) -> String {
+/// `block 3 thread 17`, or with more axes `block (1,2) thread (3,0)`: as many axes as the
+/// launch has, or as any thread of the same finding (`named`) needs, so a report does not
+/// call a thread of a 2D block `0` and its neighbour `(15,15)`.
+fn thread(thread: &ThreadRef, named: &[&ThreadRef], [grid, block]: [usize; 2]) -> String {
+    let block_axes = named
+        .iter()
+        .map(|t| used_axes(t.block))
+        .fold(grid, usize::max);
+    let thread_axes = named
+        .iter()
+        .map(|t| used_axes(t.thread))
+        .fold(block, usize::max);
     format!(
         "block {} thread {}",
-        axes(thread.block),
-        axes(thread.thread)
+        axes(thread.block, block_axes),
+        axes(thread.thread, thread_axes)
     )
 }
 
-fn axes([x, y, z]: [u32; 3]) -> String {
+/// 1, 2 or 3: the axes up to the last one that is not 0.
+fn used_axes([_, y, z]: [u32; 3]) -> usize {
     match (y, z) {
-        (0, 0) => x.to_string(),
-        (_, 0) => format!("({x},{y})"),
+        (0, 0) => 1,
+        (_, 0) => 2,
+        _ => 3,
+    }
+}
+
+fn axes([x, y, z]: [u32; 3], count: usize) -> String {
+    match count.max(used_axes([x, y, z])) {
+        1 => x.to_string(),
+        2 => format!("({x},{y})"),
         _ => format!("({x},{y},{z})"),
     }
 }

@@ -2,13 +2,14 @@
 //! 80-column terminal. [`Watch`] is the whole state machine: tests feed it events and read the
 //! screen it renders; [`run_terminal`] connects it to file events and key presses.
 
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use crate::check::{Failure, Options, Report, check_source};
-use crate::cli::{first_unfinished, hint_lines, list_lines, title_lines};
+use crate::cli::{first_unfinished, hint_lines, list_columns, title_lines};
 use crate::exercise::{Exercise, WIDTH};
 use crate::progress::Progress;
 use crate::render::{fit, report_lines};
@@ -18,7 +19,9 @@ use crate::workspace::Workspace;
 /// What the learner does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// A file under `exercises/` was written.
+    /// Something happened to a file under `exercises/`: written, or only opened (inotify
+    /// reports opens too, the check's own read of the file among them), so [`Watch`] checks
+    /// again only when the file's modification time or length changed.
     Saved(PathBuf),
     Key(char),
 }
@@ -45,6 +48,16 @@ pub struct Watch {
     hint: Vec<String>,
     /// One line above the keys: files written, everything done.
     note: Option<String>,
+    /// Each exercise file's modification time and length when last seen: an event that
+    /// leaves them as they were is an open, not a save.
+    stamps: HashMap<PathBuf, Stamp>,
+}
+
+type Stamp = (Option<SystemTime>, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
+    let metadata = std::fs::metadata(path).ok()?;
+    Some((metadata.modified().ok(), metadata.len()))
 }
 
 impl std::fmt::Debug for Watch {
@@ -75,7 +88,14 @@ impl Watch {
             hint: Vec::new(),
             note: (written > 0)
                 .then(|| format!("wrote {written} exercise files under exercises/: yours to edit")),
+            stamps: HashMap::new(),
         };
+        for index in 0..track().len() {
+            let file = watch.file_of(index);
+            if let Some(stamp) = stamp(&file) {
+                watch.stamps.insert(file, stamp);
+            }
+        }
         watch.check();
         Ok(watch)
     }
@@ -93,19 +113,36 @@ impl Watch {
     pub fn handle(&mut self, event: Event) -> Flow {
         match event {
             Event::Saved(path) => {
-                if let Some(index) = self.exercise_at(&path) {
+                if let Some(index) = self.changed_exercise(&path) {
                     self.current = index;
                     self.view = View::Exercise;
                     self.hint.clear();
                     self.note = None;
                     self.check();
+                } else if path.file_name() == self.workspace.progress_path().file_name() {
+                    // `cargo learn check` in another terminal recorded something
+                    if let Ok(progress) = self.workspace.progress() {
+                        self.progress = progress;
+                    }
                 }
             }
             Event::Key('q' | 'Q' | '\u{3}') => return Flow::Quit,
             Event::Key('h') => {
                 self.view = View::Exercise;
-                self.hint = hint_lines(self.current(), &mut self.progress);
-                self.save_progress();
+                let exercise = self.current();
+                match self
+                    .workspace
+                    .update_progress(|progress| hint_lines(exercise, progress))
+                {
+                    Ok((progress, hint)) => {
+                        self.progress = progress;
+                        self.hint = hint;
+                    }
+                    Err(error) => {
+                        self.hint = hint_lines(exercise, &mut self.progress);
+                        self.note = Some(error.to_string());
+                    }
+                }
             }
             Event::Key('l') => {
                 self.view = match self.view {
@@ -146,9 +183,11 @@ impl Watch {
         match self.view {
             View::List => {
                 lines.push(rule.clone());
-                lines.extend(list_lines(&self.progress));
+                lines.extend(list_columns(&self.progress, self.current().name));
                 lines.push(rule);
-                lines.push("l back to the exercise · q quit".into());
+                lines.push(
+                    "l back to the exercise · q quit · `cargo learn list` has the titles".into(),
+                );
             }
             View::Exercise => {
                 let exercise = self.current();
@@ -171,8 +210,21 @@ impl Watch {
         fit(lines).join("\n")
     }
 
+    /// Whether `event` starts a check: a change to an exercise's file, or `n`.
+    pub fn checks_on(&self, event: &Event) -> bool {
+        match event {
+            Event::Saved(path) => self.changed_exercise(path).is_some(),
+            Event::Key(key) => *key == 'n',
+        }
+    }
+
     fn check(&mut self) {
         let exercise = self.current();
+        // Stamped before the read, so that a save during the check is seen as a change.
+        let file = self.file_of(self.current);
+        if let Some(stamp) = stamp(&file) {
+            self.stamps.insert(file, stamp);
+        }
         let report = match self.workspace.read(exercise) {
             Ok(source) => check_source(exercise, &source, self.options),
             Err(error) => Report {
@@ -182,23 +234,32 @@ impl Watch {
                 outcome: Err(Failure::Setup(error.to_string())),
             },
         };
-        self.progress.record(exercise.name, report.passed());
-        self.save_progress();
+        let passed = report.passed();
+        match self
+            .workspace
+            .update_progress(|progress| progress.record(exercise.name, passed))
+        {
+            Ok((progress, ())) => self.progress = progress,
+            Err(error) => {
+                self.progress.record(exercise.name, passed);
+                self.note = Some(error.to_string());
+            }
+        }
         self.report = Some(report);
     }
 
-    fn save_progress(&mut self) {
-        if let Err(error) = self.workspace.save_progress(&self.progress) {
-            self.note = Some(error.to_string());
-        }
+    /// The exercise whose file is `path`, if that file changed since it was last seen.
+    fn changed_exercise(&self, path: &Path) -> Option<usize> {
+        let wanted = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let index = (0..track().len()).find(|&index| self.file_of(index) == wanted)?;
+        let now = stamp(&wanted);
+        (now.is_none() || self.stamps.get(&wanted) != now.as_ref()).then_some(index)
     }
 
-    fn exercise_at(&self, path: &Path) -> Option<usize> {
-        let wanted = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        track().iter().position(|exercise| {
-            let file = self.workspace.file(exercise);
-            file.canonicalize().unwrap_or(file) == wanted
-        })
+    /// The file of the exercise at `index` in the track, canonical where it exists.
+    fn file_of(&self, index: usize) -> PathBuf {
+        let file = self.workspace.file(&track()[index]);
+        file.canonicalize().unwrap_or(file)
     }
 
     /// The next exercise after the current one that has not passed, wrapping around.
@@ -245,19 +306,23 @@ pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()
             }
         }
     });
-    draw(&watch.screen(), raw)?;
+    let mut shown = watch.screen();
+    draw(&shown, raw)?;
     for event in events {
-        let checks = match &event {
-            Event::Saved(path) => watch.exercise_at(path).is_some(),
-            Event::Key(key) => *key == 'n',
-        };
+        let checks = watch.checks_on(&event);
         if checks {
-            draw(&format!("{}\nchecking…", watch.screen()), raw)?;
+            draw(&format!("{shown}\nchecking…"), raw)?;
         }
         if watch.handle(event) == Flow::Quit {
             break;
         }
-        draw(&watch.screen(), raw)?;
+        // Events that change nothing (the progress file written, a file opened) leave the
+        // screen as it is rather than redraw it.
+        let screen = watch.screen();
+        if checks || screen != shown {
+            shown = screen;
+            draw(&shown, raw)?;
+        }
     }
     if raw {
         crossterm::terminal::disable_raw_mode()?;

@@ -43,6 +43,19 @@ impl Workspace {
         progress.save(&self.progress_path())
     }
 
+    /// Reads the progress file, applies `change`, and writes it back: what another `cargo
+    /// learn` running beside this one recorded meanwhile is kept, not overwritten by a copy
+    /// this one read earlier. Returns the progress as written and what `change` returned.
+    pub fn update_progress<T>(
+        &self,
+        change: impl FnOnce(&mut Progress) -> T,
+    ) -> anyhow::Result<(Progress, T)> {
+        let mut progress = self.progress()?;
+        let result = change(&mut progress);
+        self.save_progress(&progress)?;
+        Ok((progress, result))
+    }
+
     /// Writes the starting file of every exercise that has none yet; returns how many.
     pub fn ensure_files(&self, track: &[Exercise]) -> anyhow::Result<usize> {
         let mut written = 0;

@@ -72,7 +72,7 @@ fn hints_come_one_level_at_a_time_for_the_first_unfinished_exercise() {
         );
     }
     assert!(
-        seen[count].contains("that is the last hint"),
+        seen[count].contains("That is the last hint"),
         "{}",
         seen[count]
     );

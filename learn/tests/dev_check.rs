@@ -1,6 +1,11 @@
 //! The rustlings dev check: every exercise's starting file fails its check for the reason its
 //! statement gives (the failure kind, at the stated line), and the chapter's kernel that
 //! solves it passes. An exercise that passes untouched fails here, and so in CI.
+//!
+//! Every finding of the failing case counts, not only the first: the stated reason must be
+//! among them, a finding of the stated kind must name the stated line (another kind naming it
+//! proves nothing), the learner's screen must quote that line, and no finding may be of a kind
+//! no exercise states (it would be a failure the statement does not explain).
 
 mod common;
 
@@ -15,11 +20,25 @@ fn starting_file_fails_as_stated(exercise: &Exercise) -> Option<String> {
         Ok(_) => return Some(format!("{} passes untouched", exercise.path())),
         Err(failure) => failure,
     };
-    if failure.reason() != Some(exercise.fails.reason) {
+    let stated = exercise.fails.reason;
+    if !failure.reasons().contains(&stated) {
         return Some(format!(
-            "{} should fail with {}, but:\n{}",
+            "{} should fail with {stated}, but shows {:?}:\n{}",
             exercise.path(),
-            exercise.fails.reason,
+            failure.reasons(),
+            shown()
+        ));
+    }
+    let unexplained: Vec<String> = failure
+        .unexplained()
+        .iter()
+        .map(|finding| format!("{:?}", finding.kind))
+        .collect();
+    if !unexplained.is_empty() {
+        return Some(format!(
+            "{}: findings of a kind no exercise states ({}):\n{}",
+            exercise.path(),
+            unexplained.join(", "),
             shown()
         ));
     }
@@ -38,13 +57,24 @@ fn starting_file_fails_as_stated(exercise: &Exercise) -> Option<String> {
             "{}: its stated line is not in the starting text",
             exercise.path()
         )),
-        (_, Some(line)) => (!failure.lines(&exercise.path()).contains(&line)).then(|| {
-            format!(
-                "{} should name line {line}, but:\n{}",
-                exercise.path(),
-                shown()
-            )
-        }),
+        (_, Some(line)) => {
+            if !failure.lines_for(stated, &exercise.path()).contains(&line) {
+                return Some(format!(
+                    "{}: no {stated} finding names line {line}:\n{}",
+                    exercise.path(),
+                    shown()
+                ));
+            }
+            let screen = shown();
+            let quoted = format!("line {line}: ");
+            let logged = format!("{}:{line}: ", exercise.path());
+            (!screen.contains(&quoted) && !screen.contains(&logged)).then(|| {
+                format!(
+                    "{}: the screen never shows line {line}:\n{screen}",
+                    exercise.path()
+                )
+            })
+        }
     }
 }
 
@@ -210,5 +240,16 @@ fn every_exercise_is_complete_and_named_once() {
             .take_while(|l| !l.starts_with("// ---"))
             .collect();
         common::assert_fits_80_columns(&header.join("\n"));
+        // a chapter file the comments point to is one the learner can open
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for word in text.split(|c: char| c.is_whitespace() || ";,()".contains(c)) {
+            if word.starts_with("kernels/") && word.ends_with(".cu") {
+                assert!(
+                    root.join(word).is_file(),
+                    "{} names {word}, which does not exist",
+                    exercise.name
+                );
+            }
+        }
     }
 }

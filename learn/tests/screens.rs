@@ -8,7 +8,7 @@ use learn::check::Report;
 use learn::cli::title_lines;
 use learn::render::report_lines;
 use learn::watch::{Event, Flow, Watch};
-use learn::{check_source, find};
+use learn::{Workspace, check_source, find};
 
 fn exercise(name: &str) -> &'static learn::Exercise {
     find(name).unwrap_or_else(|error| panic!("{error}"))
@@ -156,6 +156,25 @@ fn an_empty_kernel_to_write_fails_with_a_wrong_result() {
     insta::assert_snapshot!("write_it_start", text);
 }
 
+/// A matrix element no thread wrote: C starts as NaN, and the screen says what a NaN means,
+/// where the element is, and the bound the CPU's value allows.
+#[test]
+fn an_element_never_written_reads_nan_and_says_why() {
+    if !common::nvrtc_or_skip("an_element_never_written_reads_nan_and_says_why") {
+        return;
+    }
+    let (report, text) = screen("tiled-2x2", &starting("tiled-2x2"));
+    assert_eq!(
+        report.outcome.as_ref().err().and_then(|f| f.expect()),
+        Some(harness::Expect::WrongResult),
+        "{text}"
+    );
+    assert!(text.contains("C[0] (row 0, column 0) is NaN"), "{text}");
+    assert!(text.contains("C starts as NaN"), "{text}");
+    assert!(text.contains(" ± "), "{text}");
+    insta::assert_snapshot!("never_written", text);
+}
+
 #[test]
 fn bank_conflicts_are_counted_at_the_line_that_makes_them() {
     if !common::nvrtc_or_skip("bank_conflicts_are_counted_at_the_line_that_makes_them") {
@@ -259,7 +278,12 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     watch.handle(Event::Key('l'));
     let list = watch.screen();
     common::assert_fits_80_columns(&list);
-    assert!(list.contains("✓ ch1 scalar-multiply-no-guard"), "{list}");
+    assert!(
+        list.lines().count() <= 24,
+        "the list fits a 24-line terminal:\n{list}"
+    );
+    assert!(list.contains("▸1 ✓ scalar-multiply-no-guard"), "{list}");
+    assert!(list.contains(" 7 · transpose-shared"), "{list}");
     insta::assert_snapshot!("watch_list", list);
 
     watch.handle(Event::Key('n'));
@@ -267,12 +291,63 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     let next = watch.screen();
     assert!(next.contains("✗ racecheck"), "{next}");
 
-    // a save of another exercise's file switches to it
+    // inotify reports opens too, the check's own read of the file among them: an event on a
+    // file that did not change neither checks again nor switches exercises
     let other = find("racy-increment").unwrap();
+    assert!(!watch.checks_on(&Event::Saved(watch.current_file())));
+    assert!(!watch.checks_on(&Event::Saved(workspace.file(other))));
+    watch.handle(Event::Saved(workspace.file(other)));
+    assert_eq!(watch.current().name, "scalar-multiply-thread-index-only");
+
+    // a save of another exercise's file switches to it
+    let mut edited = other.starting_text();
+    edited.push_str("\n// my first try\n");
+    common::write(&workspace.file(other), &edited);
+    assert!(watch.checks_on(&Event::Saved(workspace.file(other))));
     watch.handle(Event::Saved(workspace.file(other)));
     assert_eq!(watch.current().name, "racy-increment");
+    assert!(!watch.checks_on(&Event::Saved(workspace.file(other))));
     // a save of anything else is not an exercise
     watch.handle(Event::Saved(workspace.root().join("exercises/notes.txt")));
     assert_eq!(watch.current().name, "racy-increment");
     assert_eq!(watch.handle(Event::Key('q')), Flow::Quit);
+}
+
+/// Watch mode in one terminal, `cargo learn check` or `hint` in another: neither erases what
+/// the other recorded, and the watch screen counts what the other passed.
+#[test]
+fn watch_mode_keeps_what_another_cargo_learn_recorded() {
+    if !common::nvrtc_or_skip("watch_mode_keeps_what_another_cargo_learn_recorded") {
+        return;
+    }
+    let (_dir, workspace) = common::scratch("watch-beside");
+    let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
+    assert!(watch.screen().contains("0 of "), "{}", watch.screen());
+    // the other terminal: a check that passed, a hint shown
+    let other = Workspace::new(workspace.root());
+    other
+        .update_progress(|progress| {
+            progress.record("racy-increment", true);
+            progress.next_hint("racy-increment", 2);
+        })
+        .unwrap();
+    watch.handle(Event::Saved(workspace.progress_path()));
+    assert!(watch.screen().contains("1 of "), "{}", watch.screen());
+    // the watch records its own hint and check without dropping the other's records
+    watch.handle(Event::Key('h'));
+    common::write(&watch.current_file(), watch.current().solution.source);
+    watch.handle(Event::Saved(watch.current_file()));
+    let progress = workspace.progress().unwrap();
+    assert!(progress.is_done("racy-increment"), "{progress:?}");
+    assert!(progress.is_done(watch.current().name), "{progress:?}");
+    assert_eq!(
+        progress.hints.get("racy-increment"),
+        Some(&1),
+        "{progress:?}"
+    );
+    assert_eq!(
+        progress.hints.get(watch.current().name),
+        Some(&1),
+        "{progress:?}"
+    );
 }

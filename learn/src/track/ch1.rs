@@ -114,7 +114,7 @@ impl Check for ScalarMultiply {
                 let shape = LaunchShape::linear(covering_shape(n, threads).grid.x + extra, threads);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", format!("{a:?}"));
                 match run_scalar_multiply(device, &yours, &x, a, shape, 0) {
                     Err(error) => seen.error(error),
@@ -160,7 +160,7 @@ impl Check for Saxpy {
                 let shape = LaunchShape::linear(covering_shape(n, threads).grid.x + extra, threads);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", format!("{a:?}"));
                 match run_saxpy(device, &yours, a, &x, &y, shape) {
                     Err(error) => seen.error(error),

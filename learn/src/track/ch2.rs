@@ -107,32 +107,6 @@ pub(super) fn exercises() -> Vec<Exercise> {
             )
         },
         Exercise {
-            title: "One atomicAdd per block",
-            statement: "one-launch, the climb's last kernel, finishes in the last block to \
-                arrive, counted with a fence and an atomic. Write atomic_finish(const float \
-                *x, unsigned int n, float *total) instead: each block sums its share with the \
-                helpers above (thread_sum, then block_sum) and thread 0 adds the block's sum \
-                into *total with one atomicAdd. The host zeroes *total, launches 1 to 64 blocks \
-                of whole warps (32 to 1024 threads) and checks the total within the error \
-                bound of a chain of one addition per block, in any order.",
-            hints: &[
-                "Two lines: float sum = block_sum(thread_sum(x, n)); then only thread 0 \
-                 touches *total.",
-                "if (threadIdx.x == 0) { atomicAdd(total, sum); }: the additions cannot be \
-                 lost, but nothing fixes their order.",
-            ],
-            taught: "An atomicAdd per block replaces the counter, the fences and the last \
-                block's loop, at a price: float addition is not associative, so the total is \
-                rounded differently depending on which block arrives when, and its last bits \
-                can change from run to run. Its error bound counts one addition per block, in \
-                whichever order.",
-            ..write_it(
-                variant("atomic-finish"),
-                "add this block's sum (block_sum of thread_sum) to *total, once per block",
-                Rung("atomic-finish"),
-            )
-        },
-        Exercise {
             title: "A warp adds in registers",
             statement: "Write warp_sum, the heart of the warp-shuffle reduction: after it, lane \
                 0 of each warp holds the sum of the 32 values its lanes passed in. Read the \
@@ -156,6 +130,33 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 "return, in lane 0, the sum of the warp's 32 values, with __shfl_down_sync",
                 "return value;",
                 Rung("warp-shuffle"),
+            )
+        },
+        Exercise {
+            title: "One atomicAdd per block",
+            statement: "one-launch, the climb's last kernel, finishes in the last block to \
+                arrive, counted with a fence and an atomic. Write atomic_finish(const float \
+                *x, unsigned int n, float *total) instead: each block sums its share with the \
+                helpers above (thread_sum, then block_sum, built on the warp_sum you wrote in \
+                warp-shuffle) and thread 0 adds the block's sum into *total with one \
+                atomicAdd. The host zeroes *total, launches 1 to 64 blocks \
+                of whole warps (32 to 1024 threads) and checks the total within the error \
+                bound of a chain of one addition per block, in any order.",
+            hints: &[
+                "Two lines: float sum = block_sum(thread_sum(x, n)); then only thread 0 \
+                 touches *total.",
+                "if (threadIdx.x == 0) { atomicAdd(total, sum); }: the additions cannot be \
+                 lost, but nothing fixes their order.",
+            ],
+            taught: "An atomicAdd per block replaces the counter, the fences and the last \
+                block's loop, at a price: float addition is not associative, so the total is \
+                rounded differently depending on which block arrives when, and its last bits \
+                can change from run to run. Its error bound counts one addition per block, in \
+                whichever order.",
+            ..write_it(
+                variant("atomic-finish"),
+                "add this block's sum (block_sum of thread_sum) to *total, once per block",
+                Rung("atomic-finish"),
             )
         },
     ]
@@ -192,7 +193,7 @@ impl Check for Rung {
                 let x = floats(n, data, seed);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("x", excerpt(&x, None));
                 match run_reduce_1d(device, &yours, &x, shape) {
                     Err(error) => seen.error(error),
@@ -244,7 +245,7 @@ impl Check for TreeReduction {
                 let x = floats(n, data, seed);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("x", excerpt(&x, None));
                 match run_reduce_1d(device, &yours, &x, shape) {
                     Err(error) => seen.error(error),
@@ -267,7 +268,7 @@ impl Check for TreeReduction {
 fn sum_wrong(check: &SumCheck) -> Option<Wrong> {
     (!check.is_within()).then(|| Wrong {
         what: "the sum".into(),
-        expected: format!("{:.6} (± {:.1e})", check.want, check.bound),
+        expected: property::within_bound(check.want, check.bound),
         got: check.got.to_string(),
         summary: None,
     })
@@ -309,11 +310,11 @@ impl Check for Blobs {
                             ),
                             expected: format!("{:.6}", want[index]),
                             got: outcome.result[index].to_string(),
-                            summary: Some(format!(
-                                "{} of {} pixels differ",
+                            summary: property::how_many_differ(
                                 differing.len(),
-                                want.len()
-                            )),
+                                want.len(),
+                                "pixels",
+                            ),
                         });
                         seen.findings(outcome.report.findings).wrong(wrong)
                     }
@@ -366,7 +367,7 @@ impl Check for Reduction2d {
                 let a = floats(rows * cols, data, seed);
                 let seen = Observed::new()
                     .fact("matrix", format!("{rows} × {cols}"))
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", excerpt(&a, None));
                 match run_reduce_2d(device, &yours, &a, rows, cols, shape) {
                     Err(error) => seen.error(error),

@@ -44,7 +44,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 ⌊width / 32⌋ × ⌊height / 32⌋ blocks, which leaves the last width % 32 columns \
                 (and rows) without a thread. The host now rounds up, ⌈width / 32⌉ × \
                 ⌈height / 32⌉ blocks of 32 × 32, so every cell has a thread, and some threads \
-                land past the board. Make the kernel right for that launch.",
+                land past the board. Make the kernel right for that launch. (Reports name \
+                the two boards the host swaps between in and out board_a and board_b.)",
             hints: &[
                 "memcheck names an access past the end of a board: which threads compute an \
                  x or y outside it?",
@@ -182,7 +183,7 @@ impl Check for Stencil {
                 let grid = stencil::cells((width * height) as usize, seed);
                 let seen = Observed::new()
                     .fact("grid", format!("{width} × {height} cells"))
-                    .fact("launch", stencil::shape(width, height));
+                    .launch(stencil::shape(width, height));
                 match stencil::run(device, &yours, &grid, width, height) {
                     Err(error) => seen.error(error),
                     Ok(outcome) => {
@@ -198,11 +199,11 @@ impl Check for Stencil {
                             ),
                             expected: want[i].to_string(),
                             got: outcome.result[i].to_string(),
-                            summary: Some(format!(
-                                "{} of {} cells differ",
+                            summary: property::how_many_differ(
                                 differing.len(),
-                                want.len()
-                            )),
+                                want.len(),
+                                "cells",
+                            ),
                         });
                         seen.findings(outcome.report.findings).wrong(wrong)
                     }
@@ -246,7 +247,11 @@ fn board_wrong(got: &Board, start: &Board, generations: u32) -> Option<Wrong> {
                 what: format!("cell (x {x}, y {y})"),
                 expected: describe(want.cells()[index]).into(),
                 got: describe(got.cells()[index]).into(),
-                summary: Some(format!("{} of {} cells differ", diff.differing, diff.cells)),
+                summary: property::how_many_differ(
+                    diff.differing as usize,
+                    diff.cells as usize,
+                    "cells",
+                ),
             }
         }
         None => Wrong {
@@ -274,7 +279,7 @@ fn life_case(
         )
         .fact("generations", generations);
     if let Ok(shape) = launch_shape(yours, width, height, block) {
-        seen = seen.fact("launch", shape);
+        seen = seen.launch(shape);
     }
     match run(device, yours, &start, generations, block) {
         Err(error) => seen.error(error),

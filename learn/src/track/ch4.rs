@@ -108,7 +108,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
             statement: "The 256-bin byte histogram with a private copy of the bins per pair of \
                 lanes, in 16 KiB of shared memory: lanes 2k and 2k + 1 share copy k (bin b is \
                 word b * 16 + k), the even lane adding 1 to the low 16 bits, the odd lane 1 << \
-                16 to the high 16 bits. Read the bytes as uint4s (16 a load) in block-wide \
+                16 to the high 16 bits. Zero the copies first (flush zeroes them only after \
+                adding them up). Read the bytes as uint4s (16 a load) in block-wide \
                 rounds and count each with count_word; a 16-bit half overflows at 65,536, so \
                 call flush (given: it adds the block's counts to histo and zeroes them) every \
                 FLUSH_ROUNDS rounds and once at the end, from every thread of the block. The \
@@ -201,7 +202,7 @@ impl Check for ByteHistogram {
         );
         let case = |device: &mut Device, bytes: &[u8], shape: LaunchShape, alphabet| {
             let seen = Observed::new()
-                .fact("launch", shape)
+                .launch(shape)
                 .fact("bytes", text_excerpt(bytes, alphabet));
             match run_byte_histogram(device, &yours, bytes, shape) {
                 Err(error) => seen.error(error),
@@ -262,7 +263,7 @@ impl Check for Increment {
         let strategy = (blocks(budget.on_gpu), threads_per_block());
         property::run(device, budget, strategy, |device, &(blocks, threads)| {
             let shape = LaunchShape::linear(blocks, threads);
-            let seen = Observed::new().fact("launch", shape);
+            let seen = Observed::new().launch(shape);
             match run_increment(device, &yours, shape) {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
@@ -303,7 +304,7 @@ impl Check for AsciiHistogram {
                 let bytes = text(n, alphabet, seed);
                 let shape = LaunchShape::linear(blocks, threads);
                 let seen = Observed::new()
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("text", text_excerpt(&bytes, alphabet));
                 match run_ascii_histogram(device, &yours, &bytes, shape) {
                     Err(error) => seen.error(error),
@@ -320,17 +321,34 @@ impl Check for AsciiHistogram {
 }
 
 fn text_excerpt(bytes: &[u8], alphabet: ch4_atomics::testing::Alphabet) -> String {
-    let shown: String = bytes
-        .iter()
-        .take(24)
-        .map(|&b| {
-            if b.is_ascii_graphic() || b == b' ' {
-                char::from(b)
-            } else {
-                '·'
-            }
-        })
-        .collect();
-    let more = if bytes.len() > 24 { "…" } else { "" };
-    format!("{} bytes ({alphabet:?}) \"{shown}{more}\"", bytes.len())
+    use ch4_atomics::testing::Alphabet;
+    /// Columns of the screen the bytes may take, escapes included.
+    const SHOWN: usize = 40;
+    let mut shown = String::new();
+    let mut all = true;
+    for &byte in bytes {
+        // the bytes as a C string would write them: a bin a learner can look up
+        let text = match byte {
+            b'"' => "\\\"".to_string(),
+            b'\\' => "\\\\".to_string(),
+            b' '..=b'~' => char::from(byte).to_string(),
+            _ => format!("\\x{byte:02x}"),
+        };
+        if shown.chars().count() + text.chars().count() > SHOWN {
+            all = false;
+            break;
+        }
+        shown.push_str(&text);
+    }
+    let more = if all { "" } else { "…" };
+    let kind = match alphabet {
+        Alphabet::AnyByte => "any value",
+        Alphabet::Printable => "printable ASCII",
+        Alphabet::OneLetter => "one letter",
+    };
+    let count = match bytes.len() {
+        1 => "1 byte".to_string(),
+        len => format!("{len} bytes"),
+    };
+    format!("{count} of {kind}: \"{shown}{more}\"")
 }

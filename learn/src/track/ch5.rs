@@ -63,8 +63,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
             statement: "A dot product in one launch: write dot_atomic_add(const float *a, \
                 const float *b, unsigned int n, float *c). Each thread adds its grid-stride \
                 share of the products, four at a time from float4 loads (the n % 4 at the end \
-                one by one), block_sum (given) adds the block's, and thread 0 adds that into \
-                *c with atomicAdd. The host zeroes *c and launches any grid of a power-of-two \
+                one by one), block_sum (given; declare the __shared__ float warp_sums[32] it \
+                takes) adds the block's, and thread 0 adds that into *c with atomicAdd. The host zeroes *c and launches any grid of a power-of-two \
                 block of 32 to 1024 threads; the result must be within the bound of a chain of \
                 one addition per block, in any order.",
             hints: &[
@@ -140,7 +140,7 @@ impl Check for DotRung {
                 let shape = LaunchShape::linear(blocks, threads);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", excerpt(&a, None))
                     .fact("b", excerpt(&b, None));
                 match run_dot(device, &yours, &a, &b, shape) {
@@ -149,7 +149,7 @@ impl Check for DotRung {
                         let check = DotCheck::for_step(yours.kind, outcome.result, &a, &b, shape);
                         let wrong = (!check.is_within()).then(|| Wrong {
                             what: "a · b".into(),
-                            expected: format!("{:.6} (± {:.1e})", check.want, check.bound),
+                            expected: property::within_bound(check.want, check.bound),
                             got: check.got.to_string(),
                             summary: Some(format!("{:.2}% off", check.relative_error() * 100.0)),
                         });
@@ -171,7 +171,7 @@ impl Check for MutexIncrement {
         let strategy = (blocks(budget.on_gpu), any_threads());
         property::run(device, budget, strategy, |device, &(blocks, threads)| {
             let shape = LaunchShape::linear(blocks, threads);
-            let seen = Observed::new().fact("launch", shape);
+            let seen = Observed::new().launch(shape);
             match run_increment(device, &yours, shape) {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
@@ -215,7 +215,7 @@ impl Check for PartialDot {
                 let shape = LaunchShape::linear(blocks, threads);
                 let seen = Observed::new()
                     .fact("n", n)
-                    .fact("launch", shape)
+                    .launch(shape)
                     .fact("a", excerpt(&a, None))
                     .fact("b", excerpt(&b, None));
                 match run_dot(device, &yours, &a, &b, shape) {
@@ -224,7 +224,7 @@ impl Check for PartialDot {
                         let check = DotCheck::new(outcome.result, &a, &b, shape);
                         let wrong = (!check.is_within()).then(|| Wrong {
                             what: "a · b".into(),
-                            expected: format!("{:.6} (± {:.1e})", check.want, check.bound),
+                            expected: property::within_bound(check.want, check.bound),
                             got: check.got.to_string(),
                             summary: Some(format!("{:.2}% off", check.relative_error() * 100.0)),
                         });

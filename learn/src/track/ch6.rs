@@ -19,6 +19,19 @@ use crate::goal::{self, Outcome};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, excerpt, first_index, wrong_from};
 
+/// The statement the three look-back exercises share; each adds a sentence on its own slip.
+macro_rules! look_back_launch {
+    () => {
+        "An exclusive scan in one launch, decoupled look-back: each block claims the next tile \
+        of 16 · blockDim elements from tile_counter, sums it, publishes the sum as an \
+        aggregate, walks back over its predecessors' published aggregates until one has \
+        published its inclusive prefix, then publishes its own prefix and writes its tile. The \
+        host launches ⌈n / (16 · blockDim)⌉ blocks of 32 to 512 threads (whole warps) with \
+        blockDim / 32 · 528 · 4 bytes of dynamic shared memory, after zeroing tile_counter and \
+        flags."
+    };
+}
+
 pub(super) fn exercises() -> Vec<Exercise> {
     vec![
         Exercise {
@@ -52,8 +65,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 the input with zeros to a power of two m, runs the chapter's up-sweep, then \
                 launches down_sweep(unsigned int *data, unsigned int m, unsigned int stride) \
                 once per level with stride = m, m / 2, …, 2, on enough threads that thread k \
-                can handle the pair ending at element (k + 1) · stride − 1. The result must \
-                be the exclusive scan.",
+                can handle the pair ending at element (k + 1) · stride − 1. The up-sweep \
+                leaves the total in data[m − 1]: the first level (stride = m) clears it, as \
+                the printed kernel meant to. The result must be the exclusive scan.",
             hints: &[
                 "NVRTC names two lines: a second declaration of j, and a tid that was never \
                  declared.",
@@ -128,7 +142,11 @@ pub(super) fn exercises() -> Vec<Exercise> {
         },
         Exercise {
             title: "A flag with nothing behind it",
-            statement: LOOK_BACK_LAUNCH,
+            statement: concat!(
+                look_back_launch!(),
+                " One of the hand-offs between blocks is wrong: a block that sees a \
+                predecessor's flag is not sure to see the value it announces."
+            ),
             hints: &[
                 "Racecheck pairs a write of a published value with a read of it in another \
                  block. What orders that write before the flag the reader waited for?",
@@ -147,7 +165,11 @@ pub(super) fn exercises() -> Vec<Exercise> {
         },
         Exercise {
             title: "The flag before the value",
-            statement: LOOK_BACK_LAUNCH,
+            statement: concat!(
+                look_back_launch!(),
+                " A hand-off between blocks is wrong again, another way than in \
+                lookback-no-fence: the publishing block has its fence, in the wrong place."
+            ),
             hints: &[
                 "Racecheck names the value's write. When a reader sees the flag, has that \
                  line run yet?",
@@ -165,7 +187,11 @@ pub(super) fn exercises() -> Vec<Exercise> {
         },
         Exercise {
             title: "Seeing the flag is not enough",
-            statement: LOOK_BACK_LAUNCH,
+            statement: concat!(
+                look_back_launch!(),
+                " This time a block publishes as it should (the value, a fence, the flag); \
+                the slip is on the side of the block that waits for the flag."
+            ),
             hints: &[
                 "Racecheck names the read of a predecessor's value. The writer fenced before \
                  its flag; what did the reader do between seeing the flag and reading?",
@@ -323,15 +349,6 @@ impl Check for Compaction {
         )
     }
 }
-
-/// How the host runs the decoupled look-back, for its three exercises.
-const LOOK_BACK_LAUNCH: &str = "An exclusive scan in one launch, decoupled look-back: each \
-    block claims the next tile of 16 · blockDim elements from tile_counter, sums it, publishes \
-    the sum as an aggregate, walks back over its predecessors' published aggregates until one \
-    has published its inclusive prefix, then publishes its own prefix and writes its tile. The \
-    host launches ⌈n / (16 · blockDim)⌉ blocks of 32 to 512 threads (whole warps) with \
-    blockDim / 32 · 528 · 4 bytes of dynamic shared memory, after zeroing tile_counter and \
-    flags. One of the hand-offs between blocks is wrong.";
 
 fn scan_case(
     n: usize,

@@ -3,15 +3,15 @@
 use ch1_map::exact;
 use ch7_matmul::testing::{block, side};
 use ch7_matmul::{
-    Ch7Variant, Dims, MatmulCheck, covering_shape, matmul_f64, random_matrix, run_matmul,
-    tiled_2x2_shape, tiled_shape, transpose, variant,
+    Ch7Variant, Dims, MatmulCheck, covering_shape, element_bound, matmul_f64, random_matrix,
+    run_matmul, tiled_2x2_shape, tiled_shape, transpose, variant,
 };
 use harness::verify::compare_exact;
 use harness::{Arg, Device, Expect, KernelSource, LaunchShape};
 use proptest::prelude::*;
 
 use super::{as_variant, fix_it, write_it};
-use crate::check::{Check, Failure};
+use crate::check::{Check, Failure, Wrong};
 use crate::exercise::{Exercise, Fails};
 use crate::goal::{self, Outcome};
 use crate::program::Program;
@@ -92,7 +92,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 16. Per step along K it loads two elements of a 32 × 16 tile of A and two of a \
                 16 × 32 tile of B, zero past the edges as in tiled; then every value it reads \
                 from shared memory feeds two multiply-adds. The host launches ⌈N / 32⌉ × ⌈M / \
-                32⌉ blocks of 16 × 16 on any M, N, K. Speed goal, on a GPU: beat tiled.",
+                32⌉ blocks of 16 × 16 on any M, N, K, with C filled with NaN first, so an \
+                element no thread writes reads NaN. Speed goal, on a GPU: beat tiled.",
             hints: &[
                 "Start from tiled: the same loop over t, the same zero padding, two barriers \
                  per step. As is float[32][16] and Bs float[16][32]; each thread fills As[ty][tx], \
@@ -161,7 +162,7 @@ impl Check for Transpose {
             let input = random_matrix((rows * cols) as usize, seed);
             let seen = Observed::new()
                 .fact("matrix", format!("{rows} × {cols}"))
-                .fact("launch", transpose::shape(rows, cols));
+                .launch(transpose::shape(rows, cols));
             match transpose::run(device, &yours, &input, rows, cols) {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
@@ -309,16 +310,46 @@ fn matmul_case(
             "sizes",
             format!("M {} · N {} · K {}", dims.m, dims.n, dims.k),
         )
-        .fact("launch", shape);
+        .launch(shape);
     match run_matmul(device, yours, &a, &b, dims, shape, 0) {
         Err(error) => seen.error(error),
         Ok(outcome) => {
             let (want, scale) = matmul_f64(&a, &b, dims);
             let check = MatmulCheck::new(&outcome.result, &want, &scale, dims.k);
             seen.findings(outcome.report.findings)
-                .wrong(wrong_from("C", &check.comparison))
+                .wrong(matmul_wrong(&check, dims, &scale))
         }
     }
+}
+
+/// The first element of C outside its bound: where it is, its bound, and what a NaN means here.
+fn matmul_wrong(check: &MatmulCheck, dims: Dims, scale: &[f64]) -> Option<Wrong> {
+    let first = check.comparison.first_mismatches.first()?;
+    let index = first.index;
+    let columns = dims.n.max(1) as usize;
+    let mut summary = property::how_many_differ(
+        check.comparison.mismatch_count,
+        check.comparison.len,
+        "values",
+    );
+    if first.got.is_nan() {
+        // C is filled with NaN before the launch, so a NaN is most often an element never written
+        let never = "C starts as NaN: a NaN is an element no thread wrote";
+        summary = Some(match summary {
+            Some(count) => format!("{count}; {never}"),
+            None => never.to_string(),
+        });
+    }
+    Some(Wrong {
+        what: format!(
+            "C[{index}] (row {}, column {})",
+            index / columns,
+            index % columns
+        ),
+        expected: property::within_bound(first.want, element_bound(dims.k, scale[index])),
+        got: (first.got as f32).to_string(),
+        summary,
+    })
 }
 
 /// `kernel(const float *A, const float *B, float *C, unsigned M, unsigned N, unsigned K)`

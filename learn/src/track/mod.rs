@@ -171,5 +171,10 @@ mod tests {
         assert_eq!(failure.expect(), Some(Expect::WrongResult), "{failure:?}");
         let solved = check_source(&exercise, exercise.solution.source, options);
         assert!(solved.passed(), "{:?}", solved.outcome);
+        let screen = crate::render::report_lines(&solved, &exercise).join("\n");
+        assert!(
+            screen.contains("What writing it taught:") && !screen.contains("the fix"),
+            "nothing was fixed: {screen}"
+        );
     }
 }
