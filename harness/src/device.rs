@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg, sys,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -72,7 +72,8 @@ impl<T: Element> Buffer<T> {
 /// One kernel argument: a buffer's device address or a scalar, in the kernel's parameter order.
 #[derive(Debug, Clone, Copy)]
 pub enum Arg<'a> {
-    Buffer(&'a RawBuffer),
+    /// A pointer this many bytes into a buffer (0: its start).
+    Buffer(&'a RawBuffer, usize),
     /// One byte: `u8`, `i8` (as bits), `char`, `bool`.
     U8(u8),
     /// Two bytes: `u16`, and `i16`, `__half`, `__nv_bfloat16` as bits.
@@ -87,7 +88,15 @@ pub enum Arg<'a> {
 
 impl<'a, T> From<&'a Buffer<T>> for Arg<'a> {
     fn from(buffer: &'a Buffer<T>) -> Self {
-        Arg::Buffer(&buffer.raw)
+        Arg::Buffer(&buffer.raw, 0)
+    }
+}
+
+impl<'a> Arg<'a> {
+    /// A pointer `bytes` into `buffer`, as a host passes `d_in + n` (`bytes` is `n` times the
+    /// element size).
+    pub fn at<T>(buffer: &'a Buffer<T>, bytes: usize) -> Self {
+        Arg::Buffer(&buffer.raw, bytes)
     }
 }
 
@@ -627,11 +636,25 @@ impl CudaBackend {
         shape: LaunchShape,
         args: &[Arg<'_>],
     ) -> Result<()> {
+        // A pointer into a buffer is a view of it, which must outlive the builder.
+        let views: Vec<Option<CudaView<'_, u8>>> = args
+            .iter()
+            .map(|arg| match arg {
+                Arg::Buffer(RawBuffer::Cuda(slice), offset) if *offset > 0 => {
+                    Some(slice.slice(*offset..))
+                }
+                _ => None,
+            })
+            .collect();
         let mut builder = stream.launch_builder(function);
-        for arg in args {
+        for (arg, view) in args.iter().zip(&views) {
+            if let Some(view) = view {
+                builder.arg(view);
+                continue;
+            }
             match arg {
-                Arg::Buffer(RawBuffer::Cuda(slice)) => builder.arg(slice),
-                Arg::Buffer(RawBuffer::Emu(_)) => return Err(foreign_buffer()),
+                Arg::Buffer(RawBuffer::Cuda(slice), _) => builder.arg(slice),
+                Arg::Buffer(RawBuffer::Emu(_), _) => return Err(foreign_buffer()),
                 Arg::U8(value) => builder.arg(value),
                 Arg::U16(value) => builder.arg(value),
                 Arg::U32(value) => builder.arg(value),

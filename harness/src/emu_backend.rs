@@ -92,8 +92,10 @@ impl EmuBackend {
         let mut kernel_args = Vec::with_capacity(args.len());
         for arg in args {
             kernel_args.push(match arg {
-                Arg::Buffer(RawBuffer::Emu(ptr)) => KernelArg::Ptr(*ptr),
-                Arg::Buffer(RawBuffer::Cuda(_)) => {
+                Arg::Buffer(RawBuffer::Emu(ptr), offset) => {
+                    KernelArg::Ptr(ptx_emu::DevicePtr(ptr.0 + *offset as u64))
+                }
+                Arg::Buffer(RawBuffer::Cuda(_), _) => {
                     return Err(HarnessError::Invalid(
                         "a GPU buffer was passed to the emulator".into(),
                     ));

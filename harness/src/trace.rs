@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ptx_emu::{
-    Emulator, KernelArg, LaunchConfig, Module, RunOptions, RunReport, Space, Trace, TraceEvent,
+    DevicePtr, Emulator, KernelArg, LaunchConfig, Module, RunOptions, RunReport, Space, Trace, TraceEvent,
     TraceOp,
 };
 use serde_json::{Value as Json, json};
@@ -101,14 +101,31 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
             HostArg::Buffer {
                 label,
                 data,
-                uninit: true,
-            } => KernelArg::Ptr(emulator.alloc_uninit(data.as_bytes().len(), label)),
-            HostArg::Buffer { label, data, .. } => {
-                let ptr = emulator.alloc(data.as_bytes().len(), label);
-                emulator
-                    .write(ptr, data.as_bytes())
-                    .map_err(HarnessError::from)?;
-                KernelArg::Ptr(ptr)
+                uninit,
+                offset,
+            } => {
+                let ptr = if *uninit {
+                    emulator.alloc_uninit(data.as_bytes().len(), label)
+                } else {
+                    let ptr = emulator.alloc(data.as_bytes().len(), label);
+                    emulator
+                        .write(ptr, data.as_bytes())
+                        .map_err(HarnessError::from)?;
+                    ptr
+                };
+                KernelArg::Ptr(DevicePtr(ptr.0 + (offset * data.ty().size()) as u64))
+            }
+            HostArg::Alias { target, offset, .. } => {
+                let (Some(KernelArg::Ptr(start)), Some(HostArg::Buffer { data, offset: own, .. })) =
+                    (kernel_args.get(*target), prepared.args.get(*target))
+                else {
+                    return Err(HarnessError::Invalid(format!(
+                        "{arg}: a pointer into a later argument's buffer cannot be traced; give the buffer first"
+                    ))
+                    .into());
+                };
+                let size = data.ty().size();
+                KernelArg::Ptr(DevicePtr(start.0 - (own * size) as u64 + (offset * size) as u64))
             }
             HostArg::Scalar { value, .. } => scalar_arg(*value),
         });
@@ -321,7 +338,7 @@ impl Layout {
             .iter()
             .filter_map(|arg| match arg {
                 HostArg::Buffer { data, .. } => Some(data.ty()),
-                HostArg::Scalar { .. } => None,
+                HostArg::Scalar { .. } | HostArg::Alias { .. } => None,
             })
             .collect();
         let mut next_buffer = buffers.iter();

@@ -133,15 +133,29 @@ pub struct BufferSpec {
     /// `None` only with a file fill: the file's length.
     pub len: Option<usize>,
     pub fill: Fill,
+    /// `TYPE[LEN]+OFFSET`: the kernel gets a pointer this many elements into the buffer, as a
+    /// host passes `in + RADIUS`; 0 for the buffer's start.
+    pub offset: usize,
+}
+
+/// `NAME=OTHER+OFFSET`: a pointer into the buffer another `--arg` names, as a host passes
+/// `d_buf + n` for a second array in one allocation, or the same buffer twice (`in=out`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasSpec {
+    /// The name of the buffer argument it points into.
+    pub target: String,
+    /// Elements of the target's type from its start.
+    pub offset: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgValueSpec {
     Scalar(Scalar),
     Buffer(BufferSpec),
+    Alias(AliasSpec),
 }
 
-/// One `--arg`: `[NAME:]TYPE=VALUE` or `[NAME:]TYPE[LEN]=FILL`.
+/// One `--arg`: `[NAME:]TYPE=VALUE`, `[NAME:]TYPE[LEN][+OFFSET]=FILL` or `[NAME]=OTHER[+OFFSET]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ArgSpec {
     pub name: Option<String>,
@@ -160,7 +174,58 @@ pub enum ArgKind {
 #[error("{0}")]
 pub struct SpecError(pub String);
 
-const SPEC_FORMS: &str = "an argument is TYPE=VALUE (u32=5) or TYPE[LEN]=FILL (f32[1024]=random:1)";
+const SPEC_FORMS: &str = "an argument is TYPE=VALUE (u32=5), TYPE[LEN]=FILL (f32[1024]=random:1) or a pointer into another argument's buffer, NAME=OTHER+OFFSET (v=p+4096)";
+
+/// Whether `text` is a C-style identifier, as argument names are.
+fn is_name(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `+N` after a buffer's `]` or an alias's target: elements from the start.
+fn parse_offset(text: &str) -> Result<usize, SpecError> {
+    let digits = text.trim();
+    if let Some(negative) = digits.strip_prefix('-') {
+        return Err(SpecError(format!(
+            "`-{}`: an offset counts forward from the buffer's start (+N elements); make the buffer larger and point into it instead",
+            negative.trim()
+        )));
+    }
+    let Some(digits) = digits.strip_prefix('+') else {
+        return Err(SpecError(format!(
+            "`{digits}` after the buffer is not an offset; write +N (f32[1024]+16=zeros)"
+        )));
+    };
+    let digits = digits.trim();
+    digits.parse().map_err(|_| {
+        SpecError(format!(
+            "`{digits}` is not an offset (a whole number of elements, as in in + 16)"
+        ))
+    })
+}
+
+/// `OTHER` or `OTHER+N`, when `text` has that shape.
+fn alias_target(text: &str) -> Option<Result<AliasSpec, SpecError>> {
+    let text = text.trim();
+    let (target, offset) = match text.find(['+', '-']) {
+        Some(at) => (text[..at].trim(), Some(&text[at..])),
+        None => (text, None),
+    };
+    if !is_name(target) {
+        return None;
+    }
+    let offset = match offset.map(parse_offset).transpose() {
+        Ok(offset) => offset.unwrap_or(0),
+        Err(error) => return Some(Err(error)),
+    };
+    Some(Ok(AliasSpec {
+        target: target.to_string(),
+        offset,
+    }))
+}
 
 impl FromStr for ArgSpec {
     type Err = SpecError;
@@ -173,13 +238,31 @@ impl FromStr for ArgSpec {
             Some((name, typed)) => (Some(name.trim()), typed.trim()),
             None => (None, left.trim()),
         };
+        // `v=p+4096` or `=p`: no type on the left, another argument's name on the right.
+        if name.is_none()
+            && (typed.is_empty() || is_name(typed) && typed.parse::<ElemType>().is_err())
+        {
+            let fill_word = matches!(right.trim(), "zeros" | "iota" | "uninit")
+                || right.contains(':');
+            let alias = if fill_word {
+                None
+            } else {
+                alias_target(right)
+            };
+            let Some(alias) = alias else {
+                return Err(SpecError(if typed.is_empty() {
+                    format!("`={right}` names no argument; a pointer into another argument's buffer is NAME=OTHER+OFFSET (v=p+4096)")
+                } else {
+                    format!("`{typed}` is not a type, and `{right}` does not name another argument; {SPEC_FORMS}")
+                }));
+            };
+            return Ok(Self {
+                name: (!typed.is_empty()).then(|| typed.to_string()),
+                value: ArgValueSpec::Alias(alias?),
+            });
+        }
         if let Some(name) = name {
-            let mut chars = name.chars();
-            let valid = chars
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-            if !valid {
+            if !is_name(name) {
                 return Err(SpecError(format!(
                     "`{name}` is not a name; names are letters, digits and _ (histo:u32[128]=zeros)"
                 )));
@@ -197,10 +280,15 @@ impl FromStr for ArgSpec {
             });
         };
         let ty: ElemType = ty_text.trim().parse().map_err(SpecError)?;
-        let Some(len_text) = len_text.strip_suffix(']') else {
+        let Some((len_text, after)) = len_text.split_once(']') else {
             return Err(SpecError(format!(
                 "`{typed}` lacks its closing `]`; a buffer is TYPE[LEN]=FILL"
             )));
+        };
+        let offset = if after.trim().is_empty() {
+            0
+        } else {
+            parse_offset(after)?
         };
         let len_text = len_text.trim();
         let len = if len_text.is_empty() {
@@ -228,9 +316,21 @@ impl FromStr for ArgSpec {
                 "`{ty}[]` takes its length from a file; give one for {fill}, e.g. {ty}[1024]={fill}"
             )));
         }
+        if let Some(len) = len
+            && offset > len
+        {
+            return Err(SpecError(format!(
+                "+{offset} is past the end of {ty}[{len}]; an offset points into the buffer (at most its length)"
+            )));
+        }
         Ok(Self {
             name,
-            value: ArgValueSpec::Buffer(BufferSpec { ty, len, fill }),
+            value: ArgValueSpec::Buffer(BufferSpec {
+                ty,
+                len,
+                fill,
+                offset,
+            }),
         })
     }
 }
@@ -265,7 +365,7 @@ impl ArgSpec {
     pub fn kind(&self) -> ArgKind {
         match &self.value {
             ArgValueSpec::Scalar(value) => ArgKind::Scalar(value.ty()),
-            ArgValueSpec::Buffer(_) => ArgKind::Buffer,
+            ArgValueSpec::Buffer(_) | ArgValueSpec::Alias(_) => ArgKind::Buffer,
         }
     }
 
@@ -274,7 +374,8 @@ impl ArgSpec {
         self.name.clone().unwrap_or_else(|| format!("arg{index}"))
     }
 
-    /// Makes the data: generates fills, reads files (relative to the working directory).
+    /// Makes the data: generates fills, reads files (relative to the working directory). A
+    /// pointer into another argument's buffer needs the others: see [`resolve_all`].
     pub fn resolve(&self, index: usize) -> Result<HostArg> {
         let label = self.label(index);
         let buffer = match &self.value {
@@ -282,6 +383,16 @@ impl ArgSpec {
                 return Ok(HostArg::Scalar {
                     label,
                     value: *value,
+                });
+            }
+            ArgValueSpec::Alias(alias) => {
+                return Err(CheckError::Fill {
+                    index,
+                    spec: self.to_string(),
+                    reason: format!(
+                        "points into {}, which only the whole argument list can resolve",
+                        alias.target
+                    ),
                 });
             }
             ArgValueSpec::Buffer(buffer) => buffer,
@@ -297,25 +408,143 @@ impl ArgSpec {
                 with_type!(buffer.ty, generate(buffer.len.unwrap_or(0), fill)).map_err(refuse)?
             }
         };
+        if buffer.offset > data.len() {
+            return Err(refuse(format!(
+                "+{} is past the end of its {} elements",
+                buffer.offset,
+                data.len()
+            )));
+        }
         Ok(HostArg::Buffer {
             label,
             data,
             uninit: buffer.fill == Fill::Uninit,
+            offset: buffer.offset,
         })
     }
+}
+
+/// Resolves every `--arg` in order: [`ArgSpec::resolve`] for values and buffers, and each
+/// `NAME=OTHER+OFFSET` to the buffer argument named OTHER (which may come before or after it).
+pub fn resolve_all(specs: &[ArgSpec]) -> Result<Vec<HostArg>> {
+    specs
+        .iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            let ArgValueSpec::Alias(alias) = &spec.value else {
+                return spec.resolve(index);
+            };
+            let refuse = |reason: String| CheckError::Fill {
+                index,
+                spec: spec.to_string(),
+                reason,
+            };
+            let Some(target) = specs
+                .iter()
+                .position(|other| other.name.as_deref() == Some(alias.target.as_str()))
+            else {
+                let names: Vec<&str> = specs
+                    .iter()
+                    .filter(|other| matches!(other.value, ArgValueSpec::Buffer(_)))
+                    .filter_map(|other| other.name.as_deref())
+                    .collect();
+                return Err(refuse(if names.is_empty() {
+                    format!(
+                        "no --arg is named {0}; name the buffer it points into ({0}:f32[1024]=zeros)",
+                        alias.target
+                    )
+                } else {
+                    format!(
+                        "no --arg is named {}; the named buffers are {}",
+                        alias.target,
+                        names.join(", ")
+                    )
+                }));
+            };
+            let len = match &specs[target].value {
+                ArgValueSpec::Buffer(buffer) => buffer.len,
+                ArgValueSpec::Scalar(_) => {
+                    return Err(refuse(format!(
+                        "{} is a scalar; a pointer points into a buffer",
+                        alias.target
+                    )));
+                }
+                ArgValueSpec::Alias(_) => {
+                    return Err(refuse(format!(
+                        "{0} is itself a pointer into another buffer; point into that buffer directly",
+                        alias.target
+                    )));
+                }
+            };
+            if let Some(len) = len
+                && alias.offset > len
+            {
+                return Err(refuse(format!(
+                    "+{} is past the end of {}, which has {len} elements",
+                    alias.offset, alias.target
+                )));
+            }
+            Ok(HostArg::Alias {
+                label: spec.label(index),
+                target,
+                offset: alias.offset,
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .and_then(|args| {
+            // A file fill's length is known only now.
+            for (index, arg) in args.iter().enumerate() {
+                if let HostArg::Alias { target, offset, .. } = arg
+                    && let Some(HostArg::Buffer { data, label, .. }) = args.get(*target)
+                    && *offset > data.len()
+                {
+                    return Err(CheckError::Fill {
+                        index,
+                        spec: specs[index].to_string(),
+                        reason: format!(
+                            "+{offset} is past the end of {label}, which has {} elements",
+                            data.len()
+                        ),
+                    });
+                }
+            }
+            Ok(args)
+        })
 }
 
 impl fmt::Display for ArgSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(name) = &self.name {
-            write!(f, "{name}:")?;
+            f.write_str(name)?;
+            if !matches!(self.value, ArgValueSpec::Alias(_)) {
+                f.write_str(":")?;
+            }
         }
         match &self.value {
             ArgValueSpec::Scalar(value) => write!(f, "{}={value}", value.ty()),
-            ArgValueSpec::Buffer(BufferSpec { ty, len, fill }) => match len {
-                Some(len) => write!(f, "{ty}[{len}]={fill}"),
-                None => write!(f, "{ty}[]={fill}"),
-            },
+            ArgValueSpec::Buffer(BufferSpec {
+                ty,
+                len,
+                fill,
+                offset,
+            }) => {
+                match len {
+                    Some(len) => write!(f, "{ty}[{len}]")?,
+                    None => write!(f, "{ty}[]")?,
+                }
+                if *offset > 0 {
+                    write!(f, "+{offset}")?;
+                }
+                write!(f, "={fill}")
+            }
+            ArgValueSpec::Alias(AliasSpec { target, offset }) => {
+                // The name, if any, was written before the `=` with no `:`.
+                write!(f, "={target}")?;
+                if *offset > 0 {
+                    write!(f, "+{offset}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -386,6 +615,14 @@ pub enum HostArg {
         /// `=uninit`: allocated without writing `data` (which only gives the type and length),
         /// so the emulator's initcheck reports reads of elements the kernel did not write first.
         uninit: bool,
+        /// Elements into the buffer that the kernel's pointer starts (`TYPE[LEN]+OFFSET`).
+        offset: usize,
+    },
+    /// A pointer into the buffer of argument `target`, `offset` of its elements from the start.
+    Alias {
+        label: String,
+        target: usize,
+        offset: usize,
     },
 }
 
@@ -395,6 +632,7 @@ impl HostArg {
             label: label.to_string(),
             data: data.into(),
             uninit: false,
+            offset: 0,
         }
     }
 
@@ -404,6 +642,7 @@ impl HostArg {
             label: label.to_string(),
             data: data.into(),
             uninit: true,
+            offset: 0,
         }
     }
 
@@ -417,13 +656,15 @@ impl HostArg {
     pub fn kind(&self) -> ArgKind {
         match self {
             Self::Scalar { value, .. } => ArgKind::Scalar(value.ty()),
-            Self::Buffer { .. } => ArgKind::Buffer,
+            Self::Buffer { .. } | Self::Alias { .. } => ArgKind::Buffer,
         }
     }
 
     pub fn label(&self) -> &str {
         match self {
-            Self::Scalar { label, .. } | Self::Buffer { label, .. } => label,
+            Self::Scalar { label, .. } | Self::Buffer { label, .. } | Self::Alias { label, .. } => {
+                label
+            }
         }
     }
 }
@@ -432,9 +673,23 @@ impl fmt::Display for HostArg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Scalar { label, value } => write!(f, "{label}:{}={value}", value.ty()),
-            Self::Buffer { label, data, .. } => {
-                write!(f, "{label}:{}[{}]", data.ty(), data.len())
+            Self::Buffer {
+                label,
+                data,
+                offset,
+                ..
+            } => {
+                write!(f, "{label}:{}[{}]", data.ty(), data.len())?;
+                if *offset > 0 {
+                    write!(f, "+{offset}")?;
+                }
+                Ok(())
             }
+            Self::Alias {
+                label,
+                target,
+                offset,
+            } => write!(f, "{label}=arg{target}+{offset}"),
         }
     }
 }
@@ -487,7 +742,8 @@ mod tests {
             ArgValueSpec::Buffer(BufferSpec {
                 ty: ElemType::U32,
                 len: Some(128),
-                fill: Fill::Zeros
+                fill: Fill::Zeros,
+                offset: 0
             })
         );
         assert_eq!(histo.to_string(), "histo:u32[128]=zeros");
@@ -528,6 +784,82 @@ mod tests {
     }
 
     #[test]
+    fn buffers_take_an_offset_and_pointers_name_other_buffers() {
+        let shifted = spec("in:f32[264]+4=iota");
+        assert_eq!(
+            shifted.value,
+            ArgValueSpec::Buffer(BufferSpec {
+                ty: ElemType::F32,
+                len: Some(264),
+                fill: Fill::Iota,
+                offset: 4
+            })
+        );
+        assert_eq!(shifted.to_string(), "in:f32[264]+4=iota");
+        assert_eq!(spec("u8[]+ 3=file:x.bin").to_string(), "u8[]+3=file:x.bin");
+        let alias = spec("v=p+4096");
+        assert_eq!(alias.name.as_deref(), Some("v"));
+        assert_eq!(
+            alias.value,
+            ArgValueSpec::Alias(AliasSpec {
+                target: "p".into(),
+                offset: 4096
+            })
+        );
+        assert_eq!(alias.kind(), ArgKind::Buffer);
+        assert_eq!(alias.to_string(), "v=p+4096");
+        assert_eq!(spec("=out").to_string(), "=out");
+        assert_eq!(spec("in = out").value, spec("x=out").value);
+
+        let args: Vec<ArgSpec> = ["p:f32[8]=iota", "v=p+4", "o:i32[2]+1=zeros", "=o"]
+            .iter()
+            .map(|text| spec(text))
+            .collect();
+        let resolved = resolve_all(&args).unwrap();
+        assert_eq!(
+            resolved[1],
+            HostArg::Alias {
+                label: "v".into(),
+                target: 0,
+                offset: 4
+            }
+        );
+        assert!(matches!(resolved[2], HostArg::Buffer { offset: 1, .. }));
+        assert_eq!(
+            resolved[3],
+            HostArg::Alias {
+                label: "arg3".into(),
+                target: 2,
+                offset: 0
+            }
+        );
+    }
+
+    #[test]
+    fn bad_offsets_and_pointers_say_what_is_wrong() {
+        assert!(refused("f32[4]+5=zeros").contains("+5 is past the end of f32[4]"));
+        assert!(refused("f32[4]-1=zeros").contains("counts forward"));
+        assert!(refused("f32[4]+x=zeros").contains("`x` is not an offset"));
+        assert!(refused("f32[4]*2=zeros").contains("is not an offset"));
+        assert!(refused("v=p-2").contains("counts forward"));
+        assert!(refused("v=2").contains("`v` is not a type"));
+        assert!(refused("v=zeros").contains("`v` is not a type"));
+        assert!(refused("=3").contains("names no argument"));
+        let resolve = |texts: &[&str]| {
+            let args: Vec<ArgSpec> = texts.iter().map(|text| spec(text)).collect();
+            resolve_all(&args).unwrap_err().to_string()
+        };
+        let missing = resolve(&["p:f32[8]=iota", "v=q+1"]);
+        assert!(
+            missing.contains("no --arg is named q; the named buffers are p"),
+            "{missing}"
+        );
+        assert!(resolve(&["n:i32=3", "v=n"]).contains("n is a scalar"));
+        assert!(resolve(&["p:f32[8]=iota", "v=p+9"]).contains("+9 is past the end of p"));
+        assert!(resolve(&["p:f32[8]=iota", "v=p", "w=v"]).contains("itself a pointer"));
+    }
+
+    #[test]
     fn narrow_and_half_types_parse_as_numbers() {
         assert_eq!(
             spec("i8=-128").value,
@@ -551,7 +883,7 @@ mod tests {
         );
         let made = |text: &str| match spec(text).resolve(0).unwrap() {
             HostArg::Buffer { data, .. } => data,
-            HostArg::Scalar { .. } => panic!("{text} is not a buffer"),
+            HostArg::Scalar { .. } | HostArg::Alias { .. } => panic!("{text} is not a buffer"),
         };
         let halves = made("f16[4]=iota");
         assert_eq!(
@@ -575,7 +907,8 @@ mod tests {
             ArgValueSpec::Buffer(BufferSpec {
                 ty: ElemType::F32,
                 len: Some(64),
-                fill: Fill::Uninit
+                fill: Fill::Uninit,
+                offset: 0
             })
         );
         assert_eq!(uninit.to_string(), "scratch:f32[64]=uninit");
@@ -593,7 +926,7 @@ mod tests {
     fn fills_make_the_documented_data() {
         let made = |text: &str| match spec(text).resolve(0).unwrap() {
             HostArg::Buffer { data, .. } => data,
-            HostArg::Scalar { .. } => panic!("{text} is not a buffer"),
+            HostArg::Scalar { .. } | HostArg::Alias { .. } => panic!("{text} is not a buffer"),
         };
         assert_eq!(made("u32[3]=zeros"), HostData::U32(vec![0, 0, 0]));
         assert_eq!(made("i32[2]=const:-4"), HostData::I32(vec![-4, -4]));

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::args::{ArgKind, ArgSpec};
+use super::args::{ArgKind, ArgSpec, ArgValueSpec};
 use super::front::{CompileFlags, CppStd};
 use super::{CheckError, Result};
 use crate::backend::{BACKEND_ENV, BackendChoice};
@@ -200,7 +200,7 @@ impl CheckArgs {
     pub fn shown(&self) -> Result<Vec<usize>> {
         if self.show.is_empty() {
             return Ok((0..self.args.len())
-                .filter(|&index| self.args[index].kind() == ArgKind::Buffer)
+                .filter(|&index| matches!(self.args[index].value, ArgValueSpec::Buffer(_)))
                 .collect());
         }
         let mut indices = Vec::with_capacity(self.show.len());
@@ -242,7 +242,18 @@ impl CheckArgs {
                     "argument {index} is the scalar `{arg}`; --show prints buffers"
                 )));
             }
-            indices.push(index);
+            // A pointer into another argument's buffer shows that buffer.
+            let index = match &arg.value {
+                ArgValueSpec::Alias(alias) => self
+                    .args
+                    .iter()
+                    .position(|spec| spec.name.as_deref() == Some(alias.target.as_str()))
+                    .unwrap_or(index),
+                _ => index,
+            };
+            if !indices.contains(&index) {
+                indices.push(index);
+            }
         }
         Ok(indices)
     }

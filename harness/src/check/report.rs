@@ -158,13 +158,31 @@ impl CheckReport<'_> {
                 ArgValueSpec::Buffer(buffer) => {
                     let len = self.args.get(index).and_then(|arg| match arg {
                         HostArg::Buffer { data, .. } => Some(data.len()),
-                        HostArg::Scalar { .. } => None,
+                        HostArg::Scalar { .. } | HostArg::Alias { .. } => None,
                     });
+                    let (plus, note) = if buffer.offset > 0 {
+                        (
+                            format!("+{}", buffer.offset),
+                            format!(" (the kernel gets {label} + {})", buffer.offset),
+                        )
+                    } else {
+                        (String::new(), String::new())
+                    };
                     format!(
-                        "{}[{}]={}",
+                        "{}[{}]{plus}={}{note}",
                         buffer.ty,
                         len.or(buffer.len).unwrap_or(0),
                         buffer.fill
+                    )
+                }
+                ArgValueSpec::Alias(alias) => {
+                    let target = match self.args.get(index) {
+                        Some(HostArg::Alias { target, .. }) => format!(" (arg {target})"),
+                        _ => String::new(),
+                    };
+                    format!(
+                        "a pointer {} elements into {}{target}",
+                        alias.offset, alias.target
                     )
                 }
             };

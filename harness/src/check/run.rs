@@ -28,7 +28,10 @@ pub struct Kernel {
 
 /// An argument on the device.
 enum Slot {
-    Buffer(Buffer<u8>),
+    /// A buffer, and the bytes into it that the kernel's pointer starts.
+    Buffer(Buffer<u8>, usize),
+    /// A pointer into the buffer of another slot, bytes from its start.
+    Alias(usize, usize),
     Scalar(Scalar),
 }
 
@@ -132,13 +135,24 @@ impl Kernel {
                 HostArg::Buffer {
                     label,
                     data,
-                    uninit: false,
-                } => Slot::Buffer(device.upload(data.as_bytes(), label)?),
-                HostArg::Buffer {
-                    label,
-                    data,
-                    uninit: true,
-                } => Slot::Buffer(device.uninit::<u8>(data.as_bytes().len(), label)?),
+                    uninit,
+                    offset,
+                } => {
+                    let buffer = if *uninit {
+                        device.uninit::<u8>(data.as_bytes().len(), label)?
+                    } else {
+                        device.upload(data.as_bytes(), label)?
+                    };
+                    Slot::Buffer(buffer, offset * data.ty().size())
+                }
+                HostArg::Alias { target, offset, .. } => {
+                    let Some(HostArg::Buffer { data, .. }) = args.get(*target) else {
+                        return Err(CheckError::Refused(format!(
+                            "{arg} points into argument {target}, which is not a buffer"
+                        )));
+                    };
+                    Slot::Alias(*target, offset * data.ty().size())
+                }
                 HostArg::Scalar { value, .. } => Slot::Scalar(*value),
             });
         }
@@ -148,15 +162,19 @@ impl Kernel {
         let launch_args: Vec<Arg<'_>> = slots
             .iter()
             .map(|slot| match slot {
-                Slot::Buffer(buffer) => Arg::from(buffer),
-                Slot::Scalar(value) => value.arg(),
+                Slot::Buffer(buffer, offset) => Ok(Arg::at(buffer, *offset)),
+                Slot::Alias(target, offset) => match slots.get(*target) {
+                    Some(Slot::Buffer(buffer, _)) => Ok(Arg::at(buffer, *offset)),
+                    _ => Err(not_a_buffer()),
+                },
+                Slot::Scalar(value) => Ok(value.arg()),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let report = device.launch(&self.source, shape, &launch_args)?;
         let mut outputs = Vec::with_capacity(args.len());
         for (arg, slot) in args.iter().zip(&slots) {
             outputs.push(match (arg, slot) {
-                (HostArg::Buffer { data, .. }, Slot::Buffer(buffer)) => {
+                (HostArg::Buffer { data, .. }, Slot::Buffer(buffer, _)) => {
                     Some(HostData::from_bytes(data.ty(), &device.download(buffer)?))
                 }
                 _ => None,
@@ -169,6 +187,10 @@ impl Kernel {
             outputs,
         })
     }
+}
+
+fn not_a_buffer() -> CheckError {
+    CheckError::Refused("a pointer argument points into an argument that is not a buffer".into())
 }
 
 /// Everything up to the launch: compile, check the arguments, make their data. Runs before a
@@ -187,12 +209,7 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
     let mut kernel = program.kernel_with_symbols(&args.entry, &names)?;
     kernel.set_symbols(&args.symbols)?;
     kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
-    let host_args = args
-        .args
-        .iter()
-        .enumerate()
-        .map(|(index, spec)| spec.resolve(index))
-        .collect::<Result<Vec<_>>>()?;
+    let host_args = super::args::resolve_all(&args.args)?;
     Ok(Prepared {
         kernel,
         args: host_args,
@@ -222,7 +239,9 @@ fn symbol_data(kernel: &Kernel, specs: &[super::SymbolSpec]) -> Result<Vec<HostD
             let refuse = |reason: String| CheckError::Refused(format!("--symbol {spec}: {reason}"));
             let data = match spec.data.resolve(0) {
                 Ok(HostArg::Buffer { data, .. }) => data,
-                Ok(HostArg::Scalar { .. }) => return Err(refuse("not a buffer".to_string())),
+                Ok(HostArg::Scalar { .. } | HostArg::Alias { .. }) => {
+                    return Err(refuse("not a buffer".to_string()));
+                }
                 Err(CheckError::Fill { reason, .. }) => return Err(refuse(reason)),
                 Err(other) => return Err(other),
             };

@@ -48,7 +48,12 @@ impl FromStr for SymbolSpec {
                 let (ty, value) = rest.split_once('=').unwrap_or((rest, ""));
                 format!("{}[1]=const:{}", ty.trim(), value.trim()).parse()?
             }
-            ArgValueSpec::Buffer(_) => data,
+            ArgValueSpec::Buffer(buffer) if buffer.offset == 0 => data,
+            ArgValueSpec::Buffer(_) | ArgValueSpec::Alias(_) => {
+                return Err(SpecError(format!(
+                    "`{rest}`: a variable is set from TYPE[LEN]=FILL or TYPE=VALUE, not from a pointer"
+                )));
+            }
         };
         Ok(Self { name, data })
     }
