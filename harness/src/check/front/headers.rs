@@ -31,9 +31,17 @@ pub const STANDARD_HEADERS: &[(&str, &str)] = &[
     ("stdlib.h", CSTDLIB),
     ("cstring", CSTRING),
     ("string.h", CSTRING),
+    ("type_traits", TYPE_TRAITS),
+    ("utility", UTILITY),
+    ("limits", LIMITS),
+    ("tuple", TUPLE),
+    ("array", ARRAY),
+    ("functional", FUNCTIONAL),
+    ("cub/cub.cuh", CUB),
     ("device_functions.h", BUILT_IN),
     (PRELUDE, PRELUDE_TEXT),
     (LIBRARY_TYPES, LIBRARY_TYPES_TEXT),
+    (STD_CORE, ""),
 ];
 
 /// What nvcc's `cuda_runtime.h` brings from the host's C library into every `.cu` file and
@@ -43,6 +51,27 @@ pub const PRELUDE: &str = "__racetrack_prelude.h";
 
 const PRELUDE_TEXT: &str = "\
 #pragma once
+#if __has_include(<cuda/std/cstdint>)
+#include <cuda/std/cstdint>
+#include <cuda/std/limits>
+typedef cuda::std::int8_t int8_t;
+typedef cuda::std::int16_t int16_t;
+typedef cuda::std::int32_t int32_t;
+typedef cuda::std::int64_t int64_t;
+typedef cuda::std::uint8_t uint8_t;
+typedef cuda::std::uint16_t uint16_t;
+typedef cuda::std::uint32_t uint32_t;
+typedef cuda::std::uint64_t uint64_t;
+typedef cuda::std::intptr_t intptr_t;
+typedef cuda::std::uintptr_t uintptr_t;
+// As libcu++'s <cmath> spells them for NVRTC, so that including it later redefines nothing.
+#ifndef INFINITY
+#define INFINITY _CUDA_VSTD::numeric_limits<float>::infinity()
+#endif
+#ifndef NAN
+#define NAN      _CUDA_VSTD::numeric_limits<float>::quiet_NaN()
+#endif
+#endif
 #ifndef uint
 typedef unsigned int uint;
 #endif
@@ -80,6 +109,159 @@ typedef unsigned long ulong;
 #define M_SQRT1_2 0.70710678118654752440
 #endif
 ";
+
+/// What the C++ standard headers nvcc reads from the host compiler bring to device code even
+/// when the file includes them for host code (`<iostream>`, `<algorithm>`, `<vector>` pull in
+/// `<type_traits>`, `<utility>`, `<limits>`, `<cstdint>`): the same names from libcu++, under
+/// `std::`. A left-out host header gives way to this one, on the same line.
+pub const STD_CORE: &str = "__racetrack_std.h";
+
+const STD_CORE_INCLUDES: &str = "\
+#pragma once
+#include <cstdint>
+#include <cuda/std/type_traits>
+#include <cuda/std/utility>
+#include <cuda/std/limits>
+#if __has_include(<cuda/std/__algorithm/max.h>)
+#include <cuda/std/__algorithm/max.h>
+#include <cuda/std/__algorithm/min.h>
+#endif
+";
+
+/// The names [`STD_CORE`] gives `std::`, each a using-declaration of libcu++'s (not a
+/// using-directive, which would also bring libcu++'s `exp` and `log` next to CUDA's own for a
+/// file that says `using namespace std;`).
+const STD_CORE_NAMES: &[&str] = &[
+    "add_const", "add_const_t", "add_cv", "add_cv_t", "add_lvalue_reference",
+    "add_lvalue_reference_t", "add_pointer", "add_pointer_t", "add_rvalue_reference",
+    "add_rvalue_reference_t", "add_volatile", "add_volatile_t", "aligned_storage",
+    "aligned_storage_t", "aligned_union", "aligned_union_t", "alignment_of", "alignment_of_v",
+    "common_reference", "common_reference_t", "common_type", "common_type_t", "conditional",
+    "conditional_t", "conjunction", "conjunction_v", "decay", "decay_t", "disjunction",
+    "disjunction_v", "enable_if", "enable_if_t", "extent", "extent_v", "has_virtual_destructor",
+    "has_virtual_destructor_v", "integral_constant", "is_abstract", "is_abstract_v",
+    "is_aggregate", "is_aggregate_v", "is_arithmetic", "is_arithmetic_v", "is_array",
+    "is_array_v", "is_assignable", "is_assignable_v", "is_base_of", "is_base_of_v",
+    "is_bounded_array", "is_bounded_array_v", "is_class", "is_class_v", "is_compound",
+    "is_compound_v", "is_const", "is_const_v", "is_constructible", "is_constructible_v",
+    "is_convertible", "is_convertible_v", "is_copy_assignable", "is_copy_assignable_v",
+    "is_copy_constructible", "is_copy_constructible_v", "is_default_constructible",
+    "is_default_constructible_v", "is_destructible", "is_destructible_v", "is_empty",
+    "is_empty_v", "is_enum", "is_enum_v", "is_final", "is_final_v", "is_floating_point",
+    "is_floating_point_v", "is_function", "is_function_v", "is_fundamental", "is_fundamental_v",
+    "is_integral", "is_integral_v", "is_member_function_pointer", "is_member_function_pointer_v",
+    "is_member_object_pointer", "is_member_object_pointer_v", "is_member_pointer",
+    "is_member_pointer_v", "is_move_assignable", "is_move_assignable_v", "is_move_constructible",
+    "is_move_constructible_v", "is_nothrow_assignable", "is_nothrow_assignable_v",
+    "is_nothrow_constructible", "is_nothrow_constructible_v", "is_nothrow_convertible",
+    "is_nothrow_convertible_v", "is_nothrow_copy_assignable", "is_nothrow_copy_assignable_v",
+    "is_nothrow_copy_constructible", "is_nothrow_copy_constructible_v",
+    "is_nothrow_default_constructible", "is_nothrow_default_constructible_v",
+    "is_nothrow_destructible", "is_nothrow_destructible_v", "is_nothrow_move_assignable",
+    "is_nothrow_move_assignable_v", "is_nothrow_move_constructible",
+    "is_nothrow_move_constructible_v", "is_null_pointer", "is_null_pointer_v", "is_object",
+    "is_object_v", "is_pointer", "is_pointer_v", "is_polymorphic", "is_polymorphic_v",
+    "is_reference", "is_reference_v", "is_same", "is_same_v", "is_scalar", "is_scalar_v",
+    "is_scoped_enum", "is_scoped_enum_v", "is_signed", "is_signed_v", "is_standard_layout",
+    "is_standard_layout_v", "is_swappable", "is_swappable_v", "is_trivial", "is_trivial_v",
+    "is_trivially_assignable", "is_trivially_assignable_v", "is_trivially_constructible",
+    "is_trivially_constructible_v", "is_trivially_copy_assignable",
+    "is_trivially_copy_assignable_v", "is_trivially_copy_constructible",
+    "is_trivially_copy_constructible_v", "is_trivially_copyable", "is_trivially_copyable_v",
+    "is_trivially_default_constructible", "is_trivially_default_constructible_v",
+    "is_trivially_destructible", "is_trivially_destructible_v", "is_trivially_move_assignable",
+    "is_trivially_move_assignable_v", "is_trivially_move_constructible",
+    "is_trivially_move_constructible_v", "is_unbounded_array", "is_unbounded_array_v", "is_union",
+    "is_union_v", "is_unsigned", "is_unsigned_v", "is_void", "is_void_v", "is_volatile",
+    "is_volatile_v", "make_signed", "make_signed_t", "make_unsigned", "make_unsigned_t",
+    "negation", "negation_v", "rank", "rank_v", "reference_constructs_from_temporary",
+    "reference_constructs_from_temporary_v", "reference_converts_from_temporary",
+    "reference_converts_from_temporary_v", "remove_all_extents", "remove_all_extents_t",
+    "remove_const", "remove_const_t", "remove_cv", "remove_cv_t", "remove_cvref",
+    "remove_cvref_t", "remove_extent", "remove_extent_t", "remove_pointer", "remove_pointer_t",
+    "remove_reference", "remove_reference_t", "remove_volatile", "remove_volatile_t",
+    "underlying_type", "underlying_type_t", "void_t", 
+    "is_constant_evaluated", "type_identity", "type_identity_t", "bool_constant", "true_type",
+    "false_type", "is_pod", "is_pod_v", "is_literal_type", "pair", "make_pair", "swap", "move",
+    "forward", "declval", "exchange", "integer_sequence", "index_sequence", "make_index_sequence",
+    "make_integer_sequence", "index_sequence_for", "as_const", "numeric_limits", "min", "max",
+    "move_if_noexcept",
+];
+
+fn std_core_text() -> String {
+    let mut text = STD_CORE_INCLUDES.to_string();
+    text.push_str("namespace std {\n");
+    for name in STD_CORE_NAMES {
+        text.push_str(&format!("using cuda::std::{name};\n"));
+    }
+    text.push_str("}\n");
+    text
+}
+
+/// A standard header device code uses, from libcu++ under `std::` (see [`STD_CORE`]).
+macro_rules! libcu_header {
+    ($name:literal, $using:literal) => {
+        concat!(
+            "#pragma once\n#include <cuda/std/",
+            $name,
+            ">\n#include <__racetrack_std.h>\nnamespace std {\n",
+            $using,
+            "}\n"
+        )
+    };
+}
+
+const TYPE_TRAITS: &str = libcu_header!("type_traits", "");
+const UTILITY: &str = libcu_header!("utility", "");
+const LIMITS: &str = libcu_header!("limits", "");
+const TUPLE: &str = libcu_header!(
+    "tuple",
+    "using cuda::std::tuple; using cuda::std::make_tuple; using cuda::std::tie; using cuda::std::get;
+using cuda::std::tuple_cat; using cuda::std::forward_as_tuple; using cuda::std::ignore;
+using cuda::std::tuple_size_v; using cuda::std::tuple_element_t; using cuda::std::apply;
+"
+);
+const ARRAY: &str = libcu_header!("array", "using cuda::std::array; using cuda::std::get;\n");
+const FUNCTIONAL: &str = libcu_header!(
+    "functional",
+    "using cuda::std::plus; using cuda::std::minus; using cuda::std::multiplies;
+using cuda::std::divides; using cuda::std::modulus; using cuda::std::negate;
+using cuda::std::equal_to; using cuda::std::not_equal_to; using cuda::std::greater;
+using cuda::std::less; using cuda::std::greater_equal; using cuda::std::less_equal;
+using cuda::std::logical_and; using cuda::std::logical_or; using cuda::std::logical_not;
+using cuda::std::bit_and; using cuda::std::bit_or; using cuda::std::bit_xor; using cuda::std::bit_not;
+using cuda::std::identity; using cuda::std::invoke; using cuda::std::reference_wrapper;
+using cuda::std::ref; using cuda::std::cref;
+"
+);
+
+/// CUB's umbrella header also brings its device-wide algorithms, host code that launches
+/// kernels, which NVRTC refuses; kernels use the block- and warp-wide primitives, which NVRTC
+/// compiles.
+const CUB: &str = "\
+#pragma once
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+#include <cub/block/block_load.cuh>
+#include <cub/block/block_store.cuh>
+#include <cub/block/block_radix_sort.cuh>
+#include <cub/block/block_exchange.cuh>
+#include <cub/block/block_histogram.cuh>
+#include <cub/block/block_discontinuity.cuh>
+#include <cub/block/block_adjacent_difference.cuh>
+#include <cub/warp/warp_reduce.cuh>
+#include <cub/warp/warp_scan.cuh>
+#include <cub/warp/warp_load.cuh>
+#include <cub/warp/warp_store.cuh>
+#include <cub/warp/warp_exchange.cuh>
+#include <cub/thread/thread_operators.cuh>
+";
+
+/// Whether `name` is a C++ standard header that only host code uses (see [`HOST_STD`]): left
+/// out, it gives way to [`STD_CORE`].
+pub fn host_std(name: &str) -> bool {
+    HOST_STD.contains(&name) && !name.contains(['.', '/']) && name != "ctime"
+}
 
 /// What a CUDA library's host header (`cublas_v2.h`, `curand.h`, …) brings that device code
 /// uses: the half and bfloat16 types. Such an include is replaced by this one.
@@ -154,14 +336,12 @@ const HOST_ONLY_PREFIXES: &[&str] = &[
 /// it can, `<cmath>`, `<cstdint>` and friends, have stand-ins above).
 const HOST_STD: &[&str] = &[
     "algorithm",
-    "array",
     "atomic",
     "chrono",
     "complex",
     "deque",
     "exception",
     "fstream",
-    "functional",
     "iomanip",
     "iostream",
     "iterator",
@@ -180,11 +360,8 @@ const HOST_STD: &[&str] = &[
     "stdexcept",
     "string",
     "thread",
-    "tuple",
-    "type_traits",
     "unordered_map",
     "unordered_set",
-    "utility",
     "vector",
     "ctime",
     "time.h",
@@ -390,6 +567,13 @@ fn display_dirs(dirs: &[PathBuf]) -> String {
 pub fn standard_headers() -> Vec<(String, String)> {
     STANDARD_HEADERS
         .iter()
-        .map(|(name, text)| ((*name).to_string(), (*text).to_string()))
+        .map(|(name, text)| {
+            let text = if *name == STD_CORE {
+                std_core_text()
+            } else {
+                (*text).to_string()
+            };
+            ((*name).to_string(), text)
+        })
         .collect()
 }

@@ -35,6 +35,11 @@ pub struct Function {
     pub lines: (u32, u32),
     /// Whether it has a body (a definition) rather than ending in `;`.
     pub defined: bool,
+    /// Where `__host__ __device__` goes: after any `template <…>`.
+    annotate_at: usize,
+    /// `constexpr`: NVRTC takes it as device code too, as nvcc does with
+    /// `--expt-relaxed-constexpr`, so that kernels can call it.
+    pub constexpr: bool,
     span: Range<usize>,
 }
 
@@ -84,6 +89,26 @@ pub struct NamespaceDecl {
     span: Range<usize>,
 }
 
+/// A member function of a class that is host code (no `__device__`): NVRTC refuses it even as a
+/// declaration ("host functions are not allowed in JIT mode"), so a class that mixes a host
+/// constructor with `__device__` methods (a lock that `cudaMalloc`s its word) compiles only
+/// without it. Device code cannot call it anyway.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostMember {
+    /// `Lock::Lock`, `Lock::~Lock`, `Matrix::print`.
+    pub name: String,
+    /// 1-based first and last line.
+    pub lines: (u32, u32),
+    /// Whether it has a body (a definition) rather than ending in `;`.
+    pub defined: bool,
+    /// Kept and marked `__host__ __device__` rather than left out: a declaration without a
+    /// body, or a `constexpr` definition (see [`Scan::device_annotations`]).
+    pub annotate: bool,
+    /// Where the annotation goes: after any `template <…>`.
+    annotate_at: usize,
+    span: Range<usize>,
+}
+
 /// Everything [`scan`] found, in source order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Scan {
@@ -91,6 +116,7 @@ pub struct Scan {
     pub includes: Vec<Include>,
     pub host_variables: Vec<HostVariable>,
     pub declarations: Vec<NamespaceDecl>,
+    pub host_members: Vec<HostMember>,
 }
 
 impl Scan {
@@ -117,11 +143,30 @@ impl Scan {
             .filter(|function| function.kind == FunctionKind::Kernel)
     }
 
-    /// Host functions that NVRTC would see (not guarded out by the file itself).
+    /// Host functions that NVRTC would see (not guarded out by the file itself), but for
+    /// `constexpr` ones, which device code may call.
     pub fn host_functions(&self) -> impl Iterator<Item = &Function> {
         self.functions
             .iter()
-            .filter(|function| function.kind == FunctionKind::Host)
+            .filter(|function| function.kind == FunctionKind::Host && !function.constexpr)
+    }
+
+    /// Where `__host__ __device__` goes so that NVRTC, which refuses every host function ("not
+    /// allowed in JIT mode"), takes these as device code too: `constexpr` functions (as nvcc's
+    /// `--expt-relaxed-constexpr` lets kernels call them), and member functions declared without
+    /// a body (the detection idiom's `static char test(...);`, a constructor defined elsewhere).
+    pub fn device_annotations(&self) -> Vec<usize> {
+        let functions = self
+            .functions
+            .iter()
+            .filter(|function| function.kind == FunctionKind::Host && function.constexpr)
+            .map(|function| function.annotate_at);
+        let members = self
+            .host_members
+            .iter()
+            .filter(|member| member.annotate)
+            .map(|member| member.annotate_at);
+        functions.chain(members).collect()
     }
 }
 
@@ -192,6 +237,17 @@ pub fn device_part_without(
             )
         })
         .collect();
+    spans.extend(scan.host_members.iter().filter(|member| !member.annotate).map(|member| {
+        let what = format!("the host member {}", member.name);
+        (
+            member.span.clone(),
+            LeftOut {
+                what,
+                lines: member.lines,
+                header: None,
+            },
+        )
+    }));
     spans.extend(scan.host_variables.iter().map(|variable| {
         (
             variable.span.clone(),
@@ -246,21 +302,47 @@ pub fn device_part_without(
         }
     }
     spans.sort_by_key(|(span, _)| span.start);
+    let mut annotations = scan.device_annotations();
+    annotations.retain(|at| !spans.iter().any(|(span, _)| span.contains(at)));
+    annotations.sort_unstable();
+    let mut annotations = annotations.into_iter().peekable();
     // Blank each span, keeping its newlines; a CUDA library's header gives way to the half types
-    // it would have brought, on the same line.
+    // it would have brought, and a host C++ header to the standard names it would have brought
+    // (`std::enable_if`, `int32_t`), on the same line.
     let mut out = String::with_capacity(source.len());
     let mut at = 0;
+    let mut copy = |out: &mut String, from: usize, to: usize| {
+        let mut from = from;
+        while let Some(&annotate_at) = annotations.peek() {
+            if annotate_at > to {
+                break;
+            }
+            annotations.next();
+            out.push_str(source.get(from..annotate_at).unwrap_or_default());
+            out.push_str("__host__ __device__ ");
+            from = annotate_at;
+        }
+        out.push_str(source.get(from..to).unwrap_or_default());
+    };
     for (span, left) in &spans {
-        let (Some(before), Some(text)) = (source.get(at..span.start), source.get(span.clone()))
-        else {
+        let (Some(_), Some(text)) = (source.get(at..span.start), source.get(span.clone())) else {
             continue;
         };
-        out.push_str(before);
-        let library = left.what.strip_prefix("#include ").is_some_and(|include| {
-            super::headers::library_header(include.trim_matches(['<', '>', '"']))
-        });
-        if library {
-            out.push_str(&format!("#include <{}>", super::headers::LIBRARY_TYPES));
+        copy(&mut out, at, span.start);
+        let included = left
+            .what
+            .strip_prefix("#include ")
+            .map(|include| include.trim_matches(['<', '>', '"']));
+        let stand_in = match included {
+            Some(name) if super::headers::library_header(name) => {
+                Some(super::headers::LIBRARY_TYPES)
+            }
+            Some(name) if super::headers::host_std(name) => Some(super::headers::STD_CORE),
+            _ => None,
+        };
+        let library = stand_in.is_some();
+        if let Some(stand_in) = stand_in {
+            out.push_str(&format!("#include <{stand_in}>"));
         }
         out.extend(
             text.chars()
@@ -269,7 +351,7 @@ pub fn device_part_without(
         );
         at = span.end;
     }
-    out.push_str(source.get(at..).unwrap_or_default());
+    copy(&mut out, at, source.len());
     let source = out;
     DevicePart {
         source,
@@ -305,7 +387,19 @@ enum Scope {
         start: usize,
         header: String,
     },
-    /// A class body, an initializer, anything else: skipped whole.
+    /// A class body, whose member declarations are read for host members; what the declaration
+    /// that opened it had read so far goes on after its `}`.
+    Class {
+        name: String,
+        outer_header: String,
+        outer_start: Option<usize>,
+    },
+    /// A member function's body: `start` is where its declaration began.
+    Member {
+        start: usize,
+        header: String,
+    },
+    /// An initializer, an enum, a function's body, anything else: skipped whole.
     Other,
 }
 
@@ -375,6 +469,34 @@ impl<'a> Scanner<'a> {
             .all(|scope| matches!(scope, Scope::Namespace(_) | Scope::Linkage))
     }
 
+    /// Directly in a class body (within namespaces and classes only).
+    fn in_class(&self) -> bool {
+        matches!(self.scopes.last(), Some(Scope::Class { .. }))
+            && self.scopes.iter().all(|scope| {
+                matches!(
+                    scope,
+                    Scope::Namespace(_) | Scope::Linkage | Scope::Class { .. }
+                )
+            })
+    }
+
+    /// Where declarations are read: namespace scope or a class body.
+    fn collecting(&self) -> bool {
+        self.at_namespace_scope() || self.in_class()
+    }
+
+    /// `Outer::Inner`: the classes around the current point.
+    fn class_path(&self) -> String {
+        self.scopes
+            .iter()
+            .filter_map(|scope| match scope {
+                Scope::Class { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("::")
+    }
+
     fn compiled(&self) -> bool {
         self.conditionals
             .iter()
@@ -407,8 +529,15 @@ impl<'a> Scanner<'a> {
                 b'{' => self.open_brace(),
                 b'}' => self.close_brace(),
                 b';' => self.semicolon(),
+                b':' if self.in_class()
+                    && matches!(self.header.trim(), "public" | "private" | "protected")
+                    && self.bytes.get(self.at + 1) != Some(&b':') =>
+                {
+                    self.at += 1;
+                    self.reset_header();
+                }
                 _ => {
-                    if self.at_namespace_scope() {
+                    if self.collecting() {
                         if !byte.is_ascii_whitespace() && self.header_start.is_none() {
                             self.header_start = Some(self.at);
                         }
@@ -437,7 +566,7 @@ impl<'a> Scanner<'a> {
         while self.at < self.bytes.len() && self.bytes[self.at] != b'\n' {
             self.at += 1;
         }
-        if self.at_namespace_scope() {
+        if self.collecting() {
             self.header.push(' ');
         }
     }
@@ -447,7 +576,7 @@ impl<'a> Scanner<'a> {
             .find("*/")
             .map_or(self.bytes.len(), |found| self.at + 2 + found + 2);
         self.at = end;
-        if self.at_namespace_scope() {
+        if self.collecting() {
             self.header.push(' ');
         }
     }
@@ -479,7 +608,7 @@ impl<'a> Scanner<'a> {
             }
         }
         self.at = self.at.min(self.bytes.len());
-        if self.at_namespace_scope() {
+        if self.collecting() {
             if self.header_start.is_none() {
                 self.header_start = Some(start);
             }
@@ -495,13 +624,34 @@ impl<'a> Scanner<'a> {
     fn open_brace(&mut self) {
         let position = self.at;
         self.at += 1;
-        if !self.at_namespace_scope() {
+        if !self.collecting() {
             self.scopes.push(Scope::Other);
             return;
         }
         let header = std::mem::take(&mut self.header);
         let start = self.header_start.take().unwrap_or(position);
         let trimmed = header.trim();
+        if let Some(name) = class_head(trimmed) {
+            self.scopes.push(Scope::Class {
+                name,
+                outer_header: header,
+                outer_start: Some(start),
+            });
+            return;
+        }
+        if self.in_class() {
+            let scope = if member_body(trimmed) {
+                Scope::Member { start, header }
+            } else {
+                // An initializer (`int n{0}`, `: a{1}` in a constructor), an enum: the
+                // declaration goes on after its `}`.
+                self.header = header;
+                self.header_start = Some(start);
+                Scope::Other
+            };
+            self.scopes.push(scope);
+            return;
+        }
         let scope = if let Some(rest) = trimmed.strip_prefix("namespace") {
             if rest.is_empty() || rest.starts_with(char::is_whitespace) {
                 Scope::Namespace(rest.trim().to_string())
@@ -526,7 +676,7 @@ impl<'a> Scanner<'a> {
         let Some(scope) = self.scopes.pop() else {
             return;
         };
-        if !self.at_namespace_scope() {
+        if !self.collecting() {
             return;
         }
         match scope {
@@ -536,12 +686,32 @@ impl<'a> Scanner<'a> {
                 self.record_declaration(start..self.at);
                 self.reset_header();
             }
+            Scope::Member { start, header } => {
+                self.record_member(&header, start..self.at, true);
+                self.reset_header();
+            }
+            Scope::Class {
+                outer_header,
+                outer_start,
+                ..
+            } => {
+                self.header = outer_header;
+                self.header_start = outer_start;
+                self.header.push_str(" {} ");
+            }
             Scope::Other => self.header.push_str(" {} "),
         }
     }
 
     fn semicolon(&mut self) {
         self.at += 1;
+        if self.in_class() {
+            let header = std::mem::take(&mut self.header);
+            if let Some(start) = self.header_start.take() {
+                self.record_member(header.trim(), start..self.at, false);
+            }
+            return;
+        }
         if !self.at_namespace_scope() {
             return;
         }
@@ -662,6 +832,8 @@ impl<'a> Scanner<'a> {
             self.line_of(span.start),
             self.line_of(span.end.saturating_sub(1)),
         );
+        let constexpr = has_word(&parts.specifiers, "constexpr");
+        let annotate_at = self.annotation_point(span.start);
         self.found.functions.push(Function {
             kind,
             name,
@@ -669,8 +841,61 @@ impl<'a> Scanner<'a> {
             params: parts.params,
             lines,
             defined,
+            annotate_at,
+            constexpr,
             span,
         });
+    }
+
+    /// A member declaration or definition in the current class: kept unless it is a host
+    /// member function (see [`HostMember`]).
+    fn record_member(&mut self, header: &str, span: Range<usize>, defined: bool) {
+        let declaration = header.trim();
+        let declaration = declaration
+            .strip_prefix("friend")
+            .filter(|rest| rest.starts_with(char::is_whitespace))
+            .unwrap_or(declaration);
+        if !looks_like_function(declaration) {
+            return;
+        }
+        let Some(parts) = split_declaration(declaration) else {
+            return;
+        };
+        if self.kind_of(&format!("{} {declaration}", parts.specifiers)) != FunctionKind::Host
+            || !member_declaration_tail(declaration, defined)
+        {
+            return;
+        }
+        let constexpr = has_word(&parts.specifiers, "constexpr") || has_word(&parts.specifiers, "consteval");
+        let class = self.class_path();
+        let name = if class.is_empty() {
+            parts.name
+        } else {
+            format!("{class}::{}", parts.name)
+        };
+        let lines = (
+            self.line_of(span.start),
+            self.line_of(span.end.saturating_sub(1)),
+        );
+        let annotate_at = self.annotation_point(span.start);
+        self.found.host_members.push(HostMember {
+            name,
+            lines,
+            defined,
+            annotate: !defined || constexpr,
+            annotate_at,
+            span,
+        });
+    }
+
+    /// Where a declaration starting at `start` takes `__host__ __device__`: after its
+    /// `template <…>`, if any.
+    fn annotation_point(&self, start: usize) -> usize {
+        let text = &self.text[start..];
+        template_prefix(text).map_or(start, |prefix| {
+            let after = &text[prefix.len()..];
+            start + prefix.len() + (after.len() - after.trim_start().len())
+        })
     }
 
     fn kind_of(&self, specifiers: &str) -> FunctionKind {
@@ -818,6 +1043,172 @@ fn looks_like_function(header: &str) -> bool {
         return false;
     }
     split_declaration(header).is_some()
+}
+
+fn has_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|found| found == word)
+}
+
+/// The class a `{` opens, when the declaration before it is a class head: `struct Lock`,
+/// `template <class T> class alignas(16) Box : Base<T>`, `typedef struct` (no name).
+fn class_head(header: &str) -> Option<String> {
+    let rest = strip_template(header).trim_start();
+    let rest = rest
+        .strip_prefix("typedef")
+        .filter(|after| after.starts_with(char::is_whitespace))
+        .map_or(rest, str::trim_start);
+    let key = ["struct", "class", "union"]
+        .into_iter()
+        .find(|key| {
+            rest.strip_prefix(key)
+                .is_some_and(|after| after.is_empty() || !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        })?;
+    let mut after = rest[key.len()..].trim_start();
+    // Attributes and alignment before the name: `alignas(16)`, `__align__(8)`, `[[nodiscard]]`.
+    loop {
+        if let Some(attribute) = after.strip_prefix("[[") {
+            after = attribute.split_once("]]").map_or("", |(_, rest)| rest).trim_start();
+            continue;
+        }
+        let word_end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let word = &after[..word_end];
+        if matches!(word, "alignas" | "__align__" | "__attribute__" | "__declspec")
+            && after[word_end..].trim_start().starts_with('(')
+        {
+            let open = word_end + after[word_end..].find('(').unwrap_or(0);
+            let close = matching_paren(after, open)?;
+            after = after[close + 1..].trim_start();
+            continue;
+        }
+        if matches!(word, "final") || word.is_empty() {
+            return Some(String::new());
+        }
+        return Some(word.to_string());
+    }
+}
+
+/// Whether the `{` after `header` (in a class body) opens a member function's body, rather
+/// than a brace initializer: `Foo() : a{1}, b{2} {` opens the body only at the last brace.
+fn member_body(header: &str) -> bool {
+    if !looks_like_function(header.trim_start_matches("friend").trim_start()) {
+        return false;
+    }
+    let Some(open) = header.find('(') else {
+        return false;
+    };
+    let Some(close) = matching_paren(header, open) else {
+        return false;
+    };
+    let tail = header[close + 1..].trim();
+    match top_level_colon(tail) {
+        // A constructor's initializers: the body follows a complete one.
+        Some(_) => tail.ends_with(')') || tail.ends_with('}'),
+        None => true,
+    }
+}
+
+/// The first `:` of `text` that is not part of `::`.
+fn top_level_colon(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    (0..bytes.len()).find(|&index| {
+        bytes[index] == b':'
+            && bytes.get(index + 1) != Some(&b':')
+            && (index == 0 || bytes[index - 1] != b':')
+    })
+}
+
+/// Whether what follows a member's parameter list is what a function declaration has there
+/// (qualifiers, `noexcept`, `override`, `= 0`, a trailing return type, a constructor's
+/// initializers when defined), so that a macro without a semicolon that happens to precede a
+/// data member is never taken for a function and left out. `= default` and `= delete` members
+/// NVRTC accepts as they are, unless virtual.
+fn member_declaration_tail(declaration: &str, defined: bool) -> bool {
+    let rest = strip_template(declaration);
+    let Some(open) = rest.find('(') else {
+        return false;
+    };
+    // The parameter list is the first parenthesis that is not an attribute's or alignas's.
+    let mut open = open;
+    let mut close = match matching_paren(rest, open) {
+        Some(close) => close,
+        None => return false,
+    };
+    loop {
+        let before = rest[..open].trim_end();
+        let word = before
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("");
+        if !NOT_A_NAME.contains(&word) {
+            break;
+        }
+        let Some(next) = rest[close + 1..].find('(') else {
+            return false;
+        };
+        open = close + 1 + next;
+        close = match matching_paren(rest, open) {
+            Some(close) => close,
+            None => return false,
+        };
+    }
+    let tail = rest[close + 1..].trim();
+    let tail = tail.strip_suffix(';').unwrap_or(tail).trim_end();
+    if defined {
+        // The body's braces were not part of the header; initializers may follow a `:`.
+        let before_init = top_level_colon(tail).map_or(tail, |colon| &tail[..colon]);
+        return qualifiers_only(before_init);
+    }
+    if let Some((before, value)) = tail.rsplit_once('=') {
+        let value = value.trim();
+        return match value {
+            "0" => qualifiers_only(before),
+            "default" | "delete" => {
+                rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|word| word == "virtual")
+                    && qualifiers_only(before)
+            }
+            _ => false,
+        };
+    }
+    qualifiers_only(tail)
+}
+
+/// `const`, `volatile`, `&`, `&&`, `noexcept(…)`, `override`, `final`, `throw(…)`, `-> T`.
+fn qualifiers_only(text: &str) -> bool {
+    let text = text.trim();
+    if let Some((qualifiers, _return_type)) = text.split_once("->") {
+        return qualifiers_only(qualifiers);
+    }
+    let mut rest = text;
+    while !rest.is_empty() {
+        let word_end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let (word, after) = if word_end == 0 {
+            rest.split_at(rest.chars().next().map_or(1, char::len_utf8))
+        } else {
+            rest.split_at(word_end)
+        };
+        match word {
+            "const" | "volatile" | "override" | "final" | "&" => {}
+            "noexcept" | "throw" => {
+                let after = after.trim_start();
+                if after.starts_with('(') {
+                    let Some(close) = matching_paren(after, 0) else {
+                        return false;
+                    };
+                    rest = after[close + 1..].trim_start();
+                    continue;
+                }
+            }
+            _ => return false,
+        }
+        rest = after.trim_start();
+    }
+    true
 }
 
 /// `template <…>` at the start, if any, and the rest.
