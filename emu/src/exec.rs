@@ -2420,7 +2420,7 @@ impl Ctx<'_> {
 
 fn atom_name(op: AtomOp) -> &'static str {
     match op {
-        AtomOp::Add => "add",
+        AtomOp::Add | AtomOp::AddPacked(_) => "add",
         AtomOp::Min => "min",
         AtomOp::Max => "max",
         AtomOp::Inc => "inc",
@@ -4374,8 +4374,18 @@ fn atom_op(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> (u64, bool) {
         AtomOp::Add => match ty {
             Ty::F32 => (f32::from_bits(old as u32) + f32::from_bits(b as u32)).to_bits() as u64,
             Ty::F64 => (f64::from_bits(old) + f64::from_bits(b)).to_bits(),
+            // `.noftz`: subnormal halves stay, rounding to nearest as `add.rn.f16` does.
+            Ty::F16 | Ty::BF16 => alu::bin(BinOp::Add, ty, old, b, FMod::default()),
             _ => alu::mask(old.wrapping_add(b), bits),
         },
+        AtomOp::AddPacked(half) => alu::half2(
+            Half2Op::Bin(BinOp::Add),
+            half,
+            FMod::default(),
+            old,
+            b,
+            0,
+        ),
         AtomOp::Min | AtomOp::Max => {
             let fm = FMod::default();
             let bop = if op == AtomOp::Min {

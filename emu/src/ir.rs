@@ -257,6 +257,9 @@ pub(crate) enum Rnd {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum AtomOp {
     Add,
+    /// `atom.add.noftz.f16x2` / `.bf16x2`: two halves packed in a 32-bit word, each added as
+    /// `.f16` (`.bf16`) would be, in one atomic step.
+    AddPacked(Ty),
     Min,
     Max,
     Inc,

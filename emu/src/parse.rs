@@ -1419,7 +1419,8 @@ impl Parser {
         } else {
             None
         };
-        if let Some(half) = packed {
+        let packed_atom = matches!(base, "atom" | "red") && packed.is_some();
+        if let Some(half) = packed.filter(|_| !packed_atom) {
             if has("rz") || has("rm") || has("rp") {
                 return Err(unsupported());
             }
@@ -1897,14 +1898,17 @@ impl Parser {
                 }
             }
             "atom" | "red" => {
-                let t = need_ty()?;
-                if t.half()
-                    || mods.iter().any(|m| {
-                        m.starts_with("v2")
-                            || m.starts_with("v4")
-                            || *m == "f16x2"
-                            || *m == "bf16x2"
-                    })
+                // `atom.add.noftz.f16x2`: the packed pair is one 32-bit word.
+                let t = match packed {
+                    Some(_) => Ty::B32,
+                    None => need_ty()?,
+                };
+                let half_add = has("add") && (t.half() || packed.is_some());
+                if t.half() && !half_add
+                    || packed.is_some() && !half_add
+                    || mods
+                        .iter()
+                        .any(|m| m.starts_with("v2") || m.starts_with("v4") || m.starts_with("v8"))
                 {
                     return Err(unsupported());
                 }
@@ -1926,6 +1930,10 @@ impl Parser {
                         })
                     })
                     .ok_or_else(unsupported)?;
+                let op = match (op, packed) {
+                    (AtomOp::Add, Some(half)) => AtomOp::AddPacked(half),
+                    (op, _) => op,
+                };
                 let release = has("release") || has("acq_rel");
                 let (d, rest) = if base == "atom" {
                     if ops.is_empty() {

@@ -38,6 +38,7 @@ pub const STANDARD_HEADERS: &[(&str, &str)] = &[
     ("array", ARRAY),
     ("functional", FUNCTIONAL),
     ("cub/cub.cuh", CUB),
+    ("thrust/complex.h", THRUST_COMPLEX),
     ("device_functions.h", BUILT_IN),
     (PRELUDE, PRELUDE_TEXT),
     (LIBRARY_TYPES, LIBRARY_TYPES_TEXT),
@@ -255,6 +256,21 @@ const CUB: &str = "\
 #include <cub/warp/warp_store.cuh>
 #include <cub/warp/warp_exchange.cuh>
 #include <cub/thread/thread_operators.cuh>
+";
+
+/// Thrust's `complex` header also includes `<sstream>` for its `operator<<`, which NVRTC lacks;
+/// libcu++'s `complex` is the same type for device code, with the same functions.
+const THRUST_COMPLEX: &str = "\
+#pragma once
+#include <cuda/std/complex>
+namespace thrust {
+template <class T> using complex = cuda::std::complex<T>;
+using cuda::std::abs; using cuda::std::arg; using cuda::std::norm; using cuda::std::conj;
+using cuda::std::proj; using cuda::std::polar; using cuda::std::exp; using cuda::std::log;
+using cuda::std::log10; using cuda::std::pow; using cuda::std::sqrt; using cuda::std::sin;
+using cuda::std::cos; using cuda::std::tan; using cuda::std::sinh; using cuda::std::cosh;
+using cuda::std::tanh; using cuda::std::asin; using cuda::std::acos; using cuda::std::atan;
+}
 ";
 
 /// Whether `name` is a C++ standard header that only host code uses (see [`HOST_STD`]): left
