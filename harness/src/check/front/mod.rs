@@ -344,6 +344,11 @@ impl Program {
     }
 
     fn compile_error(&self, error: HarnessError) -> CheckError {
+        if let HarnessError::Compile { log, .. } = &error
+            && let Some(refusal) = device_runtime_refusal(self.path, log, &self.scan)
+        {
+            return refusal;
+        }
         compile_error(error, &self.left_out, &self.search)
     }
 }
@@ -482,11 +487,75 @@ fn needs_cooperative_launch(ptx: &str, symbol: &str) -> bool {
 }
 
 /// NVRTC's log, and notes on what the front end did that may explain it.
+/// Dynamic parallelism: a kernel launched from device code, or the device runtime's API
+/// (`cudaDeviceSynchronize`, `cudaGetLastError`) called there. NVRTC says only that "the
+/// required runtime APIs are not declared"; the sentence says what the line does and what works.
+fn device_runtime_refusal(path: &str, log: &str, scan: &Scan) -> Option<CheckError> {
+    let in_device_code = |line: u32| {
+        scan.functions.iter().any(|function| {
+            function.kind != source::FunctionKind::Host
+                && (function.lines.0..=function.lines.1).contains(&line)
+        })
+    };
+    for entry in log.lines() {
+        let Some(rest) = entry.strip_prefix(path).and_then(|rest| rest.strip_prefix(':')) else {
+            continue;
+        };
+        let Some((number, message)) = rest.split_once(": error: ") else {
+            continue;
+        };
+        let Ok(line) = number.parse::<u32>() else {
+            continue;
+        };
+        let what = if message.starts_with("device-side kernel launch") {
+            "launches a kernel from device code (dynamic parallelism)".to_string()
+        } else if let Some(name) = message
+            .strip_prefix("identifier \"")
+            .and_then(|name| name.strip_suffix("\" is undefined"))
+            .filter(|name| name.starts_with("cuda") && in_device_code(line))
+        {
+            format!("calls {name} from device code (the device runtime of dynamic parallelism)")
+        } else {
+            continue;
+        };
+        return Some(CheckError::Refused(format!(
+            "{path}:{line} {what}, which NVRTC compiles only as relocatable code linked with the device runtime, and which the emulator does not run: launch the child kernels from the host, one launch per level, and check each"
+        )));
+    }
+    None
+}
+
+/// Warp intrinsics CUDA 9 replaced by their `_sync` forms, which compute capability 7.0 and
+/// later (what check compiles for) no longer have.
+const LEGACY_WARP_INTRINSICS: &[(&str, &str)] = &[
+    ("__shfl", "__shfl_sync(0xffffffff, v, lane)"),
+    ("__shfl_up", "__shfl_up_sync(0xffffffff, v, delta)"),
+    ("__shfl_down", "__shfl_down_sync(0xffffffff, v, delta)"),
+    ("__shfl_xor", "__shfl_xor_sync(0xffffffff, v, mask)"),
+    ("__any", "__any_sync(0xffffffff, p)"),
+    ("__all", "__all_sync(0xffffffff, p)"),
+    ("__ballot", "__ballot_sync(0xffffffff, p)"),
+];
+
 fn compile_error(error: HarnessError, left_out: &[LeftOut], search: &SearchPath) -> CheckError {
     let HarnessError::Compile { path, log } = error else {
         return error.into();
     };
     let mut notes = Vec::new();
+    let legacy: Vec<&(&str, &str)> = LEGACY_WARP_INTRINSICS
+        .iter()
+        .filter(|(name, _)| log.contains(&format!("identifier \"{name}\" is undefined")))
+        .collect();
+    if !legacy.is_empty() {
+        let names: Vec<&str> = legacy.iter().map(|(name, _)| *name).collect();
+        let fixes: Vec<&str> = legacy.iter().map(|(_, fix)| *fix).collect();
+        notes.push(format!(
+            "note: {} without _sync {} removed for compute capability 7.0 and later (CUDA 9), where a warp's threads need not run in step; write {}, with the mask naming the lanes that take part",
+            names.join(", "),
+            if names.len() == 1 { "was" } else { "were" },
+            fixes.join(", ")
+        ));
+    }
     if !left_out.is_empty() {
         notes.push(format!(
             "note: NVRTC compiles device code only, so check left out {}; if the error is in host code it kept, wrap that code in #ifndef __CUDACC_RTC__ … #endif",
