@@ -355,20 +355,44 @@ impl Drop for NvrtcProgram {
 }
 
 /// NVRTC writes the absolute path of the working directory into `.file`; the committed PTX
-/// must not depend on where it was generated.
+/// must not depend on where it was generated, and reports name files as the user does. The
+/// file's own headers (`#include "kernel.cu"` beside it) get the same prefix: it goes too, so
+/// that they read `kernel.cu:33` rather than a machine's path.
 pub fn normalize_file_directives(ptx: &str, path: &str) -> String {
+    let quoted = |line: &str| {
+        let trimmed = line.trim_start();
+        let (open, close) = (line.find('"')?, line.rfind('"')?);
+        (trimmed.starts_with(".file") && open < close).then_some((open, close))
+    };
+    // What NVRTC put in front of `path` (the working directory, as it saw it), or, when it
+    // wrote `path` as given, the working directory it resolves the headers in.
+    let prefix = ptx
+        .split_inclusive('\n')
+        .find_map(|line| {
+            let (open, close) = quoted(line)?;
+            let file = &line[open + 1..close];
+            let prefix = file.strip_suffix(path)?;
+            (prefix.ends_with('/') && prefix.len() > 1).then(|| prefix.to_string())
+        })
+        .or_else(|| {
+            let dir = std::env::current_dir().ok()?;
+            Some(format!("{}/", dir.to_str()?.trim_end_matches('/')))
+        });
     let mut out = String::with_capacity(ptx.len());
     for line in ptx.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with(".file")
-            && let (Some(open), Some(close)) = (line.find('"'), line.rfind('"'))
-            && open < close
-            && line[open + 1..close].ends_with(path)
-        {
-            out.push_str(&line[..open + 1]);
-            out.push_str(path);
-            out.push_str(&line[close..]);
-            continue;
+        if let Some((open, close)) = quoted(line) {
+            let file = &line[open + 1..close];
+            let relative = if file.ends_with(path) {
+                Some(path)
+            } else {
+                prefix.as_deref().and_then(|prefix| file.strip_prefix(prefix))
+            };
+            if let Some(relative) = relative {
+                out.push_str(&line[..open + 1]);
+                out.push_str(relative);
+                out.push_str(&line[close..]);
+                continue;
+            }
         }
         out.push_str(line);
     }
@@ -435,6 +459,11 @@ mod tests {
         assert_eq!(
             normalize_file_directives(unrelated, "kernels/ch4/a.cu"),
             unrelated
+        );
+        let with_own_header = "\t.file\t1 \"/home/me/bfs/bfs.cu\"\n\t.file\t2 \"/home/me/bfs/kernel.cu\"\n\t.file\t3 \"/usr/include/cuda/x.h\"\n";
+        assert_eq!(
+            normalize_file_directives(with_own_header, "bfs.cu"),
+            "\t.file\t1 \"bfs.cu\"\n\t.file\t2 \"kernel.cu\"\n\t.file\t3 \"/usr/include/cuda/x.h\"\n"
         );
     }
 

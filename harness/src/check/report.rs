@@ -86,11 +86,12 @@ impl CheckReport<'_> {
         if shape.dynamic_shared_bytes > 0 {
             config.push_str(&format!(", {}", shape.dynamic_shared_bytes));
         }
+        let total = shape.total_threads();
         format!(
-            "launch: {}<<<{config}>>> from {} ({shape}: {} threads)",
+            "launch: {}<<<{config}>>> from {} ({shape}: {total} thread{})",
             self.kernel.source.entry,
             self.kernel.source.path,
-            shape.total_threads()
+            if total == 1 { "" } else { "s" }
         )
     }
 
