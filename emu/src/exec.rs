@@ -4378,14 +4378,9 @@ fn atom_op(op: AtomOp, ty: Ty, old: u64, b: u64, c: u64) -> (u64, bool) {
             Ty::F16 | Ty::BF16 => alu::bin(BinOp::Add, ty, old, b, FMod::default()),
             _ => alu::mask(old.wrapping_add(b), bits),
         },
-        AtomOp::AddPacked(half) => alu::half2(
-            Half2Op::Bin(BinOp::Add),
-            half,
-            FMod::default(),
-            old,
-            b,
-            0,
-        ),
+        AtomOp::AddPacked(half) => {
+            alu::half2(Half2Op::Bin(BinOp::Add), half, FMod::default(), old, b, 0)
+        }
         AtomOp::Min | AtomOp::Max => {
             let fm = FMod::default();
             let bop = if op == AtomOp::Min {

@@ -2066,3 +2066,38 @@ fn lanes_storing_different_values_to_one_word_race() {
         "{text}"
     );
 }
+
+#[test]
+fn atomic_adds_on_packed_and_single_halves_are_exact() {
+    let mut emu = Emulator::new();
+    let pairs = emu.alloc(4 * 4, "pairs");
+    let bf_pairs = emu.alloc(4 * 4, "bf_pairs");
+    let halves = emu.alloc(8 * 2, "halves");
+    let r = launch_corpus(
+        &mut emu,
+        "half_atomics",
+        &cfg(2, 128, 0),
+        &[
+            KernelArg::Ptr(pairs),
+            KernelArg::Ptr(bf_pairs),
+            KernelArg::Ptr(halves),
+        ],
+        &RunOptions::default(),
+    );
+    assert!(r.findings.is_empty(), "{}", show(&r));
+    // 64 threads per pair word: (1, 0.5) × 64 = (64, 32) in f16, (1, 2) × 64 = (64, 128) in
+    // bf16; 32 threads per half: 0.25 × 32 = 8.
+    let f16_64_32 = (0x5000u32 << 16) | 0x5400;
+    let bf16_64_128 = (0x4300u32 << 16) | 0x4280;
+    assert_eq!(u32s(&emu, pairs, 4), vec![f16_64_32; 4]);
+    assert_eq!(u32s(&emu, bf_pairs, 4), vec![bf16_64_128; 4]);
+    let mut bytes = vec![0u8; 16];
+    emu.read(halves, &mut bytes).unwrap();
+    let eight = 0x4800u16;
+    assert!(
+        bytes
+            .chunks(2)
+            .all(|c| u16::from_le_bytes([c[0], c[1]]) == eight),
+        "{bytes:?}"
+    );
+}

@@ -7,7 +7,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, LaunchConfig, PushKernelArg, sys,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, LaunchConfig,
+    PushKernelArg, sys,
 };
 use cudarc::nvrtc::Ptx;
 

@@ -385,7 +385,9 @@ pub fn normalize_file_directives(ptx: &str, path: &str) -> String {
             let relative = if file.ends_with(path) {
                 Some(path)
             } else {
-                prefix.as_deref().and_then(|prefix| file.strip_prefix(prefix))
+                prefix
+                    .as_deref()
+                    .and_then(|prefix| file.strip_prefix(prefix))
             };
             if let Some(relative) = relative {
                 out.push_str(&line[..open + 1]);

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use ptx_emu::{
-    DevicePtr, Emulator, KernelArg, LaunchConfig, Module, RunOptions, RunReport, Space, Trace, TraceEvent,
-    TraceOp,
+    DevicePtr, Emulator, KernelArg, LaunchConfig, Module, RunOptions, RunReport, Space, Trace,
+    TraceEvent, TraceOp,
 };
 use serde_json::{Value as Json, json};
 

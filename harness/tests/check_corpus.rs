@@ -1055,3 +1055,309 @@ fn a_tile_wider_than_a_warp_reduces_through_reserved_shared_memory() {
         .collect();
     assert_eq!(buffer(&report, "out"), sums);
 }
+
+#[test]
+fn a_pointer_into_a_buffer_reaches_the_halo_the_host_allocated() {
+    let args = |input: &'static str| {
+        vec![
+            "--entry",
+            "box_filter",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            input,
+            "--arg",
+            "out:f32[64]=zeros",
+            "--arg",
+            "n:i32=64",
+            "--json",
+        ]
+    };
+    let shifted = json(&check("halo_stencil.cu", &args("in:f32[70]+3=iota")));
+    assert_eq!(shifted["findings"], serde_json::json!([]));
+    assert_eq!(shifted["launch"]["args"][0]["spec"], "in:f32[70]+3=iota");
+    // out[i] is the mean of in[i - 3 .. i + 3] as the kernel sees in: i, since in + 3 holds 3, 4, ….
+    let want: Vec<f64> = (0..64).map(|i| f64::from(i + 3)).collect();
+    let got = buffer(&shifted, "out");
+    assert!(
+        got.iter()
+            .zip(&want)
+            .all(|(g, w)| (g - w).abs() <= 1e-5 * w),
+        "{got:?}"
+    );
+    // Without the offset the same launch reads three elements before the buffer.
+    let unshifted = check("halo_stencil.cu", &args("in:f32[70]=iota"));
+    assert_eq!(
+        unshifted.code, 2,
+        "{}\n{}",
+        unshifted.stdout, unshifted.stderr
+    );
+    let report: Value = serde_json::from_str(&unshifted.stdout).expect("JSON");
+    let findings = report["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{report}");
+    assert_eq!(findings[0]["kind"], "out-of-bounds");
+    assert!(
+        findings[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("out-of-bounds access to global memory: in[-3]")),
+        "{}",
+        findings[0]["message"]
+    );
+}
+
+#[test]
+fn pointers_into_another_arguments_buffer_share_its_memory() {
+    let drift = check(
+        "one_allocation.cu",
+        &[
+            "--entry",
+            "drift",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "pos:f32[128]=iota",
+            "--arg",
+            "vel=pos+64",
+            "--arg",
+            "f32=0.5",
+            "--arg",
+            "n:i32=64",
+            "--show",
+            "vel",
+        ],
+    );
+    assert_eq!(drift.code, 0, "{}\n{}", drift.stdout, drift.stderr);
+    assert!(
+        drift
+            .stdout
+            .contains("  arg 1  vel: a pointer 64 elements into pos (arg 0)\n"),
+        "{}",
+        drift.stdout
+    );
+    // pos[i] = i + 0.5 * (64 + i) for the first half; the velocities stay.
+    assert!(
+        drift.stdout.contains(
+            "pos (arg 0, f32[128]): [32, 33.5, 35, 36.5, 38, 39.5, 41, 42.5, 44, 45.5, 47, 48.5, 50, 51.5, 53, 54.5, … 112 more]\n  sum 11184, min 32, max 127\n"
+        ),
+        "{}",
+        drift.stdout
+    );
+    let in_place = json(&check(
+        "one_allocation.cu",
+        &[
+            "--entry",
+            "scale",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "out:f32[64]=iota",
+            "--arg",
+            "in=out",
+            "--arg",
+            "f32=3",
+            "--arg",
+            "n:i32=64",
+            "--json",
+        ],
+    ));
+    assert_eq!(in_place["findings"], serde_json::json!([]));
+    let want: Vec<f64> = (0..64).map(|i| f64::from(3 * i)).collect();
+    assert_eq!(buffer(&in_place, "out"), want);
+    assert_refused(
+        &check(
+            "one_allocation.cu",
+            &[
+                "--entry",
+                "scale",
+                "--grid",
+                "1",
+                "--block",
+                "32",
+                "--arg",
+                "out:f32[64]=iota",
+                "--arg",
+                "in=outs",
+                "--arg",
+                "f32=3",
+                "--arg",
+                "i32=64",
+            ],
+        ),
+        "--arg 1 (`in=outs`): no --arg is named outs; the named buffers are out",
+    );
+}
+
+#[test]
+fn a_class_of_host_and_device_members_keeps_its_device_part() {
+    if !cuda_headers() {
+        return;
+    }
+    let run = check(
+        "mixed_class.cu",
+        &[
+            "--entry",
+            "count_bytes",
+            "--grid",
+            "2",
+            "--block",
+            "64",
+            "--arg",
+            "bins:u32[16]=zeros",
+            "--arg",
+            "text:u8[1000]=iota",
+            "--arg",
+            "n:i32=1000",
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let want: Vec<f64> = (0..16u32)
+        .map(|bin| f64::from((0..1000u32).filter(|i| (i % 256) % 16 == bin).count() as u32))
+        .collect();
+    assert_eq!(buffer(&report, "bins"), want);
+    let left_out: Vec<String> = report["launch"]["host_code_left_out"]
+        .as_array()
+        .expect("left out")
+        .iter()
+        .map(|left| left["what"].as_str().unwrap_or_default().to_string())
+        .collect();
+    for member in [
+        "the host member BinCounter::BinCounter",
+        "the host member BinCounter::release",
+        "the host member BinCounter::print",
+        "main",
+    ] {
+        assert!(
+            left_out.iter().any(|what| what == member),
+            "{member}: {left_out:?}"
+        );
+    }
+    // Kept for the device: the constexpr member, the probes, the defaulted constructor.
+    assert!(
+        !left_out
+            .iter()
+            .any(|what| what.contains("bins_needed") || what.contains("probe")),
+        "{left_out:?}"
+    );
+}
+
+#[test]
+fn names_the_host_headers_would_have_brought_come_from_libcu() {
+    if !cuda_headers() {
+        return;
+    }
+    let report = json(&check(
+        "std_names.cu",
+        &[
+            "--entry",
+            "activate",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "f32[4]=const:-1",
+            "--arg",
+            "out:f32[4]=zeros",
+            "--arg",
+            "n:i32=4",
+            "--json",
+        ],
+    ));
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let want = f64::from((-1.0f32).exp() - 1.0);
+    assert!(
+        buffer(&report, "out")
+            .iter()
+            .all(|got| (got - want).abs() <= 1e-6),
+        "{report}"
+    );
+    let blocks = json(&check(
+        "cub_block_sum.cu",
+        &[
+            "--entry",
+            "block_sums",
+            "--grid",
+            "2",
+            "--block",
+            "128",
+            "--arg",
+            "i32[1000]=iota",
+            "--arg",
+            "out:i32[2]=zeros",
+            "--arg",
+            "n:i32=1000",
+            "--json",
+        ],
+    ));
+    assert_eq!(blocks["findings"], serde_json::json!([]));
+    let block = |b: i64| (0..1000i64).filter(|i| (i / 128) % 2 == b).sum::<i64>() as f64;
+    assert_eq!(buffer(&blocks, "out"), [block(0), block(1)]);
+}
+
+#[test]
+fn a_launch_from_device_code_is_refused_with_its_line() {
+    let line = bug_line("nested_launch.cu");
+    assert_refused(
+        &check(
+            "nested_launch.cu",
+            &[
+                "--entry",
+                "parent",
+                "--grid",
+                "2",
+                "--block",
+                "32",
+                "--arg",
+                "d:i32[64]=iota",
+                "--arg",
+                "w:i32=32",
+            ],
+        ),
+        &format!(
+            "nested_launch.cu:{line} launches a kernel from device code (dynamic parallelism), which NVRTC compiles only as relocatable code linked with the device runtime, and which the emulator does not run: launch the child kernels from the host, one launch per level, and check each"
+        ),
+    );
+}
+
+#[test]
+fn a_warp_intrinsic_cuda_9_removed_gets_its_sync_form() {
+    let run = check(
+        "legacy_shuffle.cu",
+        &[
+            "--entry",
+            "warp_sums",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            "f32[32]=iota",
+            "--arg",
+            "o:f32[1]=zeros",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let line = bug_line("legacy_shuffle.cu");
+    assert!(
+        run.stderr.contains(&format!(
+            "legacy_shuffle.cu:{line}: error: identifier \"__shfl_down\" is undefined"
+        )),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.ends_with(
+            "note: __shfl_down without _sync was removed for compute capability 7.0 and later (CUDA 9), where a warp's threads need not run in step; write __shfl_down_sync(0xffffffff, v, delta), with the mask naming the lanes that take part\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}

@@ -722,6 +722,29 @@ fn a_long_register_loop_finishes_on_both_backends() {
     });
 }
 
+#[test]
+fn half_atomics_sum_exactly_on_both_backends() {
+    // 256 threads: 64 per pair word, 32 per half (see the kernel's header).
+    let f16_64_32 = (0x5000u32 << 16) | 0x5400;
+    let bf16_64_128 = (0x4300u32 << 16) | 0x4280;
+    run_fixed(Fixed {
+        path: "emu/tests/corpus/half_atomics.cu",
+        entry: "half_atomics",
+        shape: LaunchShape::linear(2, 128),
+        args: vec![
+            buffer("pairs", vec![0u32; 4]),
+            buffer("bf_pairs", vec![0u32; 4]),
+            buffer("halves", vec![0u16; 8]),
+        ],
+        wants: vec![
+            (0, Want::Exact(HostData::U32(vec![f16_64_32; 4]))),
+            (1, Want::Exact(HostData::U32(vec![bf16_64_128; 4]))),
+            (2, Want::Exact(HostData::U16(vec![0x4800; 8]))),
+        ],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+}
+
 fn text(len: usize, seed: u64) -> Vec<u8> {
     let mut rng = seeded_rng(seed);
     // Mostly letters, some bytes >= 128 so the kernels' skip path runs.
@@ -1607,6 +1630,163 @@ fn nvcc_habits_compile_and_agree_on_both_backends() {
             1,
             Want::Exact(HostData::F32(vec![99.0 * std::f32::consts::PI])),
         )],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn a_halo_read_through_a_shifted_pointer_matches_the_cpu() {
+    const RADIUS: usize = 3;
+    let n = 1000;
+    let input = random_f32(21, n + 2 * RADIUS);
+    let want: Vec<f64> = (0..n)
+        .map(|i| {
+            let window = &input[i..=i + 2 * RADIUS];
+            f64::from(window.iter().sum::<f32>() / (2 * RADIUS + 1) as f32)
+        })
+        .collect();
+    // Seven additions and a division, each rounding once, of values below 1 in magnitude.
+    let bound = vec![8.0 * f64::from(f32::EPSILON); n];
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/halo_stencil.cu",
+        entry: "box_filter",
+        shape: LaunchShape::linear(4, 128),
+        args: vec![
+            HostArg::Buffer {
+                label: "in".into(),
+                data: HostData::F32(input),
+                uninit: false,
+                offset: RADIUS,
+            },
+            buffer("out", vec![0.0f32; n]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Within { want, bound })],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn arrays_sharing_one_allocation_match_the_cpu() {
+    let n = 512;
+    let state: Vec<f32> = (0..2 * n).map(|i| i as f32).collect();
+    let mut want = state.clone();
+    for i in 0..n {
+        want[i] += 0.5 * state[n + i];
+    }
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/one_allocation.cu",
+        entry: "drift",
+        shape: LaunchShape::linear(4, 128),
+        args: vec![
+            buffer("pos", state),
+            HostArg::Alias {
+                label: "vel".into(),
+                target: 0,
+                offset: n,
+            },
+            HostArg::scalar("dt", Scalar::F32(0.5)),
+            i32_arg("n", n),
+        ],
+        // Halves of integers below 2^11 and their sums are exact in f32.
+        wants: vec![(0, Want::Exact(HostData::F32(want)))],
+        schedules: EVERY_SCHEDULE.to_vec(),
+    });
+    let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/one_allocation.cu",
+        entry: "scale",
+        shape: LaunchShape::linear(4, 128),
+        args: vec![
+            buffer("x", values.clone()),
+            HostArg::Alias {
+                label: "in".into(),
+                target: 0,
+                offset: 0,
+            },
+            HostArg::scalar("factor", Scalar::F32(3.0)),
+            i32_arg("n", n),
+        ],
+        wants: vec![(
+            0,
+            Want::Exact(HostData::F32(values.iter().map(|v| 3.0 * v).collect())),
+        )],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn a_class_of_host_and_device_members_counts_like_the_cpu() {
+    if !cuda_headers() {
+        return;
+    }
+    let text = text(3000, 8);
+    let mut want = vec![0u32; 16];
+    for &byte in &text {
+        want[usize::from(byte) % 16] += 1;
+    }
+    let n = text.len();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/mixed_class.cu",
+        entry: "count_bytes",
+        shape: LaunchShape::linear(4, 128),
+        args: vec![
+            buffer("bins", vec![0u32; 16]),
+            buffer("text", text),
+            i32_arg("n", n),
+        ],
+        wants: vec![(0, Want::Exact(HostData::U32(want)))],
+        schedules: vec![Schedule::Hardware],
+    });
+}
+
+#[test]
+fn standard_names_and_cub_match_the_cpu() {
+    if !cuda_headers() {
+        return;
+    }
+    let n = 1000;
+    let input = random_f32(22, n);
+    let want: Vec<f64> = input
+        .iter()
+        .map(|&x| f64::from(if x > 0.0 { x } else { x.exp() - 1.0 }))
+        .collect();
+    // CUDA's expf is within 2 ulps; the subtraction rounds once more.
+    let bound = vec![4.0 * f64::from(f32::EPSILON); n];
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/std_names.cu",
+        entry: "activate",
+        shape: LaunchShape::linear(4, 256),
+        args: vec![
+            buffer("in", input),
+            buffer("out", vec![0.0f32; n]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Within { want, bound })],
+        schedules: vec![Schedule::Hardware],
+    });
+    let values: Vec<i32> = (0..n as i32).collect();
+    let blocks = 4;
+    let want: Vec<i32> = (0..blocks)
+        .map(|b| {
+            values
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| (i / 128) % blocks == b)
+                .map(|(_, v)| v)
+                .sum()
+        })
+        .collect();
+    run_fixed(Fixed {
+        path: "harness/tests/check_corpus/cub_block_sum.cu",
+        entry: "block_sums",
+        shape: LaunchShape::linear(blocks as u32, 128),
+        args: vec![
+            buffer("in", values),
+            buffer("out", vec![0i32; blocks]),
+            i32_arg("n", n),
+        ],
+        wants: vec![(1, Want::Exact(HostData::I32(want)))],
         schedules: vec![Schedule::Hardware],
     });
 }

@@ -242,18 +242,18 @@ impl FromStr for ArgSpec {
         if name.is_none()
             && (typed.is_empty() || is_name(typed) && typed.parse::<ElemType>().is_err())
         {
-            let fill_word = matches!(right.trim(), "zeros" | "iota" | "uninit")
-                || right.contains(':');
-            let alias = if fill_word {
-                None
-            } else {
-                alias_target(right)
-            };
+            let fill_word =
+                matches!(right.trim(), "zeros" | "iota" | "uninit") || right.contains(':');
+            let alias = if fill_word { None } else { alias_target(right) };
             let Some(alias) = alias else {
                 return Err(SpecError(if typed.is_empty() {
-                    format!("`={right}` names no argument; a pointer into another argument's buffer is NAME=OTHER+OFFSET (v=p+4096)")
+                    format!(
+                        "`={right}` names no argument; a pointer into another argument's buffer is NAME=OTHER+OFFSET (v=p+4096)"
+                    )
                 } else {
-                    format!("`{typed}` is not a type, and `{right}` does not name another argument; {SPEC_FORMS}")
+                    format!(
+                        "`{typed}` is not a type, and `{right}` does not name another argument; {SPEC_FORMS}"
+                    )
                 }));
             };
             return Ok(Self {

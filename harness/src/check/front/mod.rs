@@ -498,7 +498,10 @@ fn device_runtime_refusal(path: &str, log: &str, scan: &Scan) -> Option<CheckErr
         })
     };
     for entry in log.lines() {
-        let Some(rest) = entry.strip_prefix(path).and_then(|rest| rest.strip_prefix(':')) else {
+        let Some(rest) = entry
+            .strip_prefix(path)
+            .and_then(|rest| rest.strip_prefix(':'))
+        else {
             continue;
         };
         let Some((number, message)) = rest.split_once(": error: ") else {

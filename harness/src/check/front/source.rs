@@ -237,17 +237,22 @@ pub fn device_part_without(
             )
         })
         .collect();
-    spans.extend(scan.host_members.iter().filter(|member| !member.annotate).map(|member| {
-        let what = format!("the host member {}", member.name);
-        (
-            member.span.clone(),
-            LeftOut {
-                what,
-                lines: member.lines,
-                header: None,
-            },
-        )
-    }));
+    spans.extend(
+        scan.host_members
+            .iter()
+            .filter(|member| !member.annotate)
+            .map(|member| {
+                let what = format!("the host member {}", member.name);
+                (
+                    member.span.clone(),
+                    LeftOut {
+                        what,
+                        lines: member.lines,
+                        header: None,
+                    },
+                )
+            }),
+    );
     spans.extend(scan.host_variables.iter().map(|variable| {
         (
             variable.span.clone(),
@@ -866,7 +871,8 @@ impl<'a> Scanner<'a> {
         {
             return;
         }
-        let constexpr = has_word(&parts.specifiers, "constexpr") || has_word(&parts.specifiers, "consteval");
+        let constexpr =
+            has_word(&parts.specifiers, "constexpr") || has_word(&parts.specifiers, "consteval");
         let class = self.class_path();
         let name = if class.is_empty() {
             parts.name
@@ -1058,25 +1064,29 @@ fn class_head(header: &str) -> Option<String> {
         .strip_prefix("typedef")
         .filter(|after| after.starts_with(char::is_whitespace))
         .map_or(rest, str::trim_start);
-    let key = ["struct", "class", "union"]
-        .into_iter()
-        .find(|key| {
-            rest.strip_prefix(key)
-                .is_some_and(|after| after.is_empty() || !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
-        })?;
+    let key = ["struct", "class", "union"].into_iter().find(|key| {
+        rest.strip_prefix(key).is_some_and(|after| {
+            after.is_empty() || !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        })
+    })?;
     let mut after = rest[key.len()..].trim_start();
     // Attributes and alignment before the name: `alignas(16)`, `__align__(8)`, `[[nodiscard]]`.
     loop {
         if let Some(attribute) = after.strip_prefix("[[") {
-            after = attribute.split_once("]]").map_or("", |(_, rest)| rest).trim_start();
+            after = attribute
+                .split_once("]]")
+                .map_or("", |(_, rest)| rest)
+                .trim_start();
             continue;
         }
         let word_end = after
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(after.len());
         let word = &after[..word_end];
-        if matches!(word, "alignas" | "__align__" | "__attribute__" | "__declspec")
-            && after[word_end..].trim_start().starts_with('(')
+        if matches!(
+            word,
+            "alignas" | "__align__" | "__attribute__" | "__declspec"
+        ) && after[word_end..].trim_start().starts_with('(')
         {
             let open = word_end + after[word_end..].find('(').unwrap_or(0);
             let close = matching_paren(after, open)?;
