@@ -1087,6 +1087,27 @@ fn a_pointer_into_a_buffer_reaches_the_halo_the_host_allocated() {
             .all(|(g, w)| (g - w).abs() <= 1e-5 * w),
         "{got:?}"
     );
+    let text = check(
+        "halo_stencil.cu",
+        &[
+            "--entry",
+            "box_filter",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "in:f32[70]+3=iota",
+            "--arg",
+            "out:f32[64]=zeros",
+            "--arg",
+            "n:i32=64",
+            "--show",
+            "out",
+        ],
+    );
+    assert_eq!(text.code, 0, "{}\n{}", text.stdout, text.stderr);
+    insta::assert_snapshot!("shifted_pointer_on_the_emulator", text.stdout);
     // Without the offset the same launch reads three elements before the buffer.
     let unshifted = check("halo_stencil.cu", &args("in:f32[70]=iota"));
     assert_eq!(
@@ -1218,6 +1239,27 @@ fn a_class_of_host_and_device_members_keeps_its_device_part() {
     );
     let report = json(&run);
     assert_eq!(report["findings"], serde_json::json!([]));
+    let text = check(
+        "mixed_class.cu",
+        &[
+            "--entry",
+            "count_bytes",
+            "--grid",
+            "2",
+            "--block",
+            "64",
+            "--arg",
+            "bins:u32[16]=zeros",
+            "--arg",
+            "text:u8[1000]=iota",
+            "--arg",
+            "n:i32=1000",
+            "--show",
+            "bins",
+        ],
+    );
+    assert_eq!(text.code, 0, "{}\n{}", text.stdout, text.stderr);
+    insta::assert_snapshot!("mixed_class_on_the_emulator", text.stdout);
     let want: Vec<f64> = (0..16u32)
         .map(|bin| f64::from((0..1000u32).filter(|i| (i % 256) % 16 == bin).count() as u32))
         .collect();

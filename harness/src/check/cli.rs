@@ -19,12 +19,15 @@ The file:
   CUDA headers (cooperative_groups.h, cuda_fp16.h, from CUDA_PATH, /usr/local/cuda or the pip
   wheels nvidia-cuda-runtime and nvidia-cuda-cccl), <cassert>, <cstdio>, <cstdint>, <cmath>.
   NVRTC compiles device code only: check leaves out a whole program's host code (main,
-  functions that are neither __global__ nor __device__, and includes such as <iostream>),
-  keeping line numbers, and says what it left out. #ifndef __CUDACC_RTC__ … #endif around host
-  code does the same in any NVRTC tool. The file's own headers (found beside it or with -I)
+  functions that are neither __global__ nor __device__, a class's host members, and includes
+  such as <iostream>), keeping line numbers, and says what it left out; constexpr functions and
+  member declarations without a body are kept for the device. #ifndef __CUDACC_RTC__ … #endif
+  around host code does the same in any NVRTC tool. The file's own headers (found beside it or with -I)
   get the same treatment; host-only headers (<cuda.h>, cuBLAS, MPI, NVTX, <vector>, the CUDA
   samples' helper_cuda.h) are always left out, and what nvcc's headers bring unasked (uint,
-  INFINITY, M_PI, the half types of a CUDA library's header) is there.
+  INFINITY, M_PI, int32_t, the half types of a CUDA library's header, std::enable_if and the rest
+  of <type_traits>, <utility> and <limits> from libcu++) is there; <cub/cub.cuh> gives CUB's
+  block and warp primitives.
     -I include          also search ./include for #include \"…\" and <…> (repeatable)
     -D BLOCK=256        define a macro (repeatable); -D USE_SHARED defines it as 1
     --std c++20         the C++ standard (NVRTC's default is c++17)
@@ -47,6 +50,13 @@ Argument specs (--arg, one per kernel parameter, in order):
   names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65], and
             --show histo prints that buffer alone,
             e.g. --arg text:u8[]=file:book.txt --arg n:u32=4096 --arg histo:u32[128]=zeros
+  pointers  into a buffer, as a host passes in + RADIUS or one allocation as two arrays:
+              TYPE[LEN]+N=FILL   the kernel gets the buffer's start + N elements:
+                                 --arg in:f32[1030]+3=iota for a launch with d_in + 3
+              NAME=OTHER+N       a pointer N elements into the buffer named OTHER (no new
+                                 memory): --arg pos:f32[2048]=random:1 --arg vel=pos+1024;
+                                 NAME=OTHER passes that buffer again (in place: --arg in=out)
+            memcheck names accesses by the whole buffer: in[-3] is 3 before its start.
 
 Launch state the host would set:
   --shared BYTES       dynamic shared memory (extern __shared__), the third <<<>>> parameter
@@ -108,7 +118,8 @@ pub struct CheckArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 0)]
     pub shared: u32,
 
-    /// One kernel argument, in parameter order: u32=5, f32[1024]=random:1, histo:u32[128]=zeros (see below)
+    /// One kernel argument, in parameter order: u32=5, f32[1024]=random:1, histo:u32[128]=zeros,
+    /// in:f32[1030]+3=iota (a pointer 3 elements in), vel=pos+1024 (into another's buffer) (see below)
     #[arg(long = "arg", value_name = "SPEC")]
     pub args: Vec<ArgSpec>,
 
