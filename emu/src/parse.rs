@@ -1904,8 +1904,7 @@ impl Parser {
                     None => need_ty()?,
                 };
                 let half_add = has("add") && (t.half() || packed.is_some());
-                if t.half() && !half_add
-                    || packed.is_some() && !half_add
+                if (t.half() || packed.is_some()) && !half_add
                     || mods
                         .iter()
                         .any(|m| m.starts_with("v2") || m.starts_with("v4") || m.starts_with("v8"))

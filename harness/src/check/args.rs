@@ -261,12 +261,12 @@ impl FromStr for ArgSpec {
                 value: ArgValueSpec::Alias(alias?),
             });
         }
-        if let Some(name) = name {
-            if !is_name(name) {
-                return Err(SpecError(format!(
-                    "`{name}` is not a name; names are letters, digits and _ (histo:u32[128]=zeros)"
-                )));
-            }
+        if let Some(name) = name
+            && !is_name(name)
+        {
+            return Err(SpecError(format!(
+                "`{name}` is not a name; names are letters, digits and _ (histo:u32[128]=zeros)"
+            )));
         }
         let name = name.map(str::to_string);
         let Some((ty_text, len_text)) = typed.split_once('[') else {

@@ -54,7 +54,6 @@ const PRELUDE_TEXT: &str = "\
 #pragma once
 #if __has_include(<cuda/std/cstdint>)
 #include <cuda/std/cstdint>
-#include <cuda/std/limits>
 typedef cuda::std::int8_t int8_t;
 typedef cuda::std::int16_t int16_t;
 typedef cuda::std::int32_t int32_t;
@@ -65,13 +64,15 @@ typedef cuda::std::uint32_t uint32_t;
 typedef cuda::std::uint64_t uint64_t;
 typedef cuda::std::intptr_t intptr_t;
 typedef cuda::std::uintptr_t uintptr_t;
-// As libcu++'s <cmath> spells them for NVRTC, so that including it later redefines nothing.
+#endif
+// libcu++'s <cmath> defines INFINITY and NAN again, its own way, when a file or a CUDA header
+// includes it: the same values, so the redefinition is not worth a warning in a failing log.
+#pragma nv_diag_suppress 47
 #ifndef INFINITY
-#define INFINITY _CUDA_VSTD::numeric_limits<float>::infinity()
+#define INFINITY __int_as_float(0x7f800000)
 #endif
 #ifndef NAN
-#define NAN      _CUDA_VSTD::numeric_limits<float>::quiet_NaN()
-#endif
+#define NAN __int_as_float(0x7fffffff)
 #endif
 #ifndef uint
 typedef unsigned int uint;
@@ -81,12 +82,6 @@ typedef unsigned short ushort;
 #endif
 #ifndef ulong
 typedef unsigned long ulong;
-#endif
-#ifndef INFINITY
-#define INFINITY __int_as_float(0x7f800000)
-#endif
-#ifndef NAN
-#define NAN __int_as_float(0x7fffffff)
 #endif
 #ifndef HUGE_VALF
 #define HUGE_VALF __int_as_float(0x7f800000)
