@@ -130,19 +130,7 @@ impl Watch {
             Event::Key('h') => {
                 self.view = View::Exercise;
                 let exercise = self.current();
-                match self
-                    .workspace
-                    .update_progress(|progress| hint_lines(exercise, progress))
-                {
-                    Ok((progress, hint)) => {
-                        self.progress = progress;
-                        self.hint = hint;
-                    }
-                    Err(error) => {
-                        self.hint = hint_lines(exercise, &mut self.progress);
-                        self.note = Some(error.to_string());
-                    }
-                }
+                self.hint = self.change_progress(|progress| hint_lines(exercise, progress));
             }
             Event::Key('l') => {
                 self.view = match self.view {
@@ -235,17 +223,24 @@ impl Watch {
             },
         };
         let passed = report.passed();
-        match self
-            .workspace
-            .update_progress(|progress| progress.record(exercise.name, passed))
-        {
-            Ok((progress, ())) => self.progress = progress,
+        self.change_progress(|progress| progress.record(exercise.name, passed));
+        self.report = Some(report);
+    }
+
+    /// Applies `change` to the progress file, read afresh so that what a check in another
+    /// terminal recorded stays, and keeps the result; where the file cannot be read or written,
+    /// applies it to this watch's copy and shows the error.
+    fn change_progress<T>(&mut self, change: impl Fn(&mut Progress) -> T) -> T {
+        match self.workspace.update_progress(&change) {
+            Ok((progress, value)) => {
+                self.progress = progress;
+                value
+            }
             Err(error) => {
-                self.progress.record(exercise.name, passed);
                 self.note = Some(error.to_string());
+                change(&mut self.progress)
             }
         }
-        self.report = Some(report);
     }
 
     /// The exercise whose file is `path`, if that file changed since it was last seen.

@@ -72,6 +72,17 @@ pub enum Step {
     },
 }
 
+impl Step {
+    /// A single pass on tiles of [`TILE_ITEMS`] per thread, blocks up to [`MAX_TILE_THREADS`].
+    const fn single_pass(state: PassState) -> Step {
+        Step::SinglePass {
+            state,
+            items: TILE_ITEMS,
+            max_threads: MAX_TILE_THREADS,
+        }
+    }
+}
+
 /// What the tiles of a single-pass scan publish to each other, after `tile_counter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PassState {
@@ -105,11 +116,6 @@ pub fn tile_shared_bytes(items: u32, threads: u32) -> u32 {
     threads / 32 * (32 * items + items) * 4
 }
 
-/// Elements of one tile of the climb's scans of [`TILE_ITEMS`] per thread.
-pub fn tile_len(threads: u32) -> usize {
-    (threads * TILE_ITEMS) as usize
-}
-
 /// Elements each thread of `variant`'s tiles owns.
 pub fn tile_items(variant: &Ch6Variant) -> u32 {
     match variant.kind {
@@ -127,7 +133,7 @@ pub fn max_tile_threads(variant: &Ch6Variant) -> u32 {
 }
 
 /// Elements of one of `variant`'s tiles with `threads` per block.
-pub fn variant_tile_len(variant: &Ch6Variant, threads: u32) -> usize {
+pub fn tile_len(variant: &Ch6Variant, threads: u32) -> usize {
     (threads * tile_items(variant)) as usize
 }
 
@@ -256,44 +262,28 @@ pub const VARIANTS: &[Ch6Variant] = &[
         kernel: kernel!("ch6_scans", "12_chained_scan", "chained_scan"),
         expect: Expect::Correct,
         summary: "one pass: each tile waits for the previous tile's prefix, then passes its own on",
-        kind: Step::SinglePass {
-            state: PassState::Chained,
-            items: TILE_ITEMS,
-            max_threads: MAX_TILE_THREADS,
-        },
+        kind: Step::single_pass(PassState::Chained),
     },
     Variant {
         name: "decoupled-lookback",
         kernel: kernel!("ch6_scans", "13_decoupled_lookback", "decoupled_lookback"),
         expect: Expect::Correct,
         summary: "one pass: publish the tile's sum at once, add predecessors' sums back to a prefix",
-        kind: Step::SinglePass {
-            state: PassState::LookBack,
-            items: TILE_ITEMS,
-            max_threads: MAX_TILE_THREADS,
-        },
+        kind: Step::single_pass(PassState::LookBack),
     },
     Variant {
         name: "warp-lookback",
         kernel: kernel!("ch6_scans", "14_warp_lookback", "warp_lookback"),
         expect: Expect::Correct,
         summary: "the look-back by a warp, 32 tiles at a time, state and value in one 64-bit word",
-        kind: Step::SinglePass {
-            state: PassState::PackedStatus,
-            items: TILE_ITEMS,
-            max_threads: MAX_TILE_THREADS,
-        },
+        kind: Step::single_pass(PassState::PackedStatus),
     },
     Variant {
         name: "lookback-no-fence",
         kernel: kernel!("ch6_scans", "15_lookback_no_fence", "lookback_no_fence"),
         expect: Expect::Race,
         summary: "the look-back's publish with no fence between the value and its flag",
-        kind: Step::SinglePass {
-            state: PassState::LookBack,
-            items: TILE_ITEMS,
-            max_threads: MAX_TILE_THREADS,
-        },
+        kind: Step::single_pass(PassState::LookBack),
     },
     Variant {
         name: "lookback-flag-before-data",
@@ -304,22 +294,14 @@ pub const VARIANTS: &[Ch6Variant] = &[
         ),
         expect: Expect::Race,
         summary: "the look-back's publish setting the flag before writing the value",
-        kind: Step::SinglePass {
-            state: PassState::LookBack,
-            items: TILE_ITEMS,
-            max_threads: MAX_TILE_THREADS,
-        },
+        kind: Step::single_pass(PassState::LookBack),
     },
     Variant {
         name: "lookback-no-acquire",
         kernel: kernel!("ch6_scans", "17_lookback_no_acquire", "lookback_no_acquire"),
         expect: Expect::Race,
         summary: "the look-back reading a predecessor's value with no fence after its flag",
-        kind: Step::SinglePass {
-            state: PassState::LookBack,
-            items: TILE_ITEMS,
-            max_threads: MAX_TILE_THREADS,
-        },
+        kind: Step::single_pass(PassState::LookBack),
     },
     Variant {
         name: "blelloch-shared-conflict-free",
@@ -961,7 +943,7 @@ impl TileScanBuffers {
 
 /// `variant`'s tiles over `n` elements with `threads` per block.
 pub fn tile_count(variant: &Ch6Variant, n: usize, threads: u32) -> usize {
-    n.div_ceil(variant_tile_len(variant, threads.max(1)))
+    n.div_ceil(tile_len(variant, threads.max(1)))
 }
 
 /// Refuses blocks the climb's tile scans cannot run: whole warps, at most what the kernel's

@@ -505,7 +505,7 @@ fn climb_step(
             "n = {}, {} tiles of {} ({threads} threads × {} elements), {} launch(es): {}",
             input.len(),
             tile_count(variant, input.len(), threads),
-            crate::variant_tile_len(variant, threads),
+            crate::tile_len(variant, threads),
             tile_items(variant),
             outcome.launches,
             compare_exact(&outcome.result, &want)

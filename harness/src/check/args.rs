@@ -461,8 +461,10 @@ pub fn resolve_all(specs: &[ArgSpec]) -> Result<Vec<HostArg>> {
                     )
                 }));
             };
-            let len = match &specs[target].value {
-                ArgValueSpec::Buffer(buffer) => buffer.len,
+            // Whether the offset stays inside the target is checked below, once its data exist
+            // (a file's length is known only then).
+            match &specs[target].value {
+                ArgValueSpec::Buffer(_) => {}
                 ArgValueSpec::Scalar(_) => {
                     return Err(refuse(format!(
                         "{} is a scalar; a pointer points into a buffer",
@@ -475,14 +477,6 @@ pub fn resolve_all(specs: &[ArgSpec]) -> Result<Vec<HostArg>> {
                         alias.target
                     )));
                 }
-            };
-            if let Some(len) = len
-                && alias.offset > len
-            {
-                return Err(refuse(format!(
-                    "+{} is past the end of {}, which has {len} elements",
-                    alias.offset, alias.target
-                )));
             }
             Ok(HostArg::Alias {
                 label: spec.label(index),

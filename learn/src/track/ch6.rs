@@ -543,7 +543,7 @@ impl Check for LookBackScan {
             strategy,
             |device, &(n, kind, seed, threads)| {
                 // At least three tiles, so every case has blocks that look back at others.
-                let n = n.max(3 * ch6_scans::tile_len(threads));
+                let n = n.max(3 * ch6_scans::tile_len(&yours, threads));
                 let x = values(n, kind, seed);
                 let result = run_tile_scan(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report.findings));
