@@ -25,7 +25,7 @@ pub use vendor::{CUBLAS_HOW_TO_GET, VendorTiming};
 
 mod printf_capture;
 mod stream;
-mod vendor;
+pub(crate) mod vendor;
 
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}

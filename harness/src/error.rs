@@ -15,19 +15,21 @@ pub enum HarnessError {
     /// (anyhow's `{:#}`) would say it twice.
     #[error("a CUDA driver call failed: {0}")]
     Driver(cudarc::driver::DriverError),
-    #[error(
-        "NVRTC (libnvrtc.so.13) was not found in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/cu13/lib; install it with `pip install {pinned}`"
-    )]
-    NoNvrtc { pinned: &'static str },
+    /// NVRTC is nowhere and could not be fetched: the sentence says why and what to run.
+    #[error("{0}")]
+    NoNvrtc(String),
+    /// CUDA's headers are nowhere and could not be fetched, as for [`HarnessError::NoNvrtc`].
+    #[error("{0}")]
+    NoCudaHeaders(String),
     #[error("{path} does not compile (NVRTC's log follows):\n{log}")]
     Compile { path: String, log: String },
     #[error(
-        "{source_path} has changed since {ptx_path} was generated and NVRTC is not installed to recompile it; install it with `pip install {pinned}` (never runs stale PTX)"
+        "{source_path} has changed since {ptx_path} was generated, and it cannot be compiled again (Racetrack never runs stale PTX): {why}"
     )]
     StalePtx {
         source_path: String,
         ptx_path: String,
-        pinned: &'static str,
+        why: String,
     },
     #[error("cannot launch {entry} with grid {grid} × block {block}: {reason}")]
     BadLaunch {

@@ -1,7 +1,7 @@
 //! Kernel sources, embedded in the binaries, and the PTX each backend runs.
 
 use crate::error::{HarnessError, Result};
-use crate::nvrtc::{self, EMU_ARCH, PINNED_NVRTC};
+use crate::nvrtc::{self, EMU_ARCH};
 
 /// One `.cu` file and its entry point, embedded at build time with its committed PTX.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,18 +102,26 @@ impl KernelSource {
         if nvrtc::nvrtc().is_some() {
             return nvrtc::compile(self.path, self.source, EMU_ARCH);
         }
-        self.committed_ptx_if_fresh()
+        match self.committed_ptx_if_fresh() {
+            // Only a changed source needs NVRTC where none is installed: fetch it then.
+            Err(HarnessError::StalePtx { .. }) => match nvrtc::require_nvrtc() {
+                Ok(_) => nvrtc::compile(self.path, self.source, EMU_ARCH),
+                Err(error) => Err(self.stale(error.to_string())),
+            },
+            other => other,
+        }
     }
 
     /// The committed PTX, or its committed compile error, provided it was generated from the
     /// source embedded beside it.
     pub fn committed_ptx_if_fresh(&self) -> Result<String> {
+        let stale = || self.stale(format!("NVRTC {}.{} is not installed", nvrtc::PINNED_VERSION.0, nvrtc::PINNED_VERSION.1));
         let Some(rest) = self.committed_ptx.strip_prefix(HEADER_PREFIX) else {
-            return Err(self.stale());
+            return Err(stale());
         };
         let recorded_hash = rest.split_whitespace().nth(1).unwrap_or_default();
         if recorded_hash != source_hash(self.source) {
-            return Err(self.stale());
+            return Err(stale());
         }
         if let Some(log) = committed_compile_error(self.committed_ptx) {
             return Err(HarnessError::Compile {
@@ -124,11 +132,11 @@ impl KernelSource {
         Ok(self.committed_ptx.to_string())
     }
 
-    fn stale(&self) -> HarnessError {
+    fn stale(&self, why: String) -> HarnessError {
         HarnessError::StalePtx {
             source_path: self.path.to_string(),
             ptx_path: self.ptx_path(),
-            pinned: PINNED_NVRTC,
+            why,
         }
     }
 }

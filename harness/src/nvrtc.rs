@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use cudarc::nvrtc::sys::{self, nvrtcProgram, nvrtcResult};
 
 use crate::error::{HarnessError, Result};
+use crate::provision::{self, Piece};
 
 /// The NVRTC every committed PTX file is generated with. Driver 580 loads its PTX ISA 9.0;
 /// newer NVRTCs emit PTX that driver refuses.
@@ -39,22 +40,51 @@ impl Nvrtc {
     }
 }
 
-/// Locates and loads NVRTC once per process; `None` when it is nowhere to be found.
+/// NVRTC where it was already installed (a toolkit, pip's site-packages, Racetrack's cache),
+/// located and loaded once per process; `None` when it is nowhere. Never fetches anything:
+/// code that must compile calls [`require_nvrtc`].
 pub fn nvrtc() -> Option<&'static Nvrtc> {
-    static LOADED: OnceLock<Option<Nvrtc>> = OnceLock::new();
-    LOADED.get_or_init(load).as_ref()
+    if let Some(Ok(fetched)) = FETCHED.get() {
+        return Some(fetched);
+    }
+    FOUND.get_or_init(|| load(&library_dirs())).as_ref()
 }
 
+static FOUND: OnceLock<Option<Nvrtc>> = OnceLock::new();
+static FETCHED: OnceLock<std::result::Result<Nvrtc, String>> = OnceLock::new();
+
+/// NVRTC, fetched into Racetrack's cache (see [`provision`]) when it is not installed: what
+/// everything that compiles CUDA calls. The error is one sentence with the command to run.
 pub fn require_nvrtc() -> Result<&'static Nvrtc> {
-    nvrtc().ok_or(HarnessError::NoNvrtc {
-        pinned: PINNED_NVRTC,
-    })
+    if let Some(found) = nvrtc() {
+        return Ok(found);
+    }
+    FETCHED
+        .get_or_init(|| {
+            let root = provision::fetch(Piece::Nvrtc, &searched_places())
+                .map_err(|error| error.to_string())?;
+            let dir = root.join("nvidia/cu13/lib");
+            load(std::slice::from_ref(&dir)).ok_or_else(|| {
+                format!(
+                    "NVRTC was fetched into {} but does not load; remove that folder and run again",
+                    provision::display_path(&root)
+                )
+            })
+        })
+        .as_ref()
+        .map_err(|reason| HarnessError::NoNvrtc(reason.clone()))
 }
 
-fn load() -> Option<Nvrtc> {
-    let path = library_dirs()
-        .into_iter()
-        .find_map(|dir| preload_from(&dir));
+/// The places NVRTC and the headers are looked for, as the error sentences list them.
+pub fn searched_places() -> String {
+    let cache = provision::cache_root()
+        .map(|root| format!(" and Racetrack's cache ({})", provision::display_path(&root)))
+        .unwrap_or_default();
+    format!("LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda, python3's site-packages (nvidia/cu13){cache}")
+}
+
+fn load(dirs: &[PathBuf]) -> Option<Nvrtc> {
+    let path = dirs.iter().find_map(|dir| preload_from(dir));
     // SAFETY: only dlopens libnvrtc under its usual names.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         return None;
@@ -72,6 +102,7 @@ fn load() -> Option<Nvrtc> {
 }
 
 /// Where CUDA's libraries are looked for, in order: NVRTC here, cuBLAS in `device::vendor`.
+/// Racetrack's own cache comes last: whatever the user installed wins.
 pub(crate) fn library_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(paths) = std::env::var_os("LD_LIBRARY_PATH") {
@@ -84,44 +115,74 @@ pub(crate) fn library_dirs() -> Vec<PathBuf> {
     dirs.push(PathBuf::from("/usr/local/cuda/lib64"));
     dirs.extend(
         python_site_dirs()
-            .into_iter()
+            .iter()
             .map(|site| site.join("nvidia/cu13/lib")),
     );
+    dirs.extend(provision::library_dirs());
     dirs
 }
 
 /// Where the CUDA headers are, searched as NVRTC itself is found: beside each library
 /// directory of [`library_dirs`] (`…/lib64` → `…/include`), in the order NVRTC is looked for,
 /// each with the `cccl/` folder that CUDA 13 keeps libcu++ and CUB in, as nvcc adds it.
-/// Only folders that exist; computed once per process.
-pub fn cuda_include_dirs() -> &'static [PathBuf] {
-    static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    DIRS.get_or_init(|| {
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        for lib in library_dirs() {
-            let Some(root) = lib.parent() else { continue };
-            let include = root.join("include");
-            for dir in [include.clone(), include.join("cccl")] {
-                if dir.is_dir() && !dirs.contains(&dir) {
-                    dirs.push(dir);
-                }
+/// Only folders that exist; never fetches (see [`require_cuda_headers`]).
+pub fn cuda_include_dirs() -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for lib in library_dirs() {
+        let Some(root) = lib.parent() else { continue };
+        let include = root.join("include");
+        for dir in [include.clone(), include.join("cccl")] {
+            if dir.is_dir() && !dirs.contains(&dir) {
+                dirs.push(dir);
             }
         }
-        dirs
-    })
+    }
+    dirs
 }
 
-/// The site-packages directories of `python3`, where pip puts the NVRTC wheel.
-fn python_site_dirs() -> Vec<PathBuf> {
-    let script = "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))";
-    let Ok(output) = Command::new("python3").args(["-c", script]).output() else {
-        return Vec::new();
-    };
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter(|line| !line.is_empty())
-        .map(PathBuf::from)
-        .collect()
+/// Whether `dirs` hold CUDA's headers and CCCL's, which `cooperative_groups.h` includes.
+pub fn has_cuda_headers(dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|dir| dir.join("cooperative_groups.h").is_file())
+        && dirs.iter().any(|dir| dir.join("nv/target").is_file())
+}
+
+/// [`cuda_include_dirs`], with CUDA's headers fetched into Racetrack's cache first when no
+/// folder has them.
+pub fn require_cuda_headers() -> Result<Vec<PathBuf>> {
+    let dirs = cuda_include_dirs();
+    if has_cuda_headers(&dirs) {
+        return Ok(dirs);
+    }
+    static FETCHED_HEADERS: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    FETCHED_HEADERS
+        .get_or_init(|| {
+            provision::fetch(Piece::Headers, &searched_places())
+                .map(|_| ())
+                .map_err(|error| error.to_string())
+        })
+        .clone()
+        .map_err(HarnessError::NoCudaHeaders)?;
+    Ok(cuda_include_dirs())
+}
+
+/// The site-packages directories of `python3`, where pip puts the NVRTC wheel; asked once.
+fn python_site_dirs() -> &'static [PathBuf] {
+    static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    DIRS.get_or_init(|| {
+        let script = "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))";
+        let Ok(output) = Command::new("python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::null())
+            .output()
+        else {
+            return Vec::new();
+        };
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter(|line| !line.is_empty())
+            .map(PathBuf::from)
+            .collect()
+    })
 }
 
 /// Opens libnvrtc-builtins and libnvrtc from `dir` and keeps them loaded for the process.
@@ -436,18 +497,22 @@ pub fn normalize_log(log: &str, path: &str) -> String {
 mod tests {
     use super::*;
 
+    /// CI proves the fresh-machine path: it installs no NVIDIA wheel itself, so every test that
+    /// compiles gets NVRTC and the headers through [`provision`]; the README names the pins for
+    /// those who install them by hand.
     #[test]
-    fn ci_and_readme_install_the_pinned_wheels() {
+    fn ci_leaves_the_pinned_wheels_to_racetrack_and_the_readme_names_them() {
         let ci = include_str!("../../.ci/run");
         let readme = include_str!("../../README.md");
         for pin in [PINNED_NVRTC, PINNED_RUNTIME, PINNED_CCCL] {
-            assert!(ci.contains(pin), ".ci/run does not install {pin}");
             let (name, version) = pin.split_once("==").unwrap_or((pin, ""));
+            assert!(!ci.contains(name), ".ci/run installs {name} itself");
             assert!(
                 readme.contains(pin) || (readme.contains(name) && readme.contains(version)),
                 "README.md does not name {pin}"
             );
         }
+        assert!(ci.contains("XDG_CACHE_HOME"), ".ci/run must start from an empty cache");
     }
 
     #[test]

@@ -67,6 +67,18 @@ pub fn progress(len: u64, message: &str) -> ProgressBar {
     bar
 }
 
+/// A spinner on stderr with the time so far and `{msg}` (what the work last said); hidden, like
+/// [`progress`], when stderr is not a terminal.
+pub fn spinner(message: &str) -> ProgressBar {
+    let spinner = ProgressBar::new_spinner();
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed:>3} {wide_msg}") {
+        spinner.set_style(style);
+    }
+    spinner.set_message(message.to_string());
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    spinner
+}
+
 fn plot_error(path: &Path, error: impl std::fmt::Display) -> HarnessError {
     HarnessError::Plot {
         path: path.to_path_buf(),

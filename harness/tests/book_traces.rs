@@ -21,18 +21,10 @@ struct TraceCommand {
     args: TraceArgs,
 }
 
-/// CI installs the pinned NVRTC, so there its absence is a failure; elsewhere the test says what
-/// is missing and passes (the chapters' tests still run the committed PTX).
-fn pinned_nvrtc_or_skip() -> bool {
-    match ptx::require_pinned_nvrtc() {
-        Ok(()) => true,
-        Err(error) if std::env::var_os("CI").is_some() => {
-            panic!("the book's traces must be checked in CI: {error}")
-        }
-        Err(error) => {
-            eprintln!("book traces not checked: {error}");
-            false
-        }
+/// The pinned NVRTC, fetched when it is not installed; a failure to get it fails the test.
+fn require_pinned_nvrtc() {
+    if let Err(error) = ptx::require_pinned_nvrtc() {
+        panic!("the book's traces are checked by the pinned NVRTC: {error}");
     }
 }
 
@@ -48,9 +40,7 @@ fn trace_files(dir: &Path) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn book_traces_are_what_racetrack_trace_records() {
-    if !pinned_nvrtc_or_skip() {
-        return;
-    }
+    require_pinned_nvrtc();
     let root = workspace_root();
     // The commands name kernels by their repository paths, as the traces do.
     std::env::set_current_dir(&root).expect("the workspace root");

@@ -49,29 +49,12 @@ fn check_in(dir: &Path, file: &str, args: &[&str]) -> Run {
     }
 }
 
-/// Whether the CUDA headers (`cooperative_groups.h`, which needs CCCL too) can be found;
-/// required in CI, which installs the pinned wheels.
-fn cuda_headers() -> bool {
-    let found = harness::nvrtc::cuda_include_dirs()
-        .iter()
-        .any(|dir| dir.join("cooperative_groups.h").is_file())
-        && harness::nvrtc::cuda_include_dirs()
-            .iter()
-            .any(|dir| dir.join("nv/target").is_file());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install {} and {}",
-            harness::nvrtc::PINNED_RUNTIME,
-            harness::nvrtc::PINNED_CCCL
-        );
-        eprintln!(
-            "skipped: no CUDA headers; pip install {} {}",
-            harness::nvrtc::PINNED_RUNTIME,
-            harness::nvrtc::PINNED_CCCL
-        );
+/// CUDA's headers for the files that include them, fetched as `check` fetches them when they
+/// are not installed; a failure to get them fails the test.
+fn require_cuda_headers() {
+    if let Err(error) = harness::nvrtc::require_cuda_headers() {
+        panic!("{error}");
     }
-    found
 }
 
 fn json(run: &Run) -> Value {
@@ -318,9 +301,7 @@ fn names_that_are_not_one_kernel_say_what_to_write() {
 
 #[test]
 fn cooperative_groups_tiles_shuffles_and_reduce_run() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let run = check(
         "coop_groups.cu",
         &[
@@ -353,9 +334,7 @@ fn cooperative_groups_tiles_shuffles_and_reduce_run() {
 
 #[test]
 fn grid_wide_sync_needs_a_cooperative_launch() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let run = check(
         "coop_grid_sync.cu",
         &[
@@ -379,9 +358,7 @@ fn grid_wide_sync_needs_a_cooperative_launch() {
 
 #[test]
 fn half_precision_kernels_take_and_show_numbers() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let run = check(
         "half_axpy.cu",
         &[
@@ -453,9 +430,7 @@ fn half_precision_kernels_take_and_show_numbers() {
 
 #[test]
 fn standard_headers_have_stand_ins() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let report = json(&check(
         "std_headers.cu",
         &[
@@ -1002,9 +977,7 @@ fn symbol_sets_constant_and_device_variables_before_the_launch() {
 
 #[test]
 fn what_nvccs_headers_bring_unasked_is_there() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let run = check(
         "nvcc_habits.cu",
         &[
@@ -1031,9 +1004,7 @@ fn what_nvccs_headers_bring_unasked_is_there() {
 
 #[test]
 fn a_tile_wider_than_a_warp_reduces_through_reserved_shared_memory() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let report = json(&check(
         "multi_warp_tile.cu",
         &[
@@ -1217,9 +1188,7 @@ fn pointers_into_another_arguments_buffer_share_its_memory() {
 
 #[test]
 fn a_class_of_host_and_device_members_keeps_its_device_part() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let run = check(
         "mixed_class.cu",
         &[
@@ -1293,9 +1262,7 @@ fn a_class_of_host_and_device_members_keeps_its_device_part() {
 
 #[test]
 fn names_the_host_headers_would_have_brought_come_from_libcu() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let report = json(&check(
         "std_names.cu",
         &[

@@ -17,21 +17,24 @@ use harness::{
 };
 use ptx_emu::{Space, WarpSyncProblem};
 
-/// Compiles `path` (relative to the workspace root, as reports name it); `None`, said on
-/// stderr, when NVRTC is not installed, since `check` compiles every kernel it runs.
-fn kernel(path: &str, entry: &str) -> Option<Kernel> {
+/// Compiles `path` (relative to the workspace root, as reports name it), with NVRTC fetched as
+/// `check` fetches it when it is not installed; a failure to get it fails the test.
+fn kernel(path: &str, entry: &str) -> Kernel {
     kernel_with(path, entry, &CompileFlags::default())
 }
 
-fn kernel_with(path: &str, entry: &str, flags: &CompileFlags) -> Option<Kernel> {
-    if harness::nvrtc::nvrtc().is_none() {
-        eprintln!("{path}: skipped, NVRTC is not installed and `check` compiles what it runs");
-        return None;
-    }
+fn kernel_with(path: &str, entry: &str, flags: &CompileFlags) -> Kernel {
+    require_nvrtc();
     let source = std::fs::read_to_string(workspace_root().join(path))
         .unwrap_or_else(|e| panic!("{path}: {e}"));
     let program = Program::new(path, source, flags);
-    Some(program.kernel(entry).unwrap_or_else(|e| panic!("{e}")))
+    program.kernel(entry).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn require_nvrtc() {
+    if let Err(error) = harness::nvrtc::require_nvrtc() {
+        panic!("{error}");
+    }
 }
 
 fn bug_line(path: &str) -> u32 {
@@ -153,9 +156,7 @@ fn run_fixed(case: Fixed) {
 }
 
 fn run_fixed_with(case: Fixed, flags: &CompileFlags) {
-    let Some(kernel) = kernel_with(case.path, case.entry, flags) else {
-        return;
-    };
+    let kernel = kernel_with(case.path, case.entry, flags);
     let mut emu = None;
     for &schedule in &case.schedules {
         let outcome = on_emu(&kernel, case.shape, &case.args, schedule);
@@ -565,9 +566,7 @@ fn calls_and_local_memory_are_exact() {
 fn intra_warp_mutex_makes_progress_on_the_emulator() {
     // Emulator only: threads of one warp taking turns at a lock needs independent thread
     // scheduling, and on a GPU without it (before Volta) this spins forever.
-    let Some(kernel) = kernel("emu/tests/corpus/mutex_all_threads.cu", "mutex_all_threads") else {
-        return;
-    };
+    let kernel = kernel("emu/tests/corpus/mutex_all_threads.cu", "mutex_all_threads");
     for schedule in EVERY_SCHEDULE {
         let args = [buffer("mutex", vec![0i32]), buffer("x", vec![0i32])];
         let outcome = on_emu(&kernel, LaunchShape::linear(3, 48), &args, schedule);
@@ -595,9 +594,7 @@ fn sorted_lines<'a>(text: &'a str, label: &str) -> Vec<&'a str> {
 #[test]
 fn printf_prints_the_same_lines_on_both_backends() {
     let path = "emu/tests/corpus/printf_formats.cu";
-    let Some(kernel) = kernel(path, "printf_formats") else {
-        return;
-    };
+    let kernel = kernel(path, "printf_formats");
     let args = [
         buffer("values", vec![1.5f32, -2.25, 1234.5678, 0.0, 3e-3, 100.0]),
         buffer("label", b"val\0".to_vec()),
@@ -857,12 +854,12 @@ fn ch4_fixed_histograms_count_like_the_cpu() {
 // Broken kernels: the emulator only
 
 /// Runs a broken kernel on the emulator and returns the findings that name its `// BUG:` line.
-fn caught(path: &str, entry: &str, shape: LaunchShape, args: &[HostArg]) -> Option<(u32, Outcome)> {
-    let kernel = kernel(path, entry)?;
-    Some((
+fn caught(path: &str, entry: &str, shape: LaunchShape, args: &[HostArg]) -> (u32, Outcome) {
+    let kernel = kernel(path, entry);
+    (
         bug_line(path),
         on_emu(&kernel, shape, args, Schedule::Hardware),
-    ))
+    )
 }
 
 fn assert_caught(path: &str, line: u32, outcome: &Outcome, kind: impl Fn(FindingKind) -> bool) {
@@ -888,14 +885,12 @@ fn tree_reduction_without_barrier_is_a_shared_race() {
         buffer("out", vec![0f32; 4]),
         i32_arg("n", 512),
     ];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "tree_reduce_no_sync",
         LaunchShape::linear(4, 128).with_dynamic_shared(512),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, |k| {
         matches!(
             k,
@@ -915,14 +910,12 @@ fn single_buffer_scan_is_a_race() {
         buffer("out", vec![0i32; 128]),
         i32_arg("n", 128),
     ];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "scan_single_buffer",
         LaunchShape::linear(1, 128).with_dynamic_shared(512),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, is_race);
 }
 
@@ -936,14 +929,12 @@ fn tiled_matmul_without_second_barrier_is_a_race() {
         buffer("C", vec![0f32; n * n]),
         i32_arg("N", n),
     ];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "matmul_tiled_no_second_sync",
         grid_2d(n, n, 16),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, is_race);
 }
 
@@ -952,7 +943,7 @@ fn a_cas_seed_that_is_also_stored_is_a_race() {
     let path = "emu/tests/corpus/cas_seed_also_stored.cu";
     let n = 200;
     let (x, _) = cas_add_double_inputs(n);
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "cas_seed_also_stored",
         LaunchShape::linear(4, 64),
@@ -962,9 +953,7 @@ fn a_cas_seed_that_is_also_stored_is_a_race() {
             buffer("seen", vec![0f64; n]),
             i32_arg("n", n),
         ],
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, is_race);
 }
 
@@ -977,10 +966,7 @@ fn one_past_the_end_is_out_of_bounds() {
         buffer("out", vec![0i32; n + 1]),
         i32_arg("n", n),
     ];
-    let Some((line, outcome)) = caught(path, "one_past_end", LaunchShape::linear(2, 64), &args)
-    else {
-        return;
-    };
+    let (line, outcome) = caught(path, "one_past_end", LaunchShape::linear(2, 64), &args);
     assert_caught(path, line, &outcome, |k| {
         matches!(k, FindingKind::OutOfBounds { .. })
     });
@@ -997,14 +983,12 @@ fn accumulating_into_an_uninitialized_output_is_an_uninitialized_read() {
         HostArg::uninit("out", HostData::F32(vec![0.0; n])),
         i32_arg("n", n),
     ];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "accumulate_into_output",
         LaunchShape::linear(2, 64),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, |k| {
         k == FindingKind::UninitializedRead {
             space: Space::Global,
@@ -1021,14 +1005,12 @@ fn accumulating_into_an_uninitialized_output_is_an_uninitialized_read() {
         buffer("out", vec![0f32; n]),
         i32_arg("n", n),
     ];
-    let Some((_, clean)) = caught(
+    let (_, clean) = caught(
         path,
         "accumulate_into_output",
         LaunchShape::linear(2, 64),
         &zeroed,
-    ) else {
-        return;
-    };
+    );
     assert!(clean.findings.is_empty(), "{}", findings_text(&clean));
 }
 
@@ -1040,14 +1022,12 @@ fn barrier_inside_if_is_barrier_divergence() {
         buffer("out", vec![0f32; 2]),
         i32_arg("n", 256),
     ];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "sync_in_if",
         LaunchShape::linear(2, 128).with_dynamic_shared(512),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, |k| {
         k == FindingKind::BarrierDivergence
     });
@@ -1061,10 +1041,7 @@ fn a_failed_assert_is_caught_with_the_gpu_message() {
         buffer("out", vec![0i32; 8]),
         i32_arg("n", 8),
     ];
-    let Some((line, outcome)) = caught(path, "assert_positive", LaunchShape::linear(1, 8), &args)
-    else {
-        return;
-    };
+    let (line, outcome) = caught(path, "assert_positive", LaunchShape::linear(1, 8), &args);
     assert!(!outcome.finished());
     assert_caught(path, line, &outcome, |k| k == FindingKind::AssertionFailed);
     assert!(
@@ -1098,9 +1075,7 @@ fn heap_misuse_is_caught_at_its_bug_lines() {
         ),
     ] {
         let args = [buffer("out", vec![0i32; 8]), i32_arg("n", 8)];
-        let Some((line, outcome)) = caught(path, entry, LaunchShape::linear(1, 8), &args) else {
-            return;
-        };
+        let (line, outcome) = caught(path, entry, LaunchShape::linear(1, 8), &args);
         assert_caught(path, line, &outcome, |k| k == kind);
     }
 }
@@ -1109,14 +1084,12 @@ fn heap_misuse_is_caught_at_its_bug_lines() {
 fn unbounded_recursion_is_a_stack_overflow() {
     let path = "emu/tests/corpus/recursion_unbounded.cu";
     let args = [buffer("out", vec![0i32; 4]), i32_arg("n", 4)];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "recursion_unbounded",
         LaunchShape::linear(1, 4),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert!(!outcome.finished());
     assert_caught(path, line, &outcome, |k| k == FindingKind::StackOverflow);
 }
@@ -1124,14 +1097,12 @@ fn unbounded_recursion_is_a_stack_overflow() {
 #[test]
 fn warp_sync_misuse_is_caught_at_its_bug_lines() {
     let path = "emu/tests/corpus/syncwarp_bad_mask.cu";
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "syncwarp_bad_mask",
         LaunchShape::linear(1, 32),
         &[buffer("out", vec![0i32; 32])],
-    ) else {
-        return;
-    };
+    );
     assert_caught(path, line, &outcome, |k| {
         k == FindingKind::WarpSync {
             problem: WarpSyncProblem::LaneNotInMask,
@@ -1142,14 +1113,12 @@ fn warp_sync_misuse_is_caught_at_its_bug_lines() {
         buffer("in", (0..32).collect::<Vec<i32>>()),
         buffer("out", vec![0i32; 32]),
     ];
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "shfl_lanes_missing",
         LaunchShape::linear(1, 32),
         &args,
-    ) else {
-        return;
-    };
+    );
     assert!(!outcome.finished());
     assert_caught(path, line, &outcome, |k| {
         k == FindingKind::WarpSync {
@@ -1161,14 +1130,12 @@ fn warp_sync_misuse_is_caught_at_its_bug_lines() {
 #[test]
 fn spinning_forever_is_stopped_by_the_watchdog() {
     let path = "emu/tests/corpus/spin_forever.cu";
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "spin_forever",
         LaunchShape::linear(1, 32),
         &[buffer("flag", vec![0i32])],
-    ) else {
-        return;
-    };
+    );
     assert!(!outcome.finished());
     assert_caught(path, line, &outcome, |k| k == FindingKind::Stuck);
 }
@@ -1176,14 +1143,12 @@ fn spinning_forever_is_stopped_by_the_watchdog() {
 #[test]
 fn ch4_races_are_caught_at_their_bug_lines() {
     let path = "kernels/ch4_atomics/01_racy_increment.cu";
-    let Some((line, outcome)) = caught(
+    let (line, outcome) = caught(
         path,
         "racy_increment",
         LaunchShape::linear(10, 16),
         &[buffer("x", vec![0i32])],
-    ) else {
-        return;
-    };
+    );
     assert_eq!(line, 9);
     assert_caught(path, line, &outcome, is_race);
     let x = outcome.values::<i32>(0).unwrap_or_default();
@@ -1202,9 +1167,7 @@ fn ch4_races_are_caught_at_their_bug_lines() {
             u32_arg("n", text.len()),
             buffer("histo", vec![0u32; 128]),
         ];
-        let Some((line, outcome)) = caught(&path, entry, LaunchShape::linear(4, 64), &args) else {
-            return;
-        };
+        let (line, outcome) = caught(&path, entry, LaunchShape::linear(4, 64), &args);
         assert_caught(&path, line, &outcome, is_race);
         assert!(
             findings_text(&outcome).contains("histo["),
@@ -1217,9 +1180,7 @@ fn ch4_races_are_caught_at_their_bug_lines() {
 #[test]
 fn ch4_one_bin_per_thread_is_wrong_when_the_block_is_smaller_than_the_bins() {
     let path = "kernels/ch4_atomics/07_histogram_shared_one_bin_per_thread.cu";
-    let Some(kernel) = kernel(path, "histogram_shared_one_bin_per_thread") else {
-        return;
-    };
+    let kernel = kernel(path, "histogram_shared_one_bin_per_thread");
     let text = text(3000, 26);
     let args = || {
         [
@@ -1249,18 +1210,12 @@ fn ch4_one_bin_per_thread_is_wrong_when_the_block_is_smaller_than_the_bins() {
 
 const CHECK_CORPUS: &str = "harness/tests/check_corpus";
 
-/// Whether the CUDA headers are there for the files that include them (CI installs them).
-fn cuda_headers() -> bool {
-    let found = harness::nvrtc::cuda_include_dirs()
-        .iter()
-        .any(|dir| dir.join("cooperative_groups.h").is_file());
-    if !found {
-        eprintln!(
-            "skipped: no CUDA headers (pip install {})",
-            harness::nvrtc::PINNED_RUNTIME
-        );
+/// CUDA's headers for the files that include them, fetched as `check` fetches them when they
+/// are not installed; a failure to get them fails the test.
+fn require_cuda_headers() {
+    if let Err(error) = harness::nvrtc::require_cuda_headers() {
+        panic!("{error}");
     }
-    found
 }
 
 fn corpus_flags(defines: &[&str]) -> CompileFlags {
@@ -1336,9 +1291,7 @@ fn namespaced_and_overloaded_kernels_match_the_cpu() {
 
 #[test]
 fn cooperative_group_sums_are_exact_on_both_backends() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let n = 250;
     let data: Vec<i32> = (0..n).map(|i| (i * 37 % 101) - 50).collect();
     let sum = |range: std::ops::Range<usize>| data[range].iter().sum::<i32>();
@@ -1372,9 +1325,7 @@ fn cooperative_group_sums_are_exact_on_both_backends() {
 
 #[test]
 fn half_precision_fma_and_widening_are_exact_on_both_backends() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     use half::f16;
     let x: Vec<f16> = (0..20u16).map(|i| f16::from_f32(f32::from(i))).collect();
     let y: Vec<f16> = (0..20u16)
@@ -1416,9 +1367,7 @@ fn half_precision_fma_and_widening_are_exact_on_both_backends() {
 
 #[test]
 fn standard_headers_give_the_same_lengths_on_both_backends() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let points: Vec<f32> = random_f32(21, 64).iter().map(|v| v * 100.0).collect();
     let lengths: Vec<f32> = points
         .chunks(2)
@@ -1562,10 +1511,7 @@ fn the_plain_pointer_kernel_beside_a_texture_one_runs_on_both_backends() {
 #[test]
 fn constant_and_device_symbols_set_before_the_launch_agree_on_both_backends() {
     let path = "harness/tests/check_corpus/constant_taps.cu";
-    if harness::nvrtc::nvrtc().is_none() {
-        eprintln!("{path}: skipped, NVRTC is not installed");
-        return;
-    }
+    require_nvrtc();
     let source = std::fs::read_to_string(workspace_root().join(path)).expect("corpus file");
     let program = Program::new(path, source, &CompileFlags::default());
     let names = ["taps".to_string(), "filter::gain".to_string()];
@@ -1717,9 +1663,7 @@ fn arrays_sharing_one_allocation_match_the_cpu() {
 
 #[test]
 fn a_class_of_host_and_device_members_counts_like_the_cpu() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let text = text(3000, 8);
     let mut want = vec![0u32; 16];
     for &byte in &text {
@@ -1742,9 +1686,7 @@ fn a_class_of_host_and_device_members_counts_like_the_cpu() {
 
 #[test]
 fn standard_names_and_cub_match_the_cpu() {
-    if !cuda_headers() {
-        return;
-    }
+    require_cuda_headers();
     let n = 1000;
     let input = random_f32(22, n);
     let want: Vec<f64> = input

@@ -1,27 +1,19 @@
 //! The committed `kernels/ptx/` must be what the pinned NVRTC makes of today's sources; the
 //! emulator runs that PTX wherever NVRTC is absent.
 
-use harness::nvrtc::{self, PINNED_NVRTC};
+use harness::nvrtc;
 use harness::{HarnessError, ptx};
 
-/// CI installs the pinned NVRTC, so there a missing or different NVRTC is a failure; on a
-/// learner's machine these tests say what is missing and pass.
-fn pinned_nvrtc_or_skip(test: &str) -> bool {
-    match ptx::require_pinned_nvrtc() {
-        Ok(()) => true,
-        Err(error) if std::env::var_os("CI").is_some() => panic!("{test} must run in CI: {error}"),
-        Err(error) => {
-            eprintln!("{test} skipped: {error} (pip install {PINNED_NVRTC})");
-            false
-        }
+/// The pinned NVRTC, fetched when it is not installed; a failure to get it fails the test.
+fn require_pinned_nvrtc(test: &str) {
+    if let Err(error) = ptx::require_pinned_nvrtc() {
+        panic!("{test} needs the pinned NVRTC: {error}");
     }
 }
 
 #[test]
 fn committed_ptx_is_fresh() {
-    if !pinned_nvrtc_or_skip("committed_ptx_is_fresh") {
-        return;
-    }
+    require_pinned_nvrtc("committed_ptx_is_fresh");
     let root = ptx::workspace_root();
     let sources = ptx::kernel_sources(&root).unwrap();
     assert!(
@@ -39,9 +31,7 @@ fn committed_ptx_is_fresh() {
 
 #[test]
 fn compile_errors_show_nvrtc_log_with_file_and_line() {
-    if !pinned_nvrtc_or_skip("compile_errors_show_nvrtc_log_with_file_and_line") {
-        return;
-    }
+    require_pinned_nvrtc("compile_errors_show_nvrtc_log_with_file_and_line");
     let source = "extern \"C\" __global__ void broken(int *x)\n{\n    x[tid] = 1;\n}\n";
     let error = nvrtc::compile("kernels/example/broken.cu", source, nvrtc::EMU_ARCH).unwrap_err();
     let HarnessError::Compile { path, log } = &error else {
@@ -62,9 +52,7 @@ fn compile_errors_show_nvrtc_log_with_file_and_line() {
 
 #[test]
 fn ptx_names_the_kernel_by_its_repository_path() {
-    if !pinned_nvrtc_or_skip("ptx_names_the_kernel_by_its_repository_path") {
-        return;
-    }
+    require_pinned_nvrtc("ptx_names_the_kernel_by_its_repository_path");
     let source = "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n";
     let ptx = nvrtc::compile("kernels/example/ok.cu", source, nvrtc::EMU_ARCH).unwrap();
     assert!(ptx.contains(".file\t1 \"kernels/example/ok.cu\""), "{ptx}");

@@ -26,8 +26,9 @@ pub trait Check: Send + Sync {
 /// Why a file is not fixed yet.
 #[derive(Debug, Clone)]
 pub enum Failure {
-    /// NVRTC is not installed, so nothing can be compiled.
-    NoNvrtc,
+    /// NVRTC is not installed and could not be fetched, so nothing can be compiled; the
+    /// sentence says why and what to run.
+    NoNvrtc(String),
     /// NVRTC's log, lines as `exercises/…cu:LINE: error: …`.
     Compile { log: String },
     /// The file lacks a kernel the host launches, or it takes other parameters.
@@ -105,7 +106,7 @@ impl Failure {
                 }
                 reasons
             }
-            Self::NoNvrtc | Self::Kernel(_) | Self::Setup(_) => Vec::new(),
+            Self::NoNvrtc(_) | Self::Kernel(_) | Self::Setup(_) => Vec::new(),
         }
     }
 
@@ -467,6 +468,6 @@ mod tests {
         assert_eq!(failure.reasons(), vec![compile]);
         assert_eq!(failure.lines_for(compile, PATH), vec![20, 26]);
         assert!(failure.lines_for(RACE, PATH).is_empty());
-        assert!(Failure::NoNvrtc.reasons().is_empty());
+        assert!(Failure::NoNvrtc(String::new()).reasons().is_empty());
     }
 }

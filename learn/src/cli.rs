@@ -100,8 +100,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
             let source = workspace.read(exercise)?;
             let report = check_source(exercise, &source, cli.options());
-            if let Err(Failure::NoNvrtc) = report.outcome {
-                anyhow::bail!("{}", crate::render::no_nvrtc_sentence());
+            if let Err(Failure::NoNvrtc(sentence)) = &report.outcome {
+                anyhow::bail!("{sentence}");
             }
             workspace
                 .update_progress(|progress| progress.record(exercise.name, report.passed()))?;

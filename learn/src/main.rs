@@ -9,6 +9,13 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    // Every check compiles the learner's file: NVRTC is fetched now, before the screen is
+    // drawn, if it is not installed (once per machine).
+    let checks = matches!(cli.command, None | Some(learn::cli::Command::Check { .. }));
+    if checks && let Err(error) = harness::nvrtc::require_nvrtc() {
+        eprintln!("error: {error}");
+        return ExitCode::FAILURE;
+    }
     let result = if cli.command.is_none() {
         learn::watch::run_terminal(cli.workspace(), cli.options()).map(|()| ExitCode::SUCCESS)
     } else {

@@ -22,8 +22,8 @@ impl Program {
     /// Compiles `source` as `path`. The strings are leaked: the device keys kernels by
     /// `&'static str`, and a check compiles a file once per save.
     pub fn compile(path: &str, source: &str, names: Vec<&'static str>) -> Result<Self, Failure> {
-        if nvrtc::nvrtc().is_none() {
-            return Err(Failure::NoNvrtc);
+        if let Err(error) = nvrtc::require_nvrtc() {
+            return Err(Failure::NoNvrtc(error.to_string()));
         }
         let ptx = match nvrtc::compile(path, source, EMU_ARCH) {
             Ok(ptx) => ptx,

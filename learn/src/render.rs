@@ -59,8 +59,8 @@ fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
 pub fn failure_lines(failure: &Failure, source: &str) -> Vec<String> {
     let mut lines = Vec::new();
     match failure {
-        Failure::NoNvrtc => {
-            lines.push(format!("✗ cannot check: {}", no_nvrtc_sentence()));
+        Failure::NoNvrtc(sentence) => {
+            lines.push(format!("✗ cannot check: {sentence}"));
         }
         Failure::Compile { log } => {
             lines.push("✗ NVRTC does not compile it; its log:".into());
@@ -140,14 +140,6 @@ fn goal_lines(missed: &Missed, source: &str) -> Vec<String> {
         }
     }
     lines
-}
-
-/// The one sentence shown when NVRTC is missing.
-pub fn no_nvrtc_sentence() -> String {
-    harness::HarnessError::NoNvrtc {
-        pinned: harness::nvrtc::PINNED_NVRTC,
-    }
-    .to_string()
 }
 
 fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {

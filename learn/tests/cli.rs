@@ -82,9 +82,7 @@ fn hints_come_one_level_at_a_time_for_the_first_unfinished_exercise() {
 
 #[test]
 fn check_fails_with_the_checker_report_then_passes_once_fixed() {
-    if !common::nvrtc_or_skip("check_fails_with_the_checker_report_then_passes_once_fixed") {
-        return;
-    }
+    common::require_nvrtc();
     let (dir, workspace) = common::scratch("check");
     let exercise = find("racy-increment").unwrap();
     let failed = learn(dir.path(), &["check", "racy-increment"]);
@@ -148,9 +146,9 @@ fn bad_names_and_flags_are_one_line_errors() {
     assert_one_line_error(&learn(dir.path(), &["list"]), "delete it to start afresh");
 }
 
-/// Without NVRTC nothing can be compiled: `check` says how to install it, in one sentence,
-/// and fails. NVRTC is hidden by running with an empty environment (no PATH, so no python3 to
-/// find a pip-installed one).
+/// Without NVRTC, and where it cannot be fetched, nothing can be compiled: `check` says why
+/// and the command to run, in one sentence, and fails. NVRTC is hidden by running with an
+/// empty environment (no PATH, so no python3 to find a pip-installed one) and an empty cache.
 #[test]
 fn without_nvrtc_check_says_how_to_install_it() {
     if Path::new("/usr/local/cuda/lib64/libnvrtc.so.13").exists() {
@@ -158,15 +156,37 @@ fn without_nvrtc_check_says_how_to_install_it() {
         return;
     }
     let (dir, _) = common::scratch("no-nvrtc");
-    let output = Command::new(env!("CARGO_BIN_EXE_learn"))
-        .env_clear()
-        .arg("--root")
-        .arg(dir.path())
-        .args(["check", "racy-increment"])
-        .output()
-        .unwrap_or_else(|error| panic!("learn does not start: {error}"));
+    let run = |offline: bool| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_learn"));
+        command
+            .env_clear()
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .arg("--root")
+            .arg(dir.path())
+            .args(["check", "racy-increment"]);
+        if offline {
+            command.env("RACETRACK_OFFLINE", "1");
+        }
+        command
+            .output()
+            .unwrap_or_else(|error| panic!("learn does not start: {error}"))
+    };
+    let offline = run(true);
     assert_one_line_error(
-        &output,
-        "install it with `pip install nvidia-cuda-nvrtc==13.0.88`",
+        &offline,
+        "RACETRACK_OFFLINE is set, so Racetrack did not fetch it; run `python3 -m pip install nvidia-cuda-nvrtc==13.0.88`",
+    );
+    let no_python = run(false);
+    assert_one_line_error(
+        &no_python,
+        "Racetrack cannot fetch it: python3 could not be started",
+    );
+    assert_one_line_error(
+        &no_python,
+        "run `python3 -m pip install nvidia-cuda-nvrtc==13.0.88` where they are",
+    );
+    assert!(
+        !dir.path().join("cache/racetrack/nvrtc-13.0.88").exists(),
+        "nothing is installed when nothing could be fetched"
     );
 }

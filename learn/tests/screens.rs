@@ -30,27 +30,21 @@ fn starting(name: &str) -> String {
 
 #[test]
 fn a_race_names_the_line_and_the_threads() {
-    if !common::nvrtc_or_skip("a_race_names_the_line_and_the_threads") {
-        return;
-    }
+    common::require_nvrtc();
     let (_, text) = screen("racy-increment", &starting("racy-increment"));
     insta::assert_snapshot!("race", text);
 }
 
 #[test]
 fn a_barrier_some_threads_skip_is_shown_where_each_waits() {
-    if !common::nvrtc_or_skip("a_barrier_some_threads_skip_is_shown_where_each_waits") {
-        return;
-    }
+    common::require_nvrtc();
     let (_, text) = screen("tree-sync-in-if", &starting("tree-sync-in-if"));
     insta::assert_snapshot!("barrier_divergence", text);
 }
 
 #[test]
 fn an_access_out_of_bounds_names_the_array_and_the_thread() {
-    if !common::nvrtc_or_skip("an_access_out_of_bounds_names_the_array_and_the_thread") {
-        return;
-    }
+    common::require_nvrtc();
     let (_, text) = screen(
         "scalar-multiply-no-guard",
         &starting("scalar-multiply-no-guard"),
@@ -60,9 +54,7 @@ fn an_access_out_of_bounds_names_the_array_and_the_thread() {
 
 #[test]
 fn a_wrong_result_shows_the_smallest_failing_case() {
-    if !common::nvrtc_or_skip("a_wrong_result_shows_the_smallest_failing_case") {
-        return;
-    }
+    common::require_nvrtc();
     let (report, text) = screen("blelloch-no-padding", &starting("blelloch-no-padding"));
     assert_eq!(
         report.outcome.as_ref().err().and_then(|f| f.expect()),
@@ -77,9 +69,7 @@ fn a_wrong_result_shows_the_smallest_failing_case() {
 /// runs blocks of at most 256 threads, so every case adds shared memory no thread wrote.
 #[test]
 fn an_uninitialized_read_names_the_shared_memory_nobody_wrote() {
-    if !common::nvrtc_or_skip("an_uninitialized_read_names_the_shared_memory_nobody_wrote") {
-        return;
-    }
+    common::require_nvrtc();
     let name = "tree-no-sync";
     let start = starting(name);
     let mut source = String::new();
@@ -114,9 +104,7 @@ fn an_uninitialized_read_names_the_shared_memory_nobody_wrote() {
 
 #[test]
 fn a_compile_error_shows_nvrtc_log_at_the_file_and_line() {
-    if !common::nvrtc_or_skip("a_compile_error_shows_nvrtc_log_at_the_file_and_line") {
-        return;
-    }
+    common::require_nvrtc();
     let (_, text) = screen(
         "down-sweep-does-not-compile",
         &starting("down-sweep-does-not-compile"),
@@ -130,9 +118,7 @@ fn a_compile_error_shows_nvrtc_log_at_the_file_and_line() {
 
 #[test]
 fn a_fixed_kernel_passes_and_says_what_the_fix_taught() {
-    if !common::nvrtc_or_skip("a_fixed_kernel_passes_and_says_what_the_fix_taught") {
-        return;
-    }
+    common::require_nvrtc();
     let fixed = find("racy-increment").unwrap().solution.source;
     let (report, text) = screen("racy-increment", fixed);
     assert!(report.passed(), "{text}");
@@ -141,9 +127,7 @@ fn a_fixed_kernel_passes_and_says_what_the_fix_taught() {
 
 #[test]
 fn an_empty_kernel_to_write_fails_with_a_wrong_result() {
-    if !common::nvrtc_or_skip("an_empty_kernel_to_write_fails_with_a_wrong_result") {
-        return;
-    }
+    common::require_nvrtc();
     let start = starting("saxpy");
     assert!(start.contains("// TODO: "), "{start}");
     let (report, text) = screen("saxpy", &start);
@@ -160,9 +144,7 @@ fn an_empty_kernel_to_write_fails_with_a_wrong_result() {
 /// where the element is, and the bound the CPU's value allows.
 #[test]
 fn an_element_never_written_reads_nan_and_says_why() {
-    if !common::nvrtc_or_skip("an_element_never_written_reads_nan_and_says_why") {
-        return;
-    }
+    common::require_nvrtc();
     let (report, text) = screen("tiled-2x2", &starting("tiled-2x2"));
     assert_eq!(
         report.outcome.as_ref().err().and_then(|f| f.expect()),
@@ -177,9 +159,7 @@ fn an_element_never_written_reads_nan_and_says_why() {
 
 #[test]
 fn bank_conflicts_are_counted_at_the_line_that_makes_them() {
-    if !common::nvrtc_or_skip("bank_conflicts_are_counted_at_the_line_that_makes_them") {
-        return;
-    }
+    common::require_nvrtc();
     let (report, text) = screen("transpose-shared", &starting("transpose-shared"));
     assert_eq!(
         report.outcome.as_ref().err().and_then(|f| f.reason()),
@@ -193,9 +173,7 @@ fn bank_conflicts_are_counted_at_the_line_that_makes_them() {
 /// A file that meets its bank goal passes, and the emulator says why it did not time it.
 #[test]
 fn goals_met_and_skipped_are_listed_when_it_passes() {
-    if !common::nvrtc_or_skip("goals_met_and_skipped_are_listed_when_it_passes") {
-        return;
-    }
+    common::require_nvrtc();
     let padded = find("transpose-shared").unwrap().solution.source;
     let (report, text) = screen("transpose-shared", padded);
     assert!(report.passed(), "{text}");
@@ -242,9 +220,7 @@ fn a_missed_speed_goal_shows_both_times() {
 /// quits.
 #[test]
 fn watch_mode_checks_on_save_and_answers_keys() {
-    if !common::nvrtc_or_skip("watch_mode_checks_on_save_and_answers_keys") {
-        return;
-    }
+    common::require_nvrtc();
     let (_dir, workspace) = common::scratch("watch");
     let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
     let first = watch.current();
@@ -317,9 +293,7 @@ fn watch_mode_checks_on_save_and_answers_keys() {
 /// the other recorded, and the watch screen counts what the other passed.
 #[test]
 fn watch_mode_keeps_what_another_cargo_learn_recorded() {
-    if !common::nvrtc_or_skip("watch_mode_keeps_what_another_cargo_learn_recorded") {
-        return;
-    }
+    common::require_nvrtc();
     let (_dir, workspace) = common::scratch("watch-beside");
     let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
     assert!(watch.screen().contains("0 of "), "{}", watch.screen());

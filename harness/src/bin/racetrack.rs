@@ -8,6 +8,9 @@
 //!
 //! `racetrack trace FILE.cu … --out trace.json` runs it on the emulator and records every step
 //! (emu/TRACE.md); the book's players replay such traces.
+//!
+//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, cuBLAS, mdbook,
+//! Chromium), where each came from, and what to do about what is missing.
 
 use std::process::ExitCode;
 
@@ -40,6 +43,14 @@ enum Command {
     /// and every finding, as the JSON trace that the book's players replay (emu/TRACE.md)
     #[command(after_help = check::HELP)]
     Trace(Box<TraceArgs>),
+    /// What this machine has for Racetrack (GPU and driver, NVRTC, CUDA headers, cuBLAS, mdbook,
+    /// Chromium), where each piece came from, and what to do about each one that is missing
+    Doctor {
+        /// Fetch NVRTC and CUDA's headers into Racetrack's cache now if they are missing
+        /// (otherwise that happens the first time something compiles)
+        #[arg(long)]
+        fetch: bool,
+    },
 }
 
 /// Exit status of a run whose checkers reported findings; 1 stays "error", as clap's is.
@@ -54,6 +65,7 @@ fn main() -> ExitCode {
         Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => run_check(&args),
         Command::Trace(args) => run_trace(&args),
+        Command::Doctor { fetch } => run_doctor(fetch),
     };
     match result {
         Ok(code) => code,
@@ -62,6 +74,16 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn run_doctor(fetch: bool) -> Result<ExitCode> {
+    if fetch {
+        harness::nvrtc::require_nvrtc()?;
+        harness::nvrtc::require_cuda_headers()?;
+    }
+    println!("racetrack doctor: what this machine has for Racetrack\n");
+    print!("{}", harness::doctor::Diagnosis::examine());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_ptx(check: bool) -> Result<()> {

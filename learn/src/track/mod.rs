@@ -139,9 +139,8 @@ mod tests {
     /// the emptied kernel compiles and fails with a wrong result, the reference passes.
     #[test]
     fn a_write_it_exercise_starts_empty_and_its_reference_passes() {
-        if harness::nvrtc::nvrtc().is_none() {
-            eprintln!("skipped: {}", crate::render::no_nvrtc_sentence());
-            return;
+        if let Err(error) = harness::nvrtc::require_nvrtc() {
+            panic!("{error}");
         }
         let mut exercise = Exercise {
             title: "Scale a vector",

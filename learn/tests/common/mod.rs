@@ -8,18 +8,13 @@ use std::path::{Path, PathBuf};
 use harness::BackendChoice;
 use learn::{Options, Workspace};
 
-/// CI installs the pinned NVRTC, so there its absence fails the test; elsewhere the test says
-/// what is missing and passes, as the PTX freshness tests do.
-pub fn nvrtc_or_skip(test: &str) -> bool {
-    if harness::nvrtc::nvrtc().is_some() {
-        return true;
+/// NVRTC, fetched as `cargo learn` fetches it when it is not installed: every check compiles
+/// the learner's file. Where that is impossible the test fails with the sentence saying why, in
+/// CI and on a laptop alike.
+pub fn require_nvrtc() {
+    if let Err(error) = harness::nvrtc::require_nvrtc() {
+        panic!("{error}");
     }
-    let sentence = learn::render::no_nvrtc_sentence();
-    if std::env::var_os("CI").is_some() {
-        panic!("{test} must run in CI: {sentence}");
-    }
-    eprintln!("{test} skipped: {sentence}");
-    false
 }
 
 /// The emulator, and a GPU where `RACETRACK_BACKEND` asks for one (or auto finds one).

@@ -663,7 +663,7 @@ impl SearchPath {
         Self {
             file_dir,
             user_dirs: user_dirs.to_vec(),
-            cuda_dirs: nvrtc::cuda_include_dirs().to_vec(),
+            cuda_dirs: nvrtc::cuda_include_dirs(),
         }
     }
 

@@ -112,6 +112,15 @@ impl Program {
         let mut left_out = part.left_out.clone();
         let mut headers = headers::standard_headers();
         let local = own_headers(&search, &search.file_dir.clone(), &scan, &part, &repairs);
+        if !nvrtc::has_cuda_headers(&search.cuda_dirs)
+            && includes_a_missing_header(&search, &scan, &local)
+        {
+            // Likely one of CUDA's: fetched once per machine, then everything is looked up again.
+            match nvrtc::require_cuda_headers() {
+                Ok(_) => return Self::assemble(path, source, flags, repairs),
+                Err(error) => eprintln!("racetrack: {error}"),
+            }
+        }
         let mut own = Vec::new();
         for header in local {
             left_out.extend(header.left_out);
@@ -404,6 +413,18 @@ struct OwnHeader {
 /// turn: NVRTC reads them from memory, host code blanked (a sample's `histogram_common.h`
 /// declares its host functions; a book's `book.h` defines error helpers around `exit`). The
 /// CUDA headers are left as they are.
+/// Whether the file or one of its own headers includes `<…>` a header that is not found and
+/// not one of a host library's (which `check` leaves out anyway).
+fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]) -> bool {
+    let own_scans: Vec<Scan> = own.iter().map(|header| source::scan(&header.source)).collect();
+    scan.includes
+        .iter()
+        .chain(own_scans.iter().flat_map(|scan| &scan.includes))
+        .any(|include| {
+            include.angled && !headers::host_only(&include.name) && !search.finds(include)
+        })
+}
+
 fn own_headers(
     search: &SearchPath,
     dir: &Path,

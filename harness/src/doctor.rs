@@ -1,0 +1,390 @@
+//! `racetrack doctor`: what this machine has for Racetrack, where each piece came from, and
+//! what to do about each one that is missing.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::nvrtc::{self, PINNED_VERSION};
+use crate::provision::{self, Piece};
+
+/// The mdbook the book is built with (as `.ci/run` installs it).
+pub const MDBOOK_VERSION: &str = "0.5.4";
+
+/// One piece: what was found (and where it came from), or what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub piece: &'static str,
+    pub found: Option<String>,
+    /// What it is for, or, when missing, what to do.
+    pub note: String,
+}
+
+impl Row {
+    fn found(piece: &'static str, found: String, note: impl Into<String>) -> Self {
+        Self {
+            piece,
+            found: Some(found),
+            note: note.into(),
+        }
+    }
+
+    fn missing(piece: &'static str, note: impl Into<String>) -> Self {
+        Self {
+            piece,
+            found: None,
+            note: note.into(),
+        }
+    }
+}
+
+/// Every row, in the order a learner needs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnosis {
+    pub rows: Vec<Row>,
+}
+
+impl Diagnosis {
+    /// Looks at the machine; fetches nothing.
+    pub fn examine() -> Self {
+        Self {
+            rows: vec![
+                gpu(),
+                nvrtc_row(),
+                headers_row(),
+                python_row(),
+                cache_row(),
+                cublas_row(),
+                mdbook_row(),
+                chromium_row(),
+            ],
+        }
+    }
+}
+
+impl fmt::Display for Diagnosis {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let width = self.rows.iter().map(|row| row.piece.len()).max().unwrap_or(0);
+        for row in &self.rows {
+            match &row.found {
+                Some(found) => {
+                    writeln!(f, "✓ {:width$}  {found}", row.piece)?;
+                    if !row.note.is_empty() {
+                        writeln!(f, "  {:width$}  {}", "", row.note)?;
+                    }
+                }
+                None => {
+                    writeln!(f, "✗ {:width$}  {}", row.piece, row.note)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a library was found, as a user would name its origin.
+pub fn origin(path: &Path) -> &'static str {
+    if provision::cache_root().is_some_and(|cache| path.starts_with(cache)) {
+        return "Racetrack's cache";
+    }
+    if path.components().any(|part| {
+        let part = part.as_os_str();
+        part == "site-packages" || part == "dist-packages"
+    }) {
+        return "pip, in python3's site-packages";
+    }
+    let under = |var: &str| std::env::var_os(var).is_some_and(|dir| path.starts_with(dir));
+    if under("CUDA_PATH") || path.starts_with("/usr/local/cuda") {
+        return "a CUDA toolkit";
+    }
+    if std::env::var_os("LD_LIBRARY_PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| path.starts_with(dir)))
+    {
+        return "LD_LIBRARY_PATH";
+    }
+    "the system's library path"
+}
+
+fn shown(path: &Path) -> String {
+    format!("{} ({})", provision::display_path(path), origin(path))
+}
+
+fn gpu() -> Row {
+    const PIECE: &str = "GPU and driver";
+    if !crate::backend::cuda_driver_present() {
+        return Row::missing(
+            PIECE,
+            "none: no NVIDIA driver (libcuda) here, so everything runs on Racetrack's PTX emulator; on a machine with an NVIDIA GPU, install its driver (580 or newer for CUDA 13.0)",
+        );
+    }
+    let mut version = 0;
+    // SAFETY: the driver library is present (checked above); one int is written.
+    let status = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    let driver = if status == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        format!("driver for CUDA {}.{}", version / 1000, version % 1000 / 10)
+    } else {
+        "driver of unknown version".to_string()
+    };
+    match crate::Device::open(crate::BackendChoice::Cuda) {
+        Ok(device) => {
+            let count = cudarc::driver::result::device::get_count().unwrap_or(1);
+            let others = if count > 1 {
+                format!(" and {} more", count - 1)
+            } else {
+                String::new()
+            };
+            Row::found(
+                PIECE,
+                format!("{}{others}, {driver}", device.name()),
+                "`--backend auto` runs on it",
+            )
+        }
+        Err(error) => Row::missing(
+            PIECE,
+            format!("a {driver} is here, but no usable device: {error}"),
+        ),
+    }
+}
+
+fn nvrtc_row() -> Row {
+    const PIECE: &str = "NVRTC";
+    let pinned = format!("{}.{}", PINNED_VERSION.0, PINNED_VERSION.1);
+    match nvrtc::nvrtc() {
+        Some(found) => {
+            let version = format!("{}.{}", found.version.0, found.version.1);
+            let place = found
+                .path
+                .as_deref()
+                .map_or_else(|| "found by the system loader".to_string(), shown);
+            let note = if found.is_pinned() {
+                "compiles every kernel".to_string()
+            } else {
+                format!(
+                    "kernels/ptx/ is generated by NVRTC {pinned}; `racetrack ptx` and its test need that one: `{}`",
+                    Piece::Nvrtc.manual_command()
+                )
+            };
+            Row::found(PIECE, format!("{version} at {place}"), note)
+        }
+        None => Row::missing(PIECE, fetch_advice(Piece::Nvrtc, "compiles every kernel")),
+    }
+}
+
+fn headers_row() -> Row {
+    const PIECE: &str = "CUDA headers";
+    let dirs = nvrtc::cuda_include_dirs();
+    if nvrtc::has_cuda_headers(&dirs) {
+        let first = dirs
+            .iter()
+            .find(|dir| dir.join("cooperative_groups.h").is_file())
+            .unwrap_or(&dirs[0]);
+        return Row::found(
+            PIECE,
+            shown(first),
+            "for `racetrack check` on files that include cuda_fp16.h, cooperative_groups.h, CUB",
+        );
+    }
+    Row::missing(
+        PIECE,
+        fetch_advice(
+            Piece::Headers,
+            "only `racetrack check` on files that include them needs them",
+        ),
+    )
+}
+
+fn fetch_advice(piece: Piece, what_for: &str) -> String {
+    let fetch = if std::env::var_os(provision::OFFLINE_ENV).is_some() {
+        format!("{} is set, so it is not fetched", provision::OFFLINE_ENV)
+    } else {
+        "fetched into Racetrack's cache the first time it is needed (or now: `racetrack doctor --fetch`)".to_string()
+    };
+    format!(
+        "not found in {} ({what_for}): {fetch}; by hand: `{}`",
+        nvrtc::searched_places(),
+        piece.manual_command()
+    )
+}
+
+fn python_row() -> Row {
+    const PIECE: &str = "python3 + pip";
+    let output = Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .stdin(Stdio::null())
+        .output();
+    match output {
+        Ok(output) if output.status.success() => {
+            let said = String::from_utf8_lossy(&output.stdout);
+            let pip = said.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+            let python = said
+                .trim()
+                .rsplit_once("(python ")
+                .map_or("", |(_, version)| version.trim_end_matches(')'));
+            Row::found(
+                PIECE,
+                format!("python {python}, {pip}"),
+                "what Racetrack fetches NVRTC and the headers with",
+            )
+        }
+        Ok(_) => Row::missing(
+            PIECE,
+            "python3 has no pip: Racetrack cannot fetch NVRTC; install pip (Debian: apt-get install python3-pip)",
+        ),
+        Err(_) => Row::missing(
+            PIECE,
+            "no python3: Racetrack cannot fetch NVRTC; install python3 with pip, or a CUDA toolkit",
+        ),
+    }
+}
+
+fn cache_row() -> Row {
+    const PIECE: &str = "Racetrack's cache";
+    match provision::cache_root() {
+        Some(root) => {
+            let held: Vec<String> = [Piece::Nvrtc, Piece::Headers]
+                .into_iter()
+                .filter(|piece| provision::installed(*piece).is_some())
+                .map(Piece::folder_name)
+                .collect();
+            let held = if held.is_empty() {
+                "empty".to_string()
+            } else {
+                held.join(", ")
+            };
+            let source = if std::env::var_os("XDG_CACHE_HOME").is_some() {
+                "XDG_CACHE_HOME"
+            } else {
+                "~/.cache"
+            };
+            Row::found(
+                PIECE,
+                format!("{} ({held})", provision::display_path(&root)),
+                format!("under {source}; delete it to fetch again"),
+            )
+        }
+        None => Row::missing(
+            PIECE,
+            "neither XDG_CACHE_HOME nor HOME is set, so nothing can be fetched",
+        ),
+    }
+}
+
+fn cublas_row() -> Row {
+    const PIECE: &str = "cuBLAS";
+    let found = nvrtc::library_dirs()
+        .into_iter()
+        .map(|dir| dir.join("libcublas.so.13"))
+        .find(|path| path.is_file());
+    match found {
+        Some(path) => Row::found(
+            PIECE,
+            shown(&path),
+            "the vendor rows of ch5's and ch7's GPU tables",
+        ),
+        None => Row::missing(
+            PIECE,
+            format!(
+                "optional: only the vendor rows of ch5's and ch7's GPU tables use it; {}",
+                crate::device::vendor::CUBLAS_HOW_TO_GET
+            ),
+        ),
+    }
+}
+
+fn version_of(program: &str, args: &[&str]) -> Option<String> {
+    let output = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output.status.success().then(|| {
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
+}
+
+fn on_path(program: &str) -> Option<PathBuf> {
+    let paths = std::env::var_os("PATH")?;
+    std::env::split_paths(&paths)
+        .map(|dir| dir.join(program))
+        .find(|path| path.is_file())
+}
+
+fn mdbook_row() -> Row {
+    const PIECE: &str = "mdbook";
+    let install = format!("cargo install mdbook --version {MDBOOK_VERSION} --locked");
+    match version_of("mdbook", &["--version"]) {
+        Some(version) if version.ends_with(MDBOOK_VERSION) => {
+            Row::found(PIECE, version, "`mdbook serve book` builds the book")
+        }
+        Some(version) => Row::found(
+            PIECE,
+            version,
+            format!("the book is pinned to {MDBOOK_VERSION}: `{install}`"),
+        ),
+        None => Row::missing(
+            PIECE,
+            format!("not found (only the book needs it): `{install}`"),
+        ),
+    }
+}
+
+fn chromium_row() -> Row {
+    const PIECE: &str = "Chromium";
+    match on_path("chromium") {
+        Some(path) => Row::found(
+            PIECE,
+            format!(
+                "{} at {}",
+                version_of("chromium", &["--version"]).unwrap_or_else(|| "chromium".into()),
+                path.display()
+            ),
+            "book/tests/players.mjs replays the trace players in it",
+        ),
+        None => Row::missing(
+            PIECE,
+            "not found (only the book's player test needs it): Debian's `apt-get install chromium`",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_says_what_it_found_or_what_to_do() {
+        let diagnosis = Diagnosis::examine();
+        let pieces: Vec<&str> = diagnosis.rows.iter().map(|row| row.piece).collect();
+        for piece in ["GPU and driver", "NVRTC", "CUDA headers", "cuBLAS", "mdbook", "Chromium"] {
+            assert!(pieces.contains(&piece), "{piece} is missing from {pieces:?}");
+        }
+        for row in &diagnosis.rows {
+            if row.found.is_none() {
+                assert!(!row.note.is_empty(), "{} is missing and says nothing", row.piece);
+            }
+        }
+        let text = diagnosis.to_string();
+        assert_eq!(text.lines().filter(|line| line.starts_with(['✓', '✗'])).count(), diagnosis.rows.len());
+    }
+
+    #[test]
+    fn origins_are_named_as_users_know_them() {
+        assert_eq!(
+            origin(Path::new("/usr/lib/python3/dist-packages/nvidia/cu13/lib/libnvrtc.so.13")),
+            "pip, in python3's site-packages"
+        );
+        assert_eq!(
+            origin(Path::new("/usr/local/cuda/lib64/libnvrtc.so.13")),
+            "a CUDA toolkit"
+        );
+        if let Some(cache) = provision::cache_root() {
+            assert_eq!(origin(&cache.join("nvrtc-13.0.88/x.so")), "Racetrack's cache");
+        }
+    }
+}
