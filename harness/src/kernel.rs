@@ -260,7 +260,7 @@ mod tests {
         };
         let error = edited.committed_ptx_if_fresh().unwrap_err().to_string();
         assert!(
-            error.starts_with("kernels/t/a.cu has changed since kernels/ptx/t/a.ptx was generated and NVRTC is not installed"),
+            error.starts_with("kernels/t/a.cu has changed since kernels/ptx/t/a.ptx was generated, and it cannot be compiled again (Racetrack never runs stale PTX)"),
             "{error}"
         );
         let missing_header = KernelSource {

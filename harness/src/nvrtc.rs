@@ -513,6 +513,13 @@ mod tests {
             );
         }
         assert!(ci.contains("XDG_CACHE_HOME"), ".ci/run must start from an empty cache");
+        for piece in [Piece::Nvrtc, Piece::Headers] {
+            assert!(
+                ci.contains(&piece.folder_name()),
+                ".ci/run does not check that {} was fetched",
+                piece.folder_name()
+            );
+        }
     }
 
     #[test]

@@ -81,8 +81,37 @@ fn temp_file() -> std::io::Result<std::fs::File> {
 mod tests {
     use super::*;
 
+    /// Set in the child process that does the capturing; see the test below.
+    const CHILD: &str = "RACETRACK_PRINTF_CAPTURE_CHILD";
+    const TEST: &str = "device::printf_capture::tests::what_c_code_prints_is_captured_and_stdout_comes_back";
+
+    /// The capture takes file descriptor 1 from the whole process, and libtest's other threads
+    /// write their results there; so the capturing runs in a child process of this test binary
+    /// that runs this test alone, and this process only checks that it passed.
     #[test]
     fn what_c_code_prints_is_captured_and_stdout_comes_back() {
+        if std::env::var_os(CHILD).is_some() {
+            capture_in_this_process();
+            return;
+        }
+        let exe = std::env::current_exe().expect("the test binary's path");
+        let output = std::process::Command::new(exe)
+            .args([TEST, "--exact", "--test-threads=1", "--nocapture"])
+            .env(CHILD, "1")
+            .output()
+            .expect("the test binary runs again");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "the capturing child failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains("1 passed"), "the child ran no test:\n{stdout}");
+        // What was captured never reached the real standard output.
+        assert!(!stdout.contains("from C stdio"), "{stdout}");
+    }
+
+    fn capture_in_this_process() {
         let message = std::ffi::CString::new("from C stdio\n").unwrap_or_default();
         let ((), text) = capture_stdout(|| {
             // SAFETY: printf with a plain format (no conversions) and no arguments.
