@@ -21,11 +21,32 @@ use crate::variant::Variant;
 
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
-pub use vendor::{CUBLAS_HOW_TO_GET, VendorTiming};
 
 mod printf_capture;
 mod stream;
-pub(crate) mod vendor;
+#[cfg(feature = "vendor")]
+mod vendor;
+
+/// What a learner without cuBLAS should do.
+pub const CUBLAS_HOW_TO_GET: &str = "install the CUDA toolkit, or `pip install nvidia-cublas`, and Racetrack finds libcublas.so.13 in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/cu13/lib";
+
+/// A vendor reference: its time, or why there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VendorTiming {
+    /// Mean milliseconds per call, timed like [`Device::time_ms`].
+    Ms(f64),
+    /// One sentence for the table: no cuBLAS here and how to get it, or the emulator.
+    Unavailable(String),
+}
+
+impl VendorTiming {
+    pub fn ms(&self) -> Option<f64> {
+        match self {
+            Self::Ms(ms) => Some(*ms),
+            Self::Unavailable(_) => None,
+        }
+    }
+}
 
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
@@ -187,6 +208,7 @@ impl fmt::Debug for Device {
 
 struct CudaBackend {
     /// First, so that it is destroyed while the context still exists.
+    #[cfg(feature = "vendor")]
     blas: Option<vendor::Blas>,
     context: Arc<CudaContext>,
     stream: Arc<CudaStream>,
@@ -259,6 +281,7 @@ impl Device {
             name,
             limits,
             inner: Inner::Cuda(CudaBackend {
+                #[cfg(feature = "vendor")]
                 blas: None,
                 context,
                 stream,

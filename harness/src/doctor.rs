@@ -64,7 +64,12 @@ impl Diagnosis {
 
 impl fmt::Display for Diagnosis {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let width = self.rows.iter().map(|row| row.piece.len()).max().unwrap_or(0);
+        let width = self
+            .rows
+            .iter()
+            .map(|row| row.piece.len())
+            .max()
+            .unwrap_or(0);
         for row in &self.rows {
             match &row.found {
                 Some(found) => {
@@ -215,7 +220,11 @@ fn python_row() -> Row {
     match output {
         Ok(output) if output.status.success() => {
             let said = String::from_utf8_lossy(&output.stdout);
-            let pip = said.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+            let pip = said
+                .split_whitespace()
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
             let python = said
                 .trim()
                 .rsplit_once("(python ")
@@ -285,7 +294,7 @@ fn cublas_row() -> Row {
             PIECE,
             format!(
                 "optional: only the vendor rows of ch5's and ch7's GPU tables use it; {}",
-                crate::device::vendor::CUBLAS_HOW_TO_GET
+                crate::device::CUBLAS_HOW_TO_GET
             ),
         ),
     }
@@ -361,22 +370,43 @@ mod tests {
     fn every_row_says_what_it_found_or_what_to_do() {
         let diagnosis = Diagnosis::examine();
         let pieces: Vec<&str> = diagnosis.rows.iter().map(|row| row.piece).collect();
-        for piece in ["GPU and driver", "NVRTC", "CUDA headers", "cuBLAS", "mdbook", "Chromium"] {
-            assert!(pieces.contains(&piece), "{piece} is missing from {pieces:?}");
+        for piece in [
+            "GPU and driver",
+            "NVRTC",
+            "CUDA headers",
+            "cuBLAS",
+            "mdbook",
+            "Chromium",
+        ] {
+            assert!(
+                pieces.contains(&piece),
+                "{piece} is missing from {pieces:?}"
+            );
         }
         for row in &diagnosis.rows {
             if row.found.is_none() {
-                assert!(!row.note.is_empty(), "{} is missing and says nothing", row.piece);
+                assert!(
+                    !row.note.is_empty(),
+                    "{} is missing and says nothing",
+                    row.piece
+                );
             }
         }
         let text = diagnosis.to_string();
-        assert_eq!(text.lines().filter(|line| line.starts_with(['✓', '✗'])).count(), diagnosis.rows.len());
+        assert_eq!(
+            text.lines()
+                .filter(|line| line.starts_with(['✓', '✗']))
+                .count(),
+            diagnosis.rows.len()
+        );
     }
 
     #[test]
     fn origins_are_named_as_users_know_them() {
         assert_eq!(
-            origin(Path::new("/usr/lib/python3/dist-packages/nvidia/cu13/lib/libnvrtc.so.13")),
+            origin(Path::new(
+                "/usr/lib/python3/dist-packages/nvidia/cu13/lib/libnvrtc.so.13"
+            )),
             "pip, in python3's site-packages"
         );
         assert_eq!(
@@ -384,7 +414,10 @@ mod tests {
             "a CUDA toolkit"
         );
         if let Some(cache) = provision::cache_root() {
-            assert_eq!(origin(&cache.join("nvrtc-13.0.88/x.so")), "Racetrack's cache");
+            assert_eq!(
+                origin(&cache.join("nvrtc-13.0.88/x.so")),
+                "Racetrack's cache"
+            );
         }
     }
 }

@@ -115,7 +115,13 @@ impl KernelSource {
     /// The committed PTX, or its committed compile error, provided it was generated from the
     /// source embedded beside it.
     pub fn committed_ptx_if_fresh(&self) -> Result<String> {
-        let stale = || self.stale(format!("NVRTC {}.{} is not installed", nvrtc::PINNED_VERSION.0, nvrtc::PINNED_VERSION.1));
+        let stale = || {
+            self.stale(format!(
+                "NVRTC {}.{} is not installed",
+                nvrtc::PINNED_VERSION.0,
+                nvrtc::PINNED_VERSION.1
+            ))
+        };
         let Some(rest) = self.committed_ptx.strip_prefix(HEADER_PREFIX) else {
             return Err(stale());
         };

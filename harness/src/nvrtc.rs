@@ -78,9 +78,16 @@ pub fn require_nvrtc() -> Result<&'static Nvrtc> {
 /// The places NVRTC and the headers are looked for, as the error sentences list them.
 pub fn searched_places() -> String {
     let cache = provision::cache_root()
-        .map(|root| format!(" and Racetrack's cache ({})", provision::display_path(&root)))
+        .map(|root| {
+            format!(
+                " and Racetrack's cache ({})",
+                provision::display_path(&root)
+            )
+        })
         .unwrap_or_default();
-    format!("LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda, python3's site-packages (nvidia/cu13){cache}")
+    format!(
+        "LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda, python3's site-packages (nvidia/cu13){cache}"
+    )
 }
 
 fn load(dirs: &[PathBuf]) -> Option<Nvrtc> {
@@ -142,7 +149,8 @@ pub fn cuda_include_dirs() -> Vec<PathBuf> {
 
 /// Whether `dirs` hold CUDA's headers and CCCL's, which `cooperative_groups.h` includes.
 pub fn has_cuda_headers(dirs: &[PathBuf]) -> bool {
-    dirs.iter().any(|dir| dir.join("cooperative_groups.h").is_file())
+    dirs.iter()
+        .any(|dir| dir.join("cooperative_groups.h").is_file())
         && dirs.iter().any(|dir| dir.join("nv/target").is_file())
 }
 
@@ -512,7 +520,10 @@ mod tests {
                 "README.md does not name {pin}"
             );
         }
-        assert!(ci.contains("XDG_CACHE_HOME"), ".ci/run must start from an empty cache");
+        assert!(
+            ci.contains("XDG_CACHE_HOME"),
+            ".ci/run must start from an empty cache"
+        );
         for piece in [Piece::Nvrtc, Piece::Headers] {
             assert!(
                 ci.contains(&piece.folder_name()),

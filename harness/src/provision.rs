@@ -86,11 +86,12 @@ impl Piece {
             }),
             Self::Headers => {
                 let include = cu13.join("include");
-                let missing: Vec<String> = ["cuda_fp16.h", "cooperative_groups.h", "cccl/nv/target"]
-                    .iter()
-                    .filter(|file| !include.join(file).is_file())
-                    .map(ToString::to_string)
-                    .collect();
+                let missing: Vec<String> =
+                    ["cuda_fp16.h", "cooperative_groups.h", "cccl/nv/target"]
+                        .iter()
+                        .filter(|file| !include.join(file).is_file())
+                        .map(ToString::to_string)
+                        .collect();
                 if missing.is_empty() {
                     Ok(())
                 } else {
@@ -242,7 +243,11 @@ fn install(piece: Piece, cache: &Path, root: &Path, searched: &str) -> Result<()
     // Under the lock, any staging folder is left over from an install that was killed.
     if let Ok(entries) = std::fs::read_dir(cache) {
         for entry in entries.flatten() {
-            if entry.file_name().to_string_lossy().starts_with(&staging_prefix) {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(&staging_prefix)
+            {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
@@ -264,7 +269,8 @@ fn install(piece: Piece, cache: &Path, root: &Path, searched: &str) -> Result<()
             problem,
         });
     }
-    std::fs::rename(&staging, root).map_err(|error| ProvisionError::io("rename", &staging, &error))?;
+    std::fs::rename(&staging, root)
+        .map_err(|error| ProvisionError::io("rename", &staging, &error))?;
     eprintln!(
         "racetrack: {} is ready in {display_root} ({:.0} s)",
         piece.what(),
@@ -287,8 +293,19 @@ pub fn display_path(path: &Path) -> String {
 fn run_pip(piece: Piece, staging: &Path, searched: &str) -> Result<(), ProvisionError> {
     let mut command = Command::new("python3");
     command
-        .args(["-m", "pip", "install", "--no-input", "--disable-pip-version-check"])
-        .args(["--progress-bar", "off", "--no-warn-script-location", "--target"])
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+        ])
+        .args([
+            "--progress-bar",
+            "off",
+            "--no-warn-script-location",
+            "--target",
+        ])
         .arg(staging)
         .args(piece.wheels())
         .stdin(Stdio::null())
@@ -307,7 +324,9 @@ fn run_pip(piece: Piece, staging: &Path, searched: &str) -> Result<(), Provision
     match has_pip {
         Err(error) => return Err(no_pip(format!("python3 could not be started ({error})"))),
         Ok(output) if !output.status.success() => {
-            return Err(no_pip("python3 has no pip (`python3 -m pip` failed)".to_string()));
+            return Err(no_pip(
+                "python3 has no pip (`python3 -m pip` failed)".to_string(),
+            ));
         }
         Ok(_) => {}
     }
@@ -426,7 +445,11 @@ fn lock_exclusive(file: &std::fs::File, piece: Piece, path: &Path) -> Result<(),
 }
 
 #[cfg(not(unix))]
-fn lock_exclusive(_file: &std::fs::File, _piece: Piece, _path: &Path) -> Result<(), ProvisionError> {
+fn lock_exclusive(
+    _file: &std::fs::File,
+    _piece: Piece,
+    _path: &Path,
+) -> Result<(), ProvisionError> {
     Ok(())
 }
 
@@ -446,7 +469,8 @@ mod tests {
 
     #[test]
     fn a_staging_folder_is_never_complete() {
-        let dir = std::env::temp_dir().join(format!("racetrack-provision-test-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("racetrack-provision-test-{}", std::process::id()));
         std::fs::create_dir_all(dir.join("nvidia/cu13/include")).unwrap_or_default();
         assert!(Piece::Headers.is_complete(&dir).is_err());
         assert!(Piece::Nvrtc.is_complete(&dir).is_err());

@@ -12,6 +12,7 @@ use harness::{Result, Variant, kernel};
 
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 /// Longest array the kernels index: their indices are 32-bit `unsigned int`, and a grid-stride

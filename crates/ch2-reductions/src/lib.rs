@@ -9,9 +9,11 @@ use harness::verify::bounds;
 use harness::{Arg, Buffer, Device, Dim3, Expect, HarnessError, LaunchReport, LaunchShape, Result};
 use harness::{Variant, kernel};
 
+#[cfg(feature = "walkthrough")]
 pub mod image;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 /// The largest block, and the size of every kernel's shared array.

@@ -9,10 +9,12 @@ use harness::{Arg, Buffer, Device, Dim3, Expect, HarnessError, LaunchReport, Lau
 use harness::{Variant, kernel};
 
 pub mod board;
+#[cfg(feature = "walkthrough")]
 pub mod image;
 pub mod stencil;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 pub use board::{Board, BoardDiff, MAX_CELLS, MAX_SIDE, Pattern};

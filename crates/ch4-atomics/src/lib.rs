@@ -7,6 +7,7 @@ use harness::{Arg, Device, Expect, LaunchReport, LaunchShape, Result, Variant, k
 
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 /// Bins of the ASCII histograms: one per 7-bit character code.

@@ -13,6 +13,7 @@ use harness::{
 
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 /// The lock demonstrations' launch: only thread 0 of each block takes the lock, so the

@@ -14,6 +14,7 @@ use harness::{
 pub mod compact;
 #[cfg(feature = "testing")]
 pub mod testing;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 /// The most elements one block scans with one thread per element.

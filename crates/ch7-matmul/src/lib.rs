@@ -12,10 +12,12 @@ use harness::{
     Stream, Variant, kernel,
 };
 
+#[cfg(feature = "walkthrough")]
 pub mod error_map;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod transpose;
+#[cfg(feature = "walkthrough")]
 pub mod walkthrough;
 
 /// The tile side of kernels 03–06: their blocks are exactly `TILE × TILE` threads.

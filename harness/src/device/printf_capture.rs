@@ -83,7 +83,8 @@ mod tests {
 
     /// Set in the child process that does the capturing; see the test below.
     const CHILD: &str = "RACETRACK_PRINTF_CAPTURE_CHILD";
-    const TEST: &str = "device::printf_capture::tests::what_c_code_prints_is_captured_and_stdout_comes_back";
+    const TEST: &str =
+        "device::printf_capture::tests::what_c_code_prints_is_captured_and_stdout_comes_back";
 
     /// The capture takes file descriptor 1 from the whole process, and libtest's other threads
     /// write their results there; so the capturing runs in a child process of this test binary
@@ -106,7 +107,10 @@ mod tests {
             "the capturing child failed:\n{stdout}\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
-        assert!(stdout.contains("1 passed"), "the child ran no test:\n{stdout}");
+        assert!(
+            stdout.contains("1 passed"),
+            "the child ran no test:\n{stdout}"
+        );
         // What was captured never reached the real standard output.
         assert!(!stdout.contains("from C stdio"), "{stdout}");
     }

@@ -11,11 +11,8 @@ use std::sync::OnceLock;
 use cudarc::cublas::{result as blas, sys};
 use cudarc::driver::{DevicePtr, DevicePtrMut};
 
-use super::{Buffer, Device, Inner, RawBuffer, foreign_buffer};
+use super::{Buffer, CUBLAS_HOW_TO_GET, Device, Inner, RawBuffer, VendorTiming, foreign_buffer};
 use crate::error::{HarnessError, Result};
-
-/// What a learner without cuBLAS should do.
-pub const CUBLAS_HOW_TO_GET: &str = "install the CUDA toolkit, or `pip install nvidia-cublas`, and Racetrack finds libcublas.so.13 in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/cu13/lib";
 
 /// Every cuBLAS function this module calls, checked before the first call.
 const SYMBOLS: &[&str] = &[
@@ -27,24 +24,6 @@ const SYMBOLS: &[&str] = &[
     "cublasSgemm_v2",
     "cublasSdot_v2",
 ];
-
-/// A vendor reference: its time, or why there is none.
-#[derive(Debug, Clone, PartialEq)]
-pub enum VendorTiming {
-    /// Mean milliseconds per call, timed like [`Device::time_ms`].
-    Ms(f64),
-    /// One sentence for the table: no cuBLAS here and how to get it, or the emulator.
-    Unavailable(String),
-}
-
-impl VendorTiming {
-    pub fn ms(&self) -> Option<f64> {
-        match self {
-            Self::Ms(ms) => Some(*ms),
-            Self::Unavailable(_) => None,
-        }
-    }
-}
 
 /// Loads cuBLAS once per process; the error is the sentence a reference row shows.
 pub fn cublas() -> std::result::Result<(), &'static str> {

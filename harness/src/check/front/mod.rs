@@ -416,7 +416,10 @@ struct OwnHeader {
 /// Whether the file or one of its own headers includes `<…>` a header that is not found and
 /// not one of a host library's (which `check` leaves out anyway).
 fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]) -> bool {
-    let own_scans: Vec<Scan> = own.iter().map(|header| source::scan(&header.source)).collect();
+    let own_scans: Vec<Scan> = own
+        .iter()
+        .map(|header| source::scan(&header.source))
+        .collect();
     scan.includes
         .iter()
         .chain(own_scans.iter().flat_map(|scan| &scan.includes))
