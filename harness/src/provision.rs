@@ -225,6 +225,7 @@ pub fn fetch(piece: Piece, searched: &str) -> Result<PathBuf, ProvisionError> {
             command,
         });
     };
+    require_pip(piece, searched)?;
     std::fs::create_dir_all(&cache)
         .map_err(|error| ProvisionError::io("create", &cache, &error))?;
     let _lock = CacheLock::take(&cache, piece)?;
@@ -289,6 +290,36 @@ pub fn display_path(path: &Path) -> String {
     path.display().to_string()
 }
 
+fn no_pip(piece: Piece, searched: &str, problem: String) -> ProvisionError {
+    ProvisionError::NoPip {
+        what: piece.what(),
+        searched: searched.to_string(),
+        problem,
+        command: piece.manual_command(),
+    }
+}
+
+/// Fails unless `python3 -m pip` runs, before anything is announced or locked.
+fn require_pip(piece: Piece, searched: &str) -> Result<(), ProvisionError> {
+    let has_pip = Command::new("python3")
+        .args(["-m", "pip", "--version"])
+        .stdin(Stdio::null())
+        .output();
+    match has_pip {
+        Err(error) => Err(no_pip(
+            piece,
+            searched,
+            format!("python3 could not be started ({error})"),
+        )),
+        Ok(output) if !output.status.success() => Err(no_pip(
+            piece,
+            searched,
+            "python3 has no pip (`python3 -m pip` failed)".to_string(),
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Runs pip with its output shown as a spinner's message (on a terminal) and kept for the error.
 fn run_pip(piece: Piece, staging: &Path, searched: &str) -> Result<(), ProvisionError> {
     let mut command = Command::new("python3");
@@ -311,28 +342,13 @@ fn run_pip(piece: Piece, staging: &Path, searched: &str) -> Result<(), Provision
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let no_pip = |problem: String| ProvisionError::NoPip {
-        what: piece.what(),
-        searched: searched.to_string(),
-        problem,
-        command: piece.manual_command(),
-    };
-    let has_pip = Command::new("python3")
-        .args(["-m", "pip", "--version"])
-        .stdin(Stdio::null())
-        .output();
-    match has_pip {
-        Err(error) => return Err(no_pip(format!("python3 could not be started ({error})"))),
-        Ok(output) if !output.status.success() => {
-            return Err(no_pip(
-                "python3 has no pip (`python3 -m pip` failed)".to_string(),
-            ));
-        }
-        Ok(_) => {}
-    }
-    let mut child = command
-        .spawn()
-        .map_err(|error| no_pip(format!("python3 could not be started ({error})")))?;
+    let mut child = command.spawn().map_err(|error| {
+        no_pip(
+            piece,
+            searched,
+            format!("python3 could not be started ({error})"),
+        )
+    })?;
     let spinner = crate::report::spinner(&format!("pip install {}", piece.wheels().join(" ")));
     let stderr = child.stderr.take();
     let errors = std::thread::spawn(move || {

@@ -148,7 +148,7 @@ fn bad_names_and_flags_are_one_line_errors() {
 
 /// Without NVRTC, and where it cannot be fetched, nothing can be compiled: `check` says why
 /// and the command to run, in one sentence, and fails. NVRTC is hidden by running with an
-/// empty environment (no PATH, so no python3 to find a pip-installed one) and an empty cache.
+/// empty environment (no python3 on PATH to find a pip-installed one) and an empty cache.
 #[test]
 fn without_nvrtc_check_says_how_to_install_it() {
     if Path::new("/usr/local/cuda/lib64/libnvrtc.so.13").exists() {
@@ -160,6 +160,8 @@ fn without_nvrtc_check_says_how_to_install_it() {
         let mut command = Command::new(env!("CARGO_BIN_EXE_learn"));
         command
             .env_clear()
+            // An empty folder: without PATH, the C library's default one would find python3.
+            .env("PATH", dir.path().join("no-programs"))
             .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .arg("--root")
             .arg(dir.path())

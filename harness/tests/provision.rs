@@ -1,0 +1,278 @@
+//! Racetrack fetches its pinned NVRTC and CUDA headers itself: concurrent first runs fetch each
+//! once, a half-finished or failed install is never used, and what cannot be fetched is one
+//! sentence with the command to run.
+//!
+//! pip is played by a stand-in `python3` first on `PATH`, which copies the NVRTC and headers this
+//! test process found (fetching them first if need be) and logs each install: no network, and the
+//! machine's own wheels are out of sight (the stand-in knows no site-packages).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const FAKE_PYTHON: &str = r#"#!/bin/sh
+if [ "$1" = "-c" ]; then exit 0; fi
+if [ "$1 $2 $3" = "-m pip --version" ]; then echo "pip 99.0 from a stand-in (python 3.11)"; exit 0; fi
+target=""; wheels=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) target="$2"; shift 2 ;;
+    nvidia-*) wheels="$wheels $1"; shift ;;
+    *) shift ;;
+  esac
+done
+echo "install$wheels" >> "$FAKE_PIP_LOG"
+echo "Collecting$wheels"
+# Long enough for every other process to reach the lock while this one installs.
+sleep 1
+if [ -n "$FAKE_PIP_FAIL" ]; then
+  mkdir -p "$target/nvidia/cu13/lib"
+  echo "ERROR: No matching distribution found for$wheels" >&2
+  exit 1
+fi
+case "$wheels" in
+  *nvrtc*) mkdir -p "$target/nvidia/cu13/lib" && cp "$NVRTC_SRC"/libnvrtc* "$target/nvidia/cu13/lib/" ;;
+  *) mkdir -p "$target/nvidia/cu13" && cp -r "$HEADERS_SRC" "$target/nvidia/cu13/include" ;;
+esac
+"#;
+
+struct Scene {
+    dir: PathBuf,
+}
+
+impl Scene {
+    fn new(name: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("racetrack-provision-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        let python = dir.join("bin/python3");
+        std::fs::write(&python, FAKE_PYTHON).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn cache(&self) -> PathBuf {
+        self.dir.join("cache/racetrack")
+    }
+
+    fn pip_log(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.join("pip.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// `racetrack doctor --fetch` as on a fresh machine: only the stand-in python3, no
+    /// LD_LIBRARY_PATH or CUDA_PATH, an empty cache.
+    fn racetrack(&self, sources: &Sources, fail: bool) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_racetrack"));
+        command
+            .args(["doctor", "--fetch"])
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("CUDA_PATH")
+            .env_remove("RACETRACK_OFFLINE")
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", self.dir.join("bin").display()),
+            )
+            .env("XDG_CACHE_HOME", self.dir.join("cache"))
+            .env("FAKE_PIP_LOG", self.dir.join("pip.log"))
+            .env("NVRTC_SRC", &sources.nvrtc_lib)
+            .env("HEADERS_SRC", &sources.include);
+        if fail {
+            command.env("FAKE_PIP_FAIL", "1");
+        }
+        command
+    }
+}
+
+impl Drop for Scene {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Where this process's NVRTC and CUDA headers are, for the stand-in pip to copy.
+struct Sources {
+    nvrtc_lib: PathBuf,
+    include: PathBuf,
+}
+
+fn sources() -> Sources {
+    let nvrtc = harness::nvrtc::require_nvrtc().unwrap_or_else(|error| panic!("{error}"));
+    let library = nvrtc
+        .path
+        .clone()
+        .expect("NVRTC was loaded from a known folder");
+    let include = harness::nvrtc::require_cuda_headers()
+        .unwrap_or_else(|error| panic!("{error}"))
+        .into_iter()
+        .find(|dir| dir.join("cooperative_groups.h").is_file())
+        .expect("a folder with cooperative_groups.h");
+    Sources {
+        nvrtc_lib: library.parent().map(Path::to_path_buf).unwrap(),
+        include,
+    }
+}
+
+/// A toolkit at the fixed path cannot be hidden from a child process.
+fn toolkit_in_the_way() -> bool {
+    let there = Path::new("/usr/local/cuda/lib64/libnvrtc.so.13").exists();
+    if there {
+        eprintln!("NVRTC is installed under /usr/local/cuda here, so nothing would be fetched");
+    }
+    there
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn staging_left(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .filter(|name| name.starts_with(".fetching-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
+    if toolkit_in_the_way() {
+        return;
+    }
+    let sources = sources();
+    let scene = Scene::new("concurrent");
+    // What a killed install left behind: removed under the lock, never used.
+    let leftover = scene.cache().join(".fetching-nvrtc-13.0.88-999999");
+    std::fs::create_dir_all(leftover.join("nvidia/cu13/lib")).unwrap();
+    // All four start before any finishes: they meet at the lock.
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            scene
+                .racetrack(&sources, false)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<Output> = children
+        .into_iter()
+        .map(|child| child.wait_with_output().unwrap())
+        .collect();
+    for output in &outputs {
+        assert!(output.status.success(), "{}", text(output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains("(Racetrack's cache)") && stdout.contains("✓ NVRTC"),
+            "{}",
+            text(output)
+        );
+    }
+    let log = scene.pip_log();
+    assert_eq!(
+        log,
+        vec![
+            "install nvidia-cuda-nvrtc==13.0.88",
+            "install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
+        ],
+        "each piece is installed once"
+    );
+    let announced = outputs
+        .iter()
+        .filter(|output| {
+            String::from_utf8_lossy(&output.stderr).contains("racetrack: fetching NVRTC")
+        })
+        .count();
+    assert_eq!(
+        announced, 1,
+        "one process fetches, the others wait and use it"
+    );
+
+    assert!(
+        scene
+            .cache()
+            .join("nvrtc-13.0.88/nvidia/cu13/lib/libnvrtc.so.13")
+            .is_file()
+    );
+    assert!(
+        scene
+            .cache()
+            .join("headers-13.0.96-13.0.85/nvidia/cu13/include/cooperative_groups.h")
+            .is_file()
+    );
+    assert_eq!(staging_left(&scene.cache()), Vec::<String>::new());
+    // A later run finds it in the cache and does not ask pip again.
+    let again = scene.racetrack(&sources, false).output().unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        !String::from_utf8_lossy(&again.stderr).contains("fetching"),
+        "{}",
+        text(&again)
+    );
+    assert_eq!(scene.pip_log().len(), 2);
+}
+
+#[test]
+fn a_failed_fetch_is_one_sentence_and_leaves_nothing_to_use() {
+    if toolkit_in_the_way() {
+        return;
+    }
+    let sources = sources();
+    let scene = Scene::new("failed");
+    let output = scene.racetrack(&sources, true).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let error: Vec<&str> = stderr
+        .lines()
+        .filter(|line| line.starts_with("error:"))
+        .collect();
+    assert_eq!(error.len(), 1, "{}", text(&output));
+    for part in [
+        "NVRTC was not found in LD_LIBRARY_PATH",
+        "pip could not fetch it (ERROR: No matching distribution found for nvidia-cuda-nvrtc==13.0.88)",
+        "run `python3 -m pip install nvidia-cuda-nvrtc==13.0.88` to see why",
+    ] {
+        assert!(error[0].contains(part), "{part}\n{}", text(&output));
+    }
+    assert!(!scene.cache().join("nvrtc-13.0.88").exists());
+    assert_eq!(staging_left(&scene.cache()), Vec::<String>::new());
+}
+
+#[test]
+fn offline_never_runs_pip() {
+    if toolkit_in_the_way() {
+        return;
+    }
+    let sources = sources();
+    let scene = Scene::new("offline");
+    let output = scene
+        .racetrack(&sources, false)
+        .env("RACETRACK_OFFLINE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(
+            "RACETRACK_OFFLINE is set, so Racetrack did not fetch it; run `python3 -m pip install nvidia-cuda-nvrtc==13.0.88`"
+        ),
+        "{}",
+        text(&output)
+    );
+    assert!(scene.pip_log().is_empty(), "pip ran: {:?}", scene.pip_log());
+}
