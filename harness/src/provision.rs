@@ -376,15 +376,16 @@ fn run_pip(piece: Piece, staging: &Path, searched: &str) -> Result<(), Provision
     }
     let _ = std::fs::remove_dir_all(staging);
     // pip's last error line says what went wrong (no network, no such version, a proxy).
-    let pip_said = errors
-        .lines()
-        .chain(said.iter().map(String::as_str))
-        .map(str::trim)
-        .filter(|line| line.starts_with("ERROR") || line.contains("rror"))
-        .next_back()
-        .or_else(|| errors.lines().map(str::trim).rfind(|line| !line.is_empty()))
-        .unwrap_or("it exited with no message")
-        .to_string();
+    let last = |text: &str, wanted: &dyn Fn(&str) -> bool| {
+        text.lines()
+            .map(str::trim)
+            .rfind(|line| wanted(line))
+            .map(str::to_string)
+    };
+    let pip_said = last(&errors, &|line| line.starts_with("ERROR"))
+        .or_else(|| last(&errors, &|line| !line.is_empty()))
+        .or_else(|| said.last().cloned())
+        .unwrap_or_else(|| "it exited with no message".to_string());
     Err(ProvisionError::PipFailed {
         what: piece.what(),
         searched: searched.to_string(),

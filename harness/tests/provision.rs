@@ -6,6 +6,9 @@
 //! test process found (fetching them first if need be) and logs each install: no network, and the
 //! machine's own wheels are out of sight (the stand-in knows no site-packages).
 
+// Test helpers panic with context on purpose; a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
