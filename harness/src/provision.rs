@@ -273,8 +273,9 @@ fn install(piece: Piece, cache: &Path, root: &Path, searched: &str) -> Result<()
     std::fs::rename(&staging, root)
         .map_err(|error| ProvisionError::io("rename", &staging, &error))?;
     eprintln!(
-        "racetrack: {} is ready in {display_root} ({:.0} s)",
+        "racetrack: {} {} ready in {display_root} ({:.0} s)",
         piece.what(),
+        if piece == Piece::Headers { "are" } else { "is" },
         started.elapsed().as_secs_f64()
     );
     Ok(())
