@@ -213,20 +213,14 @@ fn fetch_advice(piece: Piece, what_for: &str) -> String {
 
 fn python_row() -> Row {
     const PIECE: &str = "python3 + pip";
-    let output = Command::new("python3")
-        .args(["-m", "pip", "--version"])
-        .stdin(Stdio::null())
-        .output();
-    match output {
-        Ok(output) if output.status.success() => {
-            let said = String::from_utf8_lossy(&output.stdout);
+    match provision::pip_version() {
+        Ok(said) => {
             let pip = said
                 .split_whitespace()
                 .take(2)
                 .collect::<Vec<_>>()
                 .join(" ");
             let python = said
-                .trim()
                 .rsplit_once("(python ")
                 .map_or("", |(_, version)| version.trim_end_matches(')'));
             Row::found(
@@ -235,13 +229,11 @@ fn python_row() -> Row {
                 "what Racetrack fetches NVRTC and the headers with",
             )
         }
-        Ok(_) => Row::missing(
+        Err(problem) => Row::missing(
             PIECE,
-            "python3 has no pip: Racetrack cannot fetch NVRTC; install pip (Debian: apt-get install python3-pip)",
-        ),
-        Err(_) => Row::missing(
-            PIECE,
-            "no python3: Racetrack cannot fetch NVRTC; install python3 with pip, or a CUDA toolkit",
+            format!(
+                "{problem}, so Racetrack cannot fetch NVRTC; install python3 with pip (Debian: apt-get install python3-pip), or a CUDA toolkit"
+            ),
         ),
     }
 }
@@ -280,11 +272,7 @@ fn cache_row() -> Row {
 
 fn cublas_row() -> Row {
     const PIECE: &str = "cuBLAS";
-    let found = nvrtc::library_dirs()
-        .into_iter()
-        .map(|dir| dir.join("libcublas.so.13"))
-        .find(|path| path.is_file());
-    match found {
+    match nvrtc::find_library("libcublas.so.13") {
         Some(path) => Row::found(
             PIECE,
             shown(&path),

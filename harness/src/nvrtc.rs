@@ -129,6 +129,14 @@ pub(crate) fn library_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The first of [`library_dirs`] that holds `file` (`libcublas.so.13`), as a full path.
+pub(crate) fn find_library(file: &str) -> Option<PathBuf> {
+    library_dirs()
+        .into_iter()
+        .map(|dir| dir.join(file))
+        .find(|path| path.is_file())
+}
+
 /// Where the CUDA headers are, searched as NVRTC itself is found: beside each library
 /// directory of [`library_dirs`] (`…/lib64` → `…/include`), in the order NVRTC is looked for,
 /// each with the `cccl/` folder that CUDA 13 keeps libcu++ and CUB in, as nvcc adds it.

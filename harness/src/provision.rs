@@ -300,25 +300,27 @@ fn no_pip(piece: Piece, searched: &str, problem: String) -> ProvisionError {
     }
 }
 
-/// Fails unless `python3 -m pip` runs, before anything is announced or locked.
-fn require_pip(piece: Piece, searched: &str) -> Result<(), ProvisionError> {
-    let has_pip = Command::new("python3")
+/// What `python3 -m pip --version` says (`pip 23.2.1 from … (python 3.11)`), or why pip
+/// cannot be run: what fetching needs, and what `racetrack doctor` reports.
+pub fn pip_version() -> Result<String, String> {
+    match Command::new("python3")
         .args(["-m", "pip", "--version"])
         .stdin(Stdio::null())
-        .output();
-    match has_pip {
-        Err(error) => Err(no_pip(
-            piece,
-            searched,
-            format!("python3 could not be started ({error})"),
-        )),
-        Ok(output) if !output.status.success() => Err(no_pip(
-            piece,
-            searched,
-            "python3 has no pip (`python3 -m pip` failed)".to_string(),
-        )),
-        Ok(_) => Ok(()),
+        .output()
+    {
+        Err(error) => Err(format!("python3 could not be started ({error})")),
+        Ok(output) if !output.status.success() => {
+            Err("python3 has no pip (`python3 -m pip` failed)".to_string())
+        }
+        Ok(output) => Ok(String::from_utf8_lossy(&output.stdout).trim().to_string()),
     }
+}
+
+/// Fails unless `python3 -m pip` runs, before anything is announced or locked.
+fn require_pip(piece: Piece, searched: &str) -> Result<(), ProvisionError> {
+    pip_version()
+        .map(|_| ())
+        .map_err(|problem| no_pip(piece, searched, problem))
 }
 
 /// Runs pip with its output shown as a spinner's message (on a terminal) and kept for the error.

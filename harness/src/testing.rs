@@ -47,6 +47,29 @@ pub fn assert_one_line_error(output: &Output, expected: &str) {
     );
 }
 
+/// NVRTC, fetched as every command that compiles fetches it when it is not installed (see
+/// [`crate::provision`]); where that is impossible the test fails with the sentence saying why,
+/// in CI and on a laptop alike.
+pub fn require_nvrtc() {
+    if let Err(error) = crate::nvrtc::require_nvrtc() {
+        panic!("{error}");
+    }
+}
+
+/// [`require_nvrtc`], and it must be the NVRTC `kernels/ptx/` is generated with.
+pub fn require_pinned_nvrtc() {
+    if let Err(error) = crate::ptx::require_pinned_nvrtc() {
+        panic!("{error}");
+    }
+}
+
+/// CUDA's headers, fetched as `racetrack check` fetches them, for files that include them.
+pub fn require_cuda_headers() {
+    if let Err(error) = crate::nvrtc::require_cuda_headers() {
+        panic!("{error}");
+    }
+}
+
 /// The device `RACETRACK_BACKEND` names, announced on stderr; without a GPU, `auto` is the
 /// emulator. Tests have nothing to run on without one, so failing to open is a panic here.
 pub fn test_device() -> Device {

@@ -11,7 +11,8 @@
 use std::path::Path;
 
 use clap::Parser;
-use harness::ptx::{self, workspace_root};
+use harness::ptx::workspace_root;
+use harness::testing::require_pinned_nvrtc;
 use harness::trace::{self, TraceArgs};
 use serde_json::Value;
 
@@ -19,13 +20,6 @@ use serde_json::Value;
 struct TraceCommand {
     #[command(flatten)]
     args: TraceArgs,
-}
-
-/// The pinned NVRTC, fetched when it is not installed; a failure to get it fails the test.
-fn require_pinned_nvrtc() {
-    if let Err(error) = ptx::require_pinned_nvrtc() {
-        panic!("the book's traces are checked by the pinned NVRTC: {error}");
-    }
 }
 
 fn trace_files(dir: &Path) -> Vec<std::path::PathBuf> {

@@ -9,6 +9,7 @@ use std::process::Command;
 use harness::check::{ArgSpec, HostArg, HostData};
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
+use harness::testing::require_cuda_headers;
 use serde_json::Value;
 
 struct Run {
@@ -46,14 +47,6 @@ fn check_in(dir: &Path, file: &str, args: &[&str]) -> Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    }
-}
-
-/// CUDA's headers for the files that include them, fetched as `check` fetches them when they
-/// are not installed; a failure to get them fails the test.
-fn require_cuda_headers() {
-    if let Err(error) = harness::nvrtc::require_cuda_headers() {
-        panic!("{error}");
     }
 }
 

@@ -11,6 +11,7 @@ use harness::check::{HostArg, HostData, HostElement, Kernel, Outcome, Program, S
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
 use harness::rand::Rng;
+use harness::testing::{require_cuda_headers, require_nvrtc};
 use harness::verify::{bounds, compare_within};
 use harness::{
     BackendChoice, Device, Dim3, EmuSettings, FindingKind, LaunchShape, Schedule, cli::seeded_rng,
@@ -29,12 +30,6 @@ fn kernel_with(path: &str, entry: &str, flags: &CompileFlags) -> Kernel {
         .unwrap_or_else(|e| panic!("{path}: {e}"));
     let program = Program::new(path, source, flags);
     program.kernel(entry).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn require_nvrtc() {
-    if let Err(error) = harness::nvrtc::require_nvrtc() {
-        panic!("{error}");
-    }
 }
 
 fn bug_line(path: &str) -> u32 {
@@ -1209,14 +1204,6 @@ fn ch4_one_bin_per_thread_is_wrong_when_the_block_is_smaller_than_the_bins() {
 // Learners' own files (tests/check_corpus): C++ names, CUDA headers, -I and -D
 
 const CHECK_CORPUS: &str = "harness/tests/check_corpus";
-
-/// CUDA's headers for the files that include them, fetched as `check` fetches them when they
-/// are not installed; a failure to get them fails the test.
-fn require_cuda_headers() {
-    if let Err(error) = harness::nvrtc::require_cuda_headers() {
-        panic!("{error}");
-    }
-}
 
 fn corpus_flags(defines: &[&str]) -> CompileFlags {
     CompileFlags {

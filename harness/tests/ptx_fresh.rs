@@ -2,18 +2,12 @@
 //! emulator runs that PTX wherever NVRTC is absent.
 
 use harness::nvrtc;
+use harness::testing::require_pinned_nvrtc;
 use harness::{HarnessError, ptx};
-
-/// The pinned NVRTC, fetched when it is not installed; a failure to get it fails the test.
-fn require_pinned_nvrtc(test: &str) {
-    if let Err(error) = ptx::require_pinned_nvrtc() {
-        panic!("{test} needs the pinned NVRTC: {error}");
-    }
-}
 
 #[test]
 fn committed_ptx_is_fresh() {
-    require_pinned_nvrtc("committed_ptx_is_fresh");
+    require_pinned_nvrtc();
     let root = ptx::workspace_root();
     let sources = ptx::kernel_sources(&root).unwrap();
     assert!(
@@ -31,7 +25,7 @@ fn committed_ptx_is_fresh() {
 
 #[test]
 fn compile_errors_show_nvrtc_log_with_file_and_line() {
-    require_pinned_nvrtc("compile_errors_show_nvrtc_log_with_file_and_line");
+    require_pinned_nvrtc();
     let source = "extern \"C\" __global__ void broken(int *x)\n{\n    x[tid] = 1;\n}\n";
     let error = nvrtc::compile("kernels/example/broken.cu", source, nvrtc::EMU_ARCH).unwrap_err();
     let HarnessError::Compile { path, log } = &error else {
@@ -52,7 +46,7 @@ fn compile_errors_show_nvrtc_log_with_file_and_line() {
 
 #[test]
 fn ptx_names_the_kernel_by_its_repository_path() {
-    require_pinned_nvrtc("ptx_names_the_kernel_by_its_repository_path");
+    require_pinned_nvrtc();
     let source = "extern \"C\" __global__ void k(int *x) { x[0] = 1; }\n";
     let ptx = nvrtc::compile("kernels/example/ok.cu", source, nvrtc::EMU_ARCH).unwrap();
     assert!(ptx.contains(".file\t1 \"kernels/example/ok.cu\""), "{ptx}");

@@ -6,7 +6,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use harness::testing::{assert_one_line_error, stderr};
+use harness::testing::{assert_one_line_error, require_nvrtc, stderr};
 use learn::{find, track};
 
 fn learn(root: &Path, args: &[&str]) -> Output {
@@ -82,7 +82,7 @@ fn hints_come_one_level_at_a_time_for_the_first_unfinished_exercise() {
 
 #[test]
 fn check_fails_with_the_checker_report_then_passes_once_fixed() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (dir, workspace) = common::scratch("check");
     let exercise = find("racy-increment").unwrap();
     let failed = learn(dir.path(), &["check", "racy-increment"]);

@@ -9,6 +9,7 @@
 
 mod common;
 
+use harness::testing::require_nvrtc;
 use learn::exercise::{Line, Start};
 use learn::render::report_lines;
 use learn::{Chapter, Exercise, check_source, track};
@@ -97,7 +98,7 @@ fn solution_passes(exercise: &Exercise) -> Option<String> {
 }
 
 fn prove(chapter: Chapter) {
-    common::require_nvrtc();
+    require_nvrtc();
     let exercises: Vec<&Exercise> = track().iter().filter(|e| e.chapter == chapter).collect();
     assert!(!exercises.is_empty(), "{chapter} has no exercises");
     let problems: Vec<String> = exercises

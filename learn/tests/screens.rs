@@ -4,6 +4,7 @@
 
 mod common;
 
+use harness::testing::require_nvrtc;
 use learn::check::Report;
 use learn::cli::title_lines;
 use learn::render::report_lines;
@@ -30,21 +31,21 @@ fn starting(name: &str) -> String {
 
 #[test]
 fn a_race_names_the_line_and_the_threads() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (_, text) = screen("racy-increment", &starting("racy-increment"));
     insta::assert_snapshot!("race", text);
 }
 
 #[test]
 fn a_barrier_some_threads_skip_is_shown_where_each_waits() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (_, text) = screen("tree-sync-in-if", &starting("tree-sync-in-if"));
     insta::assert_snapshot!("barrier_divergence", text);
 }
 
 #[test]
 fn an_access_out_of_bounds_names_the_array_and_the_thread() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (_, text) = screen(
         "scalar-multiply-no-guard",
         &starting("scalar-multiply-no-guard"),
@@ -54,7 +55,7 @@ fn an_access_out_of_bounds_names_the_array_and_the_thread() {
 
 #[test]
 fn a_wrong_result_shows_the_smallest_failing_case() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (report, text) = screen("blelloch-no-padding", &starting("blelloch-no-padding"));
     assert_eq!(
         report.outcome.as_ref().err().and_then(|f| f.expect()),
@@ -69,7 +70,7 @@ fn a_wrong_result_shows_the_smallest_failing_case() {
 /// runs blocks of at most 256 threads, so every case adds shared memory no thread wrote.
 #[test]
 fn an_uninitialized_read_names_the_shared_memory_nobody_wrote() {
-    common::require_nvrtc();
+    require_nvrtc();
     let name = "tree-no-sync";
     let start = starting(name);
     let mut source = String::new();
@@ -104,7 +105,7 @@ fn an_uninitialized_read_names_the_shared_memory_nobody_wrote() {
 
 #[test]
 fn a_compile_error_shows_nvrtc_log_at_the_file_and_line() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (_, text) = screen(
         "down-sweep-does-not-compile",
         &starting("down-sweep-does-not-compile"),
@@ -118,7 +119,7 @@ fn a_compile_error_shows_nvrtc_log_at_the_file_and_line() {
 
 #[test]
 fn a_fixed_kernel_passes_and_says_what_the_fix_taught() {
-    common::require_nvrtc();
+    require_nvrtc();
     let fixed = find("racy-increment").unwrap().solution.source;
     let (report, text) = screen("racy-increment", fixed);
     assert!(report.passed(), "{text}");
@@ -127,7 +128,7 @@ fn a_fixed_kernel_passes_and_says_what_the_fix_taught() {
 
 #[test]
 fn an_empty_kernel_to_write_fails_with_a_wrong_result() {
-    common::require_nvrtc();
+    require_nvrtc();
     let start = starting("saxpy");
     assert!(start.contains("// TODO: "), "{start}");
     let (report, text) = screen("saxpy", &start);
@@ -144,7 +145,7 @@ fn an_empty_kernel_to_write_fails_with_a_wrong_result() {
 /// where the element is, and the bound the CPU's value allows.
 #[test]
 fn an_element_never_written_reads_nan_and_says_why() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (report, text) = screen("tiled-2x2", &starting("tiled-2x2"));
     assert_eq!(
         report.outcome.as_ref().err().and_then(|f| f.expect()),
@@ -159,7 +160,7 @@ fn an_element_never_written_reads_nan_and_says_why() {
 
 #[test]
 fn bank_conflicts_are_counted_at_the_line_that_makes_them() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (report, text) = screen("transpose-shared", &starting("transpose-shared"));
     assert_eq!(
         report.outcome.as_ref().err().and_then(|f| f.reason()),
@@ -173,7 +174,7 @@ fn bank_conflicts_are_counted_at_the_line_that_makes_them() {
 /// A file that meets its bank goal passes, and the emulator says why it did not time it.
 #[test]
 fn goals_met_and_skipped_are_listed_when_it_passes() {
-    common::require_nvrtc();
+    require_nvrtc();
     let padded = find("transpose-shared").unwrap().solution.source;
     let (report, text) = screen("transpose-shared", padded);
     assert!(report.passed(), "{text}");
@@ -220,7 +221,7 @@ fn a_missed_speed_goal_shows_both_times() {
 /// quits.
 #[test]
 fn watch_mode_checks_on_save_and_answers_keys() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (_dir, workspace) = common::scratch("watch");
     let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
     let first = watch.current();
@@ -293,7 +294,7 @@ fn watch_mode_checks_on_save_and_answers_keys() {
 /// the other recorded, and the watch screen counts what the other passed.
 #[test]
 fn watch_mode_keeps_what_another_cargo_learn_recorded() {
-    common::require_nvrtc();
+    require_nvrtc();
     let (_dir, workspace) = common::scratch("watch-beside");
     let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
     assert!(watch.screen().contains("0 of "), "{}", watch.screen());

@@ -36,20 +36,16 @@ pub fn cublas() -> std::result::Result<(), &'static str> {
 }
 
 fn load() -> std::result::Result<(), String> {
-    for dir in crate::nvrtc::library_dirs() {
+    if let Some(main) = crate::nvrtc::find_library("libcublas.so.13") {
         // libcublas needs libcublasLt beside it; loading that first by full path lets the
-        // loader resolve it when `dir` is not on its path.
-        let lt = dir.join("libcublasLt.so.13");
-        let main = dir.join("libcublas.so.13");
-        if main.is_file() {
-            for path in [lt, main] {
-                // SAFETY: cuBLAS's libraries have no initialisers with preconditions; the
-                // handles are leaked on purpose so the libraries stay mapped for cudarc.
-                if let Ok(library) = unsafe { libloading::Library::new(&path) } {
-                    std::mem::forget(library);
-                }
+        // loader resolve it when its folder is not on the loader's path.
+        let lt = main.with_file_name("libcublasLt.so.13");
+        for path in [lt, main] {
+            // SAFETY: cuBLAS's libraries have no initialisers with preconditions; the
+            // handles are leaked on purpose so the libraries stay mapped for cudarc.
+            if let Ok(library) = unsafe { libloading::Library::new(&path) } {
+                std::mem::forget(library);
             }
-            break;
         }
     }
     // SAFETY: only dlopens libcublas under cudarc's names and drops the handle.

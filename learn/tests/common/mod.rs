@@ -8,15 +8,6 @@ use std::path::{Path, PathBuf};
 use harness::BackendChoice;
 use learn::{Options, Workspace};
 
-/// NVRTC, fetched as `cargo learn` fetches it when it is not installed: every check compiles
-/// the learner's file. Where that is impossible the test fails with the sentence saying why, in
-/// CI and on a laptop alike.
-pub fn require_nvrtc() {
-    if let Err(error) = harness::nvrtc::require_nvrtc() {
-        panic!("{error}");
-    }
-}
-
 /// The emulator, and a GPU where `RACETRACK_BACKEND` asks for one (or auto finds one).
 pub fn options() -> Options {
     Options {

@@ -409,10 +409,6 @@ struct OwnHeader {
     left_out: Vec<LeftOut>,
 }
 
-/// The user's own headers that the device part of a file (in `dir`) includes, and theirs in
-/// turn: NVRTC reads them from memory, host code blanked (a sample's `histogram_common.h`
-/// declares its host functions; a book's `book.h` defines error helpers around `exit`). The
-/// CUDA headers are left as they are.
 /// Whether the file or one of its own headers includes `<…>` a header that is not found and
 /// not one of a host library's (which `check` leaves out anyway).
 fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]) -> bool {
@@ -428,6 +424,10 @@ fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]
         })
 }
 
+/// The user's own headers that the device part of a file (in `dir`) includes, and theirs in
+/// turn: NVRTC reads them from memory, host code blanked (a sample's `histogram_common.h`
+/// declares its host functions; a book's `book.h` defines error helpers around `exit`). The
+/// CUDA headers are left as they are.
 fn own_headers(
     search: &SearchPath,
     dir: &Path,
