@@ -1,0 +1,365 @@
+//! The checkers' hooks on each access: racecheck (shadow memory and synchronization), initcheck,
+//! and the collector that merges repeated findings into one with a count.
+
+use super::*;
+
+#[derive(Default)]
+pub(crate) struct Collector {
+    pub(crate) keys: HashMap<(FindingKind, u32, u32, u64), usize>,
+    pub(crate) list: Vec<Finding>,
+}
+
+impl Collector {
+    /// Counts a repeat, or adds a new finding and returns its index.
+    pub(crate) fn add(
+        &mut self,
+        key: (FindingKind, u32, u32, u64),
+        make: impl FnOnce() -> Finding,
+    ) -> Option<usize> {
+        if let Some(&i) = self.keys.get(&key) {
+            self.list[i].count += 1;
+            None
+        } else {
+            self.keys.insert(key, self.list.len());
+            self.list.push(make());
+            Some(self.list.len() - 1)
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// Race check for an access to `size` bytes at `tgt` (global or shared).
+    #[inline(always)]
+    pub(crate) fn race_check(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+    ) {
+        if self.race.is_some() {
+            self.race_check_shadow(w, lane, tgt, size, kind, pc);
+        }
+    }
+
+    pub(crate) fn race_check_shadow(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+    ) {
+        let (region, off) = match tgt {
+            Tgt::G(i, off) => (
+                race::Region::Global {
+                    index: i,
+                    words: self.allocs[i].data.len().div_ceil(4),
+                },
+                off,
+            ),
+            Tgt::S(off) => (
+                race::Region::Shared {
+                    slot: w.slot,
+                    block: w.block,
+                },
+                off,
+            ),
+            _ => return,
+        };
+        let who = self.who(w, lane);
+        let end = off + size as usize;
+        let mut o = off;
+        while o < end {
+            let word = o / 4;
+            let wend = ((word + 1) * 4).min(end);
+            let mut mask = 0u8;
+            for b in o..wend {
+                mask |= 1 << (b % 4);
+            }
+            let hit = self
+                .race
+                .as_mut()
+                .and_then(|r| r.access(region, word, mask, size, &who, kind, pc));
+            if let Some(hit) = hit {
+                self.report_race(w, lane, tgt, o, size, kind, pc, hit);
+            }
+            o = wend;
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn report_race(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        off: usize,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+        hit: race::Hit,
+    ) {
+        let (sp, addr_off, addr) = match tgt {
+            Tgt::G(i, _) => (
+                report::Space::Global,
+                self.allocs[i].base + off as u64,
+                self.allocs[i].base + off as u64,
+            ),
+            _ => (report::Space::Shared, off as u64, off as u64),
+        };
+        let (loc, obj) = self.mem_location(sp, addr_off, addr, size);
+        let fk = FindingKind::Race {
+            hazard: hit.hazard,
+            space: sp,
+        };
+        let key = (fk, self.line_of(hit.prev.pc), self.line_of(pc), obj);
+        let prev_op = match (hit.hazard, hit.prev.strong) {
+            (report::Hazard::WriteAfterRead, false) => AccessOp::Read,
+            (_, false) => AccessOp::Write,
+            (_, true) => AccessOp::Atomic,
+        };
+        let cur_op = match kind {
+            race::Kind::Read => AccessOp::Read,
+            race::Kind::Write => AccessOp::Write,
+            race::Kind::StrongRead => AccessOp::AtomicRead,
+            race::Kind::StrongWrite => AccessOp::AtomicWrite,
+            race::Kind::Rmw => AccessOp::Atomic,
+        };
+        let first = Access {
+            op: prev_op,
+            thread: self.thread_ref(hit.prev.tid),
+            at: self.src(hit.prev.pc),
+        };
+        let second = Access {
+            op: cur_op,
+            thread: self.thread_ref(self.gid(w, lane)),
+            at: self.src(pc),
+        };
+        let tpb = self.tpb as u64;
+        let same_block = hit.prev.tid / tpb == self.gid(w, lane) / tpb;
+        let why = if sp == report::Space::Shared || same_block {
+            "no __syncthreads(), atomic or fence orders them".to_string()
+        } else {
+            "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
+        };
+        let new = self.findings.add(key, || Finding {
+            kind: fk,
+            count: 1,
+            location: Some(loc),
+            accesses: vec![first, second],
+            threads: vec![],
+            why,
+        });
+        if new.is_some() && self.trace.is_some() {
+            let earlier = self.earlier_access(w, tgt, off, hit.prev);
+            self.link_finding(new, Some(earlier), lane);
+        }
+    }
+
+    /// Records that finding `new` (when it is new) was seen at the current step by `lane`, after
+    /// the access `earlier` (a race's first access) when there is one.
+    pub(crate) fn link_finding(
+        &mut self,
+        new: Option<usize>,
+        earlier: Option<Option<EventLane>>,
+        lane: usize,
+    ) {
+        let (Some(index), Some(t)) = (new, self.trace.as_deref_mut()) else {
+            return;
+        };
+        let now = t.current().map(|event| EventLane {
+            event,
+            lane: lane as u8,
+        });
+        let events = match earlier {
+            Some(first) => vec![first, now],
+            None => vec![now],
+        };
+        t.finding(index, events);
+    }
+
+    /// The step in which a race's earlier access (`prev`, to the word at byte `off` of `tgt`'s
+    /// memory) happened.
+    pub(crate) fn earlier_access(
+        &self,
+        w: &Warp,
+        tgt: Tgt,
+        off: usize,
+        prev: race::Acc,
+    ) -> Option<EventLane> {
+        let t = self.trace.as_deref()?;
+        let (array, offset) = match tgt {
+            Tgt::G(i, _) => (t.global_array(i)?, off as u64),
+            Tgt::S(_) => t.shared_array(w.block as u32, off as u64)?,
+            _ => return None,
+        };
+        let tpb = self.tpb as u64;
+        let local = (prev.tid % tpb) as u32;
+        let warp = ((prev.tid / tpb) * self.wpb as u64) as u32 + local / 32;
+        let lane = (local % 32) as u8;
+        t.find_access(warp, lane, prev.pc, array, offset / 4)
+            .map(|event| EventLane { event, lane })
+    }
+
+    /// Records one lane's access in the current step of a traced launch; `values` is the value
+    /// read or written, and for an atomic the value after it.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn trace_access(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        ty: Ty,
+        values: (u64, Option<u64>),
+        op: TraceOp,
+        strong: bool,
+        atomic: Option<&'static str>,
+    ) {
+        let Some(t) = self.trace.as_deref_mut() else {
+            return;
+        };
+        let (space, found) = match tgt {
+            Tgt::G(i, off) => (
+                report::Space::Global,
+                t.global_array(i).map(|a| (a, off as u64)),
+            ),
+            Tgt::S(off) => (
+                report::Space::Shared,
+                t.shared_array(w.block as u32, off as u64),
+            ),
+            Tgt::L(_) | Tgt::Bad => return,
+        };
+        let Some((array, offset)) = found else {
+            return;
+        };
+        let access = LaneAccess {
+            lane: lane as u8,
+            array,
+            offset,
+            size: ty.bytes() as u8,
+            value: values.0,
+            new: values.1,
+        };
+        t.access(op, strong, atomic, space, ty.name(), access);
+    }
+
+    /// initcheck for a read of `size` bytes at `tgt`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn init_read(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        size: u32,
+        pc: u32,
+        op: AccessOp,
+    ) {
+        if !self.opts.initcheck {
+            return;
+        }
+        let written = match tgt {
+            Tgt::S(off) => {
+                let at = w.slot as usize * self.shared_words;
+                all_bits(
+                    &self.shared_written[at..at + self.shared_words],
+                    off,
+                    size as usize,
+                )
+            }
+            Tgt::G(i, off) => match &self.allocs[i].written {
+                None => true,
+                Some(bits) => all_bits(bits, off, size as usize),
+            },
+            _ => true,
+        };
+        if !written {
+            self.report_uninit(w, lane, tgt, size, pc, op);
+        }
+    }
+
+    /// Marks `size` bytes at `tgt` written. Global memory is marked even with initcheck off, so
+    /// that a later launch with it on knows what this one wrote.
+    #[inline(always)]
+    pub(crate) fn init_write(&mut self, w: &Warp, tgt: Tgt, size: u32) {
+        match tgt {
+            Tgt::S(off) if self.opts.initcheck => {
+                let at = w.slot as usize * self.shared_words;
+                mark_bits_fast(
+                    &mut self.shared_written[at..at + self.shared_words],
+                    off,
+                    size as usize,
+                );
+            }
+            Tgt::G(i, off) => {
+                if let Some(bits) = self.allocs[i].written.as_mut() {
+                    mark_bits_fast(bits, off, size as usize);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn report_uninit(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        size: u32,
+        pc: u32,
+        op: AccessOp,
+    ) {
+        let (sp, addr) = match tgt {
+            Tgt::G(i, off) => (report::Space::Global, self.allocs[i].base + off as u64),
+            Tgt::S(off) => (report::Space::Shared, off as u64),
+            _ => return,
+        };
+        let (loc, obj) = self.mem_location(sp, addr, addr, size);
+        let kind = FindingKind::UninitializedRead { space: sp };
+        let key = (kind, self.line_of(pc), 0, obj);
+        let access = Access {
+            op,
+            thread: self.thread_ref(self.gid(w, lane)),
+            at: self.src(pc),
+        };
+        let why = if sp == report::Space::Shared {
+            "no thread of the block wrote these bytes before this read: shared memory starts as garbage"
+        } else {
+            "the memory was allocated uninitialized and nothing wrote these bytes before this read"
+        };
+        let new = self.findings.add(key, || Finding {
+            kind,
+            count: 1,
+            location: Some(loc),
+            accesses: vec![access],
+            threads: vec![],
+            why: why.into(),
+        });
+        self.link_finding(new, None, lane);
+    }
+
+    pub(crate) fn sync_region(&self, tgt: Tgt, w: &Warp) -> Option<(race::Region, u64)> {
+        match tgt {
+            Tgt::G(i, off) => Some((
+                race::Region::Global {
+                    index: i,
+                    words: self.allocs[i].data.len().div_ceil(4),
+                },
+                (off / 4) as u64,
+            )),
+            Tgt::S(off) => Some((
+                race::Region::Shared {
+                    slot: w.slot,
+                    block: w.block,
+                },
+                (off / 4) as u64,
+            )),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! `Ctx`, what one launch's instructions see: the module, memory, per-slot shared memory, the
+//! checkers' state and counters; with operand reads and the names of threads and source lines.
+
+use super::*;
+
+pub(crate) struct Ctx<'a> {
+    pub(crate) m: &'a Module,
+    pub(crate) allocs: &'a mut Vec<Allocation>,
+    pub(crate) heap: &'a mut Heap,
+    pub(crate) opts: RunOptions,
+    pub(crate) grid: [u32; 3],
+    pub(crate) block: [u32; 3],
+    pub(crate) tpb: u32,
+    pub(crate) wpb: u32,
+    pub(crate) kparams: Vec<u8>,
+    /// Per resident slot.
+    pub(crate) shared: Vec<Vec<u8>>,
+    /// What shared memory holds when a block starts.
+    pub(crate) shared_init: Vec<u8>,
+    /// Per resident slot, `shared_words` u64s: one bit per byte of shared memory, set once a
+    /// thread of the block wrote it (initcheck).
+    pub(crate) shared_written: Vec<u64>,
+    pub(crate) shared_words: usize,
+    pub(crate) shared_size: u32,
+    pub(crate) dyn_base: u32,
+    pub(crate) reserved_base: u32,
+    pub(crate) dyn_size: u32,
+    /// Per resident thread, `local_size` bytes each.
+    pub(crate) local: Vec<u8>,
+    pub(crate) local_size: u32,
+    pub(crate) race: Option<Race>,
+    pub(crate) findings: Collector,
+    /// Index into `allocs` of the last global access, tried first.
+    pub(crate) last_alloc: usize,
+    pub(crate) clock: u64,
+    pub(crate) thread_instrs: u64,
+    /// Counts progress events for the watchdog: memory changed by a store or atomic, a barrier
+    /// completed, a thread exited or started.
+    pub(crate) progress: u64,
+    /// A failed assert or a stack overflow ended the launch.
+    pub(crate) aborted: bool,
+    /// A thread reached an instruction the emulator does not run: the launch stops, and this
+    /// is its error.
+    pub(crate) refusal: Option<EmuError>,
+    pub(crate) printf: Vec<PrintfRecord>,
+    pub(crate) printf_bytes: usize,
+    pub(crate) printf_dropped: u64,
+    /// Set by a strong access or atomic on global memory, where blocks hand data to each other:
+    /// the adversarial schedule switches warps there.
+    pub(crate) touched_global_sync: bool,
+    /// The recorder of a traced launch ([`Emulator::launch_traced`]); `None` otherwise.
+    pub(crate) trace: Option<Box<Recorder>>,
+    /// Shared-memory bank conflicts so far, when [`RunOptions::bank_conflicts`] asks for them.
+    pub(crate) banks: Option<Box<banks::Tally>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tgt {
+    G(usize, usize),
+    S(usize),
+    L(usize),
+    Bad,
+}
+
+#[inline(always)]
+pub(crate) fn rd_le(d: &[u8], off: usize, size: usize) -> u64 {
+    match (size, d.get(off..off.saturating_add(size))) {
+        (4, Some(s)) => return u32::from_le_bytes(s.try_into().unwrap_or_default()) as u64,
+        (8, Some(s)) => return u64::from_le_bytes(s.try_into().unwrap_or_default()),
+        _ => {}
+    }
+    let mut b = [0u8; 8];
+    if let Some(s) = d.get(off..off.saturating_add(size)) {
+        b[..size].copy_from_slice(s);
+    }
+    u64::from_le_bytes(b)
+}
+
+#[inline(always)]
+pub(crate) fn wr_le(d: &mut [u8], off: usize, size: usize, v: u64) {
+    if let Some(s) = d.get_mut(off..off.saturating_add(size)) {
+        s.copy_from_slice(&v.to_le_bytes()[..size]);
+    }
+}
+
+/// The key that makes findings about one object one finding: a heap block's `malloc` call site
+/// (every thread's block from one call is "the same" object), otherwise the allocation itself.
+pub(crate) fn heap_key(a: &Allocation) -> u64 {
+    match &a.heap {
+        Some(h) => (1 << 61) | h.site as u64,
+        None => a.base,
+    }
+}
+
+pub(crate) fn split3(i: u32, d: [u32; 3]) -> [u32; 3] {
+    [i % d[0], (i / d[0]) % d[1], i / (d[0] * d[1])]
+}
+
+pub(crate) fn split3_64(i: u64, d: [u32; 3]) -> [u32; 3] {
+    let (x, y) = (d[0] as u64, d[1] as u64);
+    [(i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32]
+}
+
+impl Ctx<'_> {
+    pub(crate) fn thread_ref(&self, gid: u64) -> ThreadRef {
+        let tpb = self.tpb as u64;
+        ThreadRef {
+            block: split3_64(gid / tpb, self.grid),
+            thread: split3((gid % tpb) as u32, self.block),
+        }
+    }
+
+    pub(crate) fn src(&self, pc: u32) -> SourceLoc {
+        let (loc, ptx_line) = match self.m.code.get(pc as usize) {
+            Some(i) => (self.m.locs.get(i.loc as usize), i.ptx_line),
+            None => (None, 0),
+        };
+        match loc {
+            Some(l) if l.line != 0 => SourceLoc {
+                file: self.m.file_name(l.file).to_string(),
+                line: l.line,
+                inlined_at: l.inlined_at.map(|x| x.1),
+                inlined_into: l
+                    .outermost
+                    .filter(|&(file, _)| file != l.file)
+                    .map(|(file, line)| (self.m.file_name(file).to_string(), line)),
+                ptx_line,
+            },
+            _ => SourceLoc {
+                file: String::new(),
+                line: 0,
+                inlined_at: None,
+                inlined_into: None,
+                ptx_line,
+            },
+        }
+    }
+
+    pub(crate) fn line_of(&self, pc: u32) -> u32 {
+        self.m
+            .code
+            .get(pc as usize)
+            .and_then(|i| self.m.locs.get(i.loc as usize))
+            .map(|l| l.line)
+            .unwrap_or(0)
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self, w: &Warp, o: Opnd, lane: usize) -> u64 {
+        match o {
+            Opnd::Reg(r) => w.regs[r as usize * 32 + lane],
+            Opnd::Imm(v) => v,
+            Opnd::Sreg(s) => self.sreg(w, s, lane),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn addr(&self, w: &Warp, a: &Addr, lane: usize) -> u64 {
+        match *a {
+            Addr::Reg { base, off } => self.get(w, base, lane).wrapping_add(off as u64),
+            Addr::KParam(o) | Addr::TParam(o) => o as u64,
+        }
+    }
+
+    /// Global linear thread id.
+    pub(crate) fn gid(&self, w: &Warp, lane: usize) -> u64 {
+        w.block * self.tpb as u64 + (w.first + lane as u32) as u64
+    }
+
+    /// Index of the thread among the resident blocks' threads.
+    pub(crate) fn rt(&self, w: &Warp, lane: usize) -> u32 {
+        w.slot * self.tpb + w.first + lane as u32
+    }
+
+    pub(crate) fn who(&self, w: &Warp, lane: usize) -> race::Who {
+        race::Who {
+            tid: self.gid(w, lane),
+            slot: w.slot,
+            rt: self.rt(w, lane),
+            warp: w.gw,
+        }
+    }
+
+    /// The warp's index in a trace: `block * warps_per_block + warp` (traced launches have at
+    /// most `u32::MAX` warps).
+    pub(crate) fn trace_warp(&self, w: &Warp) -> u32 {
+        (w.block * self.wpb as u64) as u32 + w.first / 32
+    }
+}

@@ -1,0 +1,527 @@
+//! Integer and floating-point arithmetic, comparisons, selects, bit-field operations and
+//! conversions: everything that reads registers and writes registers, lane by lane.
+
+use super::super::*;
+
+/// Runs `f` on the operands of every lane of `exec` and writes the result to register slot base
+/// `d`. Monomorphized per operation, so the operation and type are decided once per instruction;
+/// register and immediate operands are read without going through `Ctx::get`.
+#[inline(always)]
+pub(crate) fn map2(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    a: Opnd,
+    b: Opnd,
+    f: impl Fn(u64, u64) -> u64,
+) {
+    match (a, b) {
+        (Opnd::Reg(ra), Opnd::Reg(rb)) => {
+            let (ra, rb) = (ra as usize * 32, rb as usize * 32);
+            let r = &mut w.regs;
+            lanes!(exec, l, {
+                r[d + l] = f(r[ra + l], r[rb + l]);
+            });
+        }
+        (Opnd::Reg(ra), Opnd::Imm(vb)) => {
+            let ra = ra as usize * 32;
+            let r = &mut w.regs;
+            lanes!(exec, l, {
+                r[d + l] = f(r[ra + l], vb);
+            });
+        }
+        _ => {
+            lanes!(exec, l, {
+                let v = f(ctx.get(w, a, l), ctx.get(w, b, l));
+                w.regs[d + l] = v;
+            });
+        }
+    }
+}
+
+/// `map2` with three operands.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn map3(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    a: Opnd,
+    b: Opnd,
+    c: Opnd,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
+    match (a, b, c) {
+        (Opnd::Reg(ra), Opnd::Reg(rb), Opnd::Reg(rc)) => {
+            let (ra, rb, rc) = (ra as usize * 32, rb as usize * 32, rc as usize * 32);
+            let r = &mut w.regs;
+            lanes!(exec, l, {
+                r[d + l] = f(r[ra + l], r[rb + l], r[rc + l]);
+            });
+        }
+        _ => {
+            lanes!(exec, l, {
+                let v = f(ctx.get(w, a, l), ctx.get(w, b, l), ctx.get(w, c, l));
+                w.regs[d + l] = v;
+            });
+        }
+    }
+}
+
+/// Integer width class of a type for the fast paths: 32 or 64 bits, signed or not.
+#[inline(always)]
+pub(crate) fn int_class(t: Ty) -> Option<(u32, bool)> {
+    match t {
+        Ty::B32 | Ty::U32 => Some((32, false)),
+        Ty::S32 => Some((32, true)),
+        Ty::B64 | Ty::U64 => Some((64, false)),
+        Ty::S64 => Some((64, true)),
+        _ => None,
+    }
+}
+
+/// Fast paths for the most common `Bin` operations; false if the generic path must run.
+/// Each gives exactly `alu::bin`'s result.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn bin_fast(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    op: BinOp,
+    ty: Ty,
+    d: usize,
+    a: Opnd,
+    b: Opnd,
+    fm: FMod,
+) -> bool {
+    if ty == Ty::F32 {
+        if fm.ftz || fm.sat || fm.directed() {
+            return false;
+        }
+        let f = |x: u64| f32::from_bits(x as u32);
+        match op {
+            BinOp::Add => map2(ctx, w, exec, d, a, b, |x, y| (f(x) + f(y)).to_bits() as u64),
+            BinOp::Sub => map2(ctx, w, exec, d, a, b, |x, y| (f(x) - f(y)).to_bits() as u64),
+            BinOp::MulLo => map2(ctx, w, exec, d, a, b, |x, y| (f(x) * f(y)).to_bits() as u64),
+            _ => return false,
+        }
+        return true;
+    }
+    let Some((bits, signed)) = int_class(ty) else {
+        return false;
+    };
+    if fm.sat && signed {
+        return false;
+    }
+    match (op, bits) {
+        (BinOp::Add, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_add(y as u32) as u64
+        }),
+        (BinOp::Add, _) => map2(ctx, w, exec, d, a, b, |x, y| x.wrapping_add(y)),
+        (BinOp::Sub, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_sub(y as u32) as u64
+        }),
+        (BinOp::Sub, _) => map2(ctx, w, exec, d, a, b, |x, y| x.wrapping_sub(y)),
+        (BinOp::MulLo, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32).wrapping_mul(y as u32) as u64
+        }),
+        (BinOp::MulLo, _) => map2(ctx, w, exec, d, a, b, |x, y| x.wrapping_mul(y)),
+        (BinOp::MulWide, 32) if signed => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32 as i32 as i64).wrapping_mul(y as u32 as i32 as i64) as u64
+        }),
+        (BinOp::MulWide, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            (x as u32 as u64).wrapping_mul(y as u32 as u64)
+        }),
+        (BinOp::Shl, 32) => map2(ctx, w, exec, d, a, b, |x, y| {
+            let s = y as u32;
+            if s >= 32 { 0 } else { ((x as u32) << s) as u64 }
+        }),
+        (BinOp::Shl, _) => map2(ctx, w, exec, d, a, b, |x, y| {
+            let s = y as u32;
+            if s >= 64 { 0 } else { x << s }
+        }),
+        _ => return false,
+    }
+    true
+}
+
+/// Like `map2`, for a comparison: writes the result to `d` and its negation to `d2`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn map_pred(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    d2: Option<usize>,
+    a: Opnd,
+    b: Opnd,
+    f: impl Fn(u64, u64) -> bool,
+) {
+    match d2 {
+        None => map2(ctx, w, exec, d, a, b, |x, y| f(x, y) as u64),
+        Some(d2) => {
+            lanes!(exec, l, {
+                let r = f(ctx.get(w, a, l), ctx.get(w, b, l));
+                w.regs[d + l] = r as u64;
+                w.regs[d2 + l] = (!r) as u64;
+            });
+        }
+    }
+}
+
+/// Integer `setp` without a combining predicate, with operands mapped by `key` to values whose
+/// order is the type's order; false for comparisons left to the generic path.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn setp_int<K: Ord>(
+    ctx: &Ctx,
+    w: &mut Warp,
+    exec: u32,
+    d: usize,
+    d2: Option<usize>,
+    a: Opnd,
+    b: Opnd,
+    cmp: Cmp,
+    key: impl Fn(u64) -> K,
+) -> bool {
+    match cmp {
+        Cmp::Eq | Cmp::Equ => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) == key(y)),
+        Cmp::Ne | Cmp::Neu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) != key(y)),
+        Cmp::Lt | Cmp::Ltu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) < key(y)),
+        Cmp::Le | Cmp::Leu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) <= key(y)),
+        Cmp::Gt | Cmp::Gtu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) > key(y)),
+        Cmp::Ge | Cmp::Geu => map_pred(ctx, w, exec, d, d2, a, b, |x, y| key(x) >= key(y)),
+        Cmp::Num | Cmp::Nan => return false,
+    }
+    true
+}
+
+/// Runs one arithmetic, comparison, bit-field or conversion instruction.
+#[inline(always)]
+pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option<u32> {
+    match &ins.op {
+        Op::Mov { ty, d, a } => {
+            let bits = ty.bits();
+            let (d, a) = (*d as usize * 32, *a);
+            if *ty == Ty::Pred {
+                lanes!(exec, l, {
+                    let v = ctx.get(w, a, l) & 1;
+                    w.regs[d + l] = v;
+                });
+            } else {
+                lanes!(exec, l, {
+                    let v = alu::mask(ctx.get(w, a, l), bits);
+                    w.regs[d + l] = v;
+                });
+            }
+        }
+        Op::Unpack { part_bits, ds, a } => {
+            lanes!(exec, l, {
+                let v = ctx.get(w, *a, l);
+                for (i, d) in ds.iter().enumerate() {
+                    if let Some(d) = d {
+                        w.regs[*d as usize * 32 + l] =
+                            alu::mask(v >> (i as u32 * part_bits), *part_bits);
+                    }
+                }
+            });
+        }
+        Op::Pack {
+            part_bits,
+            d,
+            parts,
+        } => {
+            lanes!(exec, l, {
+                let mut v = 0u64;
+                for (i, p) in parts.iter().enumerate() {
+                    v |= alu::mask(ctx.get(w, *p, l), *part_bits) << (i as u32 * part_bits);
+                }
+                w.regs[*d as usize * 32 + l] = v;
+            });
+        }
+        Op::Bin {
+            op,
+            ty,
+            d,
+            a,
+            b,
+            fm,
+        } => {
+            let (op, ty, d, a, b, fm) = (*op, *ty, *d as usize * 32, *a, *b, *fm);
+            if bin_fast(ctx, w, exec, op, ty, d, a, b, fm) {
+                w.advance();
+                return None;
+            }
+            lanes!(exec, l, {
+                let v = alu::bin(op, ty, ctx.get(w, a, l), ctx.get(w, b, l), fm);
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Half2 {
+            op,
+            ty,
+            fm,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let (op, ty, fm) = (*op, *ty, *fm);
+            map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
+                alu::half2(op, ty, fm, x, y, z)
+            });
+        }
+        Op::Int3 { op, d, a, b, c } => {
+            let op = *op;
+            map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
+                alu::int3(op, x, y, z)
+            });
+        }
+        Op::Un { op, ty, d, a, fm } => {
+            let (op, ty, d, a, fm) = (*op, *ty, *d as usize * 32, *a, *fm);
+            lanes!(exec, l, {
+                let v = alu::un(op, ty, ctx.get(w, a, l), fm);
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Mad {
+            ty,
+            hi,
+            wide,
+            d,
+            a,
+            b,
+            c,
+            fm,
+        } => {
+            let d = *d as usize * 32;
+            let (a, b, c) = (*a, *b, *c);
+            let done = match (int_class(*ty), *hi, *wide) {
+                (Some((32, _)), false, false) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        (x as u32).wrapping_mul(y as u32).wrapping_add(z as u32) as u64
+                    });
+                    true
+                }
+                (Some((64, _)), false, false) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        x.wrapping_mul(y).wrapping_add(z)
+                    });
+                    true
+                }
+                (Some((32, true)), false, true) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        ((x as u32 as i32 as i64) * (y as u32 as i32 as i64)).wrapping_add(z as i64)
+                            as u64
+                    });
+                    true
+                }
+                (Some((32, false)), false, true) => {
+                    map3(ctx, w, exec, d, a, b, c, |x, y, z| {
+                        (x as u32 as u64 * y as u32 as u64).wrapping_add(z)
+                    });
+                    true
+                }
+                _ => false,
+            };
+            if done {
+                w.advance();
+                return None;
+            }
+            lanes!(exec, l, {
+                let v = alu::mad(
+                    *ty,
+                    *hi,
+                    *wide,
+                    ctx.get(w, a, l),
+                    ctx.get(w, b, l),
+                    ctx.get(w, c, l),
+                    *fm,
+                );
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Setp {
+            cmp,
+            ty,
+            d,
+            d2,
+            a,
+            b,
+            comb,
+            ftz,
+        } => {
+            let d = *d as usize * 32;
+            if comb.is_none() {
+                let d2 = d2.map(|x| x as usize * 32);
+                let (a, b, cmp) = (*a, *b, *cmp);
+                let done = match *ty {
+                    Ty::B32 | Ty::U32 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as u32),
+                    Ty::S32 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as u32 as i32),
+                    Ty::B64 | Ty::U64 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x),
+                    Ty::S64 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as i64),
+                    _ => false,
+                };
+                if done {
+                    w.advance();
+                    return None;
+                }
+            }
+            lanes!(exec, l, {
+                let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), *ftz);
+                let (r1, r2) = match comb {
+                    Some((bo, c, neg)) => {
+                        let cv = (ctx.get(w, *c, l) & 1 != 0) != *neg;
+                        (alu::bool_op(*bo, r, cv), alu::bool_op(*bo, !r, cv))
+                    }
+                    None => (r, !r),
+                };
+                w.regs[d + l] = r1 as u64;
+                if let Some(d2) = d2 {
+                    w.regs[*d2 as usize * 32 + l] = r2 as u64;
+                }
+            });
+        }
+        Op::Set {
+            cmp,
+            dty,
+            ty,
+            d,
+            a,
+            b,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), false);
+                let v = if dty.float() {
+                    if r { 1.0f32.to_bits() as u64 } else { 0 }
+                } else if r {
+                    alu::mask(u64::MAX, dty.bits())
+                } else {
+                    0
+                };
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Selp {
+            ty,
+            d,
+            a,
+            b,
+            c,
+            neg,
+        } => {
+            let d = *d as usize * 32;
+            let bits = ty.bits();
+            lanes!(exec, l, {
+                let p = (ctx.get(w, *c, l) & 1 != 0) != *neg;
+                let v = if p {
+                    ctx.get(w, *a, l)
+                } else {
+                    ctx.get(w, *b, l)
+                };
+                w.regs[d + l] = alu::mask(v, bits);
+            });
+        }
+        Op::Slct {
+            ty,
+            cty,
+            d,
+            a,
+            b,
+            c,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let cv = ctx.get(w, *c, l);
+                let ge = if *cty == Ty::F32 {
+                    f32::from_bits(cv as u32) >= 0.0
+                } else {
+                    alu::sext(cv, 32) >= 0
+                };
+                let v = if ge {
+                    ctx.get(w, *a, l)
+                } else {
+                    ctx.get(w, *b, l)
+                };
+                w.regs[d + l] = alu::mask(v, ty.bits());
+            });
+        }
+        Op::Cvt {
+            dty,
+            sty,
+            rnd,
+            fm,
+            d,
+            a,
+            dbits,
+        } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                let v = alu::cvt(*dty, *sty, *rnd, *fm, ctx.get(w, *a, l), *dbits);
+                w.regs[d + l] = v;
+            });
+        }
+        Op::Cvta {
+            to,
+            space,
+            d,
+            a,
+            wide,
+        } => {
+            let d = *d as usize * 32;
+            let win = match space {
+                Space::Shared => SHARED_WIN,
+                Space::Local => LOCAL_WIN,
+                _ => 0,
+            };
+            lanes!(exec, l, {
+                let x = ctx.get(w, *a, l);
+                let v = if *to {
+                    x.wrapping_sub(win)
+                } else {
+                    x.wrapping_add(win)
+                };
+                w.regs[d + l] = if *wide { v } else { alu::mask(v, 32) };
+            });
+        }
+        Op::Bfe { ty, d, a, b, c } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] =
+                    alu::bfe(*ty, ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+            });
+        }
+        Op::Bfi { ty, d, f, b, c, e } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = alu::bfi(
+                    *ty,
+                    ctx.get(w, *f, l),
+                    ctx.get(w, *b, l),
+                    ctx.get(w, *c, l),
+                    ctx.get(w, *e, l),
+                );
+            });
+        }
+        Op::Prmt { d, a, b, c } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = alu::prmt(ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+            });
+        }
+        Op::TestP { t, ty, d, a } => {
+            let d = *d as usize * 32;
+            lanes!(exec, l, {
+                w.regs[d + l] = alu::testp(*t, *ty, ctx.get(w, *a, l)) as u64;
+            });
+        }
+        _ => unreachable!("instr::exec sends only arith instructions here"),
+    }
+    w.advance();
+    None
+}

@@ -1,0 +1,231 @@
+//! Control flow: branches, calls and returns (with recursive frames), `exit`, `trap`, and what
+//! the emulator refuses to run.
+
+use super::super::*;
+
+/// Runs one branch, call, return, exit or trap.
+#[inline(always)]
+pub(crate) fn run(
+    ctx: &mut Ctx,
+    blocks: &mut [BlockState],
+    w: &mut Warp,
+    ins: &Instr,
+    exec: u32,
+) -> Option<u32> {
+    let (pc, active, m) = (w.pc, w.active, ctx.m);
+    match &ins.op {
+        Op::Nop => {}
+        Op::Bra { target } => {
+            let target = *target;
+            if exec == active {
+                if target <= pc {
+                    backward_branch(w);
+                }
+                w.pc = target;
+                if w.active != w.runnable() {
+                    w.regroup();
+                }
+            } else if exec == 0 {
+                w.advance();
+            } else {
+                w.flush();
+                lanes!(active, l, {
+                    w.lane_pc[l] = if exec & (1 << l) != 0 { target } else { pc + 1 };
+                });
+                w.active = 0;
+                w.regroup();
+            }
+            return None;
+        }
+        Op::Call {
+            func,
+            args,
+            rets: _,
+        } => {
+            let callee = m.funcs.get(*func as usize);
+            let start = callee.map(|f| f.start).unwrap_or(pc + 1);
+            let ts = m.tparam_size as usize;
+            if let Some(callee) = callee.filter(|f| f.recursive) {
+                let mut overflow = 0u32;
+                lanes!(exec, l, {
+                    if w.stacks[l].len() >= MAX_CALL_DEPTH {
+                        overflow |= 1 << l;
+                    } else {
+                        let frame = ctx.save_frame(w, l, callee);
+                        w.frames[l].push(frame);
+                    }
+                });
+                if overflow != 0 {
+                    ctx.stack_overflow(w, overflow, pc);
+                    return None;
+                }
+            }
+            lanes!(exec, l, {
+                for &(from, to, size) in args {
+                    let (from, to, size) =
+                        (l * ts + from as usize, l * ts + to as usize, size as usize);
+                    if from + size <= w.tparam.len() && to + size <= w.tparam.len() {
+                        w.tparam.copy_within(from..from + size, to);
+                    }
+                }
+                w.stacks[l].push(pc);
+            });
+            set_lane_pcs(w, exec, start, pc + 1);
+            return None;
+        }
+        Op::Ret => {
+            let mut exiting = 0u32;
+            let ts = m.tparam_size as usize;
+            w.flush();
+            lanes!(exec, l, {
+                match w.stacks[l].pop() {
+                    None => exiting |= 1 << l,
+                    Some(cpc) => {
+                        if let Some(Instr {
+                            op: Op::Call { rets, func, .. },
+                            ..
+                        }) = m.code.get(cpc as usize)
+                        {
+                            // Results leave the callee's area before a saved frame (which may
+                            // cover the caller's result slots, in self-recursion) comes back.
+                            let mut results = Vec::new();
+                            for &(from, to, size) in rets {
+                                let from = l * ts + from as usize;
+                                if let Some(bytes) = w.tparam.get(from..from + size as usize) {
+                                    results.push((to, bytes.to_vec()));
+                                }
+                            }
+                            if let Some(callee) =
+                                m.funcs.get(*func as usize).filter(|f| f.recursive)
+                                && let Some(frame) = w.frames[l].pop()
+                            {
+                                ctx.restore_frame(w, l, callee, frame);
+                            }
+                            for (to, bytes) in results {
+                                let to = l * ts + to as usize;
+                                if let Some(slot) = w.tparam.get_mut(to..to + bytes.len()) {
+                                    slot.copy_from_slice(&bytes);
+                                }
+                            }
+                        }
+                        w.lane_pc[l] = cpc + 1;
+                    }
+                }
+            });
+            lanes!(active & !exec, l, {
+                w.lane_pc[l] = pc + 1;
+            });
+            w.active = 0;
+            if exiting != 0 {
+                return exit_lanes(ctx, blocks, w, exiting, pc);
+            }
+            w.regroup();
+            return None;
+        }
+        Op::Unsupported(what) => {
+            if ctx.refusal.is_none() {
+                ctx.refusal = Some(ctx.m.refusal(pc, what));
+            }
+            ctx.aborted = true;
+            w.active = 0;
+            return None;
+        }
+        Op::Trap => {
+            if exec != 0 {
+                ctx.trapped(w, pc, exec);
+                return None;
+            }
+            w.advance();
+            return None;
+        }
+        Op::Exit => {
+            w.flush();
+            lanes!(active & !exec, l, {
+                w.lane_pc[l] = pc + 1;
+            });
+            w.active = 0;
+            return exit_lanes(ctx, blocks, w, exec, pc);
+        }
+        _ => unreachable!("instr::exec sends only control instructions here"),
+    }
+    w.advance();
+    None
+}
+
+pub(crate) fn exit_lanes(
+    ctx: &mut Ctx,
+    blocks: &mut [BlockState],
+    w: &mut Warp,
+    lanes_mask: u32,
+    pc: u32,
+) -> Option<u32> {
+    let lanes_mask = lanes_mask & w.live;
+    w.flush();
+    w.live &= !lanes_mask;
+    w.active = 0;
+    let n = lanes_mask.count_ones();
+    if n > 0
+        && let Some(t) = ctx.trace.as_deref_mut()
+    {
+        t.exit(lanes_mask);
+    }
+    if n > 0 {
+        ctx.progress += 1;
+        let first = ctx.gid(w, lanes_mask.trailing_zeros() as usize);
+        let blk = &mut blocks[w.slot as usize];
+        blk.live -= n;
+        blk.exited += n;
+        if blk.first_exit.is_none() {
+            blk.first_exit = Some((first, pc));
+        }
+    }
+    w.regroup();
+    if n > 0 { Some(w.slot) } else { None }
+}
+
+impl Ctx<'_> {
+    pub(crate) fn save_frame(&self, w: &Warp, lane: usize, f: &Function) -> Frame {
+        let ts = self.m.tparam_size as usize;
+        let tp = lane * ts;
+        let local_base = self.rt(w, lane) as usize * self.local_size as usize;
+        Frame {
+            regs: f
+                .regs
+                .clone()
+                .map(|r| w.regs[r as usize * 32 + lane])
+                .collect(),
+            tparam: w
+                .tparam
+                .get(tp + f.tparams.start as usize..tp + f.tparams.end as usize)
+                .unwrap_or(&[])
+                .to_vec(),
+            local: self
+                .local
+                .get(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
+                .unwrap_or(&[])
+                .to_vec(),
+        }
+    }
+
+    pub(crate) fn restore_frame(&mut self, w: &mut Warp, lane: usize, f: &Function, frame: Frame) {
+        for (r, v) in f.regs.clone().zip(frame.regs) {
+            w.regs[r as usize * 32 + lane] = v;
+        }
+        let tp = lane * self.m.tparam_size as usize;
+        if let Some(s) = w
+            .tparam
+            .get_mut(tp + f.tparams.start as usize..tp + f.tparams.end as usize)
+            .filter(|s| s.len() == frame.tparam.len())
+        {
+            s.copy_from_slice(&frame.tparam);
+        }
+        let local_base = self.rt(w, lane) as usize * self.local_size as usize;
+        if let Some(s) = self
+            .local
+            .get_mut(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
+            .filter(|s| s.len() == frame.local.len())
+        {
+            s.copy_from_slice(&frame.local);
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! `ld` and `st`: loads and stores to every state space (`.param` included), each lane's access
+//! passing through the memory checker, racecheck, initcheck and the bank-conflict tally.
+
+use super::super::*;
+
+/// Runs one `ld` or `st`.
+#[inline(always)]
+pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option<u32> {
+    let (pc, m) = (w.pc, ctx.m);
+    match &ins.op {
+        Op::Ld {
+            space,
+            ty,
+            ds,
+            addr,
+            strong,
+            dbits,
+        } => {
+            let esize = ty.bytes();
+            let total = esize * ds.len() as u32;
+            let kind = if strong.is_strong() {
+                race::Kind::StrongRead
+            } else {
+                race::Kind::Read
+            };
+            let op = if strong.is_strong() {
+                AccessOp::AtomicRead
+            } else {
+                AccessOp::Read
+            };
+            let acquire = if *strong == Strength::Acquire {
+                race::Acquire::Now
+            } else {
+                race::Acquire::AtNextFence
+            };
+            if ctx.banks.is_some() {
+                ctx.count_banks(w, exec, *space, addr, total, pc, false);
+            }
+            // A plain read that only seeds a CAS loop is not checked (see `cas_seed.rs`).
+            let race_checked = !m.cas_seed.get(pc as usize).copied().unwrap_or(false);
+            if let [Some(dreg)] = ds.as_slice()
+                && *space != Space::Param
+            {
+                let dreg = *dreg as usize * 32;
+                let sign_extend = ty.signed() && *dbits > ty.bits();
+                // Read once: `ctx` changes inside the loop, so the compiler could not hoist it.
+                let tracing = ctx.trace.is_some();
+                lanes!(exec, l, {
+                    let a = ctx.addr(w, addr, l);
+                    let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
+                    if race_checked {
+                        ctx.race_check(w, l, tgt, total, kind, pc);
+                    }
+                    ctx.init_read(w, l, tgt, total, pc, op);
+                    if strong.is_strong() {
+                        sync_after(ctx, w, l, tgt, kind, acquire, false);
+                    }
+                    let raw = ctx.read_tgt(tgt, esize as usize, w.slot);
+                    if tracing {
+                        let strong = strong.is_strong();
+                        ctx.trace_access(w, l, tgt, *ty, (raw, None), TraceOp::Read, strong, None);
+                    }
+                    w.regs[dreg + l] = if sign_extend {
+                        alu::mask(alu::sext(raw, ty.bits()) as u64, *dbits)
+                    } else {
+                        raw
+                    };
+                });
+                w.advance();
+                return None;
+            }
+            let tracing = ctx.trace.is_some();
+            lanes!(exec, l, {
+                let vals: [u64; 4] = match (space, addr) {
+                    (Space::Param, Addr::KParam(o)) => {
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            *x = rd_le(
+                                &ctx.kparams,
+                                *o as usize + i * esize as usize,
+                                esize as usize,
+                            );
+                        }
+                        v
+                    }
+                    (Space::Param, Addr::TParam(o)) => {
+                        let base = l * m.tparam_size as usize + *o as usize;
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            *x = rd_le(&w.tparam, base + i * esize as usize, esize as usize);
+                        }
+                        v
+                    }
+                    _ => {
+                        let a = ctx.addr(w, addr, l);
+                        let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
+                        ctx.race_check(w, l, tgt, total, kind, pc);
+                        ctx.init_read(w, l, tgt, total, pc, op);
+                        if strong.is_strong() {
+                            sync_after(ctx, w, l, tgt, kind, acquire, false);
+                        }
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            let at = tgt_offset(tgt, i * esize as usize);
+                            *x = ctx.read_tgt(at, esize as usize, w.slot);
+                            if tracing {
+                                let strong = strong.is_strong();
+                                ctx.trace_access(
+                                    w,
+                                    l,
+                                    at,
+                                    *ty,
+                                    (*x, None),
+                                    TraceOp::Read,
+                                    strong,
+                                    None,
+                                );
+                            }
+                        }
+                        v
+                    }
+                };
+                for (i, d) in ds.iter().enumerate() {
+                    if let Some(d) = d {
+                        let raw = vals[i];
+                        let v = if ty.signed() && *dbits > ty.bits() {
+                            alu::mask(alu::sext(raw, ty.bits()) as u64, *dbits)
+                        } else {
+                            raw
+                        };
+                        w.regs[*d as usize * 32 + l] = v;
+                    }
+                }
+            });
+        }
+        Op::St {
+            space,
+            ty,
+            vals,
+            addr,
+            strong,
+        } => {
+            let esize = ty.bytes();
+            let total = esize * vals.len() as u32;
+            let kind = if strong.is_strong() {
+                race::Kind::StrongWrite
+            } else {
+                race::Kind::Write
+            };
+            let op = if strong.is_strong() {
+                AccessOp::AtomicWrite
+            } else {
+                AccessOp::Write
+            };
+            let release = *strong == Strength::Release;
+            if ctx.banks.is_some() {
+                ctx.count_banks(w, exec, *space, addr, total, pc, true);
+            }
+            let tracing = ctx.trace.is_some();
+            // Lanes of this one store that write the same value to the same place: the hardware
+            // lands one of them, which is that value either way (every lane of a warp storing a
+            // warp-reduced result, as cooperative groups do), so only the first is race-checked.
+            let mut stored: Vec<(Tgt, [u64; 4])> = Vec::new();
+            lanes!(exec, l, {
+                match (space, addr) {
+                    (Space::Param, Addr::TParam(o)) => {
+                        let base = l * m.tparam_size as usize + *o as usize;
+                        for (i, v) in vals.iter().enumerate() {
+                            let x = ctx.get(w, *v, l);
+                            wr_le(&mut w.tparam, base + i * esize as usize, esize as usize, x);
+                        }
+                    }
+                    (Space::Param, _) => {}
+                    _ => {
+                        let a = ctx.addr(w, addr, l);
+                        let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
+                        let mut values = [0u64; 4];
+                        for (slot, v) in values.iter_mut().zip(vals.iter()) {
+                            *slot = alu::mask(ctx.get(w, *v, l), esize * 8);
+                        }
+                        let same = stored.iter().any(|(t, v)| *t == tgt && *v == values);
+                        if !same {
+                            stored.push((tgt, values));
+                            ctx.race_check(w, l, tgt, total, kind, pc);
+                        }
+                        for (i, v) in vals.iter().enumerate() {
+                            let x = ctx.get(w, *v, l);
+                            let at = tgt_offset(tgt, i * esize as usize);
+                            if ctx.read_tgt(at, esize as usize, w.slot) != alu::mask(x, esize * 8) {
+                                ctx.progress += 1;
+                            }
+                            ctx.write_tgt(at, esize as usize, w.slot, x);
+                            if tracing {
+                                let strong = strong.is_strong();
+                                ctx.trace_access(
+                                    w,
+                                    l,
+                                    at,
+                                    *ty,
+                                    (x, None),
+                                    TraceOp::Write,
+                                    strong,
+                                    None,
+                                );
+                            }
+                        }
+                        ctx.init_write(w, tgt, total);
+                        if strong.is_strong() {
+                            sync_after(ctx, w, l, tgt, kind, race::Acquire::Never, release);
+                        }
+                    }
+                }
+            });
+        }
+        _ => unreachable!("instr::exec sends only memory instructions here"),
+    }
+    w.advance();
+    None
+}

@@ -1,0 +1,961 @@
+//! A launch: its set-up (`Emulator::run_launch`), the resident blocks and their schedules
+//! (hardware order, seeded random, adversarial), barrier release, and the watchdog for stuck kernels.
+
+use super::*;
+
+impl Emulator {
+    pub(crate) fn run_launch(
+        &mut self,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        trace_limit: Option<usize>,
+    ) -> Result<(RunReport, Option<Box<Recorder>>), EmuError> {
+        let fidx = module
+            .funcs
+            .iter()
+            .position(|f| f.is_entry && f.name == entry)
+            .ok_or_else(|| EmuError::UnknownEntry(entry.to_string()))?;
+        let bad = |message: String| EmuError::BadLaunch {
+            entry: entry.to_string(),
+            message,
+        };
+        let f = &module.funcs[fidx];
+        let [bx, by, bz] = config.block;
+        let [gx, gy, gz] = config.grid;
+        if config.block.contains(&0) || config.grid.contains(&0) {
+            return Err(bad(format!(
+                "grid {:?} and block {:?} must have no zero dimension",
+                config.grid, config.block
+            )));
+        }
+        let tpb64 = bx as u64 * by as u64 * bz as u64;
+        if tpb64 > 1024 || bz > 64 {
+            return Err(bad(format!(
+                "block {bx}x{by}x{bz} has {tpb64} threads; the limit is 1024 (and z <= 64)"
+            )));
+        }
+        if gx > i32::MAX as u32 || gy > 65535 || gz > 65535 {
+            return Err(bad(format!(
+                "grid {gx}x{gy}x{gz}: x is limited to 2147483647, y and z to 65535"
+            )));
+        }
+        let nblocks = gx as u64 * gy as u64 * gz as u64;
+        let tpb = tpb64 as u32;
+        let wpb = tpb.div_ceil(32);
+        // Only resident blocks have threads, registers and shared memory: the hardware schedule
+        // starts the next block when one finishes, so any grid runs in bounded memory.
+        let resident_blocks = match options.schedule {
+            Schedule::Hardware => (options.resident_threads / tpb).max(1) as u64,
+            Schedule::Random { .. } | Schedule::Adversarial { .. } => {
+                if nblocks * tpb64 > MAX_ALL_AT_ONCE_THREADS {
+                    return Err(bad(format!(
+                        "the random and adversarial schedules start every block at once, and {} threads are more than they hold ({MAX_ALL_AT_ONCE_THREADS}); the hardware schedule runs any grid",
+                        nblocks * tpb64
+                    )));
+                }
+                nblocks
+            }
+        }
+        .min(nblocks);
+        let reg_bytes = resident_blocks * wpb as u64 * 32 * (module.nregs as u64) * 8;
+        if reg_bytes > MAX_REGISTER_BYTES {
+            return Err(bad(format!(
+                "{resident_blocks} resident blocks of {tpb} threads with {} registers each need more than the emulator's {} MiB of registers; lower RunOptions::resident_threads",
+                module.nregs,
+                MAX_REGISTER_BYTES >> 20
+            )));
+        }
+        let resident_blocks = resident_blocks as u32;
+        if trace_limit.is_some() && nblocks > u32::MAX as u64 / wpb as u64 {
+            return Err(bad(format!("{nblocks} blocks are too many to trace")));
+        }
+        let total_shared = module.static_shared as u64 + config.dynamic_shared_bytes as u64;
+        if total_shared > MAX_SHARED as u64 {
+            return Err(bad(format!(
+                "{} bytes of static + {} bytes of dynamic shared memory exceed 48 KiB",
+                module.static_shared, config.dynamic_shared_bytes
+            )));
+        }
+        if args.len() != f.params.len() {
+            return Err(bad(format!(
+                "kernel takes {} arguments, {} given",
+                f.params.len(),
+                args.len()
+            )));
+        }
+        let mut kparams = vec![0u8; f.kparam_size as usize];
+        for (i, (a, p)) in args.iter().zip(&f.params).enumerate() {
+            let b = a.bytes();
+            if b.len() as u32 != p.size {
+                return Err(bad(format!(
+                    "argument {i} is {} bytes ({a:?}) but the parameter is {} bytes",
+                    b.len(),
+                    p.size
+                )));
+            }
+            if matches!(a, KernelArg::Ptr(_)) && p.ty.is_some_and(|t| t.float()) {
+                return Err(bad(format!(
+                    "argument {i} is a pointer but the parameter is a float"
+                )));
+            }
+            let off = p.offset as usize;
+            kparams[off..off + b.len()].copy_from_slice(&b);
+        }
+        self.load_module_globals(module);
+        let dyn_base = module.static_shared.div_ceil(16) * 16;
+        let mut shared_size = if config.dynamic_shared_bytes > 0 {
+            dyn_base + config.dynamic_shared_bytes
+        } else {
+            module.static_shared
+        };
+        // The reserved region (cooperative groups' multi-warp tile barriers) follows the rest.
+        let reserved_base = shared_size.div_ceil(16) * 16;
+        if module.reserved_smem {
+            shared_size = reserved_base + crate::parse::RESERVED_SMEM;
+        }
+        // Uninitialized shared memory holds garbage on hardware; zeros would hide missing
+        // initialization, so fill it with a nonzero pattern.
+        let mut garbage: Vec<u8> = (0..shared_size as usize)
+            .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
+            .collect();
+        // Except the reserved region, which the launch clears, as a GPU's does.
+        if module.reserved_smem {
+            garbage[reserved_base as usize..].fill(0);
+        }
+        let trace = trace_limit.map(|limit| {
+            Box::new(self.recorder(
+                module,
+                limit,
+                nblocks as u32,
+                tpb,
+                wpb,
+                config.dynamic_shared_bytes,
+            ))
+        });
+        let ctx = Ctx {
+            m: module,
+            allocs: &mut self.allocs,
+            heap: &mut self.heap,
+            opts: *options,
+            grid: config.grid,
+            block: config.block,
+            tpb,
+            wpb,
+            kparams,
+            shared: Vec::new(),
+            shared_init: garbage,
+            shared_written: Vec::new(),
+            shared_words: (shared_size as usize).div_ceil(64),
+            shared_size,
+            dyn_base,
+            reserved_base,
+            dyn_size: config.dynamic_shared_bytes,
+            local: Vec::new(),
+            local_size: module.local_size,
+            race: if options.racecheck {
+                Some(Race::new(tpb, wpb, bx))
+            } else {
+                None
+            },
+            findings: Collector::default(),
+            last_alloc: 0,
+            clock: 0,
+            thread_instrs: 0,
+            progress: 0,
+            aborted: false,
+            refusal: None,
+            printf: Vec::new(),
+            printf_bytes: 0,
+            printf_dropped: 0,
+            touched_global_sync: false,
+            trace,
+            banks: options.bank_conflicts.then(Box::default),
+        };
+        let mut l = Launch {
+            ctx,
+            entry_pc: f.start,
+            warps: Vec::new(),
+            blocks: Vec::new(),
+            nblocks,
+            resident_blocks,
+            started: 0,
+            free_slots: Vec::new(),
+            watchdog: Watchdog {
+                next_check: options.watchdog_window,
+                ..Watchdog::default()
+            },
+        };
+        let completed = l.run();
+        if let Some(refusal) = l.ctx.refusal.take() {
+            return Err(refusal);
+        }
+        let thread_instructions = l.ctx.thread_instrs;
+        let bank_conflicts = match &l.ctx.banks {
+            Some(tally) => tally.by_line(|pc| l.ctx.src(pc)),
+            None => Vec::new(),
+        };
+        let shadow_bytes = l.ctx.race.as_ref().map_or(0, Race::shadow_bytes);
+        Ok((
+            RunReport {
+                bank_conflicts,
+                findings: l.ctx.findings.list,
+                completed,
+                thread_instructions,
+                printf: l.ctx.printf,
+                printf_dropped: l.ctx.printf_dropped,
+                shadow_bytes,
+            },
+            l.ctx.trace,
+        ))
+    }
+
+    /// A recorder for a launch of `module`: its warps, its instructions' lines, the global
+    /// allocations (with their contents now, before the launch) and every block's shared
+    /// variables.
+    pub(crate) fn recorder(
+        &self,
+        m: &Module,
+        limit: usize,
+        nblocks: u32,
+        tpb: u32,
+        wpb: u32,
+        dynamic_shared_bytes: u32,
+    ) -> Recorder {
+        let warps = (0..nblocks)
+            .flat_map(|block| {
+                (0..wpb).map(move |wi| TraceWarp {
+                    block,
+                    first_thread: wi * 32,
+                    lanes: (tpb - wi * 32).min(32),
+                })
+            })
+            .collect();
+        let program = m
+            .code
+            .iter()
+            .map(|ins| {
+                let loc = m.locs.get(ins.loc as usize);
+                TraceInstr {
+                    line: loc.map_or(0, |l| l.line),
+                    inlined_at: loc.and_then(|l| l.inlined_at.map(|x| x.1)),
+                    ptx_line: ins.ptx_line,
+                }
+            })
+            .collect();
+        let globals = self
+            .allocs
+            .iter()
+            .map(|a| {
+                let initial =
+                    (a.data.len() <= crate::trace::MAX_INITIAL_BYTES).then(|| a.data.clone());
+                (a.label.clone(), a.data.len() as u64, initial)
+            })
+            .collect();
+        let mut shared: Vec<(String, u64, u64)> = m
+            .shared
+            .iter()
+            .map(|v| (v.name.clone(), v.offset as u64, v.size as u64))
+            .collect();
+        if dynamic_shared_bytes > 0 {
+            let name = m
+                .dyn_names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "extern __shared__".into());
+            let base = m.static_shared.div_ceil(16) * 16;
+            shared.push((name, base as u64, dynamic_shared_bytes as u64));
+        }
+        Recorder::new(limit, warps, program, globals, shared, nblocks)
+    }
+}
+
+/// A launch in progress. Only resident blocks have state: block `b` runs in some *slot*, whose
+/// warps are `warps[slot * wpb..]`, barriers `blocks[slot]`, shared memory `ctx.shared[slot]`;
+/// a finished block's slot goes to the next block.
+pub(crate) struct Launch<'a> {
+    pub(crate) ctx: Ctx<'a>,
+    pub(crate) entry_pc: u32,
+    /// Per slot: its warps (register files are kept and reused by the slot's next block).
+    pub(crate) warps: Vec<Warp>,
+    /// Per slot.
+    pub(crate) blocks: Vec<BlockState>,
+    pub(crate) nblocks: u64,
+    /// Blocks the hardware schedule keeps running at once (grown only to keep progress).
+    pub(crate) resident_blocks: u32,
+    /// Blocks `0..started` have started.
+    pub(crate) started: u64,
+    pub(crate) free_slots: Vec<u32>,
+    pub(crate) watchdog: Watchdog,
+}
+
+/// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-instructions
+/// it looks at the progress counter; after a window without progress it hashes the started
+/// threads' registers, and when a further quiet window ends with the same hash, nothing is
+/// changing anywhere: every thread waits for something that will not happen.
+#[derive(Default)]
+pub(crate) struct Watchdog {
+    pub(crate) next_check: u64,
+    pub(crate) progress_seen: u64,
+    /// Thread-instructions at the last check that saw progress.
+    pub(crate) quiet_since: u64,
+    pub(crate) registers: Option<u64>,
+    pub(crate) stuck: bool,
+}
+
+/// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+pub(crate) enum Step {
+    Ran,
+    Idle,
+}
+
+impl Launch<'_> {
+    pub(crate) fn over_budget(&self) -> bool {
+        self.ctx.thread_instrs >= self.ctx.opts.step_budget
+    }
+
+    /// Stop now: an assert failed, the step budget ran out, or the watchdog found the kernel stuck.
+    pub(crate) fn must_stop(&mut self) -> bool {
+        self.ctx.aborted || self.over_budget() || self.watchdog_says_stuck()
+    }
+
+    pub(crate) fn watchdog_says_stuck(&mut self) -> bool {
+        let window = self.ctx.opts.watchdog_window;
+        let wd = &mut self.watchdog;
+        if window == 0 || self.ctx.thread_instrs < wd.next_check {
+            return wd.stuck;
+        }
+        wd.next_check = self.ctx.thread_instrs.saturating_add(window);
+        if self.ctx.progress != wd.progress_seen {
+            wd.progress_seen = self.ctx.progress;
+            wd.quiet_since = self.ctx.thread_instrs;
+            wd.registers = None;
+            return false;
+        }
+        let hash = self.register_hash();
+        let wd = &mut self.watchdog;
+        if wd.registers == Some(hash) {
+            wd.stuck = true;
+        }
+        wd.registers = Some(hash);
+        wd.stuck
+    }
+
+    /// A hash of what a thread that changes no memory can still change: its registers, call
+    /// parameters and which lanes wait or live (not its PC, which cycles through a spin loop).
+    pub(crate) fn register_hash(&self) -> u64 {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x0100_0000_01b3).rotate_left(29);
+        let wpb = self.ctx.wpb as usize;
+        let running = |wi: &usize| self.blocks[wi / wpb].live > 0;
+        for w in (0..self.warps.len())
+            .filter(running)
+            .map(|wi| &self.warps[wi])
+        {
+            mix(((w.live as u64) << 32) | w.blocked as u64);
+            w.regs.iter().for_each(|&r| mix(r));
+            w.tparam.chunks(8).for_each(|c| mix(rd_le(c, 0, c.len())));
+        }
+        h
+    }
+
+    /// The watchdog found resident blocks stuck while others have not started: start more (up to
+    /// twice as many, within the register memory), since a block not yet started may be the one
+    /// they wait for. False when none can start.
+    pub(crate) fn grow_residency(&mut self) -> bool {
+        let nblocks = self.nblocks;
+        let per_block = self.ctx.wpb as u64 * 32 * self.ctx.m.nregs as u64 * 8;
+        let affordable = (MAX_REGISTER_BYTES / per_block.max(1)).min(nblocks) as u32;
+        let target = self.resident_blocks.saturating_mul(2).min(affordable);
+        if self.started >= nblocks || target <= self.resident_blocks {
+            return false;
+        }
+        self.resident_blocks = target;
+        self.watchdog.stuck = false;
+        self.watchdog.registers = None;
+        self.ctx.progress += 1;
+        true
+    }
+
+    /// Starts the next block in a free slot (a new one if none is free); returns the slot.
+    pub(crate) fn start_next_block(&mut self) -> u32 {
+        let block = self.started;
+        self.started += 1;
+        self.ctx.progress += 1;
+        let (tpb, wpb) = (self.ctx.tpb, self.ctx.wpb);
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                let slot = self.blocks.len() as u32;
+                self.blocks.push(BlockState::default());
+                let regs_len = self.ctx.m.nregs as usize * 32;
+                for _ in 0..wpb {
+                    self.warps.push(Warp {
+                        regs: vec![0; regs_len],
+                        ..Warp::default()
+                    });
+                }
+                self.ctx.shared.push(Vec::new());
+                let local = self.ctx.local.len() + tpb as usize * self.ctx.local_size as usize;
+                self.ctx.local.resize(local, 0);
+                slot
+            }
+        };
+        self.blocks[slot as usize] = BlockState {
+            live: tpb,
+            exited: 0,
+            first_exit: None,
+            bars: vec![Bar::default(); 16],
+        };
+        let tparam_len = self.ctx.m.tparam_size as usize * 32;
+        let start = self.entry_pc;
+        for wi in 0..wpb {
+            let w = &mut self.warps[(slot * wpb + wi) as usize];
+            let first = wi * 32;
+            let n = (tpb - first).min(32);
+            let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+            // The register file is the slot's previous block's: registers a kernel reads
+            // before writing hold leftovers, as on hardware, and not a helpful zero.
+            let regs = std::mem::take(&mut w.regs);
+            *w = Warp {
+                block,
+                slot,
+                first,
+                gw: slot * wpb + wi,
+                pc: start,
+                active: live,
+                live,
+                blocked: 0,
+                wsync_wait: 0,
+                wsync_mask: [0; 32],
+                lane_pc: [start; 32],
+                bar_id: [0; 32],
+                regs,
+                tparam: vec![0; tparam_len],
+                stacks: vec![Vec::new(); 32],
+                frames: (0..32).map(|_| Vec::new()).collect(),
+                spin: 0,
+                favored: None,
+            };
+        }
+        let shared = &mut self.ctx.shared[slot as usize];
+        shared.clear();
+        shared.extend_from_slice(&self.ctx.shared_init);
+        let sw = self.ctx.shared_words;
+        if self.ctx.shared_written.len() < (slot as usize + 1) * sw {
+            self.ctx.shared_written.resize((slot as usize + 1) * sw, 0);
+        }
+        let written = &mut self.ctx.shared_written[slot as usize * sw..(slot as usize + 1) * sw];
+        written.fill(0);
+        // The reserved region starts cleared (see `run_launch`): written, for initcheck.
+        if self.ctx.m.reserved_smem {
+            for byte in self.ctx.reserved_base as usize..self.ctx.shared_size as usize {
+                if let Some(bits) = written.get_mut(byte / 64) {
+                    *bits |= 1 << (byte % 64);
+                }
+            }
+        }
+        let ls = tpb as usize * self.ctx.local_size as usize;
+        self.ctx.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
+        if let Some(race) = self.ctx.race.as_mut() {
+            race.block_started(slot, block);
+        }
+        slot
+    }
+
+    pub(crate) fn finish_block(&mut self, slot: u32) {
+        if let Some(race) = self.ctx.race.as_mut() {
+            race.block_finished(slot);
+        }
+        let wpb = self.ctx.wpb;
+        for w in &mut self.warps[(slot * wpb) as usize..((slot + 1) * wpb) as usize] {
+            w.tparam = Vec::new();
+            w.stacks = Vec::new();
+            w.frames = Vec::new();
+        }
+        self.free_slots.push(slot);
+    }
+
+    /// Round robin over the resident blocks' warps, one instruction each, in warp order; a block
+    /// that finishes makes room for the next one.
+    pub(crate) fn run_hardware(&mut self) {
+        let nblocks = self.nblocks;
+        let wpb = self.ctx.wpb as usize;
+        // Slots of the running blocks, in the order the blocks started.
+        let mut resident: Vec<u32> = Vec::new();
+        let mut stalled_rounds = 0u64;
+        let mut patience = STALL_ROUNDS;
+        loop {
+            while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
+                let slot = self.start_next_block();
+                resident.push(slot);
+            }
+            let mut progressed = false;
+            for &b in &resident {
+                for wi in b as usize * wpb..(b as usize + 1) * wpb {
+                    if let Step::Ran = self.step(wi) {
+                        progressed = true;
+                    }
+                }
+            }
+            if self.must_stop() {
+                if self.watchdog.stuck && !self.ctx.aborted && self.grow_residency() {
+                    continue;
+                }
+                break;
+            }
+            let before = resident.len();
+            let mut k = 0;
+            while k < resident.len() {
+                let b = resident[k];
+                if self.blocks[b as usize].live == 0 {
+                    resident.remove(k);
+                    self.finish_block(b);
+                } else {
+                    k += 1;
+                }
+            }
+            if resident.len() < before {
+                stalled_rounds = 0;
+                continue;
+            }
+            if self.started == nblocks {
+                if !progressed {
+                    break;
+                }
+                continue;
+            }
+            stalled_rounds += 1;
+            if !progressed || stalled_rounds >= patience {
+                // Resident blocks wait for something (a flag, a barrier that never completes):
+                // start another block rather than stop, as a GPU with more SMs would.
+                let register_bytes = (self.resident_blocks as u64 + 1)
+                    * wpb as u64
+                    * 32
+                    * self.ctx.m.nregs as u64
+                    * 8;
+                if register_bytes > MAX_REGISTER_BYTES {
+                    if !progressed {
+                        break;
+                    }
+                    continue;
+                }
+                self.resident_blocks += 1;
+                stalled_rounds = 0;
+                if progressed {
+                    patience = patience.saturating_mul(2);
+                }
+            }
+        }
+    }
+
+    /// Returns true when every thread exited.
+    pub(crate) fn run(&mut self) -> bool {
+        match self.ctx.opts.schedule {
+            Schedule::Hardware => self.run_hardware(),
+            Schedule::Random { seed } | Schedule::Adversarial { seed } => {
+                while self.started < self.nblocks {
+                    self.start_next_block();
+                }
+                let n = self.warps.len();
+                let adversarial = matches!(self.ctx.opts.schedule, Schedule::Adversarial { .. });
+                let mut rng = Rng(seed ^ 0x5EED);
+                'outer: loop {
+                    if self.must_stop() {
+                        break;
+                    }
+                    let start = rng.below(n);
+                    let mut found = None;
+                    for k in 0..n {
+                        let wi = (start + k) % n;
+                        let w = &mut self.warps[wi];
+                        if w.active == 0 {
+                            w.regroup();
+                        }
+                        if w.active != 0 {
+                            found = Some(wi);
+                            break;
+                        }
+                    }
+                    let Some(wi) = found else { break 'outer };
+                    let quantum = if adversarial {
+                        100_000
+                    } else {
+                        1 + rng.below(32)
+                    };
+                    self.ctx.touched_global_sync = false;
+                    for _ in 0..quantum {
+                        if let Step::Idle = self.step(wi) {
+                            break;
+                        }
+                        if self.ctx.aborted || self.over_budget() {
+                            break;
+                        }
+                        // A flag just published or read: let another warp act on it (or fail
+                        // to) before this one goes on, and stop a spinning warp early.
+                        if adversarial && self.ctx.touched_global_sync {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let live: u32 = self.warps.iter().map(|w| w.live.count_ones()).sum();
+        if live == 0 && self.started == self.nblocks {
+            return true;
+        }
+        if self.ctx.aborted {
+            return false;
+        }
+        let kind = if self.over_budget() {
+            FindingKind::StepBudgetExhausted
+        } else if self.watchdog.stuck {
+            FindingKind::Stuck
+        } else {
+            FindingKind::Deadlock
+        };
+        if self.ctx.opts.synccheck {
+            self.report_warp_sync_hangs();
+        }
+        self.report_stuck(kind);
+        false
+    }
+
+    /// Lanes that wait in a warp-synchronous call for lanes of its mask that are elsewhere (at a
+    /// barrier, in another kind of call or with another mask, or running on): synccheck's
+    /// "never arrive" finding, reported when the launch can go no further.
+    pub(crate) fn report_warp_sync_hangs(&mut self) {
+        for wi in 0..self.warps.len() {
+            let w = &self.warps[wi];
+            let waiting = w.blocked & w.wsync_wait & w.live;
+            let mut groups: Vec<(u32, u32, u32)> = Vec::new();
+            lanes!(waiting, l, {
+                let key = (w.lane_pc[l], w.wsync_mask[l]);
+                match groups.iter_mut().find(|g| (g.0, g.1) == key) {
+                    Some(g) => g.2 |= 1 << l,
+                    None => groups.push((key.0, key.1, 1 << l)),
+                }
+            });
+            for (pc, mask, lanes) in groups {
+                let Some(op) = self.ctx.m.code.get(pc as usize).map(|i| &i.op) else {
+                    continue;
+                };
+                let mut matching = 0u32;
+                lanes!(waiting, l, {
+                    let theirs = self.ctx.m.code.get(w.lane_pc[l] as usize);
+                    if w.wsync_mask[l] == mask && theirs.is_some_and(|i| same_collective(&i.op, op))
+                    {
+                        matching |= 1 << l;
+                    }
+                });
+                let missing = mask & w.live & !matching;
+                if missing == 0 {
+                    continue;
+                }
+                let name = collective_name(op);
+                let mut threads = vec![ThreadGroup {
+                    at: self.ctx.src(pc),
+                    threads: lanes.count_ones() as u64,
+                    example: self
+                        .ctx
+                        .thread_ref(self.ctx.gid(w, lanes.trailing_zeros() as usize)),
+                    state: format!("wait in {name}({mask:#010x})"),
+                }];
+                let mut elsewhere: Vec<(u32, String, u32)> = Vec::new();
+                lanes!(missing, l, {
+                    let bit = 1u32 << l;
+                    let (at, state) = if w.blocked & bit == 0 {
+                        (w.lane_pc[l], "are running elsewhere".to_string())
+                    } else if w.wsync_wait & bit == 0 {
+                        (
+                            w.lane_pc[l].saturating_sub(1),
+                            format!("wait at barrier {}", w.bar_id[l]),
+                        )
+                    } else {
+                        let theirs = self.ctx.m.code.get(w.lane_pc[l] as usize);
+                        let other =
+                            theirs.map_or("a warp-synchronous call", |i| collective_name(&i.op));
+                        (
+                            w.lane_pc[l],
+                            format!("wait in {other}({:#010x})", w.wsync_mask[l]),
+                        )
+                    };
+                    match elsewhere.iter_mut().find(|e| e.0 == at && e.1 == state) {
+                        Some(e) => e.2 |= bit,
+                        None => elsewhere.push((at, state, bit)),
+                    }
+                });
+                for (at, state, lanes) in elsewhere {
+                    threads.push(ThreadGroup {
+                        at: self.ctx.src(at),
+                        threads: lanes.count_ones() as u64,
+                        example: self
+                            .ctx
+                            .thread_ref(self.ctx.gid(w, lanes.trailing_zeros() as usize)),
+                        state: format!("named in the mask {state}"),
+                    });
+                }
+                let kind = FindingKind::WarpSync {
+                    problem: WarpSyncProblem::NeverArrive,
+                };
+                let key = (kind, self.ctx.line_of(pc), 0, 0);
+                self.ctx.findings.add(key, || Finding {
+                    kind,
+                    count: 1,
+                    location: None,
+                    accesses: vec![],
+                    threads,
+                    why: format!(
+                        "every lane named in the mask that has not exited must reach a {name}() with the same mask; these never do, so the warp hangs (CUDA leaves this undefined)"
+                    ),
+                });
+            }
+        }
+    }
+
+    pub(crate) fn report_stuck(&mut self, kind: FindingKind) {
+        // Group live threads by where they are and what they wait for.
+        let mut groups: Vec<(u32, String, u64, u64)> = Vec::new();
+        let mut total = 0u64;
+        // Resident blocks in block order, so each group's example is its lowest thread.
+        let wpb = self.ctx.wpb as usize;
+        let mut slots: Vec<usize> = (0..self.blocks.len())
+            .filter(|&s| self.blocks[s].live > 0)
+            .collect();
+        slots.sort_by_key(|&s| self.warps[s * wpb].block);
+        for wi in slots
+            .iter()
+            .flat_map(|&s| s * wpb..(s + 1) * wpb)
+            .collect::<Vec<_>>()
+        {
+            let w = &mut self.warps[wi];
+            w.flush();
+            lanes!(w.live, l, {
+                let (pc, state) = if w.blocked & (1 << l) != 0 {
+                    if w.wsync_wait & (1 << l) != 0 {
+                        (
+                            w.lane_pc[l],
+                            "waiting in a warp-synchronous instruction".to_string(),
+                        )
+                    } else {
+                        (
+                            w.lane_pc[l].saturating_sub(1),
+                            format!("waiting at barrier {}", w.bar_id[l]),
+                        )
+                    }
+                } else {
+                    (w.lane_pc[l], "running".to_string())
+                };
+                total += 1;
+                let gid = w.block * self.ctx.tpb as u64 + (w.first + l as u32) as u64;
+                match groups.iter_mut().find(|g| g.0 == pc && g.1 == state) {
+                    Some(g) => g.2 += 1,
+                    None => groups.push((pc, state, 1, gid)),
+                }
+            });
+        }
+        if self.started < self.nblocks {
+            let waiting = (self.nblocks - self.started) * self.ctx.tpb as u64;
+            total += waiting;
+            groups.push((
+                self.entry_pc,
+                "not started: waits for a resident block to finish".to_string(),
+                waiting,
+                self.started * self.ctx.tpb as u64,
+            ));
+        }
+        groups.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+        groups.truncate(8);
+        let threads: Vec<ThreadGroup> = groups
+            .iter()
+            .map(|g| ThreadGroup {
+                at: self.ctx.src(g.0),
+                threads: g.2,
+                example: self.ctx.thread_ref(g.3),
+                state: g.1.clone(),
+            })
+            .collect();
+        let why = match kind {
+            FindingKind::StepBudgetExhausted => format!(
+                "stopped by the step budget after {} thread-instructions with {total} threads still running; a thread that waits for something that never happens (a flag, a lock) spins forever",
+                self.ctx.thread_instrs
+            ),
+            FindingKind::Stuck => format!(
+                "for the last {} thread-instructions no thread changed memory, completed a barrier or exited, and no thread's registers changed: {total} threads wait for something that never happens (a flag nobody sets, a lock nobody releases)",
+                self.ctx.thread_instrs - self.watchdog.quiet_since
+            ),
+            _ => format!(
+                "{total} threads wait at barriers that can never complete: the threads they wait for exited or wait elsewhere"
+            ),
+        };
+        let key = (kind, threads.first().map(|t| t.at.line).unwrap_or(0), 0, 0);
+        let new = self.ctx.findings.add(key, || Finding {
+            kind,
+            count: 1,
+            location: None,
+            accesses: vec![],
+            threads,
+            why,
+        });
+        if let (Some(index), Some(t)) = (new, self.ctx.trace.as_deref_mut()) {
+            t.finding(index, vec![]);
+        }
+    }
+
+    /// Runs one instruction of warp `wi` (for its active lanes).
+    pub(crate) fn step(&mut self, wi: usize) -> Step {
+        let w = &mut self.warps[wi];
+        if w.active == 0 {
+            if w.runnable() == 0 {
+                w.favored = None;
+                return Step::Idle;
+            }
+            w.regroup();
+            if w.active == 0 {
+                return Step::Idle;
+            }
+        }
+        let check = exec(&mut self.ctx, &mut self.blocks, w);
+        if let Some(b) = check {
+            self.check_barriers(b);
+        }
+        Step::Ran
+    }
+
+    /// Completes the barriers of the block in `slot` that every live thread reached.
+    pub(crate) fn check_barriers(&mut self, slot: u32) {
+        for id in 0..16u8 {
+            let blk = &self.blocks[slot as usize];
+            let bar = &blk.bars[id as usize];
+            if bar.arrived == 0 {
+                continue;
+            }
+            let expected = bar.expected.unwrap_or(blk.live);
+            if bar.arrived >= expected {
+                self.release(slot, id);
+            }
+        }
+    }
+
+    pub(crate) fn release(&mut self, slot: u32, id: u8) {
+        self.ctx.progress += 1;
+        let bar = std::mem::take(&mut self.blocks[slot as usize].bars[id as usize]);
+        let blk = &self.blocks[slot as usize];
+        if self.ctx.opts.synccheck
+            && bar.expected.is_none()
+            && (bar.sites.len() > 1 || blk.exited > 0)
+        {
+            let mut threads: Vec<ThreadGroup> = bar
+                .sites
+                .iter()
+                .map(|&(pc, n, gid)| ThreadGroup {
+                    at: self.ctx.src(pc),
+                    threads: n as u64,
+                    example: self.ctx.thread_ref(gid),
+                    state: format!("arrived at barrier {id}"),
+                })
+                .collect();
+            if let Some((gid, pc)) = blk.first_exit {
+                threads.push(ThreadGroup {
+                    at: self.ctx.src(pc),
+                    threads: blk.exited as u64,
+                    example: self.ctx.thread_ref(gid),
+                    state: "exited without arriving (first exit)".into(),
+                });
+            }
+            let lines: Vec<String> = bar
+                .sites
+                .iter()
+                .map(|s| self.ctx.src(s.0).to_string())
+                .collect();
+            let why = if bar.sites.len() > 1 {
+                format!(
+                    "threads of one block reached different __syncthreads() ({}); every thread of the block must reach the same barrier",
+                    lines.join(", ")
+                )
+            } else {
+                format!(
+                    "only {} of the block's {} threads reached this barrier: it sits in code that not every thread runs (e.g. inside `if`)",
+                    bar.arrived, self.ctx.tpb
+                )
+            };
+            let key = (
+                FindingKind::BarrierDivergence,
+                self.ctx.line_of(bar.sites[0].0),
+                0,
+                0,
+            );
+            let new = self.ctx.findings.add(key, || Finding {
+                kind: FindingKind::BarrierDivergence,
+                count: 1,
+                location: None,
+                accesses: vec![],
+                threads,
+                why,
+            });
+            if let (Some(index), Some(t)) = (new, self.ctx.trace.as_deref_mut()) {
+                t.finding(index, vec![]);
+            }
+        }
+        let block = self.warps[(slot * self.ctx.wpb) as usize].block as u32;
+        if let Some(t) = self.ctx.trace.as_deref_mut() {
+            t.barrier_release(block, id);
+        }
+        let wpb = self.ctx.wpb;
+        for wi in (slot * wpb)..((slot + 1) * wpb) {
+            let w = &mut self.warps[wi as usize];
+            let waiting = w.blocked & !w.wsync_wait;
+            let mut freed = 0u32;
+            lanes!(waiting, l, {
+                if w.bar_id[l] == id {
+                    freed |= 1 << l;
+                }
+            });
+            if freed == 0 {
+                continue;
+            }
+            if bar.red_dest {
+                lanes!(freed, l, {
+                    let at = w.lane_pc[l].saturating_sub(1) as usize;
+                    if let Some(Instr {
+                        op:
+                            Op::Bar {
+                                kind, d: Some(d), ..
+                            },
+                        ..
+                    }) = self.ctx.m.code.get(at)
+                    {
+                        let v = match kind {
+                            BarKind::RedPopc => bar.red as u64,
+                            BarKind::RedAnd => (bar.red == bar.arrived) as u64,
+                            _ => (bar.red > 0) as u64,
+                        };
+                        w.regs[*d as usize * 32 + l] = v;
+                    }
+                });
+            }
+            w.blocked &= !freed;
+            w.regroup();
+        }
+        if let Some(r) = self.ctx.race.as_mut() {
+            r.barrier(slot, (slot * wpb)..((slot + 1) * wpb));
+        }
+    }
+}

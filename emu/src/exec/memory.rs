@@ -1,0 +1,403 @@
+//! Memory access: turning a lane's address into a place (global allocation, shared, local, heap),
+//! the memory checker's findings when it is none, byte loads and stores, and bank-conflict counts.
+
+use super::*;
+
+impl Ctx<'_> {
+    /// Adds one warp access to the bank-conflict tally: the shared-memory offsets of the lanes
+    /// in `exec` that access shared memory (a generic address may point elsewhere).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn count_banks(
+        &mut self,
+        w: &Warp,
+        exec: u32,
+        space: Space,
+        addr: &Addr,
+        bytes: u32,
+        pc: u32,
+        write: bool,
+    ) {
+        if !matches!(space, Space::Shared | Space::Generic) {
+            return;
+        }
+        let mut offsets = [None; 32];
+        let mut any = false;
+        lanes!(exec, l, {
+            let a = self.addr(w, addr, l);
+            let offset = if (SHARED_WIN..SHARED_WIN + WIN).contains(&a) {
+                Some(a - SHARED_WIN)
+            } else if space == Space::Shared {
+                Some(a)
+            } else {
+                None
+            };
+            if let Some(offset) = offset {
+                offsets[l] = u32::try_from(offset).ok();
+                any = true;
+            }
+        });
+        if any && let Some(tally) = self.banks.as_deref_mut() {
+            tally.record(pc, write, &offsets, bytes);
+        }
+    }
+
+    /// [`Ctx::resolve`] for the common case, an aligned in-bounds access to shared memory or to
+    /// the global allocation of the previous access; anything else takes the full path.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn resolve(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+        align: u32,
+        pc: u32,
+        op: AccessOp,
+    ) -> Tgt {
+        if addr.is_multiple_of(align.max(1) as u64) {
+            match space {
+                Space::Shared => {
+                    let off = if addr >= SHARED_WIN {
+                        addr - SHARED_WIN
+                    } else {
+                        addr
+                    };
+                    if off.saturating_add(size as u64) <= self.shared_size as u64 {
+                        return Tgt::S(off as usize);
+                    }
+                }
+                Space::Global => {
+                    if let Some(last) = self.allocs.get(self.last_alloc)
+                        && addr >= last.base
+                        && addr.saturating_add(size as u64) <= last.base + last.data.len() as u64
+                    {
+                        return Tgt::G(self.last_alloc, (addr - last.base) as usize);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.resolve_full(w, lane, space, addr, size, align, pc, op)
+    }
+
+    /// Maps an address to memory, reporting out-of-bounds and misaligned accesses.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn resolve_full(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        space: Space,
+        addr: u64,
+        size: u32,
+        align: u32,
+        pc: u32,
+        op: AccessOp,
+    ) -> Tgt {
+        let (sp, off) = match space {
+            Space::Shared => (
+                report::Space::Shared,
+                if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) {
+                    addr - SHARED_WIN
+                } else {
+                    addr
+                },
+            ),
+            Space::Local => (
+                report::Space::Local,
+                if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) {
+                    addr - LOCAL_WIN
+                } else {
+                    addr
+                },
+            ),
+            Space::Generic if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) => {
+                (report::Space::Shared, addr - SHARED_WIN)
+            }
+            Space::Generic if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) => {
+                (report::Space::Local, addr - LOCAL_WIN)
+            }
+            _ => (report::Space::Global, addr),
+        };
+        if self.opts.memcheck && align > 1 && off % align as u64 != 0 {
+            let gid = self.gid(w, lane);
+            let loc = self.mem_location(sp, off, addr, size);
+            let key = (
+                FindingKind::Misaligned { space: sp },
+                self.line_of(pc),
+                0,
+                loc.1,
+            );
+            let (thread, at) = (self.thread_ref(gid), self.src(pc));
+            let new = self.findings.add(key, || Finding {
+                kind: FindingKind::Misaligned { space: sp },
+                count: 1,
+                location: Some(loc.0),
+                accesses: vec![Access { op, thread, at }],
+                threads: vec![],
+                why: format!("a {size}-byte access must be {align}-byte aligned (address {addr:#x}); hardware faults here"),
+            });
+            self.link_finding(new, None, lane);
+        }
+        let tgt = match sp {
+            report::Space::Global => {
+                // Neighbouring lanes almost always hit the allocation the last access hit.
+                let last = self.allocs.get(self.last_alloc);
+                if let Some(last) = last
+                    && off >= last.base
+                    && off.saturating_add(size as u64) <= last.base + last.data.len() as u64
+                {
+                    Tgt::G(self.last_alloc, (off - last.base) as usize)
+                } else {
+                    match find_alloc(self.allocs, off, size as u64) {
+                        Some(i) => {
+                            self.last_alloc = i;
+                            Tgt::G(i, (off - self.allocs[i].base) as usize)
+                        }
+                        None => Tgt::Bad,
+                    }
+                }
+            }
+            report::Space::Shared => {
+                if off.saturating_add(size as u64) <= self.shared_size as u64 {
+                    Tgt::S(off as usize)
+                } else {
+                    Tgt::Bad
+                }
+            }
+            report::Space::Local => {
+                if off.saturating_add(size as u64) <= self.local_size as u64 {
+                    Tgt::L(self.rt(w, lane) as usize * self.local_size as usize + off as usize)
+                } else {
+                    Tgt::Bad
+                }
+            }
+        };
+        if let Tgt::Bad = tgt
+            && sp == report::Space::Global
+            && let Some(i) = self.freed_block(off)
+        {
+            self.report_use_after_free(w, lane, i, off, size, pc, op);
+            return tgt;
+        }
+        if let Tgt::Bad = tgt {
+            let gid = self.gid(w, lane);
+            let loc = self.mem_location(sp, off, addr, size);
+            let key = (
+                FindingKind::OutOfBounds { space: sp },
+                self.line_of(pc),
+                0,
+                loc.1,
+            );
+            let (thread, at) = (self.thread_ref(gid), self.src(pc));
+            let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
+                "reads give 0"
+            } else {
+                "the write was dropped"
+            };
+            let new = self.findings.add(key, || Finding {
+                kind: FindingKind::OutOfBounds { space: sp },
+                count: 1,
+                location: Some(loc.0),
+                accesses: vec![Access { op, thread, at }],
+                threads: vec![],
+                why: format!(
+                    "{size}-byte access at {addr:#x} is outside every {sp} allocation; {what}"
+                ),
+            });
+            self.link_finding(new, None, lane);
+        }
+        tgt
+    }
+
+    /// Label and element index for an address, plus a key naming the object for deduplication.
+    pub(crate) fn mem_location(
+        &self,
+        sp: report::Space,
+        off: u64,
+        addr: u64,
+        size: u32,
+    ) -> (MemLocation, u64) {
+        let size = size.max(1) as i64;
+        match sp {
+            report::Space::Global => {
+                let i = self.allocs.partition_point(|a| a.base <= off);
+                let near = if i > 0 { self.allocs.get(i - 1) } else { None };
+                match near {
+                    Some(a) if off < a.base.saturating_add(a.data.len() as u64 + GAP / 2) => {
+                        let rel = (off - a.base) as i64;
+                        let len = a.data.len() as u64;
+                        let note = if off.saturating_add(size as u64) > a.base + len {
+                            Some(format!(
+                                "{} past the end of {}, which has {}",
+                                bytes(off.saturating_add(size as u64) - (a.base + len)),
+                                a.label,
+                                bytes(len)
+                            ))
+                        } else {
+                            None
+                        };
+                        (
+                            MemLocation {
+                                space: sp,
+                                label: a.label.clone(),
+                                index: rel / size,
+                                address: addr,
+                                note,
+                            },
+                            heap_key(a),
+                        )
+                    }
+                    _ => {
+                        let nxt = self.allocs.get(i).filter(|a| a.base - off < GAP / 2);
+                        match nxt {
+                            Some(a) => {
+                                let rel = off as i64 - a.base as i64;
+                                (
+                                    MemLocation {
+                                        space: sp,
+                                        label: a.label.clone(),
+                                        index: rel.div_euclid(size),
+                                        address: addr,
+                                        note: Some(format!(
+                                            "{} before the start of {}",
+                                            bytes(rel.unsigned_abs()),
+                                            a.label
+                                        )),
+                                    },
+                                    heap_key(a),
+                                )
+                            }
+                            None => (
+                                MemLocation {
+                                    space: sp,
+                                    label: "<no allocation>".into(),
+                                    index: 0,
+                                    address: addr,
+                                    note: Some(format!("address {addr:#x}")),
+                                },
+                                0,
+                            ),
+                        }
+                    }
+                }
+            }
+            report::Space::Shared => {
+                // The variable at or below the offset; past its end, say so.
+                let var = self
+                    .m
+                    .shared
+                    .iter()
+                    .filter(|v| (v.offset as u64) <= off)
+                    .max_by_key(|v| v.offset)
+                    .map(|v| (v.name.clone(), v.offset as u64, v.size as u64));
+                // At or past the dynamic area of a kernel that declares `extern __shared__`:
+                // that array, even when the launch gave it no bytes (the usual slip).
+                let in_dynamic = off >= self.dyn_base as u64
+                    && (self.dyn_size > 0 || !self.m.dyn_names.is_empty());
+                let dynamic = in_dynamic.then(|| {
+                    let name = match self.m.dyn_names.as_slice() {
+                        [] => "extern __shared__".to_string(),
+                        names => names.join(" / "),
+                    };
+                    (name, self.dyn_base as u64, self.dyn_size as u64)
+                });
+                let (label, base, len) = dynamic
+                    .clone()
+                    .or(var)
+                    .unwrap_or_else(|| ("shared".to_string(), 0, self.shared_size as u64));
+                let end = off.saturating_add(size as u64);
+                let note = match dynamic {
+                    Some(_) if len == 0 => Some(format!(
+                        "{label} is dynamic shared memory (extern __shared__), and the launch gave it no bytes"
+                    )),
+                    Some(_) if end > base + len => Some(format!(
+                        "{} past the end of {label}, the dynamic shared memory, which the launch sized at {}",
+                        bytes(end - (base + len)),
+                        bytes(len)
+                    )),
+                    _ if end > base + len => Some(format!(
+                        "{} past the end of {label}, which has {}",
+                        bytes(end - (base + len)),
+                        bytes(len)
+                    )),
+                    _ => None,
+                };
+                (
+                    MemLocation {
+                        space: sp,
+                        label,
+                        index: (off - base) as i64 / size,
+                        address: addr,
+                        note,
+                    },
+                    (1 << 63) | base,
+                )
+            }
+            report::Space::Local => (
+                MemLocation {
+                    space: sp,
+                    label: "local".into(),
+                    index: off as i64 / size,
+                    address: addr,
+                    note: Some(format!(
+                        "the thread has {} bytes of local memory",
+                        self.local_size
+                    )),
+                },
+                (1 << 62) | off,
+            ),
+        }
+    }
+
+    /// Loads `size` bytes (one element) through a resolved target; `slot` is the accessing
+    /// block's.
+    #[inline(always)]
+    pub(crate) fn read_tgt(&self, tgt: Tgt, size: usize, slot: u32) -> u64 {
+        match tgt {
+            Tgt::G(i, off) => rd_le(&self.allocs[i].data, off, size),
+            Tgt::S(off) => rd_le(&self.shared[slot as usize], off, size),
+            Tgt::L(off) => rd_le(&self.local, off, size),
+            Tgt::Bad => 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn write_tgt(&mut self, tgt: Tgt, size: usize, slot: u32, v: u64) {
+        match tgt {
+            Tgt::G(i, off) => wr_le(&mut self.allocs[i].data, off, size, v),
+            Tgt::S(off) => wr_le(&mut self.shared[slot as usize], off, size, v),
+            Tgt::L(off) => wr_le(&mut self.local, off, size, v),
+            Tgt::Bad => {}
+        }
+    }
+}
+
+pub(crate) fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
+    match tgt {
+        Tgt::G(i, o) => Tgt::G(i, o + by),
+        Tgt::S(o) => Tgt::S(o + by),
+        Tgt::L(o) => Tgt::L(o + by),
+        Tgt::Bad => Tgt::Bad,
+    }
+}
+
+/// `1 byte`, `4 bytes`: sizes as the reports write them.
+pub(crate) fn bytes(count: u64) -> String {
+    if count == 1 {
+        "1 byte".into()
+    } else {
+        format!("{count} bytes")
+    }
+}
+
+#[cfg(test)]
+mod byte_count_tests {
+    #[test]
+    pub(crate) fn one_byte_is_singular() {
+        assert_eq!(super::bytes(1), "1 byte");
+        assert_eq!(super::bytes(0), "0 bytes");
+        assert_eq!(super::bytes(4), "4 bytes");
+    }
+}

@@ -1,0 +1,184 @@
+//! A warp's state: lanes, program counters, divergence and reconvergence, per-block barrier
+//! state, and the frames saved by calls into recursive functions.
+
+use super::*;
+
+#[derive(Clone, Default)]
+pub(crate) struct Bar {
+    pub(crate) arrived: u32,
+    pub(crate) expected: Option<u32>,
+    /// (PC, threads arrived there, global id of the first).
+    pub(crate) sites: Vec<(u32, u32, u64)>,
+    pub(crate) red: u32,
+    /// Some arrival is a `bar.red` whose result goes to a register.
+    pub(crate) red_dest: bool,
+}
+
+/// A resident block's barrier state (one per slot).
+#[derive(Default)]
+pub(crate) struct BlockState {
+    pub(crate) live: u32,
+    pub(crate) exited: u32,
+    /// Global thread id and PC of the first thread that exited.
+    pub(crate) first_exit: Option<(u64, u32)>,
+    pub(crate) bars: Vec<Bar>,
+}
+
+#[derive(Default)]
+pub(crate) struct Warp {
+    /// Global linear block index.
+    pub(crate) block: u64,
+    /// Resident slot of the block.
+    pub(crate) slot: u32,
+    /// Thread index (linear, within the block) of lane 0.
+    pub(crate) first: u32,
+    /// Resident warp index: `slot * warps_per_block + warp`.
+    pub(crate) gw: u32,
+    /// PC of the lanes in `active`. Other lanes' PCs are in `lane_pc`.
+    pub(crate) pc: u32,
+    pub(crate) active: u32,
+    pub(crate) live: u32,
+    pub(crate) blocked: u32,
+    /// Blocked lanes that wait in a warp-collective op (shfl/vote/bar.warp) rather than a barrier.
+    pub(crate) wsync_wait: u32,
+    /// The mask each waiting lane passed to its warp-collective op.
+    pub(crate) wsync_mask: [u32; 32],
+    pub(crate) lane_pc: [u32; 32],
+    pub(crate) bar_id: [u8; 32],
+    pub(crate) regs: Vec<u64>,
+    pub(crate) tparam: Vec<u8>,
+    pub(crate) stacks: Vec<Vec<u32>>,
+    /// Per lane, the saved state of each active call into a recursive function.
+    pub(crate) frames: Vec<Vec<Frame>>,
+    pub(crate) spin: u32,
+    pub(crate) favored: Option<u8>,
+}
+
+/// What a call into a recursive function saves for one lane: the callee's registers, `.param`
+/// bytes and local memory, which the callee's own activation is about to overwrite.
+pub(crate) struct Frame {
+    pub(crate) regs: Vec<u64>,
+    pub(crate) tparam: Vec<u8>,
+    pub(crate) local: Vec<u8>,
+}
+
+impl Warp {
+    pub(crate) fn flush(&mut self) {
+        lanes!(self.active, l, {
+            self.lane_pc[l] = self.pc;
+        });
+    }
+
+    /// Picks the lanes to run next: those at the lowest PC (reconvergence at join points), or the
+    /// favored lane's group while a spinning group yields.
+    pub(crate) fn regroup(&mut self) {
+        self.flush();
+        let runnable = self.live & !self.blocked;
+        if runnable == 0 {
+            self.active = 0;
+            self.favored = None;
+            return;
+        }
+        let pc = match self.favored {
+            Some(f) if runnable & (1 << f) != 0 => self.lane_pc[f as usize],
+            _ => {
+                self.favored = None;
+                let mut best = u32::MAX;
+                lanes!(runnable, l, {
+                    best = best.min(self.lane_pc[l]);
+                });
+                best
+            }
+        };
+        let mut act = 0u32;
+        lanes!(runnable, l, {
+            if self.lane_pc[l] == pc {
+                act |= 1 << l;
+            }
+        });
+        self.pc = pc;
+        self.active = act;
+        if act == runnable {
+            self.spin = 0;
+            self.favored = None;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn runnable(&self) -> u32 {
+        self.live & !self.blocked
+    }
+
+    #[inline]
+    pub(crate) fn advance(&mut self) {
+        self.pc += 1;
+        if self.active != self.runnable() {
+            self.regroup();
+        }
+    }
+}
+
+pub(crate) fn recompute_exec(w: &Warp, guard: Option<(u32, bool)>) -> u32 {
+    match guard {
+        None => w.active,
+        Some((p, neg)) => {
+            let mut e = 0u32;
+            lanes!(w.active, l, {
+                if (w.regs[p as usize * 32 + l] & 1 != 0) != neg {
+                    e |= 1 << l;
+                }
+            });
+            e
+        }
+    }
+}
+
+pub(crate) fn set_lane_pcs(w: &mut Warp, exec: u32, target: u32, fallthrough: u32) {
+    if exec == w.active {
+        w.pc = target;
+        if w.active != w.runnable() {
+            w.regroup();
+        }
+        return;
+    }
+    w.flush();
+    lanes!(w.active, l, {
+        w.lane_pc[l] = if exec & (1 << l) != 0 {
+            target
+        } else {
+            fallthrough
+        };
+    });
+    w.active = 0;
+    w.regroup();
+}
+
+/// Independent thread scheduling: a diverged group that keeps looping while other lanes wait
+/// eventually lets one of them run (otherwise a lane spinning on a lock held by a lane of the
+/// same warp would livelock, as it did before Volta).
+pub(crate) fn backward_branch(w: &mut Warp) {
+    let runnable = w.runnable();
+    if let Some(f) = w.favored
+        && w.active & (1 << f) != 0
+    {
+        w.favored = None;
+        w.spin = 0;
+        return;
+    }
+    if w.active == runnable {
+        return;
+    }
+    w.spin += 1;
+    if w.spin >= SPIN_LIMIT {
+        w.spin = 0;
+        let others = runnable & !w.active;
+        let mut best: Option<(u32, u8)> = None;
+        lanes!(others, l, {
+            let p = w.lane_pc[l];
+            if best.is_none_or(|b| p < b.0) {
+                best = Some((p, l as u8));
+            }
+        });
+        w.favored = best.map(|b| b.1);
+    }
+}
