@@ -335,7 +335,7 @@ fn transfer(
         | Op::Exit
         | Op::Trap
         | Op::Unsupported(_)
-        | Op::Fence
+        | Op::Fence { .. }
         | Op::Nop => {}
     }
     Ok(())

@@ -169,6 +169,37 @@ impl Strength {
     }
 }
 
+/// The threads a strong operation (atomic, fence, volatile/relaxed/acquire/release access) is
+/// strong towards: PTX's `.cta`, `.gpu` and `.sys` (CUDA's `_block`, plain and `_system`
+/// atomics; `__threadfence_block`, `__threadfence`, `__threadfence_system`). A launch without
+/// clusters has clusters of one block, so `.cluster` is `.cta` here.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
+pub(crate) enum Scope {
+    Cta,
+    Gpu,
+    Sys,
+}
+
+impl Scope {
+    /// The scope an opcode's modifiers name, or `default` when they name none.
+    pub(crate) fn of(mods: &[&str], default: Scope) -> Scope {
+        if mods.iter().any(|m| *m == "cta" || *m == "cluster") {
+            Scope::Cta
+        } else if mods.contains(&"sys") {
+            Scope::Sys
+        } else if mods.iter().any(|m| *m == "gpu" || *m == "gl") {
+            Scope::Gpu
+        } else {
+            default
+        }
+    }
+
+    /// The scope of the threads in one block (`block`) or of the whole device.
+    pub(crate) fn covers_other_blocks(self) -> bool {
+        self >= Scope::Gpu
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum BinOp {
     Add,
@@ -449,6 +480,7 @@ pub(crate) enum Op {
         ds: Vec<Option<u32>>,
         addr: Addr,
         strong: Strength,
+        scope: Scope,
         dbits: u32,
     },
     St {
@@ -457,6 +489,7 @@ pub(crate) enum Op {
         vals: Vec<Opnd>,
         addr: Addr,
         strong: Strength,
+        scope: Scope,
     },
     Atom {
         space: Space,
@@ -467,6 +500,9 @@ pub(crate) enum Op {
         b: Opnd,
         c: Opnd,
         release: bool,
+        /// `.acquire` or `.acq_rel`.
+        acquire: bool,
+        scope: Scope,
     },
     Bra {
         target: u32,
@@ -534,7 +570,10 @@ pub(crate) enum Op {
         a: Opnd,
         mask: Opnd,
     },
-    Fence,
+    /// `fence`/`membar` (`membar.gl` is `.gpu`).
+    Fence {
+        scope: Scope,
+    },
     Nop,
     /// `trap`: the kernel aborts.
     Trap,

@@ -32,6 +32,7 @@ mod exec;
 mod ir;
 mod lex;
 mod parse;
+mod poll;
 mod printf;
 mod race;
 mod report;
@@ -41,7 +42,7 @@ pub use banks::{BANKS, BankConflicts, warp_access};
 pub use error::EmuError;
 pub use exec::{
     DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
-    DevicePtr, Emulator, KernelArg, LaunchConfig, RunOptions, Schedule,
+    DevicePtr, Emulator, KernelArg, LaunchConfig, MemoryModel, RunOptions, Schedule,
 };
 pub use parse::Module;
 pub use report::{

@@ -13,13 +13,17 @@
 //! `base + i`, as coalesced accesses are) keep up to three patterns per record slot instead of
 //! 96 records.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use crate::exec::MemoryModel;
+use crate::ir::Scope;
 use crate::report::Hazard;
 
 /// Vector-clock key for "everything block b did before its n-th barrier" (`BLOCK_KEY | b`);
 /// other keys are thread ids.
 const BLOCK_KEY: u64 = 1 << 63;
+/// The owner of released clocks any thread of the device may acquire.
+const DEVICE: u64 = u64::MAX;
 
 /// A thread making an access: its global id, and where its state lives among the resident
 /// blocks.
@@ -44,6 +48,9 @@ pub(crate) struct Acc {
     pub wsync: u32,
     pub pc: u32,
     pub strong: bool,
+    /// An atomic (`atom`/`red`), whether or not it wrote.
+    pub atomic: bool,
+    pub scope: Scope,
     pub mask: u8,
 }
 
@@ -57,9 +64,31 @@ struct StampKey {
     wsync: u32,
     /// The thread id's high 32 bits (the record holds the low ones).
     tid_hi: u32,
-    strong: bool,
+    /// [`STRONG`], [`ATOMIC`] and the scope (see [`class_bits`]).
+    class: u8,
     /// log2 of the access size in bytes, for the chunk patterns.
     size_log2: u8,
+}
+
+const STRONG: u8 = 1;
+const ATOMIC: u8 = 2;
+
+/// A stamp's access class: strong or not, atomic or not, and the scope in bits 2–3.
+fn class_bits(strong: bool, atomic: bool, scope: Scope) -> u8 {
+    let scope = match scope {
+        Scope::Cta => 0,
+        Scope::Gpu => 1,
+        Scope::Sys => 2,
+    };
+    u8::from(strong) * STRONG | u8::from(atomic) * ATOMIC | scope << 2
+}
+
+fn class_scope(class: u8) -> Scope {
+    match class >> 2 {
+        0 => Scope::Cta,
+        1 => Scope::Gpu,
+        _ => Scope::Sys,
+    }
 }
 
 const STAMP_BITS: u32 = 28;
@@ -169,11 +198,60 @@ pub(crate) enum Acquire {
     Never,
 }
 
+/// What an access is beyond reading or writing: how far it is strong, and what the
+/// synchronization rules need to know about it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sem {
+    pub scope: Scope,
+    /// `atom`/`red`.
+    pub atomic: bool,
+    /// `ld.acquire`, `st.release`, or a strong store with a fence just before it: the access is a
+    /// synchronization operation, and so is its word (a flag).
+    pub sync: bool,
+    /// A store of the value the word already holds.
+    pub silent: bool,
+}
+
+impl Sem {
+    pub(crate) const PLAIN: Sem = Sem {
+        scope: Scope::Sys,
+        atomic: false,
+        sync: false,
+        silent: false,
+    };
+}
+
+/// Why two conflicting accesses race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// At least one is a plain access, and nothing orders them.
+    Unordered,
+    /// Both are strong, but one's scope does not reach the other's thread (`_block` atomics or
+    /// `.cta` accesses from two blocks).
+    Scope { prev: Scope, cur: Scope },
+    /// Both are strong (volatile or relaxed) accesses to data, not a flag or an atomic: PTX
+    /// calls them morally strong, but nothing orders them, so the result depends on timing.
+    StrongData,
+}
+
+/// A fence or hand-off that would have ordered the accesses if its scope were wider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gap {
+    /// The narrow operation: a release in another block, or the acquiring thread's own read or
+    /// fence.
+    pub pc: u32,
+    pub scope: Scope,
+}
+
 /// A detected conflict: the earlier access and the hazard.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hit {
     pub prev: Acc,
     pub hazard: Hazard,
+    pub cause: Cause,
+    /// A narrow-scoped synchronization the current thread took part in, when one could have
+    /// ordered this pair.
+    pub gap: Option<Gap>,
 }
 
 /// Which memory a word belongs to.
@@ -298,6 +376,15 @@ impl Shadow {
     }
 }
 
+/// The access being recorded, as the conflict rules see it.
+struct This<'a> {
+    who: &'a Who,
+    kind: Kind,
+    sem: Sem,
+    /// (region key, word): the key of [`Race::sync_words`].
+    word: (u64, u64),
+}
+
 pub(crate) struct Race {
     tpb: u32,
     wpb: u32,
@@ -316,29 +403,45 @@ pub(crate) struct Race {
     epoch: Vec<u32>,
     pending: Vec<u32>,
     tvc: Vec<Vc>,
-    /// What each thread's relaxed reads saw released, acquired at its next fence.
+    /// What each thread's relaxed reads saw released within its block, acquired at its next
+    /// fence.
     seen: Vec<Vc>,
+    /// What they saw released device-wide: acquired only by a fence of `.gpu` scope or wider.
+    seen_gpu: Vec<Vc>,
+    /// Per resident thread: the epoch its last fence of `.gpu` scope or wider closed.
+    pending_gpu: Vec<u32>,
+    /// Per resident thread: a fence since its last access (so its next strong store is a flag).
+    fenced: Vec<bool>,
+    /// Per resident thread: a narrow-scoped hand-off it took part in (see [`Gap`]).
+    gap: Vec<Option<Gap>>,
+    /// Words that are flags: written by a release, read by an acquire or a polling load.
+    sync_words: HashSet<(u64, u64)>,
+    /// Per global word, the last block-scoped release into it: (block, instruction).
+    cta_release: HashMap<(u64, u64), (u64, u32)>,
+    model: MemoryModel,
     /// Per resident slot.
     bvc: Vec<Vc>,
     pub(crate) bar_epoch: Vec<u32>,
     slot_block: Vec<u64>,
     /// Per resident warp.
     pub(crate) wsync: Vec<u32>,
-    sync: HashMap<(u64, u64), Vc>,
+    /// Released clocks per (region, word, owner): `owner` is the releasing block for what any
+    /// thread of that block may acquire, [`DEVICE`] for what every thread may.
+    sync: HashMap<(u64, u64, u64), Vc>,
     /// Entries of `sync` about shared memory (dropped when their block finishes).
     shared_sync: usize,
     any_release: bool,
 }
 
 impl Race {
-    pub(crate) fn new(tpb: u32, wpb: u32, block_x: u32) -> Race {
+    pub(crate) fn new(tpb: u32, wpb: u32, block_x: u32, model: MemoryModel) -> Race {
         let dummy = StampKey {
             pc: u32::MAX,
             epoch: 0,
             bar: 0,
             wsync: 0,
             tid_hi: 0,
-            strong: false,
+            class: 0,
             size_log2: 0,
         };
         Race {
@@ -354,6 +457,13 @@ impl Race {
             pending: Vec::new(),
             tvc: Vec::new(),
             seen: Vec::new(),
+            seen_gpu: Vec::new(),
+            pending_gpu: Vec::new(),
+            fenced: Vec::new(),
+            gap: Vec::new(),
+            sync_words: HashSet::new(),
+            cta_release: HashMap::new(),
+            model,
             bvc: Vec::new(),
             bar_epoch: Vec::new(),
             slot_block: Vec::new(),
@@ -378,6 +488,10 @@ impl Race {
             self.pending.resize((s + 1) * tpb, 0);
             self.tvc.resize_with((s + 1) * tpb, Vc::default);
             self.seen.resize_with((s + 1) * tpb, Vc::default);
+            self.seen_gpu.resize_with((s + 1) * tpb, Vc::default);
+            self.pending_gpu.resize((s + 1) * tpb, 0);
+            self.fenced.resize((s + 1) * tpb, false);
+            self.gap.resize((s + 1) * tpb, None);
             self.wsync.resize((s + 1) * wpb, 0);
         }
         self.bvc[s] = Vc::default();
@@ -392,6 +506,12 @@ impl Race {
         for v in &mut self.seen[s * tpb..(s + 1) * tpb] {
             v.0.clear();
         }
+        for v in &mut self.seen_gpu[s * tpb..(s + 1) * tpb] {
+            v.0.clear();
+        }
+        self.pending_gpu[s * tpb..(s + 1) * tpb].fill(0);
+        self.fenced[s * tpb..(s + 1) * tpb].fill(false);
+        self.gap[s * tpb..(s + 1) * tpb].fill(None);
         self.wsync[s * wpb..(s + 1) * wpb].fill(0);
     }
 
@@ -407,6 +527,12 @@ impl Race {
             let before = self.sync.len();
             self.sync.retain(|k, _| k.0 != key);
             self.shared_sync -= before - self.sync.len();
+        }
+        if !self.sync_words.is_empty()
+            && let Some(&block) = self.slot_block.get(slot as usize)
+        {
+            let key = BLOCK_KEY | block;
+            self.sync_words.retain(|k| k.0 != key);
         }
     }
 
@@ -466,7 +592,9 @@ impl Race {
             bar: k.bar,
             wsync: k.wsync,
             pc: k.pc,
-            strong: k.strong,
+            strong: k.class & STRONG != 0,
+            atomic: k.class & ATOMIC != 0,
+            scope: class_scope(k.class),
             mask: ((r >> STAMP_BITS) & 0xF) as u8,
         })
     }
@@ -513,16 +641,24 @@ impl Race {
         size: u32,
         who: &Who,
         kind: Kind,
+        sem: Sem,
         pc: u32,
     ) -> Option<Hit> {
         let slot = who.slot as usize;
+        let rt = who.rt as usize;
+        // A strong store with a fence just before it (no access in between) is a flag's release.
+        let sync = sem.sync || (kind == Kind::StrongWrite && self.fenced[rt]);
+        self.fenced[rt] = false;
+        if sync {
+            self.sync_words.insert((region.sync_key(), word as u64));
+        }
         let key = StampKey {
             pc,
             epoch: self.epoch[who.rt as usize],
             bar: self.bar_epoch[slot],
             wsync: self.wsync[who.warp as usize],
             tid_hi: (who.tid >> 32) as u32,
-            strong: kind.strong(),
+            class: class_bits(kind.strong(), sem.atomic, sem.scope),
             size_log2: size.max(1).trailing_zeros().min(4) as u8,
         };
         let stamp = self.stamp(key);
@@ -547,10 +683,17 @@ impl Race {
         {
             shadow.chunks.resize_with(ci + 1, || Chunk::Empty);
         }
+        let this = This {
+            who,
+            kind,
+            sem,
+            word: (region.sync_key(), word as u64),
+        };
         let hit = match shadow.chunks.get_mut(ci) {
-            Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, who, kind),
+            Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),
             None => None,
         };
+
         match region {
             Region::Shared { slot, .. } => self.shared[slot as usize] = shadow,
             Region::Global { index, .. } => self.global[index] = shadow,
@@ -558,20 +701,46 @@ impl Race {
         hit
     }
 
-    fn update(
-        &self,
-        chunk: &mut Chunk,
-        i: usize,
-        cur: Rec,
-        mask: u8,
-        who: &Who,
-        kind: Kind,
-    ) -> Option<Hit> {
+    /// Why `p` and the current access race, or `None` when they do not: ordered, or a pair that
+    /// is itself the synchronization (see README, "Race detector").
+    fn race_cause(&self, p: &Acc, this: &This) -> Option<Cause> {
+        let who = this.who;
+        if !(p.strong && this.kind.strong()) {
+            return (!self.ordered(p, who)).then_some(Cause::Unordered);
+        }
+        let tpb = self.tpb as u64;
+        let same_block = p.tid / tpb == who.tid / tpb;
+        let morally_strong =
+            same_block || (p.scope.covers_other_blocks() && this.sem.scope.covers_other_blocks());
+        if !morally_strong {
+            return (!self.ordered(p, who)).then_some(Cause::Scope {
+                prev: p.scope,
+                cur: this.sem.scope,
+            });
+        }
+        if self.model == MemoryModel::Ptx
+            || p.atomic
+            || this.sem.atomic
+            || (this.kind.writes() && this.sem.silent)
+            || self.ordered(p, who)
+            || self.sync_words.contains(&this.word)
+        {
+            return None;
+        }
+        Some(Cause::StrongData)
+    }
+
+    fn update(&self, chunk: &mut Chunk, i: usize, cur: Rec, mask: u8, this: &This) -> Option<Hit> {
+        let (who, kind) = (this.who, this.kind);
         let old = self.cell(chunk, i);
-        let strong = kind.strong();
         let prev = |r: Rec| self.decode(r);
-        let conflicts =
-            |p: &Acc| p.mask & mask != 0 && !(p.strong && strong) && !self.ordered(p, who);
+        let gap = self.gap[who.rt as usize];
+        let conflicts = |p: &Acc| {
+            if p.mask & mask == 0 {
+                return None;
+            }
+            self.race_cause(p, this)
+        };
         let mut hit = None;
         let mut new = old;
         if kind.writes() {
@@ -581,9 +750,14 @@ impl Race {
                 (R1, Hazard::WriteAfterRead),
             ] {
                 if let Some(p) = prev(old[s])
-                    && conflicts(&p)
+                    && let Some(cause) = conflicts(&p)
                 {
-                    hit = Some(Hit { prev: p, hazard });
+                    hit = Some(Hit {
+                        prev: p,
+                        hazard,
+                        cause,
+                        gap,
+                    });
                     break;
                 }
             }
@@ -593,11 +767,13 @@ impl Race {
             new[R1] = 0;
         } else {
             if let Some(p) = prev(old[W])
-                && conflicts(&p)
+                && let Some(cause) = conflicts(&p)
             {
                 hit = Some(Hit {
                     prev: p,
                     hazard: Hazard::ReadAfterWrite,
+                    cause,
+                    gap,
                 });
             }
             let replaceable = |r: Rec| match prev(r) {
@@ -749,22 +925,35 @@ impl Race {
         true
     }
 
-    /// A fence: accesses before it are released by the thread's next strong write, and what the
-    /// thread's strong reads before it saw released is acquired.
-    pub(crate) fn fence(&mut self, rt: u32) {
-        let seen = std::mem::take(&mut self.seen[rt as usize]);
-        self.tvc[rt as usize].join(&seen);
-        self.mark_releasable(rt);
+    /// A fence of `scope` at `pc`: accesses before it are released by the thread's next strong
+    /// write (only towards its own block when the fence is `.cta`), and what the thread's strong
+    /// reads before it saw released is acquired (within the fence's scope).
+    pub(crate) fn fence(&mut self, rt: u32, scope: Scope, pc: u32) {
+        let t = rt as usize;
+        let seen = std::mem::take(&mut self.seen[t]);
+        self.tvc[t].join(&seen);
+        if scope.covers_other_blocks() {
+            let seen = std::mem::take(&mut self.seen_gpu[t]);
+            self.tvc[t].join(&seen);
+        } else if !self.seen_gpu[t].0.is_empty() {
+            self.gap[t] = Some(Gap { pc, scope });
+        }
+        self.mark_releasable(rt, scope);
+        self.fenced[t] = true;
     }
 
-    /// The thread's accesses so far are released by its next strong write.
-    fn mark_releasable(&mut self, rt: u32) {
+    /// The thread's accesses so far are released by its next strong write, within `scope`.
+    fn mark_releasable(&mut self, rt: u32, scope: Scope) {
         let e = self.epoch[rt as usize];
         self.pending[rt as usize] = e;
+        if scope.covers_other_blocks() {
+            self.pending_gpu[rt as usize] = e;
+        }
         self.epoch[rt as usize] = e + 1;
     }
 
-    /// Synchronization effect of a strong access (after its race check).
+    /// Synchronization effect of a strong access of `scope` at `pc` (after its race check).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn sync_op(
         &mut self,
         region: Region,
@@ -773,39 +962,77 @@ impl Race {
         kind: Kind,
         acquire: Acquire,
         release_sem: bool,
+        scope: Scope,
+        pc: u32,
     ) {
-        let key = (region.sync_key(), word);
-        if let Some(v) = self.sync.get(&key) {
-            match acquire {
-                Acquire::Now => self.tvc[who.rt as usize].join(v),
-                Acquire::AtNextFence => self.seen[who.rt as usize].join(v),
-                Acquire::Never => {}
+        let k = region.sync_key();
+        let t = who.rt as usize;
+        let block = who.tid / self.tpb as u64;
+        let wide = scope.covers_other_blocks();
+        let global = matches!(region, Region::Global { .. });
+        if acquire != Acquire::Never {
+            let into = |race: &mut Race, owner: u64| {
+                let Some(v) = race.sync.get(&(k, word, owner)) else {
+                    return;
+                };
+                match acquire {
+                    Acquire::Now => race.tvc[t].join(v),
+                    Acquire::AtNextFence if owner == DEVICE => race.seen_gpu[t].join(v),
+                    _ => race.seen[t].join(v),
+                }
+            };
+            into(self, block);
+            if wide {
+                into(self, DEVICE);
+            } else if global && self.sync.contains_key(&(k, word, DEVICE)) {
+                self.gap[t] = Some(Gap { pc, scope });
+            }
+            if global
+                && let Some(&(releaser, release_pc)) = self.cta_release.get(&(k, word))
+                && releaser != block
+            {
+                self.gap[t] = Some(Gap {
+                    pc: release_pc,
+                    scope: Scope::Cta,
+                });
             }
         }
         if !kind.writes() {
             return;
         }
         if release_sem {
-            self.mark_releasable(who.rt);
+            self.mark_releasable(who.rt, scope);
         }
-        let pend = self.pending[who.rt as usize];
+        let pend = self.pending[t];
         if pend == 0 {
             return;
         }
         let slot = who.slot as usize;
-        let block = who.tid / self.tpb as u64;
-        let mut v = self.tvc[who.rt as usize].clone();
+        let mut v = self.tvc[t].clone();
         v.join(&self.bvc[slot]);
-        v.set_max(who.tid, pend);
         v.set_max(BLOCK_KEY | block, self.bar_epoch[slot]);
+        let pend_gpu = self.pending_gpu[t];
+        if wide && pend_gpu != 0 {
+            let mut device = v.clone();
+            device.set_max(who.tid, pend_gpu);
+            self.release_into((k, word, DEVICE), region, &device);
+        }
+        if global && (!wide || pend_gpu != pend) {
+            self.cta_release.insert((k, word), (block, pc));
+        }
+        v.set_max(who.tid, pend);
+        self.release_into((k, word, block), region, &v);
+        self.any_release = true;
+    }
+
+    fn release_into(&mut self, key: (u64, u64, u64), region: Region, v: &Vc) {
         let entry = self.sync.entry(key).or_insert_with(|| {
             if let Region::Shared { .. } = region {
                 self.shared_sync += 1;
             }
             Vc::default()
         });
-        entry.join(&v);
-        self.any_release = true;
+        entry.join(v);
     }
 
     /// A barrier of the block in `slot` completed: everything before it is ordered before
@@ -892,7 +1119,7 @@ mod tests {
     /// A detector for blocks of 256 threads, `block_x` wide, with stamps for three
     /// instructions of each access size handed out.
     fn race_with_stamps(block_x: u32) -> (Race, Vec<u32>) {
-        let mut r = Race::new(256, 8, block_x);
+        let mut r = Race::new(256, 8, block_x, MemoryModel::Racecheck);
         let stamps = (0..5u8)
             .flat_map(|size_log2| {
                 (0..3u32).map(move |pc| StampKey {
@@ -901,7 +1128,7 @@ mod tests {
                     bar: 0,
                     wsync: 0,
                     tid_hi: 0,
-                    strong: false,
+                    class: 0,
                     size_log2,
                 })
             })

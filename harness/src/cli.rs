@@ -51,6 +51,26 @@ pub enum ScheduleName {
     Adversarial,
 }
 
+/// What racecheck reports (`--memory-model`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MemoryModelName {
+    /// PTX's data races with scopes, and also volatile/relaxed accesses to data that nothing
+    /// orders (atomics and a flag's release/poll pairs are synchronization, not races)
+    Racecheck,
+    /// exactly PTX's data races: volatile, relaxed and atomic accesses never race with each other
+    /// when their scopes cover both threads
+    Ptx,
+}
+
+impl MemoryModelName {
+    pub fn model(self) -> ptx_emu::MemoryModel {
+        match self {
+            Self::Racecheck => ptx_emu::MemoryModel::Racecheck,
+            Self::Ptx => ptx_emu::MemoryModel::Ptx,
+        }
+    }
+}
+
 impl ScheduleName {
     pub fn with_seed(self, seed: u64) -> Schedule {
         match self {

@@ -169,6 +169,8 @@ pub struct EmuSettings {
     pub step_budget: u64,
     /// Count shared-memory bank conflicts into [`LaunchReport::bank_conflicts`].
     pub bank_conflicts: bool,
+    /// What racecheck reports.
+    pub memory_model: ptx_emu::MemoryModel,
 }
 
 impl Default for EmuSettings {
@@ -181,6 +183,7 @@ impl Default for EmuSettings {
             initcheck: true,
             step_budget: ptx_emu::RunOptions::default().step_budget,
             bank_conflicts: false,
+            memory_model: ptx_emu::MemoryModel::Racecheck,
         }
     }
 }

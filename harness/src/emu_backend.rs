@@ -123,6 +123,7 @@ impl EmuBackend {
             initcheck: self.settings.initcheck,
             step_budget: self.settings.step_budget,
             bank_conflicts: self.settings.bank_conflicts,
+            memory_model: self.settings.memory_model,
             ..RunOptions::default()
         };
         let report = self

@@ -143,6 +143,7 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
         synccheck: settings.synccheck,
         memcheck: settings.memcheck,
         step_budget: settings.step_budget,
+        memory_model: settings.memory_model,
         ..RunOptions::default()
     };
     let (report, trace) = emulator
@@ -252,6 +253,9 @@ pub fn command_line(args: &TraceArgs) -> String {
     words.extend(["--schedule".to_string(), name.to_string()]);
     if let Some(seed) = seed {
         words.extend(["--seed".to_string(), seed.to_string()]);
+    }
+    if c.memory_model == crate::cli::MemoryModelName::Ptx {
+        words.extend(["--memory-model".to_string(), "ptx".to_string()]);
     }
     for (flag, off) in [
         ("--no-racecheck", c.no_racecheck),

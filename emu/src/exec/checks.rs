@@ -37,13 +37,15 @@ impl Ctx<'_> {
         tgt: Tgt,
         size: u32,
         kind: race::Kind,
+        sem: race::Sem,
         pc: u32,
     ) {
         if self.race.is_some() {
-            self.race_check_shadow(w, lane, tgt, size, kind, pc);
+            self.race_check_shadow(w, lane, tgt, size, kind, sem, pc);
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn race_check_shadow(
         &mut self,
         w: &Warp,
@@ -51,6 +53,7 @@ impl Ctx<'_> {
         tgt: Tgt,
         size: u32,
         kind: race::Kind,
+        sem: race::Sem,
         pc: u32,
     ) {
         let (region, off) = match tgt {
@@ -83,7 +86,7 @@ impl Ctx<'_> {
             let hit = self
                 .race
                 .as_mut()
-                .and_then(|r| r.access(region, word, mask, size, &who, kind, pc));
+                .and_then(|r| r.access(region, word, mask, size, &who, kind, sem, pc));
             if let Some(hit) = hit {
                 self.report_race(w, lane, tgt, o, size, kind, pc, hit);
             }
@@ -117,10 +120,13 @@ impl Ctx<'_> {
             space: sp,
         };
         let key = (fk, self.line_of(hit.prev.pc), self.line_of(pc), obj);
-        let prev_op = match (hit.hazard, hit.prev.strong) {
-            (report::Hazard::WriteAfterRead, false) => AccessOp::Read,
-            (_, false) => AccessOp::Write,
-            (_, true) => AccessOp::Atomic,
+        let prev_read = hit.hazard == report::Hazard::WriteAfterRead;
+        let prev_op = match (prev_read, hit.prev.strong, hit.prev.atomic) {
+            (_, _, true) => AccessOp::Atomic,
+            (true, true, false) => AccessOp::AtomicRead,
+            (false, true, false) => AccessOp::AtomicWrite,
+            (true, false, false) => AccessOp::Read,
+            (false, false, false) => AccessOp::Write,
         };
         let cur_op = match kind {
             race::Kind::Read => AccessOp::Read,
@@ -139,13 +145,7 @@ impl Ctx<'_> {
             thread: self.thread_ref(self.gid(w, lane)),
             at: self.src(pc),
         };
-        let tpb = self.tpb as u64;
-        let same_block = hit.prev.tid / tpb == self.gid(w, lane) / tpb;
-        let why = if sp == report::Space::Shared || same_block {
-            "no __syncthreads(), atomic or fence orders them".to_string()
-        } else {
-            "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
-        };
+        let why = self.race_why(&hit, self.gid(w, lane), pc, sp);
         let new = self.findings.add(key, || Finding {
             kind: fk,
             count: 1,
@@ -157,6 +157,117 @@ impl Ctx<'_> {
         if new.is_some() && self.trace.is_some() {
             let earlier = self.earlier_access(w, tgt, off, hit.prev);
             self.link_finding(new, Some(earlier), lane);
+        }
+    }
+
+    /// Why the accesses of `hit` race, in the words a finding prints: what is missing, and for
+    /// scoped and volatile races which operation falls short and what would order them.
+    fn race_why(&self, hit: &race::Hit, tid: u64, pc: u32, sp: report::Space) -> String {
+        let tpb = self.tpb as u64;
+        let same_block = hit.prev.tid / tpb == tid / tpb;
+        let block_of = |t: u64| {
+            let [x, y, z] = self.thread_ref(t).block;
+            format!("({x},{y},{z})")
+        };
+        match hit.cause {
+            race::Cause::Scope { prev, cur } => {
+                let (narrow_pc, narrow_tid, other_tid) = if prev == Scope::Cta {
+                    (hit.prev.pc, hit.prev.tid, tid)
+                } else {
+                    (pc, tid, hit.prev.tid)
+                };
+                let both = prev == Scope::Cta && cur == Scope::Cta;
+                format!(
+                    "{} at {} (block scope: block {}) and {} at {} in block {} are not ordered — \
+                     {} covers only its own block; with device scope ({}) they would be",
+                    self.op_name(narrow_pc),
+                    self.src(narrow_pc),
+                    block_of(narrow_tid),
+                    self.op_name(if narrow_pc == pc { hit.prev.pc } else { pc }),
+                    self.src(if narrow_pc == pc { hit.prev.pc } else { pc }),
+                    block_of(other_tid),
+                    if both {
+                        "each"
+                    } else {
+                        "a block-scoped operation"
+                    },
+                    self.op_name_with_scope(narrow_pc, Scope::Gpu),
+                )
+            }
+            race::Cause::StrongData => format!(
+                "both are {} accesses, and neither is an atomic nor a flag's release (a store \
+                 right after a fence) or acquire: PTX does not call this a data race, but nothing \
+                 orders them, so what is read or kept depends on timing — order them with a lock \
+                 both sides take, __syncthreads(), or a flag handed off with __threadfence() \
+                 (`--memory-model ptx` reports only PTX's data races)",
+                self.strength_name(pc)
+            ),
+            race::Cause::Unordered => {
+                let mut why = if sp == report::Space::Shared || same_block {
+                    "no __syncthreads(), atomic or fence orders them".to_string()
+                } else {
+                    "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
+                };
+                if let Some(gap) = hit.gap.filter(|g| !same_block && g.scope == Scope::Cta) {
+                    why.push_str(&format!(
+                        "; {} at {} has block scope, which orders only within one block — with \
+                         device scope ({}) it would order them",
+                        self.op_name(gap.pc),
+                        self.src(gap.pc),
+                        self.op_name_with_scope(gap.pc, Scope::Gpu),
+                    ));
+                }
+                why
+            }
+        }
+    }
+
+    /// The CUDA name of the synchronizing instruction at `pc` (`atomicExch_block`,
+    /// `__threadfence_block()`, `volatile store`), as it is written.
+    pub(crate) fn op_name(&self, pc: u32) -> String {
+        let scope = match self.m.code.get(pc as usize).map(|i| &i.op) {
+            Some(Op::Atom { scope, .. } | Op::Fence { scope }) => *scope,
+            Some(Op::Ld { scope, .. } | Op::St { scope, .. }) => *scope,
+            _ => Scope::Gpu,
+        };
+        self.op_name_with_scope(pc, scope)
+    }
+
+    /// [`Ctx::op_name`] as it would be written with `scope`.
+    pub(crate) fn op_name_with_scope(&self, pc: u32, scope: Scope) -> String {
+        let suffix = match scope {
+            Scope::Cta => "_block",
+            Scope::Gpu => "",
+            Scope::Sys => "_system",
+        };
+        match self.m.code.get(pc as usize).map(|i| &i.op) {
+            Some(Op::Atom { op, .. }) => {
+                let name = match op {
+                    AtomOp::Add | AtomOp::AddPacked(_) => "Add",
+                    AtomOp::Min => "Min",
+                    AtomOp::Max => "Max",
+                    AtomOp::Inc => "Inc",
+                    AtomOp::Dec => "Dec",
+                    AtomOp::And => "And",
+                    AtomOp::Or => "Or",
+                    AtomOp::Xor => "Xor",
+                    AtomOp::Exch => "Exch",
+                    AtomOp::Cas => "CAS",
+                };
+                format!("atomic{name}{suffix}")
+            }
+            Some(Op::Fence { .. }) => format!("__threadfence{suffix}()"),
+            Some(Op::Ld { strong, .. }) => format!("{} load", strength_word(*strong, scope)),
+            Some(Op::St { strong, .. }) => format!("{} store", strength_word(*strong, scope)),
+            _ => "an instruction".to_string(),
+        }
+    }
+
+    /// `volatile` or `relaxed` for the strong access at `pc`.
+    fn strength_name(&self, pc: u32) -> &'static str {
+        match self.m.code.get(pc as usize).map(|i| &i.op) {
+            Some(Op::Ld { scope, .. } | Op::St { scope, .. }) if *scope == Scope::Sys => "volatile",
+            _ => "relaxed",
         }
     }
 
@@ -361,5 +472,21 @@ impl Ctx<'_> {
             )),
             _ => None,
         }
+    }
+}
+
+/// How a strong `ld`/`st` is written in PTX: `ld.acquire.cta`, `st.relaxed.gpu`, `volatile`.
+fn strength_word(strong: Strength, scope: Scope) -> String {
+    let scope = match scope {
+        Scope::Cta => "cta",
+        Scope::Gpu => "gpu",
+        Scope::Sys => "sys",
+    };
+    match strong {
+        Strength::Weak => "plain".to_string(),
+        Strength::Relaxed if scope == "sys" => "volatile".to_string(),
+        Strength::Relaxed => format!("relaxed.{scope}"),
+        Strength::Acquire => format!("acquire.{scope}"),
+        Strength::Release => format!("release.{scope}"),
     }
 }

@@ -156,7 +156,7 @@ impl Emulator {
             local: Vec::new(),
             local_size: module.local_size,
             race: if options.racecheck {
-                Some(Race::new(tpb, wpb, bx))
+                Some(Race::new(tpb, wpb, bx, options.memory_model))
             } else {
                 None
             },

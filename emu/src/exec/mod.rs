@@ -108,6 +108,20 @@ pub enum Schedule {
     Adversarial { seed: u64 },
 }
 
+/// Which accesses racecheck reports (see `emu/README.md`, "Race detector").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MemoryModel {
+    /// PTX's data races, scopes included, and also conflicting volatile or relaxed accesses to
+    /// data that nothing orders; the pairs that are themselves synchronization (atomics, a
+    /// flag's release store and the loads that poll it) are not reported. An atomic acquires
+    /// with or without a fence after it.
+    #[default]
+    Racecheck,
+    /// Exactly PTX's data races: morally strong pairs never race, and an atomic acquires only
+    /// with `.acquire` or a fence after it.
+    Ptx,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOptions {
     pub schedule: Schedule,
@@ -135,6 +149,8 @@ pub struct RunOptions {
     /// (see `banks.rs` for the model). Off by default: it costs a pass over the lanes of every
     /// shared load and store.
     pub bank_conflicts: bool,
+    /// What counts as a race (default [`MemoryModel::Racecheck`]).
+    pub memory_model: MemoryModel,
 }
 
 impl Default for RunOptions {
@@ -150,6 +166,7 @@ impl Default for RunOptions {
             printf_buffer_bytes: DEFAULT_PRINTF_BUFFER_BYTES,
             resident_threads: DEFAULT_RESIDENT_THREADS,
             bank_conflicts: false,
+            memory_model: MemoryModel::Racecheck,
         }
     }
 }

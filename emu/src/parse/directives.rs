@@ -367,6 +367,7 @@ impl Parser {
             tparam_size: self.tparam_size,
             local_size: self.local_size,
             cas_seed: Vec::new(),
+            polls: Vec::new(),
         })
     }
 

@@ -47,6 +47,9 @@ pub struct Module {
     /// Per instruction: a plain load whose value only seeds compare-and-swaps (`cas_seed.rs`);
     /// racecheck skips it.
     pub(crate) cas_seed: Vec<bool>,
+    /// Per instruction: a strong load that polls a flag (`poll.rs`); the words it reads are
+    /// flags to racecheck.
+    pub(crate) polls: Vec<bool>,
 }
 
 /// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:
@@ -63,6 +66,7 @@ impl Module {
         p.module()?;
         let mut module = p.finish()?;
         module.cas_seed = crate::cas_seed::analyze(&module);
+        module.polls = crate::poll::analyze(&module);
         Ok(module)
     }
 

@@ -7,7 +7,7 @@ use super::args::{ArgKind, ArgSpec, ArgValueSpec};
 use super::front::{CompileFlags, CppStd};
 use super::{CheckError, Result};
 use crate::backend::{BACKEND_ENV, BackendChoice};
-use crate::cli::ScheduleName;
+use crate::cli::{MemoryModelName, ScheduleName};
 use crate::device::EmuSettings;
 use crate::launch::{Dim3, LaunchShape};
 
@@ -153,6 +153,11 @@ pub struct CheckArgs {
     #[arg(long)]
     pub no_racecheck: bool,
 
+    /// What the race checker reports: racecheck (also volatile/relaxed data that nothing
+    /// orders) or ptx (exactly PTX's data races)
+    #[arg(long, value_enum, default_value_t = MemoryModelName::Racecheck)]
+    pub memory_model: MemoryModelName,
+
     /// Turn off the emulator's barrier checker
     #[arg(long)]
     pub no_synccheck: bool,
@@ -188,6 +193,7 @@ impl CheckArgs {
             initcheck: !self.no_initcheck,
             step_budget: self.step_budget,
             bank_conflicts: false,
+            memory_model: self.memory_model.model(),
         }
     }
 

@@ -17,8 +17,23 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             b,
             c,
             release,
+            acquire,
+            scope,
         } => {
             let size = ty.bytes();
+            let sem = race::Sem {
+                scope: *scope,
+                atomic: true,
+                sync: true,
+                silent: false,
+            };
+            // The PTX model acquires only with `.acquire` or a fence after; racecheck is lenient
+            // (see README).
+            let acquires = if *acquire || ctx.opts.memory_model == MemoryModel::Racecheck {
+                race::Acquire::Now
+            } else {
+                race::Acquire::AtNextFence
+            };
             let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 let a = ctx.addr(w, addr, l);
@@ -33,7 +48,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 } else {
                     race::Kind::StrongRead
                 };
-                ctx.race_check(w, l, tgt, size, kind, pc);
+                ctx.race_check(w, l, tgt, size, kind, sem, pc);
                 if wrote {
                     if new != alu::mask(old, size * 8) {
                         ctx.progress += 1;
@@ -41,8 +56,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     ctx.write_tgt(tgt, size as usize, w.slot, new);
                     ctx.init_write(w, tgt, size);
                 }
-                // Lenient: an atomic acquires without a fence after it (see README).
-                sync_after(ctx, w, l, tgt, kind, race::Acquire::Now, *release);
+                sync_after(ctx, w, l, tgt, kind, acquires, *release, *scope, pc);
                 if tracing {
                     let after = if wrote { new } else { old };
                     let name = Some(atom_name(*op));
@@ -62,10 +76,10 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 }
             });
         }
-        Op::Fence => {
+        Op::Fence { scope } => {
             if let Some(r) = ctx.race.as_mut() {
                 lanes!(exec, l, {
-                    r.fence(w.slot * ctx.tpb + w.first + l as u32);
+                    r.fence(w.slot * ctx.tpb + w.first + l as u32, *scope, pc);
                 });
             }
         }
@@ -98,6 +112,8 @@ pub(crate) fn sync_after(
     kind: race::Kind,
     acquire: race::Acquire,
     release: bool,
+    scope: Scope,
+    pc: u32,
 ) {
     if matches!(tgt, Tgt::G(..)) {
         ctx.touched_global_sync = true;
@@ -107,7 +123,7 @@ pub(crate) fn sync_after(
     };
     let who = ctx.who(w, l);
     if let Some(r) = ctx.race.as_mut() {
-        r.sync_op(region, word, &who, kind, acquire, release);
+        r.sync_op(region, word, &who, kind, acquire, release, scope, pc);
     }
 }
 

@@ -14,6 +14,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             ds,
             addr,
             strong,
+            scope,
             dbits,
         } => {
             let esize = ty.bytes();
@@ -33,6 +34,17 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             } else {
                 race::Acquire::AtNextFence
             };
+            let sem = if strong.is_strong() {
+                race::Sem {
+                    scope: *scope,
+                    atomic: false,
+                    sync: *strong == Strength::Acquire
+                        || m.polls.get(pc as usize).copied().unwrap_or(false),
+                    silent: false,
+                }
+            } else {
+                race::Sem::PLAIN
+            };
             if ctx.banks.is_some() {
                 ctx.count_banks(w, exec, *space, addr, total, pc, false);
             }
@@ -49,11 +61,11 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     let a = ctx.addr(w, addr, l);
                     let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
                     if race_checked {
-                        ctx.race_check(w, l, tgt, total, kind, pc);
+                        ctx.race_check(w, l, tgt, total, kind, sem, pc);
                     }
                     ctx.init_read(w, l, tgt, total, pc, op);
                     if strong.is_strong() {
-                        sync_after(ctx, w, l, tgt, kind, acquire, false);
+                        sync_after(ctx, w, l, tgt, kind, acquire, false, *scope, pc);
                     }
                     let raw = ctx.read_tgt(tgt, esize as usize, w.slot);
                     if tracing {
@@ -94,10 +106,10 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     _ => {
                         let a = ctx.addr(w, addr, l);
                         let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
-                        ctx.race_check(w, l, tgt, total, kind, pc);
+                        ctx.race_check(w, l, tgt, total, kind, sem, pc);
                         ctx.init_read(w, l, tgt, total, pc, op);
                         if strong.is_strong() {
-                            sync_after(ctx, w, l, tgt, kind, acquire, false);
+                            sync_after(ctx, w, l, tgt, kind, acquire, false, *scope, pc);
                         }
                         let mut v = [0u64; 4];
                         for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
@@ -139,6 +151,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             vals,
             addr,
             strong,
+            scope,
         } => {
             let esize = ty.bytes();
             let total = esize * vals.len() as u32;
@@ -181,7 +194,22 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         let same = stored.iter().any(|(t, v)| *t == tgt && *v == values);
                         if !same {
                             stored.push((tgt, values));
-                            ctx.race_check(w, l, tgt, total, kind, pc);
+                            let sem = if strong.is_strong() {
+                                let silent =
+                                    values.iter().take(vals.len()).enumerate().all(|(i, v)| {
+                                        let at = tgt_offset(tgt, i * esize as usize);
+                                        ctx.read_tgt(at, esize as usize, w.slot) == *v
+                                    });
+                                race::Sem {
+                                    scope: *scope,
+                                    atomic: false,
+                                    sync: release,
+                                    silent,
+                                }
+                            } else {
+                                race::Sem::PLAIN
+                            };
+                            ctx.race_check(w, l, tgt, total, kind, sem, pc);
                         }
                         for (i, v) in vals.iter().enumerate() {
                             let x = ctx.get(w, *v, l);
@@ -206,7 +234,8 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         }
                         ctx.init_write(w, tgt, total);
                         if strong.is_strong() {
-                            sync_after(ctx, w, l, tgt, kind, race::Acquire::Never, release);
+                            let never = race::Acquire::Never;
+                            sync_after(ctx, w, l, tgt, kind, never, release, *scope, pc);
                         }
                     }
                 }

@@ -62,7 +62,7 @@ pub(crate) fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Op
         | Op::Prmt { .. }
         | Op::TestP { .. } => arith::run(ctx, w, ins, exec),
         Op::Ld { .. } | Op::St { .. } => memory::run(ctx, w, ins, exec),
-        Op::Atom { .. } | Op::Fence => atomic::run(ctx, w, ins, exec),
+        Op::Atom { .. } | Op::Fence { .. } => atomic::run(ctx, w, ins, exec),
         Op::Activemask { .. } => special::run(w, ins, exec),
         Op::Nop
         | Op::Bra { .. }

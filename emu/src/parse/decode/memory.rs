@@ -35,6 +35,13 @@ impl Parser {
                 } else {
                     Strength::Weak
                 };
+                // PTX: `.volatile` is `.relaxed.sys`; `.relaxed`, `.acquire` and `.release`
+                // name their scope, and NVRTC always writes one.
+                let scope = if has("volatile") {
+                    Scope::Sys
+                } else {
+                    Scope::of(mods, Scope::Gpu)
+                };
                 if base == "st" {
                     let addr = self.addr(&ops[0], line)?;
                     let vals = match &ops[1] {
@@ -57,6 +64,7 @@ impl Parser {
                         vals,
                         addr,
                         strong,
+                        scope,
                     }
                 } else {
                     let addr = self.addr(&ops[1], line)?;
@@ -90,6 +98,7 @@ impl Parser {
                         ds,
                         addr,
                         strong,
+                        scope,
                         dbits,
                     }
                 }
@@ -131,6 +140,9 @@ impl Parser {
                     (op, _) => op,
                 };
                 let release = has("release") || has("acq_rel");
+                let acquire = has("acquire") || has("acq_rel");
+                // An atomic without a scope is `.gpu` (CUDA's `atomicAdd`).
+                let scope = Scope::of(mods, Scope::Gpu);
                 let (d, rest) = if base == "atom" {
                     if ops.is_empty() {
                         return Err(parse_err(line, "atom needs operands"));
@@ -163,6 +175,8 @@ impl Parser {
                     b,
                     c,
                     release,
+                    acquire,
+                    scope,
                 }
             }
             "membar" | "fence" => {
@@ -173,7 +187,10 @@ impl Parser {
                 {
                     Op::Nop
                 } else {
-                    Op::Fence
+                    // `membar.gl` and a bare `fence.sc` are device-wide.
+                    Op::Fence {
+                        scope: Scope::of(mods, Scope::Gpu),
+                    }
                 }
             }
             // `__nanosleep(ns)`: a hint to let other warps run; every schedule here already does.
