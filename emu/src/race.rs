@@ -80,7 +80,7 @@ fn class_bits(strong: bool, atomic: bool, scope: Scope) -> u8 {
         Scope::Gpu => 1,
         Scope::Sys => 2,
     };
-    u8::from(strong) * STRONG | u8::from(atomic) * ATOMIC | scope << 2
+    (u8::from(strong) * STRONG) | (u8::from(atomic) * ATOMIC) | (scope << 2)
 }
 
 fn class_scope(class: u8) -> Scope {

@@ -30,6 +30,7 @@ impl Collector {
 impl Ctx<'_> {
     /// Race check for an access to `size` bytes at `tgt` (global or shared).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn race_check(
         &mut self,
         w: &Warp,

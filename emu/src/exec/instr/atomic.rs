@@ -104,6 +104,7 @@ pub(crate) fn atom_name(op: AtomOp) -> &'static str {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sync_after(
     ctx: &mut Ctx,
     w: &Warp,
