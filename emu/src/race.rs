@@ -414,6 +414,8 @@ pub(crate) struct Race {
     fenced: Vec<bool>,
     /// Per resident thread: a narrow-scoped hand-off it took part in (see [`Gap`]).
     gap: Vec<Option<Gap>>,
+    /// Per resident thread: the instruction of its last `.cta` fence.
+    cta_fence: Vec<u32>,
     /// Words that are flags: written by a release, read by an acquire or a polling load.
     sync_words: HashSet<(u64, u64)>,
     /// Per global word, the last block-scoped release into it: (block, instruction).
@@ -461,6 +463,7 @@ impl Race {
             pending_gpu: Vec::new(),
             fenced: Vec::new(),
             gap: Vec::new(),
+            cta_fence: Vec::new(),
             sync_words: HashSet::new(),
             cta_release: HashMap::new(),
             model,
@@ -492,6 +495,7 @@ impl Race {
             self.pending_gpu.resize((s + 1) * tpb, 0);
             self.fenced.resize((s + 1) * tpb, false);
             self.gap.resize((s + 1) * tpb, None);
+            self.cta_fence.resize((s + 1) * tpb, 0);
             self.wsync.resize((s + 1) * wpb, 0);
         }
         self.bvc[s] = Vc::default();
@@ -935,8 +939,11 @@ impl Race {
         if scope.covers_other_blocks() {
             let seen = std::mem::take(&mut self.seen_gpu[t]);
             self.tvc[t].join(&seen);
-        } else if !self.seen_gpu[t].0.is_empty() {
-            self.gap[t] = Some(Gap { pc, scope });
+        } else {
+            if !self.seen_gpu[t].0.is_empty() {
+                self.gap[t] = Some(Gap { pc, scope });
+            }
+            self.cta_fence[t] = pc;
         }
         self.mark_releasable(rt, scope);
         self.fenced[t] = true;
@@ -1018,7 +1025,9 @@ impl Race {
             self.release_into((k, word, DEVICE), region, &device);
         }
         if global && (!wide || pend_gpu != pend) {
-            self.cta_release.insert((k, word), (block, pc));
+            // The narrow part: this operation's own scope, or the `.cta` fence before it.
+            let narrow = if wide { self.cta_fence[t] } else { pc };
+            self.cta_release.insert((k, word), (block, narrow));
         }
         v.set_max(who.tid, pend);
         self.release_into((k, word, block), region, &v);

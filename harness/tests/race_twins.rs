@@ -1,0 +1,275 @@
+//! The race checker's twin corpus (`tests/race_twins/`): for each class of race — inter-block and
+//! inter-warp; atomic, fence, lock; block vs device scope; volatile data under and outside a lock;
+//! read after a hand-off — a racy kernel and its race-free twin, through `racetrack check` as a
+//! user runs it.
+//!
+//! Each file says what it expects in its header: `// check:` the command line, `// why:` words
+//! every finding of a racy kernel says, `// ptx:` whether `--memory-model ptx` still reports it,
+//! `// expect: NAME = V` a clean kernel's result. In a racy kernel, `// RACE` marks the lines the
+//! findings must name and `// RACE?` lines they may name too. Racy kernels must be caught on every
+//! schedule, clean ones clean on every schedule, and on a GPU when there is one.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::process::Command;
+
+use harness::ptx::workspace_root;
+use harness::testing::require_nvrtc;
+use harness::{BackendChoice, Device};
+use serde_json::Value;
+
+const SCHEDULES: [&[&str]; 3] = [
+    &["--schedule", "hardware"],
+    &["--schedule", "random", "--seed", "7"],
+    &["--schedule", "adversarial", "--seed", "7"],
+];
+
+struct Twin {
+    file: String,
+    source: String,
+}
+
+impl Twin {
+    fn header(&self, key: &str) -> Option<String> {
+        let prefix = format!("// {key}:");
+        self.source
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(|v| v.trim().to_string())
+    }
+
+    fn racy(&self) -> bool {
+        self.source.starts_with("// TWIN(racy)")
+    }
+
+    fn check_args(&self) -> Vec<String> {
+        let line = self
+            .header("check")
+            .unwrap_or_else(|| panic!("{} has no // check: line", self.file));
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    /// The 1-based lines whose comment is exactly `marker`.
+    fn marked(&self, marker: &str) -> BTreeSet<u64> {
+        self.source
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim_end().ends_with(marker))
+            .map(|(i, _)| i as u64 + 1)
+            .collect()
+    }
+
+    fn run(&self, extra: &[&str]) -> (i32, Value) {
+        let output = Command::new(harness::ptx::workspace_binary(env!(
+            "CARGO_BIN_EXE_racetrack"
+        )))
+        .arg("check")
+        .arg(&self.file)
+        .args(self.check_args())
+        .args(extra)
+        .arg("--json")
+        .current_dir(folder())
+        .env_remove("RACETRACK_BACKEND")
+        .output()
+        .expect("the racetrack binary runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}\n{stdout}\n{}",
+                self.file,
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+        (output.status.code().unwrap_or(-1), report)
+    }
+}
+
+fn folder() -> PathBuf {
+    workspace_root().join("harness/tests/race_twins")
+}
+
+fn twins() -> Vec<Twin> {
+    let mut files: Vec<_> = std::fs::read_dir(folder())
+        .expect("the twin corpus")
+        .map(|e| {
+            e.expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|f| f.ends_with(".cu"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| Twin {
+            source: std::fs::read_to_string(folder().join(&file)).expect("a twin"),
+            file,
+        })
+        .collect()
+}
+
+/// The lines of `file` an access line of a finding names: `file:N`, and `inlined at line N` after
+/// one (lines of headers it reaches into are not the twin's).
+fn lines_in(message: &str, file: &str) -> BTreeSet<u64> {
+    let number = |s: &str| {
+        s.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse::<u64>()
+            .ok()
+    };
+    let mut lines = BTreeSet::new();
+    for part in message.split(&format!("{file}:")).skip(1) {
+        lines.extend(number(part));
+        if let Some(rest) = part.split_once("(inlined at line ") {
+            lines.extend(number(rest.1));
+        }
+    }
+    lines
+}
+
+fn findings(report: &Value) -> &Vec<Value> {
+    report["findings"].as_array().expect("findings")
+}
+
+/// A clean run: exit 0, no findings, and the `// expect:` buffer holds its value.
+fn assert_clean(twin: &Twin, code: i32, report: &Value, how: &str) {
+    assert_eq!(code, 0, "{} ({how}): {report:#}", twin.file);
+    assert!(
+        findings(report).is_empty(),
+        "{} ({how}): {report:#}",
+        twin.file
+    );
+    if let Some(expect) = twin.header("expect") {
+        let (name, value) = expect.split_once('=').expect("// expect: NAME = V");
+        let (name, value) = (name.trim(), value.trim());
+        let buffer = report["buffers"]
+            .as_array()
+            .and_then(|b| b.iter().find(|b| b["label"] == name))
+            .unwrap_or_else(|| panic!("{}: no buffer {name}", twin.file));
+        assert_eq!(
+            buffer["data"][0].to_string(),
+            value,
+            "{} ({how}): {name}",
+            twin.file
+        );
+    }
+}
+
+#[test]
+fn the_corpus_has_a_twin_for_every_racy_kernel() {
+    let all = twins();
+    let racy = all.iter().filter(|t| t.racy()).count();
+    assert!(racy >= 8, "only {racy} racy twins");
+    for twin in all.iter().filter(|t| t.racy()) {
+        let partner = twin
+            .header("TWIN(racy)")
+            .and_then(|h| h.split("Twin:").nth(1).map(str::to_string))
+            .unwrap_or_else(|| {
+                // The sentence may wrap: find "Twin:" anywhere in the header comment.
+                twin.source
+                    .split("Twin: ")
+                    .nth(1)
+                    .expect("a Twin: name")
+                    .to_string()
+            });
+        let partner = partner
+            .split(|c: char| c.is_whitespace() || c == ',')
+            .next()
+            .unwrap_or_default()
+            .trim_end_matches('.');
+        let found = all.iter().find(|t| t.file == partner);
+        assert!(
+            found.is_some_and(|t| !t.racy()),
+            "{}: its twin {partner} is not a clean file of the corpus",
+            twin.file
+        );
+    }
+}
+
+#[test]
+fn racy_twins_are_caught_on_every_schedule_at_their_lines() {
+    require_nvrtc();
+    for twin in twins().into_iter().filter(Twin::racy) {
+        let must = twin.marked("// RACE");
+        let may: BTreeSet<u64> = must.union(&twin.marked("// RACE?")).copied().collect();
+        let why = twin.header("why").expect("a // why: line");
+        assert!(!must.is_empty(), "{}: no // RACE line", twin.file);
+        for schedule in SCHEDULES {
+            let how = schedule.join(" ");
+            let (code, report) = twin.run(schedule);
+            assert_eq!(code, 2, "{} ({how}): {report:#}", twin.file);
+            let mut named = BTreeSet::new();
+            for finding in findings(&report) {
+                assert_eq!(
+                    finding["kind"], "race",
+                    "{} ({how}): {finding:#}",
+                    twin.file
+                );
+                let message = finding["message"].as_str().expect("a message");
+                assert!(
+                    message.contains(&why),
+                    "{} ({how}): the finding does not say {why:?}:\n{message}",
+                    twin.file
+                );
+                let threads = message.lines().filter(|l| l.contains("thread (")).count();
+                assert_eq!(
+                    threads, 2,
+                    "{} ({how}): both threads:\n{message}",
+                    twin.file
+                );
+                for access in message.lines().filter(|l| l.contains("thread (")) {
+                    named.extend(lines_in(access, &twin.file));
+                }
+            }
+            assert!(
+                must.is_subset(&named) && named.is_subset(&may),
+                "{} ({how}): findings name lines {named:?}, expected {must:?} (and maybe {may:?})",
+                twin.file
+            );
+        }
+    }
+}
+
+#[test]
+fn the_ptx_memory_model_reports_scope_races_but_not_volatile_data() {
+    require_nvrtc();
+    for twin in twins().into_iter().filter(Twin::racy) {
+        let (code, report) = twin.run(&["--memory-model", "ptx"]);
+        match twin.header("ptx").as_deref() {
+            Some("racy") => assert_eq!(code, 2, "{}: {report:#}", twin.file),
+            Some("clean") => assert_clean(&twin, code, &report, "--memory-model ptx"),
+            other => panic!("{}: // ptx: is {other:?}", twin.file),
+        }
+    }
+}
+
+#[test]
+fn clean_twins_are_clean_on_every_schedule() {
+    require_nvrtc();
+    for twin in twins().into_iter().filter(|t| !t.racy()) {
+        for schedule in SCHEDULES {
+            let (code, report) = twin.run(schedule);
+            assert_clean(&twin, code, &report, &schedule.join(" "));
+        }
+    }
+}
+
+/// The clean twins on a GPU, when there is one (required with `RACETRACK_BACKEND=cuda`). Racy
+/// twins never run there: the block-scoped lock can let two blocks in, not hang, but nothing is
+/// learnt from it that the emulator does not say.
+#[test]
+fn clean_twins_give_the_same_results_on_a_gpu() {
+    require_nvrtc();
+    let required = matches!(BackendChoice::from_env(), Ok(BackendChoice::Cuda));
+    if let Err(error) = Device::open(BackendChoice::Cuda) {
+        assert!(!required, "RACETRACK_BACKEND=cuda, but {error}");
+        eprintln!("skipped, no GPU: {error}");
+        return;
+    }
+    for twin in twins().into_iter().filter(|t| !t.racy()) {
+        let (code, report) = twin.run(&["--backend", "cuda"]);
+        assert_clean(&twin, code, &report, "cuda");
+    }
+}
