@@ -59,6 +59,25 @@ impl Twin {
             .collect()
     }
 
+    /// `racetrack check` as a user types it: text on stdout, and the exit code.
+    fn run_text(&self) -> (i32, String) {
+        let output = Command::new(harness::ptx::workspace_binary(env!(
+            "CARGO_BIN_EXE_racetrack"
+        )))
+        .arg("check")
+        .arg(&self.file)
+        .args(self.check_args())
+        .args(["--backend", "emu"])
+        .current_dir(folder())
+        .env_remove("RACETRACK_BACKEND")
+        .output()
+        .expect("the racetrack binary runs");
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    }
+
     fn run(&self, extra: &[&str]) -> (i32, Value) {
         let output = Command::new(harness::ptx::workspace_binary(env!(
             "CARGO_BIN_EXE_racetrack"
@@ -66,6 +85,11 @@ impl Twin {
         .arg("check")
         .arg(&self.file)
         .args(self.check_args())
+        .args(if extra.contains(&"--backend") {
+            &[][..]
+        } else {
+            &["--backend", "emu"][..]
+        })
         .args(extra)
         .arg("--json")
         .current_dir(folder())
@@ -271,5 +295,25 @@ fn clean_twins_give_the_same_results_on_a_gpu() {
     for twin in twins().into_iter().filter(|t| !t.racy()) {
         let (code, report) = twin.run(&["--backend", "cuda"]);
         assert_clean(&twin, code, &report, "cuda");
+    }
+}
+
+/// What a learner sees for a scoped atomic, a block-scoped fence and volatile data: the book's
+/// emulator page shows these.
+#[test]
+fn scoped_and_volatile_reports_read_as_the_book_shows_them() {
+    require_nvrtc();
+    for (file, name) in [
+        ("atomic_block_scope_racy.cu", "atomic_block_scope"),
+        ("fence_block_scope_racy.cu", "fence_block_scope"),
+        ("read_after_handoff_racy.cu", "read_after_handoff"),
+    ] {
+        let twin = twins()
+            .into_iter()
+            .find(|t| t.file == file)
+            .expect("the twin");
+        let (code, text) = twin.run_text();
+        assert_eq!(code, 2, "{text}");
+        insta::assert_snapshot!(name, text);
     }
 }
