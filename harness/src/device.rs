@@ -7,8 +7,8 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, LaunchConfig,
-    PushKernelArg, sys,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, CudaView, DevicePtr as _,
+    LaunchConfig, PushKernelArg, sys,
 };
 use cudarc::nvrtc::Ptx;
 
@@ -78,6 +78,11 @@ pub enum RawBuffer {
 }
 
 impl<T: Element> Buffer<T> {
+    /// The untyped allocation, for a struct argument that points to it.
+    pub fn raw(&self) -> &RawBuffer {
+        &self.raw
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -106,7 +111,47 @@ pub enum Arg<'a> {
     I64(i64),
     F32(f32),
     F64(f64),
+    /// A struct passed by value.
+    Struct(&'a StructArg<'a>),
 }
+
+/// A struct argument: its bytes as C lays them out, with each pointer field still to be filled
+/// with its buffer's device address by the backend that launches.
+#[derive(Debug)]
+pub struct StructArg<'a> {
+    pub bytes: Vec<u8>,
+    /// (byte offset of the field in the struct, the buffer, bytes into the buffer).
+    pub pointers: Vec<(usize, &'a RawBuffer, usize)>,
+}
+
+impl<'a> StructArg<'a> {
+    /// The struct's bytes with every pointer field set from `address`, or `None` when a buffer
+    /// belongs to another backend.
+    pub(crate) fn with_addresses(
+        &self,
+        mut address: impl FnMut(&'a RawBuffer) -> Option<u64>,
+    ) -> Option<Vec<u8>> {
+        let mut bytes = self.bytes.clone();
+        for &(at, buffer, offset) in &self.pointers {
+            let pointer = address(buffer)? + offset as u64;
+            bytes[at..at + 8].copy_from_slice(&pointer.to_le_bytes());
+        }
+        Some(bytes)
+    }
+}
+
+/// The largest struct a kernel may take by value here (CUDA's classic 4 KiB parameter limit).
+pub const MAX_STRUCT_ARG_BYTES: usize = 4096;
+
+/// A struct argument's bytes as the CUDA driver reads them: it copies as many bytes as the
+/// kernel's parameter declares, so a buffer at least that large, aligned for any field, serves
+/// every struct.
+#[repr(C, align(16))]
+struct StructParam([u8; MAX_STRUCT_ARG_BYTES]);
+
+// SAFETY: plain bytes, with no pointers the host must keep alive; the driver copies them at
+// launch.
+unsafe impl cudarc::driver::DeviceRepr for StructParam {}
 
 impl<'a, T> From<&'a Buffer<T>> for Arg<'a> {
     fn from(buffer: &'a Buffer<T>) -> Self {
@@ -673,8 +718,36 @@ impl CudaBackend {
                 _ => None,
             })
             .collect();
+        // A struct's pointer fields hold device addresses, which the buffers' guards keep valid
+        // (and ordered on this stream) until after the launch.
+        let mut guards = Vec::new();
+        let structs: Vec<Option<Box<StructParam>>> = args
+            .iter()
+            .map(|arg| {
+                let Arg::Struct(fields) = arg else {
+                    return Ok(None);
+                };
+                let bytes = fields
+                    .with_addresses(|buffer| match buffer {
+                        RawBuffer::Cuda(slice) => {
+                            let (address, guard) = slice.device_ptr(stream);
+                            guards.push(guard);
+                            Some(address)
+                        }
+                        RawBuffer::Emu(_) => None,
+                    })
+                    .ok_or_else(foreign_buffer)?;
+                let mut param = Box::new(StructParam([0; MAX_STRUCT_ARG_BYTES]));
+                param.0[..bytes.len()].copy_from_slice(&bytes);
+                Ok(Some(param))
+            })
+            .collect::<Result<_>>()?;
         let mut builder = stream.launch_builder(function);
-        for (arg, view) in args.iter().zip(&views) {
+        for ((arg, view), param) in args.iter().zip(&views).zip(&structs) {
+            if let Some(param) = param {
+                builder.arg(param.as_ref());
+                continue;
+            }
             if let Some(view) = view {
                 builder.arg(view);
                 continue;
@@ -690,6 +763,7 @@ impl CudaBackend {
                 Arg::I64(value) => builder.arg(value),
                 Arg::F32(value) => builder.arg(value),
                 Arg::F64(value) => builder.arg(value),
+                Arg::Struct(_) => unreachable!("struct arguments were pushed above"),
             };
         }
         let config = LaunchConfig {
@@ -701,6 +775,7 @@ impl CudaBackend {
         // chapter passes arguments in its kernel's parameter order and types (its tests check
         // results against the CPU, which a mismatch would break).
         unsafe { builder.launch(config) }?;
+        drop(guards);
         Ok(())
     }
 }

@@ -108,6 +108,16 @@ impl EmuBackend {
                 Arg::I64(v) => KernelArg::I64(*v),
                 Arg::F32(v) => KernelArg::F32(*v),
                 Arg::F64(v) => KernelArg::F64(*v),
+                Arg::Struct(fields) => KernelArg::Bytes(
+                    fields
+                        .with_addresses(|buffer| match buffer {
+                            RawBuffer::Emu(ptr) => Some(ptr.0),
+                            RawBuffer::Cuda(_) => None,
+                        })
+                        .ok_or_else(|| {
+                            HarnessError::Invalid("a GPU buffer was passed to the emulator".into())
+                        })?,
+                ),
             });
         }
         let config = LaunchConfig {

@@ -128,6 +128,12 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
                 KernelArg::Ptr(DevicePtr(start.0 - (own * size) as u64 + (offset * size) as u64))
             }
             HostArg::Scalar { value, .. } => scalar_arg(*value),
+            HostArg::Struct { label, .. } => {
+                return Err(HarnessError::Invalid(format!(
+                    "{label}: a struct argument cannot be traced yet; racetrack check runs it"
+                ))
+                .into());
+            }
         });
     }
     let shape = args.check.shape();
@@ -342,7 +348,7 @@ impl Layout {
             .iter()
             .filter_map(|arg| match arg {
                 HostArg::Buffer { data, .. } => Some(data.ty()),
-                HostArg::Scalar { .. } | HostArg::Alias { .. } => None,
+                HostArg::Scalar { .. } | HostArg::Alias { .. } | HostArg::Struct { .. } => None,
             })
             .collect();
         let mut next_buffer = buffers.iter();

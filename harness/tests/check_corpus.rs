@@ -1364,3 +1364,54 @@ fn a_warp_intrinsic_cuda_9_removed_gets_its_sync_form() {
         run.stderr
     );
 }
+
+/// `--arg '{…}'`: a struct by value, its pointer fields' buffers shown after the run as fields
+/// of their argument; a field list that does not lay out as the kernel's struct is refused in one
+/// line that gives both layouts.
+#[test]
+fn a_struct_by_value_is_passed_field_by_field() {
+    let functor = "f:{f32=2, x:f32[100]=iota, y:f32[100]=const:1, i32=100}";
+    let run = check(
+        "struct_args.cu",
+        &[
+            "--entry", "saxpy", "--grid", "2", "--block", "64", "--arg", functor, "--json",
+        ],
+    );
+    let report = json(&run);
+    assert!(report["findings"].as_array().is_some_and(Vec::is_empty));
+    let y = buffer(&report, "f.y");
+    let want: Vec<f64> = (0..100).map(|i| 2.0 * f64::from(i) + 1.0).collect();
+    assert_eq!(y, want);
+    let text = check(
+        "struct_args.cu",
+        &[
+            "--entry", "saxpy", "--grid", "2", "--block", "64", "--arg", functor, "--show", "f",
+        ],
+    );
+    assert_eq!(text.code, 0, "{}\n{}", text.stdout, text.stderr);
+    assert!(
+        text.stdout.contains("(a struct of 32 bytes, aligned to 8)")
+            && text
+                .stdout
+                .contains("f.y (a field of arg 0, f32[100]): [1, 3, 5,"),
+        "{}",
+        text.stdout
+    );
+    let short = check(
+        "struct_args.cu",
+        &[
+            "--entry",
+            "saxpy",
+            "--grid",
+            "2",
+            "--block",
+            "64",
+            "--arg",
+            "f:{f32=2, x:f32[100]=iota, i32=100}",
+        ],
+    );
+    assert_refused(
+        &short,
+        "--arg 0 (`f:{f32=2, x:f32[100]=iota, i32=100}`) does not fit parameter 0 (`Saxpy`) of saxpy: a 32-byte struct aligned to 8 bytes (pass {FIELD, FIELD, …}, its fields in order: scalars as TYPE=VALUE, pointers as TYPE[LEN]=FILL); the fields given lay out as 24 bytes aligned to 8",
+    );
+}

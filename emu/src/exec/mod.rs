@@ -66,7 +66,7 @@ pub struct LaunchConfig {
     pub dynamic_shared_bytes: u32,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum KernelArg {
     U8(u8),
     U16(u16),
@@ -77,11 +77,14 @@ pub enum KernelArg {
     F32(f32),
     F64(f64),
     Ptr(DevicePtr),
+    /// A struct passed by value: its bytes as C lays them out.
+    Bytes(Vec<u8>),
 }
 
 impl KernelArg {
     fn bytes(&self) -> Vec<u8> {
         match *self {
+            KernelArg::Bytes(ref bytes) => bytes.clone(),
             KernelArg::U8(v) => vec![v],
             KernelArg::U16(v) => v.to_le_bytes().to_vec(),
             KernelArg::U32(v) => v.to_le_bytes().to_vec(),

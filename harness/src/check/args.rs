@@ -47,6 +47,24 @@ impl Scalar {
     }
 
     /// Values narrower than 32 bits travel as their bits, as a kernel's parameter holds them.
+    /// The value's bytes as the device holds it (little-endian).
+    pub fn to_le_bytes(self) -> Vec<u8> {
+        match self {
+            Self::U8(value) => vec![value],
+            Self::I8(value) => value.to_le_bytes().to_vec(),
+            Self::U16(value) => value.to_le_bytes().to_vec(),
+            Self::I16(value) => value.to_le_bytes().to_vec(),
+            Self::F16(value) => value.to_bits().to_le_bytes().to_vec(),
+            Self::BF16(value) => value.to_bits().to_le_bytes().to_vec(),
+            Self::U32(value) => value.to_le_bytes().to_vec(),
+            Self::I32(value) => value.to_le_bytes().to_vec(),
+            Self::U64(value) => value.to_le_bytes().to_vec(),
+            Self::I64(value) => value.to_le_bytes().to_vec(),
+            Self::F32(value) => value.to_le_bytes().to_vec(),
+            Self::F64(value) => value.to_le_bytes().to_vec(),
+        }
+    }
+
     pub(super) fn arg(self) -> Arg<'static> {
         match self {
             Self::U8(value) => Arg::U8(value),
@@ -153,6 +171,46 @@ pub enum ArgValueSpec {
     Scalar(Scalar),
     Buffer(BufferSpec),
     Alias(AliasSpec),
+    /// `{FIELD, FIELD, …}`: a struct passed by value, its fields in declaration order, each a
+    /// scalar or a buffer (whose device pointer the struct holds), laid out as C lays them out.
+    Struct(Vec<ArgSpec>),
+}
+
+/// Where a struct's fields go: C's layout, each field at the next multiple of its alignment, the
+/// struct as large as the next multiple of its largest alignment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StructLayout {
+    pub offsets: Vec<usize>,
+    pub bytes: usize,
+    pub align: usize,
+}
+
+impl StructLayout {
+    /// The layout of fields of these sizes (each aligned to its size, as scalars and pointers
+    /// are).
+    pub fn of(sizes: impl IntoIterator<Item = usize>) -> Self {
+        let mut offsets = Vec::new();
+        let (mut end, mut align) = (0usize, 1usize);
+        for size in sizes {
+            let at = end.next_multiple_of(size.max(1));
+            offsets.push(at);
+            end = at + size;
+            align = align.max(size);
+        }
+        Self {
+            offsets,
+            bytes: end.next_multiple_of(align),
+            align,
+        }
+    }
+}
+
+/// A field's bytes: a scalar's size, or a pointer's 8.
+fn field_size(kind: ArgKind) -> usize {
+    match kind {
+        ArgKind::Scalar(ty) => ty.size(),
+        ArgKind::Buffer | ArgKind::Struct { .. } => 8,
+    }
 }
 
 /// One `--arg`: `[NAME:]TYPE=VALUE`, `[NAME:]TYPE[LEN][+OFFSET]=FILL` or `[NAME]=OTHER[+OFFSET]`.
@@ -167,6 +225,11 @@ pub struct ArgSpec {
 pub enum ArgKind {
     Buffer,
     Scalar(ElemType),
+    /// A struct by value of this many bytes, aligned to `align`.
+    Struct {
+        bytes: usize,
+        align: usize,
+    },
 }
 
 /// Why an `--arg` spec does not parse; clap shows it after the spec itself.
@@ -174,7 +237,62 @@ pub enum ArgKind {
 #[error("{0}")]
 pub struct SpecError(pub String);
 
-const SPEC_FORMS: &str = "an argument is TYPE=VALUE (u32=5), TYPE[LEN]=FILL (f32[1024]=random:1) or a pointer into another argument's buffer, NAME=OTHER+OFFSET (v=p+4096)";
+const SPEC_FORMS: &str = "an argument is TYPE=VALUE (u32=5), TYPE[LEN]=FILL (f32[1024]=random:1), a pointer into another argument's buffer, NAME=OTHER+OFFSET (v=p+4096), or a struct, {FIELD, FIELD, …} ({f32=2, f32[128]=random:1, i32=128})";
+
+/// `[NAME:]{FIELD, …}`: the name and the fields' text, when `text` is a struct.
+fn struct_parts(text: &str) -> Option<(Option<&str>, &str)> {
+    let open = text.find('{')?;
+    let name = text[..open].trim();
+    let name = match name.strip_suffix(':') {
+        Some(name) => Some(name.trim()),
+        None if name.is_empty() => None,
+        None => return None,
+    };
+    Some((name, &text[open + 1..]))
+}
+
+fn parse_struct(name: Option<&str>, rest: &str) -> Result<ArgSpec, SpecError> {
+    let Some(body) = rest.trim_end().strip_suffix('}') else {
+        return Err(SpecError(
+            "a struct lacks its closing `}`; a struct is {FIELD, FIELD, …}".to_string(),
+        ));
+    };
+    if body.contains('{') {
+        return Err(SpecError(
+            "a struct inside a struct: write the inner struct's fields in its place, in order"
+                .to_string(),
+        ));
+    }
+    if let Some(name) = name
+        && !is_name(name)
+    {
+        return Err(SpecError(format!(
+            "`{name}` is not a name; names are letters, digits and _ (functor:{{f32=2, i32=8}})"
+        )));
+    }
+    let mut fields = Vec::new();
+    for (index, text) in body.split(',').enumerate() {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(SpecError(format!(
+                "field {index} of the struct is empty; fields are separated by one comma"
+            )));
+        }
+        let field: ArgSpec = text
+            .parse()
+            .map_err(|SpecError(reason)| SpecError(format!("field {index}, `{text}`: {reason}")))?;
+        if let ArgValueSpec::Alias(_) = field.value {
+            return Err(SpecError(format!(
+                "field {index}, `{text}`: a field cannot point into another argument; give the field its own buffer (f32[128]=zeros)"
+            )));
+        }
+        fields.push(field);
+    }
+    Ok(ArgSpec {
+        name: name.map(str::to_string),
+        value: ArgValueSpec::Struct(fields),
+    })
+}
 
 /// Whether `text` is a C-style identifier, as argument names are.
 fn is_name(text: &str) -> bool {
@@ -231,6 +349,9 @@ impl FromStr for ArgSpec {
     type Err = SpecError;
 
     fn from_str(text: &str) -> Result<Self, SpecError> {
+        if let Some((name, rest)) = struct_parts(text) {
+            return parse_struct(name, rest);
+        }
         let Some((left, right)) = text.split_once('=') else {
             return Err(SpecError(format!("no `=`; {SPEC_FORMS}")));
         };
@@ -366,6 +487,13 @@ impl ArgSpec {
         match &self.value {
             ArgValueSpec::Scalar(value) => ArgKind::Scalar(value.ty()),
             ArgValueSpec::Buffer(_) | ArgValueSpec::Alias(_) => ArgKind::Buffer,
+            ArgValueSpec::Struct(fields) => {
+                let layout = StructLayout::of(fields.iter().map(|f| field_size(f.kind())));
+                ArgKind::Struct {
+                    bytes: layout.bytes,
+                    align: layout.align,
+                }
+            }
         }
     }
 
@@ -384,6 +512,19 @@ impl ArgSpec {
                     label,
                     value: *value,
                 });
+            }
+            ArgValueSpec::Struct(fields) => {
+                let fields = fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, field)| {
+                        let mut field = field.clone();
+                        let name = field.name.clone().unwrap_or_else(|| i.to_string());
+                        field.name = Some(format!("{label}.{name}"));
+                        field.resolve(index)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                return Ok(HostArg::Struct { label, fields });
             }
             ArgValueSpec::Alias(alias) => {
                 return Err(CheckError::Fill {
@@ -477,6 +618,12 @@ pub fn resolve_all(specs: &[ArgSpec]) -> Result<Vec<HostArg>> {
                         alias.target
                     )));
                 }
+                ArgValueSpec::Struct(_) => {
+                    return Err(refuse(format!(
+                        "{} is a struct; a pointer points into a buffer",
+                        alias.target
+                    )));
+                }
             }
             Ok(HostArg::Alias {
                 label: spec.label(index),
@@ -515,6 +662,16 @@ impl fmt::Display for ArgSpec {
             }
         }
         match &self.value {
+            ArgValueSpec::Struct(fields) => {
+                f.write_str("{")?;
+                for (i, field) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{field}")?;
+                }
+                f.write_str("}")
+            }
             ArgValueSpec::Scalar(value) => write!(f, "{}={value}", value.ty()),
             ArgValueSpec::Buffer(BufferSpec {
                 ty,
@@ -618,6 +775,11 @@ pub enum HostArg {
         target: usize,
         offset: usize,
     },
+    /// A struct by value: its fields in order, each a scalar or a buffer labelled `label.field`.
+    Struct {
+        label: String,
+        fields: Vec<HostArg>,
+    },
 }
 
 impl HostArg {
@@ -651,14 +813,32 @@ impl HostArg {
         match self {
             Self::Scalar { value, .. } => ArgKind::Scalar(value.ty()),
             Self::Buffer { .. } | Self::Alias { .. } => ArgKind::Buffer,
+            Self::Struct { .. } => {
+                let layout = self.layout().unwrap_or_else(|| StructLayout::of([]));
+                ArgKind::Struct {
+                    bytes: layout.bytes,
+                    align: layout.align,
+                }
+            }
+        }
+    }
+
+    /// Where a struct's fields go; `None` for any other argument.
+    pub fn layout(&self) -> Option<StructLayout> {
+        match self {
+            Self::Struct { fields, .. } => Some(StructLayout::of(
+                fields.iter().map(|field| field_size(field.kind())),
+            )),
+            _ => None,
         }
     }
 
     pub fn label(&self) -> &str {
         match self {
-            Self::Scalar { label, .. } | Self::Buffer { label, .. } | Self::Alias { label, .. } => {
-                label
-            }
+            Self::Scalar { label, .. }
+            | Self::Buffer { label, .. }
+            | Self::Alias { label, .. }
+            | Self::Struct { label, .. } => label,
         }
     }
 }
@@ -684,6 +864,16 @@ impl fmt::Display for HostArg {
                 target,
                 offset,
             } => write!(f, "{label}=arg{target}+{offset}"),
+            Self::Struct { label, fields } => {
+                write!(f, "{label}:{{")?;
+                for (i, field) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{field}")?;
+                }
+                f.write_str("}")
+            }
         }
     }
 }
@@ -877,7 +1067,7 @@ mod tests {
         );
         let made = |text: &str| match spec(text).resolve(0).unwrap() {
             HostArg::Buffer { data, .. } => data,
-            HostArg::Scalar { .. } | HostArg::Alias { .. } => panic!("{text} is not a buffer"),
+            other => panic!("{text} is not a buffer: {other}"),
         };
         let halves = made("f16[4]=iota");
         assert_eq!(
@@ -917,10 +1107,60 @@ mod tests {
     }
 
     #[test]
+    fn a_struct_lays_out_its_fields_as_c_does() {
+        // struct { float a; const float *x; int n; }: 4 bytes of padding after a, 4 at the end.
+        let functor = spec("f:{f32=2, f32[128]=random:1, i32=128}");
+        assert_eq!(functor.name.as_deref(), Some("f"));
+        assert_eq!(
+            functor.kind(),
+            ArgKind::Struct {
+                bytes: 24,
+                align: 8
+            }
+        );
+        let resolved = functor.resolve(3).unwrap();
+        assert_eq!(resolved.layout().unwrap().offsets, [0, 8, 16]);
+        let HostArg::Struct { fields, .. } = &resolved else {
+            panic!("{resolved} is not a struct");
+        };
+        let labels: Vec<_> = fields.iter().map(HostArg::label).collect();
+        assert_eq!(labels, ["f.0", "f.1", "f.2"]);
+        // struct { char c; short s; int i; }: 1 + 1 padding + 2 + 4, aligned to 4.
+        assert_eq!(
+            spec("{u8=1, i16=-2, i32=3}").kind(),
+            ArgKind::Struct { bytes: 8, align: 4 }
+        );
+        assert_eq!(
+            StructLayout::of([8, 1]),
+            StructLayout {
+                offsets: vec![0, 8],
+                bytes: 16,
+                align: 8
+            }
+        );
+        let named = spec("{count:i64=32, data:u32[4]=iota}");
+        assert_eq!(named.to_string(), "{count:i64=32, data:u32[4]=iota}");
+    }
+
+    #[test]
+    fn bad_structs_are_refused_with_what_to_write() {
+        assert!(
+            refused("{f32=2, i32=8").contains("closing `}`"),
+            "{}",
+            refused("{f32=2, i32=8")
+        );
+        assert!(refused("{f32=2, {i32=1}}").contains("inside a struct"));
+        assert!(refused("{f32=2,, i32=8}").contains("field 1 of the struct is empty"));
+        assert!(refused("{f32=2, v=p+4}").contains("cannot point into another argument"));
+        assert!(refused("{f32=two}").starts_with("field 0, `f32=two`"));
+        assert!(refused("1x:{f32=2}").contains("not a name"));
+    }
+
+    #[test]
     fn fills_make_the_documented_data() {
         let made = |text: &str| match spec(text).resolve(0).unwrap() {
             HostArg::Buffer { data, .. } => data,
-            HostArg::Scalar { .. } | HostArg::Alias { .. } => panic!("{text} is not a buffer"),
+            other => panic!("{text} is not a buffer: {other}"),
         };
         assert_eq!(made("u32[3]=zeros"), HostData::U32(vec![0, 0, 0]));
         assert_eq!(made("i32[2]=const:-4"), HostData::I32(vec![-4, -4]));

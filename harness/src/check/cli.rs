@@ -57,6 +57,12 @@ Argument specs (--arg, one per kernel parameter, in order):
                                  memory): --arg pos:f32[2048]=random:1 --arg vel=pos+1024;
                                  NAME=OTHER passes that buffer again (in place: --arg in=out)
             memcheck names accesses by the whole buffer: in[-3] is 3 before its start.
+  structs   a struct passed by value (a functor, a lock handle): {FIELD, FIELD, …}, its fields in
+            declaration order, scalars as TYPE=VALUE and pointer fields as TYPE[LEN]=FILL (each
+            gets its own buffer), laid out as C lays them out and checked against the kernel's
+            parameter size and alignment: --arg 'f:{f32=2, x:f32[128]=random:1, y:f32[128]=zeros,
+            i32=128}' for struct { float a; const float *x; float *y; int n; }; name fields
+            (x:f32[128]=…) and reports show them as f.x.
 
 Launch state the host would set:
   --shared BYTES       dynamic shared memory (extern __shared__), the third <<<>>> parameter
@@ -119,7 +125,8 @@ pub struct CheckArgs {
     pub shared: u32,
 
     /// One kernel argument, in parameter order: u32=5, f32[1024]=random:1, histo:u32[128]=zeros,
-    /// in:f32[1030]+3=iota (a pointer 3 elements in), vel=pos+1024 (into another's buffer) (see below)
+    /// in:f32[1030]+3=iota (a pointer 3 elements in), vel=pos+1024 (into another's buffer),
+    /// '{f32=2, f32[128]=random:1, i32=128}' (a struct by value) (see below)
     #[arg(long = "arg", value_name = "SPEC")]
     pub args: Vec<ArgSpec>,
 
@@ -217,7 +224,16 @@ impl CheckArgs {
     pub fn shown(&self) -> Result<Vec<usize>> {
         if self.show.is_empty() {
             return Ok((0..self.args.len())
-                .filter(|&index| matches!(self.args[index].value, ArgValueSpec::Buffer(_)))
+                .filter(|&index| {
+                    let value = &self.args[index].value;
+                    match value {
+                        ArgValueSpec::Buffer(_) => true,
+                        ArgValueSpec::Struct(fields) => fields
+                            .iter()
+                            .any(|field| matches!(field.value, ArgValueSpec::Buffer(_))),
+                        ArgValueSpec::Scalar(_) | ArgValueSpec::Alias(_) => false,
+                    }
+                })
                 .collect());
         }
         let mut indices = Vec::with_capacity(self.show.len());
@@ -254,7 +270,7 @@ impl CheckArgs {
                     self.args.len()
                 )));
             };
-            if arg.kind() != ArgKind::Buffer {
+            if !matches!(arg.kind(), ArgKind::Buffer | ArgKind::Struct { .. }) {
                 return Err(refuse(format!(
                     "argument {index} is the scalar `{arg}`; --show prints buffers"
                 )));

@@ -155,11 +155,25 @@ impl CheckReport<'_> {
         for (index, spec) in self.specs.iter().enumerate() {
             let label = spec.label(index);
             let shown = match &spec.value {
+                ArgValueSpec::Struct(_) => {
+                    let layout = self.args.get(index).and_then(HostArg::layout);
+                    let mut unnamed = spec.clone();
+                    unnamed.name = None;
+                    match layout {
+                        Some(layout) => format!(
+                            "{unnamed} (a struct of {} bytes, aligned to {})",
+                            layout.bytes, layout.align
+                        ),
+                        None => unnamed.to_string(),
+                    }
+                }
                 ArgValueSpec::Scalar(value) => format!("{}={value}", value.ty()),
                 ArgValueSpec::Buffer(buffer) => {
                     let len = self.args.get(index).and_then(|arg| match arg {
                         HostArg::Buffer { data, .. } => Some(data.len()),
-                        HostArg::Scalar { .. } | HostArg::Alias { .. } => None,
+                        HostArg::Scalar { .. } | HostArg::Alias { .. } | HostArg::Struct { .. } => {
+                            None
+                        }
                     });
                     let (plus, note) = if buffer.offset > 0 {
                         (
@@ -228,18 +242,14 @@ impl CheckReport<'_> {
                 );
             }
         }
-        for &index in self.shown {
-            let Some(Some(data)) = self.outcome.outputs.get(index) else {
-                continue;
-            };
-            let label = self.args.get(index).map_or("?", HostArg::label);
+        for (label, place, data) in self.shown_buffers() {
             line("");
             let mut head = data.head(SHOWN_ELEMENTS).join(", ");
             if data.len() > SHOWN_ELEMENTS {
                 head.push_str(&format!(", … {} more", data.len() - SHOWN_ELEMENTS));
             }
             line(&format!(
-                "{label} (arg {index}, {}[{}]): [{head}]",
+                "{label} ({place}, {}[{}]): [{head}]",
                 data.ty(),
                 data.len()
             ));
@@ -253,6 +263,24 @@ impl CheckReport<'_> {
             }
         }
         out
+    }
+
+    /// The buffers to show, in argument order, each with its label and where it is (`arg 2`, or
+    /// `a field of arg 1` for a buffer a struct points to).
+    fn shown_buffers(&self) -> Vec<(&str, String, &super::data::HostData)> {
+        let mut shown = Vec::new();
+        for &index in self.shown {
+            if let Some(Some(data)) = self.outcome.outputs.get(index) {
+                let label = self.args.get(index).map_or("?", HostArg::label);
+                shown.push((label, format!("arg {index}"), data));
+            }
+            for (owner, label, data) in &self.outcome.field_outputs {
+                if *owner == index {
+                    shown.push((label.as_str(), format!("a field of arg {index}"), data));
+                }
+            }
+        }
+        shown
     }
 
     /// The report for machines: one JSON object.
@@ -295,19 +323,41 @@ impl CheckReport<'_> {
         let buffers: Vec<Json> = self
             .shown
             .iter()
-            .filter_map(|&index| {
-                let data = self.outcome.outputs.get(index)?.as_ref()?;
-                let stats = data.stats();
-                Some(json!({
-                    "index": index,
-                    "label": self.args.get(index).map_or("?", HostArg::label),
-                    "type": data.ty().name(),
-                    "len": data.len(),
-                    "data": data.to_json(),
-                    "sum": stats.map(|s| s.sum.to_json()),
-                    "min": stats.map(|s| s.min.to_json()),
-                    "max": stats.map(|s| s.max.to_json()),
-                }))
+            .flat_map(|&index| {
+                let own = self
+                    .outcome
+                    .outputs
+                    .get(index)
+                    .and_then(Option::as_ref)
+                    .map(|data| {
+                        (
+                            self.args.get(index).map_or("?", HostArg::label),
+                            false,
+                            data,
+                        )
+                    });
+                let fields = self
+                    .outcome
+                    .field_outputs
+                    .iter()
+                    .filter(move |(owner, ..)| *owner == index)
+                    .map(|(_, label, data)| (label.as_str(), true, data));
+                own.into_iter()
+                    .chain(fields)
+                    .map(move |(label, field, data)| {
+                        let stats = data.stats();
+                        json!({
+                            "index": index,
+                            "label": label,
+                            "field": field,
+                            "type": data.ty().name(),
+                            "len": data.len(),
+                            "data": data.to_json(),
+                            "sum": stats.map(|s| s.sum.to_json()),
+                            "min": stats.map(|s| s.min.to_json()),
+                            "max": stats.map(|s| s.max.to_json()),
+                        })
+                    })
             })
             .collect();
         let shape = self.shape;

@@ -1,13 +1,13 @@
 //! One launch: arguments checked against the kernel's PTX signature, uploaded, run, downloaded.
 
-use super::args::{ArgKind, HostArg, Scalar};
+use super::args::{ArgKind, HostArg, Scalar, StructLayout};
 use super::cli::CheckArgs;
 use super::data::{HostData, HostElement};
 use super::front::Program;
 use super::front::source::LeftOut;
 use super::signature::EntrySignature;
 use super::{CheckError, Result};
-use crate::device::{Arg, Buffer, Device, Finding, FindingKind};
+use crate::device::{Arg, Buffer, Device, Finding, FindingKind, MAX_STRUCT_ARG_BYTES, StructArg};
 use crate::kernel::KernelSource;
 use crate::launch::LaunchShape;
 
@@ -33,6 +33,8 @@ enum Slot {
     /// A pointer into the buffer of another slot, bytes from its start.
     Alias(usize, usize),
     Scalar(Scalar),
+    /// A struct: its fields' slots (buffers and scalars) and where each goes.
+    Struct(Vec<Slot>, StructLayout),
 }
 
 /// What a run left: the checkers' findings, what the kernel printed, and every buffer
@@ -46,6 +48,8 @@ pub struct Outcome {
     pub printf_dropped: u64,
     /// One per argument: `Some` for buffers, `None` for scalars.
     pub outputs: Vec<Option<HostData>>,
+    /// The buffers struct arguments point to, after the run: (argument, field's label, data).
+    pub field_outputs: Vec<(usize, String, HostData)>,
 }
 
 impl Outcome {
@@ -110,11 +114,21 @@ impl Kernel {
                     .cpp_params
                     .get(index)
                     .map_or(String::new(), |cpp| format!(" (`{cpp}`)"));
+                let given = match kind {
+                    ArgKind::Struct { bytes, align } => {
+                        format!("; the fields given lay out as {bytes} bytes aligned to {align}")
+                    }
+                    ArgKind::Buffer | ArgKind::Scalar(_) => String::new(),
+                };
                 return Err(CheckError::ArgType {
                     index,
                     arg: text,
                     entry: self.source.entry.to_string(),
-                    param: format!("{declared} of {}: {}", self.source.entry, param.describe()),
+                    param: format!(
+                        "{declared} of {}: {}{given}",
+                        self.source.entry,
+                        param.describe()
+                    ),
                 });
             }
         }
@@ -154,14 +168,57 @@ impl Kernel {
                     Slot::Alias(*target, offset * data.ty().size())
                 }
                 HostArg::Scalar { value, .. } => Slot::Scalar(*value),
+                HostArg::Struct { fields, .. } => {
+                    let layout = arg.layout().unwrap_or_else(|| StructLayout::of([]));
+                    let mut field_slots = Vec::with_capacity(fields.len());
+                    for field in fields {
+                        field_slots.push(match field {
+                            HostArg::Buffer {
+                                label,
+                                data,
+                                uninit,
+                                offset,
+                            } => {
+                                let buffer = if *uninit {
+                                    device.uninit::<u8>(data.as_bytes().len(), label)?
+                                } else {
+                                    device.upload(data.as_bytes(), label)?
+                                };
+                                Slot::Buffer(buffer, offset * data.ty().size())
+                            }
+                            HostArg::Scalar { value, .. } => Slot::Scalar(*value),
+                            other => {
+                                return Err(CheckError::Refused(format!(
+                                    "{other}: a struct's field is a scalar or a buffer"
+                                )));
+                            }
+                        });
+                    }
+                    if layout.bytes > MAX_STRUCT_ARG_BYTES {
+                        return Err(CheckError::Refused(format!(
+                            "{arg} is {} bytes; a kernel takes at most {MAX_STRUCT_ARG_BYTES} bytes of struct by value here",
+                            layout.bytes
+                        )));
+                    }
+                    Slot::Struct(field_slots, layout)
+                }
             });
         }
+        let structs: Vec<Option<StructArg<'_>>> = slots
+            .iter()
+            .map(|slot| match slot {
+                Slot::Struct(fields, layout) => Some(struct_arg(fields, layout)),
+                _ => None,
+            })
+            .collect();
         for (symbol, data) in self.symbols.iter().zip(&self.symbol_data) {
             device.write_symbol(&self.source, &symbol.ptx_name, data.as_bytes())?;
         }
         let launch_args: Vec<Arg<'_>> = slots
             .iter()
-            .map(|slot| match slot {
+            .zip(&structs)
+            .map(|(slot, fields)| match slot {
+                Slot::Struct(..) => fields.as_ref().map(Arg::Struct).ok_or_else(not_a_buffer),
                 Slot::Buffer(buffer, offset) => Ok(Arg::at(buffer, *offset)),
                 Slot::Alias(target, offset) => match slots.get(*target) {
                     Some(Slot::Buffer(buffer, _)) => Ok(Arg::at(buffer, *offset)),
@@ -180,13 +237,46 @@ impl Kernel {
                 _ => None,
             });
         }
+        let mut field_outputs = Vec::new();
+        for (index, (arg, slot)) in args.iter().zip(&slots).enumerate() {
+            let (HostArg::Struct { fields, .. }, Slot::Struct(field_slots, _)) = (arg, slot) else {
+                continue;
+            };
+            for (field, field_slot) in fields.iter().zip(field_slots) {
+                if let (HostArg::Buffer { label, data, .. }, Slot::Buffer(buffer, _)) =
+                    (field, field_slot)
+                {
+                    let after = HostData::from_bytes(data.ty(), &device.download(buffer)?);
+                    field_outputs.push((index, label.clone(), after));
+                }
+            }
+        }
         Ok(Outcome {
             findings: report.findings,
             printf: report.printf,
             printf_dropped: report.printf_dropped,
             outputs,
+            field_outputs,
         })
     }
+}
+
+/// A struct's bytes: each scalar field written at its offset, each buffer field left for the
+/// backend to fill with the buffer's device address.
+fn struct_arg<'a>(fields: &'a [Slot], layout: &StructLayout) -> StructArg<'a> {
+    let mut bytes = vec![0u8; layout.bytes];
+    let mut pointers = Vec::new();
+    for (field, &at) in fields.iter().zip(&layout.offsets) {
+        match field {
+            Slot::Scalar(value) => {
+                let value = value.to_le_bytes();
+                bytes[at..at + value.len()].copy_from_slice(&value);
+            }
+            Slot::Buffer(buffer, offset) => pointers.push((at, buffer.raw(), *offset)),
+            Slot::Alias(..) | Slot::Struct(..) => {}
+        }
+    }
+    StructArg { bytes, pointers }
 }
 
 fn not_a_buffer() -> CheckError {
@@ -239,7 +329,7 @@ fn symbol_data(kernel: &Kernel, specs: &[super::SymbolSpec]) -> Result<Vec<HostD
             let refuse = |reason: String| CheckError::Refused(format!("--symbol {spec}: {reason}"));
             let data = match spec.data.resolve(0) {
                 Ok(HostArg::Buffer { data, .. }) => data,
-                Ok(HostArg::Scalar { .. } | HostArg::Alias { .. }) => {
+                Ok(HostArg::Scalar { .. } | HostArg::Alias { .. } | HostArg::Struct { .. }) => {
                     return Err(refuse("not a buffer".to_string()));
                 }
                 Err(CheckError::Fill { reason, .. }) => return Err(refuse(reason)),

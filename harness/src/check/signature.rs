@@ -20,6 +20,8 @@ pub struct Param {
     /// The PTX type, e.g. `u64`, or `b8[12]` for a struct.
     pub ptx_type: String,
     pub bytes: usize,
+    /// `.align N`, else the size.
+    pub align: usize,
     pub class: ParamClass,
 }
 
@@ -28,6 +30,9 @@ impl Param {
         match kind {
             ArgKind::Buffer => {
                 self.bytes == 8 && matches!(self.class, ParamClass::Int | ParamClass::Bits)
+            }
+            ArgKind::Struct { bytes, align } => {
+                self.class == ParamClass::Aggregate && self.bytes == bytes && self.align == align
             }
             ArgKind::Scalar(ty) => {
                 let class_fits = match self.class {
@@ -48,9 +53,10 @@ impl Param {
             (ParamClass::Aggregate, 2) => {
                 "a 2-byte struct such as __half (pass f16=… or bf16=…)".to_string()
             }
-            (ParamClass::Aggregate, bytes) => {
-                format!("a {bytes}-byte struct, which check cannot pass (only scalars and buffers)")
-            }
+            (ParamClass::Aggregate, bytes) => format!(
+                "a {bytes}-byte struct aligned to {} bytes (pass {{FIELD, FIELD, …}}, its fields in order: scalars as TYPE=VALUE, pointers as TYPE[LEN]=FILL)",
+                self.align
+            ),
             (ParamClass::Int, 8) => {
                 format!("PTX .{ty}, a pointer or a 64-bit integer (pass a buffer, u64=… or i64=…)")
             }
@@ -117,18 +123,24 @@ fn parse_param(declaration: &str) -> Option<Param> {
         Some((ty, class, bits / 8))
     })?;
     let (ptx_type, class, bytes) = ty;
+    let align = tokens
+        .iter()
+        .position(|token| *token == ".align")
+        .and_then(|at| tokens.get(at + 1)?.parse().ok());
     let name = tokens.last()?;
     if let Some(open) = name.find('[') {
         let count: usize = name[open + 1..].trim_end_matches(']').parse().ok()?;
         return Some(Param {
             ptx_type: format!("{ptx_type}[{count}]"),
             bytes: bytes * count,
+            align: align.unwrap_or(bytes),
             class: ParamClass::Aggregate,
         });
     }
     Some(Param {
         ptx_type: ptx_type.to_string(),
         bytes,
+        align: align.unwrap_or(bytes),
         class,
     })
 }

@@ -49,7 +49,7 @@ impl FromStr for SymbolSpec {
                 format!("{}[1]=const:{}", ty.trim(), value.trim()).parse()?
             }
             ArgValueSpec::Buffer(buffer) if buffer.offset == 0 => data,
-            ArgValueSpec::Buffer(_) | ArgValueSpec::Alias(_) => {
+            ArgValueSpec::Buffer(_) | ArgValueSpec::Alias(_) | ArgValueSpec::Struct(_) => {
                 return Err(SpecError(format!(
                     "`{rest}`: a variable is set from TYPE[LEN]=FILL or TYPE=VALUE, not from a pointer"
                 )));
