@@ -1091,12 +1091,18 @@ impl Race {
     /// A `__syncwarp` that `threads` met in: their accesses before it are ordered before each
     /// one's accesses after it, and what any of them had acquired (a warp master spinning on a
     /// flag for the warp, as cooperative groups' multi-warp barriers do) the others now know.
-    pub(crate) fn warp_sync(&mut self, warp: u32, threads: &[Who]) {
-        if let Some(x) = self.wsync.get_mut(warp as usize) {
-            *x += 1;
-        }
-        if !self.any_release {
-            return;
+    /// When `whole_warp` (every live lane met) the warp's sync epoch orders everything; a partial
+    /// mask (one `thread_block_tile<16>` of two) orders only its own lanes, through their clocks.
+    pub(crate) fn warp_sync(&mut self, warp: u32, threads: &[Who], whole_warp: bool) {
+        if whole_warp {
+            if let Some(x) = self.wsync.get_mut(warp as usize) {
+                *x += 1;
+            }
+            if !self.any_release {
+                return;
+            }
+        } else {
+            self.any_release = true;
         }
         let mut joined = Vc::default();
         for who in threads {

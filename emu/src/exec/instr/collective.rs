@@ -195,17 +195,32 @@ pub(crate) fn run(
                 }
                 _ => {}
             }
-            let mut threads = Vec::new();
             if ctx.race.is_some() {
-                lanes!(members, l, {
-                    threads.push(ctx.who(w, l));
-                });
-            }
-            if let Some(r) = ctx.race.as_mut() {
-                if matches!(ins.op, Op::BarWarp { .. }) {
-                    r.warp_sync(w.gw, &threads);
-                } else {
-                    r.share_acquired(&threads);
+                // Lanes with disjoint masks met as separate groups (two tiles of one warp): each
+                // group orders only its own lanes.
+                let mut left = members;
+                while left != 0 {
+                    let first = left.trailing_zeros() as usize;
+                    // A lane outside its own mask (reported above) is undefined behaviour: it
+                    // meets with every waiting lane, as before the groups were told apart.
+                    let own = lane_masks[first] & (1 << first) != 0;
+                    let group = if matches!(ins.op, Op::BarWarp { .. }) && own {
+                        members & lane_masks[first]
+                    } else {
+                        left
+                    };
+                    left &= !group;
+                    let mut threads = Vec::new();
+                    lanes!(group, l, {
+                        threads.push(ctx.who(w, l));
+                    });
+                    if let Some(r) = ctx.race.as_mut() {
+                        if matches!(ins.op, Op::BarWarp { .. }) {
+                            r.warp_sync(w.gw, &threads, group & w.live == w.live);
+                        } else {
+                            r.share_acquired(&threads);
+                        }
+                    }
                 }
             }
             if members & !active == 0 {
