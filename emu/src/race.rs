@@ -410,7 +410,8 @@ pub(crate) struct Race {
     seen_gpu: Vec<Vc>,
     /// Per resident thread: the epoch its last fence of `.gpu` scope or wider closed.
     pending_gpu: Vec<u32>,
-    /// Per resident thread: a fence since its last access (so its next strong store is a flag).
+    /// Per resident thread: a fence since its last strong access (so its next strong store is a
+    /// flag's release).
     fenced: Vec<bool>,
     /// Per resident thread: a narrow-scoped hand-off it took part in (see [`Gap`]).
     gap: Vec<Option<Gap>>,
@@ -650,9 +651,10 @@ impl Race {
     ) -> Option<Hit> {
         let slot = who.slot as usize;
         let rt = who.rt as usize;
-        // A strong store with a fence just before it (no access in between) is a flag's release.
-        let sync = sem.sync || (kind == Kind::StrongWrite && self.fenced[rt]);
-        self.fenced[rt] = false;
+        // A strong store with a fence before it (and no other strong access in between) is a
+        // flag's release. Plain accesses leave the mark alone, so they cost nothing here.
+        let fenced = kind.strong() && std::mem::replace(&mut self.fenced[rt], false);
+        let sync = sem.sync || (fenced && kind == Kind::StrongWrite);
         if sync {
             self.sync_words.insert((region.sync_key(), word as u64));
         }
@@ -662,7 +664,12 @@ impl Race {
             bar: self.bar_epoch[slot],
             wsync: self.wsync[who.warp as usize],
             tid_hi: (who.tid >> 32) as u32,
-            class: class_bits(kind.strong(), sem.atomic, sem.scope),
+            // Plain accesses keep class 0, so the common stamp is built without a branch.
+            class: if kind.strong() {
+                class_bits(true, sem.atomic, sem.scope)
+            } else {
+                0
+            },
             size_log2: size.max(1).trailing_zeros().min(4) as u8,
         };
         let stamp = self.stamp(key);
@@ -705,13 +712,11 @@ impl Race {
         hit
     }
 
-    /// Why `p` and the current access race, or `None` when they do not: ordered, or a pair that
-    /// is itself the synchronization (see README, "Race detector").
-    fn race_cause(&self, p: &Acc, this: &This) -> Option<Cause> {
+    /// Why strong `p` and the current strong access race, or `None` when they do not: ordered,
+    /// or a pair that is itself the synchronization (see README, "Race detector").
+    #[inline(never)]
+    fn strong_race_cause(&self, p: &Acc, this: &This) -> Option<Cause> {
         let who = this.who;
-        if !(p.strong && this.kind.strong()) {
-            return (!self.ordered(p, who)).then_some(Cause::Unordered);
-        }
         let tpb = self.tpb as u64;
         let same_block = p.tid / tpb == who.tid / tpb;
         let morally_strong =
@@ -738,12 +743,15 @@ impl Race {
         let (who, kind) = (this.who, this.kind);
         let old = self.cell(chunk, i);
         let prev = |r: Rec| self.decode(r);
-        let gap = self.gap[who.rt as usize];
         let conflicts = |p: &Acc| {
             if p.mask & mask == 0 {
                 return None;
             }
-            self.race_cause(p, this)
+            if p.strong && kind.strong() {
+                self.strong_race_cause(p, this)
+            } else {
+                (!self.ordered(p, who)).then_some(Cause::Unordered)
+            }
         };
         let mut hit = None;
         let mut new = old;
@@ -760,7 +768,7 @@ impl Race {
                         prev: p,
                         hazard,
                         cause,
-                        gap,
+                        gap: self.gap[who.rt as usize],
                     });
                     break;
                 }
@@ -777,7 +785,7 @@ impl Race {
                     prev: p,
                     hazard: Hazard::ReadAfterWrite,
                     cause,
-                    gap,
+                    gap: self.gap[who.rt as usize],
                 });
             }
             let replaceable = |r: Rec| match prev(r) {
