@@ -52,6 +52,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) trace: Option<Box<Recorder>>,
     /// Shared-memory bank conflicts so far, when [`RunOptions::bank_conflicts`] asks for them.
     pub(crate) banks: Option<Box<banks::Tally>>,
+    /// Scratch for a store instruction's lanes (see `instr::memory::LaneStores`), kept between
+    /// instructions so that stores do not allocate.
+    pub(crate) lane_stores: Vec<(Tgt, [u64; 4])>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

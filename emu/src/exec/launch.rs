@@ -173,6 +173,7 @@ impl Emulator {
             touched_global_sync: false,
             trace,
             banks: options.bank_conflicts.then(Box::default),
+            lane_stores: Vec::with_capacity(32),
         };
         let mut l = Launch {
             ctx,

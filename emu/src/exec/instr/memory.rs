@@ -173,7 +173,11 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             // Lanes of this one store that write the same value to the same place: the hardware
             // lands one of them, which is that value either way (every lane of a warp storing a
             // warp-reduced result, as cooperative groups do), so only the first is race-checked.
-            let mut stored: Vec<(Tgt, [u64; 4])> = Vec::new();
+            let mut stored = LaneStores {
+                stores: std::mem::take(&mut ctx.lane_stores),
+                ascending: true,
+            };
+            stored.stores.clear();
             lanes!(exec, l, {
                 match (space, addr) {
                     (Space::Param, Addr::TParam(o)) => {
@@ -191,9 +195,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         for (slot, v) in values.iter_mut().zip(vals.iter()) {
                             *slot = alu::mask(ctx.get(w, *v, l), esize * 8);
                         }
-                        let same = stored.iter().any(|(t, v)| *t == tgt && *v == values);
-                        if !same {
-                            stored.push((tgt, values));
+                        if stored.first_of(tgt, values) {
                             let sem = if strong.is_strong() {
                                 let silent =
                                     values.iter().take(vals.len()).enumerate().all(|(i, v)| {
@@ -240,9 +242,48 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     }
                 }
             });
+            ctx.lane_stores = stored.stores;
         }
         _ => unreachable!("instr::exec sends only memory instructions here"),
     }
     w.advance();
     None
+}
+
+/// The (place, values) pairs one warp's store has written so far, to tell a lane that repeats an
+/// earlier lane's store. Coalesced stores go to ascending places, which rules a repeat out without
+/// a search; only a store that goes backwards searches the lanes before it. The list is
+/// [`Ctx::lane_stores`], lent for the instruction so that no store allocates.
+struct LaneStores {
+    stores: Vec<(Tgt, [u64; 4])>,
+    ascending: bool,
+}
+
+impl LaneStores {
+    /// Records the store and says whether it is the first of its (place, values); false for a
+    /// lane that stores what an earlier lane of this warp stored to the same place.
+    fn first_of(&mut self, tgt: Tgt, values: [u64; 4]) -> bool {
+        let after_all = self
+            .stores
+            .last()
+            .is_none_or(|(last, _)| place_key(*last) < place_key(tgt));
+        if !(self.ascending && after_all) {
+            if self.stores.iter().any(|(t, v)| *t == tgt && *v == values) {
+                return false;
+            }
+            self.ascending &= after_all;
+        }
+        self.stores.push((tgt, values));
+        true
+    }
+}
+
+/// An order on places: by memory, then by offset.
+fn place_key(tgt: Tgt) -> (u8, usize, usize) {
+    match tgt {
+        Tgt::G(i, off) => (0, i, off),
+        Tgt::S(off) => (1, 0, off),
+        Tgt::L(off) => (2, 0, off),
+        Tgt::Bad => (3, 0, 0),
+    }
 }
