@@ -151,7 +151,7 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(crate) fn get(&self, w: &Warp, o: Opnd, lane: usize) -> u64 {
         match o {
-            Opnd::Reg(r) => w.regs[r as usize * 32 + lane],
+            Opnd::Reg(r) => w.regs[r as usize][lane],
             Opnd::Imm(v) => v,
             Opnd::Sreg(s) => self.sreg(w, s, lane),
         }

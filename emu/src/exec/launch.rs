@@ -371,7 +371,7 @@ impl Launch<'_> {
             .map(|wi| &self.warps[wi])
         {
             mix(((w.live as u64) << 32) | w.blocked as u64);
-            w.regs.iter().for_each(|&r| mix(r));
+            w.regs.iter().flatten().for_each(|&r| mix(r));
             w.tparam.chunks(8).for_each(|c| mix(rd_le(c, 0, c.len())));
         }
         h
@@ -406,10 +406,10 @@ impl Launch<'_> {
             None => {
                 let slot = self.blocks.len() as u32;
                 self.blocks.push(BlockState::default());
-                let regs_len = self.ctx.m.nregs as usize * 32;
+                let regs_len = self.ctx.m.nregs as usize;
                 for _ in 0..wpb {
                     self.warps.push(Warp {
-                        regs: vec![0; regs_len],
+                        regs: vec![[0; 32]; regs_len],
                         ..Warp::default()
                     });
                 }
@@ -948,7 +948,7 @@ impl Launch<'_> {
                             BarKind::RedAnd => (bar.red == bar.arrived) as u64,
                             _ => (bar.red > 0) as u64,
                         };
-                        w.regs[*d as usize * 32 + l] = v;
+                        w.regs[*d as usize][l] = v;
                     }
                 });
             }

@@ -45,7 +45,8 @@ pub(crate) struct Warp {
     pub(crate) wsync_mask: [u32; 32],
     pub(crate) lane_pc: [u32; 32],
     pub(crate) bar_id: [u8; 32],
-    pub(crate) regs: Vec<u64>,
+    /// One row of 32 lanes per register: `regs[r][lane]`.
+    pub(crate) regs: Vec<[u64; 32]>,
     pub(crate) tparam: Vec<u8>,
     pub(crate) stacks: Vec<Vec<u32>>,
     /// Per lane, the saved state of each active call into a recursive function.
@@ -124,7 +125,7 @@ pub(crate) fn recompute_exec(w: &Warp, guard: Option<(u32, bool)>) -> u32 {
         Some((p, neg)) => {
             let mut e = 0u32;
             lanes!(w.active, l, {
-                if (w.regs[p as usize * 32 + l] & 1 != 0) != neg {
+                if (w.regs[p as usize][l] & 1 != 0) != neg {
                     e |= 1 << l;
                 }
             });

@@ -18,23 +18,25 @@ pub(crate) fn map2(
 ) {
     match (a, b) {
         (Opnd::Reg(ra), Opnd::Reg(rb)) => {
-            let (ra, rb) = (ra as usize * 32, rb as usize * 32);
-            let r = &mut w.regs;
+            // Rows are copied first: every lane reads before any writes, as each lane's own
+            // operands are read before its result is written.
+            let (x, y) = (w.regs[ra as usize], w.regs[rb as usize]);
+            let out = &mut w.regs[d];
             lanes!(exec, l, {
-                r[d + l] = f(r[ra + l], r[rb + l]);
+                out[l] = f(x[l], y[l]);
             });
         }
         (Opnd::Reg(ra), Opnd::Imm(vb)) => {
-            let ra = ra as usize * 32;
-            let r = &mut w.regs;
+            let x = w.regs[ra as usize];
+            let out = &mut w.regs[d];
             lanes!(exec, l, {
-                r[d + l] = f(r[ra + l], vb);
+                out[l] = f(x[l], vb);
             });
         }
         _ => {
             lanes!(exec, l, {
                 let v = f(ctx.get(w, a, l), ctx.get(w, b, l));
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
     }
@@ -55,16 +57,20 @@ pub(crate) fn map3(
 ) {
     match (a, b, c) {
         (Opnd::Reg(ra), Opnd::Reg(rb), Opnd::Reg(rc)) => {
-            let (ra, rb, rc) = (ra as usize * 32, rb as usize * 32, rc as usize * 32);
-            let r = &mut w.regs;
+            let (x, y, z) = (
+                w.regs[ra as usize],
+                w.regs[rb as usize],
+                w.regs[rc as usize],
+            );
+            let out = &mut w.regs[d];
             lanes!(exec, l, {
-                r[d + l] = f(r[ra + l], r[rb + l], r[rc + l]);
+                out[l] = f(x[l], y[l], z[l]);
             });
         }
         _ => {
             lanes!(exec, l, {
                 let v = f(ctx.get(w, a, l), ctx.get(w, b, l), ctx.get(w, c, l));
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
     }
@@ -166,8 +172,8 @@ pub(crate) fn map_pred(
         Some(d2) => {
             lanes!(exec, l, {
                 let r = f(ctx.get(w, a, l), ctx.get(w, b, l));
-                w.regs[d + l] = r as u64;
-                w.regs[d2 + l] = (!r) as u64;
+                w.regs[d][l] = r as u64;
+                w.regs[d2][l] = (!r) as u64;
             });
         }
     }
@@ -206,16 +212,16 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
     match &ins.op {
         Op::Mov { ty, d, a } => {
             let bits = ty.bits();
-            let (d, a) = (*d as usize * 32, *a);
+            let (d, a) = (*d as usize, *a);
             if *ty == Ty::Pred {
                 lanes!(exec, l, {
                     let v = ctx.get(w, a, l) & 1;
-                    w.regs[d + l] = v;
+                    w.regs[d][l] = v;
                 });
             } else {
                 lanes!(exec, l, {
                     let v = alu::mask(ctx.get(w, a, l), bits);
-                    w.regs[d + l] = v;
+                    w.regs[d][l] = v;
                 });
             }
         }
@@ -224,8 +230,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 let v = ctx.get(w, *a, l);
                 for (i, d) in ds.iter().enumerate() {
                     if let Some(d) = d {
-                        w.regs[*d as usize * 32 + l] =
-                            alu::mask(v >> (i as u32 * part_bits), *part_bits);
+                        w.regs[*d as usize][l] = alu::mask(v >> (i as u32 * part_bits), *part_bits);
                     }
                 }
             });
@@ -240,7 +245,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 for (i, p) in parts.iter().enumerate() {
                     v |= alu::mask(ctx.get(w, *p, l), *part_bits) << (i as u32 * part_bits);
                 }
-                w.regs[*d as usize * 32 + l] = v;
+                w.regs[*d as usize][l] = v;
             });
         }
         Op::Bin {
@@ -251,14 +256,14 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             b,
             fm,
         } => {
-            let (op, ty, d, a, b, fm) = (*op, *ty, *d as usize * 32, *a, *b, *fm);
+            let (op, ty, d, a, b, fm) = (*op, *ty, *d as usize, *a, *b, *fm);
             if bin_fast(ctx, w, exec, op, ty, d, a, b, fm) {
                 w.advance();
                 return None;
             }
             lanes!(exec, l, {
                 let v = alu::bin(op, ty, ctx.get(w, a, l), ctx.get(w, b, l), fm);
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
         Op::Half2 {
@@ -271,21 +276,21 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             c,
         } => {
             let (op, ty, fm) = (*op, *ty, *fm);
-            map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
+            map3(ctx, w, exec, *d as usize, *a, *b, *c, |x, y, z| {
                 alu::half2(op, ty, fm, x, y, z)
             });
         }
         Op::Int3 { op, d, a, b, c } => {
             let op = *op;
-            map3(ctx, w, exec, *d as usize * 32, *a, *b, *c, |x, y, z| {
+            map3(ctx, w, exec, *d as usize, *a, *b, *c, |x, y, z| {
                 alu::int3(op, x, y, z)
             });
         }
         Op::Un { op, ty, d, a, fm } => {
-            let (op, ty, d, a, fm) = (*op, *ty, *d as usize * 32, *a, *fm);
+            let (op, ty, d, a, fm) = (*op, *ty, *d as usize, *a, *fm);
             lanes!(exec, l, {
                 let v = alu::un(op, ty, ctx.get(w, a, l), fm);
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
         Op::Mad {
@@ -298,7 +303,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             c,
             fm,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             let (a, b, c) = (*a, *b, *c);
             let done = match (int_class(*ty), *hi, *wide) {
                 (Some((32, _)), false, false) => {
@@ -342,7 +347,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     ctx.get(w, c, l),
                     *fm,
                 );
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
         Op::Setp {
@@ -355,9 +360,9 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             comb,
             ftz,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             if comb.is_none() {
-                let d2 = d2.map(|x| x as usize * 32);
+                let d2 = d2.map(|x| x as usize);
                 let (a, b, cmp) = (*a, *b, *cmp);
                 let done = match *ty {
                     Ty::B32 | Ty::U32 => setp_int(ctx, w, exec, d, d2, a, b, cmp, |x| x as u32),
@@ -380,9 +385,9 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     }
                     None => (r, !r),
                 };
-                w.regs[d + l] = r1 as u64;
+                w.regs[d][l] = r1 as u64;
                 if let Some(d2) = d2 {
-                    w.regs[*d2 as usize * 32 + l] = r2 as u64;
+                    w.regs[*d2 as usize][l] = r2 as u64;
                 }
             });
         }
@@ -394,7 +399,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             a,
             b,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
                 let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), false);
                 let v = if dty.float() {
@@ -404,7 +409,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 } else {
                     0
                 };
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
         Op::Selp {
@@ -415,7 +420,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             c,
             neg,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             let bits = ty.bits();
             lanes!(exec, l, {
                 let p = (ctx.get(w, *c, l) & 1 != 0) != *neg;
@@ -424,7 +429,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 } else {
                     ctx.get(w, *b, l)
                 };
-                w.regs[d + l] = alu::mask(v, bits);
+                w.regs[d][l] = alu::mask(v, bits);
             });
         }
         Op::Slct {
@@ -435,7 +440,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             b,
             c,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
                 let cv = ctx.get(w, *c, l);
                 let ge = if *cty == Ty::F32 {
@@ -448,7 +453,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 } else {
                     ctx.get(w, *b, l)
                 };
-                w.regs[d + l] = alu::mask(v, ty.bits());
+                w.regs[d][l] = alu::mask(v, ty.bits());
             });
         }
         Op::Cvt {
@@ -460,10 +465,10 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             a,
             dbits,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
                 let v = alu::cvt(*dty, *sty, *rnd, *fm, ctx.get(w, *a, l), *dbits);
-                w.regs[d + l] = v;
+                w.regs[d][l] = v;
             });
         }
         Op::Cvta {
@@ -473,7 +478,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             a,
             wide,
         } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             let win = match space {
                 Space::Shared => SHARED_WIN,
                 Space::Local => LOCAL_WIN,
@@ -486,20 +491,20 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 } else {
                     x.wrapping_add(win)
                 };
-                w.regs[d + l] = if *wide { v } else { alu::mask(v, 32) };
+                w.regs[d][l] = if *wide { v } else { alu::mask(v, 32) };
             });
         }
         Op::Bfe { ty, d, a, b, c } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d + l] =
+                w.regs[d][l] =
                     alu::bfe(*ty, ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
             });
         }
         Op::Bfi { ty, d, f, b, c, e } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d + l] = alu::bfi(
+                w.regs[d][l] = alu::bfi(
                     *ty,
                     ctx.get(w, *f, l),
                     ctx.get(w, *b, l),
@@ -509,15 +514,15 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             });
         }
         Op::Prmt { d, a, b, c } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d + l] = alu::prmt(ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+                w.regs[d][l] = alu::prmt(ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
             });
         }
         Op::TestP { t, ty, d, a } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d + l] = alu::testp(*t, *ty, ctx.get(w, *a, l)) as u64;
+                w.regs[d][l] = alu::testp(*t, *ty, ctx.get(w, *a, l)) as u64;
             });
         }
         _ => unreachable!("instr::exec sends only arith instructions here"),

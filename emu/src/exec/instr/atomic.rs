@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     );
                 }
                 if let Some(d) = d {
-                    w.regs[*d as usize * 32 + l] = old;
+                    w.regs[*d as usize][l] = old;
                 }
             });
         }

@@ -102,9 +102,9 @@ pub(crate) fn run(
                         {
                             let (j, ok) =
                                 shfl_source(*mode, l, ctx.get(w, *b, l), ctx.get(w, *c, l));
-                            w.regs[*d as usize * 32 + l] = alu::mask(src[j], 32);
+                            w.regs[*d as usize][l] = alu::mask(src[j], 32);
                             if let Some(dp) = dp {
-                                w.regs[*dp as usize * 32 + l] = ok as u64;
+                                w.regs[*dp as usize][l] = ok as u64;
                             }
                         }
                     });
@@ -127,7 +127,7 @@ pub(crate) fn run(
                                 VoteMode::Uni => (ballot == 0 || ballot == exec) as u64,
                                 VoteMode::Ballot => ballot as u64,
                             };
-                            w.regs[*d as usize * 32 + l] = v;
+                            w.regs[*d as usize][l] = v;
                         }
                     });
                 }
@@ -151,7 +151,7 @@ pub(crate) fn run(
                     let uniform = exec == 0 || same_as(exec.trailing_zeros() as usize) == exec;
                     lanes!(exec, l, {
                         if let Op::Match { all, d, dp, .. } = op_of(l) {
-                            w.regs[*d as usize * 32 + l] = if !*all {
+                            w.regs[*d as usize][l] = if !*all {
                                 u64::from(same_as(l))
                             } else if uniform {
                                 u64::from(exec)
@@ -159,7 +159,7 @@ pub(crate) fn run(
                                 0
                             };
                             if let Some(dp) = dp {
-                                w.regs[*dp as usize * 32 + l] = u64::from(uniform);
+                                w.regs[*dp as usize][l] = u64::from(uniform);
                             }
                         }
                     });
@@ -189,7 +189,7 @@ pub(crate) fn run(
                     let r = u64::from(result.unwrap_or(0));
                     lanes!(exec, l, {
                         if let Op::Redux { d, .. } = op_of(l) {
-                            w.regs[*d as usize * 32 + l] = r;
+                            w.regs[*d as usize][l] = r;
                         }
                     });
                 }

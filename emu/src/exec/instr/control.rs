@@ -189,11 +189,7 @@ impl Ctx<'_> {
         let tp = lane * ts;
         let local_base = self.rt(w, lane) as usize * self.local_size as usize;
         Frame {
-            regs: f
-                .regs
-                .clone()
-                .map(|r| w.regs[r as usize * 32 + lane])
-                .collect(),
+            regs: f.regs.clone().map(|r| w.regs[r as usize][lane]).collect(),
             tparam: w
                 .tparam
                 .get(tp + f.tparams.start as usize..tp + f.tparams.end as usize)
@@ -209,7 +205,7 @@ impl Ctx<'_> {
 
     pub(crate) fn restore_frame(&mut self, w: &mut Warp, lane: usize, f: &Function, frame: Frame) {
         for (r, v) in f.regs.clone().zip(frame.regs) {
-            w.regs[r as usize * 32 + lane] = v;
+            w.regs[r as usize][lane] = v;
         }
         let tp = lane * self.m.tparam_size as usize;
         if let Some(s) = w

@@ -53,7 +53,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             if let [Some(dreg)] = ds.as_slice()
                 && *space != Space::Param
             {
-                let dreg = *dreg as usize * 32;
+                let dreg = *dreg as usize;
                 let sign_extend = ty.signed() && *dbits > ty.bits();
                 // Read once: `ctx` changes inside the loop, so the compiler could not hoist it.
                 let tracing = ctx.trace.is_some();
@@ -72,7 +72,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         let strong = strong.is_strong();
                         ctx.trace_access(w, l, tgt, *ty, (raw, None), TraceOp::Read, strong, None);
                     }
-                    w.regs[dreg + l] = if sign_extend {
+                    w.regs[dreg][l] = if sign_extend {
                         alu::mask(alu::sext(raw, ty.bits()) as u64, *dbits)
                     } else {
                         raw
@@ -140,7 +140,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         } else {
                             raw
                         };
-                        w.regs[*d as usize * 32 + l] = v;
+                        w.regs[*d as usize][l] = v;
                     }
                 }
             });

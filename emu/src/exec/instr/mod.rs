@@ -33,14 +33,14 @@ pub(crate) fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Op
     ctx.clock += 1;
     let mut exec = active;
     if let Some((p, neg)) = ins.guard {
-        let pred = &w.regs[p as usize * 32..][..32];
+        // Every lane's bit at once, then the active ones: no branch per lane.
+        let pred = &w.regs[p as usize];
+        let flip = u32::from(neg);
         let mut e = 0u32;
-        lanes!(active, l, {
-            if (pred[l] & 1 != 0) != neg {
-                e |= 1 << l;
-            }
-        });
-        exec = e;
+        for (l, v) in pred.iter().enumerate() {
+            e |= ((*v as u32 & 1) ^ flip) << l;
+        }
+        exec = e & active;
     }
     match &ins.op {
         Op::Mov { .. }

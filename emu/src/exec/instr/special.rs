@@ -40,9 +40,9 @@ pub(crate) fn run(w: &mut Warp, ins: &Instr, exec: u32) -> Option<u32> {
     let active = w.active;
     match &ins.op {
         Op::Activemask { d } => {
-            let d = *d as usize * 32;
+            let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d + l] = active as u64;
+                w.regs[d][l] = active as u64;
             });
         }
         _ => unreachable!("instr::exec sends only special instructions here"),
