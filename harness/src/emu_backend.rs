@@ -151,11 +151,64 @@ impl EmuBackend {
                 },
                 other => other,
             })?;
+        let printf = report.printf_output();
+        let mut findings = report.findings;
+        name_cuda_headers_as_included(&mut findings);
         Ok(LaunchReport {
-            printf: report.printf_output(),
+            printf,
             printf_dropped: report.printf_dropped,
-            findings: report.findings,
+            findings,
             bank_conflicts: report.bank_conflicts,
         })
+    }
+}
+
+/// Names lines in CUDA's own headers as `#include` names them (`cuda/std/__atomic/…h:279`), not
+/// by where this machine keeps the headers: NVRTC's line table gives the full path it read.
+fn name_cuda_headers_as_included(findings: &mut [ptx_emu::Finding]) {
+    let mentions_a_path = |f: &ptx_emu::Finding| {
+        f.accesses
+            .iter()
+            .map(|a| &a.at)
+            .chain(f.threads.iter().map(|t| &t.at))
+            .any(|at| {
+                at.file.starts_with('/')
+                    || at
+                        .inlined_into
+                        .as_ref()
+                        .is_some_and(|(file, _)| file.starts_with('/'))
+            })
+    };
+    if !findings.iter().any(mentions_a_path) {
+        return;
+    }
+    let mut prefixes: Vec<String> = crate::nvrtc::cuda_include_dirs()
+        .iter()
+        .map(|dir| format!("{}/", dir.display()))
+        .collect();
+    // `include/cccl/` before `include/`, so that each file keeps its own `#include` name.
+    prefixes.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let shorten = |text: &mut String| {
+        if let Some(rest) = prefixes.iter().find_map(|p| text.strip_prefix(p.as_str())) {
+            *text = rest.to_string();
+        }
+    };
+    for finding in findings {
+        for at in finding
+            .accesses
+            .iter_mut()
+            .map(|a| &mut a.at)
+            .chain(finding.threads.iter_mut().map(|t| &mut t.at))
+        {
+            shorten(&mut at.file);
+            if let Some((file, _)) = at.inlined_into.as_mut() {
+                shorten(file);
+            }
+        }
+        for prefix in &prefixes {
+            if finding.why.contains(prefix.as_str()) {
+                finding.why = finding.why.replace(prefix.as_str(), "");
+            }
+        }
     }
 }

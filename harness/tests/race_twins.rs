@@ -237,6 +237,11 @@ fn racy_twins_are_caught_on_every_schedule_at_their_lines() {
                     "{} ({how}): the finding does not say {why:?}:\n{message}",
                     twin.file
                 );
+                assert!(
+                    !message.contains(" at /"),
+                    "{} ({how}): CUDA's headers are named as included, not by path:\n{message}",
+                    twin.file
+                );
                 let threads = message.lines().filter(|l| l.contains("thread (")).count();
                 assert_eq!(
                     threads, 2,
