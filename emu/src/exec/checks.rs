@@ -195,14 +195,23 @@ impl Ctx<'_> {
                     self.op_name_with_scope(narrow_pc, Scope::Gpu),
                 )
             }
-            race::Cause::StrongData => format!(
-                "both are {} accesses, and neither is an atomic nor a flag's release (a store \
-                 right after a fence) or acquire: PTX does not call this a data race, but nothing \
-                 orders them, so what is read or kept depends on timing — order them with a lock \
-                 both sides take, __syncthreads(), or a flag handed off with __threadfence() \
-                 (`--memory-model ptx` reports only PTX's data races)",
-                self.strength_name(pc)
-            ),
+            race::Cause::StrongData => {
+                let same_warp = same_block && (hit.prev.tid % tpb) / 32 == (tid % tpb) / 32;
+                let order = if same_warp {
+                    "they are in one warp, whose threads need not run in lockstep (since Volta): \
+                     __syncwarp() between the steps orders them"
+                } else {
+                    "order them with a lock both sides take, __syncthreads(), or a flag handed \
+                     off with __threadfence()"
+                };
+                format!(
+                    "both are {} accesses, and neither is an atomic nor a flag's release (a store \
+                     right after a fence) or acquire: PTX does not call this a data race, but \
+                     nothing orders them, so what is read or kept depends on timing — {order} \
+                     (`--memory-model ptx` reports only PTX's data races)",
+                    self.strength_name(pc)
+                )
+            }
             race::Cause::Unordered => {
                 let mut why = if sp == report::Space::Shared || same_block {
                     "no __syncthreads(), atomic or fence orders them".to_string()
