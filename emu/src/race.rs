@@ -946,6 +946,9 @@ impl Race {
         self.tvc[t].join(&seen);
         if scope.covers_other_blocks() {
             let seen = std::mem::take(&mut self.seen_gpu[t]);
+            if !seen.0.is_empty() {
+                self.gap[t] = None;
+            }
             self.tvc[t].join(&seen);
         } else {
             if !self.seen_gpu[t].0.is_empty() {
@@ -998,6 +1001,11 @@ impl Race {
             };
             into(self, block);
             if wide {
+                // A device-wide acquire that took something in: an earlier narrow hand-off is no
+                // longer what a later race of this thread is about.
+                if acquire == Acquire::Now && self.sync.contains_key(&(k, word, DEVICE)) {
+                    self.gap[t] = None;
+                }
                 into(self, DEVICE);
             } else if global && self.sync.contains_key(&(k, word, DEVICE)) {
                 self.gap[t] = Some(Gap { pc, scope });
