@@ -198,6 +198,24 @@ impl Scope {
     pub(crate) fn covers_other_blocks(self) -> bool {
         self >= Scope::Gpu
     }
+
+    /// As PTX writes it: `cta`, `gpu`, `sys`.
+    pub(crate) fn ptx_name(self) -> &'static str {
+        match self {
+            Scope::Cta => "cta",
+            Scope::Gpu => "gpu",
+            Scope::Sys => "sys",
+        }
+    }
+
+    /// The suffix of CUDA's atomics and fences at this scope: `_block`, none, `_system`.
+    pub(crate) fn cuda_suffix(self) -> &'static str {
+        match self {
+            Scope::Cta => "_block",
+            Scope::Gpu => "",
+            Scope::Sys => "_system",
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -680,6 +698,20 @@ pub(crate) enum ReduxOp {
     And,
     Or,
     Xor,
+}
+
+impl Op {
+    /// The scope of a strong access, atomic or fence (`None` for everything else; a plain
+    /// `ld`/`st` has the scope it would have if it were strong).
+    pub(crate) fn scope(&self) -> Option<Scope> {
+        match self {
+            Op::Atom { scope, .. }
+            | Op::Fence { scope }
+            | Op::Ld { scope, .. }
+            | Op::St { scope, .. } => Some(*scope),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -64,7 +64,7 @@ struct StampKey {
     wsync: u32,
     /// The thread id's high 32 bits (the record holds the low ones).
     tid_hi: u32,
-    /// [`STRONG`], [`ATOMIC`] and the scope (see [`class_bits`]).
+    /// [`STRONG`], [`ATOMIC`] and the scope (see [`strong_class`]).
     class: u8,
     /// log2 of the access size in bytes, for the chunk patterns.
     size_log2: u8,
@@ -73,14 +73,15 @@ struct StampKey {
 const STRONG: u8 = 1;
 const ATOMIC: u8 = 2;
 
-/// A stamp's access class: strong or not, atomic or not, and the scope in bits 2–3.
-fn class_bits(strong: bool, atomic: bool, scope: Scope) -> u8 {
+/// A strong access's stamp class: [`STRONG`], [`ATOMIC`] if it is one, and the scope in bits
+/// 2–3. Plain accesses have class 0.
+fn strong_class(atomic: bool, scope: Scope) -> u8 {
     let scope = match scope {
         Scope::Cta => 0,
         Scope::Gpu => 1,
         Scope::Sys => 2,
     };
-    (u8::from(strong) * STRONG) | (u8::from(atomic) * ATOMIC) | (scope << 2)
+    STRONG | (u8::from(atomic) * ATOMIC) | (scope << 2)
 }
 
 fn class_scope(class: u8) -> Scope {
@@ -654,19 +655,19 @@ impl Race {
         // A strong store with a fence before it (and no other strong access in between) is a
         // flag's release. Plain accesses leave the mark alone, so they cost nothing here.
         let fenced = kind.strong() && std::mem::replace(&mut self.fenced[rt], false);
-        let sync = sem.sync || (fenced && kind == Kind::StrongWrite);
-        if sync {
-            self.sync_words.insert((region.sync_key(), word as u64));
+        let sync_word = (region.sync_key(), word as u64);
+        if sem.sync || (fenced && kind == Kind::StrongWrite) {
+            self.sync_words.insert(sync_word);
         }
         let key = StampKey {
             pc,
-            epoch: self.epoch[who.rt as usize],
+            epoch: self.epoch[rt],
             bar: self.bar_epoch[slot],
             wsync: self.wsync[who.warp as usize],
             tid_hi: (who.tid >> 32) as u32,
             // Plain accesses keep class 0, so the common stamp is built without a branch.
             class: if kind.strong() {
-                class_bits(true, sem.atomic, sem.scope)
+                strong_class(sem.atomic, sem.scope)
             } else {
                 0
             },
@@ -698,13 +699,12 @@ impl Race {
             who,
             kind,
             sem,
-            word: (region.sync_key(), word as u64),
+            word: sync_word,
         };
         let hit = match shadow.chunks.get_mut(ci) {
             Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),
             None => None,
         };
-
         match region {
             Region::Shared { slot, .. } => self.shared[slot as usize] = shadow,
             Region::Global { index, .. } => self.global[index] = shadow,

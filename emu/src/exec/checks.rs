@@ -172,10 +172,10 @@ impl Ctx<'_> {
         };
         match hit.cause {
             race::Cause::Scope { prev, cur } => {
-                let (narrow_pc, narrow_tid, other_tid) = if prev == Scope::Cta {
-                    (hit.prev.pc, hit.prev.tid, tid)
+                let ((narrow_pc, narrow_tid), (other_pc, other_tid)) = if prev == Scope::Cta {
+                    ((hit.prev.pc, hit.prev.tid), (pc, tid))
                 } else {
-                    (pc, tid, hit.prev.tid)
+                    ((pc, tid), (hit.prev.pc, hit.prev.tid))
                 };
                 let both = prev == Scope::Cta && cur == Scope::Cta;
                 format!(
@@ -184,8 +184,8 @@ impl Ctx<'_> {
                     self.op_name(narrow_pc),
                     self.src(narrow_pc),
                     block_of(narrow_tid),
-                    self.op_name(if narrow_pc == pc { hit.prev.pc } else { pc }),
-                    self.src(if narrow_pc == pc { hit.prev.pc } else { pc }),
+                    self.op_name(other_pc),
+                    self.src(other_pc),
                     block_of(other_tid),
                     if both {
                         "each"
@@ -235,34 +235,19 @@ impl Ctx<'_> {
     /// The CUDA name of the synchronizing instruction at `pc` (`atomicExch_block`,
     /// `__threadfence_block()`, `volatile store`), as it is written.
     pub(crate) fn op_name(&self, pc: u32) -> String {
-        let scope = match self.m.code.get(pc as usize).map(|i| &i.op) {
-            Some(Op::Atom { scope, .. } | Op::Fence { scope }) => *scope,
-            Some(Op::Ld { scope, .. } | Op::St { scope, .. }) => *scope,
-            _ => Scope::Gpu,
-        };
+        let scope = self.op_at(pc).and_then(Op::scope).unwrap_or(Scope::Gpu);
         self.op_name_with_scope(pc, scope)
     }
 
     /// [`Ctx::op_name`] as it would be written with `scope`.
     pub(crate) fn op_name_with_scope(&self, pc: u32, scope: Scope) -> String {
-        let suffix = match scope {
-            Scope::Cta => "_block",
-            Scope::Gpu => "",
-            Scope::Sys => "_system",
-        };
-        match self.m.code.get(pc as usize).map(|i| &i.op) {
+        let suffix = scope.cuda_suffix();
+        match self.op_at(pc) {
             Some(Op::Atom { op, .. }) => {
-                let name = match op {
-                    AtomOp::Add | AtomOp::AddPacked(_) => "Add",
-                    AtomOp::Min => "Min",
-                    AtomOp::Max => "Max",
-                    AtomOp::Inc => "Inc",
-                    AtomOp::Dec => "Dec",
-                    AtomOp::And => "And",
-                    AtomOp::Or => "Or",
-                    AtomOp::Xor => "Xor",
-                    AtomOp::Exch => "Exch",
-                    AtomOp::Cas => "CAS",
+                // CUDA's names: atomicAdd, atomicExch, …, and atomicCAS.
+                let name = match atom_name(*op) {
+                    "cas" => "CAS".to_string(),
+                    lower => lower[..1].to_uppercase() + &lower[1..],
                 };
                 format!("atomic{name}{suffix}")
             }
@@ -273,10 +258,14 @@ impl Ctx<'_> {
         }
     }
 
+    fn op_at(&self, pc: u32) -> Option<&Op> {
+        self.m.code.get(pc as usize).map(|i| &i.op)
+    }
+
     /// `volatile` or `relaxed` for the strong access at `pc`.
     fn strength_name(&self, pc: u32) -> &'static str {
-        match self.m.code.get(pc as usize).map(|i| &i.op) {
-            Some(Op::Ld { scope, .. } | Op::St { scope, .. }) if *scope == Scope::Sys => "volatile",
+        match self.op_at(pc).and_then(Op::scope) {
+            Some(Scope::Sys) => "volatile",
             _ => "relaxed",
         }
     }
@@ -487,16 +476,12 @@ impl Ctx<'_> {
 
 /// How a strong `ld`/`st` is written in PTX: `ld.acquire.cta`, `st.relaxed.gpu`, `volatile`.
 fn strength_word(strong: Strength, scope: Scope) -> String {
-    let scope = match scope {
-        Scope::Cta => "cta",
-        Scope::Gpu => "gpu",
-        Scope::Sys => "sys",
-    };
+    let scope_name = scope.ptx_name();
     match strong {
         Strength::Weak => "plain".to_string(),
-        Strength::Relaxed if scope == "sys" => "volatile".to_string(),
-        Strength::Relaxed => format!("relaxed.{scope}"),
-        Strength::Acquire => format!("acquire.{scope}"),
-        Strength::Release => format!("release.{scope}"),
+        Strength::Relaxed if scope == Scope::Sys => "volatile".to_string(),
+        Strength::Relaxed => format!("relaxed.{scope_name}"),
+        Strength::Acquire => format!("acquire.{scope_name}"),
+        Strength::Release => format!("release.{scope_name}"),
     }
 }

@@ -57,7 +57,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) lane_stores: Vec<(Tgt, [u64; 4])>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+/// A resolved place. The derived order (memory, then offset) is what a warp store's lanes are
+/// compared by (see `instr::memory::LaneStores`).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Tgt {
     G(usize, usize),
     S(usize),

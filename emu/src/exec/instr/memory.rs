@@ -263,10 +263,7 @@ impl LaneStores {
     /// Records the store and says whether it is the first of its (place, values); false for a
     /// lane that stores what an earlier lane of this warp stored to the same place.
     fn first_of(&mut self, tgt: Tgt, values: [u64; 4]) -> bool {
-        let after_all = self
-            .stores
-            .last()
-            .is_none_or(|(last, _)| place_key(*last) < place_key(tgt));
+        let after_all = self.stores.last().is_none_or(|(last, _)| *last < tgt);
         if !(self.ascending && after_all) {
             if self.stores.iter().any(|(t, v)| *t == tgt && *v == values) {
                 return false;
@@ -275,15 +272,5 @@ impl LaneStores {
         }
         self.stores.push((tgt, values));
         true
-    }
-}
-
-/// An order on places: by memory, then by offset.
-fn place_key(tgt: Tgt) -> (u8, usize, usize) {
-    match tgt {
-        Tgt::G(i, off) => (0, i, off),
-        Tgt::S(off) => (1, 0, off),
-        Tgt::L(off) => (2, 0, off),
-        Tgt::Bad => (3, 0, 0),
     }
 }
