@@ -165,7 +165,7 @@ impl EmuBackend {
 
 /// Names lines in CUDA's own headers as `#include` names them (`cuda/std/__atomic/…h:279`), not
 /// by where this machine keeps the headers: NVRTC's line table gives the full path it read.
-fn name_cuda_headers_as_included(findings: &mut [ptx_emu::Finding]) {
+pub(crate) fn name_cuda_headers_as_included(findings: &mut [ptx_emu::Finding]) {
     let mentions_a_path = |f: &ptx_emu::Finding| {
         f.accesses
             .iter()

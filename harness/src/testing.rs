@@ -11,9 +11,15 @@ use crate::variant::{Expect, Variant};
 /// Runs a workspace binary (`env!("CARGO_BIN_EXE_…")`, or its staged copy on a GPU machine)
 /// from a scratch directory, with the backend left to its flags.
 pub fn run_binary(built: &str, args: &[&str]) -> Output {
+    run_binary_in(built, &std::env::temp_dir(), args)
+}
+
+/// [`run_binary`] in `dir`, so that the files it names are found there and reports name them
+/// as given.
+pub fn run_binary_in(built: &str, dir: &Path, args: &[&str]) -> Output {
     match Command::new(workspace_binary(built))
         .args(args)
-        .current_dir(std::env::temp_dir())
+        .current_dir(dir)
         .env_remove(crate::BACKEND_ENV)
         .output()
     {

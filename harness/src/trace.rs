@@ -152,7 +152,7 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
         memory_model: settings.memory_model,
         ..RunOptions::default()
     };
-    let (report, trace) = emulator
+    let (mut report, trace) = emulator
         .launch_traced(
             &module,
             symbol,
@@ -165,6 +165,7 @@ pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
             entry: kernel.entry.to_string(),
             message: error.to_string(),
         })?;
+    crate::emu_backend::name_cuda_headers_as_included(&mut report.findings);
     let layout = Layout::new(args, &prepared.args, &trace)?;
     let json = layout.json(args, kernel.path, kernel.source, &ptx, &report, &trace);
     let text = match args.out.extension().and_then(|e| e.to_str()) {

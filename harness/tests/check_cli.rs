@@ -2,10 +2,10 @@
 //! and every kind of bad input refused with one line and exit status 1.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
+use harness::testing::run_binary_in;
 use serde_json::Value;
 
 struct Run {
@@ -14,18 +14,8 @@ struct Run {
     stderr: String,
 }
 
-/// The binary cargo built, or the staged one when these tests run on a machine without Rust.
-fn binary() -> PathBuf {
-    harness::ptx::workspace_binary(env!("CARGO_BIN_EXE_racetrack"))
-}
-
 fn racetrack_in(dir: &Path, args: &[&str]) -> Run {
-    let output = Command::new(binary())
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RACETRACK_BACKEND")
-        .output()
-        .expect("the racetrack binary runs");
+    let output = run_binary_in(env!("CARGO_BIN_EXE_racetrack"), dir, args);
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

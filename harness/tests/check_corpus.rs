@@ -4,12 +4,11 @@
 //! emulator, each with exact expectations. `corpus_backends.rs` runs the clean ones on a GPU too.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use harness::check::{ArgSpec, HostArg, HostData};
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
-use harness::testing::require_cuda_headers;
+use harness::testing::{require_cuda_headers, run_binary_in};
 use serde_json::Value;
 
 struct Run {
@@ -22,11 +21,6 @@ fn corpus() -> PathBuf {
     workspace_root().join("harness/tests/check_corpus")
 }
 
-/// The binary cargo built, or the staged one when these tests run on a machine without Rust.
-fn binary() -> PathBuf {
-    harness::ptx::workspace_binary(env!("CARGO_BIN_EXE_racetrack"))
-}
-
 /// `racetrack check FILE ARGS… --backend emu`, run in the corpus folder so reports name the
 /// file as `FILE:LINE`.
 fn check(file: &str, args: &[&str]) -> Run {
@@ -34,15 +28,10 @@ fn check(file: &str, args: &[&str]) -> Run {
 }
 
 fn check_in(dir: &Path, file: &str, args: &[&str]) -> Run {
-    let output = Command::new(binary())
-        .arg("check")
-        .arg(file)
-        .args(args)
-        .args(["--backend", "emu"])
-        .current_dir(dir)
-        .env_remove("RACETRACK_BACKEND")
-        .output()
-        .expect("the racetrack binary runs");
+    let mut all = vec!["check", file];
+    all.extend(args);
+    all.extend(["--backend", "emu"]);
+    let output = run_binary_in(env!("CARGO_BIN_EXE_racetrack"), dir, &all);
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

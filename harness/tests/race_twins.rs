@@ -11,10 +11,10 @@
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::Output;
 
 use harness::ptx::workspace_root;
-use harness::testing::require_nvrtc;
+use harness::testing::{require_nvrtc, run_binary_in};
 use harness::{BackendChoice, Device};
 use serde_json::Value;
 
@@ -59,19 +59,22 @@ impl Twin {
             .collect()
     }
 
+    /// `racetrack check FILE` with the file's own `// check:` arguments and `extra`, in the
+    /// corpus folder, on the emulator unless `extra` names a backend.
+    fn check(&self, extra: &[&str]) -> Output {
+        let own = self.check_args();
+        let mut args = vec!["check", self.file.as_str()];
+        args.extend(own.iter().map(String::as_str));
+        if !extra.contains(&"--backend") {
+            args.extend(["--backend", "emu"]);
+        }
+        args.extend(extra);
+        run_binary_in(env!("CARGO_BIN_EXE_racetrack"), &folder(), &args)
+    }
+
     /// `racetrack check` as a user types it: text on stdout, and the exit code.
     fn run_text(&self) -> (i32, String) {
-        let output = Command::new(harness::ptx::workspace_binary(env!(
-            "CARGO_BIN_EXE_racetrack"
-        )))
-        .arg("check")
-        .arg(&self.file)
-        .args(self.check_args())
-        .args(["--backend", "emu"])
-        .current_dir(folder())
-        .env_remove("RACETRACK_BACKEND")
-        .output()
-        .expect("the racetrack binary runs");
+        let output = self.check(&[]);
         (
             output.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -79,23 +82,9 @@ impl Twin {
     }
 
     fn run(&self, extra: &[&str]) -> (i32, Value) {
-        let output = Command::new(harness::ptx::workspace_binary(env!(
-            "CARGO_BIN_EXE_racetrack"
-        )))
-        .arg("check")
-        .arg(&self.file)
-        .args(self.check_args())
-        .args(if extra.contains(&"--backend") {
-            &[][..]
-        } else {
-            &["--backend", "emu"][..]
-        })
-        .args(extra)
-        .arg("--json")
-        .current_dir(folder())
-        .env_remove("RACETRACK_BACKEND")
-        .output()
-        .expect("the racetrack binary runs");
+        let mut extra = extra.to_vec();
+        extra.push("--json");
+        let output = self.check(&extra);
         let stdout = String::from_utf8_lossy(&output.stdout);
         let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
             panic!(

@@ -5,10 +5,10 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use harness::kernel::line_of_marker;
 use harness::ptx::workspace_root;
+use harness::testing::run_binary_in;
 use serde_json::Value;
 
 struct Run {
@@ -18,14 +18,7 @@ struct Run {
 }
 
 fn racetrack(args: &[&str]) -> Run {
-    let output = Command::new(harness::ptx::workspace_binary(env!(
-        "CARGO_BIN_EXE_racetrack"
-    )))
-    .args(args)
-    .current_dir(workspace_root())
-    .env_remove("RACETRACK_BACKEND")
-    .output()
-    .expect("the racetrack binary runs");
+    let output = run_binary_in(env!("CARGO_BIN_EXE_racetrack"), &workspace_root(), args);
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

@@ -242,7 +242,12 @@ impl CheckReport<'_> {
                 );
             }
         }
-        for (label, place, data) in self.shown_buffers() {
+        for (index, label, field, data) in self.shown_buffers() {
+            let place = if field {
+                format!("a field of arg {index}")
+            } else {
+                format!("arg {index}")
+            };
             line("");
             let mut head = data.head(SHOWN_ELEMENTS).join(", ");
             if data.len() > SHOWN_ELEMENTS {
@@ -265,18 +270,18 @@ impl CheckReport<'_> {
         out
     }
 
-    /// The buffers to show, in argument order, each with its label and where it is (`arg 2`, or
-    /// `a field of arg 1` for a buffer a struct points to).
-    fn shown_buffers(&self) -> Vec<(&str, String, &super::data::HostData)> {
+    /// The buffers to show, in argument order: (argument, label, a field of a struct argument?,
+    /// data), the buffers a struct points to right after their argument.
+    fn shown_buffers(&self) -> Vec<(usize, &str, bool, &super::data::HostData)> {
         let mut shown = Vec::new();
         for &index in self.shown {
             if let Some(Some(data)) = self.outcome.outputs.get(index) {
                 let label = self.args.get(index).map_or("?", HostArg::label);
-                shown.push((label, format!("arg {index}"), data));
+                shown.push((index, label, false, data));
             }
             for (owner, label, data) in &self.outcome.field_outputs {
                 if *owner == index {
-                    shown.push((label.as_str(), format!("a field of arg {index}"), data));
+                    shown.push((index, label.as_str(), true, data));
                 }
             }
         }
@@ -321,43 +326,21 @@ impl CheckReport<'_> {
             })
             .collect();
         let buffers: Vec<Json> = self
-            .shown
-            .iter()
-            .flat_map(|&index| {
-                let own = self
-                    .outcome
-                    .outputs
-                    .get(index)
-                    .and_then(Option::as_ref)
-                    .map(|data| {
-                        (
-                            self.args.get(index).map_or("?", HostArg::label),
-                            false,
-                            data,
-                        )
-                    });
-                let fields = self
-                    .outcome
-                    .field_outputs
-                    .iter()
-                    .filter(move |(owner, ..)| *owner == index)
-                    .map(|(_, label, data)| (label.as_str(), true, data));
-                own.into_iter()
-                    .chain(fields)
-                    .map(move |(label, field, data)| {
-                        let stats = data.stats();
-                        json!({
-                            "index": index,
-                            "label": label,
-                            "field": field,
-                            "type": data.ty().name(),
-                            "len": data.len(),
-                            "data": data.to_json(),
-                            "sum": stats.map(|s| s.sum.to_json()),
-                            "min": stats.map(|s| s.min.to_json()),
-                            "max": stats.map(|s| s.max.to_json()),
-                        })
-                    })
+            .shown_buffers()
+            .into_iter()
+            .map(|(index, label, field, data)| {
+                let stats = data.stats();
+                json!({
+                    "index": index,
+                    "label": label,
+                    "field": field,
+                    "type": data.ty().name(),
+                    "len": data.len(),
+                    "data": data.to_json(),
+                    "sum": stats.map(|s| s.sum.to_json()),
+                    "min": stats.map(|s| s.min.to_json()),
+                    "max": stats.map(|s| s.max.to_json()),
+                })
             })
             .collect();
         let shape = self.shape;

@@ -146,19 +146,7 @@ impl Kernel {
         let mut slots = Vec::with_capacity(args.len());
         for arg in args {
             slots.push(match arg {
-                HostArg::Buffer {
-                    label,
-                    data,
-                    uninit,
-                    offset,
-                } => {
-                    let buffer = if *uninit {
-                        device.uninit::<u8>(data.as_bytes().len(), label)?
-                    } else {
-                        device.upload(data.as_bytes(), label)?
-                    };
-                    Slot::Buffer(buffer, offset * data.ty().size())
-                }
+                HostArg::Buffer { .. } => upload(device, arg)?,
                 HostArg::Alias { target, offset, .. } => {
                     let Some(HostArg::Buffer { data, .. }) = args.get(*target) else {
                         return Err(CheckError::Refused(format!(
@@ -170,22 +158,16 @@ impl Kernel {
                 HostArg::Scalar { value, .. } => Slot::Scalar(*value),
                 HostArg::Struct { fields, .. } => {
                     let layout = arg.layout().unwrap_or_else(|| StructLayout::of([]));
+                    if layout.bytes > MAX_STRUCT_ARG_BYTES {
+                        return Err(CheckError::Refused(format!(
+                            "{arg} is {} bytes; a kernel takes at most {MAX_STRUCT_ARG_BYTES} bytes of struct by value here",
+                            layout.bytes
+                        )));
+                    }
                     let mut field_slots = Vec::with_capacity(fields.len());
                     for field in fields {
                         field_slots.push(match field {
-                            HostArg::Buffer {
-                                label,
-                                data,
-                                uninit,
-                                offset,
-                            } => {
-                                let buffer = if *uninit {
-                                    device.uninit::<u8>(data.as_bytes().len(), label)?
-                                } else {
-                                    device.upload(data.as_bytes(), label)?
-                                };
-                                Slot::Buffer(buffer, offset * data.ty().size())
-                            }
+                            HostArg::Buffer { .. } => upload(device, field)?,
                             HostArg::Scalar { value, .. } => Slot::Scalar(*value),
                             other => {
                                 return Err(CheckError::Refused(format!(
@@ -193,12 +175,6 @@ impl Kernel {
                                 )));
                             }
                         });
-                    }
-                    if layout.bytes > MAX_STRUCT_ARG_BYTES {
-                        return Err(CheckError::Refused(format!(
-                            "{arg} is {} bytes; a kernel takes at most {MAX_STRUCT_ARG_BYTES} bytes of struct by value here",
-                            layout.bytes
-                        )));
                     }
                     Slot::Struct(field_slots, layout)
                 }
@@ -259,6 +235,26 @@ impl Kernel {
             field_outputs,
         })
     }
+}
+
+/// A buffer argument (or struct field) on the device, and the bytes into it the kernel's pointer
+/// starts; anything else is not uploaded.
+fn upload(device: &mut Device, arg: &HostArg) -> Result<Slot> {
+    let HostArg::Buffer {
+        label,
+        data,
+        uninit,
+        offset,
+    } = arg
+    else {
+        return Err(CheckError::Refused(format!("{arg} is not a buffer")));
+    };
+    let buffer = if *uninit {
+        device.uninit::<u8>(data.as_bytes().len(), label)?
+    } else {
+        device.upload(data.as_bytes(), label)?
+    };
+    Ok(Slot::Buffer(buffer, offset * data.ty().size()))
 }
 
 /// A struct's bytes: each scalar field written at its offset, each buffer field left for the
