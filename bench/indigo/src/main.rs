@@ -1,0 +1,80 @@
+//! `cargo run --release -p indigo -- [--sample]`: writes the suite, runs it through
+//! `racetrack check`, and prints the scoreboard.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Parser;
+use indigo::code::all_codes;
+use indigo::graph::all_graphs;
+use indigo::run::Suite;
+use indigo::{pairs, table};
+
+/// Indigo-style graph codes with planted bugs, run through `racetrack check` on the emulator.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Where the codes, graphs and results are written.
+    #[arg(long, default_value = "target/indigo")]
+    out: PathBuf,
+    /// The racetrack binary (`cargo build --release -p harness` makes it).
+    #[arg(long, default_value = "target/release/racetrack")]
+    racetrack: PathBuf,
+    /// Runs at once [default: every core].
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Only the fixed sample that `cargo test` runs.
+    #[arg(long)]
+    sample: bool,
+    /// Seconds one run may take.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let racetrack = std::path::absolute(&args.racetrack)
+        .with_context(|| format!("cannot resolve {}", args.racetrack.display()))?;
+    anyhow::ensure!(
+        racetrack.is_file(),
+        "{} does not exist: build it first with `cargo build --release -p harness`",
+        racetrack.display()
+    );
+    let suite = Suite::write(&args.out, all_codes(), all_graphs())?;
+    let pairs = pairs(&suite.codes, &suite.graphs, args.sample);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let bar = indicatif::ProgressBar::new(pairs.len() as u64);
+    let started = Instant::now();
+    let runs = suite.run(&racetrack, &pairs, jobs, Duration::from_secs(args.timeout), |_| {
+        bar.inc(1)
+    })?;
+    bar.finish_and_clear();
+    let wall = started.elapsed().as_secs_f64();
+    let codes = {
+        let mut codes: Vec<_> = runs.iter().map(|run| run.code).collect();
+        codes.dedup();
+        codes.len()
+    };
+    println!(
+        "{} runs ({codes} codes × {} graphs) in {wall:.0} s with {jobs} jobs\n",
+        runs.len(),
+        pairs.iter().map(|pair| pair.1).max().map_or(0, |_| {
+            let mut graphs: Vec<_> = pairs.iter().map(|pair| pair.1).collect();
+            graphs.sort();
+            graphs.dedup();
+            graphs.len()
+        })
+    );
+    println!("{}", table::markdown(&runs));
+    let surprises = table::surprises(&runs);
+    let report = args.out.join("surprises.txt");
+    std::fs::write(&report, surprises.join("\n") + "\n")
+        .with_context(|| format!("cannot write {}", report.display()))?;
+    println!("\n{} surprises (listed in {})", surprises.len(), report.display());
+    for line in surprises.iter().take(20) {
+        println!("  {line}");
+    }
+    Ok(())
+}
