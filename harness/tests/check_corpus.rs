@@ -1404,3 +1404,52 @@ fn a_struct_by_value_is_passed_field_by_field() {
         "--arg 0 (`f:{f32=2, x:f32[100]=iota, i32=100}`) does not fit parameter 0 (`Saxpy`) of saxpy: a 32-byte struct aligned to 8 bytes (pass {FIELD, FIELD, …}, its fields in order: scalars as TYPE=VALUE, pointers as TYPE[LEN]=FILL); the fields given lay out as 24 bytes aligned to 8",
     );
 }
+
+#[test]
+fn gpuverify_annotations_compile_and_its_assert_is_checked() {
+    let file = "gpuverify_annotations.cu";
+    let line = |entry: &str| {
+        let source = std::fs::read_to_string(corpus().join(file)).expect("corpus file");
+        let start = source.find(&format!("void {entry}(")).expect("the kernel");
+        let offset = source[start..].find("// BUG:").expect("a // BUG: line");
+        source[..start + offset].lines().count() as u32
+    };
+    let args = |entry: &'static str| {
+        [
+            "--entry",
+            entry,
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "A:i32[64]=iota",
+        ]
+    };
+    let clean = json(&check(file, &[&args("rotate")[..], &["--json"]].concat()));
+    assert_eq!(clean["findings"], Value::Array(vec![]), "{clean}");
+    let expected: Vec<f64> = (0..64).map(|t| f64::from((t + 3) % 64)).collect();
+    assert_eq!(buffer(&clean, "A"), expected);
+
+    let racy = check(file, &args("rotate_racy"));
+    assert_eq!(racy.code, 2, "{}\n{}", racy.stdout, racy.stderr);
+    let bug = format!("{file}:{}", line("rotate_racy"));
+    assert!(
+        racy.stdout
+            .contains("race (read-after-write) on shared memory: tile[")
+            && racy.stdout.contains(&bug),
+        "{}",
+        racy.stdout
+    );
+
+    let failed = check(file, &args("all_positive"));
+    assert_eq!(failed.code, 2, "{}\n{}", failed.stdout, failed.stderr);
+    assert!(
+        failed.stdout.contains(&format!(
+            "  {file}:{}: void all_positive(const int *): block: [0,0,0], thread: [0,0,0] Assertion `A[threadIdx.x] > 0` failed.\n",
+            line("all_positive")
+        )),
+        "{}",
+        failed.stdout
+    );
+}

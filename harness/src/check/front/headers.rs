@@ -104,6 +104,25 @@ typedef unsigned long ulong;
 #define M_SQRT2 1.41421356237309504880
 #define M_SQRT1_2 0.70710678118654752440
 #endif
+// GPUVerify's annotations, so that kernels of its test suite compile: contracts and invariants
+// (statements, or in a loop's condition before a comma) are proof obligations a run cannot
+// check and compile to nothing; __assert is checked as assert is.
+#ifndef __requires
+#define __requires(...) ((void)0)
+#define __ensures(...) ((void)0)
+#define __global_requires(...) ((void)0)
+#define __global_ensures(...) ((void)0)
+#define __invariant(...) ((void)0)
+#define __global_invariant(...) ((void)0)
+#define __candidate_invariant(...) ((void)0)
+#define __candidate_global_invariant(...) ((void)0)
+#define __function_wide_invariant(...) ((void)0)
+#define __function_wide_candidate_invariant(...) ((void)0)
+#define __barrier_invariant(...) ((void)0)
+#define __barrier_invariant_binary(...) ((void)0)
+#define __implies(a, b) (!(a) || (b))
+#define __assert(e) (static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))
+#endif
 ";
 
 /// What the C++ standard headers nvcc reads from the host compiler bring to device code even
