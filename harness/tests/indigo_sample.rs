@@ -9,7 +9,7 @@ use harness::ptx::workspace_binary;
 use harness::testing::{require_nvrtc, scratch_dir};
 use indigo::code::{Bug, all_codes};
 use indigo::graph::all_graphs;
-use indigo::run::Suite;
+use indigo::run::{RunOptions, Suite};
 use indigo::{pairs, table};
 
 #[test]
@@ -23,7 +23,11 @@ fn the_indigo_sample_finds_every_planted_bug_that_happens_and_nothing_else() {
     let pairs = pairs(&suite.codes, &suite.graphs, true);
     let racetrack = workspace_binary(env!("CARGO_BIN_EXE_racetrack"));
     let jobs = std::thread::available_parallelism().map_or(1, usize::from);
-    let runs = match suite.run(&racetrack, &pairs, jobs, Duration::from_secs(120), |_| {}) {
+    let options = RunOptions {
+        timeout: Duration::from_secs(120),
+        check_flags: Vec::new(),
+    };
+    let runs = match suite.run(&racetrack, &pairs, jobs, &options, |_| {}) {
         Ok(runs) => runs,
         Err(error) => panic!("{error}"),
     };

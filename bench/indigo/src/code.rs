@@ -28,6 +28,9 @@ pub enum Pattern {
     /// Each block adds its vertices' values into shared bins by degree (shared-memory atomics),
     /// then adds the bins to the global ones.
     SharedBins,
+    /// Each block's thread 0 publishes the block's sum, fences, and takes a ticket; the block
+    /// that takes the last ticket adds up every block's sum (the threadfence reduction).
+    LastBlock,
 }
 
 /// How work is mapped to threads.
@@ -161,7 +164,7 @@ pub struct Code {
 }
 
 impl Pattern {
-    pub const ALL: [Pattern; 7] = [
+    pub const ALL: [Pattern; 8] = [
         Pattern::PushAdd,
         Pattern::PullMax,
         Pattern::CondMin,
@@ -169,6 +172,7 @@ impl Pattern {
         Pattern::BlockSum,
         Pattern::WarpSum,
         Pattern::SharedBins,
+        Pattern::LastBlock,
     ];
 
     pub fn name(self) -> &'static str {
@@ -180,12 +184,13 @@ impl Pattern {
             Pattern::BlockSum => "block_sum",
             Pattern::WarpSum => "warp_sum",
             Pattern::SharedBins => "shared_bins",
+            Pattern::LastBlock => "last_block",
         }
     }
 
     fn mappings(self) -> &'static [Mapping] {
         match self {
-            Pattern::BlockSum | Pattern::SharedBins => &[Mapping::Thread],
+            Pattern::BlockSum | Pattern::SharedBins | Pattern::LastBlock => &[Mapping::Thread],
             Pattern::WarpSum => &[Mapping::Warp],
             _ => &[Mapping::Thread, Mapping::Warp, Mapping::Block],
         }
@@ -195,7 +200,7 @@ impl Pattern {
     fn types(self) -> &'static [DataType] {
         use DataType::*;
         match self {
-            Pattern::PushAdd | Pattern::BlockSum | Pattern::SharedBins => {
+            Pattern::PushAdd | Pattern::BlockSum | Pattern::SharedBins | Pattern::LastBlock => {
                 &[Int, Uint, Ull, Float, Double]
             }
             Pattern::PullMax | Pattern::CondMin => &[Int, Uint, LongLong, Ull],
@@ -223,7 +228,9 @@ impl Pattern {
             Pattern::PullMax => {}
             Pattern::CondMin => bugs.extend([Bug::Race, Bug::AtomicBug]),
             Pattern::Worklist => bugs.push(Bug::Race),
-            Pattern::BlockSum | Pattern::SharedBins => bugs.extend([Bug::Race, Bug::SyncBug]),
+            Pattern::BlockSum | Pattern::SharedBins | Pattern::LastBlock => {
+                bugs.extend([Bug::Race, Bug::SyncBug])
+            }
             Pattern::WarpSum => bugs.push(Bug::SyncBug),
         }
         bugs.sort();
@@ -234,15 +241,6 @@ impl Pattern {
         match self {
             Pattern::CondMin => Data2Init::Max,
             _ => Data2Init::Zeros,
-        }
-    }
-
-    /// Elements of the second data array for a graph of `nodes` vertices.
-    pub fn data2_len(self, nodes: usize) -> usize {
-        match self {
-            Pattern::BlockSum => 1,
-            Pattern::SharedBins => WARP_SIZE as usize,
-            _ => nodes,
         }
     }
 
@@ -314,7 +312,11 @@ impl fmt::Display for Code {
             "{}-{}-{}-{}-{}",
             self.pattern.name(),
             self.mapping.name(),
-            if self.persistent { "persistent" } else { "oneshot" },
+            if self.persistent {
+                "persistent"
+            } else {
+                "oneshot"
+            },
             self.ty.short(),
             self.bug.name()
         )
@@ -341,6 +343,17 @@ impl Code {
         .max(1)
     }
 
+    /// Elements of the second data array for a graph of `nodes` vertices.
+    pub fn data2_len(&self, nodes: usize) -> usize {
+        match self.pattern {
+            Pattern::BlockSum => 1,
+            Pattern::SharedBins => WARP_SIZE as usize,
+            // The total, then one published sum per block.
+            Pattern::LastBlock => 1 + self.blocks(nodes) as usize,
+            _ => nodes,
+        }
+    }
+
     /// The vertex loop's bound: the bounds bug runs one past the last vertex.
     fn vertex_bound(&self) -> &'static str {
         if self.bug == Bug::BoundsBug {
@@ -354,7 +367,9 @@ impl Code {
     fn bug_sentence(&self) -> &'static str {
         match (self.bug, self.pattern) {
             (Bug::None, _) => "none: the code is bug-free",
-            (Bug::BoundsBug, _) => "boundsBug: the vertex loop runs to v <= nodes, one past the last vertex",
+            (Bug::BoundsBug, _) => {
+                "boundsBug: the vertex loop runs to v <= nodes, one past the last vertex"
+            }
             (Bug::Race, Pattern::Worklist) => {
                 "race: the worklist's size is bumped with a plain read and write, not atomicAdd"
             }
@@ -364,12 +379,18 @@ impl Code {
             (Bug::Race, Pattern::SharedBins) => {
                 "race: a shared bin is bumped with a plain +=, not a shared-memory atomicAdd"
             }
+            (Bug::Race, Pattern::LastBlock) => {
+                "race: the __threadfence() between publishing a block's sum and taking its ticket is gone"
+            }
             (Bug::Race, _) => "race: the update is a plain read-modify-write, not an atomic",
             (Bug::AtomicBug, Pattern::PushAdd) => {
                 "atomicBug: the sum is read plainly and written back with atomicExch"
             }
             (Bug::AtomicBug, _) => {
                 "atomicBug: the label is read plainly (not volatile) before the atomicMin"
+            }
+            (Bug::SyncBug, Pattern::LastBlock) => {
+                "syncBug: the __syncthreads() after thread 0 learns whether its block is last is gone"
             }
             (Bug::SyncBug, Pattern::SharedBins) => {
                 "syncBug: the __syncthreads() between the bins' atomics and their flush is gone"
@@ -412,6 +433,9 @@ impl Code {
         } else {
             ""
         };
+        if self.pattern == Pattern::LastBlock {
+            out.push_str("__device__ unsigned int tickets = 0;\n\n");
+        }
         out.push_str(&format!(
             "__global__ void kernel(const int nodes, const int* const __restrict__ nindex, \
              const int* const __restrict__ nlist, const data_t* const __restrict__ data1, \
@@ -421,6 +445,7 @@ impl Code {
             Pattern::BlockSum => self.block_sum(&mut out),
             Pattern::WarpSum => self.warp_sum(&mut out),
             Pattern::SharedBins => self.shared_bins(&mut out),
+            Pattern::LastBlock => self.last_block(&mut out),
             _ => self.vertex_loop(&mut out),
         }
         out.push_str("}\n");
@@ -500,11 +525,13 @@ impl Code {
             Pattern::PullMax => {
                 out.push_str(&format!("    {edges} {{\n      const int u = nlist[i];\n"));
                 let plain = "      if (data1[u] > data2[v]) data2[v] = data1[u];\n";
-                out.push_str(if self.mapping == Mapping::Thread || self.bug == Bug::Race {
-                    plain
-                } else {
-                    "      atomicMax(&data2[v], data1[u]);\n"
-                });
+                out.push_str(
+                    if self.mapping == Mapping::Thread || self.bug == Bug::Race {
+                        plain
+                    } else {
+                        "      atomicMax(&data2[v], data1[u]);\n"
+                    },
+                );
                 out.push_str("    }\n");
             }
             Pattern::CondMin => {
@@ -533,14 +560,15 @@ impl Code {
                 });
                 out.push_str("      data2[slot] = data1[v];\n    }\n");
             }
-            Pattern::BlockSum | Pattern::WarpSum | Pattern::SharedBins => {
+            Pattern::BlockSum | Pattern::WarpSum | Pattern::SharedBins | Pattern::LastBlock => {
                 unreachable!("shared-memory patterns")
             }
         }
         out.push_str("  }\n");
     }
 
-    fn block_sum(&self, out: &mut String) {
+    /// The block's weighted sum into `partial[0]`, by a tree in shared memory.
+    fn reduce_block(&self, out: &mut String, sync_in_tree: bool) {
         out.push_str("  __shared__ data_t partial[TPB];\n  data_t val = 0;\n");
         self.open_vertex_loop(out);
         out.push_str("    val += data1[v] * (data_t)(end - beg);\n  }\n");
@@ -549,10 +577,30 @@ impl Code {
         out.push_str(
             "    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];\n",
         );
-        if self.bug != Bug::SyncBug {
+        if sync_in_tree {
             out.push_str("    __syncthreads();\n");
         }
         out.push_str("  }\n");
+    }
+
+    fn last_block(&self, out: &mut String) {
+        self.reduce_block(out, true);
+        out.push_str("  __shared__ bool last;\n  if (threadIdx.x == 0) {\n");
+        out.push_str("    data2[1 + blockIdx.x] = partial[0];\n");
+        if self.bug != Bug::Race {
+            out.push_str("    __threadfence();\n");
+        }
+        out.push_str("    last = atomicAdd(&tickets, 1u) == gridDim.x - 1;\n  }\n");
+        if self.bug != Bug::SyncBug {
+            out.push_str("  __syncthreads();\n");
+        }
+        out.push_str(
+            "  if (last && threadIdx.x < gridDim.x) atomicAdd(&data2[0], data2[1 + threadIdx.x]);\n",
+        );
+    }
+
+    fn block_sum(&self, out: &mut String) {
+        self.reduce_block(out, self.bug != Bug::SyncBug);
         out.push_str(if self.bug == Bug::Race {
             "  if (threadIdx.x == 0) *data2 += partial[0];\n"
         } else {
@@ -564,7 +612,10 @@ impl Code {
         out.push_str("  __shared__ data_t partial[TPB];\n");
         self.open_vertex_loop(out);
         out.push_str("    data_t val = 0;\n");
-        out.push_str(&format!("    {} val += data1[nlist[i]];\n", self.edge_loop()));
+        out.push_str(&format!(
+            "    {} val += data1[nlist[i]];\n",
+            self.edge_loop()
+        ));
         out.push_str("    partial[threadIdx.x] = val;\n");
         let synced = |which_dropped_when_persistent: bool| {
             self.bug != Bug::SyncBug || self.persistent != which_dropped_when_persistent
@@ -595,6 +646,8 @@ impl Code {
         if self.bug != Bug::SyncBug {
             out.push_str("  __syncthreads();\n");
         }
-        out.push_str("  for (int b = threadIdx.x; b < WS; b += blockDim.x) atomicAdd(&data2[b], bins[b]);\n");
+        out.push_str(
+            "  for (int b = threadIdx.x; b < WS; b += blockDim.x) atomicAdd(&data2[b], bins[b]);\n",
+        );
     }
 }

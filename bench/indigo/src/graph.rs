@@ -72,11 +72,18 @@ impl Graph {
     /// Writes `nindex.bin`, `nlist.bin` and `data1.<type>.bin` for every type into `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        let ints = |values: &[i32]| values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+        let ints = |values: &[i32]| {
+            values
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect::<Vec<u8>>()
+        };
         std::fs::write(dir.join("nindex.bin"), ints(&self.nindex))?;
         std::fs::write(dir.join("nlist.bin"), ints(&self.nlist))?;
         for ty in DataType::ALL {
-            let data: Vec<u8> = (0..self.nodes()).flat_map(|v| ty.bytes(Self::value(v))).collect();
+            let data: Vec<u8> = (0..self.nodes())
+                .flat_map(|v| ty.bytes(Self::value(v)))
+                .collect();
             std::fs::write(dir.join(format!("data1.{}.bin", ty.spec())), data)?;
         }
         Ok(())

@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::Parser;
 use indigo::code::all_codes;
 use indigo::graph::all_graphs;
-use indigo::run::Suite;
+use indigo::run::{RunOptions, Suite};
 use indigo::{pairs, table};
 
 /// Indigo-style graph codes with planted bugs, run through `racetrack check` on the emulator.
@@ -29,6 +29,13 @@ struct Args {
     /// Seconds one run may take.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
+    /// More `racetrack check` flags for every run, after `--`: `-- --schedule random --seed 7`.
+    #[arg(last = true)]
+    check_flags: Vec<String>,
+    /// Also write the scoreboard, with the run's size and wall time, to this Markdown file
+    /// (the book includes bench/indigo/scoreboard.md).
+    #[arg(long)]
+    scoreboard: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -47,32 +54,45 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let bar = indicatif::ProgressBar::new(pairs.len() as u64);
     let started = Instant::now();
-    let runs = suite.run(&racetrack, &pairs, jobs, Duration::from_secs(args.timeout), |_| {
-        bar.inc(1)
-    })?;
+    let options = RunOptions {
+        timeout: Duration::from_secs(args.timeout),
+        check_flags: args.check_flags.clone(),
+    };
+    let runs = suite.run(&racetrack, &pairs, jobs, &options, |_| bar.inc(1))?;
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
-    let codes = {
-        let mut codes: Vec<_> = runs.iter().map(|run| run.code).collect();
-        codes.dedup();
-        codes.len()
+    let count = |of: &dyn Fn(&(indigo::code::Code, usize)) -> String| {
+        let mut seen: Vec<String> = pairs.iter().map(of).collect();
+        seen.sort();
+        seen.dedup();
+        seen.len()
     };
-    println!(
-        "{} runs ({codes} codes × {} graphs) in {wall:.0} s with {jobs} jobs\n",
-        runs.len(),
-        pairs.iter().map(|pair| pair.1).max().map_or(0, |_| {
-            let mut graphs: Vec<_> = pairs.iter().map(|pair| pair.1).collect();
-            graphs.sort();
-            graphs.dedup();
-            graphs.len()
-        })
+    let codes = count(&|pair| pair.0.to_string());
+    let graphs = count(&|pair| pair.1.to_string());
+    let flags = if args.check_flags.is_empty() {
+        String::new()
+    } else {
+        format!(", check flags `{}`", args.check_flags.join(" "))
+    };
+    let summary = format!(
+        "{} runs ({codes} codes × {graphs} graphs) in {wall:.0} s wall time with {jobs} jobs{flags}",
+        runs.len()
     );
-    println!("{}", table::markdown(&runs));
+    let scoreboard = table::markdown(&runs);
+    println!("{summary}\n\n{scoreboard}");
+    if let Some(path) = &args.scoreboard {
+        std::fs::write(path, format!("{scoreboard}\n\n{summary}.\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let surprises = table::surprises(&runs);
     let report = args.out.join("surprises.txt");
     std::fs::write(&report, surprises.join("\n") + "\n")
         .with_context(|| format!("cannot write {}", report.display()))?;
-    println!("\n{} surprises (listed in {})", surprises.len(), report.display());
+    println!(
+        "\n{} surprises (listed in {})",
+        surprises.len(),
+        report.display()
+    );
     for line in surprises.iter().take(20) {
         println!("  {line}");
     }

@@ -29,6 +29,8 @@ pub enum Array {
     WorklistSize,
     /// Shared memory, of one block.
     Shared,
+    /// A block's shared flag (`last` of the threadfence reduction).
+    SharedFlag,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +60,19 @@ pub struct Access {
     pub thread: u32,
     /// Barriers the thread has passed before this access.
     pub phase: u32,
+    pub handoff: Handoff,
+    /// The thread's loop iteration at this access: lanes of a warp run a loop's body together,
+    /// lower lanes first, so (step, lane) is the order of one warp's atomics.
+    pub step: u32,
+}
+
+/// A write published by a fence before a ticket, and a read made after taking the last ticket
+/// (and, for other threads of the block, a barrier after it): the pair is ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handoff {
+    None,
+    Published,
+    Taken,
 }
 
 /// What the model found for one (code, graph).
@@ -87,6 +102,8 @@ struct Model<'a> {
     accesses: Vec<Access>,
     out_of_bounds: Option<String>,
     worklist_slots: i64,
+    /// The loop iteration the thread being modelled is in (see [`Access::step`]).
+    step: u32,
 }
 
 /// Runs the model of `code` on `graph` and judges it.
@@ -97,6 +114,7 @@ pub fn judge(code: Code, graph: &Graph) -> Verdict {
         accesses: Vec::new(),
         out_of_bounds: None,
         worklist_slots: 0,
+        step: 0,
     };
     let threads = code.blocks(graph.nodes()) * THREADS_PER_BLOCK;
     for thread in 0..threads {
@@ -118,8 +136,8 @@ impl Model<'_> {
             Array::Nindex => nodes + 1,
             Array::Nlist => self.graph.edges(),
             Array::Data1 => nodes,
-            Array::Data2 => self.code.pattern.data2_len(nodes),
-            Array::WorklistSize => 1,
+            Array::Data2 => self.code.data2_len(nodes),
+            Array::WorklistSize | Array::SharedFlag => 1,
             Array::Shared if self.code.pattern == Pattern::SharedBins => WARP_SIZE as usize,
             Array::Shared => THREADS_PER_BLOCK as usize,
         }) as i64
@@ -145,7 +163,24 @@ impl Model<'_> {
             kind,
             thread,
             phase,
+            handoff: Handoff::None,
+            step: self.step,
         });
+        Ok(())
+    }
+
+    fn handed_off(
+        &mut self,
+        thread: u32,
+        phase: u32,
+        access: (Array, i64, Kind),
+        handoff: Handoff,
+    ) -> Result<(), OutOfBounds> {
+        let (array, index, kind) = access;
+        self.access(thread, phase, array, index, kind)?;
+        if let Some(last) = self.accesses.last_mut() {
+            last.handoff = handoff;
+        }
         Ok(())
     }
 
@@ -190,17 +225,19 @@ impl Model<'_> {
     fn is_one_thread(&self, thread: u32) -> bool {
         match self.code.mapping {
             Mapping::Thread => true,
-            Mapping::Warp => thread % WARP_SIZE == 0,
-            Mapping::Block => thread % THREADS_PER_BLOCK == 0,
+            Mapping::Warp => thread.is_multiple_of(WARP_SIZE),
+            Mapping::Block => thread.is_multiple_of(THREADS_PER_BLOCK),
         }
     }
 
     fn thread(&mut self, thread: u32) {
+        self.step = 0;
         // An out-of-bounds access ends the thread's model; the verdict keeps it.
         let _ = match self.code.pattern {
             Pattern::BlockSum => self.block_sum(thread),
             Pattern::WarpSum => self.warp_sum(thread),
             Pattern::SharedBins => self.shared_bins(thread),
+            Pattern::LastBlock => self.last_block(thread),
             _ => self.vertex_loop(thread),
         };
     }
@@ -210,7 +247,10 @@ impl Model<'_> {
         self.access(thread, phase, Array::Nindex, v, Kind::Read)?;
         self.access(thread, phase, Array::Nindex, v + 1, Kind::Read)?;
         let nindex = &self.graph.nindex;
-        Ok((i64::from(nindex[v as usize]), i64::from(nindex[v as usize + 1])))
+        Ok((
+            i64::from(nindex[v as usize]),
+            i64::from(nindex[v as usize + 1]),
+        ))
     }
 
     fn head(&mut self, thread: u32, phase: u32, edge: i64) -> Result<i64, OutOfBounds> {
@@ -281,7 +321,8 @@ impl Model<'_> {
         Ok(())
     }
 
-    fn block_sum(&mut self, thread: u32) -> Result<(), OutOfBounds> {
+    /// The block's tree reduction in shared memory; returns the phase after it.
+    fn reduce_block(&mut self, thread: u32, sync_in_tree: bool) -> Result<u32, OutOfBounds> {
         use Kind::*;
         for v in self.vertices(thread) {
             self.edge_range(thread, 0, v)?;
@@ -297,12 +338,16 @@ impl Model<'_> {
                 self.access(thread, phase, Array::Shared, tid + stride, Read)?;
                 self.access(thread, phase, Array::Shared, tid, Write)?;
             }
-            if self.code.bug != Bug::SyncBug {
-                phase += 1;
-            }
+            phase += u32::from(sync_in_tree);
             stride /= 2;
         }
-        if tid == 0 {
+        Ok(phase)
+    }
+
+    fn block_sum(&mut self, thread: u32) -> Result<(), OutOfBounds> {
+        use Kind::*;
+        let phase = self.reduce_block(thread, self.code.bug != Bug::SyncBug)?;
+        if thread.is_multiple_of(THREADS_PER_BLOCK) {
             self.access(thread, phase, Array::Shared, 0, Read)?;
             if self.code.bug == Bug::Race {
                 self.access(thread, phase, Array::Data2, 0, Read)?;
@@ -314,11 +359,49 @@ impl Model<'_> {
         Ok(())
     }
 
+    /// The threadfence reduction: the last block to take a ticket (any block may be last; the
+    /// verdict is the same for each, so the model takes the highest) reads every block's sum.
+    fn last_block(&mut self, thread: u32) -> Result<(), OutOfBounds> {
+        use Kind::*;
+        let mut phase = self.reduce_block(thread, true)?;
+        let tid = thread % THREADS_PER_BLOCK;
+        let block = thread / THREADS_PER_BLOCK;
+        let blocks = self.code.blocks(self.graph.nodes());
+        let fenced = self.code.bug != Bug::Race;
+        let synced = self.code.bug != Bug::SyncBug;
+        if tid == 0 {
+            self.access(thread, phase, Array::Shared, 0, Read)?;
+            let published = if fenced {
+                Handoff::Published
+            } else {
+                Handoff::None
+            };
+            let sum = (Array::Data2, 1 + i64::from(block), Write);
+            self.handed_off(thread, phase, sum, published)?;
+            self.access(thread, phase, Array::SharedFlag, 0, Write)?;
+        }
+        phase += u32::from(synced);
+        self.access(thread, phase, Array::SharedFlag, 0, Read)?;
+        if block == blocks - 1 && tid < blocks {
+            // Thread 0 took the ticket itself; the others learn of it through the barrier.
+            let taken = if tid == 0 || synced {
+                Handoff::Taken
+            } else {
+                Handoff::None
+            };
+            let sum = (Array::Data2, 1 + i64::from(tid), Read);
+            self.handed_off(thread, phase, sum, taken)?;
+            self.access(thread, phase, Array::Data2, 0, Atomic)?;
+        }
+        Ok(())
+    }
+
     fn warp_sum(&mut self, thread: u32) -> Result<(), OutOfBounds> {
         use Kind::*;
         let tid = i64::from(thread % THREADS_PER_BLOCK);
         let lane = thread % WARP_SIZE;
-        let dropped = |second: bool| self.code.bug == Bug::SyncBug && self.code.persistent == second;
+        let dropped =
+            |second: bool| self.code.bug == Bug::SyncBug && self.code.persistent == second;
         let (keeps_first, keeps_second) = (!dropped(false), !dropped(true));
         let mut phase = 0;
         for v in self.vertices(thread) {
@@ -347,14 +430,20 @@ impl Model<'_> {
         for bin in (tid..bins).step_by(THREADS_PER_BLOCK as usize) {
             self.access(thread, 0, Array::Shared, bin, Write)?;
         }
-        for v in self.vertices(thread) {
+        for (step, v) in self.vertices(thread).into_iter().enumerate() {
+            self.step = step as u32 + 1;
             let (beg, end) = self.edge_range(thread, 1, v)?;
             self.access(thread, 1, Array::Data1, v, Read)?;
-            let update: &[Kind] = if self.code.bug == Bug::Race { &[Read, Write] } else { &[Atomic] };
+            let update: &[Kind] = if self.code.bug == Bug::Race {
+                &[Read, Write]
+            } else {
+                &[Atomic]
+            };
             for &kind in update {
                 self.access(thread, 1, Array::Shared, (end - beg) % bins, kind)?;
             }
         }
+        self.step = u32::MAX;
         let phase = if self.code.bug == Bug::SyncBug { 1 } else { 2 };
         for bin in (tid..bins).step_by(THREADS_PER_BLOCK as usize) {
             self.access(thread, phase, Array::Shared, bin, Read)?;
@@ -367,7 +456,9 @@ impl Model<'_> {
     /// warp for `__syncwarp()`; codes without barriers have none.
     fn barrier_group(&self, thread: u32) -> Option<u32> {
         match self.code.pattern {
-            Pattern::BlockSum | Pattern::SharedBins => Some(thread / THREADS_PER_BLOCK),
+            Pattern::BlockSum | Pattern::SharedBins | Pattern::LastBlock => {
+                Some(thread / THREADS_PER_BLOCK)
+            }
             Pattern::WarpSum => Some(thread / WARP_SIZE),
             _ => None,
         }
@@ -376,7 +467,7 @@ impl Model<'_> {
     fn first_conflict(&self) -> Option<String> {
         let mut by_element: HashMap<(Array, u32, i64), Vec<&Access>> = HashMap::new();
         for access in &self.accesses {
-            let block = if access.array == Array::Shared {
+            let block = if matches!(access.array, Array::Shared | Array::SharedFlag) {
                 access.thread / THREADS_PER_BLOCK
             } else {
                 0
@@ -399,8 +490,19 @@ impl Model<'_> {
                     if a.kind.strong() && b.kind.strong() {
                         continue;
                     }
+                    let handoff = [a.handoff, b.handoff];
+                    if handoff.contains(&Handoff::Published) && handoff.contains(&Handoff::Taken) {
+                        continue;
+                    }
+                    if observed_in_lockstep(a, b, accesses) || observed_in_lockstep(b, a, accesses)
+                    {
+                        continue;
+                    }
                     let group = self.barrier_group(a.thread);
-                    if group.is_some() && group == self.barrier_group(b.thread) && a.phase != b.phase {
+                    if group.is_some()
+                        && group == self.barrier_group(b.thread)
+                        && a.phase != b.phase
+                    {
                         continue;
                     }
                     conflicts.push(format!(
@@ -414,4 +516,23 @@ impl Model<'_> {
         conflicts.sort();
         conflicts.into_iter().next()
     }
+}
+
+/// An atomic by one lane and a later plain read by another lane of the same warp, where the
+/// reader's own atomic on the element came after the writer's: in every run of a converged warp
+/// (the emulator's, and a GPU's) the reader's atomic reads what the writer's wrote, and PTX's
+/// causality order (observation order, then program order) puts the write before the read. No
+/// run shows a race there, so the model does not count one.
+fn observed_in_lockstep(write: &Access, read: &Access, accesses: &[&Access]) -> bool {
+    let same_warp = write.thread / WARP_SIZE == read.thread / WARP_SIZE;
+    if write.kind != Kind::Atomic || read.kind != Kind::Read || !same_warp {
+        return false;
+    }
+    let order = |access: &Access| (access.step, access.thread % WARP_SIZE);
+    accesses.iter().any(|own| {
+        own.thread == read.thread
+            && own.kind == Kind::Atomic
+            && own.step < read.step
+            && order(own) > order(write)
+    })
 }

@@ -14,15 +14,24 @@ use crate::oracle::{self, Verdict};
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     #[error("cannot write the suite into {dir}: {source}")]
-    Write {
-        dir: String,
-        source: std::io::Error,
-    },
-    #[error("cannot start {racetrack}: {source} (build it with `cargo build --release -p harness`)")]
+    Write { dir: String, source: std::io::Error },
+    #[error(
+        "cannot start {racetrack}: {source} (build it with `cargo build --release -p harness`)"
+    )]
     Start {
         racetrack: String,
         source: std::io::Error,
     },
+}
+
+/// How every run of a suite is made.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// `racetrack check --timeout`.
+    pub timeout: Duration,
+    /// More `racetrack check` flags for every run: `--schedule random --seed 7`,
+    /// `--memory-model ptx`.
+    pub check_flags: Vec<String>,
 }
 
 /// One finding as `racetrack check --json` reports it: its kind and, for memory findings, the
@@ -60,7 +69,8 @@ impl Found {
     pub fn matches(&self, bug: Bug) -> bool {
         let space = self.space.as_deref();
         match bug {
-            Bug::Race | Bug::AtomicBug => self.kind == "race" && space == Some("global"),
+            // The racing data is global for most patterns, shared for shared_bins' bins.
+            Bug::Race | Bug::AtomicBug => self.kind == "race",
             Bug::SyncBug => {
                 (self.kind == "race" && space == Some("shared"))
                     || self.kind == "barrier-divergence"
@@ -110,10 +120,13 @@ impl Suite {
         };
         std::fs::create_dir_all(dir.join("codes")).map_err(wrap)?;
         for code in &codes {
-            std::fs::write(dir.join("codes").join(code.file_name()), code.source()).map_err(wrap)?;
+            std::fs::write(dir.join("codes").join(code.file_name()), code.source())
+                .map_err(wrap)?;
         }
         for graph in &graphs {
-            graph.write(&dir.join("graphs").join(graph.name)).map_err(wrap)?;
+            graph
+                .write(&dir.join("graphs").join(graph.name))
+                .map_err(wrap)?;
         }
         Ok(Suite {
             dir: dir.to_path_buf(),
@@ -123,7 +136,7 @@ impl Suite {
     }
 
     /// The `racetrack check` arguments that run `code` on `graph`, paths relative to the suite.
-    pub fn check_args(code: Code, graph: &Graph, timeout: Duration) -> Vec<String> {
+    pub fn check_args(code: Code, graph: &Graph, options: &RunOptions) -> Vec<String> {
         let ty = code.ty.spec();
         let nodes = graph.nodes();
         let graph_dir = format!("graphs/{}", graph.name);
@@ -146,7 +159,7 @@ impl Suite {
             "--show".into(),
             "data2".into(),
             "--timeout".into(),
-            timeout.as_secs().to_string(),
+            options.timeout.as_secs().to_string(),
             "--arg".into(),
             format!("nodes:i32={nodes}"),
             "--arg".into(),
@@ -156,11 +169,12 @@ impl Suite {
             "--arg".into(),
             format!("data1:{ty}[]=file:{graph_dir}/data1.{ty}.bin"),
             "--arg".into(),
-            format!("data2:{ty}[{}]={data2}", code.pattern.data2_len(nodes)),
+            format!("data2:{ty}[{}]={data2}", code.data2_len(nodes)),
         ];
         if code.pattern.has_worklist_size() {
             args.extend(["--arg".into(), "wlsize:i32[1]=zeros".into()]);
         }
+        args.extend(options.check_flags.iter().cloned());
         args
     }
 
@@ -170,7 +184,7 @@ impl Suite {
         racetrack: &Path,
         pairs: &[(Code, usize)],
         jobs: usize,
-        timeout: Duration,
+        options: &RunOptions,
         progress: impl Fn(usize) + Sync,
     ) -> Result<Vec<Run>, SuiteError> {
         let next = AtomicUsize::new(0);
@@ -184,14 +198,17 @@ impl Suite {
                         let Some(&(code, graph)) = pairs.get(index) else {
                             break;
                         };
-                        match self.run_one(racetrack, code, &self.graphs[graph], timeout) {
+                        match self.run_one(racetrack, code, &self.graphs[graph], options) {
                             Ok(run) => {
                                 let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
                                 results[index] = Some(run);
                                 progress(index);
                             }
                             Err(error) => {
-                                failure.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(error);
+                                failure
+                                    .lock()
+                                    .unwrap_or_else(|e| e.into_inner())
+                                    .get_or_insert(error);
                                 break;
                             }
                         }
@@ -215,11 +232,11 @@ impl Suite {
         racetrack: &Path,
         code: Code,
         graph: &Graph,
-        timeout: Duration,
+        options: &RunOptions,
     ) -> Result<Run, SuiteError> {
         let started = Instant::now();
         let output = Command::new(racetrack)
-            .args(Self::check_args(code, graph, timeout))
+            .args(Self::check_args(code, graph, options))
             .current_dir(&self.dir)
             .output()
             .map_err(|source| SuiteError::Start {

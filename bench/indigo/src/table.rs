@@ -37,7 +37,11 @@ pub fn score(runs: &[Run], bug: Bug) -> Score {
     };
     for code in codes {
         let of_code: Vec<&&Run> = mine.iter().filter(|run| run.code == code).collect();
-        let happening: Vec<&&Run> = of_code.iter().copied().filter(|run| run.happens()).collect();
+        let happening: Vec<&&Run> = of_code
+            .iter()
+            .copied()
+            .filter(|run| run.happens())
+            .collect();
         if !happening.is_empty() {
             score.codes_happening += 1;
             if happening.iter().all(|run| run.found()) {
@@ -90,10 +94,26 @@ pub fn markdown(runs: &[Run]) -> String {
         table.add_row([
             bug.name().to_string(),
             s.codes.to_string(),
-            if bug_free { dash() } else { s.codes_happening.to_string() },
-            if bug_free { dash() } else { s.codes_found.to_string() },
-            if bug_free { dash() } else { s.runs_happening.to_string() },
-            if bug_free { dash() } else { s.runs_found.to_string() },
+            if bug_free {
+                dash()
+            } else {
+                s.codes_happening.to_string()
+            },
+            if bug_free {
+                dash()
+            } else {
+                s.codes_found.to_string()
+            },
+            if bug_free {
+                dash()
+            } else {
+                s.runs_happening.to_string()
+            },
+            if bug_free {
+                dash()
+            } else {
+                s.runs_found.to_string()
+            },
             format!("{} ({})", s.false_alarms, s.codes_with_false_alarms),
             s.errors.to_string(),
             s.timeouts.to_string(),

@@ -28,7 +28,11 @@ fn bug_free_codes_show_no_bug_on_any_graph() {
     for code in all_codes().into_iter().filter(|code| code.bug == Bug::None) {
         for graph in &graphs {
             let verdict = judge(code, graph);
-            assert!(!verdict.happens(Bug::None), "{code} on {}: {verdict:?}", graph.name);
+            assert!(
+                !verdict.happens(Bug::None),
+                "{code} on {}: {verdict:?}",
+                graph.name
+            );
         }
     }
 }
@@ -38,14 +42,19 @@ fn every_planted_bug_happens_on_some_graph() {
     let graphs = all_graphs();
     let mut never = Vec::new();
     for code in all_codes().into_iter().filter(|code| code.bug != Bug::None) {
-        if !graphs.iter().any(|graph| judge(code, graph).happens(code.bug)) {
+        if !graphs
+            .iter()
+            .any(|graph| judge(code, graph).happens(code.bug))
+        {
             never.push(code.to_string());
         }
     }
     assert_eq!(never, Vec::<String>::new());
     for code in all_codes().into_iter().filter(|code| code.bug != Bug::None) {
         assert!(
-            graphs.iter().any(|graph| judge(code, graph).happens(code.bug)),
+            graphs
+                .iter()
+                .any(|graph| judge(code, graph).happens(code.bug)),
             "{code} happens on no graph"
         );
     }
@@ -101,4 +110,25 @@ fn a_plain_shared_bin_races_only_when_two_threads_share_a_degree() {
     // Degrees 1 and 0: two bins, one thread each.
     assert!(!judge(racy, &graph("pair")).happens(Bug::Race));
     assert!(judge(racy, &graph("star_17")).happens(Bug::Race));
+}
+
+#[test]
+fn the_threadfence_reduction_races_without_its_fence_only_across_blocks() {
+    let racy = code(Pattern::LastBlock, Mapping::Thread, false, Bug::Race);
+    assert!(!judge(racy, &graph("chain_12")).happens(Bug::Race));
+    assert!(judge(racy, &graph("path_dir_200")).happens(Bug::Race));
+    let unsynced = code(Pattern::LastBlock, Mapping::Thread, false, Bug::SyncBug);
+    assert!(judge(unsynced, &graph("pair")).happens(Bug::SyncBug));
+}
+
+#[test]
+fn a_lanes_read_after_its_own_later_atomic_is_ordered_by_observation() {
+    // Every vertex of the clique has degree 6: threads 0..6, all in warp 0, add into bin 6, and
+    // thread 6 then reads it without a barrier. Its own atomic, after the lower lanes', read
+    // what they wrote: no run of a converged warp shows the race.
+    let unsynced = code(Pattern::SharedBins, Mapping::Thread, false, Bug::SyncBug);
+    assert!(!judge(unsynced, &graph("clique_7")).happens(Bug::SyncBug));
+    // The star's leaves (degree 1) add into bin 1, which thread 1 reads; thread 0 (the hub,
+    // degree 16) never adds into it, but threads 2..16 do after thread 1's own atomic.
+    assert!(judge(unsynced, &graph("star_17")).happens(Bug::SyncBug));
 }

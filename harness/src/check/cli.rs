@@ -27,7 +27,8 @@ The file:
   samples' helper_cuda.h) are always left out, and what nvcc's headers bring unasked (uint,
   INFINITY, M_PI, int32_t, the half types of a CUDA library's header, std::enable_if and the rest
   of <type_traits>, <utility> and <limits> from libcu++) is there; <cub/cub.cuh> gives CUB's
-  block and warp primitives.
+  block and warp primitives. GPUVerify's annotations compile: __requires, __invariant and the
+  other contracts to nothing, __assert to an assert.
     -I include          also search ./include for #include \"…\" and <…> (repeatable)
     -D BLOCK=256        define a macro (repeatable); -D USE_SHARED defines it as 1
     --std c++20         the C++ standard (NVRTC's default is c++17)
