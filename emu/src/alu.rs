@@ -803,6 +803,14 @@ pub(crate) fn int3(op: Int3Op, a: u64, b: u64, c: u64) -> u64 {
                 acc | ((u32::from(lut) >> index) & 1) << bit
             })
         }
+        Int3Op::Sad { signed } => {
+            let difference = if signed {
+                (x as i32).abs_diff(y as i32)
+            } else {
+                x.abs_diff(y)
+            };
+            difference.wrapping_add(z)
+        }
         Int3Op::Shf { left, wrap } => {
             let n = if wrap { z & 31 } else { z.min(32) };
             let joined = (u64::from(y) << 32) | u64::from(x);

@@ -595,7 +595,7 @@ pub(crate) enum Op {
     Nop,
     /// `trap`: the kernel aborts.
     Trap,
-    /// Three 32-bit inputs, one 32-bit result: `mad24`, `lop3`, `shf`, `dp4a`, `dp2a`.
+    /// Three 32-bit inputs, one 32-bit result: `mad24`, `lop3`, `shf`, `dp4a`, `dp2a`, `sad`.
     Int3 {
         op: Int3Op,
         d: u32,
@@ -648,6 +648,8 @@ pub(crate) enum Int3Op {
     Lop3 { lut: u8 },
     /// `shf.l`/`shf.r`: the funnel shift of `b:a` by `c` (`.wrap`: modulo 32, `.clamp`: at most 32).
     Shf { left: bool, wrap: bool },
+    /// `sad`: `c + |a - b|`, the difference taken as signed or unsigned (`__sad`, `__usad`).
+    Sad { signed: bool },
     /// `dp4a`/`dp2a.lo`/`dp2a.hi`: a dot product of byte (or halfword × byte) lanes plus `c`.
     Dot {
         pairs: u8,

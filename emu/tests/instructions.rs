@@ -1167,6 +1167,18 @@ fn lop3_shf_and_dp4a_compute_as_ptx_defines() {
 }
 
 #[test]
+fn sad_adds_the_absolute_difference_signed_or_unsigned() {
+    let w = words(
+        "sad.s32 %r1, -2, 7, 1; st.global.u32 [%rd39], %r1;
+         sad.u32 %r2, 4, 7, 1; st.global.u32 [%rd39+4], %r2;
+         sad.u32 %r3, 0xFFFFFFFF, 1, 0; st.global.u32 [%rd39+8], %r3;
+         sad.s32 %r4, 0xFFFFFFFF, 1, 0; st.global.u32 [%rd39+12], %r4;",
+    );
+    // |-2 - 7| + 1; |4 - 7| + 1; as unsigned 0xFFFFFFFF is far from 1, as signed it is -1.
+    assert_eq!(w[..4], [10, 4, 0xFFFF_FFFE, 2]);
+}
+
+#[test]
 fn packed_half2_arithmetic_works_on_both_halves() {
     // 0x40003C00 holds 1.0 (low) and 2.0 (high).
     let w = words(

@@ -389,7 +389,7 @@ impl Parser {
                     fm,
                 }
             }
-            "mad24" | "lop3" | "shf" | "dp4a" | "dp2a" => {
+            "mad24" | "lop3" | "shf" | "dp4a" | "dp2a" | "sad" => {
                 let t = need_ty()?;
                 if t.bits() != 32 || has("sat") || has("cc") {
                     return Err(unsupported());
@@ -411,6 +411,7 @@ impl Parser {
                             };
                         Int3Op::Lop3 { lut }
                     }
+                    "sad" => Int3Op::Sad { signed: t.signed() },
                     "shf" => Int3Op::Shf {
                         left: has("l"),
                         wrap: has("wrap"),
