@@ -1015,7 +1015,7 @@ fn errors_name_the_problem() {
     // An instruction the emulator cannot run is refused by a launch that reaches it, naming it
     // and its line, so that the module's other kernels still run.
     for (body, opcode, detail) in [
-        ("\tsad.s32 %r1, %r2, %r3, %r4;", "sad.s32", "does not know"),
+        ("\tfns.b32 %r1, %r2, %r3, %r4;", "fns.b32", "does not know"),
         ("\tadd.s32 %r1, %r2;", "add.s32", "takes 3 operands"),
         (
             "\ttex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd2, {%r1}];",
@@ -1048,6 +1048,12 @@ fn errors_name_the_problem() {
     }
     let e = Module::parse(&kernel("", "\tbra NOWHERE;")).unwrap_err();
     assert!(e.to_string().contains("NOWHERE"), "{e}");
+    let indirect = "\tprototype_0 : .callprototype ()_ (.param .b64 _);";
+    let e = Module::parse(&kernel("", indirect)).unwrap_err();
+    assert!(
+        e.to_string().contains("a call through a function pointer"),
+        "{e}"
+    );
     let m = Module::parse(&kernel("", "")).unwrap();
     assert_eq!(m.entries().collect::<Vec<_>>(), vec!["t"]);
     let mut emu = Emulator::new();

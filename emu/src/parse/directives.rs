@@ -279,6 +279,14 @@ impl Parser {
                         ".loc" => self.loc_directive()?,
                         ".file" => self.file_directive()?,
                         ".pragma" => self.skip_past_semicolon(),
+                        ".callprototype" => {
+                            return Err(parse_err(
+                                line,
+                                "a call through a function pointer (`.callprototype`), which the \
+                                 emulator does not run: call the function by name"
+                                    .to_string(),
+                            ));
+                        }
                         _ if s.starts_with('.') => {
                             return Err(parse_err(
                                 line,
