@@ -47,7 +47,7 @@ impl Piece {
     fn why(self) -> &'static str {
         match self {
             Self::Nvrtc => "the CUDA compiler every kernel goes through",
-            Self::Headers => "the file includes a header found nowhere else",
+            Self::Headers => "the file includes a header that comes with them",
         }
     }
 

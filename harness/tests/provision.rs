@@ -73,9 +73,15 @@ impl Scene {
     /// `racetrack doctor --fetch` as on a fresh machine: only the stand-in python3, no
     /// LD_LIBRARY_PATH or CUDA_PATH, an empty cache.
     fn racetrack(&self, sources: &Sources, fail: bool) -> Command {
+        self.racetrack_with(sources, fail, &["doctor", "--fetch"])
+    }
+
+    /// `racetrack ARGS` on the same fresh machine, in the scene's folder.
+    fn racetrack_with(&self, sources: &Sources, fail: bool, args: &[&str]) -> Command {
         let mut command = Command::new(env!("CARGO_BIN_EXE_racetrack"));
         command
-            .args(["doctor", "--fetch"])
+            .args(args)
+            .current_dir(&self.dir)
             .env_remove("LD_LIBRARY_PATH")
             .env_remove("CUDA_PATH")
             .env_remove("RACETRACK_OFFLINE")
@@ -229,6 +235,61 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
         text(&again)
     );
     assert_eq!(scene.pip_log().len(), 2);
+}
+
+#[test]
+fn a_file_that_includes_only_standard_headers_gets_cuda_headers_on_a_fresh_machine() {
+    if toolkit_in_the_way() {
+        return;
+    }
+    let sources = sources();
+    let scene = Scene::new("standard-only");
+    // A whole program as tutorials ship it: no CUDA header named, but <cstdlib>'s and
+    // <iostream>'s stand-ins are built on libcu++, which comes with CUDA's headers.
+    std::fs::write(
+        scene.dir.join("sum.cu"),
+        "#include <cstdlib>\n#include <iostream>\n\
+         __global__ void sum(const int *x, int *total) { atomicAdd(total, abs(x[threadIdx.x])); }\n\
+         int main() { std::cout << \"hi\"; return EXIT_SUCCESS; }\n",
+    )
+    .unwrap();
+    let args = [
+        "check",
+        "sum.cu",
+        "--entry",
+        "sum",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        "i32[4]=const:-2",
+        "--arg",
+        "total:i32[1]=zeros",
+        "--backend",
+        "emu",
+        "--show",
+        "total",
+    ];
+    let output = scene
+        .racetrack_with(&sources, false, &args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("total (arg 1, i32[1]): [8]"),
+        "{}",
+        text(&output)
+    );
+    let mut installs = scene.pip_log();
+    installs.sort();
+    assert_eq!(
+        installs,
+        vec![
+            "install nvidia-cuda-nvrtc==13.0.88",
+            "install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
+        ]
+    );
 }
 
 #[test]

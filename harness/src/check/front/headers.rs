@@ -459,6 +459,19 @@ pub fn host_std(name: &str) -> bool {
     HOST_STD.contains(&name) && !name.contains(['.', '/']) && name != "ctime"
 }
 
+/// Whether the stand-in NVRTC reads for `#include <name>` includes libcu++ (`cuda/std/…`) or
+/// CUB, parts of CUDA's headers: `<cstdlib>`, `<climits>`, `<type_traits>`, `<cub/cub.cuh>`, …,
+/// and every host-only standard header, which gives way to [`STD_CORE`]. A file that includes one needs CUDA's headers even
+/// when it names none of them.
+pub fn stand_in_needs_cuda_headers(name: &str) -> bool {
+    host_std(name)
+        || STANDARD_HEADERS.iter().any(|(stand_in, text)| {
+            *stand_in == name
+                && *stand_in != PRELUDE
+                && (text.contains("<cuda/std/") || text.contains("<cub/"))
+        })
+}
+
 /// What a CUDA library's host header (`cublas_v2.h`, `curand.h`, …) brings that device code
 /// uses: the half and bfloat16 types. Such an include is replaced by this one.
 pub const LIBRARY_TYPES: &str = "__racetrack_library_types.h";

@@ -410,7 +410,8 @@ struct OwnHeader {
 }
 
 /// Whether the file or one of its own headers includes `<…>` a header that is not found and
-/// not one of a host library's (which `check` leaves out anyway).
+/// not one of a host library's (which `check` leaves out anyway), or one whose stand-in is built
+/// on CUDA's headers (`<cstdlib>`, `<iostream>`): either way CUDA's headers are needed.
 fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]) -> bool {
     let own_scans: Vec<Scan> = own
         .iter()
@@ -420,7 +421,9 @@ fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]
         .iter()
         .chain(own_scans.iter().flat_map(|scan| &scan.includes))
         .any(|include| {
-            include.angled && !headers::host_only(&include.name) && !search.finds(include)
+            include.angled
+                && (headers::stand_in_needs_cuda_headers(&include.name)
+                    || !headers::host_only(&include.name) && !search.finds(include))
         })
 }
 
