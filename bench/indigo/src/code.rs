@@ -590,7 +590,11 @@ impl Code {
         if self.bug != Bug::Race {
             out.push_str("    __threadfence();\n");
         }
-        out.push_str("    last = atomicAdd(&tickets, 1u) == gridDim.x - 1;\n  }\n");
+        out.push_str("    last = atomicAdd(&tickets, 1u) == gridDim.x - 1;\n");
+        // The acquire side: without it PTX's model does not order the last block's reads after
+        // the other blocks' sums (racecheck's default model forgives it, `--memory-model ptx`
+        // does not).
+        out.push_str("    __threadfence();\n  }\n");
         if self.bug != Bug::SyncBug {
             out.push_str("  __syncthreads();\n");
         }

@@ -26,6 +26,10 @@ struct Args {
     /// Only the fixed sample that `cargo test` runs.
     #[arg(long)]
     sample: bool,
+    /// Only the codes of this pattern (push_add, pull_max, cond_min, worklist, block_sum,
+    /// warp_sum, shared_bins, last_block).
+    #[arg(long)]
+    pattern: Option<String>,
     /// Seconds one run may take.
     #[arg(long, default_value_t = 120)]
     timeout: u64,
@@ -47,7 +51,20 @@ fn main() -> anyhow::Result<()> {
         "{} does not exist: build it first with `cargo build --release -p harness`",
         racetrack.display()
     );
-    let suite = Suite::write(&args.out, all_codes(), all_graphs())?;
+    let codes: Vec<_> = all_codes()
+        .into_iter()
+        .filter(|code| {
+            args.pattern
+                .as_deref()
+                .is_none_or(|p| code.pattern.name() == p)
+        })
+        .collect();
+    anyhow::ensure!(
+        !codes.is_empty(),
+        "--pattern {}: no such pattern",
+        args.pattern.as_deref().unwrap_or_default()
+    );
+    let suite = Suite::write(&args.out, codes, all_graphs())?;
     let pairs = pairs(&suite.codes, &suite.graphs, args.sample);
     let jobs = args
         .jobs

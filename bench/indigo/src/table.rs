@@ -69,18 +69,21 @@ pub fn score(runs: &[Run], bug: Bug) -> Score {
     score
 }
 
-/// The scoreboard as a Markdown table.
+/// The scoreboard as a Markdown table. "happens (codes)": codes whose bug the oracle sees happen
+/// on some input; "found (codes)": of those, the ones reported on every such input; "false
+/// alarms": runs with a finding where the oracle says the planted bug cannot happen (for
+/// bug-free codes, any finding), and in how many codes.
 pub fn markdown(runs: &[Run]) -> String {
     let mut table = Table::new();
     table.load_preset(presets::ASCII_MARKDOWN);
     table.set_header([
         "planted bug",
         "codes",
-        "codes whose bug happens on some input",
-        "found on every such input",
-        "runs where it happens",
-        "runs found",
-        "findings where it cannot happen (codes)",
+        "happens (codes)",
+        "found (codes)",
+        "happens (runs)",
+        "found (runs)",
+        "false alarms: runs (codes)",
         "errors",
         "timeouts",
     ]);
