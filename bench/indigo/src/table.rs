@@ -69,57 +69,42 @@ pub fn score(runs: &[Run], bug: Bug) -> Score {
     score
 }
 
-/// The scoreboard as a Markdown table. "happens (codes)": codes whose bug the oracle sees happen
-/// on some input; "found (codes)": of those, the ones reported on every such input; "false
-/// alarms": runs with a finding where the oracle says the planted bug cannot happen (for
-/// bug-free codes, any finding), and in how many codes.
+/// The scoreboard as a Markdown table, narrow enough for the book's page: "found / happens
+/// (codes)" is the codes the checker reported on every input where the oracle sees the planted
+/// bug happen, over the codes whose bug happens on some input; "(runs)" the same per run;
+/// "false alarms" the runs with a finding where the oracle says the planted bug cannot happen
+/// (for bug-free codes, any finding), and in brackets the codes they belong to.
 pub fn markdown(runs: &[Run]) -> String {
     let mut table = Table::new();
     table.load_preset(presets::ASCII_MARKDOWN);
     table.set_header([
         "planted bug",
         "codes",
-        "happens (codes)",
-        "found (codes)",
-        "happens (runs)",
-        "found (runs)",
+        "found / happens (codes)",
+        "found / happens (runs)",
         "false alarms: runs (codes)",
-        "errors",
-        "timeouts",
+        "errors / timeouts",
     ]);
     for bug in Bug::ALL {
         let s = score(runs, bug);
         if s.codes == 0 {
             continue;
         }
-        let dash = || "—".to_string();
         let bug_free = bug == Bug::None;
+        let ratio = |found: usize, happening: usize| {
+            if bug_free {
+                "—".to_string()
+            } else {
+                format!("{found} / {happening}")
+            }
+        };
         table.add_row([
             bug.name().to_string(),
             s.codes.to_string(),
-            if bug_free {
-                dash()
-            } else {
-                s.codes_happening.to_string()
-            },
-            if bug_free {
-                dash()
-            } else {
-                s.codes_found.to_string()
-            },
-            if bug_free {
-                dash()
-            } else {
-                s.runs_happening.to_string()
-            },
-            if bug_free {
-                dash()
-            } else {
-                s.runs_found.to_string()
-            },
+            ratio(s.codes_found, s.codes_happening),
+            ratio(s.runs_found, s.runs_happening),
             format!("{} ({})", s.false_alarms, s.codes_with_false_alarms),
-            s.errors.to_string(),
-            s.timeouts.to_string(),
+            format!("{} / {}", s.errors, s.timeouts),
         ]);
     }
     table.to_string()
