@@ -125,13 +125,6 @@ impl DataType {
         }
     }
 
-    pub fn size(self) -> usize {
-        match self {
-            DataType::Int | DataType::Uint | DataType::Float => 4,
-            DataType::LongLong | DataType::Ull | DataType::Double => 8,
-        }
-    }
-
     /// The value as little-endian bytes of this type; values are small whole numbers, exact in
     /// every type.
     pub fn bytes(self, value: u32) -> Vec<u8> {

@@ -11,14 +11,12 @@ use crate::code::DataType;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Graph {
     pub name: &'static str,
-    /// What the graph is there to show.
-    pub why: &'static str,
     pub nindex: Vec<i32>,
     pub nlist: Vec<i32>,
 }
 
 impl Graph {
-    fn from_adjacency(name: &'static str, why: &'static str, adjacency: &[Vec<usize>]) -> Self {
+    fn from_adjacency(name: &'static str, adjacency: &[Vec<usize>]) -> Self {
         let mut nindex = vec![0];
         let mut nlist = Vec::new();
         for heads in adjacency {
@@ -27,7 +25,6 @@ impl Graph {
         }
         Graph {
             name,
-            why,
             nindex,
             nlist,
         }
@@ -35,7 +32,6 @@ impl Graph {
 
     fn undirected(
         name: &'static str,
-        why: &'static str,
         nodes: usize,
         edges: impl IntoIterator<Item = (usize, usize)>,
     ) -> Self {
@@ -49,7 +45,7 @@ impl Graph {
         for heads in &mut adjacency {
             heads.sort_unstable();
         }
-        Self::from_adjacency(name, why, &adjacency)
+        Self::from_adjacency(name, &adjacency)
     }
 
     pub fn nodes(&self) -> usize {
@@ -109,55 +105,33 @@ pub fn all_graphs() -> Vec<Graph> {
         .map(|v| if v % 2 == 0 { vec![v + 1] } else { vec![] })
         .collect();
     vec![
-        Graph::from_adjacency(
-            "pair",
-            "one directed edge: nothing is shared, and a one-shot launch has idle threads",
-            &[vec![1], vec![]],
-        ),
-        Graph::from_adjacency(
-            "ring_dir_128",
-            "a directed cycle of 128: every vertex has one in-edge and one out-edge, and the \
-             vertex count fills whole blocks",
-            &directed_ring,
-        ),
-        Graph::from_adjacency(
-            "matching_64",
-            "32 directed edges between disjoint pairs: in-degree at most one, half the vertices \
-             without edges",
-            &matching,
-        ),
-        Graph::undirected("chain_12", "an undirected path", 12, path(12)),
+        // One directed edge: nothing is shared, and a one-shot launch has idle threads.
+        Graph::from_adjacency("pair", &[vec![1], vec![]]),
+        // A directed cycle of 128: one in-edge and one out-edge each; 128 vertices fill whole
+        // blocks.
+        Graph::from_adjacency("ring_dir_128", &directed_ring),
+        // 32 directed edges between disjoint pairs: in-degree at most one, half the vertices
+        // without edges.
+        Graph::from_adjacency("matching_64", &matching),
+        Graph::undirected("chain_12", 12, path(12)),
+        // A directed path of 200 vertices: two blocks of threads, one in-edge each.
         Graph::from_adjacency(
             "path_dir_200",
-            "a directed path of 200 vertices: two blocks of threads, one in-edge each",
             &(0..200)
                 .map(|v| if v + 1 < 200 { vec![v + 1] } else { vec![] })
                 .collect::<Vec<_>>(),
         ),
-        Graph::undirected(
-            "star_17",
-            "one hub joined to 16 leaves: every leaf updates the hub",
-            17,
-            (1..17).map(|leaf| (0, leaf)),
-        ),
-        Graph::undirected("grid_6x6", "a 6-by-6 mesh", 36, grid(6)),
+        // One hub joined to 16 leaves: every leaf updates the hub.
+        Graph::undirected("star_17", 17, (1..17).map(|leaf| (0, leaf))),
+        Graph::undirected("grid_6x6", 36, grid(6)),
         Graph::undirected(
             "clique_7",
-            "every pair of 7 vertices joined",
             7,
             (0..7).flat_map(|a| (0..a).map(move |b| (a, b))),
         ),
-        Graph::undirected(
-            "tree_31",
-            "a complete binary tree of depth 4",
-            31,
-            (1..31).map(|v| ((v - 1) / 2, v)),
-        ),
-        Graph::undirected(
-            "random_50",
-            "150 seeded random edge draws over 50 vertices",
-            50,
-            random_edges,
-        ),
+        // A complete binary tree of depth 4.
+        Graph::undirected("tree_31", 31, (1..31).map(|v| ((v - 1) / 2, v))),
+        // 150 seeded random edge draws over 50 vertices.
+        Graph::undirected("random_50", 50, random_edges),
     ]
 }

@@ -1,6 +1,7 @@
 //! `cargo run --release -p indigo -- [--sample]`: writes the suite, runs it through
 //! `racetrack check`, and prints the scoreboard.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -78,14 +79,16 @@ fn main() -> anyhow::Result<()> {
     let runs = suite.run(&racetrack, &pairs, jobs, &options, |_| bar.inc(1))?;
     bar.finish_and_clear();
     let wall = started.elapsed().as_secs_f64();
-    let count = |of: &dyn Fn(&(indigo::code::Code, usize)) -> String| {
-        let mut seen: Vec<String> = pairs.iter().map(of).collect();
-        seen.sort();
-        seen.dedup();
-        seen.len()
-    };
-    let codes = count(&|pair| pair.0.to_string());
-    let graphs = count(&|pair| pair.1.to_string());
+    let codes = pairs
+        .iter()
+        .map(|pair| pair.0)
+        .collect::<BTreeSet<_>>()
+        .len();
+    let graphs = pairs
+        .iter()
+        .map(|pair| pair.1)
+        .collect::<BTreeSet<_>>()
+        .len();
     let flags = if args.check_flags.is_empty() {
         String::new()
     } else {

@@ -98,10 +98,6 @@ impl Run {
     pub fn any_finding(&self) -> bool {
         matches!(&self.outcome, Outcome::Findings(found) if !found.is_empty())
     }
-
-    pub fn failed(&self) -> bool {
-        matches!(self.outcome, Outcome::Error(_) | Outcome::Timeout)
-    }
 }
 
 /// The suite on disk: `codes/NAME.cu` and `graphs/NAME/*.bin`.

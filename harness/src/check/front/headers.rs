@@ -50,7 +50,16 @@ pub const STANDARD_HEADERS: &[(&str, &str)] = &[
 /// before the file (`-include`); each name is defined only where the file has not.
 pub const PRELUDE: &str = "__racetrack_prelude.h";
 
-const PRELUDE_TEXT: &str = "\
+/// What a failed `assert(e)` does on the device, as CUDA's own `assert` does: `__assertfail`
+/// with the function's full signature. GPUVerify's `__assert` in the prelude does the same.
+macro_rules! assert_expansion {
+    () => {
+        "(static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))"
+    };
+}
+
+const PRELUDE_TEXT: &str = concat!(
+    "\
 #pragma once
 #if __has_include(<cuda/std/cstdint>)
 #include <cuda/std/cstdint>
@@ -121,9 +130,12 @@ typedef unsigned long ulong;
 #define __barrier_invariant(...) ((void)0)
 #define __barrier_invariant_binary(...) ((void)0)
 #define __implies(a, b) (!(a) || (b))
-#define __assert(e) (static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))
+#define __assert(e) ",
+    assert_expansion!(),
+    "
 #endif
-";
+"
+);
 
 /// What the C++ standard headers nvcc reads from the host compiler bring to device code even
 /// when the file includes them for host code (`<iostream>`, `<algorithm>`, `<vector>` pull in
@@ -461,8 +473,8 @@ pub fn host_std(name: &str) -> bool {
 
 /// Whether the stand-in NVRTC reads for `#include <name>` includes libcu++ (`cuda/std/…`) or
 /// CUB, parts of CUDA's headers: `<cstdlib>`, `<climits>`, `<type_traits>`, `<cub/cub.cuh>`, …,
-/// and every host-only standard header, which gives way to [`STD_CORE`]. A file that includes one needs CUDA's headers even
-/// when it names none of them.
+/// and every host-only standard header, which gives way to [`STD_CORE`]. A file that includes
+/// one needs CUDA's headers even when it names none of them.
 pub fn stand_in_needs_cuda_headers(name: &str) -> bool {
     host_std(name)
         || STANDARD_HEADERS.iter().any(|(stand_in, text)| {
@@ -607,14 +619,18 @@ pub fn host_side_thrust(name: &str) -> bool {
 
 /// No include guard, as in C: each inclusion looks at `NDEBUG` again. A failed assert calls
 /// `__assertfail` with the function's full signature, as CUDA's own `assert` does on the device.
-const ASSERT: &str = "\
+const ASSERT: &str = concat!(
+    "\
 #undef assert
 #ifdef NDEBUG
 #define assert(e) ((void)0)
 #else
-#define assert(e) (static_cast<bool>(e) ? (void)0 : __assertfail(#e, __FILE__, __LINE__, __PRETTY_FUNCTION__, sizeof(char)))
+#define assert(e) ",
+    assert_expansion!(),
+    "
 #endif
-";
+"
+);
 
 const STDIO: &str =
     "#pragma once\n// printf is built into NVRTC; nothing else of <cstdio> runs on the device.\n";

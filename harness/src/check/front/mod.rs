@@ -112,8 +112,7 @@ impl Program {
         let mut left_out = part.left_out.clone();
         let mut headers = headers::standard_headers();
         let local = own_headers(&search, &search.file_dir.clone(), &scan, &part, &repairs);
-        if !nvrtc::has_cuda_headers(&search.cuda_dirs)
-            && includes_a_missing_header(&search, &scan, &local)
+        if !nvrtc::has_cuda_headers(&search.cuda_dirs) && needs_cuda_headers(&search, &scan, &local)
         {
             // Likely one of CUDA's: fetched once per machine, then everything is looked up again.
             match nvrtc::require_cuda_headers() {
@@ -412,7 +411,7 @@ struct OwnHeader {
 /// Whether the file or one of its own headers includes `<…>` a header that is not found and
 /// not one of a host library's (which `check` leaves out anyway), or one whose stand-in is built
 /// on CUDA's headers (`<cstdlib>`, `<iostream>`): either way CUDA's headers are needed.
-fn includes_a_missing_header(search: &SearchPath, scan: &Scan, own: &[OwnHeader]) -> bool {
+fn needs_cuda_headers(search: &SearchPath, scan: &Scan, own: &[OwnHeader]) -> bool {
     let own_scans: Vec<Scan> = own
         .iter()
         .map(|header| source::scan(&header.source))
