@@ -22,6 +22,9 @@ pub enum EmuError {
     BadLaunch { entry: String, message: String },
     #[error("bad host access: {0}")]
     HostAccess(String),
+    /// A device, stream or event that does not exist, or a peer access request that makes no sense.
+    #[error("{0}")]
+    BadDevice(String),
     #[error(
         "the trace of {entry} needs more than {limit} events; trace a smaller launch (a block or two of 8 to 64 threads) or allow more"
     )]

@@ -42,7 +42,8 @@ pub use banks::{BANKS, BankConflicts, warp_access};
 pub use error::EmuError;
 pub use exec::{
     DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
-    DevicePtr, Emulator, KernelArg, LaunchConfig, MemoryModel, RunOptions, Schedule,
+    DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, MemoryModel, RunOptions, Schedule,
+    StreamId,
 };
 pub use parse::Module;
 pub use report::{

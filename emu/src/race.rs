@@ -183,7 +183,7 @@ impl Kind {
     fn strong(self) -> bool {
         matches!(self, Kind::StrongRead | Kind::StrongWrite | Kind::Rmw)
     }
-    fn writes(self) -> bool {
+    pub(crate) fn writes(self) -> bool {
         matches!(self, Kind::Write | Kind::StrongWrite | Kind::Rmw)
     }
 }

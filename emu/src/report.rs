@@ -94,6 +94,14 @@ pub enum FindingKind {
     WarpSync {
         problem: WarpSyncProblem,
     },
+    /// Conflicting accesses by two operations on streams (launches or copies, on one device or
+    /// two) that no stream order, event wait or host synchronization orders.
+    StreamRace {
+        hazard: Hazard,
+    },
+    /// A kernel accessed another device's memory without peer access from its device to that
+    /// one: a GPU faults.
+    NoPeerAccess,
 }
 
 /// A thread: block index and thread index, as `blockIdx` / `threadIdx`.
@@ -249,6 +257,12 @@ impl Finding {
     pub(crate) fn title(&self) -> String {
         match self.kind {
             FindingKind::Race { hazard, space } => format!("race ({hazard}) on {space} memory"),
+            FindingKind::StreamRace { hazard } => {
+                format!("race ({hazard}) between streams on global memory")
+            }
+            FindingKind::NoPeerAccess => {
+                "access to a peer device's memory without peer access".into()
+            }
             FindingKind::BarrierDivergence => "barrier divergence".into(),
             FindingKind::Deadlock => "deadlock".into(),
             FindingKind::OutOfBounds { space } => format!("out-of-bounds access to {space} memory"),

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use ptx_emu::{DevicePtr, Emulator, KernelArg, LaunchConfig, Module, RunOptions};
+use ptx_emu::{DevicePtr, Emulator, KernelArg, LaunchConfig, Module, RunOptions, StreamId};
 
 use crate::device::{Arg, EmuSettings, LaunchReport, RawBuffer};
 use crate::error::{HarnessError, Result};
@@ -84,22 +84,98 @@ impl EmuBackend {
         shape: LaunchShape,
         args: &[Arg<'_>],
     ) -> Result<LaunchReport> {
+        self.launch_queued(None, kernel, shape, args)
+    }
+
+    /// The emulator itself, for the verbs of several devices (streams, events, peer access).
+    pub(crate) fn emulator(&mut self) -> &mut Emulator {
+        &mut self.emulator
+    }
+
+    /// A launch on `stream` (checked against the operations it is not ordered after), or with
+    /// none, one that starts after everything before it.
+    pub(crate) fn launch_queued(
+        &mut self,
+        stream: Option<StreamId>,
+        kernel: &KernelSource,
+        shape: LaunchShape,
+        args: &[Arg<'_>],
+    ) -> Result<LaunchReport> {
         self.load(kernel)?;
         let module = self
             .modules
             .get(kernel.path)
             .ok_or_else(|| HarnessError::Invalid(format!("{} was not loaded", kernel.path)))?;
-        let mut kernel_args = Vec::with_capacity(args.len());
-        for arg in args {
-            kernel_args.push(match arg {
+        let kernel_args = kernel_args(args)?;
+        let config = LaunchConfig {
+            grid: shape.grid.as_array(),
+            block: shape.block.as_array(),
+            dynamic_shared_bytes: shape.dynamic_shared_bytes,
+        };
+        let options = self.run_options();
+        let ran = match stream {
+            None => self
+                .emulator
+                .launch(module, kernel.symbol(), &config, &kernel_args, &options),
+            Some(stream) => self.emulator.launch_on(
+                stream,
+                module,
+                kernel.symbol(),
+                &config,
+                &kernel_args,
+                &options,
+            ),
+        };
+        let report = ran.map_err(|error| match error {
+            // Named as the user wrote it, not by its mangled PTX symbol.
+            ptx_emu::EmuError::CannotRun {
+                opcode, place, why, ..
+            } => ptx_emu::EmuError::CannotRun {
+                entry: kernel.entry.to_string(),
+                opcode,
+                place,
+                why,
+            },
+            other => other,
+        })?;
+        let printf = report.printf_output();
+        let mut findings = report.findings;
+        name_cuda_headers_as_included(&mut findings);
+        Ok(LaunchReport {
+            printf,
+            printf_dropped: report.printf_dropped,
+            findings,
+            bank_conflicts: report.bank_conflicts,
+        })
+    }
+
+    pub(crate) fn run_options(&self) -> RunOptions {
+        RunOptions {
+            schedule: self.settings.schedule,
+            racecheck: self.settings.racecheck,
+            synccheck: self.settings.synccheck,
+            memcheck: self.settings.memcheck,
+            initcheck: self.settings.initcheck,
+            step_budget: self.settings.step_budget,
+            bank_conflicts: self.settings.bank_conflicts,
+            memory_model: self.settings.memory_model,
+            ..RunOptions::default()
+        }
+    }
+}
+
+fn foreign() -> HarnessError {
+    HarnessError::Invalid("a GPU buffer was passed to the emulator".into())
+}
+
+fn kernel_args(args: &[Arg<'_>]) -> Result<Vec<KernelArg>> {
+    args.iter()
+        .map(|arg| {
+            Ok(match arg {
                 Arg::Buffer(RawBuffer::Emu(ptr), offset) => {
                     KernelArg::Ptr(ptx_emu::DevicePtr(ptr.0 + *offset as u64))
                 }
-                Arg::Buffer(RawBuffer::Cuda(_), _) => {
-                    return Err(HarnessError::Invalid(
-                        "a GPU buffer was passed to the emulator".into(),
-                    ));
-                }
+                Arg::Buffer(RawBuffer::Cuda(_), _) => return Err(foreign()),
                 Arg::U8(v) => KernelArg::U8(*v),
                 Arg::U16(v) => KernelArg::U16(*v),
                 Arg::U32(v) => KernelArg::U32(*v),
@@ -114,53 +190,11 @@ impl EmuBackend {
                             RawBuffer::Emu(ptr) => Some(ptr.0),
                             RawBuffer::Cuda(_) => None,
                         })
-                        .ok_or_else(|| {
-                            HarnessError::Invalid("a GPU buffer was passed to the emulator".into())
-                        })?,
+                        .ok_or_else(foreign)?,
                 ),
-            });
-        }
-        let config = LaunchConfig {
-            grid: shape.grid.as_array(),
-            block: shape.block.as_array(),
-            dynamic_shared_bytes: shape.dynamic_shared_bytes,
-        };
-        let options = RunOptions {
-            schedule: self.settings.schedule,
-            racecheck: self.settings.racecheck,
-            synccheck: self.settings.synccheck,
-            memcheck: self.settings.memcheck,
-            initcheck: self.settings.initcheck,
-            step_budget: self.settings.step_budget,
-            bank_conflicts: self.settings.bank_conflicts,
-            memory_model: self.settings.memory_model,
-            ..RunOptions::default()
-        };
-        let report = self
-            .emulator
-            .launch(module, kernel.symbol(), &config, &kernel_args, &options)
-            .map_err(|error| match error {
-                // Named as the user wrote it, not by its mangled PTX symbol.
-                ptx_emu::EmuError::CannotRun {
-                    opcode, place, why, ..
-                } => ptx_emu::EmuError::CannotRun {
-                    entry: kernel.entry.to_string(),
-                    opcode,
-                    place,
-                    why,
-                },
-                other => other,
-            })?;
-        let printf = report.printf_output();
-        let mut findings = report.findings;
-        name_cuda_headers_as_included(&mut findings);
-        Ok(LaunchReport {
-            printf,
-            printf_dropped: report.printf_dropped,
-            findings,
-            bank_conflicts: report.bank_conflicts,
+            })
         })
-    }
+        .collect()
 }
 
 /// Names lines in CUDA's own headers as `#include` names them (`cuda/std/__atomic/…h:279`), not

@@ -590,6 +590,12 @@ impl Layout {
         use ptx_emu::FindingKind as K;
         let (kind, hazard, space) = match f.kind {
             K::Race { hazard, space } => ("race", Some(hazard.to_string()), Some(space)),
+            K::StreamRace { hazard } => (
+                "stream-race",
+                Some(hazard.to_string()),
+                Some(ptx_emu::Space::Global),
+            ),
+            K::NoPeerAccess => ("no-peer-access", None, Some(ptx_emu::Space::Global)),
             K::BarrierDivergence => ("barrier-divergence", None, None),
             K::Deadlock => ("deadlock", None, None),
             K::OutOfBounds { space } => ("out-of-bounds", None, Some(space)),

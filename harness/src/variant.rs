@@ -58,9 +58,12 @@ impl Expect {
         match self {
             Self::Correct => findings.is_empty(),
             Self::WrongResult | Self::CompileError => true,
-            Self::Race => findings
-                .iter()
-                .any(|f| matches!(f.kind, FindingKind::Race { .. }) && at_line(f)),
+            Self::Race => findings.iter().any(|f| {
+                matches!(
+                    f.kind,
+                    FindingKind::Race { .. } | FindingKind::StreamRace { .. }
+                ) && at_line(f)
+            }),
             Self::BarrierDivergence => findings
                 .iter()
                 .any(|f| matches!(f.kind, FindingKind::BarrierDivergence) && at_line(f)),

@@ -44,6 +44,73 @@ impl Ctx<'_> {
         if self.race.is_some() {
             self.race_check_shadow(w, lane, tgt, size, kind, sem, pc);
         }
+        if self.op_check.is_some()
+            && let Tgt::G(index, off) = tgt
+        {
+            self.stream_race_check(w, lane, index, off, size, kind, sem, pc);
+        }
+    }
+
+    /// Racecheck across operations: this launch's access against the earlier operations on
+    /// other streams that nothing orders before it (see `devices.rs`).
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn stream_race_check(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        index: usize,
+        off: usize,
+        size: u32,
+        kind: race::Kind,
+        sem: race::Sem,
+        pc: u32,
+    ) {
+        let bytes = self.allocs[index].data.len();
+        let Some(check) = self.op_check.as_mut() else {
+            return;
+        };
+        let access = OpAccess::of(kind, sem);
+        let Some(conflict) = check.access(index, bytes, off, size as usize, access) else {
+            return;
+        };
+        let this = check.name.clone();
+        let a = &self.allocs[index];
+        let addr = a.base + off as u64;
+        let (location, object) = self.mem_location(report::Space::Global, addr, addr, size);
+        let key = (
+            FindingKind::StreamRace {
+                hazard: conflict.hazard,
+            },
+            self.line_of(pc),
+            0,
+            object,
+        );
+        let gid = self.gid(w, lane);
+        let (thread, at) = (self.thread_ref(gid), self.src(pc));
+        let op = if access.writes() {
+            AccessOp::Write
+        } else {
+            AccessOp::Read
+        };
+        let earlier = match conflict.hazard {
+            Hazard::WriteAfterRead => "read",
+            Hazard::ReadAfterWrite | Hazard::WriteAfterWrite => "wrote",
+        };
+        let new = self.findings.add(key, || Finding {
+            kind: FindingKind::StreamRace {
+                hazard: conflict.hazard,
+            },
+            count: 1,
+            location: Some(location),
+            accesses: vec![Access { op, thread, at }],
+            threads: vec![],
+            why: format!(
+                "{this} touches bytes that {} {earlier} (byte {} of {}), and no stream order, event wait or synchronization orders the two",
+                conflict.other, conflict.byte, a.label
+            ),
+        });
+        self.link_finding(new, None, lane);
     }
 
     #[allow(clippy::too_many_arguments)]

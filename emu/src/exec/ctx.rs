@@ -32,6 +32,12 @@ pub(crate) struct Ctx<'a> {
     pub(crate) findings: Collector,
     /// Index into `allocs` of the last global access, tried first.
     pub(crate) last_alloc: usize,
+    /// The device the launch runs on, and per device whether it may access that device's memory.
+    pub(crate) device: u32,
+    pub(crate) peer: Vec<bool>,
+    /// For a launch queued on a stream: the earlier operations it may race with, and its own
+    /// footprint (see `devices.rs`).
+    pub(crate) op_check: Option<Box<OpCheck>>,
     pub(crate) clock: u64,
     pub(crate) thread_instrs: u64,
     /// Counts progress events for the watchdog: memory changed by a store or atomic, a barrier

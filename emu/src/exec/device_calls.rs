@@ -213,6 +213,7 @@ impl Ctx<'_> {
                 freed: None,
             }),
             written: Some(vec![0; (size as usize).div_ceil(64)]),
+            device: self.device,
         });
         base
     }

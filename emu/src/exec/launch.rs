@@ -4,6 +4,8 @@
 use super::*;
 
 impl Emulator {
+    /// A launch that no stream queues: like one on CUDA's legacy default stream, it starts
+    /// after everything queued before it, on the current device.
     pub(crate) fn run_launch(
         &mut self,
         module: &Module,
@@ -13,6 +15,33 @@ impl Emulator {
         options: &RunOptions,
         trace_limit: Option<usize>,
     ) -> Result<(RunReport, Option<Box<Recorder>>), EmuError> {
+        self.synchronize();
+        let device = self.devices.current;
+        self.run_launch_on(
+            device,
+            None,
+            module,
+            entry,
+            config,
+            args,
+            options,
+            trace_limit,
+        )
+        .map(|(report, recorder, _)| (report, recorder))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_launch_on(
+        &mut self,
+        device: u32,
+        op_check: Option<OpCheck>,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        trace_limit: Option<usize>,
+    ) -> Result<(RunReport, Option<Box<Recorder>>, Option<OpCheck>), EmuError> {
         let fidx = module
             .funcs
             .iter()
@@ -104,6 +133,11 @@ impl Emulator {
             let off = p.offset as usize;
             kparams[off..off + b.len()].copy_from_slice(&b);
         }
+        if device != 0 && !module.globals.is_empty() {
+            return Err(bad(format!(
+                "the emulator keeps one copy of a module's `__device__` and `__constant__` variables, on device 0, and this launch is on device {device}; pass such data as kernel arguments instead"
+            )));
+        }
         self.load_module_globals(module);
         let dyn_base = module.static_shared.div_ceil(16) * 16;
         let mut shared_size = if config.dynamic_shared_bytes > 0 {
@@ -161,7 +195,12 @@ impl Emulator {
                 None
             },
             findings: Collector::default(),
-            last_alloc: 0,
+            last_alloc: usize::MAX,
+            device,
+            peer: (0..self.devices.count)
+                .map(|to| self.devices.peer_enabled(device, to))
+                .collect(),
+            op_check: op_check.map(Box::new),
             clock: 0,
             thread_instrs: 0,
             progress: 0,
@@ -210,6 +249,7 @@ impl Emulator {
                 shadow_bytes,
             },
             l.ctx.trace,
+            l.ctx.op_check.map(|check| *check),
         ))
     }
 

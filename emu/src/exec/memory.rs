@@ -151,6 +151,10 @@ impl Ctx<'_> {
                     Tgt::G(self.last_alloc, (off - last.base) as usize)
                 } else {
                     match find_alloc(self.allocs, off, size as u64) {
+                        Some(i) if !self.peer[self.allocs[i].device as usize] => {
+                            self.report_no_peer_access(w, lane, i, off, addr, size, pc, op);
+                            return Tgt::Bad;
+                        }
                         Some(i) => {
                             self.last_alloc = i;
                             Tgt::G(i, (off - self.allocs[i].base) as usize)
@@ -209,6 +213,43 @@ impl Ctx<'_> {
             self.link_finding(new, None, lane);
         }
         tgt
+    }
+
+    /// An access to the memory of a device this launch's device has no peer access to.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn report_no_peer_access(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        index: usize,
+        off: u64,
+        addr: u64,
+        size: u32,
+        pc: u32,
+        op: AccessOp,
+    ) {
+        let gid = self.gid(w, lane);
+        let (location, object) = self.mem_location(report::Space::Global, off, addr, size);
+        let key = (FindingKind::NoPeerAccess, self.line_of(pc), 0, object);
+        let (thread, at) = (self.thread_ref(gid), self.src(pc));
+        let (here, there) = (self.device, self.allocs[index].device);
+        let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
+            "reads give 0"
+        } else {
+            "the write was dropped"
+        };
+        let new = self.findings.add(key, || Finding {
+            kind: FindingKind::NoPeerAccess,
+            count: 1,
+            location: Some(location),
+            accesses: vec![Access { op, thread, at }],
+            threads: vec![],
+            why: format!(
+                "this is device {there}'s memory and the kernel runs on device {here}, which never enabled peer access to it (cudaDeviceEnablePeerAccess({there}) on device {here}); a GPU faults here, and here {what}"
+            ),
+        });
+        self.link_finding(new, None, lane);
     }
 
     /// Label and element index for an address, plus a key naming the object for deduplication.

@@ -11,8 +11,8 @@ use crate::parse::Module;
 use crate::printf;
 use crate::race::{self, Race};
 use crate::report::{
-    self, Access, AccessOp, Finding, FindingKind, MemLocation, PrintfRecord, RunReport, SourceLoc,
-    ThreadGroup, ThreadRef, WarpSyncProblem,
+    self, Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
+    SourceLoc, ThreadGroup, ThreadRef, WarpSyncProblem,
 };
 use crate::trace::{EventLane, LaneAccess, Recorder, Trace, TraceInstr, TraceOp, TraceWarp};
 
@@ -182,6 +182,8 @@ pub(crate) struct Allocation {
     heap: Option<HeapBlock>,
     /// For memory allocated uninitialized: one bit per byte, set once something wrote it.
     written: Option<Vec<u64>>,
+    /// The device whose memory this is.
+    device: u32,
 }
 
 /// A block from device `malloc`.
@@ -205,6 +207,7 @@ pub struct Emulator {
     next: u64,
     loaded_modules: Vec<u64>,
     heap: Heap,
+    devices: Devices,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -288,6 +291,7 @@ impl Emulator {
                 live: 0,
                 limit: DEFAULT_HEAP_BYTES,
             },
+            devices: Devices::new(),
         }
     }
 
@@ -319,6 +323,7 @@ impl Emulator {
             label: label.to_string(),
             heap: None,
             written,
+            device: self.devices.current,
         };
         let i = self.allocs.partition_point(|x| x.base <= base);
         self.allocs.insert(i, a);
@@ -395,6 +400,7 @@ impl Emulator {
                 label: g.name.clone(),
                 heap: None,
                 written: None,
+                device: 0,
             };
             let i = self.allocs.partition_point(|x| x.base <= g.addr);
             self.allocs.insert(i, a);
@@ -461,6 +467,7 @@ macro_rules! lanes {
 mod checks;
 mod ctx;
 mod device_calls;
+mod devices;
 mod instr;
 mod launch;
 mod memory;
@@ -468,6 +475,8 @@ mod warp;
 
 use checks::*;
 use ctx::*;
+use devices::*;
+pub use devices::{EventId, StreamId};
 use instr::*;
 use memory::*;
 use warp::*;

@@ -43,6 +43,11 @@ fn finding_kind_json(kind: FindingKind, object: &mut Map<String, Json>) -> &'sta
             object.insert("space".into(), json!(space.to_string()));
             "race"
         }
+        FindingKind::StreamRace { hazard } => {
+            object.insert("hazard".into(), json!(hazard.to_string()));
+            "stream-race"
+        }
+        FindingKind::NoPeerAccess => "no-peer-access",
         FindingKind::BarrierDivergence => "barrier-divergence",
         FindingKind::Deadlock => "deadlock",
         FindingKind::OutOfBounds { space } => {

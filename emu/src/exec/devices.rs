@@ -1,0 +1,568 @@
+//! Several devices in one address space: which device owns an allocation, peer access between
+//! them, and the streams and events that order operations (racecheck across operations).
+//!
+//! Every operation queued on a stream (a launch, a device-to-device copy) runs to its end when it
+//! is queued, in the order the host queues them; what is checked is whether anything *ordered*
+//! it. Each stream carries a vector clock over streams: queuing an operation ticks the stream's
+//! own entry, recording an event copies the clock, waiting for an event joins it, and a host
+//! synchronization joins the clocks it waited for into the host's, which every later operation
+//! starts from. An earlier operation A is ordered before a later B exactly when B's clock has
+//! reached A's tick on A's stream. For every operation since the last full synchronization the
+//! emulator keeps its footprint (which bytes it read and wrote, one bit per byte), and each
+//! access of a new operation is tested against the footprints of the operations not ordered
+//! before it.
+
+use super::*;
+
+/// A stream made by [`Emulator::create_stream`]: work on it runs in order, on its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamId(u32);
+
+/// An event recorded by [`Emulator::record_event`]: what its stream had queued at that moment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EventId(u32);
+
+/// The devices, their peer access, and the ordering state of their streams.
+pub(crate) struct Devices {
+    pub(crate) count: u32,
+    /// The device that allocations and unqueued launches go to (`cudaSetDevice`).
+    pub(crate) current: u32,
+    /// `peer[from * count + to]`: kernels on `from` may access `to`'s memory.
+    peer: Vec<bool>,
+    streams: Vec<StreamState>,
+    events: Vec<Vec<u64>>,
+    /// What the host has waited for: every operation it covers is ordered before whatever the
+    /// host queues next.
+    host: Vec<u64>,
+    /// Operations not yet known to be ordered before everything the host queues next.
+    history: Vec<Operation>,
+}
+
+struct StreamState {
+    device: u32,
+    clock: Vec<u64>,
+}
+
+/// An operation that ran on a stream and the bytes it touched, by allocation base address.
+pub(crate) struct Operation {
+    pub(crate) name: String,
+    stream: u32,
+    tick: u64,
+    footprints: HashMap<u64, Footprint>,
+}
+
+/// One operation's accesses to one allocation, one bit per byte. Strong accesses at system scope
+/// (`.sys` atomics, volatile and release/acquire accesses) are kept apart: two of them on the
+/// same bytes are synchronization between devices, not a race.
+#[derive(Clone, Default)]
+pub(crate) struct Footprint {
+    read: Vec<u64>,
+    written: Vec<u64>,
+    strong_read: Vec<u64>,
+    strong_written: Vec<u64>,
+}
+
+/// How an access to memory that another operation touched can conflict with it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpAccess {
+    Read,
+    Write,
+    StrongRead,
+    StrongWrite,
+}
+
+impl OpAccess {
+    pub(crate) fn of(kind: race::Kind, sem: race::Sem) -> OpAccess {
+        let system_strong = sem.scope == Scope::Sys
+            && matches!(
+                kind,
+                race::Kind::StrongRead | race::Kind::StrongWrite | race::Kind::Rmw
+            );
+        match (kind.writes(), system_strong) {
+            (false, false) => OpAccess::Read,
+            (true, false) => OpAccess::Write,
+            (false, true) => OpAccess::StrongRead,
+            (true, true) => OpAccess::StrongWrite,
+        }
+    }
+
+    pub(crate) fn writes(self) -> bool {
+        matches!(self, OpAccess::Write | OpAccess::StrongWrite)
+    }
+}
+
+fn set_range(bits: &mut Vec<u64>, off: usize, len: usize, bytes: usize) {
+    if bits.is_empty() {
+        *bits = vec![0; bytes.div_ceil(64)];
+    }
+    mark_bits(bits, off, len);
+}
+
+/// The first set bit of `off..off + len`.
+fn first_in_range(bits: &[u64], off: usize, len: usize) -> Option<usize> {
+    if bits.is_empty() {
+        return None;
+    }
+    let mut b = off;
+    let end = off + len;
+    while b < end {
+        let word = bits.get(b / 64).copied().unwrap_or(0) >> (b % 64);
+        if word == 0 {
+            b = (b / 64 + 1) * 64;
+            continue;
+        }
+        let hit = b + word.trailing_zeros() as usize;
+        return (hit < end).then_some(hit);
+    }
+    None
+}
+
+impl Footprint {
+    fn record(&mut self, access: OpAccess, off: usize, len: usize, bytes: usize) {
+        let bits = match access {
+            OpAccess::Read => &mut self.read,
+            OpAccess::Write => &mut self.written,
+            OpAccess::StrongRead => &mut self.strong_read,
+            OpAccess::StrongWrite => &mut self.strong_written,
+        };
+        set_range(bits, off, len, bytes);
+    }
+
+    /// The first byte of `off..off + len` where `access` conflicts with this footprint, and
+    /// whether the earlier access there wrote.
+    fn conflict(&self, access: OpAccess, off: usize, len: usize) -> Option<(usize, bool)> {
+        let earlier_writes: &[&Vec<u64>] = match access {
+            OpAccess::Read | OpAccess::Write => &[&self.written, &self.strong_written],
+            OpAccess::StrongRead | OpAccess::StrongWrite => &[&self.written],
+        };
+        let earlier_reads: &[&Vec<u64>] = match access {
+            OpAccess::Read | OpAccess::StrongRead => &[],
+            OpAccess::Write => &[&self.read, &self.strong_read],
+            OpAccess::StrongWrite => &[&self.read],
+        };
+        let first = |sets: &[&Vec<u64>]| {
+            sets.iter()
+                .filter_map(|bits| first_in_range(bits, off, len))
+                .min()
+        };
+        if let Some(byte) = first(earlier_writes) {
+            return Some((byte, true));
+        }
+        first(earlier_reads).map(|byte| (byte, false))
+    }
+}
+
+/// What a launch on a stream checks and records, by allocation index for the launch's length.
+pub(crate) struct OpCheck {
+    /// The earlier operations not ordered before this one: name and footprints by allocation index.
+    unordered: Vec<(String, Vec<Option<Footprint>>)>,
+    own: Vec<Option<Footprint>>,
+    pub(crate) name: String,
+}
+
+/// An access of the operation being checked that conflicts with an earlier one.
+pub(crate) struct OpConflict {
+    pub(crate) other: String,
+    pub(crate) byte: usize,
+    pub(crate) hazard: Hazard,
+}
+
+fn hazard(access: OpAccess, earlier_wrote: bool) -> Hazard {
+    match (earlier_wrote, access.writes()) {
+        (true, false) => Hazard::ReadAfterWrite,
+        (true, true) => Hazard::WriteAfterWrite,
+        (false, _) => Hazard::WriteAfterRead,
+    }
+}
+
+impl OpCheck {
+    /// Records an access to allocation `index` (of `bytes` bytes) and returns the first earlier
+    /// unordered operation it conflicts with.
+    pub(crate) fn access(
+        &mut self,
+        index: usize,
+        bytes: usize,
+        off: usize,
+        len: usize,
+        access: OpAccess,
+    ) -> Option<OpConflict> {
+        if self.own.len() <= index {
+            self.own.resize(index + 1, None);
+        }
+        self.own[index]
+            .get_or_insert_with(Footprint::default)
+            .record(access, off, len, bytes);
+        self.unordered.iter().find_map(|(name, footprints)| {
+            let footprint = footprints.get(index)?.as_ref()?;
+            let (byte, wrote) = footprint.conflict(access, off, len)?;
+            Some(OpConflict {
+                other: name.clone(),
+                byte,
+                hazard: hazard(access, wrote),
+            })
+        })
+    }
+}
+
+impl Devices {
+    pub(crate) fn new() -> Self {
+        Devices {
+            count: 1,
+            current: 0,
+            peer: vec![false],
+            streams: Vec::new(),
+            events: Vec::new(),
+            host: Vec::new(),
+            history: Vec::new(),
+        }
+    }
+
+    pub(crate) fn peer_enabled(&self, from: u32, to: u32) -> bool {
+        from == to || self.peer[(from * self.count + to) as usize]
+    }
+
+    /// Queues an operation on `stream`: the stream first learns what the host waited for, then
+    /// ticks. Returns the indices of earlier operations not ordered before it.
+    fn queue(&mut self, stream: StreamId) -> (u64, Vec<usize>) {
+        let s = stream.0 as usize;
+        let host = self.host.clone();
+        let state = &mut self.streams[s];
+        join(&mut state.clock, &host);
+        state.clock[s] += 1;
+        let tick = state.clock[s];
+        let clock = &state.clock;
+        let unordered = self
+            .history
+            .iter()
+            .enumerate()
+            .filter(|(_, op)| clock[op.stream as usize] < op.tick)
+            .map(|(i, _)| i)
+            .collect();
+        (tick, unordered)
+    }
+
+    /// Drops the operations that everything queued from now on is ordered after.
+    fn forget_ordered(&mut self) {
+        let host = &self.host;
+        self.history
+            .retain(|op| host.get(op.stream as usize).copied().unwrap_or(0) < op.tick);
+    }
+}
+
+fn join(into: &mut Vec<u64>, other: &[u64]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), 0);
+    }
+    for (a, &b) in into.iter_mut().zip(other) {
+        *a = (*a).max(b);
+    }
+}
+
+fn bad_device(message: String) -> EmuError {
+    EmuError::BadDevice(message)
+}
+
+impl Emulator {
+    /// Makes the emulator hold `count` devices (at least 1), each with its own memory in one
+    /// address space, as CUDA's unified addressing gives a process. Allocations made so far
+    /// stay on device 0.
+    pub fn set_device_count(&mut self, count: u32) -> Result<(), EmuError> {
+        if count == 0 || count > 64 {
+            return Err(bad_device(format!(
+                "{count} devices: the emulator holds from 1 to 64"
+            )));
+        }
+        let old = self.devices.count;
+        let mut peer = vec![false; (count * count) as usize];
+        for from in 0..old.min(count) {
+            for to in 0..old.min(count) {
+                peer[(from * count + to) as usize] = self.devices.peer_enabled(from, to);
+            }
+        }
+        self.devices.count = count;
+        self.devices.peer = peer;
+        self.devices.current = self.devices.current.min(count - 1);
+        Ok(())
+    }
+
+    pub fn device_count(&self) -> u32 {
+        self.devices.count
+    }
+
+    /// The device later allocations and launches go to (`cudaSetDevice`).
+    pub fn set_device(&mut self, device: u32) -> Result<(), EmuError> {
+        self.check_device(device)?;
+        self.devices.current = device;
+        Ok(())
+    }
+
+    pub fn current_device(&self) -> u32 {
+        self.devices.current
+    }
+
+    fn check_device(&self, device: u32) -> Result<(), EmuError> {
+        if device < self.devices.count {
+            Ok(())
+        } else {
+            Err(bad_device(format!(
+                "device {device} does not exist: the emulator holds {} (device 0 to {})",
+                self.devices.count,
+                self.devices.count - 1
+            )))
+        }
+    }
+
+    /// The device whose memory holds `ptr`.
+    pub fn device_of(&self, ptr: DevicePtr) -> Option<u32> {
+        find_alloc(&self.allocs, ptr.0, 1).map(|i| self.allocs[i].device)
+    }
+
+    /// Lets kernels on the current device load and store `peer`'s memory
+    /// (`cudaDeviceEnablePeerAccess(peer)`); without it such an access faults on a GPU.
+    pub fn enable_peer_access(&mut self, peer: u32) -> Result<(), EmuError> {
+        self.check_device(peer)?;
+        let from = self.devices.current;
+        if from == peer {
+            return Err(bad_device(format!(
+                "device {peer} cannot enable peer access to itself"
+            )));
+        }
+        let count = self.devices.count;
+        self.devices.peer[(from * count + peer) as usize] = true;
+        Ok(())
+    }
+
+    pub fn peer_access_enabled(&self, from: u32, to: u32) -> bool {
+        from < self.devices.count && to < self.devices.count && self.devices.peer_enabled(from, to)
+    }
+
+    /// A new stream on the current device.
+    pub fn create_stream(&mut self) -> StreamId {
+        let id = self.devices.streams.len();
+        for state in &mut self.devices.streams {
+            state.clock.push(0);
+        }
+        self.devices.host.push(0);
+        let mut clock = self.devices.host.clone();
+        clock[id] = 0;
+        self.devices.streams.push(StreamState {
+            device: self.devices.current,
+            clock,
+        });
+        StreamId(id as u32)
+    }
+
+    pub fn stream_device(&self, stream: StreamId) -> u32 {
+        self.devices.streams[stream.0 as usize].device
+    }
+
+    fn check_stream(&self, stream: StreamId) -> Result<(), EmuError> {
+        if (stream.0 as usize) < self.devices.streams.len() {
+            Ok(())
+        } else {
+            Err(bad_device(format!("stream {} was never created", stream.0)))
+        }
+    }
+
+    /// Records an event on `stream`: a stream that waits for it waits for everything queued on
+    /// `stream` so far (`cudaEventRecord`).
+    pub fn record_event(&mut self, stream: StreamId) -> Result<EventId, EmuError> {
+        self.check_stream(stream)?;
+        let clock = self.devices.streams[stream.0 as usize].clock.clone();
+        self.devices.events.push(clock);
+        Ok(EventId(self.devices.events.len() as u32 - 1))
+    }
+
+    /// Makes `stream`'s later work wait for `event` (`cudaStreamWaitEvent`), on any device.
+    pub fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), EmuError> {
+        self.check_stream(stream)?;
+        let recorded = self
+            .devices
+            .events
+            .get(event.0 as usize)
+            .ok_or_else(|| bad_device(format!("event {} was never recorded", event.0)))?
+            .clone();
+        join(
+            &mut self.devices.streams[stream.0 as usize].clock,
+            &recorded,
+        );
+        Ok(())
+    }
+
+    /// The host waits for everything queued on `stream` (`cudaStreamSynchronize`).
+    pub fn synchronize_stream(&mut self, stream: StreamId) -> Result<(), EmuError> {
+        self.check_stream(stream)?;
+        let clock = self.devices.streams[stream.0 as usize].clock.clone();
+        join(&mut self.devices.host, &clock);
+        self.devices.forget_ordered();
+        Ok(())
+    }
+
+    /// The host waits for everything queued on every stream of every device.
+    pub fn synchronize(&mut self) {
+        let Devices { streams, host, .. } = &mut self.devices;
+        for state in streams.iter() {
+            join(host, &state.clock);
+        }
+        self.devices.history.clear();
+    }
+
+    /// Queues a launch on `stream` (on the stream's device) and runs it. The report holds, beside
+    /// the launch's own findings, its accesses that conflict with an earlier operation that no
+    /// stream order, event or synchronization orders before it.
+    pub fn launch_on(
+        &mut self,
+        stream: StreamId,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+    ) -> Result<RunReport, EmuError> {
+        self.check_stream(stream)?;
+        let device = self.stream_device(stream);
+        let (tick, unordered) = self.devices.queue(stream);
+        let name = format!("{entry} on device {device}, stream {}", stream.0);
+        let check = options.racecheck.then(|| OpCheck {
+            unordered: unordered
+                .iter()
+                .map(|&i| {
+                    let op = &self.devices.history[i];
+                    (op.name.clone(), by_index(&self.allocs, &op.footprints))
+                })
+                .collect(),
+            own: Vec::new(),
+            name: name.clone(),
+        });
+        let (report, _, check) =
+            self.run_launch_on(device, check, module, entry, config, args, options, None)?;
+        let footprints = check
+            .map(|c| by_base(&self.allocs, c.own))
+            .unwrap_or_default();
+        self.devices.history.push(Operation {
+            name,
+            stream: stream.0,
+            tick,
+            footprints,
+        });
+        Ok(report)
+    }
+
+    /// Queues a copy of `bytes` bytes from `src` to `dst` on `stream` and runs it
+    /// (`cudaMemcpyAsync`, or `cudaMemcpyPeerAsync` when they are on different devices: a copy
+    /// needs no peer access). Findings are the copy's conflicts with earlier unordered operations.
+    pub fn copy_on(
+        &mut self,
+        stream: StreamId,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        racecheck: bool,
+    ) -> Result<RunReport, EmuError> {
+        self.check_stream(stream)?;
+        let outside = |what: &str, ptr: DevicePtr| {
+            EmuError::HostAccess(format!(
+                "copy of {bytes} bytes: the {what} at {:#x} is outside every allocation",
+                ptr.0
+            ))
+        };
+        let s =
+            find_alloc(&self.allocs, src.0, bytes as u64).ok_or_else(|| outside("source", src))?;
+        let d = find_alloc(&self.allocs, dst.0, bytes as u64)
+            .ok_or_else(|| outside("destination", dst))?;
+        let device = self.stream_device(stream);
+        let (tick, unordered) = self.devices.queue(stream);
+        let (src_dev, dst_dev) = (self.allocs[s].device, self.allocs[d].device);
+        let name = if src_dev == dst_dev {
+            format!("a copy on device {device}, stream {}", stream.0)
+        } else {
+            format!(
+                "a peer copy from device {src_dev} to device {dst_dev} on stream {}",
+                stream.0
+            )
+        };
+        let mut findings = Vec::new();
+        let mut footprints = HashMap::new();
+        if racecheck {
+            let sides = [(s, src, OpAccess::Read), (d, dst, OpAccess::Write)];
+            for (index, ptr, access) in sides {
+                let a = &self.allocs[index];
+                let off = (ptr.0 - a.base) as usize;
+                for &i in &unordered {
+                    let op = &self.devices.history[i];
+                    let Some(footprint) = op.footprints.get(&a.base) else {
+                        continue;
+                    };
+                    if let Some((byte, wrote)) = footprint.conflict(access, off, bytes) {
+                        findings.push(copy_conflict(
+                            a,
+                            byte,
+                            &name,
+                            &op.name,
+                            hazard(access, wrote),
+                        ));
+                        break;
+                    }
+                }
+                let entry: &mut Footprint = footprints.entry(a.base).or_default();
+                entry.record(access, off, bytes, a.data.len());
+            }
+        }
+        let src_off = (src.0 - self.allocs[s].base) as usize;
+        let data = self.allocs[s].data[src_off..src_off + bytes].to_vec();
+        self.write(dst, &data)?;
+        self.devices.history.push(Operation {
+            name,
+            stream: stream.0,
+            tick,
+            footprints,
+        });
+        Ok(RunReport {
+            findings,
+            completed: true,
+            ..RunReport::default()
+        })
+    }
+}
+
+fn copy_conflict(a: &Allocation, byte: usize, copy: &str, other: &str, hazard: Hazard) -> Finding {
+    let what = match hazard {
+        Hazard::ReadAfterWrite => "reads bytes that",
+        Hazard::WriteAfterRead | Hazard::WriteAfterWrite => "writes bytes that",
+    };
+    let earlier = match hazard {
+        Hazard::WriteAfterRead => "read",
+        Hazard::ReadAfterWrite | Hazard::WriteAfterWrite => "wrote",
+    };
+    Finding {
+        kind: FindingKind::StreamRace { hazard },
+        count: 1,
+        location: Some(MemLocation {
+            space: report::Space::Global,
+            label: a.label.clone(),
+            index: byte as i64,
+            address: a.base + byte as u64,
+            note: Some("byte offset".into()),
+        }),
+        accesses: Vec::new(),
+        threads: Vec::new(),
+        why: format!(
+            "{copy} {what} {other} {earlier}, and no stream order, event wait or synchronization orders the two"
+        ),
+    }
+}
+
+/// Footprints keyed by allocation base, laid out by the allocations' current indices.
+fn by_index(allocs: &[Allocation], footprints: &HashMap<u64, Footprint>) -> Vec<Option<Footprint>> {
+    allocs
+        .iter()
+        .map(|a| footprints.get(&a.base).cloned())
+        .collect()
+}
+
+fn by_base(allocs: &[Allocation], own: Vec<Option<Footprint>>) -> HashMap<u64, Footprint> {
+    own.into_iter()
+        .enumerate()
+        .filter_map(|(i, footprint)| Some((allocs.get(i)?.base, footprint?)))
+        .collect()
+}

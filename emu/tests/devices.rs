@@ -1,0 +1,379 @@
+//! Several devices: peer access, streams and events, and racecheck across operations.
+
+// Test helpers panic with context on purpose; a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use ptx_emu::*;
+
+/// `add_into(dst, src, n)`: `dst[i] += src[i]` for the block's threads below `n`;
+/// `count_into(word)`: one device-scope and `count_into_sys(word)` one system-scope atomic add.
+const PTX: &str = r#".version 9.0
+.target sm_90
+.address_size 64
+
+.visible .entry add_into(
+	.param .u64 add_into_dst,
+	.param .u64 add_into_src,
+	.param .u32 add_into_n
+)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<8>;
+	ld.param.u64 %rd1, [add_into_dst];
+	ld.param.u64 %rd2, [add_into_src];
+	ld.param.u32 %r1, [add_into_n];
+	mov.u32 %r2, %tid.x;
+	setp.ge.u32 %p1, %r2, %r1;
+	@%p1 bra DONE;
+	mul.wide.u32 %rd3, %r2, 4;
+	add.s64 %rd4, %rd1, %rd3;
+	add.s64 %rd5, %rd2, %rd3;
+	ld.global.u32 %r3, [%rd5];
+	ld.global.u32 %r4, [%rd4];
+	add.s32 %r5, %r4, %r3;
+	st.global.u32 [%rd4], %r5;
+DONE:
+	ret;
+}
+
+.visible .entry count_into(
+	.param .u64 count_into_word
+)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [count_into_word];
+	atom.global.add.u32 %r1, [%rd1], 1;
+	ret;
+}
+
+.visible .entry count_into_sys(
+	.param .u64 count_into_sys_word
+)
+{
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [count_into_sys_word];
+	atom.sys.global.add.u32 %r1, [%rd1], 1;
+	ret;
+}
+"#;
+
+const N: u32 = 64;
+
+fn block(threads: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid: [1, 1, 1],
+        block: [threads, 1, 1],
+        dynamic_shared_bytes: 0,
+    }
+}
+
+fn upload(emu: &mut Emulator, values: &[u32], label: &str) -> DevicePtr {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let ptr = emu.alloc(bytes.len(), label);
+    emu.write(ptr, &bytes).unwrap();
+    ptr
+}
+
+fn download(emu: &Emulator, ptr: DevicePtr, len: usize) -> Vec<u32> {
+    let mut bytes = vec![0; len * 4];
+    emu.read(ptr, &mut bytes).unwrap();
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn add_into(dst: DevicePtr, src: DevicePtr) -> [KernelArg; 3] {
+    [KernelArg::Ptr(dst), KernelArg::Ptr(src), KernelArg::U32(N)]
+}
+
+fn kinds(report: &RunReport) -> Vec<FindingKind> {
+    report.findings.iter().map(|f| f.kind).collect()
+}
+
+/// Two devices; `ones` on device 1 and `acc` (all 10) on device 0.
+fn two_devices() -> (Module, Emulator, DevicePtr, DevicePtr) {
+    let module = Module::parse(PTX).unwrap();
+    let mut emu = Emulator::new();
+    emu.set_device_count(2).unwrap();
+    let acc = upload(&mut emu, &[10; N as usize], "acc");
+    emu.set_device(1).unwrap();
+    let ones = upload(&mut emu, &[1; N as usize], "ones");
+    emu.set_device(0).unwrap();
+    (module, emu, acc, ones)
+}
+
+#[test]
+fn a_kernel_reads_a_peer_only_after_peer_access_is_enabled() {
+    let (module, mut emu, acc, ones) = two_devices();
+    assert_eq!(emu.device_of(acc), Some(0));
+    assert_eq!(emu.device_of(ones), Some(1));
+    let options = RunOptions::default();
+    let report = emu
+        .launch(
+            &module,
+            "add_into",
+            &block(N),
+            &add_into(acc, ones),
+            &options,
+        )
+        .unwrap();
+    assert_eq!(kinds(&report), [FindingKind::NoPeerAccess], "{report:?}");
+    let finding = &report.findings[0];
+    assert_eq!(finding.count, N as u64, "one per thread: {finding}");
+    assert!(
+        finding
+            .why
+            .contains("cudaDeviceEnablePeerAccess(1) on device 0"),
+        "{finding}"
+    );
+    assert_eq!(
+        download(&emu, acc, N as usize),
+        [10; N as usize],
+        "a faulting read gives 0"
+    );
+
+    emu.enable_peer_access(1).unwrap();
+    assert!(emu.peer_access_enabled(0, 1));
+    assert!(
+        !emu.peer_access_enabled(1, 0),
+        "peer access is one direction"
+    );
+    let report = emu
+        .launch(
+            &module,
+            "add_into",
+            &block(N),
+            &add_into(acc, ones),
+            &options,
+        )
+        .unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert_eq!(download(&emu, acc, N as usize), [11; N as usize]);
+}
+
+#[test]
+fn a_peer_copy_read_before_the_event_wait_is_a_race_between_streams() {
+    for wait in [false, true] {
+        let (module, mut emu, acc, ones) = two_devices();
+        let inbox = emu.alloc(N as usize * 4, "inbox");
+        let copier = {
+            emu.set_device(1).unwrap();
+            emu.create_stream()
+        };
+        emu.set_device(0).unwrap();
+        let adder = emu.create_stream();
+        assert_eq!(
+            (emu.stream_device(copier), emu.stream_device(adder)),
+            (1, 0)
+        );
+        let copy = emu
+            .copy_on(copier, inbox, ones, N as usize * 4, true)
+            .unwrap();
+        assert!(copy.is_clean(), "{copy:?}");
+        if wait {
+            let copied = emu.record_event(copier).unwrap();
+            emu.wait_event(adder, copied).unwrap();
+        }
+        let report = emu
+            .launch_on(
+                adder,
+                &module,
+                "add_into",
+                &block(N),
+                &add_into(acc, inbox),
+                &RunOptions::default(),
+            )
+            .unwrap();
+        emu.synchronize();
+        assert_eq!(download(&emu, acc, N as usize), [11; N as usize]);
+        if wait {
+            assert!(report.is_clean(), "{report:?}");
+            continue;
+        }
+        assert_eq!(
+            kinds(&report),
+            [FindingKind::StreamRace {
+                hazard: Hazard::ReadAfterWrite
+            }],
+            "{report:?}"
+        );
+        let finding = &report.findings[0];
+        assert_eq!(finding.count, N as u64, "{finding}");
+        assert_eq!(finding.location.as_ref().unwrap().label, "inbox");
+        assert!(
+            finding.why.contains("add_into on device 0, stream 1")
+                && finding
+                    .why
+                    .contains("a peer copy from device 1 to device 0 on stream 0 wrote"),
+            "{finding}"
+        );
+    }
+}
+
+#[test]
+fn stream_order_and_host_synchronization_order_operations() {
+    let (module, mut emu, acc, ones) = two_devices();
+    emu.enable_peer_access(1).unwrap();
+    let first = emu.create_stream();
+    let second = emu.create_stream();
+    let options = RunOptions::default();
+    let run = |emu: &mut Emulator, stream| {
+        emu.launch_on(
+            stream,
+            &module,
+            "add_into",
+            &block(N),
+            &add_into(acc, ones),
+            &options,
+        )
+        .unwrap()
+    };
+    assert!(run(&mut emu, first).is_clean());
+    assert!(run(&mut emu, first).is_clean(), "same stream: in order");
+    emu.synchronize_stream(first).unwrap();
+    assert!(
+        run(&mut emu, second).is_clean(),
+        "the host waited for first"
+    );
+    let unordered = run(&mut emu, first);
+    assert_eq!(
+        kinds(&unordered),
+        [
+            FindingKind::StreamRace {
+                hazard: Hazard::ReadAfterWrite
+            },
+            FindingKind::StreamRace {
+                hazard: Hazard::WriteAfterWrite
+            }
+        ],
+        "{unordered:?}"
+    );
+    emu.synchronize();
+    let legacy = emu
+        .launch(
+            &module,
+            "add_into",
+            &block(N),
+            &add_into(acc, ones),
+            &options,
+        )
+        .unwrap();
+    assert!(legacy.is_clean(), "{legacy:?}");
+    assert_eq!(download(&emu, acc, N as usize), [15; N as usize]);
+}
+
+#[test]
+fn a_copy_over_bytes_an_unordered_kernel_read_is_a_write_after_read() {
+    let (module, mut emu, acc, ones) = two_devices();
+    emu.enable_peer_access(1).unwrap();
+    let reader = emu.create_stream();
+    let writer = emu.create_stream();
+    let report = emu
+        .launch_on(
+            reader,
+            &module,
+            "add_into",
+            &block(N),
+            &add_into(acc, ones),
+            &RunOptions::default(),
+        )
+        .unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    let spare = emu.alloc(16, "spare");
+    let copy = emu.copy_on(writer, ones, spare, 16, true).unwrap();
+    assert_eq!(
+        kinds(&copy),
+        [FindingKind::StreamRace {
+            hazard: Hazard::WriteAfterRead
+        }],
+        "{copy:?}"
+    );
+    let text = copy.findings[0].to_string();
+    assert!(
+        text.contains("ones") && text.contains("add_into on device 0, stream 0 read"),
+        "{text}"
+    );
+    let quiet = emu.copy_on(writer, ones, spare, 16, false).unwrap();
+    assert!(quiet.is_clean(), "racecheck off: {quiet:?}");
+}
+
+#[test]
+fn system_scope_atomics_on_two_devices_do_not_race_and_device_scope_ones_do() {
+    for (entry, races) in [("count_into_sys", false), ("count_into", true)] {
+        let module = Module::parse(PTX).unwrap();
+        let mut emu = Emulator::new();
+        emu.set_device_count(2).unwrap();
+        let word = emu.alloc(4, "word");
+        emu.set_device(1).unwrap();
+        emu.enable_peer_access(0).unwrap();
+        let on_one = emu.create_stream();
+        emu.set_device(0).unwrap();
+        let on_zero = emu.create_stream();
+        let mut findings = Vec::new();
+        for stream in [on_zero, on_one] {
+            let report = emu
+                .launch_on(
+                    stream,
+                    &module,
+                    entry,
+                    &block(32),
+                    &[KernelArg::Ptr(word)],
+                    &RunOptions::default(),
+                )
+                .unwrap();
+            findings.extend(report.findings);
+        }
+        emu.synchronize();
+        assert_eq!(download(&emu, word, 1), [64], "{entry}");
+        assert_eq!(!findings.is_empty(), races, "{entry}: {findings:?}");
+    }
+}
+
+#[test]
+fn devices_streams_and_events_that_do_not_exist_are_one_sentence_errors() {
+    let mut emu = Emulator::new();
+    assert_eq!(
+        emu.set_device(1).unwrap_err().to_string(),
+        "device 1 does not exist: the emulator holds 1 (device 0 to 0)"
+    );
+    assert!(emu.set_device_count(0).is_err());
+    emu.set_device_count(2).unwrap();
+    assert_eq!(
+        emu.enable_peer_access(0).unwrap_err().to_string(),
+        "device 0 cannot enable peer access to itself"
+    );
+    let stream = emu.create_stream();
+    let event = emu.record_event(stream).unwrap();
+    emu.wait_event(stream, event).unwrap();
+    let outside = emu
+        .copy_on(stream, DevicePtr(16), DevicePtr(16), 4, true)
+        .unwrap_err()
+        .to_string();
+    assert!(outside.contains("outside every allocation"), "{outside}");
+}
+
+#[test]
+fn module_variables_live_on_device_zero_and_a_launch_elsewhere_says_so() {
+    let ptx = ".version 9.0\n.target sm_90\n.address_size 64\n.global .align 4 .u32 counter;\n.visible .entry bump()\n{\n\t.reg .b32 %r<2>;\n\tatom.global.add.u32 %r1, [counter], 1;\n\tret;\n}\n";
+    let module = Module::parse(ptx).unwrap();
+    let mut emu = Emulator::new();
+    emu.set_device_count(2).unwrap();
+    emu.set_device(1).unwrap();
+    let error = emu
+        .launch(&module, "bump", &block(1), &[], &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("one copy of a module's `__device__` and `__constant__` variables"),
+        "{error}"
+    );
+    emu.set_device(0).unwrap();
+    let report = emu
+        .launch(&module, "bump", &block(1), &[], &RunOptions::default())
+        .unwrap();
+    assert!(report.is_clean(), "{report:?}");
+}
