@@ -19,9 +19,11 @@ use crate::kernel::KernelSource;
 use crate::launch::{DeviceLimits, Dim3, LaunchShape};
 use crate::variant::Variant;
 
+pub use gpus::{GpuEvent, GpuStream, Gpus};
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
 
+mod gpus;
 mod printf_capture;
 mod stream;
 #[cfg(feature = "vendor")]
@@ -289,17 +291,17 @@ impl Device {
     }
 
     fn open_cuda() -> Result<Self> {
-        if !cuda_driver_present() {
-            return Err(HarnessError::NoDriver);
-        }
-        let no_device =
-            |error: cudarc::driver::DriverError| HarnessError::NoDevice(error.to_string());
-        cudarc::driver::result::init().map_err(no_device)?;
-        let count = cudarc::driver::result::device::get_count().map_err(no_device)?;
-        if count < 1 {
+        if cuda_device_count()? < 1 {
             return Err(HarnessError::NoDevice("the device count is 0".into()));
         }
-        let context = CudaContext::new(0).map_err(no_device)?;
+        Self::open_cuda_ordinal(0)
+    }
+
+    /// GPU number `ordinal` (as `cudaSetDevice` numbers them), once the driver is known to be there.
+    fn open_cuda_ordinal(ordinal: usize) -> Result<Self> {
+        let no_device =
+            |error: cudarc::driver::DriverError| HarnessError::NoDevice(error.to_string());
+        let context = CudaContext::new(ordinal).map_err(no_device)?;
         let (major, minor) = context.compute_capability()?;
         let attribute = |attribute| -> Result<u32> {
             Ok(u32::try_from(context.attribute(attribute)?).unwrap_or(0))
@@ -642,6 +644,17 @@ impl Device {
             Ok(stream.memcpy_dtod(&source, &mut destination)?)
         })
     }
+}
+
+/// How many GPUs the driver sees; an error when there is no driver.
+fn cuda_device_count() -> Result<usize> {
+    if !cuda_driver_present() {
+        return Err(HarnessError::NoDriver);
+    }
+    let no_device = |error: cudarc::driver::DriverError| HarnessError::NoDevice(error.to_string());
+    cudarc::driver::result::init().map_err(no_device)?;
+    let count = cudarc::driver::result::device::get_count().map_err(no_device)?;
+    Ok(usize::try_from(count).unwrap_or(0))
 }
 
 fn foreign_buffer() -> HarnessError {

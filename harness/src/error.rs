@@ -11,6 +11,10 @@ pub enum HarnessError {
         "the NVIDIA driver is installed but reports no usable CUDA device ({0}); use --backend emu to run on the emulator"
     )]
     NoDevice(String),
+    #[error(
+        "this needs {needed} GPUs and the driver reports {found}; use --backend emu to run on that many emulated devices"
+    )]
+    TooFewGpus { found: usize, needed: usize },
     /// Not a `#[source]`: the message already quotes it, and a reporter that prints the chain
     /// (anyhow's `{:#}`) would say it twice.
     #[error("a CUDA driver call failed: {0}")]

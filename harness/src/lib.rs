@@ -29,8 +29,8 @@ pub mod walk;
 
 pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
 pub use device::{
-    Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, HostBuffer, LaunchReport,
-    Schedule, Stream, VendorTiming,
+    Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, GpuEvent, GpuStream, Gpus,
+    HostBuffer, LaunchReport, Schedule, Stream, VendorTiming,
 };
 pub use error::{HarnessError, Result};
 pub use kernel::{KernelSource, OwnBuild};
