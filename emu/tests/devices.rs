@@ -205,10 +205,10 @@ fn a_peer_copy_read_before_the_event_wait_is_a_race_between_streams() {
         assert_eq!(finding.count, N as u64, "{finding}");
         assert_eq!(finding.location.as_ref().unwrap().label, "inbox");
         assert!(
-            finding.why.contains("add_into on device 0, stream 1")
+            finding.why.contains("add_into on device 0's stream 0")
                 && finding
                     .why
-                    .contains("a peer copy from device 1 to device 0 on stream 0 wrote"),
+                    .contains("a peer copy from device 1 to device 0 on device 1's stream 0 wrote"),
             "{finding}"
         );
     }
@@ -294,7 +294,7 @@ fn a_copy_over_bytes_an_unordered_kernel_read_is_a_write_after_read() {
     );
     let text = copy.findings[0].to_string();
     assert!(
-        text.contains("ones") && text.contains("add_into on device 0, stream 0 read"),
+        text.contains("ones") && text.contains("add_into on device 0's stream 0 read"),
         "{text}"
     );
     let quiet = emu.copy_on(writer, ones, spare, 16, false).unwrap();

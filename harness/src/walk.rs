@@ -3,12 +3,40 @@
 use std::io::Write;
 use std::path::Path;
 
-use crate::device::{Device, Finding, Schedule};
+use crate::backend::BackendKind;
+use crate::device::{Device, Finding, Gpus, Schedule};
 use crate::error::{HarnessError, Result};
 use crate::variant::{Expect, Variant, find_variant};
 
 /// How many findings a walk-through prints in full before summarising the rest.
 pub const FINDINGS_SHOWN: usize = 2;
+
+/// What a walk-through says about where it runs: one device or several.
+pub trait RunsOn {
+    fn kind(&self) -> BackendKind;
+    /// The first line every binary prints: which backend, which device(s).
+    fn banner(&self) -> String;
+}
+
+impl RunsOn for Device {
+    fn kind(&self) -> BackendKind {
+        Device::kind(self)
+    }
+
+    fn banner(&self) -> String {
+        Device::banner(self)
+    }
+}
+
+impl RunsOn for Gpus {
+    fn kind(&self) -> BackendKind {
+        Gpus::kind(self)
+    }
+
+    fn banner(&self) -> String {
+        Gpus::banner(self)
+    }
+}
 
 /// Appends one line to the page being written.
 pub fn say(page: &mut String, line: &str) {
@@ -32,7 +60,7 @@ pub fn flush(page: &mut String, out: &mut dyn Write) -> Result<()> {
 /// before any step runs, so a directory that cannot be made fails at once, not halfway through.
 pub fn opening(
     page: &mut String,
-    device: &Device,
+    device: &impl RunsOn,
     about: &[&str],
     images: &Path,
     out: &mut dyn Write,
@@ -127,7 +155,7 @@ pub fn repeated_launches<T: PartialEq + std::fmt::Display>(
 /// What the checkers said about one variant's launches, or why they did not run, and whether
 /// the report names the kernel's `// BUG:` line.
 pub fn checker_section<K>(
-    device: &Device,
+    device: &impl RunsOn,
     variant: &Variant<K>,
     findings: &[Finding],
     page: &mut String,

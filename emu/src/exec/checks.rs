@@ -106,8 +106,8 @@ impl Ctx<'_> {
             accesses: vec![Access { op, thread, at }],
             threads: vec![],
             why: format!(
-                "{this} touches bytes that {} {earlier} (byte {} of {}), and no stream order, event wait or synchronization orders the two",
-                conflict.other, conflict.byte, a.label
+                "{this} touches bytes that {} {earlier}, and no stream order, event wait or synchronization orders the two",
+                conflict.other
             ),
         });
         self.link_finding(new, None, lane);

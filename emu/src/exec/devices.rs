@@ -40,6 +40,8 @@ pub(crate) struct Devices {
 
 struct StreamState {
     device: u32,
+    /// The stream's number among its device's streams, from 0, for reports.
+    number: u32,
     clock: Vec<u64>,
 }
 
@@ -163,7 +165,6 @@ pub(crate) struct OpCheck {
 /// An access of the operation being checked that conflicts with an earlier one.
 pub(crate) struct OpConflict {
     pub(crate) other: String,
-    pub(crate) byte: usize,
     pub(crate) hazard: Hazard,
 }
 
@@ -194,10 +195,9 @@ impl OpCheck {
             .record(access, off, len, bytes);
         self.unordered.iter().find_map(|(name, footprints)| {
             let footprint = footprints.get(index)?.as_ref()?;
-            let (byte, wrote) = footprint.conflict(access, off, len)?;
+            let (_, wrote) = footprint.conflict(access, off, len)?;
             Some(OpConflict {
                 other: name.clone(),
-                byte,
                 hazard: hazard(access, wrote),
             })
         })
@@ -345,8 +345,16 @@ impl Emulator {
         self.devices.host.push(0);
         let mut clock = self.devices.host.clone();
         clock[id] = 0;
+        let device = self.devices.current;
+        let number = self
+            .devices
+            .streams
+            .iter()
+            .filter(|s| s.device == device)
+            .count() as u32;
         self.devices.streams.push(StreamState {
-            device: self.devices.current,
+            device,
+            number,
             clock,
         });
         StreamId(id as u32)
@@ -354,6 +362,12 @@ impl Emulator {
 
     pub fn stream_device(&self, stream: StreamId) -> u32 {
         self.devices.streams[stream.0 as usize].device
+    }
+
+    /// How reports name a stream: `device 1's stream 0` (streams are numbered per device).
+    fn stream_name(&self, stream: StreamId) -> String {
+        let state = &self.devices.streams[stream.0 as usize];
+        format!("device {}'s stream {}", state.device, state.number)
     }
 
     fn check_stream(&self, stream: StreamId) -> Result<(), EmuError> {
@@ -422,7 +436,7 @@ impl Emulator {
         self.check_stream(stream)?;
         let device = self.stream_device(stream);
         let (tick, unordered) = self.devices.queue(stream);
-        let name = format!("{entry} on device {device}, stream {}", stream.0);
+        let name = format!("{entry} on {}", self.stream_name(stream));
         let check = options.racecheck.then(|| OpCheck {
             unordered: unordered
                 .iter()
@@ -470,15 +484,14 @@ impl Emulator {
             find_alloc(&self.allocs, src.0, bytes as u64).ok_or_else(|| outside("source", src))?;
         let d = find_alloc(&self.allocs, dst.0, bytes as u64)
             .ok_or_else(|| outside("destination", dst))?;
-        let device = self.stream_device(stream);
         let (tick, unordered) = self.devices.queue(stream);
         let (src_dev, dst_dev) = (self.allocs[s].device, self.allocs[d].device);
         let name = if src_dev == dst_dev {
-            format!("a copy on device {device}, stream {}", stream.0)
+            format!("a copy on {}", self.stream_name(stream))
         } else {
             format!(
-                "a peer copy from device {src_dev} to device {dst_dev} on stream {}",
-                stream.0
+                "a peer copy from device {src_dev} to device {dst_dev} on {}",
+                self.stream_name(stream)
             )
         };
         let mut findings = Vec::new();

@@ -239,7 +239,13 @@ impl Gpus {
     ) -> Result<Buffer<T>> {
         self.check_device(device)?;
         match &mut self.inner {
-            Many::Cuda(devices) => devices[device].upload(data, label),
+            Many::Cuda(devices) => {
+                // A copy from pageable memory may still be on its way when the call returns, and
+                // the streams made by `stream` do not wait for the device's own stream.
+                let buffer = devices[device].upload(data, label)?;
+                devices[device].synchronize()?;
+                Ok(buffer)
+            }
             Many::Emu { .. } => {
                 let emulator = self.emulator_on(device)?;
                 let bytes: &[u8] = bytemuck::cast_slice(data);
@@ -263,7 +269,11 @@ impl Gpus {
     ) -> Result<Buffer<T>> {
         self.check_device(device)?;
         match &mut self.inner {
-            Many::Cuda(devices) => devices[device].zeros(len, label),
+            Many::Cuda(devices) => {
+                let buffer = devices[device].zeros(len, label)?;
+                devices[device].synchronize()?;
+                Ok(buffer)
+            }
             Many::Emu { .. } => {
                 let emulator = self.emulator_on(device)?;
                 let ptr = emulator.alloc(len * std::mem::size_of::<T>(), label);
@@ -291,6 +301,19 @@ impl Gpus {
             _ => return Err(mixed_backends()),
         };
         Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// The buffer's device address, for a table of pointers a kernel follows: addresses are
+    /// unique across the devices of a process (unified addressing).
+    pub fn address<T: Element>(&self, buffer: &Buffer<T>) -> Result<u64> {
+        match (&self.inner, &buffer.raw) {
+            (Many::Cuda(_), RawBuffer::Cuda(slice)) => {
+                let (address, _guard) = slice.device_ptr(slice.stream());
+                Ok(address)
+            }
+            (Many::Emu { .. }, RawBuffer::Emu(ptr)) => Ok(ptr.0),
+            _ => Err(mixed_backends()),
+        }
     }
 
     /// Whether kernels on `from` can load and store `to`'s memory at all (NVLink or PCIe peer

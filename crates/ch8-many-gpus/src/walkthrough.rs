@@ -1,0 +1,339 @@
+//! `cargo run -p ch8-many-gpus`: the chapter in teaching order, on every GPU of the machine or on
+//! that many emulated devices.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use harness::report::{table, write_gpu_table};
+use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
+use harness::{Arg, EmuSettings, Gpus, LaunchShape, Result};
+
+use crate::{
+    AllReduceCheck, Ch8Variant, FINAL_THREADS, Ring, Step, SumCheck, VARIANTS, all_reduce,
+    chunk_begin, inputs, reduce_scatter_check, split_depth, split_reduction, values, variant,
+};
+
+/// The split reduction's launch on every device: 16 blocks of 256 threads.
+pub const SPLIT_SHAPE: LaunchShape = LaunchShape::linear(16, 256);
+/// The ring steps' launch on every device.
+pub const RING_SHAPE: LaunchShape = LaunchShape::linear(8, 256);
+/// Values in the split reduction on the emulator: small enough to finish in a few seconds.
+pub const EMULATOR_SPLIT_LEN: usize = 200_003;
+/// Values per device in the all-reduce steps on the emulator; not a multiple of 2, 3, 4 or 8,
+/// so the wrong chunk offset shows.
+pub const EMULATOR_RING_LEN: usize = 20_011;
+/// The same on GPUs.
+pub const GPU_SPLIT_LEN: usize = 1 << 26;
+pub const GPU_RING_LEN: usize = (1 << 24) + 1;
+/// The largest all-reduce in the timing table, in floats per device: 1 GiB.
+pub const MAX_TIMING_LEN: u64 = 1 << 28;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    pub variant: Option<String>,
+    /// Floats per device in the headline all-reduce timing: 2²⁶ (256 MiB) by default.
+    pub timing_len: u64,
+    pub out: PathBuf,
+}
+
+impl Options {
+    pub fn new(seed: u64, out: PathBuf) -> Self {
+        Self {
+            seed,
+            variant: None,
+            timing_len: 1 << 26,
+            out,
+        }
+    }
+}
+
+/// Writes the walk-through to `out`; the GPU table goes to `options.out`.
+pub fn walkthrough(gpus: &mut Gpus, options: &Options, out: &mut dyn Write) -> Result<()> {
+    let mut page = String::new();
+    let on_gpu = gpus.kind().is_cuda();
+    let (split_len, ring_len) = if on_gpu {
+        (GPU_SPLIT_LEN, GPU_RING_LEN)
+    } else {
+        (EMULATOR_SPLIT_LEN, EMULATOR_RING_LEN)
+    };
+    let devices = gpus.count();
+    opening(
+        &mut page,
+        gpus,
+        &[
+            &format!(
+                "seed {} · split reduction: {split_len} values uniform in [−1, 1) · all-reduce: {devices} devices × {ring_len} values",
+                options.seed
+            ),
+            &peer_line(gpus)?,
+        ],
+        &options.out,
+        out,
+    )?;
+    let data = values(split_len, options.seed);
+    let ring_inputs = inputs(devices, ring_len, options.seed);
+    for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
+        heading(&mut page, number, variant);
+        if variant.kind.is_split_reduction() {
+            split_step(gpus, variant, &data, &mut page)?;
+        } else {
+            ring_step(gpus, variant, &ring_inputs, &mut page)?;
+        }
+        flush(&mut page, out)?;
+    }
+    if options.variant.is_none() {
+        say(&mut page, "");
+        timing_section(gpus, options, &mut page)?;
+        flush(&mut page, out)?;
+    }
+    Ok(())
+}
+
+/// Which devices can reach which directly.
+fn peer_line(gpus: &Gpus) -> Result<String> {
+    let devices = gpus.count();
+    let mut pairs = Vec::new();
+    for from in 0..devices {
+        for to in 0..devices {
+            if from != to && gpus.can_access_peer(from, to)? {
+                pairs.push(format!("{from}→{to}"));
+            }
+        }
+    }
+    Ok(if pairs.is_empty() {
+        "peer access: none (copies still work, through the host)".to_string()
+    } else {
+        format!("peer access possible: {}", pairs.join(" "))
+    })
+}
+
+fn split_step(
+    gpus: &mut Gpus,
+    variant: &Ch8Variant,
+    data: &[f32],
+    page: &mut String,
+) -> Result<()> {
+    let devices = gpus.count();
+    let reduction = split_reduction(gpus, variant, data, SPLIT_SHAPE)?;
+    let depth = split_depth(
+        variant.kind,
+        data.len(),
+        devices,
+        SPLIT_SHAPE,
+        FINAL_THREADS,
+    );
+    let check = SumCheck::new(reduction.total, data, depth);
+    let finish = match variant.kind {
+        Step::SplitOnHost => "the host adds the block sums".to_string(),
+        Step::GatherByCopies => format!(
+            "{} peer copies into device 0, then 1 block of {FINAL_THREADS} threads there",
+            devices - 1
+        ),
+        _ => format!("1 block of {FINAL_THREADS} threads on device 0 reads every device's sums"),
+    };
+    say(
+        page,
+        &format!(
+            "{devices} devices × {SPLIT_SHAPE}, about {} values each; {finish}",
+            data.len().div_ceil(devices)
+        ),
+    );
+    say(page, &check.to_string());
+    checker_section(gpus, variant, &reduction.report.findings, page);
+    if variant.kind == Step::SumOverPeers && !gpus.kind().is_cuda() {
+        without_peer_access(variant, data, page)?;
+    }
+    Ok(())
+}
+
+/// The same kernel on fresh devices that never enabled peer access: on a GPU the load faults;
+/// the emulator says which device's memory was touched from where. Never run on a GPU.
+fn without_peer_access(variant: &Ch8Variant, data: &[f32], page: &mut String) -> Result<()> {
+    let mut gpus = Gpus::open(harness::BackendChoice::Emu, 2, 2)?;
+    gpus.set_emu_settings(EmuSettings::default());
+    let sums: Vec<_> = (0..2)
+        .map(|device| gpus.upload(device, &data[..4], &format!("sums{device}")))
+        .collect::<Result<_>>()?;
+    let addresses: Vec<u64> = sums
+        .iter()
+        .map(|b| gpus.address(b))
+        .collect::<Result<_>>()?;
+    let table = gpus.upload(0, &addresses, "sums_of")?;
+    let total = gpus.zeros::<f32>(0, 1, "total")?;
+    let stream = gpus.stream(0)?;
+    gpus.launch_on(
+        &stream,
+        &variant.kernel,
+        LaunchShape::linear(1, 32),
+        &[(&table).into(), Arg::U32(2), Arg::U32(4), (&total).into()],
+    )?;
+    let report = gpus.synchronize()?;
+    say(
+        page,
+        "without cudaDeviceEnablePeerAccess (emulator only; a GPU faults):",
+    );
+    for finding in report.findings.iter().take(1) {
+        for line in finding.to_string().lines() {
+            say(page, &format!("  {line}"));
+        }
+    }
+    Ok(())
+}
+
+fn ring_step(
+    gpus: &mut Gpus,
+    variant: &Ch8Variant,
+    ring_inputs: &[Vec<f32>],
+    page: &mut String,
+) -> Result<()> {
+    let ranks = ring_inputs.len();
+    let n = ring_inputs.first().map_or(0, Vec::len);
+    let steps = ranks.saturating_sub(1);
+    let outcome = all_reduce(gpus, variant, ring_inputs, RING_SHAPE)?;
+    let (what, check) = match variant.kind {
+        Step::ReduceScatter => (
+            format!("{steps} reduce-scatter step(s); device r holds chunk r + 1 summed"),
+            reduce_scatter_check(&outcome.outputs, ring_inputs),
+        ),
+        _ => (
+            format!("{steps} reduce-scatter and {steps} all-gather step(s)"),
+            AllReduceCheck::new(&outcome.outputs, ring_inputs),
+        ),
+    };
+    say(
+        page,
+        &format!(
+            "{ranks} devices × {RING_SHAPE} per step, {n} values per device in chunks of {}–{}; {what}",
+            n / ranks.max(1),
+            n.div_ceil(ranks.max(1))
+        ),
+    );
+    say(page, &check.to_string());
+    if variant.name == "ring-wrong-offset" {
+        let even = n - n % ranks.max(1);
+        let even_inputs: Vec<Vec<f32>> = ring_inputs.iter().map(|x| x[..even].to_vec()).collect();
+        let outcome = all_reduce(gpus, variant, &even_inputs, RING_SHAPE)?;
+        say(
+            page,
+            &format!(
+                "with {even} values, a multiple of {ranks}: {}",
+                AllReduceCheck::new(&outcome.outputs, &even_inputs)
+            ),
+        );
+    }
+    checker_section(gpus, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+/// The ring against the device copy and, on GPUs, the time of one GPU's share of the split.
+fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Result<()> {
+    say(page, "## GPU timing");
+    if !gpus.kind().is_cuda() {
+        say(
+            page,
+            &timing_skipped(
+                "the ring all-reduce's bus bandwidth from 1 MiB to 1 GiB and the split reduction's speed-up over one GPU",
+            ),
+        );
+        return Ok(());
+    }
+    let ranks = gpus.count();
+    let mut rows = Vec::new();
+    let headline = options.timing_len.clamp(1, MAX_TIMING_LEN) as usize;
+    let mut sizes: Vec<usize> = (0..6).map(|i| (1usize << 18) << (2 * i)).collect();
+    if !sizes.contains(&headline) {
+        sizes.push(headline);
+        sizes.sort_unstable();
+    }
+    let all = variant("ring-all-reduce");
+    for &n in sizes.iter().filter(|&&n| n as u64 <= MAX_TIMING_LEN) {
+        let mut buffers = (0..ranks)
+            .map(|rank| gpus.zeros::<f32>(rank, n, "data"))
+            .collect::<Result<Vec<_>>>()?;
+        let ring = Ring::new(gpus)?;
+        let ms = gpus.time_ms(5, |gpus| {
+            ring.run(gpus, all, &mut buffers, LaunchShape::linear(264, 512))
+        })?;
+        let Some(ms) = ms else { continue };
+        let bytes = (n * 4) as f64;
+        let algorithm = bytes / (ms * 1e6);
+        let bus = algorithm * 2.0 * (ranks as f64 - 1.0) / ranks as f64;
+        rows.push(vec![
+            format!("{} MiB", n * 4 >> 20),
+            format!("{ms:.3}"),
+            format!("{algorithm:.1}"),
+            format!("{bus:.1}"),
+        ]);
+    }
+    let ring_table = table(
+        &["floats per device", "ring ms", "algbw GB/s", "busbw GB/s"],
+        rows,
+    );
+    say(
+        page,
+        &format!("ring all-reduce on {ranks} GPUs, one stream each:"),
+    );
+    say(page, &ring_table);
+    let split = split_speedup(gpus)?;
+    say(page, &split);
+    let tables = format!("{ring_table}\n\n{split}");
+    let file = write_gpu_table(
+        &options.out,
+        &gpus.banner(),
+        "cargo run --release -p ch8-many-gpus",
+        "host clock around 5 repetitions after a warm-up, every device synchronized; busbw = algbw · 2(N − 1)/N as nccl-tests defines it",
+        &tables,
+    )?;
+    say(page, &format!("table written to {}", file.display()));
+    Ok(())
+}
+
+/// The split reduction of 2 GiB of floats on device 0 alone, then over every device.
+fn split_speedup(gpus: &mut Gpus) -> Result<String> {
+    let n: usize = 1 << 29;
+    let devices = gpus.count();
+    let kernel = variant("split-on-host").kernel;
+    let shape = LaunchShape::linear(1056, 256);
+    let mut slices = Vec::new();
+    let mut sums = Vec::new();
+    let mut streams = Vec::new();
+    for device in 0..devices {
+        let len = chunk_begin(n, device + 1, devices) - chunk_begin(n, device, devices);
+        slices.push(gpus.zeros::<f32>(device, len, "slice")?);
+        sums.push(gpus.zeros::<f32>(device, 1056, "sums")?);
+        streams.push(gpus.stream(device)?);
+    }
+    let whole = gpus.zeros::<f32>(0, n, "whole")?;
+    let one = gpus.time_ms(5, |gpus| {
+        gpus.launch_on(
+            &streams[0],
+            &kernel,
+            shape,
+            &[(&whole).into(), Arg::U64(n as u64), (&sums[0]).into()],
+        )
+    })?;
+    drop(whole);
+    let many = gpus.time_ms(5, |gpus| {
+        for device in 0..devices {
+            gpus.launch_on(
+                &streams[device],
+                &kernel,
+                shape,
+                &[
+                    (&slices[device]).into(),
+                    Arg::U64(slices[device].len() as u64),
+                    (&sums[device]).into(),
+                ],
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(match (one, many) {
+        (Some(one), Some(many)) => format!(
+            "split reduction of 2 GiB: 1 GPU {one:.3} ms, {devices} GPUs {many:.3} ms — {:.2}× the throughput",
+            one / many
+        ),
+        _ => "split reduction: not timed".to_string(),
+    })
+}
