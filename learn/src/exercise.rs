@@ -17,10 +17,11 @@ pub enum Chapter {
     MutexDot,
     Scans,
     Matmul,
+    ManyGpus,
 }
 
 impl Chapter {
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Map,
         Self::Reductions,
         Self::Life,
@@ -28,6 +29,7 @@ impl Chapter {
         Self::MutexDot,
         Self::Scans,
         Self::Matmul,
+        Self::ManyGpus,
     ];
 
     /// The directory under `kernels/` and `exercises/`.
@@ -40,6 +42,7 @@ impl Chapter {
             Self::MutexDot => "ch5_mutex_dot",
             Self::Scans => "ch6_scans",
             Self::Matmul => "ch7_matmul",
+            Self::ManyGpus => "ch8_many_gpus",
         }
     }
 
@@ -58,6 +61,7 @@ impl Chapter {
             Self::MutexDot => "ch5-mutex-dot.md",
             Self::Scans => "ch6-scans.md",
             Self::Matmul => "ch7-matmul.md",
+            Self::ManyGpus => "ch8-many-gpus.md",
         }
     }
 
@@ -70,6 +74,7 @@ impl Chapter {
             Self::MutexDot => "mutex and dot",
             Self::Scans => "scans",
             Self::Matmul => "matmul",
+            Self::ManyGpus => "many gpus",
         }
     }
 }

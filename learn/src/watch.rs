@@ -69,6 +69,9 @@ impl std::fmt::Debug for Watch {
 }
 
 const KEYS: &str = "h hint · l list · n next · q quit · save the file to check it again";
+/// Lines the list view has for the track and its two rules: a 24-line terminal less the
+/// header line and the keys line.
+const LIST_LINES: usize = 22;
 
 impl Watch {
     /// Writes any missing exercise files, picks the first unfinished exercise and checks it.
@@ -157,7 +160,7 @@ impl Watch {
         Flow::Continue
     }
 
-    /// What the terminal shows now, every line within 80 columns.
+    /// What the terminal shows now, every line within 80 columns (and the list within 24 lines).
     pub fn screen(&self) -> String {
         let done = track()
             .iter()
@@ -170,9 +173,16 @@ impl Watch {
         )];
         match self.view {
             View::List => {
-                lines.push(rule.clone());
-                lines.extend(list_columns(&self.progress, self.current().name));
-                lines.push(rule);
+                // The rules go first when the track outgrows a 24-line terminal; the names stay.
+                let list = list_columns(&self.progress, self.current().name);
+                let rules = LIST_LINES.saturating_sub(list.len()).min(2);
+                if rules == 2 {
+                    lines.push(rule.clone());
+                }
+                lines.extend(list);
+                if rules >= 1 {
+                    lines.push(rule);
+                }
                 lines.push(
                     "l back to the exercise · q quit · `cargo learn list` has the titles".into(),
                 );

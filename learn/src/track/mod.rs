@@ -15,6 +15,7 @@ mod ch4;
 mod ch5;
 mod ch6;
 mod ch7;
+mod ch8;
 
 /// Every exercise, numbered within its chapter.
 pub fn track() -> &'static [Exercise] {
@@ -28,6 +29,7 @@ pub fn track() -> &'static [Exercise] {
             (Chapter::MutexDot, ch5::exercises()),
             (Chapter::Scans, ch6::exercises()),
             (Chapter::Matmul, ch7::exercises()),
+            (Chapter::ManyGpus, ch8::exercises()),
         ];
         let mut all = Vec::new();
         for (chapter, exercises) in chapters {
