@@ -20,10 +20,14 @@ use crate::launch::{DeviceLimits, Dim3, LaunchShape};
 use crate::variant::Variant;
 
 pub use gpus::{GpuEvent, GpuStream, Gpus};
+#[cfg(feature = "vendor")]
+pub use nccl::{NCCL_HOW_TO_GET, nccl_library};
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
 
 mod gpus;
+#[cfg(feature = "vendor")]
+mod nccl;
 mod printf_capture;
 mod stream;
 #[cfg(feature = "vendor")]

@@ -182,7 +182,7 @@ pub fn require_cuda_headers() -> Result<Vec<PathBuf>> {
 }
 
 /// The site-packages directories of `python3`, where pip puts the NVRTC wheel; asked once.
-fn python_site_dirs() -> &'static [PathBuf] {
+pub(crate) fn python_site_dirs() -> &'static [PathBuf] {
     static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
     DIRS.get_or_init(|| {
         let script = "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))";

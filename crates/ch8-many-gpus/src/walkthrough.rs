@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use harness::report::{table, write_gpu_table};
 use harness::walk::{checker_section, flush, heading, opening, say, selected, timing_skipped};
-use harness::{Arg, EmuSettings, Gpus, LaunchShape, Result};
+use harness::{Arg, EmuSettings, Gpus, LaunchShape, Result, VendorTiming};
 
 use crate::{
     AllReduceCheck, Ch8Variant, FINAL_THREADS, Ring, Step, SumCheck, VARIANTS, all_reduce,
@@ -25,6 +25,11 @@ pub const EMULATOR_RING_LEN: usize = 20_011;
 /// The same on GPUs.
 pub const GPU_SPLIT_LEN: usize = 1 << 26;
 pub const GPU_RING_LEN: usize = (1 << 24) + 1;
+/// Timed calls after the warm-up, for every row of the GPU tables.
+pub const REPETITIONS: u32 = 5;
+/// The ring's launch on each device in the timing table: enough blocks of 512 threads to fill
+/// an H100's 132 multiprocessors twice.
+pub const TIMING_RING_SHAPE: LaunchShape = LaunchShape::linear(264, 512);
 /// The largest all-reduce in the timing table, in floats per device: 1 GiB.
 pub const MAX_TIMING_LEN: u64 = 1 << 28;
 
@@ -233,7 +238,7 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
         say(
             page,
             &timing_skipped(
-                "the ring all-reduce's bus bandwidth from 1 MiB to 1 GiB and the split reduction's speed-up over one GPU",
+                "the ring all-reduce's bus bandwidth from 1 MiB to 1 GiB against NCCL's ncclAllReduce, and the split reduction's speed-up over one GPU",
             ),
         );
         return Ok(());
@@ -247,27 +252,51 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
         sizes.sort_unstable();
     }
     let all = variant("ring-all-reduce");
+    let mut nccl_missing = None;
     for &n in sizes.iter().filter(|&&n| n as u64 <= MAX_TIMING_LEN) {
         let mut buffers = (0..ranks)
             .map(|rank| gpus.zeros::<f32>(rank, n, "data"))
             .collect::<Result<Vec<_>>>()?;
         let ring = Ring::new(gpus)?;
-        let ms = gpus.time_ms(5, |gpus| {
-            ring.run(gpus, all, &mut buffers, LaunchShape::linear(264, 512))
+        let ms = gpus.time_ms(REPETITIONS, |gpus| {
+            ring.run(gpus, all, &mut buffers, TIMING_RING_SHAPE)
         })?;
+        drop(buffers);
         let Some(ms) = ms else { continue };
+        let nccl = gpus.time_nccl_all_reduce_ms(n, REPETITIONS)?;
         let bytes = (n * 4) as f64;
-        let algorithm = bytes / (ms * 1e6);
-        let bus = algorithm * 2.0 * (ranks as f64 - 1.0) / ranks as f64;
+        let bus = |ms: f64| bytes / (ms * 1e6) * 2.0 * (ranks as f64 - 1.0) / ranks as f64;
+        let (nccl_ms, nccl_bus, ratio) = match &nccl {
+            VendorTiming::Ms(nccl_ms) => (
+                format!("{nccl_ms:.3}"),
+                format!("{:.1}", bus(*nccl_ms)),
+                format!("{:.2}×", bus(ms) / bus(*nccl_ms)),
+            ),
+            VendorTiming::Unavailable(why) => {
+                nccl_missing.get_or_insert_with(|| why.clone());
+                ("—".into(), "—".into(), "—".into())
+            }
+        };
         rows.push(vec![
-            format!("{} MiB", n * 4 >> 20),
+            format!("{} MiB", (n * 4) >> 20),
             format!("{ms:.3}"),
-            format!("{algorithm:.1}"),
-            format!("{bus:.1}"),
+            format!("{:.1}", bytes / (ms * 1e6)),
+            format!("{:.1}", bus(ms)),
+            nccl_ms,
+            nccl_bus,
+            ratio,
         ]);
     }
     let ring_table = table(
-        &["floats per device", "ring ms", "algbw GB/s", "busbw GB/s"],
+        &[
+            "floats per device",
+            "ring ms",
+            "ring algbw GB/s",
+            "ring busbw GB/s",
+            "NCCL ms",
+            "NCCL busbw GB/s",
+            "ring / NCCL busbw",
+        ],
         rows,
     );
     say(
@@ -275,6 +304,9 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
         &format!("ring all-reduce on {ranks} GPUs, one stream each:"),
     );
     say(page, &ring_table);
+    if let Some(why) = nccl_missing {
+        say(page, &format!("NCCL: {why}"));
+    }
     let split = split_speedup(gpus)?;
     say(page, &split);
     let tables = format!("{ring_table}\n\n{split}");
@@ -282,7 +314,7 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
         &options.out,
         &gpus.banner(),
         "cargo run --release -p ch8-many-gpus",
-        "host clock around 5 repetitions after a warm-up, every device synchronized; busbw = algbw · 2(N − 1)/N as nccl-tests defines it",
+        "host clock around 5 repetitions after a warm-up, every device synchronized; busbw = algbw · 2(N − 1)/N as nccl-tests defines it; NCCL's ncclAllReduce in place, one communicator per GPU from ncclCommInitAll",
         &tables,
     )?;
     say(page, &format!("table written to {}", file.display()));
@@ -305,7 +337,7 @@ fn split_speedup(gpus: &mut Gpus) -> Result<String> {
         streams.push(gpus.stream(device)?);
     }
     let whole = gpus.zeros::<f32>(0, n, "whole")?;
-    let one = gpus.time_ms(5, |gpus| {
+    let one = gpus.time_ms(REPETITIONS, |gpus| {
         gpus.launch_on(
             &streams[0],
             &kernel,
@@ -314,7 +346,7 @@ fn split_speedup(gpus: &mut Gpus) -> Result<String> {
         )
     })?;
     drop(whole);
-    let many = gpus.time_ms(5, |gpus| {
+    let many = gpus.time_ms(REPETITIONS, |gpus| {
         for device in 0..devices {
             gpus.launch_on(
                 &streams[device],

@@ -237,3 +237,16 @@ fn the_wrong_chunk_offset_is_wrong_on_some_length_and_right_on_multiples() {
         }
     }
 }
+
+/// NCCL cannot run on the emulator; its row says so in one sentence instead of failing.
+#[test]
+fn the_nccl_row_says_why_it_is_missing_on_the_emulator() {
+    let mut gpus =
+        harness::Gpus::open(harness::BackendChoice::Emu, 2, 2).expect("the emulator always opens");
+    match gpus.time_nccl_all_reduce_ms(1024, 1).expect("no error") {
+        harness::VendorTiming::Unavailable(why) => {
+            assert!(why.contains("NCCL runs only on NVIDIA GPUs"), "{why}")
+        }
+        other => panic!("a time on the emulator: {other:?}"),
+    }
+}

@@ -3,6 +3,10 @@
 
 use super::*;
 
+/// What a launch leaves: its report, its trace when one was asked for, and the stream
+/// bookkeeping handed back to the caller that queued it.
+pub(crate) type LaunchOutcome = (RunReport, Option<Box<Recorder>>, Option<OpCheck>);
+
 impl Emulator {
     /// A launch that no stream queues: like one on CUDA's legacy default stream, it starts
     /// after everything queued before it, on the current device.
@@ -41,7 +45,7 @@ impl Emulator {
         args: &[KernelArg],
         options: &RunOptions,
         trace_limit: Option<usize>,
-    ) -> Result<(RunReport, Option<Box<Recorder>>, Option<OpCheck>), EmuError> {
+    ) -> Result<LaunchOutcome, EmuError> {
         let fidx = module
             .funcs
             .iter()

@@ -26,12 +26,12 @@ pub struct Gpus {
     kind: BackendKind,
     name: String,
     limits: DeviceLimits,
-    inner: Many,
+    pub(super) inner: Many,
     /// The emulator's findings since the last [`Gpus::synchronize`].
     pending: LaunchReport,
 }
 
-enum Many {
+pub(super) enum Many {
     /// One [`Device`] per GPU, each with its own context, default stream and modules.
     Cuda(Vec<Device>),
     /// One emulator holding every device, so that addresses are unique across them.

@@ -1,0 +1,128 @@
+//! NCCL's `ncclAllReduce`, the vendor row of chapter 8's ring: loaded at run time like cuBLAS,
+//! never needed to build or to run anything else. cudarc panics when the library or a symbol is
+//! missing, so this module finds and checks it first; when anything is missing the row says so
+//! and how to get it.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use cudarc::driver::CudaSlice;
+use cudarc::nccl::{Comm, ReduceOp, result as nccl, sys};
+
+use super::{Gpus, Inner, VendorTiming, gpus::Many};
+use crate::error::{HarnessError, Result};
+
+/// What a learner without NCCL should do.
+pub const NCCL_HOW_TO_GET: &str = "`pip install nvidia-nccl-cu13==2.32.3` (or install NCCL 2.x), and Racetrack finds libnccl.so.2 in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/nccl/lib";
+
+/// Every NCCL function this module calls, checked before the first call.
+const SYMBOLS: &[&str] = &[
+    "ncclCommInitAll",
+    "ncclCommDestroy",
+    "ncclAllReduce",
+    "ncclGroupStart",
+    "ncclGroupEnd",
+];
+
+/// Loads NCCL once per process; the error is the sentence the row shows.
+pub fn nccl_library() -> std::result::Result<(), &'static str> {
+    static LOADED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    LOADED
+        .get_or_init(load)
+        .as_ref()
+        .map(|_| ())
+        .map_err(|why| why.as_str())
+}
+
+fn candidates() -> Vec<PathBuf> {
+    let mut dirs = crate::nvrtc::library_dirs();
+    dirs.extend(
+        crate::nvrtc::python_site_dirs()
+            .iter()
+            .map(|site| site.join("nvidia/nccl/lib")),
+    );
+    dirs.into_iter()
+        .map(|dir| dir.join("libnccl.so.2"))
+        .collect()
+}
+
+fn load() -> std::result::Result<(), String> {
+    if let Some(path) = candidates().into_iter().find(|path| path.is_file()) {
+        // SAFETY: NCCL has no initialisers with preconditions; the handle is leaked on purpose
+        // so the library stays mapped for cudarc, which then finds it by name.
+        if let Ok(library) = unsafe { libloading::Library::new(&path) } {
+            std::mem::forget(library);
+        }
+    }
+    // SAFETY: only dlopens libnccl under cudarc's names and drops the handle.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(format!(
+            "NCCL (libnccl.so.2) was not found: {NCCL_HOW_TO_GET}"
+        ));
+    }
+    // SAFETY: present (checked above), so cudarc's loader finds it instead of panicking.
+    let library = unsafe { sys::culib() };
+    for symbol in SYMBOLS {
+        // SAFETY: only looks the symbol up; its type is irrelevant to the lookup.
+        if unsafe { library.get::<*const ()>(symbol.as_bytes()) }.is_err() {
+            return Err(format!(
+                "the NCCL found lacks {symbol} (too old?): {NCCL_HOW_TO_GET}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn nccl_error(what: &str, error: nccl::NcclError) -> HarnessError {
+    HarnessError::Invalid(format!("NCCL {what} failed: {error:?}"))
+}
+
+impl Gpus {
+    /// NCCL's in-place `ncclAllReduce` (sum) of `len` floats on every device, one communicator
+    /// per device made by `ncclCommInitAll`, timed like [`Gpus::time_ms`]: the vendor row the
+    /// hand-written ring is measured against. Unavailable on the emulator and without NCCL.
+    pub fn time_nccl_all_reduce_ms(
+        &mut self,
+        len: usize,
+        repetitions: u32,
+    ) -> Result<VendorTiming> {
+        let Many::Cuda(devices) = &self.inner else {
+            return Ok(VendorTiming::Unavailable(
+                "NCCL runs only on NVIDIA GPUs; on the emulator the hand-written ring is the reference"
+                    .into(),
+            ));
+        };
+        if let Err(why) = nccl_library() {
+            return Ok(VendorTiming::Unavailable(why.to_string()));
+        }
+        let streams = devices
+            .iter()
+            .map(|device| match &device.inner {
+                Inner::Cuda(cuda) => Ok(cuda.context.new_stream()?),
+                Inner::Emu(_) => Err(HarnessError::Invalid(
+                    "an emulated device among GPUs".into(),
+                )),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut buffers: Vec<CudaSlice<f32>> = streams
+            .iter()
+            .map(|stream| Ok(stream.alloc_zeros::<f32>(len.max(1))?))
+            .collect::<Result<_>>()?;
+        let comms = Comm::from_devices(streams).map_err(|e| nccl_error("init", e))?;
+        let ms = self.time_ms(repetitions, |_| {
+            // One thread drives every device's communicator, so the calls form one group.
+            nccl::group_start().map_err(|e| nccl_error("group start", e))?;
+            for (comm, buffer) in comms.iter().zip(buffers.iter_mut()) {
+                comm.all_reduce_in_place(buffer, &ReduceOp::Sum)
+                    .map_err(|e| nccl_error("all-reduce", e))?;
+            }
+            nccl::group_end().map_err(|e| nccl_error("group end", e))?;
+            Ok(())
+        })?;
+        drop(comms);
+        Ok(ms.map_or_else(
+            || VendorTiming::Unavailable("not timed".into()),
+            VendorTiming::Ms,
+        ))
+    }
+}
