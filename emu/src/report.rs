@@ -102,6 +102,10 @@ pub enum FindingKind {
     /// A kernel accessed another device's memory without peer access from its device to that
     /// one: a GPU faults.
     NoPeerAccess,
+    /// Streams left holding work at a host synchronization, each waiting (for a value in memory
+    /// or an event) on something only work queued behind another stream's wait would do: on a
+    /// GPU the host waits forever.
+    StreamsStuck,
 }
 
 /// A thread: block index and thread index, as `blockIdx` / `threadIdx`.
@@ -262,6 +266,9 @@ impl Finding {
             }
             FindingKind::NoPeerAccess => {
                 "access to a peer device's memory without peer access".into()
+            }
+            FindingKind::StreamsStuck => {
+                "streams stuck: queued work waits for what no stream can still do".into()
             }
             FindingKind::BarrierDivergence => "barrier divergence".into(),
             FindingKind::Deadlock => "deadlock".into(),

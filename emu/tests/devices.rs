@@ -188,7 +188,7 @@ fn a_peer_copy_read_before_the_event_wait_is_a_race_between_streams() {
                 &RunOptions::default(),
             )
             .unwrap();
-        emu.synchronize();
+        emu.synchronize().expect("nothing held");
         assert_eq!(download(&emu, acc, N as usize), [11; N as usize]);
         if wait {
             assert!(report.is_clean(), "{report:?}");
@@ -252,7 +252,7 @@ fn stream_order_and_host_synchronization_order_operations() {
         ],
         "{unordered:?}"
     );
-    emu.synchronize();
+    emu.synchronize().expect("nothing held");
     let legacy = emu
         .launch(
             &module,
@@ -327,7 +327,7 @@ fn system_scope_atomics_on_two_devices_do_not_race_and_device_scope_ones_do() {
                 .unwrap();
             findings.extend(report.findings);
         }
-        emu.synchronize();
+        emu.synchronize().expect("nothing held");
         assert_eq!(download(&emu, word, 1), [64], "{entry}");
         assert_eq!(!findings.is_empty(), races, "{entry}: {findings:?}");
     }
@@ -376,4 +376,155 @@ fn module_variables_live_on_device_zero_and_a_launch_elsewhere_says_so() {
         .launch(&module, "bump", &block(1), &[], &RunOptions::default())
         .unwrap();
     assert!(report.is_clean(), "{report:?}");
+}
+
+/// Device 0's stream waits for a flag on device 0 before adding `inbox` into `acc`; device 1's
+/// stream copies `ones` into `inbox` and sets the flag, either after the copy (`signal_last`)
+/// or before it. Returns the emulator, `acc`, and what the launch and the copy reported when
+/// queued.
+fn flag_handoff(signal_last: bool, wait_for: u32) -> (Emulator, DevicePtr, [RunReport; 2]) {
+    let (module, mut emu, acc, ones) = two_devices();
+    let inbox = emu.alloc(N as usize * 4, "inbox");
+    let flag = upload(&mut emu, &[0], "flag");
+    let adder = emu.create_stream();
+    emu.set_device(1).unwrap();
+    emu.enable_peer_access(0).unwrap();
+    let copier = emu.create_stream();
+    emu.wait_value_on(adder, flag, wait_for).unwrap();
+    let queued = emu
+        .launch_on(
+            adder,
+            &module,
+            "add_into",
+            &block(N),
+            &add_into(acc, inbox),
+            &RunOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        download(&emu, acc, N as usize),
+        [10; N as usize],
+        "held behind the wait"
+    );
+    if !signal_last {
+        emu.write_value_on(copier, flag, 1).unwrap();
+    }
+    let copied = emu
+        .copy_on(copier, inbox, ones, N as usize * 4, true)
+        .unwrap();
+    if signal_last {
+        emu.write_value_on(copier, flag, 1).unwrap();
+    }
+    (emu, acc, [queued, copied])
+}
+
+#[test]
+fn a_held_launch_runs_once_its_wait_is_met_and_is_ordered_after_the_writer() {
+    let (mut emu, acc, queued) = flag_handoff(true, 1);
+    assert!(queued.iter().all(RunReport::is_clean), "{queued:?}");
+    assert_eq!(
+        download(&emu, acc, N as usize),
+        [11; N as usize],
+        "the write met the wait, so the held launch ran"
+    );
+    let report = emu.synchronize().unwrap();
+    assert!(report.is_clean() && report.completed, "{report:?}");
+}
+
+#[test]
+fn a_flag_set_before_the_copy_orders_nothing_after_it() {
+    let (emu, acc, [_, copied]) = flag_handoff(false, 1);
+    assert_eq!(
+        kinds(&copied),
+        [FindingKind::StreamRace {
+            hazard: Hazard::WriteAfterRead
+        }],
+        "the held launch ran at the write and read the inbox before the copy: {copied:?}"
+    );
+    let report = &copied;
+    assert_eq!(report.findings[0].location.as_ref().unwrap().label, "inbox");
+    assert_eq!(
+        download(&emu, acc, N as usize),
+        [10; N as usize],
+        "it added the inbox before the copy filled it"
+    );
+}
+
+#[test]
+fn a_wait_no_one_meets_is_stuck_at_synchronize_and_names_where_it_stopped() {
+    let (mut emu, acc, _) = flag_handoff(true, 2);
+    let report = emu.synchronize().unwrap();
+    assert_eq!(kinds(&report), [FindingKind::StreamsStuck], "{report:?}");
+    assert!(!report.completed);
+    let finding = &report.findings[0];
+    assert_eq!(finding.location.as_ref().unwrap().label, "flag");
+    assert!(
+        finding.why.contains(
+            "device 0's stream 0 waits at its operation 1 until flag[0] on device 0 is at least 2 (it holds 1), 1 more queued behind"
+        ),
+        "{finding}"
+    );
+    assert_eq!(download(&emu, acc, N as usize), [10; N as usize]);
+    let again = emu.synchronize().unwrap();
+    assert!(
+        again.is_clean(),
+        "held work is dropped once reported: {again:?}"
+    );
+}
+
+#[test]
+fn streams_waiting_for_each_other_are_stuck_and_each_stop_is_named() {
+    let (_, mut emu, _, _) = two_devices();
+    emu.enable_peer_access(1).unwrap();
+    let flags0 = upload(&mut emu, &[0, 0], "flags0");
+    let first = emu.create_stream();
+    let third = emu.create_stream();
+    emu.set_device(1).unwrap();
+    emu.enable_peer_access(0).unwrap();
+    let flags1 = upload(&mut emu, &[0, 0], "flags1");
+    let second = emu.create_stream();
+    let word = |base: DevicePtr, i: u64| DevicePtr(base.0 + 4 * i);
+
+    // Each waits for the other's signal before giving its own, as two ranks do when they issue
+    // two collectives in different orders.
+    emu.wait_value_on(first, word(flags0, 1), 1).unwrap();
+    emu.write_value_on(first, word(flags1, 0), 1).unwrap();
+    let after_first = emu.record_event(first).unwrap();
+    emu.wait_event(third, after_first).unwrap();
+    emu.wait_value_on(second, word(flags1, 0), 1).unwrap();
+    emu.write_value_on(second, word(flags0, 1), 1).unwrap();
+
+    let report = emu.synchronize().unwrap();
+    assert_eq!(kinds(&report), [FindingKind::StreamsStuck], "{report:?}");
+    let why = &report.findings[0].why;
+    for stop in [
+        "device 0's stream 0 waits at its operation 1 until flags0[1] on device 0 is at least 1 (it holds 0), 2 more queued behind",
+        "device 0's stream 1 waits at its operation 1 for the event device 0's stream 0 records at its operation 3, 0 more queued behind",
+        "device 1's stream 0 waits at its operation 1 until flags1[0] on device 1 is at least 1 (it holds 0), 1 more queued behind",
+    ] {
+        assert!(why.contains(stop), "{stop} missing from: {why}");
+    }
+
+    // The same signals in a consistent order meet every wait.
+    emu.write_value_on(second, word(flags0, 1), 1).unwrap();
+    emu.wait_value_on(first, word(flags0, 1), 1).unwrap();
+    emu.write_value_on(first, word(flags1, 0), 1).unwrap();
+    emu.wait_value_on(second, word(flags1, 0), 1).unwrap();
+    assert!(emu.synchronize().unwrap().is_clean());
+}
+
+#[test]
+fn stream_memory_operations_refuse_words_they_cannot_reach_in_one_sentence() {
+    let (_, mut emu, acc, ones) = two_devices();
+    let stream = emu.create_stream();
+    let error = emu.write_value_on(stream, ones, 1).unwrap_err().to_string();
+    assert!(
+        error.contains("device 0 has no peer access to device 1") && !error.contains('\n'),
+        "{error}"
+    );
+    let error = emu
+        .wait_value_on(stream, DevicePtr(acc.0 + 2), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("not an aligned 4-byte word"), "{error}");
 }

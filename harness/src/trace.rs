@@ -596,6 +596,7 @@ impl Layout {
                 Some(ptx_emu::Space::Global),
             ),
             K::NoPeerAccess => ("no-peer-access", None, Some(ptx_emu::Space::Global)),
+            K::StreamsStuck => ("streams-stuck", None, Some(ptx_emu::Space::Global)),
             K::BarrierDivergence => ("barrier-divergence", None, None),
             K::Deadlock => ("deadlock", None, None),
             K::OutOfBounds { space } => ("out-of-bounds", None, Some(space)),

@@ -73,7 +73,10 @@ impl Expect {
             Self::Deadlock => findings.iter().any(|f| {
                 matches!(
                     f.kind,
-                    FindingKind::Deadlock | FindingKind::StepBudgetExhausted | FindingKind::Stuck
+                    FindingKind::Deadlock
+                        | FindingKind::StepBudgetExhausted
+                        | FindingKind::Stuck
+                        | FindingKind::StreamsStuck
                 )
             }),
         }

@@ -9,7 +9,8 @@ pub(crate) type LaunchOutcome = (RunReport, Option<Box<Recorder>>, Option<OpChec
 
 impl Emulator {
     /// A launch that no stream queues: like one on CUDA's legacy default stream, it starts
-    /// after everything queued before it, on the current device.
+    /// after everything queued before it, on the current device; what held work found when
+    /// it ran meanwhile comes first in its report.
     pub(crate) fn run_launch(
         &mut self,
         module: &Module,
@@ -19,9 +20,9 @@ impl Emulator {
         options: &RunOptions,
         trace_limit: Option<usize>,
     ) -> Result<(RunReport, Option<Box<Recorder>>), EmuError> {
-        self.synchronize();
+        let earlier = self.synchronize()?;
         let device = self.devices.current;
-        self.run_launch_on(
+        let (mut report, recorder, _) = self.run_launch_on(
             device,
             None,
             module,
@@ -30,8 +31,12 @@ impl Emulator {
             args,
             options,
             trace_limit,
-        )
-        .map(|(report, recorder, _)| (report, recorder))
+        )?;
+        if !earlier.findings.is_empty() {
+            report.completed &= earlier.completed;
+            report.findings.splice(0..0, earlier.findings);
+        }
+        Ok((report, recorder))
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -27,7 +27,7 @@ static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
 pub(crate) const SINK: u32 = 0;
 
 /// A parsed PTX module, ready to launch.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Module {
     pub(crate) id: u64,
     pub(crate) code: Vec<Instr>,

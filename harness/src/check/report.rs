@@ -48,6 +48,7 @@ fn finding_kind_json(kind: FindingKind, object: &mut Map<String, Json>) -> &'sta
             "stream-race"
         }
         FindingKind::NoPeerAccess => "no-peer-access",
+        FindingKind::StreamsStuck => "streams-stuck",
         FindingKind::BarrierDivergence => "barrier-divergence",
         FindingKind::Deadlock => "deadlock",
         FindingKind::OutOfBounds { space } => {

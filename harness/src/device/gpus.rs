@@ -521,7 +521,14 @@ impl Gpus {
                     }
                 }
             }
-            Many::Emu { backend, .. } => backend.emulator().synchronize(),
+            Many::Emu { backend, .. } => {
+                let held = backend.emulator().synchronize()?;
+                self.pending.printf.push_str(&held.printf_output());
+                let mut findings = held.findings;
+                crate::emu_backend::name_cuda_headers_as_included(&mut findings);
+                self.pending.findings.extend(findings);
+                self.pending.printf_dropped += held.printf_dropped;
+            }
         }
         Ok(())
     }
