@@ -39,6 +39,9 @@ pub enum Step {
     /// The whole ring all-reduce: reduce-scatter, then all-gather, one of them with this
     /// variant's kernel; `wait` is whether each step waits for the previous device's event.
     AllReduce { wait: bool },
+    /// Two all-reduces, A and B, by a ring whose ranks hand over through flags in each other's
+    /// memory instead of shared events; `same_order` is whether every rank issues A first.
+    FlagRing { same_order: bool },
 }
 
 impl Step {
@@ -109,6 +112,24 @@ pub const VARIANTS: &[Ch8Variant] = &[
         expect: Expect::WrongResult,
         summary: "chunks of n / N values: when N does not divide n, the last n % N values are never summed",
         kind: Step::AllReduce { wait: true },
+    },
+    Variant {
+        name: "ring-by-flags",
+        kernel: kernel!("ch8_many_gpus", "08_ring_step_by_flags", "ring_step"),
+        expect: Expect::Correct,
+        summary: "two all-reduces; each rank waits on a flag its predecessor writes (cuStreamWaitValue32), so no event crosses ranks and each could be its own process",
+        kind: Step::FlagRing { same_order: true },
+    },
+    Variant {
+        name: "collectives-out-of-order",
+        kernel: kernel!(
+            "ch8_many_gpus",
+            "09_collectives_out_of_order",
+            "ring_step_out_of_order"
+        ),
+        expect: Expect::Deadlock,
+        summary: "odd ranks issue all-reduce B before A: each rank waits for a flag that a rank busy with the other collective never sets, and every device waits forever",
+        kind: Step::FlagRing { same_order: false },
     },
 ];
 
@@ -459,6 +480,117 @@ impl Ring {
         // ANCHOR_END: ring
         Ok(())
     }
+
+    /// Queues rank `rank`'s share of two all-reduces by flags on its stream: everything here
+    /// is the rank's own stream, its own buffers, its predecessor's buffer address and its
+    /// successor's flags — what one process per GPU has after exchanging IPC handles.
+    #[allow(clippy::too_many_arguments)]
+    pub fn issue_by_flags(
+        &self,
+        gpus: &mut Gpus,
+        variant: &Ch8Variant,
+        rank: usize,
+        same_order: bool,
+        data: &[Vec<Buffer<f32>>; 2],
+        flags: &[Buffer<u32>],
+        shape: LaunchShape,
+    ) -> Result<()> {
+        let ranks = flags.len();
+        let (previous, next) = ((rank + ranks - 1) % ranks, (rank + 1) % ranks);
+        let stream = &self.streams[rank];
+        // ANCHOR: flags
+        for collective in collective_order(rank, same_order) {
+            let buffers = &data[collective];
+            for step in 0..2 * ranks.saturating_sub(1) {
+                if step > 0 {
+                    // The predecessor wrote `step` here when its step before finished.
+                    gpus.wait_for_value(stream, &flags[rank], collective, step as u32)?;
+                }
+                gpus.launch_on(
+                    stream,
+                    &variant.kernel,
+                    shape,
+                    &[
+                        (&buffers[rank]).into(),
+                        (&buffers[previous]).into(),
+                        Arg::U64(buffers[rank].len() as u64),
+                        Arg::U32(rank as u32),
+                        Arg::U32(step as u32),
+                        Arg::U32(ranks as u32),
+                    ],
+                )?;
+                gpus.signal(stream, &flags[next], collective, step as u32 + 1)?;
+            }
+        }
+        // ANCHOR_END: flags
+        Ok(())
+    }
+}
+
+/// What two all-reduces by flags left on every device, A's then B's, and what the checkers
+/// said (a stuck ring among it).
+#[derive(Debug)]
+pub struct TwoAllReduces {
+    pub outputs: [Vec<Vec<f32>>; 2],
+    pub report: LaunchReport,
+}
+
+/// The collectives' names in reports: flag word 0 is A's, word 1 is B's.
+pub const COLLECTIVES: [&str; 2] = ["A", "B"];
+
+// ANCHOR: out_of_order
+/// The order rank `rank` issues the two all-reduces in. Collectives are matched by the order
+/// ranks call them, not by name: every rank must call them in the same order.
+pub fn collective_order(rank: usize, same_order: bool) -> [usize; 2] {
+    if !same_order && rank % 2 == 1 {
+        [1, 0]
+    } else {
+        [0, 1]
+    }
+}
+// ANCHOR_END: out_of_order
+
+/// Uploads `inputs[c][r]` to device r for collectives A (c = 0) and B (c = 1), lets every rank
+/// issue its two all-reduces by flags in its own order (`variant`'s), and downloads what every
+/// device holds. Emulator-only for a variant whose ranks disagree: a GPU would hang.
+pub fn two_all_reduces(
+    gpus: &mut Gpus,
+    variant: &Ch8Variant,
+    inputs: [&[Vec<f32>]; 2],
+    shape: LaunchShape,
+) -> Result<TwoAllReduces> {
+    gpus.ensure_can_run(variant)?;
+    let same_order = !matches!(variant.kind, Step::FlagRing { same_order: false });
+    let ranks = gpus.count();
+    let mut data: [Vec<Buffer<f32>>; 2] = [Vec::new(), Vec::new()];
+    for (collective, buffers) in data.iter_mut().enumerate() {
+        for (rank, input) in inputs[collective].iter().enumerate().take(ranks) {
+            let label = format!("{}{rank}", COLLECTIVES[collective].to_lowercase());
+            buffers.push(gpus.upload(rank, input, &label)?);
+        }
+    }
+    let flags = (0..ranks)
+        .map(|rank| gpus.zeros::<u32>(rank, COLLECTIVES.len(), &format!("flags{rank}")))
+        .collect::<Result<Vec<_>>>()?;
+    let ring = Ring::new(gpus)?;
+    for rank in 0..ranks {
+        let next = (rank + 1) % ranks;
+        if next != rank {
+            gpus.enable_peer_access(rank, next)?;
+        }
+    }
+    for rank in 0..ranks {
+        ring.issue_by_flags(gpus, variant, rank, same_order, &data, &flags, shape)?;
+    }
+    let report = gpus.synchronize()?;
+    let mut outputs = [Vec::new(), Vec::new()];
+    for (collective, buffers) in data.iter().enumerate() {
+        outputs[collective] = buffers
+            .iter()
+            .map(|buffer| gpus.download(buffer))
+            .collect::<Result<_>>()?;
+    }
+    Ok(TwoAllReduces { outputs, report })
 }
 
 /// An all-reduce's outputs checked against the f64 sum: each value within `γ_{N−1}·Σ|x|` (the

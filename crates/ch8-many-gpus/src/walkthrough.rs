@@ -9,8 +9,9 @@ use harness::walk::{checker_section, flush, heading, opening, say, selected, tim
 use harness::{Arg, EmuSettings, Gpus, LaunchShape, Result, VendorTiming};
 
 use crate::{
-    AllReduceCheck, Ch8Variant, FINAL_THREADS, Ring, Step, SumCheck, VARIANTS, all_reduce,
-    chunk_begin, inputs, reduce_scatter_check, split_depth, split_reduction, values, variant,
+    AllReduceCheck, COLLECTIVES, Ch8Variant, FINAL_THREADS, Ring, Step, SumCheck, VARIANTS,
+    all_reduce, chunk_begin, collective_order, inputs, reduce_scatter_check, split_depth,
+    split_reduction, two_all_reduces, values, variant,
 };
 
 /// The split reduction's launch on every device: 16 blocks of 256 threads.
@@ -80,10 +81,17 @@ pub fn walkthrough(gpus: &mut Gpus, options: &Options, out: &mut dyn Write) -> R
     let ring_inputs = inputs(devices, ring_len, options.seed);
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
-        if variant.kind.is_split_reduction() {
-            split_step(gpus, variant, &data, &mut page)?;
-        } else {
-            ring_step(gpus, variant, &ring_inputs, &mut page)?;
+        match variant.kind {
+            kind if kind.is_split_reduction() => split_step(gpus, variant, &data, &mut page)?,
+            Step::FlagRing { same_order } => flag_ring_step(
+                gpus,
+                variant,
+                same_order,
+                &ring_inputs,
+                options.seed,
+                &mut page,
+            )?,
+            _ => ring_step(gpus, variant, &ring_inputs, &mut page)?,
         }
         flush(&mut page, out)?;
     }
@@ -228,6 +236,67 @@ fn ring_step(
         );
     }
     checker_section(gpus, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+fn flag_ring_step(
+    gpus: &mut Gpus,
+    variant: &Ch8Variant,
+    same_order: bool,
+    a: &[Vec<f32>],
+    seed: u64,
+    page: &mut String,
+) -> Result<()> {
+    let ranks = a.len();
+    let n = a.first().map_or(0, Vec::len);
+    let orders: Vec<String> = (0..ranks.min(4))
+        .map(|rank| {
+            let [first, second] = collective_order(rank, same_order);
+            format!("{rank}: {} {}", COLLECTIVES[first], COLLECTIVES[second])
+        })
+        .collect();
+    say(
+        page,
+        &format!(
+            "{ranks} devices × {RING_SHAPE} per step; all-reduces A and B of {n} values, {} steps each; rank r waits for flags<r>[A or B] ≥ its step, and its predecessor sets it",
+            2 * ranks.saturating_sub(1),
+        ),
+    );
+    say(
+        page,
+        &format!(
+            "order per rank: {}{}",
+            orders.join(" · "),
+            if ranks > 4 { " · …" } else { "" }
+        ),
+    );
+    if let Err(refused) = gpus.ensure_can_run(variant) {
+        say(
+            page,
+            &format!("not run: {refused}; --backend emu shows where each device stops"),
+        );
+        return Ok(());
+    }
+    let b = inputs(ranks, n, !seed);
+    let outcome = two_all_reduces(gpus, variant, [a, &b], RING_SHAPE)?;
+    let left = if same_order {
+        ""
+    } else {
+        " (as the streams left it)"
+    };
+    for (name, (outputs, data)) in COLLECTIVES.iter().zip(outcome.outputs.iter().zip([a, &b])) {
+        say(
+            page,
+            &format!("{name}{left}: {}", AllReduceCheck::new(outputs, data)),
+        );
+    }
+    checker_section(gpus, variant, &outcome.report.findings, page);
+    if !same_order {
+        say(
+            page,
+            "flags<r>[0] is A's, flags<r>[1] is B's: every device stopped in the collective it issued first, waiting, through the ring, on a device that issued the other one first",
+        );
+    }
     Ok(())
 }
 

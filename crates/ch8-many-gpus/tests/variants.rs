@@ -4,8 +4,8 @@
 mod common;
 
 use ch8_many_gpus::{
-    AllReduceCheck, FINAL_THREADS, Step, SumCheck, VARIANTS, all_reduce, inputs,
-    reduce_scatter_check, split_depth, split_reduction, values, variant,
+    AllReduceCheck, FINAL_THREADS, Step, SumCheck, VARIANTS, all_reduce, collective_order, inputs,
+    reduce_scatter_check, split_depth, split_reduction, two_all_reduces, values, variant,
 };
 use common::{
     any_threads, blocks, cases, devices, gpus, length, on_gpus, power_of_two_threads, schedule,
@@ -23,7 +23,7 @@ fn fail(error: harness::HarnessError) -> TestCaseError {
 fn kernel_files_present_their_variant() {
     let problems = harness::variant::registry_problems(VARIANTS);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
-    assert_eq!(VARIANTS.len(), 7);
+    assert_eq!(VARIANTS.len(), 9);
 }
 
 #[test]
@@ -236,6 +236,93 @@ fn the_wrong_chunk_offset_is_wrong_on_some_length_and_right_on_multiples() {
             }
         }
     }
+}
+
+/// Two all-reduces by flags, every rank issuing A then B: both sums right on every device, and
+/// the waits for flags order every peer read after the step that wrote it (no finding).
+#[test]
+fn two_all_reduces_by_flags_sum_both_on_every_device() {
+    let on_gpu = on_gpus();
+    let fixed = variant("ring-by-flags");
+    let mut runner = TestRunner::new(cases(on_gpu, 8, 24, file!()));
+    runner
+        .run(
+            &(
+                length(),
+                devices(),
+                blocks(),
+                any_threads(),
+                schedule(),
+                any::<u64>(),
+            ),
+            |(n, devices, blocks, threads, schedule, seed)| {
+                let Some(mut gpus) = gpus(devices, schedule) else {
+                    return Ok(());
+                };
+                let ranks = gpus.count();
+                let (a, b) = (inputs(ranks, n, seed), inputs(ranks, n, !seed));
+                let shape = LaunchShape::linear(blocks, threads);
+                let outcome = two_all_reduces(&mut gpus, fixed, [&a, &b], shape).map_err(fail)?;
+                for (outputs, data) in outcome.outputs.iter().zip([&a, &b]) {
+                    let check = AllReduceCheck::new(outputs, data);
+                    prop_assert!(check.is_right(), "{n} on {ranks} {shape}: {check}");
+                }
+                prop_assert!(outcome.report.is_clean(), "{:#?}", outcome.report.findings);
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
+/// Ranks that disagree on the order of their collectives never finish: the emulator reports
+/// the streams stuck, naming where every device stopped, on every ring size and shape. On GPUs
+/// the variant is refused before it can hang them.
+#[test]
+fn collectives_in_different_orders_are_stuck_and_every_device_is_named() {
+    let broken = variant("collectives-out-of-order");
+    assert_eq!(broken.expect, Expect::Deadlock);
+    assert_eq!(
+        (collective_order(0, false), collective_order(1, false)),
+        ([0, 1], [1, 0])
+    );
+    if on_gpus() {
+        let mut gpus = gpus(2, Schedule::Hardware).expect("GPUs");
+        let data = inputs(gpus.count(), 64, 0);
+        let refused = two_all_reduces(
+            &mut gpus,
+            broken,
+            [&data, &data],
+            LaunchShape::linear(1, 32),
+        )
+        .expect_err("an emulator-only variant is refused on GPUs");
+        assert!(refused.to_string().contains("emulator-only"), "{refused}");
+        return;
+    }
+    let mut runner = TestRunner::new(cases(false, 0, 16, file!()));
+    runner
+        .run(
+            &(length(), devices(), blocks(), any_threads(), any::<u64>()),
+            |(n, devices, blocks, threads, seed)| {
+                let mut gpus =
+                    gpus(devices, Schedule::Hardware).expect("the emulator always opens");
+                let data = inputs(devices, n, seed);
+                let shape = LaunchShape::linear(blocks, threads);
+                let outcome =
+                    two_all_reduces(&mut gpus, broken, [&data, &data], shape).map_err(fail)?;
+                let findings = &outcome.report.findings;
+                prop_assert!(broken.expect.is_shown_by(findings, None), "{findings:#?}");
+                let stuck = findings
+                    .iter()
+                    .find(|f| f.kind == harness::FindingKind::StreamsStuck)
+                    .expect("a stuck finding");
+                for device in 0..devices {
+                    let stop = format!("device {device}'s stream 0 waits at its operation");
+                    prop_assert!(stuck.why.contains(&stop), "{stop}: {}", stuck.why);
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
 }
 
 /// NCCL cannot run on the emulator; its row says so in one sentence instead of failing.

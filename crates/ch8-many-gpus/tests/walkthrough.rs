@@ -17,8 +17,8 @@ fn walkthrough_on_two_emulated_devices() {
     let sections = book_sections(printed, &out, "ch8-many-gpus");
     assert_eq!(
         sections.len(),
-        9,
-        "a header, seven variants and the timing section: {sections:#?}"
+        11,
+        "a header, nine variants and the timing section: {sections:#?}"
     );
     insta::with_settings!({ prepend_module_to_snapshot => false, omit_expression => true }, {
         for (name, text) in sections {

@@ -512,6 +512,96 @@ impl Gpus {
         }
     }
 
+    /// Queues on `stream` a write of `value` to `flags[index]`, which may live on another
+    /// device reachable by peer access (`cuStreamWriteValue32`): it happens after everything
+    /// queued on `stream` before it. The way one rank tells another it is done without an event
+    /// both must share, so it works with one process per GPU.
+    pub fn signal(
+        &mut self,
+        stream: &GpuStream,
+        flags: &Buffer<u32>,
+        index: usize,
+        value: u32,
+    ) -> Result<()> {
+        self.stream_memory_operation(stream, flags, index, value, StreamMemoryOperation::Write)
+    }
+
+    /// Makes `stream`'s later work wait until `flags[index]` is at least `at_least`
+    /// (`cuStreamWaitValue32` with `CU_STREAM_WAIT_VALUE_GEQ`). A wait no one meets hangs a GPU;
+    /// on the emulator, [`Gpus::synchronize`] reports it as stuck and says where.
+    pub fn wait_for_value(
+        &mut self,
+        stream: &GpuStream,
+        flags: &Buffer<u32>,
+        index: usize,
+        at_least: u32,
+    ) -> Result<()> {
+        self.stream_memory_operation(stream, flags, index, at_least, StreamMemoryOperation::Wait)
+    }
+
+    fn stream_memory_operation(
+        &mut self,
+        stream: &GpuStream,
+        flags: &Buffer<u32>,
+        index: usize,
+        value: u32,
+        operation: StreamMemoryOperation,
+    ) -> Result<()> {
+        if index >= flags.len {
+            return Err(HarnessError::Invalid(format!(
+                "flag {index} of a buffer of {} flags",
+                flags.len
+            )));
+        }
+        let offset = 4 * index as u64;
+        match (&mut self.inner, &stream.inner, &flags.raw) {
+            (Many::Cuda(_), StreamInner::Cuda(cuda), RawBuffer::Cuda(slice)) => {
+                let (address, _guard) = slice.device_ptr(cuda);
+                cuda.context().bind_to_thread()?;
+                let address = address + offset;
+                // SAFETY: the word lies inside a live buffer (checked above), which `Gpus`
+                // keeps until everything queued has finished, and the stream's context is bound.
+                let status = unsafe {
+                    match operation {
+                        StreamMemoryOperation::Write => sys::cuStreamWriteValue32_v2(
+                            cuda.cu_stream(),
+                            address,
+                            value,
+                            sys::CUstreamWriteValue_flags::CU_STREAM_WRITE_VALUE_DEFAULT as u32,
+                        ),
+                        StreamMemoryOperation::Wait => sys::cuStreamWaitValue32_v2(
+                            cuda.cu_stream(),
+                            address,
+                            value,
+                            sys::CUstreamWaitValue_flags::CU_STREAM_WAIT_VALUE_GEQ as u32,
+                        ),
+                    }
+                };
+                driver_status(status)
+            }
+            (Many::Emu { backend, .. }, StreamInner::Emu(id), RawBuffer::Emu(ptr)) => {
+                let word = ptx_emu::DevicePtr(ptr.0 + offset);
+                let emulator = backend.emulator();
+                match operation {
+                    StreamMemoryOperation::Write => emulator.write_value_on(*id, word, value)?,
+                    StreamMemoryOperation::Wait => emulator.wait_value_on(*id, word, value)?,
+                }
+                Ok(())
+            }
+            _ => Err(mixed_backends()),
+        }
+    }
+
+    /// Refuses variants that could hang a real GPU before they reach one.
+    pub fn ensure_can_run<K>(&self, variant: &crate::Variant<K>) -> Result<()> {
+        if self.kind.is_cuda() && variant.expect.is_emulator_only() {
+            return Err(HarnessError::EmulatorOnly {
+                variant: variant.name.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     fn wait_for_all(&mut self) -> Result<()> {
         match &mut self.inner {
             Many::Cuda(devices) => {
@@ -561,6 +651,12 @@ impl Gpus {
         let total = start.elapsed().as_secs_f64() * 1e3;
         Ok(Some(total / f64::from(repetitions.max(1))))
     }
+}
+
+#[derive(Clone, Copy)]
+enum StreamMemoryOperation {
+    Write,
+    Wait,
 }
 
 fn driver_status(status: sys::CUresult) -> Result<()> {
