@@ -21,7 +21,7 @@ use crate::variant::Variant;
 
 pub use gpus::{GpuEvent, GpuStream, Gpus};
 #[cfg(feature = "vendor")]
-pub use nccl::{NCCL_HOW_TO_GET, nccl_library};
+pub use nccl::nccl_library;
 pub use ptx_emu::{Finding, FindingKind, Schedule, WarpSyncProblem};
 pub use stream::{HostBuffer, Stream};
 
@@ -34,6 +34,8 @@ mod stream;
 mod vendor;
 
 /// What a learner without cuBLAS should do.
+/// What a learner without NCCL (chapter 8's vendor row) should do.
+pub const NCCL_HOW_TO_GET: &str = "`pip install nvidia-nccl-cu13==2.32.3` (or install NCCL 2.x), and Racetrack finds libnccl.so.2 in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/nccl/lib";
 pub const CUBLAS_HOW_TO_GET: &str = "install the CUDA toolkit, or `pip install nvidia-cublas`, and Racetrack finds libcublas.so.13 in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/cu13/lib";
 
 /// A vendor reference: its time, or why there is none.

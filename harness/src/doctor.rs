@@ -55,6 +55,7 @@ impl Diagnosis {
                 python_row(),
                 cache_row(),
                 cublas_row(),
+                nccl_row(),
                 mdbook_row(),
                 chromium_row(),
             ],
@@ -283,6 +284,24 @@ fn cublas_row() -> Row {
             format!(
                 "optional: only the vendor rows of ch5's and ch7's GPU tables use it; {}",
                 crate::device::CUBLAS_HOW_TO_GET
+            ),
+        ),
+    }
+}
+
+fn nccl_row() -> Row {
+    const PIECE: &str = "NCCL";
+    match nvrtc::find_nccl() {
+        Some(path) => Row::found(
+            PIECE,
+            shown(&path),
+            "the vendor row of ch8's all-reduce table, on two GPUs or more",
+        ),
+        None => Row::missing(
+            PIECE,
+            format!(
+                "optional: only the vendor row of ch8's all-reduce table uses it; {}",
+                crate::device::NCCL_HOW_TO_GET
             ),
         ),
     }

@@ -137,6 +137,20 @@ pub(crate) fn find_library(file: &str) -> Option<PathBuf> {
         .find(|path| path.is_file())
 }
 
+/// NCCL's library: where NVRTC is looked for, then in a pip-installed `nvidia/nccl/lib`
+/// (NCCL's wheel keeps it apart from the `cu13` pieces).
+pub(crate) fn find_nccl() -> Option<PathBuf> {
+    library_dirs()
+        .into_iter()
+        .chain(
+            python_site_dirs()
+                .iter()
+                .map(|site| site.join("nvidia/nccl/lib")),
+        )
+        .map(|dir| dir.join("libnccl.so.2"))
+        .find(|path| path.is_file())
+}
+
 /// Where the CUDA headers are, searched as NVRTC itself is found: beside each library
 /// directory of [`library_dirs`] (`…/lib64` → `…/include`), in the order NVRTC is looked for,
 /// each with the `cccl/` folder that CUDA 13 keeps libcu++ and CUB in, as nvcc adds it.

@@ -514,7 +514,7 @@ impl Emulator {
     /// The 4-byte word at `ptr`, or why `ptr` cannot hold one.
     fn value_at(&self, ptr: DevicePtr, what: &str) -> Result<(usize, u32), EmuError> {
         let index = find_alloc(&self.allocs, ptr.0, 4)
-            .filter(|_| ptr.0 % 4 == 0)
+            .filter(|_| ptr.0.is_multiple_of(4))
             .ok_or_else(|| {
                 bad_device(format!(
                     "{what} at {:#x}: not an aligned 4-byte word inside an allocation",

@@ -9,7 +9,7 @@
 //! `racetrack trace FILE.cu … --out trace.json` runs it on the emulator and records every step
 //! (emu/TRACE.md); the book's players replay such traces.
 //!
-//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, cuBLAS, mdbook,
+//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, cuBLAS, NCCL, mdbook,
 //! Chromium), where each came from, and what to do about what is missing.
 
 use std::process::ExitCode;

@@ -3,17 +3,13 @@
 //! missing, so this module finds and checks it first; when anything is missing the row says so
 //! and how to get it.
 
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cudarc::driver::CudaSlice;
 use cudarc::nccl::{Comm, ReduceOp, result as nccl, sys};
 
-use super::{Gpus, Inner, VendorTiming, gpus::Many};
+use super::{Gpus, Inner, NCCL_HOW_TO_GET, VendorTiming, gpus::Many};
 use crate::error::{HarnessError, Result};
-
-/// What a learner without NCCL should do.
-pub const NCCL_HOW_TO_GET: &str = "`pip install nvidia-nccl-cu13==2.32.3` (or install NCCL 2.x), and Racetrack finds libnccl.so.2 in LD_LIBRARY_PATH, CUDA_PATH, /usr/local/cuda or a pip-installed nvidia/nccl/lib";
 
 /// Every NCCL function this module calls, checked before the first call.
 const SYMBOLS: &[&str] = &[
@@ -34,20 +30,8 @@ pub fn nccl_library() -> std::result::Result<(), &'static str> {
         .map_err(|why| why.as_str())
 }
 
-fn candidates() -> Vec<PathBuf> {
-    let mut dirs = crate::nvrtc::library_dirs();
-    dirs.extend(
-        crate::nvrtc::python_site_dirs()
-            .iter()
-            .map(|site| site.join("nvidia/nccl/lib")),
-    );
-    dirs.into_iter()
-        .map(|dir| dir.join("libnccl.so.2"))
-        .collect()
-}
-
 fn load() -> std::result::Result<(), String> {
-    if let Some(path) = candidates().into_iter().find(|path| path.is_file()) {
+    if let Some(path) = crate::nvrtc::find_nccl() {
         // SAFETY: NCCL has no initialisers with preconditions; the handle is leaked on purpose
         // so the library stays mapped for cudarc, which then finds it by name.
         if let Ok(library) = unsafe { libloading::Library::new(&path) } {
