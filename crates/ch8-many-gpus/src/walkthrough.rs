@@ -307,7 +307,7 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
         say(
             page,
             &timing_skipped(
-                "the ring all-reduce's bus bandwidth from 1 MiB to 1 GiB against NCCL's ncclAllReduce, and the split reduction's speed-up over one GPU",
+                "the ring all-reduce's bus bandwidth from 1 MiB to 1 GiB against NCCL's ncclAllReduce, what a read through peer access costs against one of a device's own memory, and the split reduction's speed-up over one GPU",
             ),
         );
         return Ok(());
@@ -376,9 +376,11 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
     if let Some(why) = nccl_missing {
         say(page, &format!("NCCL: {why}"));
     }
+    let peer = peer_cost(gpus)?;
+    say(page, &peer);
     let split = split_speedup(gpus)?;
     say(page, &split);
-    let tables = format!("{ring_table}\n\n{split}");
+    let tables = format!("{ring_table}\n\n{peer}\n\n{split}");
     let file = write_gpu_table(
         &options.out,
         &gpus.banner(),
@@ -388,6 +390,54 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
     )?;
     say(page, &format!("table written to {}", file.display()));
     Ok(())
+}
+
+/// What peer access costs: device 0 sums 256 MiB of floats held in its own memory, then the
+/// same amount held in device 1's (read through peer access), against a peer copy of it.
+fn peer_cost(gpus: &mut Gpus) -> Result<String> {
+    let n: usize = 1 << 26;
+    let bytes = (n * 4) as f64;
+    let kernel = variant("split-on-host").kernel;
+    let shape = LaunchShape::linear(1056, 256);
+    let mut local = gpus.zeros::<f32>(0, n, "local")?;
+    let remote = gpus.zeros::<f32>(1, n, "remote")?;
+    let sums = gpus.zeros::<f32>(0, 1056, "sums")?;
+    let stream = gpus.stream(0)?;
+    gpus.enable_peer_access(0, 1)?;
+    let read = |gpus: &mut Gpus, source: &harness::Buffer<f32>| {
+        gpus.time_ms(REPETITIONS, |gpus| {
+            gpus.launch_on(
+                &stream,
+                &kernel,
+                shape,
+                &[source.into(), Arg::U64(n as u64), (&sums).into()],
+            )
+        })
+    };
+    let own = read(gpus, &local)?;
+    let peer = read(gpus, &remote)?;
+    let copy = gpus.time_ms(REPETITIONS, |gpus| {
+        gpus.copy(&stream, &mut local, 0, &remote, 0, n)
+    })?;
+    let mut rows = Vec::new();
+    for (what, ms) in [
+        ("device 0 sums its own memory", own),
+        ("device 0 sums device 1's, by peer access", peer),
+        ("peer copy, device 1 → device 0", copy),
+    ] {
+        if let (Some(ms), Some(own)) = (ms, own) {
+            rows.push(vec![
+                what.to_string(),
+                format!("{ms:.3}"),
+                format!("{:.1}", bytes / (ms * 1e6)),
+                format!("{:.2}×", own / ms),
+            ]);
+        }
+    }
+    Ok(format!(
+        "what peer access costs, 256 MiB:\n{}",
+        table(&["read", "ms", "GB/s", "vs own memory"], rows)
+    ))
 }
 
 /// The split reduction of 2 GiB of floats on device 0 alone, then over every device.
