@@ -1,35 +1,17 @@
 //! Several devices in one address space: which device owns an allocation, peer access between
-//! them, and the streams and events that order operations (racecheck across operations).
-//!
-//! An operation queued on a stream (a launch, a copy, an event record or wait, a write of a
-//! value) runs to its end when it is queued, unless its stream holds work behind a wait that is
-//! not met yet — a wait for a value in memory (`cuStreamWaitValue32`) or for an event whose
-//! record is itself held: then it joins the stream's queue and runs, in order, once the wait is
-//! met by work on another stream. Work still held at a host synchronization can never run (every
-//! stream holding work waits for something only held work would do): that is a finding, naming
-//! where each stream stopped, and the held work is dropped as a watchdog would.
-//!
-//! What is checked is whether anything *ordered* two operations. Each stream carries a vector
-//! clock over streams: running an operation ticks the stream's own entry, recording an event
-//! copies the clock, waiting for an event joins it, a write of a value leaves the clock on the
-//! word and a met wait for it joins that, and a host synchronization joins the clocks it waited
-//! for into the host's, which every later operation starts from. An earlier operation A is
-//! ordered before a later B exactly when B's clock has reached A's tick on A's stream. For every
-//! operation since the last full synchronization the emulator keeps its footprint (which bytes
-//! it read and wrote, one bit per byte), and each access of a new operation is tested against
-//! the footprints of the operations not ordered before it.
-
-use std::collections::VecDeque;
+//! them, and what racecheck across operations keeps: each operation's footprint (which bytes it
+//! read and wrote, one bit per byte) and the vector clocks that say which operations are ordered.
+//! The streams, events and held work that order operations are in `streams.rs`.
 
 use super::*;
 
 /// A stream made by [`Emulator::create_stream`]: work on it runs in order, on its device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct StreamId(u32);
+pub struct StreamId(pub(crate) u32);
 
 /// An event recorded by [`Emulator::record_event`]: what its stream had queued at that moment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct EventId(u32);
+pub struct EventId(pub(crate) u32);
 
 /// The devices, their peer access, and the ordering state of their streams.
 pub(crate) struct Devices {
@@ -37,80 +19,27 @@ pub(crate) struct Devices {
     /// The device that allocations and unqueued launches go to (`cudaSetDevice`).
     pub(crate) current: u32,
     /// `peer[from * count + to]`: kernels on `from` may access `to`'s memory.
-    peer: Vec<bool>,
-    streams: Vec<StreamState>,
-    events: Vec<EventState>,
+    pub(crate) peer: Vec<bool>,
+    pub(crate) streams: Vec<StreamState>,
+    pub(crate) events: Vec<EventState>,
     /// Per word written by [`Emulator::write_value_on`]: the writers' clocks, which a wait that
     /// the word meets joins.
-    value_clocks: HashMap<u64, Vec<u64>>,
+    pub(crate) value_clocks: HashMap<u64, Vec<u64>>,
     /// What held work found when it ran, for the next host synchronization to hand back.
-    deferred: RunReport,
+    pub(crate) deferred: RunReport,
     /// What the host has waited for: every operation it covers is ordered before whatever the
     /// host queues next.
-    host: Vec<u64>,
+    pub(crate) host: Vec<u64>,
     /// Operations not yet known to be ordered before everything the host queues next.
-    history: Vec<Operation>,
-}
-
-struct StreamState {
-    device: u32,
-    /// The stream's number among its device's streams, from 0, for reports.
-    number: u32,
-    clock: Vec<u64>,
-    /// Operations queued so far, for reports ("its operation 3").
-    queued: u32,
-    /// Work held behind an unmet wait, in the order the host queued it.
-    held: VecDeque<Held>,
-}
-
-/// An event: where it was recorded, and the clock it captured once its record ran.
-struct EventState {
-    stream: u32,
-    position: u32,
-    clock: Option<Vec<u64>>,
-}
-
-/// Work a stream holds behind an unmet wait.
-struct Held {
-    /// Which of its stream's operations this is, from 1.
-    position: u32,
-    /// What the host had waited for when it queued the work.
-    host: Vec<u64>,
-    work: Work,
-}
-
-enum Work {
-    Launch {
-        module: Box<Module>,
-        entry: String,
-        config: LaunchConfig,
-        args: Vec<KernelArg>,
-        options: RunOptions,
-    },
-    Copy {
-        dst: DevicePtr,
-        src: DevicePtr,
-        bytes: usize,
-        racecheck: bool,
-    },
-    Record(EventId),
-    WaitEvent(EventId),
-    WaitValue {
-        ptr: DevicePtr,
-        at_least: u32,
-    },
-    WriteValue {
-        ptr: DevicePtr,
-        value: u32,
-    },
+    pub(crate) history: Vec<Operation>,
 }
 
 /// An operation that ran on a stream and the bytes it touched, by allocation base address.
 pub(crate) struct Operation {
     pub(crate) name: String,
-    stream: u32,
-    tick: u64,
-    footprints: HashMap<u64, Footprint>,
+    pub(crate) stream: u32,
+    pub(crate) tick: u64,
+    pub(crate) footprints: HashMap<u64, Footprint>,
 }
 
 /// One operation's accesses to one allocation, one bit per byte. Strong accesses at system scope
@@ -180,7 +109,7 @@ fn first_in_range(bits: &[u64], off: usize, len: usize) -> Option<usize> {
 }
 
 impl Footprint {
-    fn record(&mut self, access: OpAccess, off: usize, len: usize, bytes: usize) {
+    pub(crate) fn record(&mut self, access: OpAccess, off: usize, len: usize, bytes: usize) {
         let bits = match access {
             OpAccess::Read => &mut self.read,
             OpAccess::Write => &mut self.written,
@@ -192,7 +121,12 @@ impl Footprint {
 
     /// The first byte of `off..off + len` where `access` conflicts with this footprint, and
     /// whether the earlier access there wrote.
-    fn conflict(&self, access: OpAccess, off: usize, len: usize) -> Option<(usize, bool)> {
+    pub(crate) fn conflict(
+        &self,
+        access: OpAccess,
+        off: usize,
+        len: usize,
+    ) -> Option<(usize, bool)> {
         let earlier_writes: &[&Vec<u64>] = match access {
             OpAccess::Read | OpAccess::Write => &[&self.written, &self.strong_written],
             OpAccess::StrongRead | OpAccess::StrongWrite => &[&self.written],
@@ -217,8 +151,8 @@ impl Footprint {
 /// What a launch on a stream checks and records, by allocation index for the launch's length.
 pub(crate) struct OpCheck {
     /// The earlier operations not ordered before this one: name and footprints by allocation index.
-    unordered: Vec<(String, Vec<Option<Footprint>>)>,
-    own: Vec<Option<Footprint>>,
+    pub(crate) unordered: Vec<(String, Vec<Option<Footprint>>)>,
+    pub(crate) own: Vec<Option<Footprint>>,
     pub(crate) name: String,
 }
 
@@ -228,7 +162,7 @@ pub(crate) struct OpConflict {
     pub(crate) hazard: Hazard,
 }
 
-fn hazard(access: OpAccess, earlier_wrote: bool) -> Hazard {
+pub(crate) fn hazard(access: OpAccess, earlier_wrote: bool) -> Hazard {
     match (earlier_wrote, access.writes()) {
         (true, false) => Hazard::ReadAfterWrite,
         (true, true) => Hazard::WriteAfterWrite,
@@ -289,7 +223,7 @@ impl Devices {
     /// Starts an operation on `stream`: the stream first learns what the host had waited for
     /// when it queued the operation, then ticks. Returns the indices of earlier operations not
     /// ordered before it.
-    fn start(&mut self, stream: StreamId, host: &[u64]) -> (u64, Vec<usize>) {
+    pub(crate) fn start(&mut self, stream: StreamId, host: &[u64]) -> (u64, Vec<usize>) {
         let s = stream.0 as usize;
         let state = &mut self.streams[s];
         join(&mut state.clock, host);
@@ -308,7 +242,7 @@ impl Devices {
 
     /// Drops the operations that everything queued from now on is ordered after (none while
     /// work is held: it starts from what the host had waited for when it was queued).
-    fn forget_ordered(&mut self) {
+    pub(crate) fn forget_ordered(&mut self) {
         if self.streams.iter().any(|s| !s.held.is_empty()) {
             return;
         }
@@ -318,7 +252,7 @@ impl Devices {
     }
 }
 
-fn join(into: &mut Vec<u64>, other: &[u64]) {
+pub(crate) fn join(into: &mut Vec<u64>, other: &[u64]) {
     if into.len() < other.len() {
         into.resize(other.len(), 0);
     }
@@ -327,7 +261,7 @@ fn join(into: &mut Vec<u64>, other: &[u64]) {
     }
 }
 
-fn bad_device(message: String) -> EmuError {
+pub(crate) fn bad_device(message: String) -> EmuError {
     EmuError::BadDevice(message)
 }
 
@@ -369,7 +303,7 @@ impl Emulator {
         self.devices.current
     }
 
-    fn check_device(&self, device: u32) -> Result<(), EmuError> {
+    pub(crate) fn check_device(&self, device: u32) -> Result<(), EmuError> {
         if device < self.devices.count {
             Ok(())
         } else {
@@ -404,615 +338,4 @@ impl Emulator {
     pub fn peer_access_enabled(&self, from: u32, to: u32) -> bool {
         from < self.devices.count && to < self.devices.count && self.devices.peer_enabled(from, to)
     }
-
-    /// A new stream on the current device.
-    pub fn create_stream(&mut self) -> StreamId {
-        let id = self.devices.streams.len();
-        for state in &mut self.devices.streams {
-            state.clock.push(0);
-        }
-        self.devices.host.push(0);
-        let mut clock = self.devices.host.clone();
-        clock[id] = 0;
-        let device = self.devices.current;
-        let number = self
-            .devices
-            .streams
-            .iter()
-            .filter(|s| s.device == device)
-            .count() as u32;
-        self.devices.streams.push(StreamState {
-            device,
-            number,
-            clock,
-            queued: 0,
-            held: VecDeque::new(),
-        });
-        StreamId(id as u32)
-    }
-
-    pub fn stream_device(&self, stream: StreamId) -> u32 {
-        self.devices.streams[stream.0 as usize].device
-    }
-
-    /// How reports name a stream: `device 1's stream 0` (streams are numbered per device).
-    fn stream_name(&self, stream: StreamId) -> String {
-        let state = &self.devices.streams[stream.0 as usize];
-        format!("device {}'s stream {}", state.device, state.number)
-    }
-
-    fn check_stream(&self, stream: StreamId) -> Result<(), EmuError> {
-        if (stream.0 as usize) < self.devices.streams.len() {
-            Ok(())
-        } else {
-            Err(bad_device(format!("stream {} was never created", stream.0)))
-        }
-    }
-
-    /// Counts an operation queued on `stream` and returns its position (from 1), and whether
-    /// the stream holds work it must wait behind.
-    fn enqueue(&mut self, stream: StreamId) -> (u32, bool) {
-        let state = &mut self.devices.streams[stream.0 as usize];
-        state.queued += 1;
-        (state.queued, !state.held.is_empty())
-    }
-
-    fn hold(&mut self, stream: StreamId, position: u32, work: Work) {
-        let host = self.devices.host.clone();
-        self.devices.streams[stream.0 as usize]
-            .held
-            .push_back(Held {
-                position,
-                host,
-                work,
-            });
-    }
-
-    /// Records an event on `stream`: a stream that waits for it waits for everything queued on
-    /// `stream` so far (`cudaEventRecord`).
-    pub fn record_event(&mut self, stream: StreamId) -> Result<EventId, EmuError> {
-        self.check_stream(stream)?;
-        let (position, behind) = self.enqueue(stream);
-        let event = EventId(self.devices.events.len() as u32);
-        let clock = (!behind).then(|| self.devices.streams[stream.0 as usize].clock.clone());
-        self.devices.events.push(EventState {
-            stream: stream.0,
-            position,
-            clock,
-        });
-        if behind {
-            self.hold(stream, position, Work::Record(event));
-        } else {
-            self.run_held()?;
-        }
-        Ok(event)
-    }
-
-    /// Makes `stream`'s later work wait for `event` (`cudaStreamWaitEvent`), on any device.
-    pub fn wait_event(&mut self, stream: StreamId, event: EventId) -> Result<(), EmuError> {
-        self.check_stream(stream)?;
-        let recorded = self
-            .devices
-            .events
-            .get(event.0 as usize)
-            .ok_or_else(|| bad_device(format!("event {} was never recorded", event.0)))?
-            .clock
-            .clone();
-        let (position, behind) = self.enqueue(stream);
-        match recorded {
-            Some(clock) if !behind => {
-                join(&mut self.devices.streams[stream.0 as usize].clock, &clock);
-                Ok(())
-            }
-            _ => {
-                self.hold(stream, position, Work::WaitEvent(event));
-                Ok(())
-            }
-        }
-    }
-
-    /// The 4-byte word at `ptr`, or why `ptr` cannot hold one.
-    fn value_at(&self, ptr: DevicePtr, what: &str) -> Result<(usize, u32), EmuError> {
-        let index = find_alloc(&self.allocs, ptr.0, 4)
-            .filter(|_| ptr.0.is_multiple_of(4))
-            .ok_or_else(|| {
-                bad_device(format!(
-                    "{what} at {:#x}: not an aligned 4-byte word inside an allocation",
-                    ptr.0
-                ))
-            })?;
-        let a = &self.allocs[index];
-        let off = (ptr.0 - a.base) as usize;
-        let bytes = a.data[off..off + 4].try_into().expect("4 bytes");
-        Ok((index, u32::from_le_bytes(bytes)))
-    }
-
-    /// Checks that `stream`'s device may reach `ptr` (its own memory, or a peer's with peer
-    /// access), as a stream memory operation needs.
-    fn check_reach(&self, stream: StreamId, ptr: DevicePtr, what: &str) -> Result<(), EmuError> {
-        let (index, _) = self.value_at(ptr, what)?;
-        let (from, to) = (self.stream_device(stream), self.allocs[index].device);
-        if self.devices.peer_enabled(from, to) {
-            Ok(())
-        } else {
-            Err(bad_device(format!(
-                "{what} on {} at {}[{}] on device {to}: device {from} has no peer access to device {to} (cudaDeviceEnablePeerAccess)",
-                self.stream_name(stream),
-                self.allocs[index].label,
-                (ptr.0 - self.allocs[index].base) / 4
-            )))
-        }
-    }
-
-    /// Makes `stream`'s later work wait until the 32-bit word at `ptr` is at least `at_least`
-    /// (`cuStreamWaitValue32` with `CU_STREAM_WAIT_VALUE_GEQ`; compared as unsigned numbers).
-    /// Once met by [`Emulator::write_value_on`], the wait orders the stream after the writer.
-    pub fn wait_value_on(
-        &mut self,
-        stream: StreamId,
-        ptr: DevicePtr,
-        at_least: u32,
-    ) -> Result<(), EmuError> {
-        self.check_stream(stream)?;
-        self.check_reach(stream, ptr, "a wait for a value")?;
-        let (position, behind) = self.enqueue(stream);
-        let work = Work::WaitValue { ptr, at_least };
-        if behind || !self.ready(&work) {
-            self.hold(stream, position, work);
-        } else {
-            self.meet(stream, ptr);
-        }
-        Ok(())
-    }
-
-    /// Queues a write of `value` to the 32-bit word at `ptr` on `stream`
-    /// (`cuStreamWriteValue32`): it happens after everything queued on `stream` before it.
-    pub fn write_value_on(
-        &mut self,
-        stream: StreamId,
-        ptr: DevicePtr,
-        value: u32,
-    ) -> Result<(), EmuError> {
-        self.check_stream(stream)?;
-        self.check_reach(stream, ptr, "a write of a value")?;
-        let (position, behind) = self.enqueue(stream);
-        if behind {
-            self.hold(stream, position, Work::WriteValue { ptr, value });
-            return Ok(());
-        }
-        self.write_value_now(stream, ptr, value)?;
-        self.run_held()
-    }
-
-    fn write_value_now(
-        &mut self,
-        stream: StreamId,
-        ptr: DevicePtr,
-        value: u32,
-    ) -> Result<(), EmuError> {
-        self.write(ptr, &value.to_le_bytes())?;
-        let clock = self.devices.streams[stream.0 as usize].clock.clone();
-        join(self.devices.value_clocks.entry(ptr.0).or_default(), &clock);
-        Ok(())
-    }
-
-    /// A met wait for the word at `ptr`: `stream` is now ordered after its writers.
-    fn meet(&mut self, stream: StreamId, ptr: DevicePtr) {
-        if let Some(clock) = self.devices.value_clocks.get(&ptr.0) {
-            join(&mut self.devices.streams[stream.0 as usize].clock, clock);
-        }
-    }
-
-    /// Whether held work at the front of its stream can run now.
-    fn ready(&self, work: &Work) -> bool {
-        match work {
-            Work::WaitEvent(event) => self.devices.events[event.0 as usize].clock.is_some(),
-            Work::WaitValue { ptr, at_least } => self
-                .value_at(*ptr, "a wait for a value")
-                .is_ok_and(|(_, value)| value >= *at_least),
-            _ => true,
-        }
-    }
-
-    /// Runs held work whose waits are met, on every stream, until none is.
-    fn run_held(&mut self) -> Result<(), EmuError> {
-        loop {
-            let mut ran = false;
-            for s in 0..self.devices.streams.len() {
-                let stream = StreamId(s as u32);
-                while self.devices.streams[s]
-                    .held
-                    .front()
-                    .is_some_and(|held| self.ready(&held.work))
-                {
-                    let held = self.devices.streams[s].held.pop_front().expect("a front");
-                    let report = self.run_work(stream, held)?;
-                    let deferred = &mut self.devices.deferred;
-                    deferred.findings.extend(report.findings);
-                    deferred.printf.extend(report.printf);
-                    deferred.printf_dropped += report.printf_dropped;
-                    deferred.completed &= report.completed;
-                    deferred.thread_instructions += report.thread_instructions;
-                    ran = true;
-                }
-            }
-            if !ran {
-                return Ok(());
-            }
-        }
-    }
-
-    fn run_work(&mut self, stream: StreamId, held: Held) -> Result<RunReport, EmuError> {
-        let done = RunReport {
-            completed: true,
-            ..RunReport::default()
-        };
-        match held.work {
-            Work::Launch {
-                module,
-                entry,
-                config,
-                args,
-                options,
-            } => self.launch_now(
-                stream, &held.host, &module, &entry, &config, &args, &options,
-            ),
-            Work::Copy {
-                dst,
-                src,
-                bytes,
-                racecheck,
-            } => self.copy_now(stream, &held.host, dst, src, bytes, racecheck),
-            Work::Record(event) => {
-                let clock = self.devices.streams[stream.0 as usize].clock.clone();
-                self.devices.events[event.0 as usize].clock = Some(clock);
-                Ok(done)
-            }
-            Work::WaitEvent(event) => {
-                let clock = self.devices.events[event.0 as usize]
-                    .clock
-                    .clone()
-                    .unwrap_or_default();
-                join(&mut self.devices.streams[stream.0 as usize].clock, &clock);
-                Ok(done)
-            }
-            Work::WaitValue { ptr, .. } => {
-                self.meet(stream, ptr);
-                Ok(done)
-            }
-            Work::WriteValue { ptr, value } => {
-                self.write_value_now(stream, ptr, value)?;
-                Ok(done)
-            }
-        }
-    }
-
-    /// The host waits for everything queued on `stream` (`cudaStreamSynchronize`). Work the
-    /// stream still holds afterwards can never run; the next [`Emulator::synchronize`] reports it.
-    pub fn synchronize_stream(&mut self, stream: StreamId) -> Result<(), EmuError> {
-        self.check_stream(stream)?;
-        self.run_held()?;
-        let clock = self.devices.streams[stream.0 as usize].clock.clone();
-        join(&mut self.devices.host, &clock);
-        self.devices.forget_ordered();
-        Ok(())
-    }
-
-    /// The host waits for everything queued on every stream of every device. Returns what held
-    /// work found when it ran since the last call, and, when work is held that can never run, a
-    /// [`FindingKind::StreamsStuck`] finding naming where each stream stopped; that work is
-    /// dropped.
-    pub fn synchronize(&mut self) -> Result<RunReport, EmuError> {
-        self.run_held()?;
-        let stuck = self.stuck_streams();
-        for state in &mut self.devices.streams {
-            state.held.clear();
-        }
-        let Devices { streams, host, .. } = &mut self.devices;
-        for state in streams.iter() {
-            join(host, &state.clock);
-        }
-        self.devices.history.clear();
-        let mut report = std::mem::replace(
-            &mut self.devices.deferred,
-            RunReport {
-                completed: true,
-                ..RunReport::default()
-            },
-        );
-        if let Some(finding) = stuck {
-            report.findings.push(finding);
-            report.completed = false;
-        }
-        Ok(report)
-    }
-
-    /// The finding for held work that can never run, naming each stream's stop.
-    fn stuck_streams(&self) -> Option<Finding> {
-        let mut stops = Vec::new();
-        let mut location = None;
-        for (s, state) in self.devices.streams.iter().enumerate() {
-            let Some(front) = state.held.front() else {
-                continue;
-            };
-            let name = self.stream_name(StreamId(s as u32));
-            let behind = state.held.len() - 1;
-            let waits = match &front.work {
-                Work::WaitValue { ptr, at_least } => {
-                    let place = self.word_location(*ptr);
-                    let now = self.value_at(*ptr, "").map_or(0, |(_, v)| v);
-                    let text = format!(
-                        "until {}[{}] on device {} is at least {at_least} (it holds {now})",
-                        place.label,
-                        place.index,
-                        self.device_of(*ptr).unwrap_or(0)
-                    );
-                    location.get_or_insert(place);
-                    text
-                }
-                Work::WaitEvent(event) => {
-                    let recorded = &self.devices.events[event.0 as usize];
-                    format!(
-                        "for the event {} records at its operation {}",
-                        self.stream_name(StreamId(recorded.stream)),
-                        recorded.position
-                    )
-                }
-                _ => "for nothing (an emulator bug)".into(),
-            };
-            stops.push(format!(
-                "{name} waits at its operation {} {waits}, {behind} more queued behind",
-                front.position
-            ));
-        }
-        if stops.is_empty() {
-            return None;
-        }
-        Some(Finding {
-            kind: FindingKind::StreamsStuck,
-            count: 1,
-            location,
-            accesses: Vec::new(),
-            threads: Vec::new(),
-            why: format!(
-                "{}: nothing queued anywhere can meet these waits, so a GPU's host would wait forever",
-                stops.join("; ")
-            ),
-        })
-    }
-
-    /// Where a 4-byte word is, as reports name memory (`flags0[1]`: allocation and word).
-    fn word_location(&self, ptr: DevicePtr) -> MemLocation {
-        let a = find_alloc(&self.allocs, ptr.0, 4).map(|i| &self.allocs[i]);
-        MemLocation {
-            space: report::Space::Global,
-            label: a.map_or_else(|| "?".into(), |a| a.label.clone()),
-            index: a.map_or(0, |a| ((ptr.0 - a.base) / 4) as i64),
-            address: ptr.0,
-            note: None,
-        }
-    }
-
-    /// Queues a launch on `stream` (on the stream's device) and runs it, unless the stream holds
-    /// work behind an unmet wait: then it runs when that is met, and what it finds comes back
-    /// from [`Emulator::synchronize`]. The report holds, beside the launch's own findings, its
-    /// accesses that conflict with an earlier operation that no stream order, event, met wait
-    /// or synchronization orders before it.
-    pub fn launch_on(
-        &mut self,
-        stream: StreamId,
-        module: &Module,
-        entry: &str,
-        config: &LaunchConfig,
-        args: &[KernelArg],
-        options: &RunOptions,
-    ) -> Result<RunReport, EmuError> {
-        self.check_stream(stream)?;
-        let (position, behind) = self.enqueue(stream);
-        if behind {
-            let work = Work::Launch {
-                module: Box::new(module.clone()),
-                entry: entry.to_string(),
-                config: *config,
-                args: args.to_vec(),
-                options: *options,
-            };
-            self.hold(stream, position, work);
-            return Ok(RunReport {
-                completed: true,
-                ..RunReport::default()
-            });
-        }
-        let host = self.devices.host.clone();
-        let report = self.launch_now(stream, &host, module, entry, config, args, options)?;
-        self.run_held()?;
-        Ok(report)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn launch_now(
-        &mut self,
-        stream: StreamId,
-        host: &[u64],
-        module: &Module,
-        entry: &str,
-        config: &LaunchConfig,
-        args: &[KernelArg],
-        options: &RunOptions,
-    ) -> Result<RunReport, EmuError> {
-        let device = self.stream_device(stream);
-        let (tick, unordered) = self.devices.start(stream, host);
-        let name = format!("{entry} on {}", self.stream_name(stream));
-        let check = options.racecheck.then(|| OpCheck {
-            unordered: unordered
-                .iter()
-                .map(|&i| {
-                    let op = &self.devices.history[i];
-                    (op.name.clone(), by_index(&self.allocs, &op.footprints))
-                })
-                .collect(),
-            own: Vec::new(),
-            name: name.clone(),
-        });
-        let (report, _, check) =
-            self.run_launch_on(device, check, module, entry, config, args, options, None)?;
-        let footprints = check
-            .map(|c| by_base(&self.allocs, c.own))
-            .unwrap_or_default();
-        self.devices.history.push(Operation {
-            name,
-            stream: stream.0,
-            tick,
-            footprints,
-        });
-        Ok(report)
-    }
-
-    /// Queues a copy of `bytes` bytes from `src` to `dst` on `stream` and runs it (or holds it,
-    /// as [`Emulator::launch_on`] does) (`cudaMemcpyAsync`, or `cudaMemcpyPeerAsync` when they
-    /// are on different devices: a copy needs no peer access). Findings are the copy's conflicts
-    /// with earlier unordered operations.
-    pub fn copy_on(
-        &mut self,
-        stream: StreamId,
-        dst: DevicePtr,
-        src: DevicePtr,
-        bytes: usize,
-        racecheck: bool,
-    ) -> Result<RunReport, EmuError> {
-        self.check_stream(stream)?;
-        let outside = |what: &str, ptr: DevicePtr| {
-            EmuError::HostAccess(format!(
-                "copy of {bytes} bytes: the {what} at {:#x} is outside every allocation",
-                ptr.0
-            ))
-        };
-        find_alloc(&self.allocs, src.0, bytes as u64).ok_or_else(|| outside("source", src))?;
-        find_alloc(&self.allocs, dst.0, bytes as u64).ok_or_else(|| outside("destination", dst))?;
-        let (position, behind) = self.enqueue(stream);
-        if behind {
-            let work = Work::Copy {
-                dst,
-                src,
-                bytes,
-                racecheck,
-            };
-            self.hold(stream, position, work);
-            return Ok(RunReport {
-                completed: true,
-                ..RunReport::default()
-            });
-        }
-        let host = self.devices.host.clone();
-        let report = self.copy_now(stream, &host, dst, src, bytes, racecheck)?;
-        self.run_held()?;
-        Ok(report)
-    }
-
-    fn copy_now(
-        &mut self,
-        stream: StreamId,
-        host: &[u64],
-        dst: DevicePtr,
-        src: DevicePtr,
-        bytes: usize,
-        racecheck: bool,
-    ) -> Result<RunReport, EmuError> {
-        let freed = || EmuError::HostAccess(format!("copy of {bytes} bytes from freed memory"));
-        let s = find_alloc(&self.allocs, src.0, bytes as u64).ok_or_else(freed)?;
-        let d = find_alloc(&self.allocs, dst.0, bytes as u64).ok_or_else(freed)?;
-        let (tick, unordered) = self.devices.start(stream, host);
-        let (src_dev, dst_dev) = (self.allocs[s].device, self.allocs[d].device);
-        let name = if src_dev == dst_dev {
-            format!("a copy on {}", self.stream_name(stream))
-        } else {
-            format!(
-                "a peer copy from device {src_dev} to device {dst_dev} on {}",
-                self.stream_name(stream)
-            )
-        };
-        let mut findings = Vec::new();
-        let mut footprints = HashMap::new();
-        if racecheck {
-            let sides = [(s, src, OpAccess::Read), (d, dst, OpAccess::Write)];
-            for (index, ptr, access) in sides {
-                let a = &self.allocs[index];
-                let off = (ptr.0 - a.base) as usize;
-                for &i in &unordered {
-                    let op = &self.devices.history[i];
-                    let Some(footprint) = op.footprints.get(&a.base) else {
-                        continue;
-                    };
-                    if let Some((byte, wrote)) = footprint.conflict(access, off, bytes) {
-                        findings.push(copy_conflict(
-                            a,
-                            byte,
-                            &name,
-                            &op.name,
-                            hazard(access, wrote),
-                        ));
-                        break;
-                    }
-                }
-                let entry: &mut Footprint = footprints.entry(a.base).or_default();
-                entry.record(access, off, bytes, a.data.len());
-            }
-        }
-        let src_off = (src.0 - self.allocs[s].base) as usize;
-        let data = self.allocs[s].data[src_off..src_off + bytes].to_vec();
-        self.write(dst, &data)?;
-        self.devices.history.push(Operation {
-            name,
-            stream: stream.0,
-            tick,
-            footprints,
-        });
-        Ok(RunReport {
-            findings,
-            completed: true,
-            ..RunReport::default()
-        })
-    }
-}
-
-fn copy_conflict(a: &Allocation, byte: usize, copy: &str, other: &str, hazard: Hazard) -> Finding {
-    let what = match hazard {
-        Hazard::ReadAfterWrite => "reads bytes that",
-        Hazard::WriteAfterRead | Hazard::WriteAfterWrite => "writes bytes that",
-    };
-    let earlier = match hazard {
-        Hazard::WriteAfterRead => "read",
-        Hazard::ReadAfterWrite | Hazard::WriteAfterWrite => "wrote",
-    };
-    Finding {
-        kind: FindingKind::StreamRace { hazard },
-        count: 1,
-        location: Some(MemLocation {
-            space: report::Space::Global,
-            label: a.label.clone(),
-            index: byte as i64,
-            address: a.base + byte as u64,
-            note: Some("byte offset".into()),
-        }),
-        accesses: Vec::new(),
-        threads: Vec::new(),
-        why: format!(
-            "{copy} {what} {other} {earlier}, and no stream order, event wait or synchronization orders the two"
-        ),
-    }
-}
-
-/// Footprints keyed by allocation base, laid out by the allocations' current indices.
-fn by_index(allocs: &[Allocation], footprints: &HashMap<u64, Footprint>) -> Vec<Option<Footprint>> {
-    allocs
-        .iter()
-        .map(|a| footprints.get(&a.base).cloned())
-        .collect()
-}
-
-fn by_base(allocs: &[Allocation], own: Vec<Option<Footprint>>) -> HashMap<u64, Footprint> {
-    own.into_iter()
-        .enumerate()
-        .filter_map(|(i, footprint)| Some((allocs.get(i)?.base, footprint?)))
-        .collect()
 }

@@ -471,6 +471,7 @@ mod devices;
 mod instr;
 mod launch;
 mod memory;
+mod streams;
 mod warp;
 
 use checks::*;
@@ -479,4 +480,5 @@ use devices::*;
 pub use devices::{EventId, StreamId};
 use instr::*;
 use memory::*;
+use streams::*;
 use warp::*;
