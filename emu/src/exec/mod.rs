@@ -473,6 +473,7 @@ mod launch;
 mod memory;
 mod streams;
 mod warp;
+mod watchdog;
 
 use checks::*;
 use ctx::*;
@@ -482,3 +483,4 @@ use instr::*;
 use memory::*;
 use streams::*;
 use warp::*;
+use watchdog::*;

@@ -1,0 +1,590 @@
+//! Happens-before race detection with per-word shadow state (see README, "Race detector").
+//!
+//! Each 4-byte word keeps its last write and up to two reads since that write. Ordering comes
+//! from three sources, checked cheapest first: the same thread; the same block with a barrier in
+//! between (per-block barrier epochs) or the same warp with a `bar.warp.sync` in between; and
+//! release/acquire through atomics and strong (volatile) accesses, tracked with sparse vector
+//! clocks that only threads which actually synchronized ever grow.
+//!
+//! Memory: per-thread and per-block state exists only for the resident blocks (indexed by slot),
+//! and the shadow is compact (see [`Chunk`]): an access is a 64-bit record (thread id, byte mask
+//! and an interned *stamp* holding the instruction and the clocks, which the threads of a warp
+//! share), and 32 words whose records follow the thread numbering (word `i` accessed by thread
+//! `base + i`, as coalesced accesses are) keep up to three patterns per record slot instead of
+//! 96 records.
+
+use std::collections::{HashMap, HashSet};
+
+mod shadow;
+mod sync;
+
+use shadow::*;
+use sync::*;
+
+use crate::exec::MemoryModel;
+use crate::ir::Scope;
+use crate::report::Hazard;
+
+/// Vector-clock key for "everything block b did before its n-th barrier" (`BLOCK_KEY | b`);
+/// other keys are thread ids.
+const BLOCK_KEY: u64 = 1 << 63;
+/// The owner of released clocks any thread of the device may acquire.
+const DEVICE: u64 = u64::MAX;
+
+/// A thread making an access: its global id, and where its state lives among the resident
+/// blocks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Who {
+    /// Global linear thread id: `block * threads_per_block + thread`.
+    pub tid: u64,
+    /// Resident slot of its block.
+    pub slot: u32,
+    /// Resident thread index: `slot * threads_per_block + thread`.
+    pub rt: u32,
+    /// Resident warp index: `slot * warps_per_block + warp`.
+    pub warp: u32,
+}
+
+/// One recorded access, decoded.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Acc {
+    pub tid: u64,
+    pub epoch: u32,
+    pub bar: u32,
+    pub wsync: u32,
+    pub pc: u32,
+    pub strong: bool,
+    /// An atomic (`atom`/`red`), whether or not it wrote.
+    pub atomic: bool,
+    pub scope: Scope,
+    pub mask: u8,
+}
+
+/// What an access shares with the other lanes of its warp instruction: interned, so that a
+/// record is 64 bits.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+struct StampKey {
+    pc: u32,
+    epoch: u32,
+    bar: u32,
+    wsync: u32,
+    /// The thread id's high 32 bits (the record holds the low ones).
+    tid_hi: u32,
+    /// [`STRONG`], [`ATOMIC`] and the scope (see [`strong_class`]).
+    class: u8,
+    /// log2 of the access size in bytes, for the chunk patterns.
+    size_log2: u8,
+}
+
+const STRONG: u8 = 1;
+const ATOMIC: u8 = 2;
+
+/// A strong access's stamp class: [`STRONG`], [`ATOMIC`] if it is one, and the scope in bits
+/// 2–3. Plain accesses have class 0.
+fn strong_class(atomic: bool, scope: Scope) -> u8 {
+    let scope = match scope {
+        Scope::Cta => 0,
+        Scope::Gpu => 1,
+        Scope::Sys => 2,
+    };
+    STRONG | (u8::from(atomic) * ATOMIC) | (scope << 2)
+}
+
+fn class_scope(class: u8) -> Scope {
+    match class >> 2 {
+        0 => Scope::Cta,
+        1 => Scope::Gpu,
+        _ => Scope::Sys,
+    }
+}
+
+const STAMP_BITS: u32 = 28;
+const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
+
+/// A record: thread id low 32 bits, byte mask (4 bits), stamp (28 bits). 0 is "no access"
+/// (stamp 0 is never handed out).
+type Rec = u64;
+
+fn rec(tid: u64, mask: u8, stamp: u32) -> Rec {
+    (tid << 32) | ((mask as u64 & 0xF) << STAMP_BITS) | stamp as u64
+}
+
+fn rec_stamp(r: Rec) -> u32 {
+    (r & STAMP_MASK) as u32
+}
+
+/// Stamp and mask: what a chunk pattern shares across its words.
+fn rec_sm(r: Rec) -> u32 {
+    r as u32
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    Read,
+    Write,
+    StrongRead,
+    StrongWrite,
+    /// Atomic read-modify-write.
+    Rmw,
+}
+
+impl Kind {
+    fn strong(self) -> bool {
+        matches!(self, Kind::StrongRead | Kind::StrongWrite | Kind::Rmw)
+    }
+    pub(crate) fn writes(self) -> bool {
+        matches!(self, Kind::Write | Kind::StrongWrite | Kind::Rmw)
+    }
+}
+
+/// When a strong access takes in what was released at its address.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Acquire {
+    /// `ld.acquire`, and atomics (leniently: see README).
+    Now,
+    /// `.volatile`/`.relaxed` reads: only with a fence after them (PTX's fence-acquire pattern).
+    AtNextFence,
+    /// Writes.
+    Never,
+}
+
+/// What an access is beyond reading or writing: how far it is strong, and what the
+/// synchronization rules need to know about it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sem {
+    pub scope: Scope,
+    /// `atom`/`red`.
+    pub atomic: bool,
+    /// `ld.acquire`, `st.release`, or a strong store with a fence just before it: the access is a
+    /// synchronization operation, and so is its word (a flag).
+    pub sync: bool,
+    /// A store of the value the word already holds.
+    pub silent: bool,
+}
+
+impl Sem {
+    pub(crate) const PLAIN: Sem = Sem {
+        scope: Scope::Sys,
+        atomic: false,
+        sync: false,
+        silent: false,
+    };
+}
+
+/// Why two conflicting accesses race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cause {
+    /// At least one is a plain access, and nothing orders them.
+    Unordered,
+    /// Both are strong, but one's scope does not reach the other's thread (`_block` atomics or
+    /// `.cta` accesses from two blocks).
+    Scope { prev: Scope, cur: Scope },
+    /// Both are strong (volatile or relaxed) accesses to data, not a flag or an atomic: PTX
+    /// calls them morally strong, but nothing orders them, so the result depends on timing.
+    StrongData,
+}
+
+/// A fence or hand-off that would have ordered the accesses if its scope were wider.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Gap {
+    /// The narrow operation: a release in another block, or the acquiring thread's own read or
+    /// fence.
+    pub pc: u32,
+    pub scope: Scope,
+}
+
+/// A detected conflict: the earlier access and the hazard.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hit {
+    pub prev: Acc,
+    pub hazard: Hazard,
+    pub cause: Cause,
+    /// A narrow-scoped synchronization the current thread took part in, when one could have
+    /// ordered this pair.
+    pub gap: Option<Gap>,
+}
+
+/// Which memory a word belongs to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Region {
+    /// The shared memory of the block resident in this slot.
+    Shared { slot: u32, block: u64 },
+    /// Global allocation `i` (in address order, fixed during a launch) of `words` words.
+    Global { index: usize, words: usize },
+}
+
+impl Region {
+    /// The key of this region's words in the release/acquire map.
+    fn sync_key(self) -> u64 {
+        match self {
+            Region::Shared { block, .. } => BLOCK_KEY | block,
+            Region::Global { index, .. } => index as u64,
+        }
+    }
+}
+
+/// The access being recorded, as the conflict rules see it.
+struct This<'a> {
+    who: &'a Who,
+    kind: Kind,
+    sem: Sem,
+    /// (region key, word): the key of [`Race::sync_words`].
+    word: (u64, u64),
+}
+
+pub(crate) struct Race {
+    tpb: u32,
+    wpb: u32,
+    /// `blockDim.x`; `None` when it is the whole block (1D), where the chunk patterns need no
+    /// division.
+    bdx: Option<u64>,
+    stamps: Vec<StampKey>,
+    stamp_ids: HashMap<StampKey, u32>,
+    /// The last stamp handed out: the other lanes of a warp instruction almost always share it.
+    last_stamp: (StampKey, u32),
+    /// Per resident slot: its block's shared-memory shadow.
+    shared: Vec<Shadow>,
+    /// Per global allocation.
+    global: Vec<Shadow>,
+    /// Per resident thread.
+    epoch: Vec<u32>,
+    pending: Vec<u32>,
+    tvc: Vec<Vc>,
+    /// What each thread's relaxed reads saw released within its block, acquired at its next
+    /// fence.
+    seen: Vec<Vc>,
+    /// What they saw released device-wide: acquired only by a fence of `.gpu` scope or wider.
+    seen_gpu: Vec<Vc>,
+    /// Per resident thread: the epoch its last fence of `.gpu` scope or wider closed.
+    pending_gpu: Vec<u32>,
+    /// Per resident thread: a fence since its last strong access (so its next strong store is a
+    /// flag's release).
+    fenced: Vec<bool>,
+    /// Per resident thread: a narrow-scoped hand-off it took part in (see [`Gap`]).
+    gap: Vec<Option<Gap>>,
+    /// Per resident thread: the instruction of its last `.cta` fence.
+    cta_fence: Vec<u32>,
+    /// Words that are flags: written by a release, read by an acquire or a polling load.
+    sync_words: HashSet<(u64, u64)>,
+    /// Per global word, the last block-scoped release into it: (block, instruction).
+    cta_release: HashMap<(u64, u64), (u64, u32)>,
+    model: MemoryModel,
+    /// Per resident slot.
+    bvc: Vec<Vc>,
+    pub(crate) bar_epoch: Vec<u32>,
+    slot_block: Vec<u64>,
+    /// Per resident warp.
+    pub(crate) wsync: Vec<u32>,
+    /// Released clocks per (region, word, owner): `owner` is the releasing block for what any
+    /// thread of that block may acquire, [`DEVICE`] for what every thread may.
+    sync: HashMap<(u64, u64, u64), Vc>,
+    /// Entries of `sync` about shared memory (dropped when their block finishes).
+    shared_sync: usize,
+    any_release: bool,
+}
+
+impl Race {
+    pub(crate) fn new(tpb: u32, wpb: u32, block_x: u32, model: MemoryModel) -> Race {
+        let dummy = StampKey {
+            pc: u32::MAX,
+            epoch: 0,
+            bar: 0,
+            wsync: 0,
+            tid_hi: 0,
+            class: 0,
+            size_log2: 0,
+        };
+        Race {
+            tpb,
+            wpb,
+            bdx: (block_x != tpb).then_some(block_x as u64),
+            stamps: vec![dummy],
+            stamp_ids: HashMap::new(),
+            last_stamp: (dummy, 0),
+            shared: Vec::new(),
+            global: Vec::new(),
+            epoch: Vec::new(),
+            pending: Vec::new(),
+            tvc: Vec::new(),
+            seen: Vec::new(),
+            seen_gpu: Vec::new(),
+            pending_gpu: Vec::new(),
+            fenced: Vec::new(),
+            gap: Vec::new(),
+            cta_fence: Vec::new(),
+            sync_words: HashSet::new(),
+            cta_release: HashMap::new(),
+            model,
+            bvc: Vec::new(),
+            bar_epoch: Vec::new(),
+            slot_block: Vec::new(),
+            wsync: Vec::new(),
+            sync: HashMap::new(),
+            shared_sync: 0,
+            any_release: false,
+        }
+    }
+
+    /// Block `block` starts in resident slot `slot`: its threads', warps' and shared memory's
+    /// state starts afresh.
+    pub(crate) fn block_started(&mut self, slot: u32, block: u64) {
+        let s = slot as usize;
+        let (tpb, wpb) = (self.tpb as usize, self.wpb as usize);
+        if self.bvc.len() <= s {
+            self.bvc.resize_with(s + 1, Vc::default);
+            self.bar_epoch.resize(s + 1, 0);
+            self.slot_block.resize(s + 1, 0);
+            self.shared.resize_with(s + 1, Shadow::default);
+            self.epoch.resize((s + 1) * tpb, 1);
+            self.pending.resize((s + 1) * tpb, 0);
+            self.tvc.resize_with((s + 1) * tpb, Vc::default);
+            self.seen.resize_with((s + 1) * tpb, Vc::default);
+            self.seen_gpu.resize_with((s + 1) * tpb, Vc::default);
+            self.pending_gpu.resize((s + 1) * tpb, 0);
+            self.fenced.resize((s + 1) * tpb, false);
+            self.gap.resize((s + 1) * tpb, None);
+            self.cta_fence.resize((s + 1) * tpb, 0);
+            self.wsync.resize((s + 1) * wpb, 0);
+        }
+        self.bvc[s] = Vc::default();
+        self.bar_epoch[s] = 0;
+        self.slot_block[s] = block;
+        self.shared[s].clear();
+        self.epoch[s * tpb..(s + 1) * tpb].fill(1);
+        self.pending[s * tpb..(s + 1) * tpb].fill(0);
+        for v in &mut self.tvc[s * tpb..(s + 1) * tpb] {
+            v.0.clear();
+        }
+        for v in &mut self.seen[s * tpb..(s + 1) * tpb] {
+            v.0.clear();
+        }
+        for v in &mut self.seen_gpu[s * tpb..(s + 1) * tpb] {
+            v.0.clear();
+        }
+        self.pending_gpu[s * tpb..(s + 1) * tpb].fill(0);
+        self.fenced[s * tpb..(s + 1) * tpb].fill(false);
+        self.gap[s * tpb..(s + 1) * tpb].fill(None);
+        self.wsync[s * wpb..(s + 1) * wpb].fill(0);
+    }
+
+    /// Block in `slot` finished: its shared memory ends with it, and so does its shadow.
+    pub(crate) fn block_finished(&mut self, slot: u32) {
+        if let Some(sh) = self.shared.get_mut(slot as usize) {
+            sh.clear();
+        }
+        if self.shared_sync > 0
+            && let Some(&block) = self.slot_block.get(slot as usize)
+        {
+            let key = BLOCK_KEY | block;
+            let before = self.sync.len();
+            self.sync.retain(|k, _| k.0 != key);
+            self.shared_sync -= before - self.sync.len();
+        }
+        if !self.sync_words.is_empty()
+            && let Some(&block) = self.slot_block.get(slot as usize)
+        {
+            let key = BLOCK_KEY | block;
+            self.sync_words.retain(|k| k.0 != key);
+        }
+    }
+
+    /// Bytes the shadow takes now: chunks (with their pattern thread lists) and stamps.
+    pub(crate) fn shadow_bytes(&self) -> u64 {
+        let chunk = |c: &Chunk| match c {
+            Chunk::Empty => 0,
+            Chunk::Compact(slots) => {
+                std::mem::size_of::<[Slot; 3]>()
+                    + slots.iter().filter(|s| s.tids.is_some()).count()
+                        * std::mem::size_of::<[u32; CHUNK_WORDS]>()
+            }
+            Chunk::Explicit(_) => std::mem::size_of::<[[Rec; 3]; CHUNK_WORDS]>(),
+        };
+        let chunks: usize = self
+            .global
+            .iter()
+            .chain(&self.shared)
+            .map(|sh| {
+                sh.chunks.len() * std::mem::size_of::<Chunk>()
+                    + sh.chunks.iter().map(chunk).sum::<usize>()
+            })
+            .sum();
+        (chunks + self.stamps.len() * std::mem::size_of::<StampKey>() * 3) as u64
+    }
+
+    fn stamp(&mut self, key: StampKey) -> u32 {
+        if self.last_stamp.0 == key {
+            return self.last_stamp.1;
+        }
+        let id = match self.stamp_ids.get(&key) {
+            Some(&id) => id,
+            None => {
+                let id = self.stamps.len() as u32;
+                // 2^28 distinct (instruction, clocks) combinations: far beyond any launch that
+                // finishes; past it, stamps wrap and reports may name a wrong line.
+                let id = if (id as u64) <= STAMP_MASK { id } else { 1 };
+                if id as usize == self.stamps.len() {
+                    self.stamps.push(key);
+                }
+                self.stamp_ids.insert(key, id);
+                id
+            }
+        };
+        self.last_stamp = (key, id);
+        id
+    }
+
+    fn decode(&self, r: Rec) -> Option<Acc> {
+        if r == 0 {
+            return None;
+        }
+        let k = self.stamps.get(rec_stamp(r) as usize)?;
+        Some(Acc {
+            tid: ((k.tid_hi as u64) << 32) | (r >> 32),
+            epoch: k.epoch,
+            bar: k.bar,
+            wsync: k.wsync,
+            pc: k.pc,
+            strong: k.class & STRONG != 0,
+            atomic: k.class & ATOMIC != 0,
+            scope: class_scope(k.class),
+            mask: ((r >> STAMP_BITS) & 0xF) as u8,
+        })
+    }
+
+    fn knows(&self, who: &Who, key: u64) -> u32 {
+        self.tvc[who.rt as usize]
+            .get(key)
+            .max(self.bvc[who.slot as usize].get(key))
+    }
+
+    fn ordered(&self, p: &Acc, who: &Who) -> bool {
+        if p.tid == who.tid {
+            return true;
+        }
+        let tpb = self.tpb as u64;
+        let (pb, b) = (p.tid / tpb, who.tid / tpb);
+        if pb == b {
+            let slot = who.slot as usize;
+            if p.bar < self.bar_epoch[slot] {
+                return true;
+            }
+            let pw = slot as u64 * self.wpb as u64 + (p.tid % tpb) / 32;
+            if pw == who.warp as u64 && p.wsync < self.wsync[who.warp as usize] {
+                return true;
+            }
+        }
+        if !self.any_release {
+            return false;
+        }
+        if self.knows(who, p.tid) >= p.epoch {
+            return true;
+        }
+        pb != b && self.knows(who, BLOCK_KEY | pb) > p.bar
+    }
+
+    /// Records one access to a 4-byte word (bytes `mask` of it, by an access of `size` bytes)
+    /// and returns the first unordered conflict, if any.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn access(
+        &mut self,
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) -> Option<Hit> {
+        let slot = who.slot as usize;
+        let rt = who.rt as usize;
+        // A strong store with a fence before it (and no other strong access in between) is a
+        // flag's release. Plain accesses leave the mark alone, so they cost nothing here.
+        let fenced = kind.strong() && std::mem::replace(&mut self.fenced[rt], false);
+        let sync_word = (region.sync_key(), word as u64);
+        if sem.sync || (fenced && kind == Kind::StrongWrite) {
+            self.sync_words.insert(sync_word);
+        }
+        let key = StampKey {
+            pc,
+            epoch: self.epoch[rt],
+            bar: self.bar_epoch[slot],
+            wsync: self.wsync[who.warp as usize],
+            tid_hi: (who.tid >> 32) as u32,
+            // Plain accesses keep class 0, so the common stamp is built without a branch.
+            class: if kind.strong() {
+                strong_class(sem.atomic, sem.scope)
+            } else {
+                0
+            },
+            size_log2: size.max(1).trailing_zeros().min(4) as u8,
+        };
+        let stamp = self.stamp(key);
+        let cur = rec(who.tid, mask, stamp);
+        let mut shadow = match region {
+            Region::Shared { slot, .. } => std::mem::take(&mut self.shared[slot as usize]),
+            Region::Global { index, words } => {
+                if self.global.len() <= index {
+                    self.global.resize_with(index + 1, Shadow::default);
+                }
+                let mut s = std::mem::take(&mut self.global[index]);
+                if s.chunks.is_empty() {
+                    s.chunks
+                        .resize_with(words.div_ceil(CHUNK_WORDS), || Chunk::Empty);
+                }
+                s
+            }
+        };
+        let ci = word / CHUNK_WORDS;
+        if let Region::Shared { .. } = region
+            && shadow.chunks.len() <= ci
+        {
+            shadow.chunks.resize_with(ci + 1, || Chunk::Empty);
+        }
+        let this = This {
+            who,
+            kind,
+            sem,
+            word: sync_word,
+        };
+        let hit = match shadow.chunks.get_mut(ci) {
+            Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),
+            None => None,
+        };
+        match region {
+            Region::Shared { slot, .. } => self.shared[slot as usize] = shadow,
+            Region::Global { index, .. } => self.global[index] = shadow,
+        }
+        hit
+    }
+
+    /// Why strong `p` and the current strong access race, or `None` when they do not: ordered,
+    /// or a pair that is itself the synchronization (see README, "Race detector").
+    #[inline(never)]
+    fn strong_race_cause(&self, p: &Acc, this: &This) -> Option<Cause> {
+        let who = this.who;
+        let tpb = self.tpb as u64;
+        let same_block = p.tid / tpb == who.tid / tpb;
+        let morally_strong =
+            same_block || (p.scope.covers_other_blocks() && this.sem.scope.covers_other_blocks());
+        if !morally_strong {
+            return (!self.ordered(p, who)).then_some(Cause::Scope {
+                prev: p.scope,
+                cur: this.sem.scope,
+            });
+        }
+        if self.model == MemoryModel::Ptx
+            || p.atomic
+            || this.sem.atomic
+            || (this.kind.writes() && this.sem.silent)
+            || self.ordered(p, who)
+            || self.sync_words.contains(&this.word)
+        {
+            return None;
+        }
+        Some(Cause::StrongData)
+    }
+}
+
+#[cfg(test)]
+mod tests;

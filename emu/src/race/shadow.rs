@@ -1,0 +1,314 @@
+//! The compact shadow: a chunk per 32 words, whose record slots keep patterns when accesses
+//! follow the thread numbering (coalesced), and how the detector reads and writes records.
+
+use super::*;
+
+pub(super) const CHUNK_WORDS: usize = 32;
+/// Record slots per word: the last write, then the two reads kept since it.
+pub(super) const W: usize = 0;
+pub(super) const R0: usize = 1;
+pub(super) const R1: usize = 2;
+
+/// Words `i` whose record in one slot is thread `base + G(e(i) + phase)` with this stamp and
+/// mask. `e(i)` is the index of the word's first element for the access size (`i` for 4-byte
+/// accesses, `i / 2` for 8 bytes, `4i` for bytes), and `G(x) = (x / bdx) * tpb + x % bdx` numbers
+/// the threads of consecutive elements when each block's `blockDim.x` threads cover `bdx`
+/// consecutive elements of a row (`G(x) = x` for 1D blocks): so coalesced accesses of 1D and 2D
+/// blocks alike give one pattern for the whole chunk. `base` is the thread id's low 32 bits
+/// (the stamp holds the high ones). A pattern whose `phase` is [`ANY_THREAD`] takes each word's
+/// thread from the slot's `tids` instead (scattered accesses from one instruction).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Pattern {
+    pub(super) base: u32,
+    pub(super) sm: u32,
+    pub(super) phase: u16,
+    /// The stamp's access size (log2 bytes), kept here so decoding needs no stamp lookup.
+    pub(super) size_log2: u8,
+}
+
+/// Patterns per slot: a warp instruction moves a chunk from one pattern to the next, and byte
+/// accesses (four lanes per word) pass through a third while a word is half done.
+pub(super) const PATTERNS: usize = 3;
+pub(super) const ANY_THREAD: u16 = u16::MAX;
+
+/// One record slot of 32 words: up to three patterns, `has` the words with a record; `sel_lo`
+/// and `sel_hi` are the two bits of each word's pattern index.
+#[derive(Clone, Default)]
+pub(super) struct Slot {
+    pub(super) pats: [Pattern; PATTERNS],
+    pub(super) has: u32,
+    pub(super) sel_lo: u32,
+    pub(super) sel_hi: u32,
+    /// Thread ids (low 32 bits) of the words whose pattern is [`ANY_THREAD`].
+    pub(super) tids: Option<Box<[u32; CHUNK_WORDS]>>,
+}
+
+impl Slot {
+    pub(super) fn pattern_of(&self, bit: u32) -> usize {
+        usize::from(self.sel_lo & bit != 0) | (usize::from(self.sel_hi & bit != 0) << 1)
+    }
+
+    /// Words other than `except` that use pattern `k`.
+    pub(super) fn users(&self, k: usize, except: u32) -> u32 {
+        let lo = if k & 1 != 0 {
+            self.sel_lo
+        } else {
+            !self.sel_lo
+        };
+        let hi = if k & 2 != 0 {
+            self.sel_hi
+        } else {
+            !self.sel_hi
+        };
+        self.has & !except & lo & hi
+    }
+}
+
+/// 32 words' records, compact while they follow at most three patterns per slot.
+pub(super) enum Chunk {
+    Empty,
+    Compact(Box<[Slot; 3]>),
+    Explicit(Box<[[Rec; 3]; CHUNK_WORDS]>),
+}
+
+/// Index of the first element of word `i` of a chunk, for an access of `2^size_log2` bytes.
+#[inline(always)]
+pub(super) fn element_index(i: usize, size_log2: u8) -> u64 {
+    let i = i as u64;
+    match size_log2 {
+        0 => i << 2,
+        1 => i << 1,
+        2 => i,
+        3 => i >> 1,
+        _ => i >> 2,
+    }
+}
+
+/// The shadow of one region: a chunk per 32 words, created on first access.
+#[derive(Default)]
+pub(super) struct Shadow {
+    pub(super) chunks: Vec<Chunk>,
+}
+
+impl Shadow {
+    /// Forgets every record, keeping compact chunks' memory for the next block in the slot.
+    pub(super) fn clear(&mut self) {
+        for c in &mut self.chunks {
+            match c {
+                Chunk::Compact(slots) => {
+                    for s in slots.iter_mut() {
+                        s.has = 0;
+                    }
+                }
+                _ => *c = Chunk::Empty,
+            }
+        }
+    }
+}
+
+impl Race {
+    pub(super) fn update(
+        &self,
+        chunk: &mut Chunk,
+        i: usize,
+        cur: Rec,
+        mask: u8,
+        this: &This,
+    ) -> Option<Hit> {
+        let (who, kind) = (this.who, this.kind);
+        let old = self.cell(chunk, i);
+        let prev = |r: Rec| self.decode(r);
+        let conflicts = |p: &Acc| {
+            if p.mask & mask == 0 {
+                return None;
+            }
+            if p.strong && kind.strong() {
+                self.strong_race_cause(p, this)
+            } else {
+                (!self.ordered(p, who)).then_some(Cause::Unordered)
+            }
+        };
+        let mut hit = None;
+        let mut new = old;
+        if kind.writes() {
+            for (s, hazard) in [
+                (W, Hazard::WriteAfterWrite),
+                (R0, Hazard::WriteAfterRead),
+                (R1, Hazard::WriteAfterRead),
+            ] {
+                if let Some(p) = prev(old[s])
+                    && let Some(cause) = conflicts(&p)
+                {
+                    hit = Some(Hit {
+                        prev: p,
+                        hazard,
+                        cause,
+                        gap: self.gap[who.rt as usize],
+                    });
+                    break;
+                }
+            }
+            new[W] = cur;
+            // The read half of an RMW: later plain writes must be ordered after it too.
+            new[R0] = if kind == Kind::Rmw { cur } else { 0 };
+            new[R1] = 0;
+        } else {
+            if let Some(p) = prev(old[W])
+                && let Some(cause) = conflicts(&p)
+            {
+                hit = Some(Hit {
+                    prev: p,
+                    hazard: Hazard::ReadAfterWrite,
+                    cause,
+                    gap: self.gap[who.rt as usize],
+                });
+            }
+            let replaceable = |r: Rec| match prev(r) {
+                None => true,
+                Some(p) => p.tid == who.tid || self.ordered(&p, who),
+            };
+            if !replaceable(old[R0]) && replaceable(old[R1]) {
+                new[R1] = old[R0];
+            }
+            new[R0] = cur;
+        }
+        if new != old {
+            self.store(chunk, i, &old, &new);
+        }
+        hit
+    }
+
+    /// The three records of word `i`.
+    #[inline]
+    pub(super) fn cell(&self, chunk: &Chunk, i: usize) -> [Rec; 3] {
+        match chunk {
+            Chunk::Empty => [0; 3],
+            Chunk::Explicit(e) => e[i],
+            Chunk::Compact(c) => std::array::from_fn(|s| self.slot_get(&c[s], i)),
+        }
+    }
+
+    /// `G(e + phase)`: see [`Pattern`].
+    #[inline(always)]
+    pub(super) fn thread_offset(&self, e: u64, phase: u16) -> u64 {
+        match self.bdx {
+            None => e,
+            Some(bdx) => {
+                let x = e + phase as u64;
+                (x / bdx) * self.tpb as u64 + x % bdx
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn slot_get(&self, slot: &Slot, i: usize) -> Rec {
+        let bit = 1u32 << i;
+        if slot.has & bit == 0 {
+            return 0;
+        }
+        let p = &slot.pats[slot.pattern_of(bit)];
+        if p.phase == ANY_THREAD {
+            let tid = slot.tids.as_ref().map_or(0, |t| t[i]);
+            return ((tid as u64) << 32) | p.sm as u64;
+        }
+        let e = element_index(i, p.size_log2);
+        let tid = (p.base as u64).wrapping_add(self.thread_offset(e, p.phase));
+        (tid << 32) | p.sm as u64
+    }
+
+    pub(super) fn store(&self, chunk: &mut Chunk, i: usize, old: &[Rec; 3], new: &[Rec; 3]) {
+        if let Chunk::Empty = chunk {
+            *chunk = Chunk::Compact(Box::default());
+        }
+        if let Chunk::Compact(c) = chunk {
+            let mut ok = true;
+            for s in 0..3 {
+                if old[s] != new[s] && !self.slot_set(&mut c[s], i, new[s]) {
+                    ok = false;
+                    break;
+                }
+            }
+            if ok {
+                return;
+            }
+            // Too irregular for patterns: one record per word from now on. The slots set
+            // before the failure already hold the new records; write them all again.
+            let mut e: Box<[[Rec; 3]; CHUNK_WORDS]> = Box::new([[0; 3]; CHUNK_WORDS]);
+            for (k, cell) in e.iter_mut().enumerate() {
+                *cell = std::array::from_fn(|s| self.slot_get(&c[s], k));
+            }
+            *chunk = Chunk::Explicit(e);
+        }
+        if let Chunk::Explicit(e) = chunk {
+            e[i] = *new;
+        }
+    }
+
+    /// Sets word `i` of a slot to record `r`; false if that needs a fourth pattern.
+    pub(super) fn slot_set(&self, slot: &mut Slot, i: usize, r: Rec) -> bool {
+        let bit = 1u32 << i;
+        if r == 0 {
+            slot.has &= !bit;
+            return true;
+        }
+        let sm = rec_sm(r);
+        let stamp = self.stamps.get(rec_stamp(r) as usize);
+        let tid = (stamp.map_or(0, |k| k.tid_hi as u64) << 32) | (r >> 32);
+        let size_log2 = stamp.map_or(2, |k| k.size_log2);
+        let e = element_index(i, size_log2);
+        // The phase that puts this thread's x index at element e (see `Pattern`).
+        let phase = match self.bdx {
+            None => 0,
+            Some(bdx) => {
+                let tx = (tid % self.tpb as u64) % bdx;
+                ((tx + bdx - e % bdx) % bdx) as u16
+            }
+        };
+        let base = tid.wrapping_sub(self.thread_offset(e, phase)) as u32;
+        let want = Pattern {
+            base,
+            sm,
+            phase,
+            size_log2,
+        };
+        let fits = |p: &Pattern| {
+            p.sm == sm && (p.phase == ANY_THREAD || (p.base == base && p.phase == phase))
+        };
+        let in_use = |slot: &Slot, k: usize| slot.users(k, bit) != 0;
+        let k = if let Some(k) = (0..PATTERNS).find(|&k| in_use(slot, k) && fits(&slot.pats[k])) {
+            k
+        } else if let Some(k) = (0..PATTERNS).find(|&k| !in_use(slot, k)) {
+            slot.pats[k] = want;
+            k
+        } else if let Some(k) = (0..PATTERNS).find(|&k| slot.pats[k].sm == sm) {
+            // Same instruction, threads in no order (a scatter): that pattern lists its
+            // words' threads from now on.
+            let users = slot.users(k, bit);
+            let p = slot.pats[k];
+            let mut tids = slot
+                .tids
+                .take()
+                .unwrap_or_else(|| Box::new([0; CHUNK_WORDS]));
+            for (w, t) in tids.iter_mut().enumerate() {
+                if users & (1 << w) != 0 {
+                    let e = element_index(w, p.size_log2);
+                    *t = (p.base as u64).wrapping_add(self.thread_offset(e, p.phase)) as u32;
+                }
+            }
+            slot.tids = Some(tids);
+            slot.pats[k].phase = ANY_THREAD;
+            k
+        } else {
+            return false;
+        };
+        if slot.pats[k].phase == ANY_THREAD
+            && let Some(tids) = slot.tids.as_mut()
+        {
+            tids[i] = tid as u32;
+        }
+        slot.has |= bit;
+        slot.sel_lo = (slot.sel_lo & !bit) | if k & 1 != 0 { bit } else { 0 };
+        slot.sel_hi = (slot.sel_hi & !bit) | if k & 2 != 0 { bit } else { 0 };
+        true
+    }
+}

@@ -1,0 +1,265 @@
+//! What orders accesses: sparse vector clocks, fences, release and acquire through strong
+//! accesses and atomics, block barriers and warp syncs.
+
+use super::*;
+
+/// A sparse vector clock: sorted (key, value) pairs.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Vc(pub(super) Vec<(u64, u32)>);
+
+impl Vc {
+    pub(super) fn get(&self, k: u64) -> u32 {
+        match self.0.binary_search_by_key(&k, |e| e.0) {
+            Ok(i) => self.0[i].1,
+            Err(_) => 0,
+        }
+    }
+    pub(super) fn set_max(&mut self, k: u64, v: u32) {
+        match self.0.binary_search_by_key(&k, |e| e.0) {
+            Ok(i) => self.0[i].1 = self.0[i].1.max(v),
+            Err(i) => self.0.insert(i, (k, v)),
+        }
+    }
+    pub(super) fn join(&mut self, o: &Vc) {
+        if o.0.is_empty() {
+            return;
+        }
+        if self.0.is_empty() {
+            self.0.clone_from(&o.0);
+            return;
+        }
+        let mut out = Vec::with_capacity(self.0.len() + o.0.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.0.len() || j < o.0.len() {
+            match (self.0.get(i), o.0.get(j)) {
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    out.push((a.0, a.1.max(b.1)));
+                    i += 1;
+                    j += 1;
+                }
+                (Some(a), Some(b)) if a.0 < b.0 => {
+                    out.push(*a);
+                    i += 1;
+                }
+                (Some(_), Some(b)) => {
+                    out.push(*b);
+                    j += 1;
+                }
+                (Some(a), None) => {
+                    out.push(*a);
+                    i += 1;
+                }
+                (None, Some(b)) => {
+                    out.push(*b);
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        self.0 = out;
+    }
+}
+
+impl Race {
+    /// A fence of `scope` at `pc`: accesses before it are released by the thread's next strong
+    /// write (only towards its own block when the fence is `.cta`), and what the thread's strong
+    /// reads before it saw released is acquired (within the fence's scope).
+    pub(crate) fn fence(&mut self, rt: u32, scope: Scope, pc: u32) {
+        let t = rt as usize;
+        let seen = std::mem::take(&mut self.seen[t]);
+        self.tvc[t].join(&seen);
+        if scope.covers_other_blocks() {
+            let seen = std::mem::take(&mut self.seen_gpu[t]);
+            if !seen.0.is_empty() {
+                self.gap[t] = None;
+            }
+            self.tvc[t].join(&seen);
+        } else {
+            if !self.seen_gpu[t].0.is_empty() {
+                self.gap[t] = Some(Gap { pc, scope });
+            }
+            self.cta_fence[t] = pc;
+        }
+        self.mark_releasable(rt, scope);
+        self.fenced[t] = true;
+    }
+
+    /// The thread's accesses so far are released by its next strong write, within `scope`.
+    pub(super) fn mark_releasable(&mut self, rt: u32, scope: Scope) {
+        let e = self.epoch[rt as usize];
+        self.pending[rt as usize] = e;
+        if scope.covers_other_blocks() {
+            self.pending_gpu[rt as usize] = e;
+        }
+        self.epoch[rt as usize] = e + 1;
+    }
+
+    /// Synchronization effect of a strong access of `scope` at `pc` (after its race check).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sync_op(
+        &mut self,
+        region: Region,
+        word: u64,
+        who: &Who,
+        kind: Kind,
+        acquire: Acquire,
+        release_sem: bool,
+        scope: Scope,
+        pc: u32,
+    ) {
+        let k = region.sync_key();
+        let t = who.rt as usize;
+        let block = who.tid / self.tpb as u64;
+        let wide = scope.covers_other_blocks();
+        let global = matches!(region, Region::Global { .. });
+        if acquire != Acquire::Never {
+            let into = |race: &mut Race, owner: u64| {
+                let Some(v) = race.sync.get(&(k, word, owner)) else {
+                    return;
+                };
+                match acquire {
+                    Acquire::Now => race.tvc[t].join(v),
+                    Acquire::AtNextFence if owner == DEVICE => race.seen_gpu[t].join(v),
+                    _ => race.seen[t].join(v),
+                }
+            };
+            into(self, block);
+            if wide {
+                // A device-wide acquire that took something in: an earlier narrow hand-off is no
+                // longer what a later race of this thread is about.
+                if acquire == Acquire::Now && self.sync.contains_key(&(k, word, DEVICE)) {
+                    self.gap[t] = None;
+                }
+                into(self, DEVICE);
+            } else if global && self.sync.contains_key(&(k, word, DEVICE)) {
+                self.gap[t] = Some(Gap { pc, scope });
+            }
+            if global
+                && let Some(&(releaser, release_pc)) = self.cta_release.get(&(k, word))
+                && releaser != block
+            {
+                self.gap[t] = Some(Gap {
+                    pc: release_pc,
+                    scope: Scope::Cta,
+                });
+            }
+        }
+        if !kind.writes() {
+            return;
+        }
+        if release_sem {
+            self.mark_releasable(who.rt, scope);
+        }
+        let pend = self.pending[t];
+        if pend == 0 {
+            return;
+        }
+        let slot = who.slot as usize;
+        let mut v = self.tvc[t].clone();
+        v.join(&self.bvc[slot]);
+        v.set_max(BLOCK_KEY | block, self.bar_epoch[slot]);
+        let pend_gpu = self.pending_gpu[t];
+        if wide && pend_gpu != 0 {
+            let mut device = v.clone();
+            device.set_max(who.tid, pend_gpu);
+            self.release_into((k, word, DEVICE), region, &device);
+        }
+        if global && (!wide || pend_gpu != pend) {
+            // The narrow part: this operation's own scope, or the `.cta` fence before it.
+            let narrow = if wide { self.cta_fence[t] } else { pc };
+            self.cta_release.insert((k, word), (block, narrow));
+        }
+        v.set_max(who.tid, pend);
+        self.release_into((k, word, block), region, &v);
+        self.any_release = true;
+    }
+
+    pub(super) fn release_into(&mut self, key: (u64, u64, u64), region: Region, v: &Vc) {
+        let entry = self.sync.entry(key).or_insert_with(|| {
+            if let Region::Shared { .. } = region {
+                self.shared_sync += 1;
+            }
+            Vc::default()
+        });
+        entry.join(v);
+    }
+
+    /// A barrier of the block in `slot` completed: everything before it is ordered before
+    /// everything after.
+    pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
+        let s = slot as usize;
+        let tpb = self.tpb as usize;
+        let mut joined = std::mem::take(&mut self.bvc[s]);
+        for t in s * tpb..((s + 1) * tpb).min(self.tvc.len()) {
+            if !self.tvc[t].0.is_empty() {
+                let v = std::mem::take(&mut self.tvc[t]);
+                joined.join(&v);
+            }
+        }
+        self.bvc[s] = joined;
+        self.bar_epoch[s] += 1;
+        for w in warps {
+            if let Some(x) = self.wsync.get_mut(w as usize) {
+                *x += 1;
+            }
+        }
+    }
+
+    /// A shuffle or vote that `threads` met in: no memory ordering among them (CUDA promises
+    /// none), but what one of them acquired the others learn with the value it hands them, as
+    /// when a warp master's acquire is broadcast by `__shfl_sync` (cooperative groups do so).
+    pub(crate) fn share_acquired(&mut self, threads: &[Who]) {
+        if !self.any_release {
+            return;
+        }
+        let mut joined = Vc::default();
+        for who in threads {
+            if let Some(clock) = self.tvc.get(who.rt as usize) {
+                joined.join(clock);
+            }
+        }
+        if joined.0.is_empty() {
+            return;
+        }
+        for who in threads {
+            if let Some(clock) = self.tvc.get_mut(who.rt as usize) {
+                clock.join(&joined);
+            }
+        }
+    }
+
+    /// A `__syncwarp` that `threads` met in: their accesses before it are ordered before each
+    /// one's accesses after it, and what any of them had acquired (a warp master spinning on a
+    /// flag for the warp, as cooperative groups' multi-warp barriers do) the others now know.
+    /// When `whole_warp` (every live lane met) the warp's sync epoch orders everything; a partial
+    /// mask (one `thread_block_tile<16>` of two) orders only its own lanes, through their clocks.
+    pub(crate) fn warp_sync(&mut self, warp: u32, threads: &[Who], whole_warp: bool) {
+        if whole_warp {
+            if let Some(x) = self.wsync.get_mut(warp as usize) {
+                *x += 1;
+            }
+            if !self.any_release {
+                return;
+            }
+        } else {
+            self.any_release = true;
+        }
+        let mut joined = Vc::default();
+        for who in threads {
+            if let Some(clock) = self.tvc.get(who.rt as usize) {
+                joined.join(clock);
+            }
+            if let Some(&epoch) = self.epoch.get(who.rt as usize) {
+                joined.set_max(who.tid, epoch);
+            }
+        }
+        for who in threads {
+            if let Some(epoch) = self.epoch.get_mut(who.rt as usize) {
+                *epoch += 1;
+            }
+            if let Some(clock) = self.tvc.get_mut(who.rt as usize) {
+                clock.join(&joined);
+            }
+        }
+    }
+}

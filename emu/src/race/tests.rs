@@ -1,0 +1,139 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use proptest::prelude::*;
+
+/// A detector for blocks of 256 threads, `block_x` wide, with stamps for three
+/// instructions of each access size handed out.
+fn race_with_stamps(block_x: u32) -> (Race, Vec<u32>) {
+    let mut r = Race::new(256, 8, block_x, MemoryModel::Racecheck);
+    let stamps = (0..5u8)
+        .flat_map(|size_log2| {
+            (0..3u32).map(move |pc| StampKey {
+                pc,
+                epoch: 1,
+                bar: 0,
+                wsync: 0,
+                tid_hi: 0,
+                class: 0,
+                size_log2,
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|k| r.stamp(k))
+        .collect();
+    (r, stamps)
+}
+
+/// A generated record: follows a pattern?, pattern number, byte mask, instruction.
+type GenRec = Option<(bool, u64, u8, usize)>;
+
+/// Records that follow a chunk pattern (thread `base + offset(i)`) or not (any thread).
+fn cell_strategy(stamps: usize) -> impl Strategy<Value = (usize, [GenRec; 3])> {
+    let rec = prop_oneof![
+        2 => (any::<bool>(), 0u64..4, 1u8..16, 0..stamps).prop_map(Some),
+        1 => Just(None),
+    ];
+    (0..CHUNK_WORDS, [rec.clone(), rec.clone(), rec])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Whatever is stored in a chunk reads back exactly, compact or not.
+    #[test]
+    fn chunks_read_back_what_was_stored(
+        block_x in prop_oneof![Just(256u32), Just(16), Just(24)],
+        instructions in prop_oneof![Just(1usize), Just(2), Just(15)],
+        writes in proptest::collection::vec(cell_strategy(15), 1..200)
+    ) {
+        let (race, stamps) = race_with_stamps(block_x);
+        let mut chunk = Chunk::Empty;
+        let mut want = [[0 as Rec; 3]; CHUNK_WORDS];
+        for (i, cell) in writes {
+            let new: [Rec; 3] = std::array::from_fn(|s| match cell[s] {
+                None => 0,
+                Some((affine, base, mask, st)) => {
+                    let stamp = stamps[st % instructions];
+                    let size_log2 = race.stamps[stamp as usize].size_log2;
+                    let tid = if affine {
+                        1000 + base * 7 + race.thread_offset(element_index(i, size_log2), 0)
+                    } else {
+                        (i as u64 * 2_654_435_761) % 5000
+                    };
+                    rec(tid, mask, stamp)
+                }
+            });
+            let old = race.cell(&chunk, i);
+            prop_assert_eq!(old, want[i]);
+            race.store(&mut chunk, i, &old, &new);
+            want[i] = new;
+            for (k, w) in want.iter().enumerate() {
+                prop_assert_eq!(race.cell(&chunk, k), *w, "word {}", k);
+            }
+        }
+    }
+}
+
+#[test]
+fn coalesced_accesses_stay_compact() {
+    let (race, stamps) = race_with_stamps(256);
+    let mut chunk = Chunk::Empty;
+    let set_r0 = |chunk: &mut Chunk, i: usize, tid: u64, stamp: u32| {
+        let old = race.cell(chunk, i);
+        race.store(chunk, i, &old, &[0, rec(tid, 0xF, stamp), old[R0]]);
+    };
+    // A warp reads the chunk, then another warp reads it: the first pattern moves to R1.
+    for i in 0..CHUNK_WORDS {
+        set_r0(&mut chunk, i, i as u64, stamps[6]);
+    }
+    for i in 0..CHUNK_WORDS {
+        set_r0(&mut chunk, i, 64 + i as u64, stamps[7]);
+    }
+    assert!(matches!(chunk, Chunk::Compact(_)));
+    // Half the words read by a third warp, one by a fourth: R0 holds three patterns.
+    for i in 0..16 {
+        set_r0(&mut chunk, i, 128 + i as u64, stamps[8]);
+    }
+    set_r0(&mut chunk, 16, 7777, stamps[8]);
+    assert!(matches!(chunk, Chunk::Compact(_)));
+    // A fourth pattern in R0 does not fit: one record per word from then on.
+    set_r0(&mut chunk, 20, 9999, stamps[6]);
+    assert!(matches!(chunk, Chunk::Explicit(_)));
+    let r0 = |chunk: &Chunk, i: usize| race.cell(chunk, i)[R0] >> 32;
+    assert_eq!(r0(&chunk, 20), 9999);
+    assert_eq!(r0(&chunk, 16), 7777);
+    assert_eq!(r0(&chunk, 3), 128 + 3);
+    assert_eq!(r0(&chunk, 30), 64 + 30);
+    assert_eq!(race.cell(&chunk, 30)[R1] >> 32, 30);
+}
+
+#[test]
+fn a_row_across_two_blocks_of_a_2d_launch_stays_compact() {
+    // Blocks of 16 × 16: words 0..16 of a row belong to one block, 16..32 to the next.
+    let (race, stamps) = race_with_stamps(16);
+    let mut chunk = Chunk::Empty;
+    for i in 0..CHUNK_WORDS {
+        let tid = 5 * 256 + 3 * 16 + (i / 16) as u64 * 256 + (i % 16) as u64;
+        let old = race.cell(&chunk, i);
+        race.store(&mut chunk, i, &old, &[rec(tid, 0xF, stamps[7]), 0, 0]);
+    }
+    assert!(matches!(chunk, Chunk::Compact(_)));
+    assert_eq!(race.cell(&chunk, 17)[W] >> 32, 6 * 256 + 3 * 16 + 1);
+}
+
+#[test]
+fn a_scatter_from_one_instruction_lists_threads_without_exploding() {
+    let (race, stamps) = race_with_stamps(256);
+    let mut chunk = Chunk::Empty;
+    let tid = |i: usize| (i as u64 * 2_654_435_761) % 100_000;
+    for i in 0..CHUNK_WORDS {
+        let old = race.cell(&chunk, i);
+        race.store(&mut chunk, i, &old, &[rec(tid(i), 0xF, stamps[7]), 0, 0]);
+    }
+    assert!(matches!(chunk, Chunk::Compact(_)));
+    for i in 0..CHUNK_WORDS {
+        assert_eq!(race.cell(&chunk, i)[W] >> 32, tid(i));
+    }
+}
