@@ -1,3 +1,6 @@
+//! What the emulator refuses (malformed or unsupported PTX, bad launches, bad devices), one
+//! sentence each; what goes wrong inside a kernel is a finding instead.
+
 use thiserror::Error;
 
 /// Inputs the emulator cannot run. Problems *inside* a kernel (races, out-of-bounds accesses,

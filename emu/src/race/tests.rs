@@ -1,3 +1,6 @@
+//! The race detector's own tests: chunks read back what was stored, whatever cells are
+//! written, and compact shadows stay compact for coalesced, 2D and scattered accesses.
+
 #![allow(clippy::unwrap_used)]
 
 use super::*;
