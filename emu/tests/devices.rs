@@ -457,10 +457,9 @@ fn a_wait_no_one_meets_is_stuck_at_synchronize_and_names_where_it_stopped() {
     assert_eq!(kinds(&report), [FindingKind::StreamsStuck], "{report:?}");
     assert!(!report.completed);
     let finding = &report.findings[0];
-    assert_eq!(finding.location.as_ref().unwrap().label, "flag");
     assert!(
         finding.why.contains(
-            "device 0's stream 0 waits at its operation 1 until flag[0] on device 0 is at least 2 (it holds 1), 1 more queued behind"
+            "device 0's stream 0, operation 1: waits for flag[0] ≥ 2 (on device 0, holds 1); 1 more behind it"
         ),
         "{finding}"
     );
@@ -498,9 +497,9 @@ fn streams_waiting_for_each_other_are_stuck_and_each_stop_is_named() {
     assert_eq!(kinds(&report), [FindingKind::StreamsStuck], "{report:?}");
     let why = &report.findings[0].why;
     for stop in [
-        "device 0's stream 0 waits at its operation 1 until flags0[1] on device 0 is at least 1 (it holds 0), 2 more queued behind",
-        "device 0's stream 1 waits at its operation 1 for the event device 0's stream 0 records at its operation 3, 0 more queued behind",
-        "device 1's stream 0 waits at its operation 1 until flags1[0] on device 1 is at least 1 (it holds 0), 1 more queued behind",
+        "device 0's stream 0, operation 1: waits for flags0[1] ≥ 1 (on device 0, holds 0); 2 more behind it",
+        "device 0's stream 1, operation 1: waits for the event device 0's stream 0 records at its operation 3; 0 more behind it",
+        "device 1's stream 0, operation 1: waits for flags1[0] ≥ 1 (on device 1, holds 0); 1 more behind it",
     ] {
         assert!(why.contains(stop), "{stop} missing from: {why}");
     }

@@ -400,57 +400,55 @@ impl Emulator {
         Ok(report)
     }
 
-    /// The finding for held work that can never run, naming each stream's stop.
+    /// The finding for held work that can never run: a line per stream that holds some, naming
+    /// the operation it stopped at and what that waits for.
     fn stuck_streams(&self) -> Option<Finding> {
         let mut stops = Vec::new();
-        let mut location = None;
         for (s, state) in self.devices.streams.iter().enumerate() {
             let Some(front) = state.held.front() else {
                 continue;
             };
-            let name = self.stream_name(StreamId(s as u32));
-            let behind = state.held.len() - 1;
             let waits = match &front.work {
                 Work::WaitValue { ptr, at_least } => {
                     let place = self.word_location(*ptr);
                     let now = self.value_at(*ptr, "").map_or(0, |(_, v)| v);
-                    let text = format!(
-                        "until {}[{}] on device {} is at least {at_least} (it holds {now})",
+                    format!(
+                        "{}[{}] ≥ {at_least} (on device {}, holds {now})",
                         place.label,
                         place.index,
                         self.device_of(*ptr).unwrap_or(0)
-                    );
-                    location.get_or_insert(place);
-                    text
+                    )
                 }
                 Work::WaitEvent(event) => {
                     let recorded = &self.devices.events[event.0 as usize];
                     format!(
-                        "for the event {} records at its operation {}",
+                        "the event {} records at its operation {}",
                         self.stream_name(StreamId(recorded.stream)),
                         recorded.position
                     )
                 }
-                _ => "for nothing (an emulator bug)".into(),
+                _ => "nothing (an emulator bug)".into(),
             };
             stops.push(format!(
-                "{name} waits at its operation {} {waits}, {behind} more queued behind",
-                front.position
+                "{}, operation {}: waits for {waits}; {} more behind it",
+                self.stream_name(StreamId(s as u32)),
+                front.position,
+                state.held.len() - 1
             ));
         }
         if stops.is_empty() {
             return None;
         }
+        stops.push(
+            "nothing queued can meet these waits: on a GPU the host would wait forever".into(),
+        );
         Some(Finding {
             kind: FindingKind::StreamsStuck,
             count: 1,
-            location,
+            location: None,
             accesses: Vec::new(),
             threads: Vec::new(),
-            why: format!(
-                "{}: nothing queued anywhere can meet these waits, so a GPU's host would wait forever",
-                stops.join("; ")
-            ),
+            why: stops.join("\n  "),
         })
     }
 
