@@ -18,16 +18,44 @@ pub(crate) fn map2(
 ) {
     match (a, b) {
         (Opnd::Reg(ra), Opnd::Reg(rb)) => {
-            // Rows are copied first: every lane reads before any writes, as each lane's own
-            // operands are read before its result is written.
-            let (x, y) = (w.regs[ra as usize], w.regs[rb as usize]);
+            let (ra, rb) = (ra as usize, rb as usize);
+            // A lane reads only its own operands, so when the result row is neither operand
+            // row the rows are borrowed in place; otherwise they are copied first.
+            if d != ra && d != rb {
+                if ra == rb {
+                    if let Ok([x, out]) = w.regs.get_disjoint_mut([ra, d]) {
+                        let x = &*x;
+                        lanes!(exec, l, {
+                            out[l] = f(x[l], x[l]);
+                        });
+                        return;
+                    }
+                } else if let Ok([x, y, out]) = w.regs.get_disjoint_mut([ra, rb, d]) {
+                    let (x, y) = (&*x, &*y);
+                    lanes!(exec, l, {
+                        out[l] = f(x[l], y[l]);
+                    });
+                    return;
+                }
+            }
+            let (x, y) = (w.regs[ra], w.regs[rb]);
             let out = &mut w.regs[d];
             lanes!(exec, l, {
                 out[l] = f(x[l], y[l]);
             });
         }
         (Opnd::Reg(ra), Opnd::Imm(vb)) => {
-            let x = w.regs[ra as usize];
+            let ra = ra as usize;
+            if ra != d
+                && let Ok([x, out]) = w.regs.get_disjoint_mut([ra, d])
+            {
+                let x = &*x;
+                lanes!(exec, l, {
+                    out[l] = f(x[l], vb);
+                });
+                return;
+            }
+            let x = w.regs[ra];
             let out = &mut w.regs[d];
             lanes!(exec, l, {
                 out[l] = f(x[l], vb);
@@ -57,6 +85,22 @@ pub(crate) fn map3(
 ) {
     match (a, b, c) {
         (Opnd::Reg(ra), Opnd::Reg(rb), Opnd::Reg(rc)) => {
+            let (ra, rb, rc) = (ra as usize, rb as usize, rc as usize);
+            if d != ra
+                && d != rb
+                && d != rc
+                && ra != rb
+                && rb != rc
+                && ra != rc
+                && let Ok([x, y, z, out]) = w.regs.get_disjoint_mut([ra, rb, rc, d])
+            {
+                let (x, y, z) = (&*x, &*y, &*z);
+                lanes!(exec, l, {
+                    out[l] = f(x[l], y[l], z[l]);
+                });
+                return;
+            }
+            let (ra, rb, rc) = (ra as u32, rb as u32, rc as u32);
             let (x, y, z) = (
                 w.regs[ra as usize],
                 w.regs[rb as usize],
