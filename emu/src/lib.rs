@@ -35,6 +35,7 @@ mod parse;
 mod poll;
 mod printf;
 mod race;
+mod regalloc;
 mod report;
 mod trace;
 

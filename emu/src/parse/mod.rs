@@ -67,6 +67,7 @@ impl Module {
         let mut module = p.finish()?;
         module.cas_seed = crate::cas_seed::analyze(&module);
         module.polls = crate::poll::analyze(&module);
+        crate::regalloc::compact(&mut module);
         Ok(module)
     }
 
