@@ -18,6 +18,8 @@ use crate::parse::{Module, SINK};
 /// Functions with more registers than this keep their numbering: the interference matrix
 /// would cost more than the slots save.
 const MAX_REGISTERS: usize = 8192;
+/// The most bits one liveness table (one set per instruction) may take: 32 MiB.
+const MAX_LIVENESS_BITS: usize = 1 << 28;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -296,6 +298,11 @@ fn colours(
         accesses.push(access);
     }
     let len = end - start;
+    // Live-in and live-out sets take len × n bits each: a very long function with many
+    // registers keeps its numbering rather than its parse taking hundreds of megabytes.
+    if len.saturating_mul(n) > MAX_LIVENESS_BITS {
+        return None;
+    }
     let successors = |i: usize| -> Option<Vec<usize>> {
         let ins = &module.code[start + i];
         let guarded = ins.guard.is_some();
