@@ -357,26 +357,6 @@ fn combine_tags(s: &State, t: Tag, c: Opnd) -> Tag {
     }
 }
 
-fn successors(ins: &Instr, pc: u32, end: u32, out: &mut Vec<u32>) {
-    out.clear();
-    let next = pc + 1;
-    match ins.op {
-        Op::Bra { target } => {
-            out.push(target);
-            if ins.guard.is_some() {
-                out.push(next);
-            }
-        }
-        Op::Ret | Op::Exit | Op::Trap | Op::Unsupported(_) => {
-            if ins.guard.is_some() {
-                out.push(next);
-            }
-        }
-        _ => out.push(next),
-    }
-    out.retain(|&p| p < end);
-}
-
 /// Whether the plain load at `load` (in the function spanning `start..end`) only seeds CASes.
 fn only_seeds_cas(code: &[Instr], start: u32, end: u32, load: u32) -> bool {
     let n = (end - start) as usize;
@@ -396,7 +376,7 @@ fn only_seeds_cas(code: &[Instr], start: u32, end: u32, load: u32) -> bool {
         if transfer(&mut s, ins, pc, load, &mut seeded).is_err() {
             return false;
         }
-        successors(ins, pc, end, &mut succ);
+        ins.successors(pc, end, &mut succ);
         for &next in &succ {
             let slot = &mut states[(next - start) as usize];
             let changed = match slot {

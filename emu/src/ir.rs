@@ -725,6 +725,31 @@ pub(crate) struct Instr {
     pub ptx_line: u32,
 }
 
+impl Instr {
+    /// Where control can go after this instruction at `pc`, in a function whose code ends
+    /// before `end`: a branch's target (and the next instruction when the branch is guarded),
+    /// nowhere after an unguarded `ret`, `exit`, `trap` or refused instruction, else the next.
+    pub(crate) fn successors(&self, pc: u32, end: u32, out: &mut Vec<u32>) {
+        out.clear();
+        let next = pc + 1;
+        match self.op {
+            Op::Bra { target } => {
+                out.push(target);
+                if self.guard.is_some() {
+                    out.push(next);
+                }
+            }
+            Op::Ret | Op::Exit | Op::Trap | Op::Unsupported(_) => {
+                if self.guard.is_some() {
+                    out.push(next);
+                }
+            }
+            _ => out.push(next),
+        }
+        out.retain(|&p| p < end);
+    }
+}
+
 /// A source location from `.loc` (and its `inlined_at`, when the code came from an inlined
 /// device function).
 #[derive(Clone, Debug, PartialEq, Eq)]

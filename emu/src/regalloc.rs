@@ -241,15 +241,14 @@ pub(crate) fn compact(module: &mut Module) {
         .collect();
     for (index, (start, end, first, last)) in funcs.into_iter().enumerate() {
         let n = last.saturating_sub(first) as usize;
-        let code_ok = start <= end && end <= module.code.len();
-        let map = if code_ok && n <= MAX_REGISTERS {
+        let (start, end) = (start.min(module.code.len()), end.min(module.code.len()));
+        let map = if start <= end && n <= MAX_REGISTERS {
             colours(module, start, end, first, n)
         } else {
             None
         };
         let (map, slots) = map.unwrap_or_else(|| ((0..n as u32).collect(), n as u32));
-        let end_code = if code_ok { end } else { start };
-        for ins in &mut module.code[start.min(end_code)..end_code] {
+        for ins in module.code.get_mut(start..end).unwrap_or_default() {
             let rename = &mut |r: &mut u32, _: Role| {
                 if *r >= first && *r < last {
                     *r = next + map[(*r - first) as usize];
@@ -267,7 +266,7 @@ pub(crate) fn compact(module: &mut Module) {
 }
 
 /// The colour (slot within the function) of each of its `n` registers starting at `first`,
-/// and how many colours; `None` when the code reaches outside the function.
+/// and how many colours; `None` when a branch leaves the function or the tables would be too big.
 fn colours(
     module: &mut Module,
     start: usize,
@@ -303,24 +302,20 @@ fn colours(
     if len.saturating_mul(n) > MAX_LIVENESS_BITS {
         return None;
     }
-    let successors = |i: usize| -> Option<Vec<usize>> {
-        let ins = &module.code[start + i];
-        let guarded = ins.guard.is_some();
-        let fall = (i + 1 < len).then_some(i + 1);
-        Some(match &ins.op {
-            Op::Bra { target } => {
-                let t = (*target as usize).checked_sub(start).filter(|&t| t < len)?;
-                if guarded {
-                    fall.into_iter().chain([t]).collect()
-                } else {
-                    vec![t]
-                }
-            }
-            Op::Ret | Op::Exit | Op::Trap if !guarded => Vec::new(),
-            _ => fall.into_iter().collect(),
+    // A branch out of the function (which the parser never emits) leaves its numbering alone.
+    let leaves = module.code[start..end].iter().any(
+        |ins| matches!(ins.op, Op::Bra { target } if !(start..end).contains(&(target as usize))),
+    );
+    if leaves {
+        return None;
+    }
+    let mut next = Vec::new();
+    let succ: Vec<Vec<usize>> = (start..end)
+        .map(|pc| {
+            module.code[pc].successors(pc as u32, end as u32, &mut next);
+            next.iter().map(|&p| p as usize - start).collect()
         })
-    };
-    let succ: Vec<Vec<usize>> = (0..len).map(successors).collect::<Option<_>>()?;
+        .collect();
     // Liveness: live_in = uses ∪ (live_out − kills), to a fixpoint.
     let mut live_in = vec![Bits::new(n); len];
     let mut live_out = vec![Bits::new(n); len];
