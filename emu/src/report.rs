@@ -365,6 +365,23 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// The report of work that ran to its end and found nothing (a copy, an event, a wait).
+    pub(crate) fn finished() -> Self {
+        RunReport {
+            completed: true,
+            ..RunReport::default()
+        }
+    }
+
+    /// Adds what later work found, as one report of both.
+    pub(crate) fn append(&mut self, later: RunReport) {
+        self.findings.extend(later.findings);
+        self.printf.extend(later.printf);
+        self.printf_dropped += later.printf_dropped;
+        self.completed &= later.completed;
+        self.thread_instructions += later.thread_instructions;
+    }
+
     /// True when no checker found anything.
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty()

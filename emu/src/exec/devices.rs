@@ -207,10 +207,7 @@ impl Devices {
             streams: Vec::new(),
             events: Vec::new(),
             value_clocks: HashMap::new(),
-            deferred: RunReport {
-                completed: true,
-                ..RunReport::default()
-            },
+            deferred: RunReport::finished(),
             host: Vec::new(),
             history: Vec::new(),
         }

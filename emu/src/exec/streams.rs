@@ -300,12 +300,7 @@ impl Emulator {
                 {
                     let held = self.devices.streams[s].held.pop_front().expect("a front");
                     let report = self.run_work(stream, held)?;
-                    let deferred = &mut self.devices.deferred;
-                    deferred.findings.extend(report.findings);
-                    deferred.printf.extend(report.printf);
-                    deferred.printf_dropped += report.printf_dropped;
-                    deferred.completed &= report.completed;
-                    deferred.thread_instructions += report.thread_instructions;
+                    self.devices.deferred.append(report);
                     ran = true;
                 }
             }
@@ -316,10 +311,7 @@ impl Emulator {
     }
 
     fn run_work(&mut self, stream: StreamId, held: Held) -> Result<RunReport, EmuError> {
-        let done = RunReport {
-            completed: true,
-            ..RunReport::default()
-        };
+        let done = RunReport::finished();
         match held.work {
             Work::Launch {
                 module,
@@ -386,13 +378,7 @@ impl Emulator {
             join(host, &state.clock);
         }
         self.devices.history.clear();
-        let mut report = std::mem::replace(
-            &mut self.devices.deferred,
-            RunReport {
-                completed: true,
-                ..RunReport::default()
-            },
-        );
+        let mut report = std::mem::replace(&mut self.devices.deferred, RunReport::finished());
         if let Some(finding) = stuck {
             report.findings.push(finding);
             report.completed = false;
@@ -489,10 +475,7 @@ impl Emulator {
                 options: *options,
             };
             self.hold(stream, position, work);
-            return Ok(RunReport {
-                completed: true,
-                ..RunReport::default()
-            });
+            return Ok(RunReport::finished());
         }
         let host = self.devices.host.clone();
         let report = self.launch_now(stream, &host, module, entry, config, args, options)?;
@@ -569,10 +552,7 @@ impl Emulator {
                 racecheck,
             };
             self.hold(stream, position, work);
-            return Ok(RunReport {
-                completed: true,
-                ..RunReport::default()
-            });
+            return Ok(RunReport::finished());
         }
         let host = self.devices.host.clone();
         let report = self.copy_now(stream, &host, dst, src, bytes, racecheck)?;
@@ -640,8 +620,7 @@ impl Emulator {
         });
         Ok(RunReport {
             findings,
-            completed: true,
-            ..RunReport::default()
+            ..RunReport::finished()
         })
     }
 }
