@@ -205,6 +205,24 @@ impl LaunchReport {
     pub fn is_clean(&self) -> bool {
         self.findings.is_empty()
     }
+
+    /// Adds what later work reported, as one report of both.
+    pub(crate) fn append(&mut self, later: LaunchReport) {
+        self.findings.extend(later.findings);
+        self.printf.push_str(&later.printf);
+        self.printf_dropped += later.printf_dropped;
+        self.bank_conflicts.extend(later.bank_conflicts);
+    }
+}
+
+/// Variants that could hang a real GPU (emulator-only) refused on the cuda backend.
+fn refuse_on_gpus<K>(kind: BackendKind, variant: &Variant<K>) -> Result<()> {
+    if kind.is_cuda() && variant.expect.is_emulator_only() {
+        return Err(HarnessError::EmulatorOnly {
+            variant: variant.name.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// How the emulator runs kernels; ignored by the cuda backend.
@@ -505,12 +523,7 @@ impl Device {
 
     /// Refuses variants that could hang a real GPU before they reach one.
     pub fn ensure_can_run<K>(&self, variant: &Variant<K>) -> Result<()> {
-        if self.kind.is_cuda() && variant.expect.is_emulator_only() {
-            return Err(HarnessError::EmulatorOnly {
-                variant: variant.name.to_string(),
-            });
-        }
-        Ok(())
+        refuse_on_gpus(self.kind, variant)
     }
 
     /// Whether `variant` runs here: emulator-only variants do not run on a GPU.

@@ -138,15 +138,7 @@ impl EmuBackend {
             },
             other => other,
         })?;
-        let printf = report.printf_output();
-        let mut findings = report.findings;
-        name_cuda_headers_as_included(&mut findings);
-        Ok(LaunchReport {
-            printf,
-            printf_dropped: report.printf_dropped,
-            findings,
-            bank_conflicts: report.bank_conflicts,
-        })
+        Ok(launch_report(report))
     }
 
     pub(crate) fn run_options(&self) -> RunOptions {
@@ -195,6 +187,20 @@ fn kernel_args(args: &[Arg<'_>]) -> Result<Vec<KernelArg>> {
             })
         })
         .collect()
+}
+
+/// What the emulator reported, as every backend reports it: `printf` as one text, and lines in
+/// CUDA's headers named as `#include` names them.
+pub(crate) fn launch_report(report: ptx_emu::RunReport) -> LaunchReport {
+    let printf = report.printf_output();
+    let mut findings = report.findings;
+    name_cuda_headers_as_included(&mut findings);
+    LaunchReport {
+        printf,
+        printf_dropped: report.printf_dropped,
+        findings,
+        bank_conflicts: report.bank_conflicts,
+    }
 }
 
 /// Names lines in CUDA's own headers as `#include` names them (`cuda/std/__atomic/…h:279`), not

@@ -16,7 +16,7 @@ use cudarc::driver::{CudaEvent, CudaStream, DevicePtr as _, DevicePtrMut as _, s
 
 use super::{Arg, Buffer, Device, Element, EmuSettings, Inner, LaunchReport, RawBuffer};
 use crate::backend::{BackendChoice, BackendKind};
-use crate::emu_backend::EmuBackend;
+use crate::emu_backend::{EmuBackend, launch_report};
 use crate::error::{HarnessError, Result};
 use crate::kernel::KernelSource;
 use crate::launch::{DeviceLimits, LaunchShape};
@@ -438,9 +438,7 @@ impl Gpus {
                 self.limits
                     .check(kernel.entry, &shape, 0, self.limits.max_threads_per_block)?;
                 let report = backend.launch_queued(Some(*id), kernel, shape, args)?;
-                self.pending.findings.extend(report.findings);
-                self.pending.printf.push_str(&report.printf);
-                self.pending.printf_dropped += report.printf_dropped;
+                self.pending.append(report);
                 Ok(())
             }
             _ => Err(mixed_backends()),
@@ -505,7 +503,7 @@ impl Gpus {
                     bytes,
                     racecheck,
                 )?;
-                self.pending.findings.extend(report.findings);
+                self.pending.append(launch_report(report));
                 Ok(())
             }
             _ => Err(mixed_backends()),
@@ -594,12 +592,7 @@ impl Gpus {
 
     /// Refuses variants that could hang a real GPU before they reach one.
     pub fn ensure_can_run<K>(&self, variant: &crate::Variant<K>) -> Result<()> {
-        if self.kind.is_cuda() && variant.expect.is_emulator_only() {
-            return Err(HarnessError::EmulatorOnly {
-                variant: variant.name.to_string(),
-            });
-        }
-        Ok(())
+        super::refuse_on_gpus(self.kind, variant)
     }
 
     fn wait_for_all(&mut self) -> Result<()> {
@@ -613,11 +606,7 @@ impl Gpus {
             }
             Many::Emu { backend, .. } => {
                 let held = backend.emulator().synchronize()?;
-                self.pending.printf.push_str(&held.printf_output());
-                let mut findings = held.findings;
-                crate::emu_backend::name_cuda_headers_as_included(&mut findings);
-                self.pending.findings.extend(findings);
-                self.pending.printf_dropped += held.printf_dropped;
+                self.pending.append(launch_report(held));
             }
         }
         Ok(())

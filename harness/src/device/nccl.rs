@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use cudarc::driver::CudaSlice;
 use cudarc::nccl::{Comm, ReduceOp, result as nccl, sys};
 
+use super::vendor::{RuntimeLibrary, open_runtime_library};
 use super::{Gpus, Inner, NCCL_HOW_TO_GET, VendorTiming, gpus::Many};
 use crate::error::{HarnessError, Result};
 
@@ -31,30 +32,18 @@ pub fn nccl_library() -> std::result::Result<(), &'static str> {
 }
 
 fn load() -> std::result::Result<(), String> {
-    if let Some(path) = crate::nvrtc::find_nccl() {
-        // SAFETY: NCCL has no initialisers with preconditions; the handle is leaked on purpose
-        // so the library stays mapped for cudarc, which then finds it by name.
-        if let Ok(library) = unsafe { libloading::Library::new(&path) } {
-            std::mem::forget(library);
-        }
-    }
-    // SAFETY: only dlopens libnccl under cudarc's names and drops the handle.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(format!(
-            "NCCL (libnccl.so.2) was not found: {NCCL_HOW_TO_GET}"
-        ));
-    }
-    // SAFETY: present (checked above), so cudarc's loader finds it instead of panicking.
-    let library = unsafe { sys::culib() };
-    for symbol in SYMBOLS {
-        // SAFETY: only looks the symbol up; its type is irrelevant to the lookup.
-        if unsafe { library.get::<*const ()>(symbol.as_bytes()) }.is_err() {
-            return Err(format!(
-                "the NCCL found lacks {symbol} (too old?): {NCCL_HOW_TO_GET}"
-            ));
-        }
-    }
-    Ok(())
+    let paths: Vec<_> = crate::nvrtc::find_nccl().into_iter().collect();
+    open_runtime_library(
+        RuntimeLibrary {
+            name: "NCCL",
+            file: "libnccl.so.2",
+            how_to_get: NCCL_HOW_TO_GET,
+            symbols: SYMBOLS,
+            present: sys::is_culib_present,
+            library: sys::culib,
+        },
+        &paths,
+    )
 }
 
 fn nccl_error(what: &str, error: nccl::NcclError) -> HarnessError {

@@ -6,6 +6,7 @@
 //! module opens it itself first (by full path from the usual places, as for NVRTC) and checks
 //! every symbol it calls; when anything is missing the reference row says so and how to get it.
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use cudarc::cublas::{result as blas, sys};
@@ -36,31 +37,67 @@ pub fn cublas() -> std::result::Result<(), &'static str> {
 }
 
 fn load() -> std::result::Result<(), String> {
-    if let Some(main) = crate::nvrtc::find_library("libcublas.so.13") {
-        // libcublas needs libcublasLt beside it; loading that first by full path lets the
-        // loader resolve it when its folder is not on the loader's path.
-        let lt = main.with_file_name("libcublasLt.so.13");
-        for path in [lt, main] {
-            // SAFETY: cuBLAS's libraries have no initialisers with preconditions; the
-            // handles are leaked on purpose so the libraries stay mapped for cudarc.
-            if let Ok(library) = unsafe { libloading::Library::new(&path) } {
-                std::mem::forget(library);
-            }
+    // libcublas needs libcublasLt beside it; loading that first by full path lets the loader
+    // resolve it when its folder is not on the loader's path.
+    let paths: Vec<PathBuf> = crate::nvrtc::find_library("libcublas.so.13")
+        .map(|main| vec![main.with_file_name("libcublasLt.so.13"), main])
+        .unwrap_or_default();
+    open_runtime_library(
+        RuntimeLibrary {
+            name: "cuBLAS",
+            file: "libcublas.so.13",
+            how_to_get: CUBLAS_HOW_TO_GET,
+            symbols: SYMBOLS,
+            present: sys::is_culib_present,
+            library: sys::culib,
+        },
+        &paths,
+    )
+}
+
+/// A vendor library cudarc opens by name at run time, and what to say when it cannot.
+pub(super) struct RuntimeLibrary {
+    pub(super) name: &'static str,
+    pub(super) file: &'static str,
+    pub(super) how_to_get: &'static str,
+    /// Every function the caller will use, checked before the first call.
+    pub(super) symbols: &'static [&'static str],
+    /// cudarc's `is_culib_present` and `culib` for the library.
+    pub(super) present: unsafe fn() -> bool,
+    pub(super) library: unsafe fn() -> &'static libloading::Library,
+}
+
+/// Opens `paths` by full path (so cudarc then finds the library by name even outside the
+/// loader's path), then checks that cudarc finds it and every symbol, because cudarc panics
+/// when either is missing. The error is the sentence a vendor row shows.
+pub(super) fn open_runtime_library(
+    wanted: RuntimeLibrary,
+    paths: &[PathBuf],
+) -> std::result::Result<(), String> {
+    for path in paths {
+        // SAFETY: the vendor libraries have no initialisers with preconditions; the handles
+        // are leaked on purpose so the libraries stay mapped for cudarc.
+        if let Ok(library) = unsafe { libloading::Library::new(path) } {
+            std::mem::forget(library);
         }
     }
-    // SAFETY: only dlopens libcublas under cudarc's names and drops the handle.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(format!(
-            "cuBLAS (libcublas.so.13) was not found: {CUBLAS_HOW_TO_GET}"
-        ));
+    let RuntimeLibrary {
+        name,
+        file,
+        how_to_get,
+        ..
+    } = wanted;
+    // SAFETY: only dlopens the library under cudarc's names and drops the handle.
+    if !unsafe { (wanted.present)() } {
+        return Err(format!("{name} ({file}) was not found: {how_to_get}"));
     }
     // SAFETY: present (checked above), so cudarc's loader finds it instead of panicking.
-    let library = unsafe { sys::culib() };
-    for symbol in SYMBOLS {
+    let library = unsafe { (wanted.library)() };
+    for symbol in wanted.symbols {
         // SAFETY: only looks the symbol up; its type is irrelevant to the lookup.
         if unsafe { library.get::<*const ()>(symbol.as_bytes()) }.is_err() {
             return Err(format!(
-                "the cuBLAS found lacks {symbol} (too old?): {CUBLAS_HOW_TO_GET}"
+                "the {name} found lacks {symbol} (too old?): {how_to_get}"
             ));
         }
     }
