@@ -31,6 +31,9 @@ pub const REPETITIONS: u32 = 5;
 /// The ring's launch on each device in the timing table: enough blocks of 512 threads to fill
 /// an H100's 132 multiprocessors twice.
 pub const TIMING_RING_SHAPE: LaunchShape = LaunchShape::linear(264, 512);
+/// The timed reductions' launch on each device: 8 blocks of 256 threads per multiprocessor of
+/// an H100 (132), one block sum each.
+pub const TIMING_SPLIT_SHAPE: LaunchShape = LaunchShape::linear(1056, 256);
 /// The largest all-reduce in the timing table, in floats per device: 1 GiB.
 pub const MAX_TIMING_LEN: u64 = 1 << 28;
 
@@ -398,10 +401,10 @@ fn peer_cost(gpus: &mut Gpus) -> Result<String> {
     let n: usize = 1 << 26;
     let bytes = (n * 4) as f64;
     let kernel = variant("split-on-host").kernel;
-    let shape = LaunchShape::linear(1056, 256);
+    let shape = TIMING_SPLIT_SHAPE;
     let mut local = gpus.zeros::<f32>(0, n, "local")?;
     let remote = gpus.zeros::<f32>(1, n, "remote")?;
-    let sums = gpus.zeros::<f32>(0, 1056, "sums")?;
+    let sums = gpus.zeros::<f32>(0, shape.grid.x as usize, "sums")?;
     let stream = gpus.stream(0)?;
     gpus.enable_peer_access(0, 1)?;
     let read = |gpus: &mut Gpus, source: &harness::Buffer<f32>| {
@@ -445,14 +448,14 @@ fn split_speedup(gpus: &mut Gpus) -> Result<String> {
     let n: usize = 1 << 29;
     let devices = gpus.count();
     let kernel = variant("split-on-host").kernel;
-    let shape = LaunchShape::linear(1056, 256);
+    let shape = TIMING_SPLIT_SHAPE;
     let mut slices = Vec::new();
     let mut sums = Vec::new();
     let mut streams = Vec::new();
     for device in 0..devices {
         let len = chunk_begin(n, device + 1, devices) - chunk_begin(n, device, devices);
         slices.push(gpus.zeros::<f32>(device, len, "slice")?);
-        sums.push(gpus.zeros::<f32>(device, 1056, "sums")?);
+        sums.push(gpus.zeros::<f32>(device, shape.grid.x as usize, "sums")?);
         streams.push(gpus.stream(device)?);
     }
     let whole = gpus.zeros::<f32>(0, n, "whole")?;
