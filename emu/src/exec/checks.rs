@@ -7,6 +7,12 @@ use super::*;
 pub(crate) struct Collector {
     pub(crate) keys: HashMap<(FindingKind, u32, u32, u64), usize>,
     pub(crate) list: Vec<Finding>,
+    /// Where the launch is, for the order of findings made on two threads (see `race/pipe.rs`):
+    /// twice the number of accesses sent to a piped race detector so far, or, for its findings,
+    /// twice the number of the access that found it, plus one.
+    pub(crate) position: u64,
+    /// Per finding in `list`: the `position` it was made at.
+    pub(crate) made_at: Vec<u64>,
 }
 
 impl Collector {
@@ -22,9 +28,42 @@ impl Collector {
         } else {
             self.keys.insert(key, self.list.len());
             self.list.push(make());
+            self.made_at.push(self.position);
             Some(self.list.len() - 1)
         }
     }
+
+    /// The findings of two collectors with no key in common, in the order they were made.
+    pub(crate) fn merge(self, other: Collector) -> Vec<Finding> {
+        if other.list.is_empty() {
+            return self.list;
+        }
+        let mut mine = self.list.into_iter().zip(self.made_at).peekable();
+        let mut theirs = other.list.into_iter().zip(other.made_at).peekable();
+        let mut merged = Vec::new();
+        loop {
+            let take_mine = match (mine.peek(), theirs.peek()) {
+                (Some(a), Some(b)) => a.1 <= b.1,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let next = if take_mine { mine.next() } else { theirs.next() };
+            merged.extend(next.map(|(finding, _)| finding));
+        }
+        merged
+    }
+}
+
+/// Where a conflict's second access was: what a race finding names.
+#[derive(Clone, Copy)]
+pub(crate) struct RaceSite {
+    tid: u64,
+    tgt: Tgt,
+    off: usize,
+    size: u32,
+    kind: race::Kind,
+    pc: u32,
 }
 
 impl Ctx<'_> {
@@ -151,14 +190,69 @@ impl Ctx<'_> {
             for b in o..wend {
                 mask |= 1 << (b % 4);
             }
-            let hit = self
-                .race
-                .as_mut()
-                .and_then(|r| r.access(region, word, mask, size, &who, kind, sem, pc));
-            if let Some(hit) = hit {
-                self.report_race(w, lane, tgt, o, size, kind, pc, hit);
+            match self.race.as_mut() {
+                Some(Racecheck::Inline(r)) => {
+                    if let Some(hit) = r.access(region, word, mask, size, &who, kind, sem, pc) {
+                        self.report_race(w, lane, tgt, o, size, kind, pc, hit);
+                    }
+                }
+                Some(Racecheck::Piped(pipe)) => {
+                    pipe.push_access(race::AccessCall {
+                        region,
+                        word,
+                        mask,
+                        size,
+                        who,
+                        kind,
+                        sem,
+                        pc,
+                    });
+                    self.findings.position = 2 * pipe.accesses;
+                    if !pipe.found.is_empty() {
+                        self.report_found();
+                    }
+                }
+                None => {}
             }
             o = wend;
+        }
+    }
+
+    /// Waits for a piped race detector to apply every call, reports what it found, and keeps it
+    /// inline from then on.
+    pub(crate) fn finish_racecheck(&mut self) {
+        let Some(Racecheck::Piped(pipe)) = self.race.as_mut() else {
+            return;
+        };
+        let race = pipe.finish();
+        self.report_found();
+        self.race = Some(Racecheck::Inline(race));
+    }
+
+    /// Turns the conflicts a piped race detector sent back into findings, each at the position
+    /// of the access that found it.
+    #[cold]
+    pub(crate) fn report_found(&mut self) {
+        let Some(Racecheck::Piped(pipe)) = self.race.as_mut() else {
+            return;
+        };
+        let found = std::mem::take(&mut pipe.found);
+        for race::Found { seq, access, hit } in found {
+            let off = access.word * 4 + access.mask.trailing_zeros() as usize;
+            let tgt = match access.region {
+                race::Region::Global { index, .. } => Tgt::G(index, off),
+                race::Region::Shared { .. } => Tgt::S(off),
+            };
+            self.race_findings.position = 2 * seq + 1;
+            let site = RaceSite {
+                tid: access.who.tid,
+                tgt,
+                off,
+                size: access.size,
+                kind: access.kind,
+                pc: access.pc,
+            };
+            self.add_race_finding(true, site, &hit);
         }
     }
 
@@ -174,6 +268,32 @@ impl Ctx<'_> {
         pc: u32,
         hit: race::Hit,
     ) {
+        let site = RaceSite {
+            tid: self.gid(w, lane),
+            tgt,
+            off,
+            size,
+            kind,
+            pc,
+        };
+        let new = self.add_race_finding(false, site, &hit);
+        if new.is_some() && self.trace.is_some() {
+            let earlier = self.earlier_access(w, tgt, off, hit.prev);
+            self.link_finding(new, Some(earlier), lane);
+        }
+    }
+
+    /// Adds (or counts) the finding for a conflict, to the launch's findings or, for a piped
+    /// detector's, to its own list; returns the index of a new one.
+    fn add_race_finding(&mut self, piped: bool, site: RaceSite, hit: &race::Hit) -> Option<usize> {
+        let RaceSite {
+            tid,
+            tgt,
+            off,
+            size,
+            kind,
+            pc,
+        } = site;
         let (sp, addr_off, addr) = match tgt {
             Tgt::G(i, _) => (
                 report::Space::Global,
@@ -210,21 +330,22 @@ impl Ctx<'_> {
         };
         let second = Access {
             op: cur_op,
-            thread: self.thread_ref(self.gid(w, lane)),
+            thread: self.thread_ref(tid),
             at: self.src(pc),
         };
-        let why = self.race_why(&hit, self.gid(w, lane), pc, sp);
-        let new = self.findings.add(key, || Finding {
+        let why = self.race_why(hit, tid, pc, sp);
+        let make = || Finding {
             kind: fk,
             count: 1,
             location: Some(loc),
             accesses: vec![first, second],
             threads: vec![],
             why,
-        });
-        if new.is_some() && self.trace.is_some() {
-            let earlier = self.earlier_access(w, tgt, off, hit.prev);
-            self.link_finding(new, Some(earlier), lane);
+        };
+        if piped {
+            self.race_findings.add(key, make)
+        } else {
+            self.findings.add(key, make)
         }
     }
 

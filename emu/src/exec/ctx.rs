@@ -28,8 +28,10 @@ pub(crate) struct Ctx<'a> {
     /// Per resident thread, `local_size` bytes each.
     pub(crate) local: Vec<u8>,
     pub(crate) local_size: u32,
-    pub(crate) race: Option<Race>,
+    pub(crate) race: Option<Racecheck>,
     pub(crate) findings: Collector,
+    /// Race findings from a piped detector, merged into `findings` when the launch ends.
+    pub(crate) race_findings: Collector,
     /// Index into `allocs` of the last global access, tried first.
     pub(crate) last_alloc: usize,
     /// The device the launch runs on, and per device whether it may access that device's memory.

@@ -199,12 +199,15 @@ impl Emulator {
             dyn_size: config.dynamic_shared_bytes,
             local: Vec::new(),
             local_size: module.local_size,
-            race: if options.racecheck {
-                Some(Race::new(tpb, wpb, bx, options.memory_model))
-            } else {
-                None
-            },
+            race: options.racecheck.then(|| {
+                let piped = trace_limit.is_none() && options.cores() > 1;
+                match piped.then(|| race::Pipe::start(tpb, wpb, bx, options.memory_model)) {
+                    Some(Some(pipe)) => Racecheck::Piped(pipe),
+                    _ => Racecheck::Inline(Race::new(tpb, wpb, bx, options.memory_model)),
+                }
+            }),
             findings: Collector::default(),
+            race_findings: Collector::default(),
             last_alloc: usize::MAX,
             device,
             peer: (0..self.devices.count)
@@ -239,6 +242,7 @@ impl Emulator {
             },
         };
         let completed = l.run();
+        l.ctx.finish_racecheck();
         if let Some(refusal) = l.ctx.refusal.take() {
             return Err(refusal);
         }
@@ -247,11 +251,14 @@ impl Emulator {
             Some(tally) => tally.by_line(|pc| l.ctx.src(pc)),
             None => Vec::new(),
         };
-        let shadow_bytes = l.ctx.race.as_ref().map_or(0, Race::shadow_bytes);
+        let shadow_bytes = match &l.ctx.race {
+            Some(Racecheck::Inline(race)) => race.shadow_bytes(),
+            _ => 0,
+        };
         Ok((
             RunReport {
                 bank_conflicts,
-                findings: l.ctx.findings.list,
+                findings: l.ctx.findings.merge(l.ctx.race_findings),
                 completed,
                 thread_instructions,
                 printf: l.ctx.printf,

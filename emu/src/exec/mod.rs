@@ -9,7 +9,7 @@ use crate::error::EmuError;
 use crate::ir::*;
 use crate::parse::Module;
 use crate::printf;
-use crate::race::{self, Race};
+use crate::race::{self, Race, Racecheck};
 use crate::report::{
     self, Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, ThreadGroup, ThreadRef, WarpSyncProblem,
@@ -154,6 +154,28 @@ pub struct RunOptions {
     pub bank_conflicts: bool,
     /// What counts as a race (default [`MemoryModel::Racecheck`]).
     pub memory_model: MemoryModel,
+    /// Cores a launch may use; 0 (the default) means `RACETRACK_THREADS` when it is set to a
+    /// positive number, otherwise every core. With two or more, racecheck runs on a core of its
+    /// own beside the interpreter (see README, "Every core"); what a launch finds and computes
+    /// is the same for every value.
+    pub threads: u32,
+}
+
+impl RunOptions {
+    /// The cores this launch may use (see [`RunOptions::threads`]).
+    pub fn cores(&self) -> usize {
+        if self.threads > 0 {
+            return self.threads as usize;
+        }
+        static AUTOMATIC: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *AUTOMATIC.get_or_init(|| {
+            std::env::var("RACETRACK_THREADS")
+                .ok()
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        })
+    }
 }
 
 impl Default for RunOptions {
@@ -170,6 +192,7 @@ impl Default for RunOptions {
             resident_threads: DEFAULT_RESIDENT_THREADS,
             bank_conflicts: false,
             memory_model: MemoryModel::Racecheck,
+            threads: 0,
         }
     }
 }

@@ -15,8 +15,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+mod pipe;
 mod shadow;
 mod sync;
+
+pub(crate) use pipe::{AccessCall, Found, Pipe, Racecheck};
 
 use shadow::*;
 use sync::*;

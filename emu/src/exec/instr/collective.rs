@@ -216,9 +216,9 @@ pub(crate) fn run(
                     });
                     if let Some(r) = ctx.race.as_mut() {
                         if matches!(ins.op, Op::BarWarp { .. }) {
-                            r.warp_sync(w.gw, &threads, group & w.live == w.live);
+                            r.warp_sync(w.gw, threads, group & w.live == w.live);
                         } else {
-                            r.share_acquired(&threads);
+                            r.share_acquired(threads);
                         }
                     }
                 }

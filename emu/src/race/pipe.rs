@@ -1,0 +1,306 @@
+//! Racecheck on a core of its own: the interpreter sends the detector's calls, in order and in
+//! batches, to a thread that owns the detector, and gets back the conflicts it found, numbered.
+//!
+//! The detector sees exactly the calls, in exactly the order, that it would see inline, and
+//! nothing it computes flows back into execution, so a piped launch finds what an inline one
+//! finds. Only the order of findings needs care: an inline conflict becomes a finding at once,
+//! between the interpreter's own findings; a piped one arrives later. So every finding carries
+//! the position at which it was made (see [`Collector`](crate::exec)), and the two lists are
+//! merged by it when the launch ends.
+
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::thread::JoinHandle;
+
+use super::*;
+
+/// Calls per batch: large enough that a send costs nothing per call, small enough that a batch
+/// stays in cache between the two cores.
+const BATCH: usize = 4096;
+/// Batches in flight: the interpreter waits when the detector falls this far behind.
+const IN_FLIGHT: usize = 4;
+
+/// One access as [`Race::access`] takes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AccessCall {
+    pub region: Region,
+    pub word: usize,
+    pub mask: u8,
+    pub size: u32,
+    pub who: Who,
+    pub kind: Kind,
+    pub sem: Sem,
+    pub pc: u32,
+}
+
+/// One call of the detector's API, as the interpreter made it.
+pub(crate) enum Call {
+    Access(AccessCall),
+    Fence {
+        rt: u32,
+        scope: Scope,
+        pc: u32,
+    },
+    Sync {
+        region: Region,
+        word: u64,
+        who: Who,
+        kind: Kind,
+        acquire: Acquire,
+        release: bool,
+        scope: Scope,
+        pc: u32,
+    },
+    Barrier {
+        slot: u32,
+        warps: std::ops::Range<u32>,
+    },
+    ShareAcquired(Vec<Who>),
+    WarpSync {
+        warp: u32,
+        threads: Vec<Who>,
+        whole_warp: bool,
+    },
+    BlockStarted {
+        slot: u32,
+        block: u64,
+    },
+    BlockFinished {
+        slot: u32,
+    },
+}
+
+/// A conflict the detector thread found: which access it was (counting from 0 at the launch's
+/// start), the access, and what it conflicts with.
+pub(crate) struct Found {
+    pub seq: u64,
+    pub access: AccessCall,
+    pub hit: Hit,
+}
+
+/// A processed batch coming back for reuse, with what it found.
+struct Returned {
+    batch: Vec<Call>,
+    found: Vec<Found>,
+}
+
+/// The detector, run where the interpreter runs or on a thread of its own.
+pub(crate) enum Racecheck {
+    Inline(Race),
+    Piped(Pipe),
+}
+
+impl Racecheck {
+    /// Applies a call: at once when inline, in order on the detector's thread when piped.
+    /// Accesses go through [`Racecheck::access`] instead, which answers.
+    fn call(&mut self, call: Call) {
+        match self {
+            Racecheck::Inline(race) => race.apply(call),
+            Racecheck::Piped(pipe) => pipe.push(call),
+        }
+    }
+
+    pub(crate) fn fence(&mut self, rt: u32, scope: Scope, pc: u32) {
+        match self {
+            Racecheck::Inline(race) => race.fence(rt, scope, pc),
+            Racecheck::Piped(pipe) => pipe.push(Call::Fence { rt, scope, pc }),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn sync_op(
+        &mut self,
+        region: Region,
+        word: u64,
+        who: &Who,
+        kind: Kind,
+        acquire: Acquire,
+        release: bool,
+        scope: Scope,
+        pc: u32,
+    ) {
+        self.call(Call::Sync {
+            region,
+            word,
+            who: *who,
+            kind,
+            acquire,
+            release,
+            scope,
+            pc,
+        });
+    }
+
+    pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
+        self.call(Call::Barrier { slot, warps });
+    }
+
+    pub(crate) fn share_acquired(&mut self, threads: Vec<Who>) {
+        self.call(Call::ShareAcquired(threads));
+    }
+
+    pub(crate) fn warp_sync(&mut self, warp: u32, threads: Vec<Who>, whole_warp: bool) {
+        self.call(Call::WarpSync {
+            warp,
+            threads,
+            whole_warp,
+        });
+    }
+
+    pub(crate) fn block_started(&mut self, slot: u32, block: u64) {
+        self.call(Call::BlockStarted { slot, block });
+    }
+
+    pub(crate) fn block_finished(&mut self, slot: u32) {
+        self.call(Call::BlockFinished { slot });
+    }
+}
+
+impl Race {
+    /// Runs one call that answers nothing.
+    fn apply(&mut self, call: Call) {
+        match call {
+            Call::Access(a) => {
+                self.access(a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc);
+            }
+            Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
+            Call::Sync {
+                region,
+                word,
+                who,
+                kind,
+                acquire,
+                release,
+                scope,
+                pc,
+            } => self.sync_op(region, word, &who, kind, acquire, release, scope, pc),
+            Call::Barrier { slot, warps } => self.barrier(slot, warps),
+            Call::ShareAcquired(threads) => self.share_acquired(&threads),
+            Call::WarpSync {
+                warp,
+                threads,
+                whole_warp,
+            } => self.warp_sync(warp, &threads, whole_warp),
+            Call::BlockStarted { slot, block } => self.block_started(slot, block),
+            Call::BlockFinished { slot } => self.block_finished(slot),
+        }
+    }
+
+    /// The detector thread: applies every batch in order, numbering accesses, and sends each
+    /// batch back with the conflicts it found. Returns the detector when the interpreter hangs
+    /// up (its shadow size goes into the report).
+    fn serve(mut self, calls: Receiver<Vec<Call>>, back: Sender<Returned>) -> Race {
+        let mut seq = 0u64;
+        for mut batch in calls {
+            let mut found = Vec::new();
+            for call in batch.drain(..) {
+                match call {
+                    Call::Access(a) => {
+                        let hit =
+                            self.access(a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc);
+                        if let Some(hit) = hit {
+                            found.push(Found {
+                                seq,
+                                access: a,
+                                hit,
+                            });
+                        }
+                        seq += 1;
+                    }
+                    other => self.apply(other),
+                }
+            }
+            // The interpreter may have stopped listening (a refused launch); the detector
+            // still finishes its batches so that it returns in a known state.
+            let _ = back.send(Returned { batch, found });
+        }
+        self
+    }
+}
+
+/// The interpreter's end of a piped detector.
+pub(crate) struct Pipe {
+    batch: Vec<Call>,
+    /// Accesses sent so far (the next one's number).
+    pub(crate) accesses: u64,
+    to_detector: Option<SyncSender<Vec<Call>>>,
+    from_detector: Receiver<Returned>,
+    spare: Vec<Vec<Call>>,
+    /// Conflicts received and not yet turned into findings, in access order.
+    pub(crate) found: Vec<Found>,
+    detector: Option<JoinHandle<Race>>,
+}
+
+impl Pipe {
+    /// Starts a fresh detector (as [`Race::new`] makes it) on a thread of its own; `None` when
+    /// no thread can be started.
+    pub(crate) fn start(tpb: u32, wpb: u32, block_x: u32, model: MemoryModel) -> Option<Pipe> {
+        let (to_detector, calls) = sync_channel(IN_FLIGHT);
+        let (back, from_detector) = channel();
+        let detector = std::thread::Builder::new()
+            .name("racecheck".into())
+            .spawn(move || Race::new(tpb, wpb, block_x, model).serve(calls, back))
+            .ok()?;
+        Some(Pipe {
+            batch: Vec::with_capacity(256),
+            accesses: 0,
+            to_detector: Some(to_detector),
+            from_detector,
+            spare: Vec::new(),
+            found: Vec::new(),
+            detector: Some(detector),
+        })
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, call: Call) {
+        self.batch.push(call);
+        if self.batch.len() >= BATCH {
+            self.send();
+        }
+    }
+
+    #[inline]
+    pub(crate) fn push_access(&mut self, access: AccessCall) {
+        self.accesses += 1;
+        self.push(Call::Access(access));
+    }
+
+    fn send(&mut self) {
+        let next = self
+            .spare
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
+        if let Some(to) = &self.to_detector {
+            // A send fails only when the detector thread died; `finish` reports that.
+            let _ = to.send(full);
+        }
+        while let Ok(returned) = self.from_detector.try_recv() {
+            self.take(returned);
+        }
+    }
+
+    fn take(&mut self, mut returned: Returned) {
+        self.found.append(&mut returned.found);
+        if self.spare.len() < IN_FLIGHT {
+            self.spare.push(returned.batch);
+        }
+    }
+
+    /// Sends what is left, waits for the detector to apply everything, and returns it; the
+    /// conflicts still to report are in `found`.
+    pub(crate) fn finish(&mut self) -> Race {
+        if !self.batch.is_empty() {
+            self.send();
+        }
+        self.to_detector = None;
+        while let Ok(returned) = self.from_detector.recv() {
+            self.take(returned);
+        }
+        let detector = self.detector.take().expect("a pipe finishes once");
+        match detector.join() {
+            Ok(race) => race,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
