@@ -27,6 +27,8 @@
 mod alu;
 mod banks;
 mod cas_seed;
+#[cfg(test)]
+mod committed;
 mod error;
 mod exec;
 mod ir;

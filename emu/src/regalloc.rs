@@ -494,104 +494,16 @@ mod tests {
     /// and the run with one slot per register end with the same report and the same memory.
     #[test]
     fn every_committed_kernel_runs_alike_with_and_without_shared_slots() {
-        use crate::exec::{Emulator, KernelArg, LaunchConfig, RunOptions, Schedule};
-
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files = Vec::new();
-        let mut dirs = vec![root.join("tests/corpus"), root.join("../kernels/ptx")];
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(&dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if path.extension().is_some_and(|e| e == "ptx") {
-                    files.push(path);
-                }
-            }
-        }
-        files.sort();
-        assert!(files.len() > 100, "{} PTX files", files.len());
-        const BUFFER_WORDS: usize = 4096;
-        let run = |module: &Module, entry: &str, options: &RunOptions| {
-            let mut emu = Emulator::new();
-            let f = module
-                .funcs
-                .iter()
-                .find(|f| f.is_entry && f.name == entry)
-                .unwrap();
-            let mut buffers = Vec::new();
-            let args: Vec<KernelArg> = f
-                .params
-                .iter()
-                .map(|p| match p.size {
-                    // Pointers (and 64-bit counts, which then bound nothing: the step budget does).
-                    8 => {
-                        let words: Vec<u8> = (0..BUFFER_WORDS as u32)
-                            .flat_map(|i| (i % 97).to_le_bytes())
-                            .collect();
-                        let ptr = emu.alloc(words.len(), "buffer");
-                        emu.write(ptr, &words).unwrap();
-                        buffers.push(ptr);
-                        KernelArg::Ptr(ptr)
-                    }
-                    4 => KernelArg::U32(300),
-                    2 => KernelArg::U16(3),
-                    1 => KernelArg::U8(1),
-                    size => KernelArg::Bytes(vec![0; size as usize]),
-                })
-                .collect();
-            let config = LaunchConfig {
-                grid: [2, 1, 1],
-                block: [96, 1, 1],
-                dynamic_shared_bytes: 4096,
-            };
-            let report = emu.launch(module, entry, &config, &args, options);
-            let memory: Vec<Vec<u8>> = buffers
-                .iter()
-                .map(|&ptr| {
-                    let mut bytes = vec![0; BUFFER_WORDS * 4];
-                    emu.read(ptr, &mut bytes).unwrap();
-                    bytes
-                })
-                .collect();
-            (format!("{report:?}"), memory)
-        };
-        let mut launches = 0;
-        for path in &files {
-            let ptx = std::fs::read_to_string(path).unwrap();
-            let (Ok(shared), Ok(own)) = (
-                Module::parse_with_slots(&ptx, true),
-                Module::parse_with_slots(&ptx, false),
-            ) else {
-                continue;
-            };
-            assert!(shared.nregs <= own.nregs, "{}", path.display());
-            let entries: Vec<String> = shared.entries().map(str::to_string).collect();
-            for entry in &entries {
-                for schedule in [
-                    Schedule::Hardware,
-                    Schedule::Random { seed: 7 },
-                    Schedule::Adversarial { seed: 7 },
-                ] {
-                    let options = RunOptions {
-                        schedule,
-                        step_budget: 200_000,
-                        initcheck: true,
-                        ..RunOptions::default()
-                    };
-                    let with = run(&shared, entry, &options);
-                    let without = run(&own, entry, &options);
-                    assert!(
-                        with == without,
-                        "{} {entry} {schedule:?}: shared slots ran differently\n{}\n{}",
-                        path.display(),
-                        with.0,
-                        without.0
-                    );
-                    launches += 1;
-                }
-            }
-        }
+        let launches = crate::committed::runs_alike(
+            "shared slots",
+            |ptx| {
+                let shared = Module::parse_with_slots(ptx, true).ok()?;
+                let own = Module::parse_with_slots(ptx, false).ok()?;
+                assert!(shared.nregs <= own.nregs);
+                Some((shared, own))
+            },
+            |options| (options, options),
+        );
         assert!(launches > 300, "{launches} launches");
     }
 }

@@ -14,8 +14,12 @@ use std::thread::JoinHandle;
 use super::*;
 
 /// Calls per batch: large enough that a send costs nothing per call, small enough that a batch
-/// stays in cache between the two cores.
+/// stays in cache between the two cores. Tests use small batches, so that the corpus's small
+/// launches send many and take conflicts back while they run.
+#[cfg(not(test))]
 const BATCH: usize = 4096;
+#[cfg(test)]
+const BATCH: usize = 61;
 /// Batches in flight: the interpreter waits when the detector falls this far behind.
 const IN_FLIGHT: usize = 4;
 
@@ -302,5 +306,32 @@ impl Pipe {
             Ok(race) => race,
             Err(panic) => std::panic::resume_unwind(panic),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::Module;
+
+    /// The detector on a thread of its own finds what it finds inline, in the same order, with
+    /// the same counts, on every committed kernel and schedule.
+    #[test]
+    fn every_committed_kernel_runs_alike_piped_and_inline() {
+        let launches = crate::committed::runs_alike(
+            "a piped race detector",
+            |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
+            |options| {
+                let inline = crate::exec::RunOptions {
+                    threads: 1,
+                    ..options
+                };
+                let piped = crate::exec::RunOptions {
+                    threads: 2,
+                    ..options
+                };
+                (inline, piped)
+            },
+        );
+        assert!(launches > 300, "{launches} launches");
     }
 }
