@@ -31,6 +31,10 @@ pub struct CommonArgs {
     #[arg(long, value_enum, default_value_t = ScheduleName::Hardware)]
     pub schedule: ScheduleName,
 
+    /// Cores the emulator may use [default: every core]; what it finds is the same for any number
+    #[arg(long, value_name = "N", env = THREADS_ENV, value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+
     /// List the chapter's variants and exit
     #[arg(long)]
     pub list: bool,
@@ -39,6 +43,9 @@ pub struct CommonArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
 }
+
+/// The variable that sets `--threads` when the flag is not given (read by the emulator itself too).
+pub const THREADS_ENV: &str = "RACETRACK_THREADS";
 
 /// The emulator's schedules as flags name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -85,6 +92,7 @@ impl CommonArgs {
     pub fn emu_settings(&self) -> EmuSettings {
         EmuSettings {
             schedule: self.schedule.with_seed(self.seed),
+            threads: self.threads.unwrap_or(0),
             ..EmuSettings::default()
         }
     }

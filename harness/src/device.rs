@@ -242,6 +242,9 @@ pub struct EmuSettings {
     pub bank_conflicts: bool,
     /// What racecheck reports.
     pub memory_model: ptx_emu::MemoryModel,
+    /// Cores a launch may use (`--threads`, `RACETRACK_THREADS`); 0 is every core. Findings and
+    /// results are the same for every value.
+    pub threads: u32,
 }
 
 impl Default for EmuSettings {
@@ -255,6 +258,7 @@ impl Default for EmuSettings {
             step_budget: ptx_emu::RunOptions::default().step_budget,
             bank_conflicts: false,
             memory_model: ptx_emu::MemoryModel::Racecheck,
+            threads: 0,
         }
     }
 }

@@ -151,6 +151,7 @@ impl EmuBackend {
             step_budget: self.settings.step_budget,
             bank_conflicts: self.settings.bank_conflicts,
             memory_model: self.settings.memory_model,
+            threads: self.settings.threads,
             ..RunOptions::default()
         }
     }

@@ -48,7 +48,11 @@ impl Collector {
                 (None, Some(_)) => false,
                 (None, None) => break,
             };
-            let next = if take_mine { mine.next() } else { theirs.next() };
+            let next = if take_mine {
+                mine.next()
+            } else {
+                theirs.next()
+            };
             merged.extend(next.map(|(finding, _)| finding));
         }
         merged

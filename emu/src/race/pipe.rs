@@ -88,6 +88,8 @@ struct Returned {
 }
 
 /// The detector, run where the interpreter runs or on a thread of its own.
+// One per launch, and the inline detector is on every access's path: not worth a box.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Racecheck {
     Inline(Race),
     Piped(Pipe),
@@ -164,7 +166,9 @@ impl Race {
     fn apply(&mut self, call: Call) {
         match call {
             Call::Access(a) => {
-                self.access(a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc);
+                self.access(
+                    a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
+                );
             }
             Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
             Call::Sync {
@@ -199,8 +203,9 @@ impl Race {
             for call in batch.drain(..) {
                 match call {
                     Call::Access(a) => {
-                        let hit =
-                            self.access(a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc);
+                        let hit = self.access(
+                            a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
+                        );
                         if let Some(hit) = hit {
                             found.push(Found {
                                 seq,

@@ -186,6 +186,11 @@ pub struct CheckArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub step_budget: u64,
 
+    /// Cores the emulator may use [default: every core]; what it finds is the same for any number
+    #[arg(long, value_name = "N", env = crate::cli::THREADS_ENV,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+
     /// Give up (exit 1) when the run takes longer than this many seconds; 0 waits forever
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
     pub timeout: Duration,
@@ -202,6 +207,7 @@ impl CheckArgs {
             step_budget: self.step_budget,
             bank_conflicts: false,
             memory_model: self.memory_model.model(),
+            threads: self.threads.unwrap_or(0),
         }
     }
 
