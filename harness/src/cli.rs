@@ -245,6 +245,16 @@ mod tests {
             error.contains("invalid value 'fast' for '--schedule"),
             "{error}"
         );
+        let cli = Cli::try_parse_from(["x", "--threads", "3"]).unwrap();
+        assert_eq!(cli.common.emu_settings().threads, 3);
+        let error = Cli::try_parse_from(["x", "--threads", "0"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("invalid value '0' for '--threads <N>'"),
+            "{error}"
+        );
     }
 
     #[test]
