@@ -1293,6 +1293,39 @@ fn a_read_after_free_is_use_after_free_with_both_lines() {
     );
 }
 
+/// A race on a heap block that is freed later in the launch names the block as it was when the
+/// threads raced, on one core and on two (where the race detector reports after the free ran).
+#[test]
+fn a_race_on_a_heap_block_freed_later_names_the_block_as_it_was() {
+    for threads in [1, 2] {
+        let mut emu = Emulator::new();
+        let out = emu.alloc(2 * 4, "out");
+        let r = launch_corpus(
+            &mut emu,
+            "heap_race_then_free",
+            &cfg(2, 64, 0),
+            &[KernelArg::Ptr(out)],
+            &RunOptions {
+                threads,
+                ..RunOptions::default()
+            },
+        );
+        let f = only(
+            &r,
+            FindingKind::Race {
+                hazard: Hazard::WriteAfterWrite,
+                space: Space::Global,
+            },
+        );
+        let bug = corpus_bug("heap_race_then_free");
+        assert_eq!(f.lines(), vec![bug], "{f}");
+        let location = f.location.as_ref().unwrap();
+        assert!(location.label.starts_with("malloc@"), "{f}");
+        assert_eq!(location.note, None, "{threads} threads: {f}");
+        assert_eq!(u32s(&emu, out, 2), vec![1, 1]);
+    }
+}
+
 #[test]
 fn a_second_free_is_a_double_free() {
     let mut emu = Emulator::new();

@@ -200,7 +200,9 @@ impl Emulator {
             local: Vec::new(),
             local_size: module.local_size,
             race: options.racecheck.then(|| {
-                let piped = trace_limit.is_none() && options.cores() > 1;
+                // A finding names its memory when it is reported, so heap blocks that may be
+                // freed meanwhile keep the detector inline.
+                let piped = trace_limit.is_none() && options.cores() > 1 && !module.frees_heap();
                 match piped.then(|| race::Pipe::start(tpb, wpb, bx, options.memory_model)) {
                     Some(Some(pipe)) => Racecheck::Piped(pipe),
                     _ => Racecheck::Inline(Race::new(tpb, wpb, bx, options.memory_model)),

@@ -79,6 +79,20 @@ impl Module {
         Ok(module)
     }
 
+    /// Whether a `free` can run: a freed heap block's size is gone afterwards, so findings about
+    /// it must be worded before it is freed (a piped race detector's come later).
+    pub(crate) fn frees_heap(&self) -> bool {
+        self.code.iter().any(|i| {
+            matches!(
+                i.op,
+                crate::ir::Op::Builtin {
+                    func: crate::ir::Builtin::Free,
+                    ..
+                }
+            )
+        })
+    }
+
     /// Names of the kernels (`.entry`) in this module.
     pub fn entries(&self) -> impl Iterator<Item = &str> {
         self.funcs
