@@ -201,16 +201,7 @@ impl Ctx<'_> {
                     }
                 }
                 Some(Racecheck::Piped(pipe)) => {
-                    pipe.push_access(race::AccessCall {
-                        region,
-                        word,
-                        mask,
-                        size,
-                        who,
-                        kind,
-                        sem,
-                        pc,
-                    });
+                    Racecheck::send_access(pipe, region, word, mask, size, &who, kind, sem, pc);
                     self.findings.position = 2 * pipe.accesses;
                     if !pipe.found.is_empty() {
                         self.report_found();

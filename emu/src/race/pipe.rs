@@ -36,24 +36,131 @@ pub(crate) struct AccessCall {
     pub pc: u32,
 }
 
+/// An access, or a strong access's synchronization, packed into six whole words. A call built
+/// from narrower fields was copied into the batch with wider loads than the stores that made
+/// it, and that stalled the interpreter on every access.
+///
+/// Words: the word's index; the thread id; the region's size in words (global) or its block
+/// (shared); allocation index or slot, and resident thread; resident warp and instruction; the
+/// small fields (see [`Packed::bits`]) with the thread's slot above them.
+#[derive(Clone, Copy)]
+pub(crate) struct Packed([u64; 6]);
+
+/// In the small fields: the region is shared memory.
+const SHARED: u64 = 1 << 27;
+
+impl Packed {
+    #[inline(always)]
+    fn new(region: Region, word: u64, who: &Who, pc: u32, bits: u64) -> Packed {
+        let (extent, index, shared) = match region {
+            Region::Shared { slot, block } => (block, slot as u64, SHARED),
+            Region::Global { index, words } => (words as u64, index as u64, 0),
+        };
+        Packed([
+            word,
+            who.tid,
+            extent,
+            index | (who.rt as u64) << 32,
+            who.warp as u64 | (pc as u64) << 32,
+            bits | shared | (who.slot as u64) << 32,
+        ])
+    }
+
+    /// Mask (bits 0–7), size (8–15), kind (16–18), the access's scope (19–20), atomic (21),
+    /// sync (22), silent (23); for synchronization, acquire (24–25) and release (26).
+    #[inline(always)]
+    fn bits(mask: u8, size: u32, kind: Kind, sem: Sem, acquire: Acquire, release: bool) -> u64 {
+        mask as u64
+            | (size.min(255) as u64) << 8
+            | (kind as u64) << 16
+            | (sem.scope as u64) << 19
+            | (sem.atomic as u64) << 21
+            | (sem.sync as u64) << 22
+            | (sem.silent as u64) << 23
+            | (acquire as u64) << 24
+            | (release as u64) << 26
+    }
+
+    fn region(&self) -> Region {
+        let index = self.0[3] as u32;
+        if self.0[5] & SHARED != 0 {
+            Region::Shared {
+                slot: index,
+                block: self.0[2],
+            }
+        } else {
+            Region::Global {
+                index: index as usize,
+                words: self.0[2] as usize,
+            }
+        }
+    }
+
+    fn who(&self) -> Who {
+        Who {
+            tid: self.0[1],
+            slot: (self.0[5] >> 32) as u32,
+            rt: (self.0[3] >> 32) as u32,
+            warp: self.0[4] as u32,
+        }
+    }
+
+    fn pc(&self) -> u32 {
+        (self.0[4] >> 32) as u32
+    }
+
+    fn field(&self, shift: u32, width: u32) -> u8 {
+        ((self.0[5] >> shift) & ((1 << width) - 1)) as u8
+    }
+
+    fn kind(&self) -> Kind {
+        const KINDS: [Kind; 5] = [
+            Kind::Read,
+            Kind::Write,
+            Kind::StrongRead,
+            Kind::StrongWrite,
+            Kind::Rmw,
+        ];
+        KINDS[self.field(16, 3) as usize % 5]
+    }
+
+    fn scope(&self) -> Scope {
+        [Scope::Cta, Scope::Gpu, Scope::Sys][self.field(19, 2) as usize % 3]
+    }
+
+    fn acquire(&self) -> Acquire {
+        [Acquire::Now, Acquire::AtNextFence, Acquire::Never][self.field(24, 2) as usize % 3]
+    }
+
+    fn access(&self) -> AccessCall {
+        AccessCall {
+            region: self.region(),
+            word: self.0[0] as usize,
+            mask: self.field(0, 8),
+            size: self.field(8, 8) as u32,
+            who: self.who(),
+            kind: self.kind(),
+            sem: Sem {
+                scope: self.scope(),
+                atomic: self.field(21, 1) != 0,
+                sync: self.field(22, 1) != 0,
+                silent: self.field(23, 1) != 0,
+            },
+            pc: self.pc(),
+        }
+    }
+}
+
 /// One call of the detector's API, as the interpreter made it.
 pub(crate) enum Call {
-    Access(AccessCall),
+    Access(Packed),
     Fence {
         rt: u32,
         scope: Scope,
         pc: u32,
     },
-    Sync {
-        region: Region,
-        word: u64,
-        who: Who,
-        kind: Kind,
-        acquire: Acquire,
-        release: bool,
-        scope: Scope,
-        pc: u32,
-    },
+    /// A strong access's synchronization; its scope is the packed access's.
+    Sync(Packed),
     Barrier {
         slot: u32,
         warps: std::ops::Range<u32>,
@@ -105,6 +212,32 @@ impl Racecheck {
         }
     }
 
+    /// Sends one access to a piped detector (an inline one answers at once: see
+    /// `Ctx::race_check_shadow`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn send_access(
+        pipe: &mut Pipe,
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) {
+        let bits = Packed::bits(mask, size, kind, sem, Acquire::Never, false);
+        pipe.accesses += 1;
+        pipe.push(Call::Access(Packed::new(
+            region,
+            word as u64,
+            who,
+            pc,
+            bits,
+        )));
+    }
+
     pub(crate) fn fence(&mut self, rt: u32, scope: Scope, pc: u32) {
         match self {
             Racecheck::Inline(race) => race.fence(rt, scope, pc),
@@ -124,16 +257,19 @@ impl Racecheck {
         scope: Scope,
         pc: u32,
     ) {
-        self.call(Call::Sync {
-            region,
-            word,
-            who: *who,
-            kind,
-            acquire,
-            release,
-            scope,
-            pc,
-        });
+        match self {
+            Racecheck::Inline(race) => {
+                race.sync_op(region, word, who, kind, acquire, release, scope, pc)
+            }
+            Racecheck::Piped(pipe) => {
+                let sem = Sem {
+                    scope,
+                    ..Sem::PLAIN
+                };
+                let bits = Packed::bits(0, 0, kind, sem, acquire, release);
+                pipe.push(Call::Sync(Packed::new(region, word, who, pc, bits)));
+            }
+        }
     }
 
     pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
@@ -165,22 +301,19 @@ impl Race {
     /// Runs one call that answers nothing.
     fn apply(&mut self, call: Call) {
         match call {
-            Call::Access(a) => {
+            Call::Access(packed) => {
+                let a = packed.access();
                 self.access(
                     a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
                 );
             }
             Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
-            Call::Sync {
-                region,
-                word,
-                who,
-                kind,
-                acquire,
-                release,
-                scope,
-                pc,
-            } => self.sync_op(region, word, &who, kind, acquire, release, scope, pc),
+            Call::Sync(packed) => {
+                let release = packed.field(26, 1) != 0;
+                let (who, region, scope) = (packed.who(), packed.region(), packed.scope());
+                let (kind, acquire, pc) = (packed.kind(), packed.acquire(), packed.pc());
+                self.sync_op(region, packed.0[0], &who, kind, acquire, release, scope, pc);
+            }
             Call::Barrier { slot, warps } => self.barrier(slot, warps),
             Call::ShareAcquired(threads) => self.share_acquired(&threads),
             Call::WarpSync {
@@ -202,7 +335,8 @@ impl Race {
             let mut found = Vec::new();
             for call in batch.drain(..) {
                 match call {
-                    Call::Access(a) => {
+                    Call::Access(packed) => {
+                        let a = packed.access();
                         let hit = self.access(
                             a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
                         );
@@ -266,12 +400,6 @@ impl Pipe {
         if self.batch.len() >= BATCH {
             self.send();
         }
-    }
-
-    #[inline]
-    pub(crate) fn push_access(&mut self, access: AccessCall) {
-        self.accesses += 1;
-        self.push(Call::Access(access));
     }
 
     fn send(&mut self) {
