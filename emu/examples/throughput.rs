@@ -61,7 +61,8 @@ fn input(n: usize) -> Vec<f32> {
 }
 
 /// Nanoseconds this process's main thread has been on a CPU (Linux), to tell a busy machine's
-/// waiting from the emulator's own work; the emulator is single-threaded.
+/// waiting from the emulator's own work. The main thread is the interpreter; with two or more
+/// cores (`RACETRACK_THREADS`) racecheck runs on a thread of its own, not counted here.
 fn cpu_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/schedstat").ok()?;
     text.split_whitespace().next()?.parse().ok()
