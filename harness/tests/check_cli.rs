@@ -106,6 +106,40 @@ fn racy_increment_reports_a_race_at_line_9_and_exits_2() {
     assert!(run.stderr.is_empty(), "{}", run.stderr);
 }
 
+/// `--threads` changes how many cores the emulator uses, never what it reports: one core and
+/// two give the same text, findings, counts and buffers; zero cores is refused.
+#[test]
+fn threads_change_nothing_that_check_reports() {
+    let run_with = |threads: &str| {
+        racetrack(&[
+            "check",
+            RACY,
+            "--entry",
+            "racy_increment",
+            "--grid",
+            "10",
+            "--block",
+            "16",
+            "--arg",
+            "x:i32[1]=zeros",
+            "--backend",
+            "emu",
+            "--json",
+            "--threads",
+            threads,
+        ])
+    };
+    let one = run_with("1");
+    let two = run_with("2");
+    assert_eq!(one.code, 2, "{}\n{}", one.stdout, one.stderr);
+    assert!(one.stdout.contains("race"), "{}", one.stdout);
+    assert_eq!(one.stdout, two.stdout);
+    assert_eq!((two.code, two.stderr.as_str()), (2, ""));
+    let zero = run_with("0");
+    assert_refused(&zero, "invalid value '0' for '--threads <N>'");
+    assert_one_line(&zero);
+}
+
 #[test]
 fn atomic_increment_counts_160_and_exits_0() {
     let run = racetrack(&[
