@@ -167,11 +167,23 @@ impl Ctx<'_> {
         }
     }
 
+    /// [`Ctx::get`] of an operand read where it lies in the instruction. Copying the operand
+    /// first (`ctx.get_ref(w, o, l)`) compiled to a copy of its bytes through the stack and a
+    /// wider read of the register number from it, which stalled every lane.
+    #[inline(always)]
+    pub(crate) fn get_ref(&self, w: &Warp, o: &Opnd, lane: usize) -> u64 {
+        match o {
+            Opnd::Reg(r) => w.regs[*r as usize][lane],
+            Opnd::Imm(v) => *v,
+            Opnd::Sreg(s) => self.sreg(w, *s, lane),
+        }
+    }
+
     #[inline(always)]
     pub(crate) fn addr(&self, w: &Warp, a: &Addr, lane: usize) -> u64 {
-        match *a {
-            Addr::Reg { base, off } => self.get(w, base, lane).wrapping_add(off as u64),
-            Addr::KParam(o) | Addr::TParam(o) => o as u64,
+        match a {
+            Addr::Reg { base, off } => self.get_ref(w, base, lane).wrapping_add(*off as u64),
+            Addr::KParam(o) | Addr::TParam(o) => *o as u64,
         }
     }
 

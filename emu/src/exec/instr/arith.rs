@@ -271,7 +271,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
         }
         Op::Unpack { part_bits, ds, a } => {
             lanes!(exec, l, {
-                let v = ctx.get(w, *a, l);
+                let v = ctx.get_ref(w, a, l);
                 for (i, d) in ds.iter().enumerate() {
                     if let Some(d) = d {
                         w.regs[*d as usize][l] = alu::mask(v >> (i as u32 * part_bits), *part_bits);
@@ -287,7 +287,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             lanes!(exec, l, {
                 let mut v = 0u64;
                 for (i, p) in parts.iter().enumerate() {
-                    v |= alu::mask(ctx.get(w, *p, l), *part_bits) << (i as u32 * part_bits);
+                    v |= alu::mask(ctx.get_ref(w, p, l), *part_bits) << (i as u32 * part_bits);
                 }
                 w.regs[*d as usize][l] = v;
             });
@@ -421,10 +421,10 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 }
             }
             lanes!(exec, l, {
-                let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), *ftz);
+                let r = alu::compare(*cmp, *ty, ctx.get_ref(w, a, l), ctx.get_ref(w, b, l), *ftz);
                 let (r1, r2) = match comb {
                     Some((bo, c, neg)) => {
-                        let cv = (ctx.get(w, *c, l) & 1 != 0) != *neg;
+                        let cv = (ctx.get_ref(w, c, l) & 1 != 0) != *neg;
                         (alu::bool_op(*bo, r, cv), alu::bool_op(*bo, !r, cv))
                     }
                     None => (r, !r),
@@ -445,7 +445,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
         } => {
             let d = *d as usize;
             lanes!(exec, l, {
-                let r = alu::compare(*cmp, *ty, ctx.get(w, *a, l), ctx.get(w, *b, l), false);
+                let r = alu::compare(*cmp, *ty, ctx.get_ref(w, a, l), ctx.get_ref(w, b, l), false);
                 let v = if dty.float() {
                     if r { 1.0f32.to_bits() as u64 } else { 0 }
                 } else if r {
@@ -467,11 +467,11 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             let d = *d as usize;
             let bits = ty.bits();
             lanes!(exec, l, {
-                let p = (ctx.get(w, *c, l) & 1 != 0) != *neg;
+                let p = (ctx.get_ref(w, c, l) & 1 != 0) != *neg;
                 let v = if p {
-                    ctx.get(w, *a, l)
+                    ctx.get_ref(w, a, l)
                 } else {
-                    ctx.get(w, *b, l)
+                    ctx.get_ref(w, b, l)
                 };
                 w.regs[d][l] = alu::mask(v, bits);
             });
@@ -486,16 +486,16 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
         } => {
             let d = *d as usize;
             lanes!(exec, l, {
-                let cv = ctx.get(w, *c, l);
+                let cv = ctx.get_ref(w, c, l);
                 let ge = if *cty == Ty::F32 {
                     f32::from_bits(cv as u32) >= 0.0
                 } else {
                     alu::sext(cv, 32) >= 0
                 };
                 let v = if ge {
-                    ctx.get(w, *a, l)
+                    ctx.get_ref(w, a, l)
                 } else {
-                    ctx.get(w, *b, l)
+                    ctx.get_ref(w, b, l)
                 };
                 w.regs[d][l] = alu::mask(v, ty.bits());
             });
@@ -511,7 +511,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
         } => {
             let d = *d as usize;
             lanes!(exec, l, {
-                let v = alu::cvt(*dty, *sty, *rnd, *fm, ctx.get(w, *a, l), *dbits);
+                let v = alu::cvt(*dty, *sty, *rnd, *fm, ctx.get_ref(w, a, l), *dbits);
                 w.regs[d][l] = v;
             });
         }
@@ -529,7 +529,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 _ => 0,
             };
             lanes!(exec, l, {
-                let x = ctx.get(w, *a, l);
+                let x = ctx.get_ref(w, a, l);
                 let v = if *to {
                     x.wrapping_sub(win)
                 } else {
@@ -541,8 +541,12 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
         Op::Bfe { ty, d, a, b, c } => {
             let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d][l] =
-                    alu::bfe(*ty, ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+                w.regs[d][l] = alu::bfe(
+                    *ty,
+                    ctx.get_ref(w, a, l),
+                    ctx.get_ref(w, b, l),
+                    ctx.get_ref(w, c, l),
+                );
             });
         }
         Op::Bfi { ty, d, f, b, c, e } => {
@@ -550,23 +554,27 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             lanes!(exec, l, {
                 w.regs[d][l] = alu::bfi(
                     *ty,
-                    ctx.get(w, *f, l),
-                    ctx.get(w, *b, l),
-                    ctx.get(w, *c, l),
-                    ctx.get(w, *e, l),
+                    ctx.get_ref(w, f, l),
+                    ctx.get_ref(w, b, l),
+                    ctx.get_ref(w, c, l),
+                    ctx.get_ref(w, e, l),
                 );
             });
         }
         Op::Prmt { d, a, b, c } => {
             let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d][l] = alu::prmt(ctx.get(w, *a, l), ctx.get(w, *b, l), ctx.get(w, *c, l));
+                w.regs[d][l] = alu::prmt(
+                    ctx.get_ref(w, a, l),
+                    ctx.get_ref(w, b, l),
+                    ctx.get_ref(w, c, l),
+                );
             });
         }
         Op::TestP { t, ty, d, a } => {
             let d = *d as usize;
             lanes!(exec, l, {
-                w.regs[d][l] = alu::testp(*t, *ty, ctx.get(w, *a, l)) as u64;
+                w.regs[d][l] = alu::testp(*t, *ty, ctx.get_ref(w, a, l)) as u64;
             });
         }
         _ => unreachable!("instr::exec sends only arith instructions here"),

@@ -40,8 +40,8 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 let tgt = ctx.resolve(w, l, *space, a, size, size, pc, AccessOp::Atomic);
                 ctx.init_read(w, l, tgt, size, pc, AccessOp::Atomic);
                 let old = ctx.read_tgt(tgt, size as usize, w.slot);
-                let bv = ctx.get(w, *b, l);
-                let cv = ctx.get(w, *c, l);
+                let bv = ctx.get_ref(w, b, l);
+                let cv = ctx.get_ref(w, c, l);
                 let (new, wrote) = atom_op(*op, *ty, old, bv, cv);
                 let kind = if wrote {
                     race::Kind::Rmw

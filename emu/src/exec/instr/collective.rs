@@ -26,7 +26,7 @@ pub(crate) fn run(
                 return None;
             }
             let first = exec.trailing_zeros() as usize;
-            let id = (ctx.get(w, *id, first) & 15) as u8;
+            let id = (ctx.get_ref(w, id, first) & 15) as u8;
             let cnt = count.map(|c| ctx.get(w, c, first) as u32);
             let blk = &mut blocks[w.slot as usize];
             let bar = &mut blk.bars[id as usize];
@@ -43,7 +43,7 @@ pub(crate) fn run(
             }
             if let Some((pv, neg)) = p {
                 lanes!(exec, l, {
-                    if (ctx.get(w, *pv, l) & 1 != 0) != *neg {
+                    if (ctx.get_ref(w, pv, l) & 1 != 0) != *neg {
                         bar.red += 1;
                     }
                 });
@@ -91,7 +91,7 @@ pub(crate) fn run(
                             &ins.op
                         };
                         if let Op::Shfl { a, .. } = own {
-                            src[l] = ctx.get(w, *a, l);
+                            src[l] = ctx.get_ref(w, a, l);
                         }
                     });
                     let exec = (recompute_exec(w, ins.guard) & active) | (members & !active);
@@ -101,7 +101,7 @@ pub(crate) fn run(
                         } = op_of(l)
                         {
                             let (j, ok) =
-                                shfl_source(*mode, l, ctx.get(w, *b, l), ctx.get(w, *c, l));
+                                shfl_source(*mode, l, ctx.get_ref(w, b, l), ctx.get_ref(w, c, l));
                             w.regs[*d as usize][l] = alu::mask(src[j], 32);
                             if let Some(dp) = dp {
                                 w.regs[*dp as usize][l] = ok as u64;
@@ -114,7 +114,7 @@ pub(crate) fn run(
                     let mut ballot = 0u32;
                     lanes!(exec, l, {
                         if let Op::Vote { p, neg, .. } = op_of(l)
-                            && (ctx.get(w, *p, l) & 1 != 0) != *neg
+                            && (ctx.get_ref(w, p, l) & 1 != 0) != *neg
                         {
                             ballot |= 1 << l;
                         }
@@ -136,7 +136,7 @@ pub(crate) fn run(
                     let mut values = [0u64; 32];
                     lanes!(exec, l, {
                         if let Op::Match { a, ty, .. } = op_of(l) {
-                            values[l] = alu::mask(ctx.get(w, *a, l), ty.bits());
+                            values[l] = alu::mask(ctx.get_ref(w, a, l), ty.bits());
                         }
                     });
                     let same_as = |lane: usize| {
@@ -170,7 +170,7 @@ pub(crate) fn run(
                     let mut result: Option<u32> = None;
                     lanes!(exec, l, {
                         if let Op::Redux { op, a, .. } = op_of(l) {
-                            let v = ctx.get(w, *a, l) as u32;
+                            let v = ctx.get_ref(w, a, l) as u32;
                             result = Some(match result {
                                 None => v,
                                 Some(r) => match op {

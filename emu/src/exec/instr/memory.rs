@@ -183,7 +183,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                     (Space::Param, Addr::TParam(o)) => {
                         let base = l * m.tparam_size as usize + *o as usize;
                         for (i, v) in vals.iter().enumerate() {
-                            let x = ctx.get(w, *v, l);
+                            let x = ctx.get_ref(w, v, l);
                             wr_le(&mut w.tparam, base + i * esize as usize, esize as usize, x);
                         }
                     }
@@ -193,7 +193,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         let tgt = ctx.resolve(w, l, *space, a, total, total, pc, op);
                         let mut values = [0u64; 4];
                         for (slot, v) in values.iter_mut().zip(vals.iter()) {
-                            *slot = alu::mask(ctx.get(w, *v, l), esize * 8);
+                            *slot = alu::mask(ctx.get_ref(w, v, l), esize * 8);
                         }
                         if stored.first_of(tgt, values) {
                             let sem = if strong.is_strong() {
@@ -214,7 +214,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                             ctx.race_check(w, l, tgt, total, kind, sem, pc);
                         }
                         for (i, v) in vals.iter().enumerate() {
-                            let x = ctx.get(w, *v, l);
+                            let x = ctx.get_ref(w, v, l);
                             let at = tgt_offset(tgt, i * esize as usize);
                             if ctx.read_tgt(at, esize as usize, w.slot) != alu::mask(x, esize * 8) {
                                 ctx.progress += 1;
