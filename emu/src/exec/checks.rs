@@ -156,7 +156,10 @@ impl Ctx<'_> {
         self.link_finding(new, None, lane);
     }
 
+    // Inlined, so that the access's place reaches it in registers: passed in memory, it was
+    // read back wider than the caller had just written it, a stall on every access.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) fn race_check_shadow(
         &mut self,
         w: &Warp,
