@@ -261,7 +261,10 @@ struct LaneStores {
 
 impl LaneStores {
     /// Records the store and says whether it is the first of its (place, values); false for a
-    /// lane that stores what an earlier lane of this warp stored to the same place.
+    /// lane that stores what an earlier lane of this warp stored to the same place. Inlined, so
+    /// that the values reach the list from registers: passed in memory, they were read back
+    /// wider than the store loop had written them.
+    #[inline(always)]
     fn first_of(&mut self, tgt: Tgt, values: [u64; 4]) -> bool {
         let after_all = self.stores.last().is_none_or(|(last, _)| *last < tgt);
         if !(self.ascending && after_all) {
