@@ -5,7 +5,7 @@
 //! nothing it computes flows back into execution, so a piped launch finds what an inline one
 //! finds. Only the order of findings needs care: an inline conflict becomes a finding at once,
 //! between the interpreter's own findings; a piped one arrives later. So every finding carries
-//! the position at which it was made (see [`Collector`](crate::exec)), and the two lists are
+//! the position at which it was made (see `Collector` in `exec/checks.rs`), and the two lists are
 //! merged by it when the launch ends.
 
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
