@@ -46,7 +46,7 @@ pub use error::EmuError;
 pub use exec::{
     DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
     DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, MemoryModel, RunOptions, Schedule,
-    StreamId,
+    StreamId, THREADS_ENV,
 };
 pub use parse::Module;
 pub use report::{

@@ -44,8 +44,8 @@ pub struct CommonArgs {
     pub out: Option<PathBuf>,
 }
 
-/// The variable that sets `--threads` when the flag is not given (read by the emulator itself too).
-pub const THREADS_ENV: &str = "RACETRACK_THREADS";
+/// The variable that sets `--threads` when the flag is not given (the emulator reads it too).
+pub use ptx_emu::THREADS_ENV;
 
 /// The emulator's schedules as flags name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -35,27 +35,11 @@ impl Collector {
 
     /// The findings of two collectors with no key in common, in the order they were made.
     pub(crate) fn merge(self, other: Collector) -> Vec<Finding> {
-        if other.list.is_empty() {
-            return self.list;
-        }
-        let mut mine = self.list.into_iter().zip(self.made_at).peekable();
-        let mut theirs = other.list.into_iter().zip(other.made_at).peekable();
-        let mut merged = Vec::new();
-        loop {
-            let take_mine = match (mine.peek(), theirs.peek()) {
-                (Some(a), Some(b)) => a.1 <= b.1,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => break,
-            };
-            let next = if take_mine {
-                mine.next()
-            } else {
-                theirs.next()
-            };
-            merged.extend(next.map(|(finding, _)| finding));
-        }
-        merged
+        let mut made: Vec<(u64, Finding)> = self.made_at.into_iter().zip(self.list).collect();
+        made.extend(other.made_at.into_iter().zip(other.list));
+        // Stable: findings made at one position keep the order they were added in.
+        made.sort_by_key(|&(at, _)| at);
+        made.into_iter().map(|(_, finding)| finding).collect()
     }
 }
 
@@ -204,7 +188,7 @@ impl Ctx<'_> {
                     }
                 }
                 Some(Racecheck::Piped(pipe)) => {
-                    Racecheck::send_access(pipe, region, word, mask, size, &who, kind, sem, pc);
+                    pipe.push_access(region, word, mask, size, &who, kind, sem, pc);
                     self.findings.position = 2 * pipe.accesses;
                     if !pipe.found.is_empty() {
                         self.report_found();

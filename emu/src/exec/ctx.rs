@@ -160,15 +160,11 @@ impl Ctx<'_> {
 
     #[inline(always)]
     pub(crate) fn get(&self, w: &Warp, o: Opnd, lane: usize) -> u64 {
-        match o {
-            Opnd::Reg(r) => w.regs[r as usize][lane],
-            Opnd::Imm(v) => v,
-            Opnd::Sreg(s) => self.sreg(w, s, lane),
-        }
+        self.get_ref(w, &o, lane)
     }
 
     /// [`Ctx::get`] of an operand read where it lies in the instruction. Copying the operand
-    /// first (`ctx.get_ref(w, o, l)`) compiled to a copy of its bytes through the stack and a
+    /// first (`ctx.get(w, *o, l)`) compiled to a copy of its bytes through the stack and a
     /// wider read of the register number from it, which stalled every lane.
     #[inline(always)]
     pub(crate) fn get_ref(&self, w: &Warp, o: &Opnd, lane: usize) -> u64 {

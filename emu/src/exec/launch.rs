@@ -203,10 +203,7 @@ impl Emulator {
                 // A finding names its memory when it is reported, so heap blocks that may be
                 // freed meanwhile keep the detector inline.
                 let piped = trace_limit.is_none() && options.cores() > 1 && !module.frees_heap();
-                match piped.then(|| race::Pipe::start(tpb, wpb, bx, options.memory_model)) {
-                    Some(Some(pipe)) => Racecheck::Piped(pipe),
-                    _ => Racecheck::Inline(Race::new(tpb, wpb, bx, options.memory_model)),
-                }
+                Racecheck::start(piped, tpb, wpb, bx, options.memory_model)
             }),
             findings: Collector::default(),
             race_findings: Collector::default(),

@@ -9,7 +9,7 @@ use crate::error::EmuError;
 use crate::ir::*;
 use crate::parse::Module;
 use crate::printf;
-use crate::race::{self, Race, Racecheck};
+use crate::race::{self, Racecheck};
 use crate::report::{
     self, Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, ThreadGroup, ThreadRef, WarpSyncProblem,
@@ -161,6 +161,10 @@ pub struct RunOptions {
     pub threads: u32,
 }
 
+/// The environment variable that sets [`RunOptions::threads`] when it is 0 (the command lines'
+/// `--threads` reads it too).
+pub const THREADS_ENV: &str = "RACETRACK_THREADS";
+
 impl RunOptions {
     /// The cores this launch may use (see [`RunOptions::threads`]).
     pub fn cores(&self) -> usize {
@@ -169,7 +173,7 @@ impl RunOptions {
         }
         static AUTOMATIC: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         *AUTOMATIC.get_or_init(|| {
-            std::env::var("RACETRACK_THREADS")
+            std::env::var(THREADS_ENV)
                 .ok()
                 .and_then(|v| v.trim().parse::<usize>().ok())
                 .filter(|&n| n > 0)

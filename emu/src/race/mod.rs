@@ -19,7 +19,7 @@ mod pipe;
 mod shadow;
 mod sync;
 
-pub(crate) use pipe::{Found, Pipe, Racecheck};
+pub(crate) use pipe::{Found, Racecheck};
 
 use shadow::*;
 use sync::*;

@@ -203,8 +203,23 @@ pub(crate) enum Racecheck {
 }
 
 impl Racecheck {
+    /// A fresh detector, on a thread of its own when `piped` and a thread can be started.
+    pub(crate) fn start(
+        piped: bool,
+        tpb: u32,
+        wpb: u32,
+        block_x: u32,
+        model: MemoryModel,
+    ) -> Racecheck {
+        match piped.then(|| Pipe::start(tpb, wpb, block_x, model)) {
+            Some(Some(pipe)) => Racecheck::Piped(pipe),
+            _ => Racecheck::Inline(Race::new(tpb, wpb, block_x, model)),
+        }
+    }
+
     /// Applies a call: at once when inline, in order on the detector's thread when piped.
-    /// Accesses go through [`Racecheck::access`] instead, which answers.
+    /// Accesses, which answer, go to [`Race::access`] or [`Pipe::push_access`] instead (see
+    /// `Ctx::race_check_shadow`).
     fn call(&mut self, call: Call) {
         match self {
             Racecheck::Inline(race) => race.apply(call),
@@ -212,37 +227,8 @@ impl Racecheck {
         }
     }
 
-    /// Sends one access to a piped detector (an inline one answers at once: see
-    /// `Ctx::race_check_shadow`).
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    pub(crate) fn send_access(
-        pipe: &mut Pipe,
-        region: Region,
-        word: usize,
-        mask: u8,
-        size: u32,
-        who: &Who,
-        kind: Kind,
-        sem: Sem,
-        pc: u32,
-    ) {
-        let bits = Packed::bits(mask, size, kind, sem, Acquire::Never, false);
-        pipe.accesses += 1;
-        pipe.push(Call::Access(Packed::new(
-            region,
-            word as u64,
-            who,
-            pc,
-            bits,
-        )));
-    }
-
     pub(crate) fn fence(&mut self, rt: u32, scope: Scope, pc: u32) {
-        match self {
-            Racecheck::Inline(race) => race.fence(rt, scope, pc),
-            Racecheck::Piped(pipe) => pipe.push(Call::Fence { rt, scope, pc }),
-        }
+        self.call(Call::Fence { rt, scope, pc });
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -298,14 +284,20 @@ impl Racecheck {
 }
 
 impl Race {
-    /// Runs one call that answers nothing.
+    /// Runs one packed access: the access, and what it conflicts with.
+    fn access_packed(&mut self, packed: &Packed) -> (AccessCall, Option<Hit>) {
+        let a = packed.access();
+        let hit = self.access(
+            a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
+        );
+        (a, hit)
+    }
+
+    /// Runs one call; what an access finds is for [`Race::serve`] to keep.
     fn apply(&mut self, call: Call) {
         match call {
             Call::Access(packed) => {
-                let a = packed.access();
-                self.access(
-                    a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
-                );
+                self.access_packed(&packed);
             }
             Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
             Call::Sync(packed) => {
@@ -336,16 +328,8 @@ impl Race {
             for call in batch.drain(..) {
                 match call {
                     Call::Access(packed) => {
-                        let a = packed.access();
-                        let hit = self.access(
-                            a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
-                        );
-                        if let Some(hit) = hit {
-                            found.push(Found {
-                                seq,
-                                access: a,
-                                hit,
-                            });
+                        if let (access, Some(hit)) = self.access_packed(&packed) {
+                            found.push(Found { seq, access, hit });
                         }
                         seq += 1;
                     }
@@ -400,6 +384,31 @@ impl Pipe {
         if self.batch.len() >= BATCH {
             self.send();
         }
+    }
+
+    /// Sends one access (an inline detector answers at once: see `Ctx::race_check_shadow`).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn push_access(
+        &mut self,
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) {
+        let bits = Packed::bits(mask, size, kind, sem, Acquire::Never, false);
+        self.accesses += 1;
+        self.push(Call::Access(Packed::new(
+            region,
+            word as u64,
+            who,
+            pc,
+            bits,
+        )));
     }
 
     fn send(&mut self) {
