@@ -491,6 +491,7 @@ macro_rules! lanes {
     }};
 }
 
+mod block;
 mod checks;
 mod ctx;
 mod device_calls;
@@ -507,6 +508,7 @@ use ctx::*;
 use devices::*;
 pub use devices::{EventId, StreamId};
 use instr::*;
+use launch::*;
 use memory::*;
 use streams::*;
 use warp::*;

@@ -7,7 +7,7 @@ use super::super::*;
 #[inline(always)]
 pub(crate) fn run(
     ctx: &mut Ctx,
-    blocks: &mut [BlockState],
+    block: &mut BlockState,
     w: &mut Warp,
     ins: &Instr,
     exec: u32,
@@ -28,7 +28,7 @@ pub(crate) fn run(
             let first = exec.trailing_zeros() as usize;
             let id = (ctx.get_ref(w, id, first) & 15) as u8;
             let cnt = count.map(|c| ctx.get(w, c, first) as u32);
-            let blk = &mut blocks[w.slot as usize];
+            let blk = block;
             let bar = &mut blk.bars[id as usize];
             let n = exec.count_ones();
             bar.arrived += n;

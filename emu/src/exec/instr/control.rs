@@ -7,7 +7,7 @@ use super::super::*;
 #[inline(always)]
 pub(crate) fn run(
     ctx: &mut Ctx,
-    blocks: &mut [BlockState],
+    block: &mut BlockState,
     w: &mut Warp,
     ins: &Instr,
     exec: u32,
@@ -117,7 +117,7 @@ pub(crate) fn run(
             });
             w.active = 0;
             if exiting != 0 {
-                return exit_lanes(ctx, blocks, w, exiting, pc);
+                return exit_lanes(ctx, block, w, exiting, pc);
             }
             w.regroup();
             return None;
@@ -144,7 +144,7 @@ pub(crate) fn run(
                 w.lane_pc[l] = pc + 1;
             });
             w.active = 0;
-            return exit_lanes(ctx, blocks, w, exec, pc);
+            return exit_lanes(ctx, block, w, exec, pc);
         }
         _ => unreachable!("instr::exec sends only control instructions here"),
     }
@@ -154,7 +154,7 @@ pub(crate) fn run(
 
 pub(crate) fn exit_lanes(
     ctx: &mut Ctx,
-    blocks: &mut [BlockState],
+    block: &mut BlockState,
     w: &mut Warp,
     lanes_mask: u32,
     pc: u32,
@@ -172,7 +172,7 @@ pub(crate) fn exit_lanes(
     if n > 0 {
         ctx.progress += 1;
         let first = ctx.gid(w, lanes_mask.trailing_zeros() as usize);
-        let blk = &mut blocks[w.slot as usize];
+        let blk = block;
         blk.live -= n;
         blk.exited += n;
         if blk.first_exit.is_none() {

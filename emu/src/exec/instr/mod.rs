@@ -15,7 +15,7 @@ pub(crate) use control::*;
 
 /// Executes the instruction at `w.pc` for `w.active`. Returns a block whose barriers may now
 /// be complete (after an arrival or an exit).
-pub(crate) fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Option<u32> {
+pub(crate) fn exec(ctx: &mut Ctx, block: &mut BlockState, w: &mut Warp) -> Option<u32> {
     let pc = w.pc;
     let m = ctx.m;
     if ctx.trace.is_some() {
@@ -26,7 +26,7 @@ pub(crate) fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Op
     }
     let Some(ins) = m.code.get(pc as usize) else {
         // Ran off the end of the code: treat as exit.
-        return exit_lanes(ctx, blocks, w, w.active, pc);
+        return exit_lanes(ctx, block, w, w.active, pc);
     };
     let active = w.active;
     ctx.thread_instrs += active.count_ones() as u64;
@@ -70,13 +70,13 @@ pub(crate) fn exec(ctx: &mut Ctx, blocks: &mut [BlockState], w: &mut Warp) -> Op
         | Op::Ret
         | Op::Unsupported(_)
         | Op::Trap
-        | Op::Exit => control::run(ctx, blocks, w, ins, exec),
+        | Op::Exit => control::run(ctx, block, w, ins, exec),
         Op::Bar { .. }
         | Op::BarWarp { .. }
         | Op::Shfl { .. }
         | Op::Vote { .. }
         | Op::Match { .. }
-        | Op::Redux { .. } => collective::run(ctx, blocks, w, ins, exec),
+        | Op::Redux { .. } => collective::run(ctx, block, w, ins, exec),
         Op::Builtin { .. } => super::device_calls::run(ctx, w, ins, exec),
     }
 }
