@@ -41,8 +41,7 @@ fn check_barriers(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) {
 fn release(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, id: u8) {
     ctx.progress += 1;
     let bar = std::mem::take(&mut state.bars[id as usize]);
-    if ctx.opts.synccheck && bar.expected.is_none() && (bar.sites.len() > 1 || state.exited > 0)
-    {
+    if ctx.opts.synccheck && bar.expected.is_none() && (bar.sites.len() > 1 || state.exited > 0) {
         report_barrier_divergence(ctx, state, &bar, id);
     }
     let slot = warps[0].slot;

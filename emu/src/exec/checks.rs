@@ -544,16 +544,15 @@ impl Ctx<'_> {
         }
         let written = match tgt {
             Tgt::S(off) => {
-                let at = w.slot as usize * self.shared_words;
-                all_bits(
-                    &self.shared_written[at..at + self.shared_words],
-                    off,
-                    size as usize,
-                )
+                let (bits, off) = self.slot_bits(w.slot, off, size);
+                all_bits(bits, off, size as usize)
             }
-            Tgt::G(i, off) => match &self.allocs[i].written {
+            Tgt::G(i, off) => match self.allocs.written(i) {
                 None => true,
-                Some(bits) => all_bits(bits, off, size as usize),
+                Some(bits) => {
+                    let (bits, off) = bits.bits_for(off, size as usize);
+                    all_bits(bits, off, size as usize)
+                }
             },
             _ => true,
         };
@@ -568,20 +567,30 @@ impl Ctx<'_> {
     pub(crate) fn init_write(&mut self, w: &Warp, tgt: Tgt, size: u32) {
         match tgt {
             Tgt::S(off) if self.opts.initcheck => {
-                let at = w.slot as usize * self.shared_words;
-                mark_bits_fast(
-                    &mut self.shared_written[at..at + self.shared_words],
-                    off,
-                    size as usize,
-                );
+                let (bits, off) = self.slot_bits(w.slot, off, size);
+                mark_bits_fast(bits, off, size as usize);
             }
             Tgt::G(i, off) => {
-                if let Some(bits) = self.allocs[i].written.as_mut() {
+                if let Some(bits) = self.allocs.written(i) {
+                    let (bits, off) = bits.bits_for(off, size as usize);
                     mark_bits_fast(bits, off, size as usize);
                 }
             }
             _ => {}
         }
+    }
+
+    /// The written bits of `size` bytes at `off` in the shared memory of `slot`, and `off`
+    /// within them.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    fn slot_bits(&self, slot: u32, off: usize, size: u32) -> (&mut [u64], usize) {
+        let words = self.shared_words;
+        let at = slot as usize * words;
+        let end = off.saturating_add(size as usize).div_ceil(64).min(words);
+        let first = (off / 64).min(end);
+        let bits = self.mem.shared_written.get_mut(at + first..at + end);
+        (bits.unwrap_or_default(), off - first * 64)
     }
 
     #[allow(clippy::too_many_arguments)]

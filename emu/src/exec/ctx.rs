@@ -5,28 +5,23 @@ use super::*;
 
 pub(crate) struct Ctx<'a> {
     pub(crate) m: &'a Module,
-    pub(crate) allocs: &'a mut Vec<Allocation>,
-    pub(crate) heap: &'a mut Heap,
+    pub(crate) allocs: Globals<'a>,
     pub(crate) opts: RunOptions,
     pub(crate) grid: [u32; 3],
     pub(crate) block: [u32; 3],
     pub(crate) tpb: u32,
     pub(crate) wpb: u32,
     pub(crate) kparams: Vec<u8>,
-    /// Per resident slot.
-    pub(crate) shared: Vec<Vec<u8>>,
+    /// The resident blocks' shared and local memory (owned by the launch: `Launch::memory`).
+    pub(crate) mem: BlockViews,
     /// What shared memory holds when a block starts.
     pub(crate) shared_init: Vec<u8>,
-    /// Per resident slot, `shared_words` u64s: one bit per byte of shared memory, set once a
-    /// thread of the block wrote it (initcheck).
-    pub(crate) shared_written: Vec<u64>,
+    /// Words of initcheck bits per slot in `Launch::memory.shared_written`.
     pub(crate) shared_words: usize,
     pub(crate) shared_size: u32,
     pub(crate) dyn_base: u32,
     pub(crate) reserved_base: u32,
     pub(crate) dyn_size: u32,
-    /// Per resident thread, `local_size` bytes each.
-    pub(crate) local: Vec<u8>,
     pub(crate) local_size: u32,
     pub(crate) race: Option<Racecheck>,
     pub(crate) findings: Collector,

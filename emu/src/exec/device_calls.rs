@@ -17,8 +17,13 @@ impl Ctx<'_> {
     /// The bytes from a generic address to the end of whatever holds it (empty if nothing does).
     pub(crate) fn generic_bytes(&self, w: &Warp, lane: usize, addr: u64) -> &[u8] {
         if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) {
-            let block = &self.shared[w.slot as usize];
-            return block.get((addr - SHARED_WIN) as usize..).unwrap_or(&[]);
+            let Some(block) = self.mem.shared.get(w.slot as usize) else {
+                return &[];
+            };
+            let start = (addr - SHARED_WIN) as usize;
+            return block
+                .get(start.min(block.len())..block.len())
+                .unwrap_or(&[]);
         }
         if (LOCAL_WIN..LOCAL_WIN + WIN).contains(&addr) {
             let off = addr - LOCAL_WIN;
@@ -28,6 +33,7 @@ impl Ctx<'_> {
             }
             let base = self.rt(w, lane) as usize * size;
             return self
+                .mem
                 .local
                 .get(base + off as usize..base + size)
                 .unwrap_or(&[]);
@@ -182,18 +188,22 @@ impl Ctx<'_> {
     /// Device `malloc`: an exact-size block (uninitialized: a nonzero pattern, as for shared
     /// memory) with unmapped bytes after it, or NULL when the heap limit would be passed.
     pub(crate) fn malloc(&mut self, w: &Warp, lane: usize, size: u64, pc: u32) -> u64 {
-        let base = self.heap.next;
-        let next = base
-            .checked_add(size)
-            .and_then(|end| end.checked_add(GAP + 255))
-            .map(|end| end / 256 * 256);
-        let fits = size <= self.heap.limit.saturating_sub(self.heap.live) && size <= 1 << 32;
-        let Some(next) = next.filter(|&next| fits && size > 0 && next < LOCAL_WIN) else {
+        let taken = self.allocs.edit(|_, heap| {
+            let base = heap.next;
+            let next = base
+                .checked_add(size)
+                .and_then(|end| end.checked_add(GAP + 255))
+                .map(|end| end / 256 * 256);
+            let fits = size <= heap.limit.saturating_sub(heap.live) && size <= 1 << 32;
+            let next = next.filter(|&next| fits && size > 0 && next < LOCAL_WIN)?;
+            heap.next = next;
+            heap.live += size;
+            Some(base)
+        });
+        let Some(base) = taken else {
             return 0;
         };
         self.progress += 1;
-        self.heap.next = next;
-        self.heap.live += size;
         let at = self.src(pc);
         let label = if at.line == 0 {
             "malloc".to_string()
@@ -201,19 +211,22 @@ impl Ctx<'_> {
             format!("malloc@{}:{}", at.file, at.line)
         };
         let _ = (w, lane);
-        self.allocs.push(Allocation {
-            base,
-            data: (0..size as usize)
-                .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
-                .collect(),
-            label,
-            heap: Some(HeapBlock {
-                size,
-                site: pc,
-                freed: None,
-            }),
-            written: Some(vec![0; (size as usize).div_ceil(64)]),
-            device: self.device,
+        let device = self.device;
+        self.allocs.edit(|allocs, _| {
+            allocs.push(Allocation {
+                base,
+                data: (0..size as usize)
+                    .map(|i| ((i as u32).wrapping_mul(2_654_435_761) >> 24) as u8 | 0x41)
+                    .collect(),
+                label,
+                heap: Some(HeapBlock {
+                    size,
+                    site: pc,
+                    freed: None,
+                }),
+                written: Some(vec![0; (size as usize).div_ceil(64)]),
+                device,
+            })
         });
         base
     }
@@ -234,13 +247,15 @@ impl Ctx<'_> {
         match heap {
             Some((i, h)) if h.freed.is_none() => {
                 let size = h.size;
-                self.heap.live -= size;
                 self.progress += 1;
-                let a = &mut self.allocs[i];
-                a.data = Vec::new();
-                if let Some(h) = a.heap.as_mut() {
-                    h.freed = Some(me);
-                }
+                self.allocs.edit(|allocs, heap| {
+                    heap.live -= size;
+                    let a = &mut allocs[i];
+                    a.data = Vec::new();
+                    if let Some(h) = a.heap.as_mut() {
+                        h.freed = Some(me);
+                    }
+                });
             }
             Some((i, h)) => {
                 let earlier = h.freed.clone();

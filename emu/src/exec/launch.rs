@@ -181,23 +181,20 @@ impl Emulator {
         });
         let ctx = Ctx {
             m: module,
-            allocs: &mut self.allocs,
-            heap: &mut self.heap,
+            allocs: Globals::new(&mut self.allocs, &mut self.heap),
             opts: *options,
             grid: config.grid,
             block: config.block,
             tpb,
             wpb,
             kparams,
-            shared: Vec::new(),
+            mem: BlockViews::default(),
             shared_init: garbage,
-            shared_written: Vec::new(),
             shared_words: (shared_size as usize).div_ceil(64),
             shared_size,
             dyn_base,
             reserved_base,
             dyn_size: config.dynamic_shared_bytes,
-            local: Vec::new(),
             local_size: module.local_size,
             race: options.racecheck.then(|| {
                 // A finding names its memory when it is reported, so heap blocks that may be
@@ -231,6 +228,7 @@ impl Emulator {
             entry_pc: f.start,
             warps: Vec::new(),
             blocks: Vec::new(),
+            memory: BlockMemory::default(),
             nblocks,
             resident_blocks,
             started: 0,
@@ -339,6 +337,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) warps: Vec<Warp>,
     /// Per slot.
     pub(crate) blocks: Vec<BlockState>,
+    /// Per slot: shared memory and its initcheck bits, and the threads' local memory.
+    pub(crate) memory: BlockMemory,
     pub(crate) nblocks: u64,
     /// Blocks the hardware schedule keeps running at once (grown only to keep progress).
     pub(crate) resident_blocks: u32,
@@ -415,9 +415,9 @@ impl Launch<'_> {
                         ..Warp::default()
                     });
                 }
-                self.ctx.shared.push(Vec::new());
-                let local = self.ctx.local.len() + tpb as usize * self.ctx.local_size as usize;
-                self.ctx.local.resize(local, 0);
+                self.memory.shared.push(Vec::new());
+                let local = self.memory.local.len() + tpb as usize * self.ctx.local_size as usize;
+                self.memory.local.resize(local, 0);
                 slot
             }
         };
@@ -458,14 +458,16 @@ impl Launch<'_> {
                 favored: None,
             };
         }
-        let shared = &mut self.ctx.shared[slot as usize];
+        let shared = &mut self.memory.shared[slot as usize];
         shared.clear();
         shared.extend_from_slice(&self.ctx.shared_init);
         let sw = self.ctx.shared_words;
-        if self.ctx.shared_written.len() < (slot as usize + 1) * sw {
-            self.ctx.shared_written.resize((slot as usize + 1) * sw, 0);
+        if self.memory.shared_written.len() < (slot as usize + 1) * sw {
+            self.memory
+                .shared_written
+                .resize((slot as usize + 1) * sw, 0);
         }
-        let written = &mut self.ctx.shared_written[slot as usize * sw..(slot as usize + 1) * sw];
+        let written = &mut self.memory.shared_written[slot as usize * sw..(slot as usize + 1) * sw];
         written.fill(0);
         // The reserved region starts cleared (see `run_launch`): written, for initcheck.
         if self.ctx.m.reserved_smem {
@@ -476,7 +478,8 @@ impl Launch<'_> {
             }
         }
         let ls = tpb as usize * self.ctx.local_size as usize;
-        self.ctx.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
+        self.memory.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
+        self.ctx.mem = self.memory.views();
         if let Some(race) = self.ctx.race.as_mut() {
             race.block_started(slot, block);
         }

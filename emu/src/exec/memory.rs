@@ -150,7 +150,7 @@ impl Ctx<'_> {
                 {
                     Tgt::G(self.last_alloc, (off - last.base) as usize)
                 } else {
-                    match find_alloc(self.allocs, off, size as u64) {
+                    match find_alloc(&self.allocs, off, size as u64) {
                         Some(i) if !self.peer[self.allocs[i].device as usize] => {
                             self.report_no_peer_access(w, lane, i, off, addr, size, pc, op);
                             return Tgt::Bad;
@@ -397,9 +397,9 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(crate) fn read_tgt(&self, tgt: Tgt, size: usize, slot: u32) -> u64 {
         match tgt {
-            Tgt::G(i, off) => rd_le(&self.allocs[i].data, off, size),
-            Tgt::S(off) => rd_le(&self.shared[slot as usize], off, size),
-            Tgt::L(off) => rd_le(&self.local, off, size),
+            Tgt::G(i, off) => self.allocs.bytes(i).read(off, size),
+            Tgt::S(off) => self.mem.shared(slot).read(off, size),
+            Tgt::L(off) => self.mem.local.read(off, size),
             Tgt::Bad => 0,
         }
     }
@@ -407,9 +407,9 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(crate) fn write_tgt(&mut self, tgt: Tgt, size: usize, slot: u32, v: u64) {
         match tgt {
-            Tgt::G(i, off) => wr_le(&mut self.allocs[i].data, off, size, v),
-            Tgt::S(off) => wr_le(&mut self.shared[slot as usize], off, size, v),
-            Tgt::L(off) => wr_le(&mut self.local, off, size, v),
+            Tgt::G(i, off) => self.allocs.bytes(i).write(off, size, v),
+            Tgt::S(off) => self.mem.shared(slot).write(off, size, v),
+            Tgt::L(off) => self.mem.local.write(off, size, v),
             Tgt::Bad => {}
         }
     }

@@ -500,6 +500,7 @@ mod instr;
 mod launch;
 mod memory;
 mod streams;
+mod views;
 mod warp;
 mod watchdog;
 
@@ -511,5 +512,6 @@ use instr::*;
 use launch::*;
 use memory::*;
 use streams::*;
+use views::*;
 use warp::*;
 use watchdog::*;

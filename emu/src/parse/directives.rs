@@ -369,6 +369,10 @@ impl Parser {
             reserved_smem: self.toks.iter().any(
                 |t| matches!(&t.tok, Tok::Ident(name) if name.starts_with("%reserved_smem_offset")),
             ),
+            reads_clock: self.toks.iter().any(|t| {
+                matches!(&t.tok, Tok::Ident(name) if Parser::sreg(name)
+                    .is_some_and(|s| matches!(s, Sreg::Clock | Sreg::Clock64 | Sreg::ClockHi)))
+            }),
             dyn_names: self.dyn_names,
             globals: self.globals,
             nregs: self.nregs,

@@ -38,6 +38,9 @@ pub struct Module {
     pub(crate) static_shared: u32,
     /// It reads `%reserved_smem_offset_*`, so each block gets [`RESERVED_SMEM`] bytes more.
     pub(crate) reserved_smem: bool,
+    /// It reads `%clock`, `%clock64` or `%globaltimer`, whose values depend on every warp's
+    /// instructions before: its launches run on one core.
+    pub(crate) reads_clock: bool,
     /// Names of `extern .shared` arrays (all alias the dynamic shared memory).
     pub(crate) dyn_names: Vec<String>,
     pub(crate) globals: Vec<GlobalVar>,

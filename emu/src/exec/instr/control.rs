@@ -196,6 +196,7 @@ impl Ctx<'_> {
                 .unwrap_or(&[])
                 .to_vec(),
             local: self
+                .mem
                 .local
                 .get(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
                 .unwrap_or(&[])
@@ -217,6 +218,7 @@ impl Ctx<'_> {
         }
         let local_base = self.rt(w, lane) as usize * self.local_size as usize;
         if let Some(s) = self
+            .mem
             .local
             .get_mut(local_base + f.locals.start as usize..local_base + f.locals.end as usize)
             .filter(|s| s.len() == frame.local.len())
