@@ -30,8 +30,8 @@ fn committed_ptx() -> Vec<std::path::PathBuf> {
 }
 
 /// One launch of `entry` with generic arguments (a patterned buffer per pointer, small counts)
-/// on two blocks of 96 threads: its report, and every buffer's bytes afterwards.
-fn run(module: &Module, entry: &str, options: &RunOptions) -> (String, Vec<Vec<u8>>) {
+/// on `blocks` blocks of 96 threads: its report, and every buffer's bytes afterwards.
+fn run(module: &Module, entry: &str, blocks: u32, options: &RunOptions) -> (String, Vec<Vec<u8>>) {
     let mut emu = Emulator::new();
     let f = module
         .funcs
@@ -60,7 +60,7 @@ fn run(module: &Module, entry: &str, options: &RunOptions) -> (String, Vec<Vec<u
         })
         .collect();
     let config = LaunchConfig {
-        grid: [2, 1, 1],
+        grid: [blocks, 1, 1],
         block: [96, 1, 1],
         dynamic_shared_bytes: 4096,
     };
@@ -76,12 +76,13 @@ fn run(module: &Module, entry: &str, options: &RunOptions) -> (String, Vec<Vec<u
     (format!("{report:?}"), memory)
 }
 
-/// Runs every entry of every committed PTX on the three schedules, once as `parse(ptx).0` with
-/// `options(o).0` and once as `.1` with `.1`, and requires the same report (findings, their
-/// order and counts, printf, everything) and the same memory. `what` names the difference in
-/// the failure message. Returns how many launches were compared.
+/// Runs every entry of every committed PTX on `blocks` blocks and the three schedules, once as
+/// `parse(ptx).0` with `options(o).0` and once as `.1` with `.1`, and requires the same report
+/// (findings, their order and counts, printf, everything) and the same memory. `what` names the
+/// difference in the failure message. Returns how many launches were compared.
 pub(crate) fn runs_alike(
     what: &str,
+    blocks: u32,
     parse: impl Fn(&str) -> Option<(Module, Module)>,
     options: impl Fn(RunOptions) -> (RunOptions, RunOptions),
 ) -> usize {
@@ -104,8 +105,8 @@ pub(crate) fn runs_alike(
                     initcheck: true,
                     ..RunOptions::default()
                 });
-                let first = run(&one, entry, &a);
-                let second = run(&other, entry, &b);
+                let first = run(&one, entry, blocks, &a);
+                let second = run(&other, entry, blocks, &b);
                 assert!(
                     first == second,
                     "{} {entry} {schedule:?}: {what} ran differently\n{}\n{}",

@@ -496,6 +496,7 @@ mod tests {
     fn every_committed_kernel_runs_alike_with_and_without_shared_slots() {
         let launches = crate::committed::runs_alike(
             "shared slots",
+            2,
             |ptx| {
                 let shared = Module::parse_with_slots(ptx, true).ok()?;
                 let own = Module::parse_with_slots(ptx, false).ok()?;

@@ -33,6 +33,23 @@ impl Collector {
         }
     }
 
+    /// Adds a finding another collector made (at `made_at`), or its count to the one this
+    /// collector has under its key.
+    pub(crate) fn absorb(
+        &mut self,
+        key: (FindingKind, u32, u32, u64),
+        finding: Finding,
+        made_at: u64,
+    ) {
+        if let Some(&i) = self.keys.get(&key) {
+            self.list[i].count += finding.count;
+        } else {
+            self.keys.insert(key, self.list.len());
+            self.list.push(finding);
+            self.made_at.push(made_at);
+        }
+    }
+
     /// The findings of two collectors with no key in common, in the order they were made.
     pub(crate) fn merge(self, other: Collector) -> Vec<Finding> {
         let mut made: Vec<(u64, Finding)> = self.made_at.into_iter().zip(self.list).collect();
@@ -193,6 +210,15 @@ impl Ctx<'_> {
                     if !pipe.found.is_empty() {
                         self.report_found();
                     }
+                }
+                Some(Racecheck::Logged(log)) => {
+                    let packed =
+                        race::Packed::of_access(region, word, mask, size, &who, kind, sem, pc);
+                    log.calls.push(race::Call::Access(packed));
+                    log.accesses += 1;
+                    // Counted from the round's start here; `parallel.rs` adds the accesses sent
+                    // before this worker's blocks.
+                    self.findings.position = 2 * log.accesses;
                 }
                 None => {}
             }

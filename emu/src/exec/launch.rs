@@ -502,6 +502,38 @@ impl Launch<'_> {
     /// Round robin over the resident blocks' warps, one instruction each, in warp order; a block
     /// that finishes makes room for the next one.
     pub(crate) fn run_hardware(&mut self) {
+        let workers = if self.may_run_in_parallel() {
+            self.ctx.opts.cores() - 1
+        } else {
+            0
+        };
+        if workers == 0 {
+            self.run_rounds(None);
+            return;
+        }
+        let crew = Crew::new(workers);
+        let forks: Vec<Ctx> = (0..workers).map(|_| self.ctx.fork()).collect();
+        std::thread::scope(|scope| {
+            // Sends the workers home however the rounds end, a panic included.
+            let _dismissal = Dismissal(&crew);
+            let mut started = 0;
+            for (index, fork) in forks.into_iter().enumerate() {
+                let crew = &crew;
+                let worker = std::thread::Builder::new()
+                    .name(format!("launch worker {}", index + 1))
+                    .spawn_scoped(scope, move || crew.work(index, fork));
+                started += worker.is_ok() as usize;
+            }
+            let rounds = self.run_rounds((started == workers).then_some(&crew));
+            #[cfg(test)]
+            rounds.tally();
+            let _ = rounds;
+        });
+    }
+
+    /// The hardware schedule's rounds, on the crew's cores too when there is one.
+    fn run_rounds(&mut self, crew: Option<&Crew>) -> Rounds {
+        let mut rounds = Rounds::default();
         let nblocks = self.nblocks;
         let wpb = self.ctx.wpb as usize;
         // Slots of the running blocks, in the order the blocks started.
@@ -513,11 +545,15 @@ impl Launch<'_> {
                 let slot = self.start_next_block();
                 resident.push(slot);
             }
-            let mut progressed = false;
-            for &b in &resident {
-                for wi in b as usize * wpb..(b as usize + 1) * wpb {
-                    if let Step::Ran = self.step(wi) {
-                        progressed = true;
+            let in_parallel =
+                crew.and_then(|crew| self.parallel_round(crew, &mut rounds, &resident));
+            let mut progressed = in_parallel.unwrap_or(false);
+            if in_parallel.is_none() {
+                for &b in &resident {
+                    for wi in b as usize * wpb..(b as usize + 1) * wpb {
+                        if let Step::Ran = self.step(wi) {
+                            progressed = true;
+                        }
                     }
                 }
             }
@@ -570,6 +606,7 @@ impl Launch<'_> {
                 }
             }
         }
+        rounds
     }
 
     /// Returns true when every thread exited.

@@ -14,21 +14,38 @@ use std::ops::{Deref, Range};
 use super::*;
 
 /// A buffer's address and length, taken while its owner was borrowed mutably.
-#[derive(Clone, Copy)]
 pub(crate) struct RawSlice<T> {
     ptr: *mut T,
     len: usize,
 }
 
+impl<T> Clone for RawSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for RawSlice<T> {}
+
 // The views are shared by the round's workers, under the rule at the top of this file.
 unsafe impl<T: Send> Send for RawSlice<T> {}
 unsafe impl<T: Send> Sync for RawSlice<T> {}
 
-impl<T: Copy> RawSlice<T> {
+impl<T> RawSlice<T> {
     pub(crate) fn of(buffer: &mut [T]) -> RawSlice<T> {
         RawSlice {
             ptr: buffer.as_mut_ptr(),
             len: buffer.len(),
+        }
+    }
+
+    /// The elements in `range` (clamped to the buffer).
+    pub(crate) fn sub(&self, range: Range<usize>) -> RawSlice<T> {
+        let start = range.start.min(self.len);
+        RawSlice {
+            // SAFETY: `start` is at most the length: in the buffer or one past it.
+            ptr: unsafe { self.ptr.add(start) },
+            len: range.end.clamp(start, self.len) - start,
         }
     }
 

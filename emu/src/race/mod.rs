@@ -19,7 +19,7 @@ mod pipe;
 mod shadow;
 mod sync;
 
-pub(crate) use pipe::{Found, Racecheck};
+pub(crate) use pipe::{Call, Found, Log, Packed, Racecheck};
 
 use shadow::*;
 use sync::*;

@@ -66,6 +66,23 @@ impl Packed {
         ])
     }
 
+    /// An access, as [`Race::access`] takes it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn of_access(
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) -> Packed {
+        let bits = Packed::bits(mask, size, kind, sem, Acquire::Never, false);
+        Packed::new(region, word as u64, who, pc, bits)
+    }
+
     /// Mask (bits 0–7), size (8–15), kind (16–18), the access's scope (19–20), atomic (21),
     /// sync (22), silent (23); for synchronization, acquire (24–25) and release (26).
     #[inline(always)]
@@ -200,6 +217,18 @@ struct Returned {
 pub(crate) enum Racecheck {
     Inline(Race),
     Piped(Pipe),
+    /// A worker's calls in a round run on several cores, for the launch's pipe.
+    Logged(Log),
+}
+
+/// The calls a worker made in one round, in its blocks' order: the launch appends every
+/// worker's, in the order of their blocks, to its pipe (see `exec/parallel.rs`), which is the
+/// order one core makes them in.
+#[derive(Default)]
+pub(crate) struct Log {
+    pub(crate) calls: Vec<Call>,
+    /// Accesses among `calls`.
+    pub(crate) accesses: u64,
 }
 
 impl Racecheck {
@@ -224,6 +253,7 @@ impl Racecheck {
         match self {
             Racecheck::Inline(race) => race.apply(call),
             Racecheck::Piped(pipe) => pipe.push(call),
+            Racecheck::Logged(log) => log.calls.push(call),
         }
     }
 
@@ -247,13 +277,13 @@ impl Racecheck {
             Racecheck::Inline(race) => {
                 race.sync_op(region, word, who, kind, acquire, release, scope, pc)
             }
-            Racecheck::Piped(pipe) => {
+            Racecheck::Piped(_) | Racecheck::Logged(_) => {
                 let sem = Sem {
                     scope,
                     ..Sem::PLAIN
                 };
                 let bits = Packed::bits(0, 0, kind, sem, acquire, release);
-                pipe.push(Call::Sync(Packed::new(region, word, who, pc, bits)));
+                self.call(Call::Sync(Packed::new(region, word, who, pc, bits)));
             }
         }
     }
@@ -400,15 +430,19 @@ impl Pipe {
         sem: Sem,
         pc: u32,
     ) {
-        let bits = Packed::bits(mask, size, kind, sem, Acquire::Never, false);
         self.accesses += 1;
-        self.push(Call::Access(Packed::new(
-            region,
-            word as u64,
-            who,
-            pc,
-            bits,
+        self.push(Call::Access(Packed::of_access(
+            region, word, mask, size, who, kind, sem, pc,
         )));
+    }
+
+    /// Sends a worker's calls, emptying its log.
+    pub(crate) fn append(&mut self, log: &mut Log) {
+        self.accesses += log.accesses;
+        log.accesses = 0;
+        for call in log.calls.drain(..) {
+            self.push(call);
+        }
     }
 
     fn send(&mut self) {
@@ -461,6 +495,7 @@ mod tests {
     fn every_committed_kernel_runs_alike_piped_and_inline() {
         let launches = crate::committed::runs_alike(
             "a piped race detector",
+            2,
             |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
             |options| {
                 let inline = crate::exec::RunOptions {

@@ -1,0 +1,635 @@
+//! Rounds of the hardware schedule on every core, leaving exactly what one core leaves.
+//!
+//! A round runs one instruction of every resident warp, block after block. Within a round a
+//! warp's registers change only through its own instruction, so before the round starts the
+//! instructions each warp may run are known (the one at its active lanes, or, should an earlier
+//! warp of its block release a barrier, one where its other lanes wait), and so are the global
+//! bytes they may touch. When no two blocks touch a 64-byte line that one of them writes, and no
+//! instruction needs the whole launch to itself (`malloc`, `printf`, `assert`, `trap`), the blocks
+//! leave the same memory however their turns interleave, and they run on several cores. What
+//! order shows (findings, the race detector's calls) each worker keeps for a contiguous run of
+//! the round's blocks, and the launch joins them in block order: the order of one core.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use super::*;
+
+/// Blocks share a line of global memory when they touch the same 64 bytes: initcheck keeps one
+/// word of bits per 64 bytes, which two blocks must not both write.
+const LINE: u64 = 64;
+
+/// Below this many threads in a grid, starting the workers costs more than they save. Tests
+/// start them for every launch, so that the corpus's small launches run in parallel too.
+#[cfg(not(test))]
+const MIN_PARALLEL_THREADS: u64 = 16 * 1024;
+#[cfg(test)]
+const MIN_PARALLEL_THREADS: u64 = 0;
+
+/// Global memory a block may touch in a round: `start..end`, in whole lines.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    writes: bool,
+    /// The block's place in the round.
+    block: u32,
+}
+
+/// The launch's side of its rounds on several cores: where a round's blocks may touch global
+/// memory, and how many rounds ran how.
+#[derive(Default)]
+pub(crate) struct Rounds {
+    spans: Vec<Span>,
+    /// The views the workers hold were made for this many slots.
+    views_for: usize,
+    /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
+    pub(crate) parallel_rounds: u64,
+    pub(crate) serial_rounds: u64,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Rounds run on several cores and on one by this thread's launches, for tests to see that
+    /// both happen.
+    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+impl Rounds {
+    #[cfg(test)]
+    pub(crate) fn tally(&self) {
+        ROUNDS_RUN.with(|r| {
+            let (parallel, serial) = r.get();
+            r.set((parallel + self.parallel_rounds, serial + self.serial_rounds));
+        });
+    }
+
+    /// Whether the round of `resident` (slots, in block order) may run on several cores.
+    fn round_is_parallel(&mut self, ctx: &Ctx, launch: &Launch, resident: &[u32]) -> bool {
+        self.spans.clear();
+        let wpb = ctx.wpb as usize;
+        for (place, &slot) in resident.iter().enumerate() {
+            let slot = slot as usize;
+            let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
+            if !block_spans(
+                ctx,
+                warps,
+                &launch.blocks[slot],
+                place as u32,
+                &mut self.spans,
+            ) {
+                return false;
+            }
+        }
+        self.spans.sort_unstable_by_key(|s| s.start);
+        // Spans that overlap, directly or through others, form a cluster; a cluster that a block
+        // writes and another touches makes the round run on one core.
+        let mut spans = self.spans.iter();
+        let Some(first) = spans.next() else {
+            return true;
+        };
+        let (mut end, mut block, mut writes, mut shared) =
+            (first.end, first.block, first.writes, false);
+        for s in spans {
+            if s.start >= end {
+                if shared && writes {
+                    return false;
+                }
+                (end, block, writes, shared) = (s.end, s.block, s.writes, false);
+                continue;
+            }
+            end = end.max(s.end);
+            writes |= s.writes;
+            shared |= s.block != block;
+        }
+        !(shared && writes)
+    }
+}
+
+/// Adds the spans of global memory that the block's warps may touch in this round; false when
+/// the round must run on one core.
+fn block_spans(
+    ctx: &Ctx,
+    warps: &[Warp],
+    state: &BlockState,
+    block: u32,
+    out: &mut Vec<Span>,
+) -> bool {
+    // A `bar.red` result is written into the registers of the warps it releases, which may then
+    // use it in the same round.
+    if state.bars.iter().any(|b| b.red_dest && b.arrived > 0) {
+        return false;
+    }
+    for w in warps {
+        let mut waiting = w.live & !w.active;
+        if w.active != 0 && !instr_spans(ctx, w, w.pc, w.active, block, out) {
+            return false;
+        }
+        while waiting != 0 {
+            let pc = w.lane_pc[waiting.trailing_zeros() as usize];
+            let mut at_pc = 0u32;
+            lanes!(waiting, l, {
+                if w.lane_pc[l] == pc {
+                    at_pc |= 1 << l;
+                }
+            });
+            waiting &= !at_pc;
+            if !instr_spans(ctx, w, pc, at_pc, block, out) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Adds the spans the instruction at `pc` touches for `lanes`; false when it needs the launch
+/// to itself.
+fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, block: u32, out: &mut Vec<Span>) -> bool {
+    let Some(ins) = ctx.m.code.get(pc as usize) else {
+        return true;
+    };
+    let mut lanes = lanes;
+    if let Some((p, neg)) = ins.guard {
+        let mut on = 0u32;
+        lanes!(lanes, l, {
+            if (w.regs[p as usize][l] & 1 != 0) != neg {
+                on |= 1 << l;
+            }
+        });
+        lanes = on;
+    }
+    if lanes == 0 {
+        return true;
+    }
+    let (space, addr, bytes, writes) = match &ins.op {
+        Op::Ld {
+            space,
+            ty,
+            ds,
+            addr,
+            ..
+        } => (*space, addr, ty.bytes() * ds.len() as u32, false),
+        Op::St {
+            space,
+            ty,
+            vals,
+            addr,
+            ..
+        } => (*space, addr, ty.bytes() * vals.len() as u32, true),
+        Op::Atom {
+            space, ty, addr, ..
+        } => (*space, addr, ty.bytes(), true),
+        Op::Builtin { .. } | Op::Trap | Op::Unsupported(_) => return false,
+        Op::Mov { .. }
+        | Op::Unpack { .. }
+        | Op::Pack { .. }
+        | Op::Bin { .. }
+        | Op::Un { .. }
+        | Op::Mad { .. }
+        | Op::Setp { .. }
+        | Op::Set { .. }
+        | Op::Selp { .. }
+        | Op::Slct { .. }
+        | Op::Cvt { .. }
+        | Op::Cvta { .. }
+        | Op::Bfe { .. }
+        | Op::Bfi { .. }
+        | Op::Prmt { .. }
+        | Op::TestP { .. }
+        | Op::Bra { .. }
+        | Op::Call { .. }
+        | Op::Ret
+        | Op::Exit
+        | Op::Bar { .. }
+        | Op::BarWarp { .. }
+        | Op::Shfl { .. }
+        | Op::Vote { .. }
+        | Op::Activemask { .. }
+        | Op::Match { .. }
+        | Op::Redux { .. }
+        | Op::Fence { .. }
+        | Op::Nop
+        | Op::Int3 { .. }
+        | Op::Half2 { .. } => return true,
+    };
+    let generic = match space {
+        Space::Shared | Space::Local | Space::Param => return true,
+        Space::Generic => true,
+        Space::Global | Space::Const => false,
+    };
+    let bytes = bytes.max(1) as u64;
+    let (mut low, mut high, mut count) = (u64::MAX, 0u64, 0u32);
+    let mut addrs = [0u64; 32];
+    lanes!(lanes, l, {
+        let a = ctx.addr(w, addr, l);
+        let block_own = (SHARED_WIN..SHARED_WIN + WIN).contains(&a)
+            || (LOCAL_WIN..LOCAL_WIN + WIN).contains(&a);
+        if !(generic && block_own) {
+            low = low.min(a);
+            high = high.max(a.saturating_add(bytes));
+            addrs[count as usize] = a;
+            count += 1;
+        }
+    });
+    if count == 0 {
+        return true;
+    }
+    let span = |start: u64, end: u64| Span {
+        start: start / LINE * LINE,
+        end: end.div_ceil(LINE).saturating_mul(LINE),
+        writes,
+        block,
+    };
+    // Lanes close together make one span; scattered ones (a column of a matrix) one each, so
+    // that blocks writing neighbouring columns do not seem to meet.
+    if high - low <= 2 * count as u64 * bytes + LINE {
+        out.push(span(low, high));
+    } else {
+        out.extend(
+            addrs[..count as usize]
+                .iter()
+                .map(|&a| span(a, a.saturating_add(bytes))),
+        );
+    }
+    true
+}
+
+impl Launch<'_> {
+    /// Whether this launch's rounds may run on several cores at all.
+    pub(crate) fn may_run_in_parallel(&self) -> bool {
+        let ctx = &self.ctx;
+        let m = ctx.m;
+        let heap = m.code.iter().any(|i| {
+            matches!(
+                i.op,
+                Op::Builtin {
+                    func: Builtin::Malloc | Builtin::Free,
+                    ..
+                }
+            )
+        });
+        ctx.opts.cores() > 1
+            && self.nblocks > 1
+            && self.nblocks * ctx.tpb as u64 >= MIN_PARALLEL_THREADS
+            && ctx.trace.is_none()
+            && ctx.op_check.is_none()
+            && ctx.banks.is_none()
+            && !m.reads_clock
+            && !heap
+            && matches!(ctx.race, None | Some(Racecheck::Piped(_)))
+    }
+}
+
+/// What a worker is given for a round, and gives back.
+#[derive(Default)]
+struct Job {
+    /// Per block, in round order: its warps and its barrier state.
+    blocks: Vec<(RawSlice<Warp>, RawSlice<BlockState>)>,
+    /// The resident blocks' memory, when slots were added since the last round.
+    views: Option<BlockViews>,
+    progressed: bool,
+    outcome: Option<Outcome>,
+}
+
+/// What a worker's blocks did in a round that the launch adds to its own.
+struct Outcome {
+    findings: Collector,
+    log: Option<race::Log>,
+    thread_instrs: u64,
+    clock: u64,
+    progress: u64,
+    aborted: bool,
+    refusal: Option<EmuError>,
+    touched_global_sync: bool,
+}
+
+/// The launch's workers: each runs a contiguous run of a round's blocks with a `Ctx` of its own.
+pub(crate) struct Crew {
+    /// Bumped to start a round; `u64::MAX` sends the workers home.
+    round: AtomicU64,
+    done: AtomicUsize,
+    jobs: Vec<Mutex<Job>>,
+    /// A worker panicked: the launch must not wait for it.
+    failed: AtomicBool,
+}
+
+/// Tells the launch when its worker panics.
+struct PanicAlarm<'c>(&'c Crew);
+
+impl Drop for PanicAlarm<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// Waits, spinning briefly and then yielding the core, until `ready` holds.
+fn wait_until(ready: impl Fn() -> bool) {
+    let mut spins = 0u32;
+    while !ready() {
+        if spins < 2000 {
+            spins += 1;
+            std::hint::spin_loop();
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+impl<'a> Ctx<'a> {
+    /// A worker's context: the launch's module, options and memory, and findings, counters and
+    /// race-detector calls of its own.
+    pub(crate) fn fork(&self) -> Ctx<'a> {
+        Ctx {
+            m: self.m,
+            allocs: self.allocs.share(),
+            opts: self.opts,
+            grid: self.grid,
+            block: self.block,
+            tpb: self.tpb,
+            wpb: self.wpb,
+            kparams: self.kparams.clone(),
+            mem: self.mem.clone(),
+            shared_init: Vec::new(),
+            shared_words: self.shared_words,
+            shared_size: self.shared_size,
+            dyn_base: self.dyn_base,
+            reserved_base: self.reserved_base,
+            dyn_size: self.dyn_size,
+            local_size: self.local_size,
+            race: self
+                .race
+                .as_ref()
+                .map(|_| Racecheck::Logged(race::Log::default())),
+            findings: Collector::default(),
+            race_findings: Collector::default(),
+            last_alloc: usize::MAX,
+            device: self.device,
+            peer: self.peer.clone(),
+            op_check: None,
+            clock: 0,
+            thread_instrs: 0,
+            progress: 0,
+            aborted: false,
+            refusal: None,
+            printf: Vec::new(),
+            printf_bytes: 0,
+            printf_dropped: 0,
+            touched_global_sync: false,
+            trace: None,
+            banks: None,
+            lane_stores: Vec::with_capacity(32),
+        }
+    }
+
+    /// Takes what the worker's blocks did this round, leaving it ready for the next.
+    fn outcome(&mut self) -> Outcome {
+        let log = match self.race.as_mut() {
+            Some(Racecheck::Logged(log)) => Some(std::mem::take(log)),
+            _ => None,
+        };
+        Outcome {
+            findings: std::mem::take(&mut self.findings),
+            log,
+            thread_instrs: std::mem::take(&mut self.thread_instrs),
+            clock: std::mem::take(&mut self.clock),
+            progress: std::mem::take(&mut self.progress),
+            aborted: std::mem::take(&mut self.aborted),
+            refusal: self.refusal.take(),
+            touched_global_sync: std::mem::take(&mut self.touched_global_sync),
+        }
+    }
+
+    /// Adds a worker's round to the launch's, as if its blocks had run here after everything
+    /// before.
+    fn join(&mut self, outcome: Outcome) {
+        self.thread_instrs += outcome.thread_instrs;
+        self.clock += outcome.clock;
+        self.progress += outcome.progress;
+        self.aborted |= outcome.aborted;
+        self.touched_global_sync |= outcome.touched_global_sync;
+        if self.refusal.is_none() {
+            self.refusal = outcome.refusal;
+        }
+        // The worker counted positions from the round's start; before its blocks, this many
+        // accesses went to the detector.
+        let sent_before = match self.race.as_mut() {
+            Some(Racecheck::Piped(pipe)) => pipe.accesses,
+            _ => 0,
+        };
+        if let (Some(Racecheck::Piped(pipe)), Some(mut log)) = (self.race.as_mut(), outcome.log) {
+            pipe.append(&mut log);
+        }
+        let Collector {
+            keys,
+            list,
+            made_at,
+            ..
+        } = outcome.findings;
+        let mut by_index: Vec<_> = keys.into_iter().map(|(key, i)| (i, key)).collect();
+        by_index.sort_unstable_by_key(|&(i, _)| i);
+        for ((_, key), (finding, made_at)) in
+            by_index.into_iter().zip(list.into_iter().zip(made_at))
+        {
+            self.findings
+                .absorb(key, finding, made_at + 2 * sent_before);
+        }
+        if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
+            self.findings.position = 2 * pipe.accesses;
+            if !pipe.found.is_empty() {
+                self.report_found();
+            }
+        }
+    }
+}
+
+/// Runs `len` warps of one block, one instruction each; true when one ran.
+///
+/// # Safety
+/// The block's warps and state are touched by no one else meanwhile.
+unsafe fn run_block(ctx: &mut Ctx, warps: RawSlice<Warp>, state: RawSlice<BlockState>) -> bool {
+    let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) else {
+        return false;
+    };
+    let mut ran = false;
+    for wi in 0..warps.len() {
+        if let Step::Ran = block::step(ctx, warps, &mut state[0], wi) {
+            ran = true;
+        }
+    }
+    ran
+}
+
+impl Crew {
+    pub(crate) fn new(workers: usize) -> Crew {
+        Crew {
+            round: AtomicU64::new(0),
+            done: AtomicUsize::new(0),
+            jobs: (0..workers).map(|_| Mutex::new(Job::default())).collect(),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    /// A worker: runs the blocks of its job each round until sent home.
+    pub(crate) fn work(&self, index: usize, mut ctx: Ctx) {
+        let _alarm = PanicAlarm(self);
+        let mut seen = 0u64;
+        loop {
+            wait_until(|| self.round.load(Ordering::Acquire) != seen);
+            seen = self.round.load(Ordering::Acquire);
+            if seen == u64::MAX {
+                return;
+            }
+            {
+                let mut job = self.jobs[index].lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(views) = job.views.take() {
+                    ctx.mem = views;
+                }
+                let mut progressed = false;
+                for &(warps, state) in &job.blocks {
+                    // SAFETY: the launch gives each block to one worker, and waits for them all
+                    // before it touches a block again.
+                    progressed |= unsafe { run_block(&mut ctx, warps, state) };
+                }
+                job.progressed = progressed;
+                job.outcome = Some(ctx.outcome());
+            }
+            self.done.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    pub(crate) fn dismiss(&self) {
+        self.round.store(u64::MAX, Ordering::Release);
+    }
+}
+
+impl Launch<'_> {
+    /// Runs one round of `resident` on the launch's core and its crew's, when the round allows;
+    /// returns whether any warp ran, or `None` when the round must run on one core.
+    pub(crate) fn parallel_round(
+        &mut self,
+        crew: &Crew,
+        rounds: &mut Rounds,
+        resident: &[u32],
+    ) -> Option<bool> {
+        let parts = (crew.jobs.len() + 1).min(resident.len());
+        if parts < 2 || !rounds.round_is_parallel(&self.ctx, self, resident) {
+            rounds.serial_rounds += 1;
+            return None;
+        }
+        rounds.parallel_rounds += 1;
+        let wpb = self.ctx.wpb as usize;
+        let chunk = resident.len().div_ceil(parts);
+        let mut chunks = resident.chunks(chunk);
+        let own = chunks.next().unwrap_or_default();
+        let new_views = rounds.views_for != self.blocks.len();
+        rounds.views_for = self.blocks.len();
+        let warps = RawSlice::of(&mut self.warps);
+        let states = RawSlice::of(&mut self.blocks);
+        for (job, slots) in crew
+            .jobs
+            .iter()
+            .zip(chunks.by_ref().map(Some).chain(std::iter::repeat(None)))
+        {
+            let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
+            job.blocks.clear();
+            for &slot in slots.unwrap_or_default() {
+                let slot = slot as usize;
+                job.blocks.push((
+                    warps.sub(slot * wpb..(slot + 1) * wpb),
+                    states.sub(slot..slot + 1),
+                ));
+            }
+            if new_views {
+                job.views = Some(self.ctx.mem.clone());
+            }
+        }
+        crew.done.store(0, Ordering::Release);
+        crew.round.fetch_add(1, Ordering::AcqRel);
+        let mut progressed = false;
+        for &slot in own {
+            let slot = slot as usize;
+            // SAFETY: the workers run only the other chunks' blocks.
+            progressed |= unsafe {
+                run_block(
+                    &mut self.ctx,
+                    warps.sub(slot * wpb..(slot + 1) * wpb),
+                    states.sub(slot..slot + 1),
+                )
+            };
+        }
+        let workers = crew.jobs.len();
+        wait_until(|| {
+            crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire)
+        });
+        assert!(
+            !crew.failed.load(Ordering::Acquire),
+            "a worker of the launch panicked"
+        );
+        for job in &crew.jobs {
+            let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
+            progressed |= job.progressed;
+            if let Some(outcome) = job.outcome.take() {
+                self.ctx.join(outcome);
+            }
+        }
+        Some(progressed)
+    }
+}
+
+/// Sends the crew home when dropped.
+pub(crate) struct Dismissal<'c>(pub(crate) &'c Crew);
+
+impl Drop for Dismissal<'_> {
+    fn drop(&mut self) {
+        self.0.dismiss();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ROUNDS_RUN;
+    use crate::exec::RunOptions;
+    use crate::parse::Module;
+
+    /// Every committed kernel, every entry, every schedule, with every checker and with none:
+    /// five blocks on three cores end with the report and the memory they end with on one.
+    #[test]
+    fn every_committed_kernel_runs_alike_on_one_core_and_on_three() {
+        ROUNDS_RUN.with(|r| r.set((0, 0)));
+        let on_cores = |options: RunOptions| {
+            let one = RunOptions {
+                threads: 1,
+                ..options
+            };
+            let three = RunOptions {
+                threads: 3,
+                ..options
+            };
+            (one, three)
+        };
+        let parse = |ptx: &str| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?));
+        let checked = crate::committed::runs_alike("three cores", 5, parse, on_cores);
+        let unchecked = crate::committed::runs_alike("three cores, no checkers", 5, parse, |o| {
+            on_cores(RunOptions {
+                racecheck: false,
+                synccheck: false,
+                memcheck: false,
+                initcheck: false,
+                ..o
+            })
+        });
+        assert!(
+            checked > 300 && unchecked == checked,
+            "{checked} and {unchecked} launches"
+        );
+        let (parallel, serial) = ROUNDS_RUN.with(|r| r.get());
+        // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
+        // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
+        assert!(
+            parallel > 30_000 && serial > 1000,
+            "{parallel} parallel and {serial} serial rounds"
+        );
+    }
+}
