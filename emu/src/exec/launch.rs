@@ -502,17 +502,14 @@ impl Launch<'_> {
     /// Round robin over the resident blocks' warps, one instruction each, in warp order; a block
     /// that finishes makes room for the next one.
     pub(crate) fn run_hardware(&mut self) {
-        let workers = if self.may_run_in_parallel() {
-            self.ctx.opts.cores() - 1
-        } else {
-            0
-        };
+        let workers = self.crew_size();
         if workers == 0 {
             self.run_rounds(None);
             return;
         }
         let crew = Crew::new(workers);
         let forks: Vec<Ctx> = (0..workers).map(|_| self.ctx.fork()).collect();
+        let mut own = self.ctx.fork();
         std::thread::scope(|scope| {
             // Sends the workers home however the rounds end, a panic included.
             let _dismissal = Dismissal(&crew);
@@ -524,7 +521,8 @@ impl Launch<'_> {
                     .spawn_scoped(scope, move || crew.work(index, fork));
                 started += worker.is_ok() as usize;
             }
-            let rounds = self.run_rounds((started == workers).then_some(&crew));
+            let crew = (started == workers).then_some((&crew, &mut own));
+            let rounds = self.run_rounds(crew);
             #[cfg(test)]
             rounds.tally();
             let _ = rounds;
@@ -532,7 +530,7 @@ impl Launch<'_> {
     }
 
     /// The hardware schedule's rounds, on the crew's cores too when there is one.
-    fn run_rounds(&mut self, crew: Option<&Crew>) -> Rounds {
+    fn run_rounds(&mut self, mut crew: Option<(&Crew, &mut Ctx)>) -> Rounds {
         let mut rounds = Rounds::default();
         let nblocks = self.nblocks;
         let wpb = self.ctx.wpb as usize;
@@ -543,10 +541,13 @@ impl Launch<'_> {
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
                 let slot = self.start_next_block();
+                rounds.started(slot);
                 resident.push(slot);
             }
-            let in_parallel =
-                crew.and_then(|crew| self.parallel_round(crew, &mut rounds, &resident));
+            let in_parallel = match crew.as_mut() {
+                Some((crew, own)) => self.parallel_round(crew, &mut rounds, own, &resident),
+                None => None,
+            };
             let mut progressed = in_parallel.unwrap_or(false);
             if in_parallel.is_none() {
                 for &b in &resident {

@@ -24,7 +24,7 @@ const LINE: u64 = 64;
 #[cfg(not(test))]
 const MIN_PARALLEL_THREADS: u64 = 16 * 1024;
 #[cfg(test)]
-const MIN_PARALLEL_THREADS: u64 = 0;
+const MIN_PARALLEL_THREADS: u64 = 1;
 
 /// Global memory a block may touch in a round: `start..end`, in whole lines.
 #[derive(Clone, Copy)]
@@ -32,21 +32,38 @@ struct Span {
     start: u64,
     end: u64,
     writes: bool,
-    /// The block's place in the round.
-    block: u32,
+    /// The block's slot.
+    slot: u32,
 }
 
-/// The launch's side of its rounds on several cores: where a round's blocks may touch global
-/// memory, and how many rounds ran how.
+/// Where a block may touch global memory in its next turn: a few spans, sorted and merged; or
+/// `None` when its next turn needs the launch to itself.
+type Footprint = Option<Vec<Span>>;
+
+/// The launch's side of its rounds on several cores: the resident blocks' footprints, and how
+/// many rounds ran how.
 #[derive(Default)]
 pub(crate) struct Rounds {
+    /// Per slot: the block's footprint for the coming round, if known (a worker makes it right
+    /// after the block's turn, while the block's warps are still in its cache).
+    footprints: Vec<Option<Footprint>>,
     spans: Vec<Span>,
+    /// The round's slots in slot order, and per slot its block's turn.
+    by_slot: Vec<u32>,
+    turns: Vec<Option<Turn>>,
     /// The views the workers hold were made for this many slots.
     views_for: usize,
+    /// Rounds to run on one core before looking at footprints again, and how many the next
+    /// refusal makes: kernels whose blocks meet on every round pay for no footprints.
+    skip: u32,
+    backoff: u32,
     /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
     pub(crate) parallel_rounds: u64,
     pub(crate) serial_rounds: u64,
 }
+
+/// Rounds a refused round's successors run on one core at most before looking again.
+const MAX_BACKOFF: u32 = 64;
 
 #[cfg(test)]
 thread_local! {
@@ -65,20 +82,26 @@ impl Rounds {
     }
 
     /// Whether the round of `resident` (slots, in block order) may run on several cores.
-    fn round_is_parallel(&mut self, ctx: &Ctx, launch: &Launch, resident: &[u32]) -> bool {
+    fn round_is_parallel(&mut self, launch: &Launch, resident: &[u32]) -> bool {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
         self.spans.clear();
-        let wpb = ctx.wpb as usize;
-        for (place, &slot) in resident.iter().enumerate() {
+        let wpb = launch.ctx.wpb as usize;
+        for &slot in resident {
             let slot = slot as usize;
-            let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
-            if !block_spans(
-                ctx,
-                warps,
-                &launch.blocks[slot],
-                place as u32,
-                &mut self.spans,
-            ) {
-                return false;
+            if self.footprints.len() <= slot {
+                self.footprints.resize(slot + 1, None);
+            }
+            let known = &mut self.footprints[slot];
+            let footprint = known.get_or_insert_with(|| {
+                let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
+                footprint(&launch.ctx, warps, &launch.blocks[slot], slot as u32)
+            });
+            match footprint {
+                Some(spans) => self.spans.extend_from_slice(spans),
+                None => return self.refuse(),
             }
         }
         self.spans.sort_unstable_by_key(|s| s.start);
@@ -86,24 +109,70 @@ impl Rounds {
         // writes and another touches makes the round run on one core.
         let mut spans = self.spans.iter();
         let Some(first) = spans.next() else {
-            return true;
+            return self.accept();
         };
-        let (mut end, mut block, mut writes, mut shared) =
-            (first.end, first.block, first.writes, false);
+        let (mut end, mut slot, mut writes, mut shared) =
+            (first.end, first.slot, first.writes, false);
         for s in spans {
             if s.start >= end {
                 if shared && writes {
-                    return false;
+                    return self.refuse();
                 }
-                (end, block, writes, shared) = (s.end, s.block, s.writes, false);
+                (end, slot, writes, shared) = (s.end, s.slot, s.writes, false);
                 continue;
             }
             end = end.max(s.end);
             writes |= s.writes;
-            shared |= s.block != block;
+            shared |= s.slot != slot;
         }
-        !(shared && writes)
+        if shared && writes {
+            return self.refuse();
+        }
+        self.accept()
     }
+
+    fn accept(&mut self) -> bool {
+        self.backoff = 0;
+        true
+    }
+
+    fn refuse(&mut self) -> bool {
+        self.skip = self.backoff;
+        self.backoff = (self.backoff * 2).clamp(1, MAX_BACKOFF);
+        false
+    }
+
+    /// The blocks' turns changed them: their footprints must be made again.
+    fn forget(&mut self) {
+        self.footprints.iter_mut().for_each(|f| *f = None);
+    }
+
+    /// A new block started in `slot`.
+    pub(crate) fn started(&mut self, slot: u32) {
+        if let Some(f) = self.footprints.get_mut(slot as usize) {
+            *f = None;
+        }
+    }
+}
+
+/// Where the block's warps may touch global memory in their next turn.
+fn footprint(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Footprint {
+    let mut spans = Vec::new();
+    if !block_spans(ctx, warps, state, slot, &mut spans) {
+        return None;
+    }
+    spans.sort_unstable_by_key(|s| s.start);
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len().min(8));
+    for s in spans {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => {
+                last.end = last.end.max(s.end);
+                last.writes |= s.writes;
+            }
+            _ => merged.push(s),
+        }
+    }
+    Some(merged)
 }
 
 /// Adds the spans of global memory that the block's warps may touch in this round; false when
@@ -112,7 +181,7 @@ fn block_spans(
     ctx: &Ctx,
     warps: &[Warp],
     state: &BlockState,
-    block: u32,
+    slot: u32,
     out: &mut Vec<Span>,
 ) -> bool {
     // A `bar.red` result is written into the registers of the warps it releases, which may then
@@ -122,7 +191,7 @@ fn block_spans(
     }
     for w in warps {
         let mut waiting = w.live & !w.active;
-        if w.active != 0 && !instr_spans(ctx, w, w.pc, w.active, block, out) {
+        if w.active != 0 && !instr_spans(ctx, w, w.pc, w.active, slot, out) {
             return false;
         }
         while waiting != 0 {
@@ -134,7 +203,7 @@ fn block_spans(
                 }
             });
             waiting &= !at_pc;
-            if !instr_spans(ctx, w, pc, at_pc, block, out) {
+            if !instr_spans(ctx, w, pc, at_pc, slot, out) {
                 return false;
             }
         }
@@ -144,7 +213,7 @@ fn block_spans(
 
 /// Adds the spans the instruction at `pc` touches for `lanes`; false when it needs the launch
 /// to itself.
-fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, block: u32, out: &mut Vec<Span>) -> bool {
+fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Vec<Span>) -> bool {
     let Some(ins) = ctx.m.code.get(pc as usize) else {
         return true;
     };
@@ -238,7 +307,7 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, block: u32, out: &mut V
         start: start / LINE * LINE,
         end: end.div_ceil(LINE).saturating_mul(LINE),
         writes,
-        block,
+        slot,
     };
     // Lanes close together make one span; scattered ones (a column of a matrix) one each, so
     // that blocks writing neighbouring columns do not seem to meet.
@@ -255,8 +324,18 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, block: u32, out: &mut V
 }
 
 impl Launch<'_> {
+    /// Workers for this launch's rounds besides its own core: one per core left when a piped
+    /// race detector has its own; none when the launch must run on one core.
+    pub(crate) fn crew_size(&self) -> usize {
+        if !self.may_run_in_parallel() {
+            return 0;
+        }
+        let detector = matches!(self.ctx.race, Some(Racecheck::Piped(_)));
+        self.ctx.opts.cores().saturating_sub(1 + detector as usize)
+    }
+
     /// Whether this launch's rounds may run on several cores at all.
-    pub(crate) fn may_run_in_parallel(&self) -> bool {
+    fn may_run_in_parallel(&self) -> bool {
         let ctx = &self.ctx;
         let m = ctx.m;
         let heap = m.code.iter().any(|i| {
@@ -283,15 +362,22 @@ impl Launch<'_> {
 /// What a worker is given for a round, and gives back.
 #[derive(Default)]
 struct Job {
-    /// Per block, in round order: its warps and its barrier state.
-    blocks: Vec<(RawSlice<Warp>, RawSlice<BlockState>)>,
+    /// Per block: its slot, warps and barrier state.
+    blocks: Vec<(u32, RawSlice<Warp>, RawSlice<BlockState>)>,
+    /// Per block, after its turn: its slot, what it did, and its footprint for the next round.
+    turns: Vec<(u32, Turn)>,
     /// The resident blocks' memory, when slots were added since the last round.
     views: Option<BlockViews>,
-    progressed: bool,
-    outcome: Option<Outcome>,
 }
 
-/// What a worker's blocks did in a round that the launch adds to its own.
+/// A block's turn in a round run on several cores.
+struct Turn {
+    ran: bool,
+    outcome: Outcome,
+    footprint: Footprint,
+}
+
+/// What a block did in its turn that the launch adds to its own, in block order.
 struct Outcome {
     findings: Collector,
     log: Option<race::Log>,
@@ -303,7 +389,8 @@ struct Outcome {
     touched_global_sync: bool,
 }
 
-/// The launch's workers: each runs a contiguous run of a round's blocks with a `Ctx` of its own.
+/// The launch's workers: each runs some of a round's blocks, the same slots round after round
+/// while it can (their warps stay in its core's cache), with a `Ctx` of its own.
 pub(crate) struct Crew {
     /// Bumped to start a round; `u64::MAX` sends the workers home.
     round: AtomicU64,
@@ -444,21 +531,33 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Runs `len` warps of one block, one instruction each; true when one ran.
+/// Runs the warps of the block in `slot`, one instruction each: what it did, and its footprint
+/// for the next round.
 ///
 /// # Safety
 /// The block's warps and state are touched by no one else meanwhile.
-unsafe fn run_block(ctx: &mut Ctx, warps: RawSlice<Warp>, state: RawSlice<BlockState>) -> bool {
-    let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) else {
-        return false;
-    };
+unsafe fn run_block(
+    ctx: &mut Ctx,
+    slot: u32,
+    warps: RawSlice<Warp>,
+    state: RawSlice<BlockState>,
+) -> Turn {
     let mut ran = false;
-    for wi in 0..warps.len() {
-        if let Step::Ran = block::step(ctx, warps, &mut state[0], wi) {
-            ran = true;
+    let mut footprint_after = None;
+    if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
+        let state = &mut state[0];
+        for wi in 0..warps.len() {
+            if let Step::Ran = block::step(ctx, warps, state, wi) {
+                ran = true;
+            }
         }
+        footprint_after = footprint(ctx, warps, state, slot);
     }
-    ran
+    Turn {
+        ran,
+        outcome: ctx.outcome(),
+        footprint: footprint_after,
+    }
 }
 
 impl Crew {
@@ -486,14 +585,14 @@ impl Crew {
                 if let Some(views) = job.views.take() {
                     ctx.mem = views;
                 }
-                let mut progressed = false;
-                for &(warps, state) in &job.blocks {
+                let job = &mut *job;
+                job.turns.clear();
+                for &(slot, warps, state) in &job.blocks {
                     // SAFETY: the launch gives each block to one worker, and waits for them all
                     // before it touches a block again.
-                    progressed |= unsafe { run_block(&mut ctx, warps, state) };
+                    let turn = unsafe { run_block(&mut ctx, slot, warps, state) };
+                    job.turns.push((slot, turn));
                 }
-                job.progressed = progressed;
-                job.outcome = Some(ctx.outcome());
             }
             self.done.fetch_add(1, Ordering::AcqRel);
         }
@@ -506,58 +605,65 @@ impl Crew {
 
 impl Launch<'_> {
     /// Runs one round of `resident` on the launch's core and its crew's, when the round allows;
-    /// returns whether any warp ran, or `None` when the round must run on one core.
+    /// returns whether any warp ran, or `None` when the round must run on one core. `own` is the
+    /// context the launch's core runs its share of the blocks with.
     pub(crate) fn parallel_round(
         &mut self,
         crew: &Crew,
         rounds: &mut Rounds,
+        own: &mut Ctx,
         resident: &[u32],
     ) -> Option<bool> {
         let parts = (crew.jobs.len() + 1).min(resident.len());
-        if parts < 2 || !rounds.round_is_parallel(&self.ctx, self, resident) {
+        if parts < 2 || !rounds.round_is_parallel(self, resident) {
             rounds.serial_rounds += 1;
+            rounds.forget();
             return None;
         }
         rounds.parallel_rounds += 1;
         let wpb = self.ctx.wpb as usize;
+        // By slot, so that a block stays on one core from round to round.
+        rounds.by_slot.clear();
+        rounds.by_slot.extend_from_slice(resident);
+        rounds.by_slot.sort_unstable();
         let chunk = resident.len().div_ceil(parts);
-        let mut chunks = resident.chunks(chunk);
-        let own = chunks.next().unwrap_or_default();
+        let mut chunks = rounds.by_slot.chunks(chunk);
+        let mine = chunks.next().unwrap_or_default();
         let new_views = rounds.views_for != self.blocks.len();
         rounds.views_for = self.blocks.len();
+        if new_views {
+            own.mem = self.ctx.mem.clone();
+        }
         let warps = RawSlice::of(&mut self.warps);
         let states = RawSlice::of(&mut self.blocks);
-        for (job, slots) in crew
-            .jobs
-            .iter()
-            .zip(chunks.by_ref().map(Some).chain(std::iter::repeat(None)))
-        {
+        let of_slot = |slot: u32| {
+            let at = slot as usize;
+            (
+                slot,
+                warps.sub(at * wpb..(at + 1) * wpb),
+                states.sub(at..at + 1),
+            )
+        };
+        let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
+        for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             job.blocks.clear();
-            for &slot in slots.unwrap_or_default() {
-                let slot = slot as usize;
-                job.blocks.push((
-                    warps.sub(slot * wpb..(slot + 1) * wpb),
-                    states.sub(slot..slot + 1),
-                ));
-            }
+            let slots: &[u32] = assigned.next().flatten().unwrap_or_default();
+            job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
         }
         crew.done.store(0, Ordering::Release);
         crew.round.fetch_add(1, Ordering::AcqRel);
-        let mut progressed = false;
-        for &slot in own {
-            let slot = slot as usize;
+        if rounds.turns.len() < self.blocks.len() {
+            rounds.turns.resize_with(self.blocks.len(), || None);
+        }
+        for &slot in mine {
+            let (slot, warps, state) = of_slot(slot);
             // SAFETY: the workers run only the other chunks' blocks.
-            progressed |= unsafe {
-                run_block(
-                    &mut self.ctx,
-                    warps.sub(slot * wpb..(slot + 1) * wpb),
-                    states.sub(slot..slot + 1),
-                )
-            };
+            let turn = unsafe { run_block(own, slot, warps, state) };
+            rounds.turns[slot as usize] = Some(turn);
         }
         let workers = crew.jobs.len();
         wait_until(|| {
@@ -569,10 +675,19 @@ impl Launch<'_> {
         );
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
-            progressed |= job.progressed;
-            if let Some(outcome) = job.outcome.take() {
-                self.ctx.join(outcome);
+            for (slot, turn) in job.turns.drain(..) {
+                rounds.turns[slot as usize] = Some(turn);
             }
+        }
+        // In block order, as one core would have made them.
+        let mut progressed = false;
+        for &slot in resident {
+            let Some(turn) = rounds.turns[slot as usize].take() else {
+                continue;
+            };
+            progressed |= turn.ran;
+            rounds.footprints[slot as usize] = Some(turn.footprint);
+            self.ctx.join(turn.outcome);
         }
         Some(progressed)
     }
