@@ -220,21 +220,21 @@ impl Ctx<'_> {
                     // before this worker's blocks.
                     self.findings.position = 2 * log.accesses;
                 }
+                Some(Racecheck::Finished(_)) => {}
                 None => {}
             }
             o = wend;
         }
     }
 
-    /// Waits for a piped race detector to apply every call, reports what it found, and keeps it
-    /// inline from then on.
+    /// Waits for a piped race detector to apply every call and reports what it found.
     pub(crate) fn finish_racecheck(&mut self) {
         let Some(Racecheck::Piped(pipe)) = self.race.as_mut() else {
             return;
         };
-        let race = pipe.finish();
+        let shards = pipe.finish();
         self.report_found();
-        self.race = Some(Racecheck::Inline(race));
+        self.race = Some(Racecheck::Finished(shards));
     }
 
     /// Turns the conflicts a piped race detector sent back into findings, each at the position

@@ -200,7 +200,12 @@ impl Emulator {
                 // A finding names its memory when it is reported, so heap blocks that may be
                 // freed meanwhile keep the detector inline.
                 let piped = trace_limit.is_none() && options.cores() > 1 && !module.frees_heap();
-                Racecheck::start(piped, tpb, wpb, bx, options.memory_model)
+                let shards = if piped {
+                    detector_shards(options.cores())
+                } else {
+                    0
+                };
+                Racecheck::start(shards, tpb, wpb, bx, options.memory_model)
             }),
             findings: Collector::default(),
             race_findings: Collector::default(),
@@ -250,6 +255,7 @@ impl Emulator {
         };
         let shadow_bytes = match &l.ctx.race {
             Some(Racecheck::Inline(race)) => race.shadow_bytes(),
+            Some(Racecheck::Finished(shards)) => crate::race::Race::shadow_bytes_of(shards),
             _ => 0,
         };
         Ok((

@@ -26,6 +26,12 @@ const MIN_PARALLEL_THREADS: u64 = 16 * 1024;
 #[cfg(test)]
 const MIN_PARALLEL_THREADS: u64 = 1;
 
+/// Threads a piped race detector takes of a launch's `cores`: about half, since checking an
+/// access costs about what running it does; the interpreter gets the rest.
+pub(crate) fn detector_shards(cores: usize) -> usize {
+    cores.div_ceil(2).max(1)
+}
+
 /// Global memory a block may touch in a round: `start..end`, in whole lines.
 #[derive(Clone, Copy)]
 struct Span {
@@ -330,8 +336,12 @@ impl Launch<'_> {
         if !self.may_run_in_parallel() {
             return 0;
         }
-        let detector = matches!(self.ctx.race, Some(Racecheck::Piped(_)));
-        self.ctx.opts.cores().saturating_sub(1 + detector as usize)
+        let cores = self.ctx.opts.cores();
+        let detector = match self.ctx.race {
+            Some(Racecheck::Piped(_)) => detector_shards(cores),
+            _ => 0,
+        };
+        cores.saturating_sub(1 + detector)
     }
 
     /// Whether this launch's rounds may run on several cores at all.
@@ -709,25 +719,25 @@ mod tests {
     use crate::parse::Module;
 
     /// Every committed kernel, every entry, every schedule, with every checker and with none:
-    /// five blocks on three cores end with the report and the memory they end with on one.
+    /// five blocks on several cores end with the report and the memory they end with on one.
+    /// With racecheck, four cores are two for the interpreter and two detector shards; without,
+    /// three run blocks.
     #[test]
-    fn every_committed_kernel_runs_alike_on_one_core_and_on_three() {
+    fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
         ROUNDS_RUN.with(|r| r.set((0, 0)));
-        let on_cores = |options: RunOptions| {
-            let one = RunOptions {
-                threads: 1,
-                ..options
-            };
-            let three = RunOptions {
-                threads: 3,
-                ..options
-            };
-            (one, three)
+        let on_cores = |threads: u32| {
+            move |options: RunOptions| {
+                let one = RunOptions {
+                    threads: 1,
+                    ..options
+                };
+                (one, RunOptions { threads, ..options })
+            }
         };
         let parse = |ptx: &str| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?));
-        let checked = crate::committed::runs_alike("three cores", 5, parse, on_cores);
+        let checked = crate::committed::runs_alike("four cores", 5, parse, on_cores(4));
         let unchecked = crate::committed::runs_alike("three cores, no checkers", 5, parse, |o| {
-            on_cores(RunOptions {
+            on_cores(3)(RunOptions {
                 racecheck: false,
                 synccheck: false,
                 memcheck: false,

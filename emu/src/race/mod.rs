@@ -393,6 +393,14 @@ impl Race {
 
     /// Bytes the shadow takes now: chunks (with their pattern thread lists) and stamps.
     pub(crate) fn shadow_bytes(&self) -> u64 {
+        Race::shadow_bytes_of(std::slice::from_ref(self))
+    }
+
+    /// Bytes one detector's shadow would take that the shards' together hold: each chunk is in
+    /// one shard; a region's chunk list is as long as the longest shard's (an allocation's is
+    /// whole from its first access, a slot's reaches the furthest chunk touched); the stamps are
+    /// those any shard made.
+    pub(crate) fn shadow_bytes_of(shards: &[Race]) -> u64 {
         let chunk = |c: &Chunk| match c {
             Chunk::Empty => 0,
             Chunk::Compact(slots) => {
@@ -402,16 +410,24 @@ impl Race {
             }
             Chunk::Explicit(_) => std::mem::size_of::<[[Rec; 3]; CHUNK_WORDS]>(),
         };
-        let chunks: usize = self
-            .global
+        let regions = |of: fn(&Race) -> &Vec<Shadow>| {
+            let count = shards.iter().map(|r| of(r).len()).max().unwrap_or(0);
+            (0..count)
+                .map(|i| {
+                    let shadows = shards.iter().filter_map(|r| of(r).get(i));
+                    let longest = shadows.clone().map(|sh| sh.chunks.len()).max().unwrap_or(0);
+                    let held: usize = shadows.flat_map(|sh| sh.chunks.iter().map(chunk)).sum();
+                    longest * std::mem::size_of::<Chunk>() + held
+                })
+                .sum::<usize>()
+        };
+        let chunks = regions(|r| &r.global) + regions(|r| &r.shared);
+        let stamps: HashSet<StampKey> = shards
             .iter()
-            .chain(&self.shared)
-            .map(|sh| {
-                sh.chunks.len() * std::mem::size_of::<Chunk>()
-                    + sh.chunks.iter().map(chunk).sum::<usize>()
-            })
-            .sum();
-        (chunks + self.stamps.len() * std::mem::size_of::<StampKey>() * 3) as u64
+            .flat_map(|r| r.stamps.iter().skip(1).copied())
+            .collect();
+        let stamps = stamps.len() + 1;
+        (chunks + stamps * std::mem::size_of::<StampKey>() * 3) as u64
     }
 
     fn stamp(&mut self, key: StampKey) -> u32 {
@@ -485,6 +501,26 @@ impl Race {
         pb != b && self.knows(who, BLOCK_KEY | pb) > p.bar
     }
 
+    /// What an access changes beyond its word's shadow: a strong access ends its thread's
+    /// fenced mark, and a synchronizing one makes its word a flag. Returns the word's key.
+    pub(crate) fn mark_flag(
+        &mut self,
+        region: Region,
+        word: usize,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+    ) -> (u64, u64) {
+        // A strong store with a fence before it (and no other strong access in between) is a
+        // flag's release. Plain accesses leave the mark alone, so they cost nothing here.
+        let fenced = kind.strong() && std::mem::replace(&mut self.fenced[who.rt as usize], false);
+        let sync_word = (region.sync_key(), word as u64);
+        if sem.sync || (fenced && kind == Kind::StrongWrite) {
+            self.sync_words.insert(sync_word);
+        }
+        sync_word
+    }
+
     /// Records one access to a 4-byte word (bytes `mask` of it, by an access of `size` bytes)
     /// and returns the first unordered conflict, if any.
     #[allow(clippy::too_many_arguments)]
@@ -501,13 +537,7 @@ impl Race {
     ) -> Option<Hit> {
         let slot = who.slot as usize;
         let rt = who.rt as usize;
-        // A strong store with a fence before it (and no other strong access in between) is a
-        // flag's release. Plain accesses leave the mark alone, so they cost nothing here.
-        let fenced = kind.strong() && std::mem::replace(&mut self.fenced[rt], false);
-        let sync_word = (region.sync_key(), word as u64);
-        if sem.sync || (fenced && kind == Kind::StrongWrite) {
-            self.sync_words.insert(sync_word);
-        }
+        let sync_word = self.mark_flag(region, word, who, kind, sem);
         let key = StampKey {
             pc,
             epoch: self.epoch[rt],

@@ -8,6 +8,8 @@
 //! the position at which it was made (see `Collector` in `exec/checks.rs`), and the two lists are
 //! merged by it when the launch ends.
 
+use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
@@ -205,9 +207,9 @@ pub(crate) struct Found {
     pub hit: Hit,
 }
 
-/// A processed batch coming back for reuse, with what it found.
+/// What a shard found in a batch, in access order.
 struct Returned {
-    batch: Vec<Call>,
+    shard: usize,
     found: Vec<Found>,
 }
 
@@ -219,6 +221,8 @@ pub(crate) enum Racecheck {
     Piped(Pipe),
     /// A worker's calls in a round run on several cores, for the launch's pipe.
     Logged(Log),
+    /// A piped detector's shards once the launch ended, for the size of their shadow.
+    Finished(Vec<Race>),
 }
 
 /// The calls a worker made in one round, in its blocks' order: the launch appends every
@@ -232,15 +236,16 @@ pub(crate) struct Log {
 }
 
 impl Racecheck {
-    /// A fresh detector, on a thread of its own when `piped` and a thread can be started.
+    /// A fresh detector: in `shards` shards on threads of their own, or inline when `shards` is 0
+    /// or the threads cannot be started.
     pub(crate) fn start(
-        piped: bool,
+        shards: usize,
         tpb: u32,
         wpb: u32,
         block_x: u32,
         model: MemoryModel,
     ) -> Racecheck {
-        match piped.then(|| Pipe::start(tpb, wpb, block_x, model)) {
+        match (shards > 0).then(|| Pipe::start(shards, tpb, wpb, block_x, model)) {
             Some(Some(pipe)) => Racecheck::Piped(pipe),
             _ => Racecheck::Inline(Race::new(tpb, wpb, block_x, model)),
         }
@@ -251,9 +256,10 @@ impl Racecheck {
     /// `Ctx::race_check_shadow`).
     fn call(&mut self, call: Call) {
         match self {
-            Racecheck::Inline(race) => race.apply(call),
+            Racecheck::Inline(race) => race.apply(&call),
             Racecheck::Piped(pipe) => pipe.push(call),
             Racecheck::Logged(log) => log.calls.push(call),
+            Racecheck::Finished(_) => {}
         }
     }
 
@@ -277,7 +283,7 @@ impl Racecheck {
             Racecheck::Inline(race) => {
                 race.sync_op(region, word, who, kind, acquire, release, scope, pc)
             }
-            Racecheck::Piped(_) | Racecheck::Logged(_) => {
+            Racecheck::Piped(_) | Racecheck::Logged(_) | Racecheck::Finished(_) => {
                 let sem = Sem {
                     scope,
                     ..Sem::PLAIN
@@ -313,6 +319,25 @@ impl Racecheck {
     }
 }
 
+impl Packed {
+    /// The shard that keeps this access's word: chunks of 32 words in turn, so that a warp's
+    /// coalesced access goes to one shard and neighbouring ones to others.
+    #[inline(always)]
+    fn shard(&self, shards: usize) -> usize {
+        let chunk = self.0[0] / CHUNK_WORDS as u64;
+        let region = (self.0[3] as u32 as u64) ^ (self.0[5] & SHARED);
+        (chunk.wrapping_add(region.wrapping_mul(0x9E37_79B9)) % shards as u64) as usize
+    }
+
+    /// A strong or synchronizing access, which changes its thread's state and its word's as
+    /// well as the shadow: every shard must see it.
+    #[inline(always)]
+    fn marks(&self) -> bool {
+        // Kinds 2-4 are strong (see `kind`); bit 22 is `sync`.
+        self.field(16, 3) >= 2 || self.field(22, 1) != 0
+    }
+}
+
 impl Race {
     /// Runs one packed access: the access, and what it conflicts with.
     fn access_packed(&mut self, packed: &Packed) -> (AccessCall, Option<Hit>) {
@@ -324,88 +349,137 @@ impl Race {
     }
 
     /// Runs one call; what an access finds is for [`Race::serve`] to keep.
-    fn apply(&mut self, call: Call) {
+    fn apply(&mut self, call: &Call) {
         match call {
             Call::Access(packed) => {
-                self.access_packed(&packed);
+                self.access_packed(packed);
             }
-            Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
+            &Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
             Call::Sync(packed) => {
                 let release = packed.field(26, 1) != 0;
                 let (who, region, scope) = (packed.who(), packed.region(), packed.scope());
                 let (kind, acquire, pc) = (packed.kind(), packed.acquire(), packed.pc());
                 self.sync_op(region, packed.0[0], &who, kind, acquire, release, scope, pc);
             }
-            Call::Barrier { slot, warps } => self.barrier(slot, warps),
-            Call::ShareAcquired(threads) => self.share_acquired(&threads),
+            Call::Barrier { slot, warps } => self.barrier(*slot, warps.clone()),
+            Call::ShareAcquired(threads) => self.share_acquired(threads),
             Call::WarpSync {
                 warp,
                 threads,
                 whole_warp,
-            } => self.warp_sync(warp, &threads, whole_warp),
-            Call::BlockStarted { slot, block } => self.block_started(slot, block),
-            Call::BlockFinished { slot } => self.block_finished(slot),
+            } => self.warp_sync(*warp, threads, *whole_warp),
+            &Call::BlockStarted { slot, block } => self.block_started(slot, block),
+            &Call::BlockFinished { slot } => self.block_finished(slot),
         }
     }
 
-    /// The detector thread: applies every batch in order, numbering accesses, and sends each
-    /// batch back with the conflicts it found. Returns the detector when the interpreter hangs
-    /// up (its shadow size goes into the report).
-    fn serve(mut self, calls: Receiver<Vec<Call>>, back: Sender<Returned>) -> Race {
+    /// A detector thread, shard `shard` of `shards`: applies every batch in order, numbering
+    /// accesses, and reports the conflicts it found. Every call but an access changes state that
+    /// all shards keep alike (threads' clocks, barrier epochs, flags); an access's word is kept
+    /// by one shard, which alone checks it. Returns the shard when the interpreter hangs up.
+    fn serve(
+        mut self,
+        shard: usize,
+        shards: usize,
+        calls: Receiver<Arc<Vec<Call>>>,
+        back: Sender<Returned>,
+    ) -> Race {
         let mut seq = 0u64;
-        for mut batch in calls {
+        for batch in calls {
             let mut found = Vec::new();
-            for call in batch.drain(..) {
+            for call in batch.iter() {
                 match call {
                     Call::Access(packed) => {
-                        if let (access, Some(hit)) = self.access_packed(&packed) {
-                            found.push(Found { seq, access, hit });
+                        if shards == 1 || packed.shard(shards) == shard {
+                            if let (access, Some(hit)) = self.access_packed(packed) {
+                                found.push(Found { seq, access, hit });
+                            }
+                        } else if packed.marks() {
+                            let a = packed.access();
+                            self.mark_flag(a.region, a.word, &a.who, a.kind, a.sem);
                         }
                         seq += 1;
                     }
                     other => self.apply(other),
                 }
             }
+            // Let go of the batch before answering, so that the interpreter can reuse it.
+            drop(batch);
             // The interpreter may have stopped listening (a refused launch); the detector
             // still finishes its batches so that it returns in a known state.
-            let _ = back.send(Returned { batch, found });
+            let _ = back.send(Returned { shard, found });
         }
         self
     }
 }
 
-/// The interpreter's end of a piped detector.
+/// A batch sent to the shards and not yet answered by all of them.
+struct InFlight {
+    batch: Arc<Vec<Call>>,
+    answered: usize,
+    found: Vec<Found>,
+}
+
+/// The interpreter's end of a piped detector: its shards, each on a thread of its own, get every
+/// batch.
 pub(crate) struct Pipe {
     batch: Vec<Call>,
     /// Accesses sent so far (the next one's number).
     pub(crate) accesses: u64,
-    to_detector: Option<SyncSender<Vec<Call>>>,
-    from_detector: Receiver<Returned>,
+    to_shards: Vec<SyncSender<Arc<Vec<Call>>>>,
+    from_shards: Receiver<Returned>,
+    in_flight: VecDeque<InFlight>,
+    /// Per shard: the batches it answered among `in_flight`.
+    answered: Vec<usize>,
     spare: Vec<Vec<Call>>,
     /// Conflicts received and not yet turned into findings, in access order.
     pub(crate) found: Vec<Found>,
-    detector: Option<JoinHandle<Race>>,
+    shards: Vec<JoinHandle<Race>>,
 }
 
 impl Pipe {
-    /// Starts a fresh detector (as [`Race::new`] makes it) on a thread of its own; `None` when
-    /// no thread can be started.
-    pub(crate) fn start(tpb: u32, wpb: u32, block_x: u32, model: MemoryModel) -> Option<Pipe> {
-        let (to_detector, calls) = sync_channel(IN_FLIGHT);
-        let (back, from_detector) = channel();
-        let detector = std::thread::Builder::new()
-            .name("racecheck".into())
-            .spawn(move || Race::new(tpb, wpb, block_x, model).serve(calls, back))
-            .ok()?;
-        Some(Pipe {
+    /// Starts a fresh detector (as [`Race::new`] makes it) in `shards` shards, each on a thread
+    /// of its own; `None` when a thread cannot be started.
+    pub(crate) fn start(
+        shards: usize,
+        tpb: u32,
+        wpb: u32,
+        block_x: u32,
+        model: MemoryModel,
+    ) -> Option<Pipe> {
+        let (back, from_shards) = channel();
+        let mut pipe = Pipe {
             batch: Vec::with_capacity(256),
             accesses: 0,
-            to_detector: Some(to_detector),
-            from_detector,
+            to_shards: Vec::new(),
+            from_shards,
+            in_flight: VecDeque::new(),
+            answered: vec![0; shards],
             spare: Vec::new(),
             found: Vec::new(),
-            detector: Some(detector),
-        })
+            shards: Vec::new(),
+        };
+        for shard in 0..shards {
+            let (to_shard, calls) = sync_channel(IN_FLIGHT);
+            let back = back.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("racecheck {}", shard + 1))
+                .spawn(move || {
+                    Race::new(tpb, wpb, block_x, model).serve(shard, shards, calls, back)
+                });
+            match thread {
+                Ok(thread) => {
+                    pipe.to_shards.push(to_shard);
+                    pipe.shards.push(thread);
+                }
+                Err(_) => {
+                    // The shards started so far end when the pipe drops their senders.
+                    pipe.to_shards.clear();
+                    return None;
+                }
+            }
+        }
+        Some(pipe)
     }
 
     #[inline]
@@ -450,44 +524,167 @@ impl Pipe {
             .spare
             .pop()
             .unwrap_or_else(|| Vec::with_capacity(BATCH));
-        let full = std::mem::replace(&mut self.batch, next);
-        if let Some(to) = &self.to_detector {
-            // A send fails only when the detector thread died; `finish` reports that.
-            let _ = to.send(full);
+        let full = Arc::new(std::mem::replace(&mut self.batch, next));
+        for to in &self.to_shards {
+            // A send fails only when a shard's thread died; `finish` reports that.
+            let _ = to.send(Arc::clone(&full));
         }
-        while let Ok(returned) = self.from_detector.try_recv() {
+        self.in_flight.push_back(InFlight {
+            batch: full,
+            answered: 0,
+            found: Vec::new(),
+        });
+        while let Ok(returned) = self.from_shards.try_recv() {
             self.take(returned);
         }
     }
 
-    fn take(&mut self, mut returned: Returned) {
-        self.found.append(&mut returned.found);
-        if self.spare.len() < IN_FLIGHT {
-            self.spare.push(returned.batch);
+    /// Takes a shard's answer to its oldest unanswered batch; once every shard answered the
+    /// oldest batch in flight, its conflicts are ready, in access order, and it can be reused.
+    fn take(&mut self, returned: Returned) {
+        let Returned { shard, mut found } = returned;
+        let Some(batch) = self.in_flight.get_mut(self.answered[shard]) else {
+            return;
+        };
+        self.answered[shard] += 1;
+        batch.answered += 1;
+        batch.found.append(&mut found);
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|b| b.answered == self.answered.len())
+        {
+            let Some(mut done) = self.in_flight.pop_front() else {
+                break;
+            };
+            self.answered.iter_mut().for_each(|a| *a -= 1);
+            // Each shard's conflicts are in order; together they are sorted by access.
+            done.found.sort_by_key(|f| f.seq);
+            self.found.append(&mut done.found);
+            if let Ok(mut batch) = Arc::try_unwrap(done.batch)
+                && self.spare.len() < IN_FLIGHT
+            {
+                batch.clear();
+                self.spare.push(batch);
+            }
         }
     }
 
-    /// Sends what is left, waits for the detector to apply everything, and returns it; the
+    /// Sends what is left, waits for the shards to apply everything, and returns them; the
     /// conflicts still to report are in `found`.
-    pub(crate) fn finish(&mut self) -> Race {
+    pub(crate) fn finish(&mut self) -> Vec<Race> {
         if !self.batch.is_empty() {
             self.send();
         }
-        self.to_detector = None;
-        while let Ok(returned) = self.from_detector.recv() {
-            self.take(returned);
+        self.to_shards.clear();
+        while !self.in_flight.is_empty() {
+            match self.from_shards.recv() {
+                Ok(returned) => self.take(returned),
+                Err(_) => break,
+            }
         }
-        let detector = self.detector.take().expect("a pipe finishes once");
-        match detector.join() {
-            Ok(race) => race,
-            Err(panic) => std::panic::resume_unwind(panic),
-        }
+        self.shards
+            .drain(..)
+            .map(|shard| match shard.join() {
+                Ok(race) => race,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::parse::Module;
+
+    /// Calls of two one-thread blocks in which thread 0's fence is followed by a strong read of
+    /// word 0 and a strong write to word 32 (chunks kept by different shards of two), and thread
+    /// 32 writes word 32 too: the read ends the fence's mark, so the write is no flag's release
+    /// and the two strong writes to data race. A shard that did not see the read would take the
+    /// write for a release and miss the race.
+    fn fenced_read_then_write() -> Vec<(Call, Option<AccessCall>)> {
+        let region = Region::Global {
+            index: 0,
+            words: 1024,
+        };
+        let who = |block: u64| Who {
+            tid: block * 32,
+            slot: block as u32,
+            rt: block as u32 * 32,
+            warp: block as u32,
+        };
+        let sem = Sem {
+            scope: Scope::Gpu,
+            ..Sem::PLAIN
+        };
+        let access = |word: usize, block: u64, kind: Kind| {
+            let who = who(block);
+            let call = AccessCall {
+                region,
+                word,
+                mask: 0xF,
+                size: 4,
+                who,
+                kind,
+                sem,
+                pc: 7 + word as u32,
+            };
+            let packed = Packed::of_access(region, word, 0xF, 4, &who, kind, sem, call.pc);
+            (Call::Access(packed), Some(call))
+        };
+        vec![
+            (Call::BlockStarted { slot: 0, block: 0 }, None),
+            (Call::BlockStarted { slot: 1, block: 1 }, None),
+            (
+                Call::Fence {
+                    rt: 0,
+                    scope: Scope::Gpu,
+                    pc: 1,
+                },
+                None,
+            ),
+            access(0, 0, Kind::StrongRead),
+            access(32, 0, Kind::StrongWrite),
+            access(32, 1, Kind::StrongWrite),
+        ]
+    }
+
+    #[test]
+    fn shards_see_every_strong_access_that_ends_a_fences_mark() {
+        let mut inline = Race::new(32, 1, 32, MemoryModel::Racecheck);
+        let mut inline_hits = Vec::new();
+        for (seq, (call, access)) in fenced_read_then_write().into_iter().enumerate() {
+            match access {
+                Some(a) => {
+                    let hit = inline.access(
+                        a.region, a.word, a.mask, a.size, &a.who, a.kind, a.sem, a.pc,
+                    );
+                    inline_hits.extend(hit.map(|h| (seq, h.hazard, h.cause)));
+                }
+                None => inline.apply(&call),
+            }
+        }
+        assert_eq!(inline_hits.len(), 1, "{inline_hits:?}");
+        for shards in [1, 2, 3] {
+            let mut pipe = Pipe::start(shards, 32, 1, 32, MemoryModel::Racecheck).unwrap();
+            let mut seqs = Vec::new();
+            for (seq, (call, access)) in fenced_read_then_write().into_iter().enumerate() {
+                if access.is_some() {
+                    seqs.push(seq);
+                    pipe.accesses += 1;
+                }
+                pipe.push(call);
+            }
+            pipe.finish();
+            let piped: Vec<_> = pipe
+                .found
+                .iter()
+                .map(|f| (seqs[f.seq as usize], f.hit.hazard, f.hit.cause))
+                .collect();
+            assert_eq!(piped, inline_hits, "{shards} shards");
+        }
+    }
 
     /// The detector on a thread of its own finds what it finds inline, in the same order, with
     /// the same counts, on every committed kernel and schedule.
