@@ -155,9 +155,9 @@ pub struct RunOptions {
     /// What counts as a race (default [`MemoryModel::Racecheck`]).
     pub memory_model: MemoryModel,
     /// Cores a launch may use; 0 (the default) means `RACETRACK_THREADS` when it is set to a
-    /// positive number, otherwise every core. With two or more, racecheck runs on a core of its
-    /// own beside the interpreter (see README, "Every core"); what a launch finds and computes
-    /// is the same for every value.
+    /// positive number, otherwise every core. With two or more, the hardware schedule runs
+    /// blocks on several cores and racecheck runs on cores of its own (see README, "Every
+    /// core"); what a launch finds and computes is the same for every value.
     pub threads: u32,
 }
 

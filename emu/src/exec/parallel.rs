@@ -408,6 +408,9 @@ pub(crate) struct Crew {
     jobs: Vec<Mutex<Job>>,
     /// A worker panicked: the launch must not wait for it.
     failed: AtomicBool,
+    /// The launch's thread, and the workers' once they have started: who to wake.
+    launch: std::thread::Thread,
+    workers: Mutex<Vec<std::thread::Thread>>,
 }
 
 /// Tells the launch when its worker panics.
@@ -417,20 +420,33 @@ impl Drop for PanicAlarm<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.failed.store(true, Ordering::Release);
+            self.0.launch.unpark();
         }
     }
 }
 
-/// Waits, spinning briefly and then yielding the core, until `ready` holds.
+/// How long a waiting thread spins before it sleeps: a round's other side is usually tens of
+/// microseconds away, and waking a sleeping thread can take that long again; on a machine with
+/// more threads than cores (tests, other work) a sleeping thread gives its core away.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// Waits until `ready` holds: spinning for up to [`SPIN`], then sleeping until woken (whoever
+/// makes it hold wakes the waiter; a spurious wake-up only checks again).
 fn wait_until(ready: impl Fn() -> bool) {
-    let mut spins = 0u32;
-    while !ready() {
-        if spins < 2000 {
-            spins += 1;
+    let start = std::time::Instant::now();
+    loop {
+        for _ in 0..64 {
+            if ready() {
+                return;
+            }
             std::hint::spin_loop();
-        } else {
-            std::thread::yield_now();
         }
+        if start.elapsed() > SPIN {
+            break;
+        }
+    }
+    while !ready() {
+        std::thread::park();
     }
 }
 
@@ -577,12 +593,27 @@ impl Crew {
             done: AtomicUsize::new(0),
             jobs: (0..workers).map(|_| Mutex::new(Job::default())).collect(),
             failed: AtomicBool::new(false),
+            launch: std::thread::current(),
+            workers: Mutex::new(Vec::with_capacity(workers)),
+        }
+    }
+
+    /// Starts a round (or, with `u64::MAX`, sends the workers home) and wakes them.
+    fn signal(&self, round: u64) {
+        self.round.store(round, Ordering::Release);
+        let workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        for worker in workers.iter() {
+            worker.unpark();
         }
     }
 
     /// A worker: runs the blocks of its job each round until sent home.
     pub(crate) fn work(&self, index: usize, mut ctx: Ctx) {
         let _alarm = PanicAlarm(self);
+        self.workers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(std::thread::current());
         let mut seen = 0u64;
         loop {
             wait_until(|| self.round.load(Ordering::Acquire) != seen);
@@ -604,12 +635,14 @@ impl Crew {
                     job.turns.push((slot, turn));
                 }
             }
-            self.done.fetch_add(1, Ordering::AcqRel);
+            if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
+                self.launch.unpark();
+            }
         }
     }
 
     pub(crate) fn dismiss(&self) {
-        self.round.store(u64::MAX, Ordering::Release);
+        self.signal(u64::MAX);
     }
 }
 
@@ -665,7 +698,7 @@ impl Launch<'_> {
             }
         }
         crew.done.store(0, Ordering::Release);
-        crew.round.fetch_add(1, Ordering::AcqRel);
+        crew.signal(crew.round.load(Ordering::Acquire) + 1);
         if rounds.turns.len() < self.blocks.len() {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
