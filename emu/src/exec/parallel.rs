@@ -378,6 +378,8 @@ struct Job {
     turns: Vec<(u32, Turn)>,
     /// The resident blocks' memory, when slots were added since the last round.
     views: Option<BlockViews>,
+    /// Emptied race-detector logs lent by the pipe, for the blocks' calls.
+    spares: Vec<Vec<race::Call>>,
 }
 
 /// A block's turn in a round run on several cores.
@@ -496,10 +498,24 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Gives a worker's race-detector log emptied logs to start its blocks' logs with.
+    fn lend_logs(&mut self, spares: &mut Vec<Vec<race::Call>>) {
+        if let Some(Racecheck::Logged(log)) = self.race.as_mut() {
+            log.spares.append(spares);
+        }
+    }
+
+    /// Hands back the emptied logs a round did not use.
+    fn unused_logs(&mut self, into: &mut Vec<Vec<race::Call>>) {
+        if let Some(Racecheck::Logged(log)) = self.race.as_mut() {
+            into.append(&mut log.spares);
+        }
+    }
+
     /// Takes what the worker's blocks did this round, leaving it ready for the next.
     fn outcome(&mut self) -> Outcome {
         let log = match self.race.as_mut() {
-            Some(Racecheck::Logged(log)) => Some(std::mem::take(log)),
+            Some(Racecheck::Logged(log)) => Some(log.take()),
             _ => None,
         };
         Outcome {
@@ -531,8 +547,8 @@ impl<'a> Ctx<'a> {
             Some(Racecheck::Piped(pipe)) => pipe.accesses,
             _ => 0,
         };
-        if let (Some(Racecheck::Piped(pipe)), Some(mut log)) = (self.race.as_mut(), outcome.log) {
-            pipe.append(&mut log);
+        if let (Some(Racecheck::Piped(pipe)), Some(log)) = (self.race.as_mut(), outcome.log) {
+            pipe.append(log);
         }
         let Collector {
             keys,
@@ -626,6 +642,7 @@ impl Crew {
                 if let Some(views) = job.views.take() {
                     ctx.mem = views;
                 }
+                ctx.lend_logs(&mut job.spares);
                 let job = &mut *job;
                 job.turns.clear();
                 for &(slot, warps, state) in &job.blocks {
@@ -634,6 +651,7 @@ impl Crew {
                     let turn = unsafe { run_block(&mut ctx, slot, warps, state) };
                     job.turns.push((slot, turn));
                 }
+                ctx.unused_logs(&mut job.spares);
             }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
                 self.launch.unpark();
@@ -688,6 +706,11 @@ impl Launch<'_> {
             )
         };
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
+        let mut lend = |count: usize| match self.ctx.race.as_mut() {
+            Some(Racecheck::Piped(pipe)) => pipe.lend(count),
+            _ => Vec::new(),
+        };
+        own.lend_logs(&mut lend(mine.len()));
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             job.blocks.clear();
@@ -696,6 +719,7 @@ impl Launch<'_> {
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
+            job.spares.append(&mut lend(slots.len()));
         }
         crew.done.store(0, Ordering::Release);
         crew.signal(crew.round.load(Ordering::Acquire) + 1);
@@ -721,6 +745,14 @@ impl Launch<'_> {
             for (slot, turn) in job.turns.drain(..) {
                 rounds.turns[slot as usize] = Some(turn);
             }
+            if let Some(Racecheck::Piped(pipe)) = self.ctx.race.as_mut() {
+                pipe.take_back(&mut job.spares);
+            }
+        }
+        if let Some(Racecheck::Piped(pipe)) = self.ctx.race.as_mut() {
+            let mut unused = Vec::new();
+            own.unused_logs(&mut unused);
+            pipe.take_back(&mut unused);
         }
         // In block order, as one core would have made them.
         let mut progressed = false;

@@ -24,6 +24,17 @@ const BATCH: usize = 4096;
 const BATCH: usize = 61;
 /// Batches in flight: the interpreter waits when the detector falls this far behind.
 const IN_FLIGHT: usize = 4;
+/// A worker's log of at least this many calls joins a batch as it is, not copied call by call.
+/// Tests move short ones too, so that the corpus's small blocks take both ways.
+#[cfg(not(test))]
+const MOVED_LOG: usize = 64;
+#[cfg(test)]
+const MOVED_LOG: usize = 8;
+/// Emptied logs and batch parts kept for reuse.
+const SPARES: usize = 256;
+
+/// Calls sent to the shards at once: the pipe's own, and workers' logs, in order.
+type Batch = Vec<Vec<Call>>;
 
 /// One access as [`Race::access`] takes it.
 #[derive(Clone, Copy, Debug)]
@@ -233,6 +244,20 @@ pub(crate) struct Log {
     pub(crate) calls: Vec<Call>,
     /// Accesses among `calls`.
     pub(crate) accesses: u64,
+    /// Emptied logs the pipe lent, so that a new one starts with room.
+    pub(crate) spares: Vec<Vec<Call>>,
+}
+
+impl Log {
+    /// The calls logged so far, leaving an empty log (a spare one when there is one).
+    pub(crate) fn take(&mut self) -> Log {
+        let calls = std::mem::replace(&mut self.calls, self.spares.pop().unwrap_or_default());
+        Log {
+            calls,
+            accesses: std::mem::take(&mut self.accesses),
+            spares: Vec::new(),
+        }
+    }
 }
 
 impl Racecheck {
@@ -320,13 +345,15 @@ impl Racecheck {
 }
 
 impl Packed {
-    /// The shard that keeps this access's word: chunks of 32 words in turn, so that a warp's
-    /// coalesced access goes to one shard and neighbouring ones to others.
+    /// The shard that keeps this access's word: chunks of 32 words spread by a hash, so that a
+    /// warp's coalesced access goes to one shard and neighbouring ones to any. Every shard asks
+    /// this of every access, so it is a multiplication, not a division.
     #[inline(always)]
     fn shard(&self, shards: usize) -> usize {
         let chunk = self.0[0] / CHUNK_WORDS as u64;
-        let region = (self.0[3] as u32 as u64) ^ (self.0[5] & SHARED);
-        (chunk.wrapping_add(region.wrapping_mul(0x9E37_79B9)) % shards as u64) as usize
+        let region = (self.0[3] as u32 as u64) | (self.0[5] & SHARED) << 8;
+        let hash = (chunk ^ region << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((hash as u128 * shards as u128) >> 64) as usize
     }
 
     /// A strong or synchronizing access, which changes its thread's state and its word's as
@@ -381,13 +408,13 @@ impl Race {
         mut self,
         shard: usize,
         shards: usize,
-        calls: Receiver<Arc<Vec<Call>>>,
+        calls: Receiver<Arc<Batch>>,
         back: Sender<Returned>,
     ) -> Race {
         let mut seq = 0u64;
         for batch in calls {
             let mut found = Vec::new();
-            for call in batch.iter() {
+            for call in batch.iter().flatten() {
                 match call {
                     Call::Access(packed) => {
                         if shards == 1 || packed.shard(shards) == shard {
@@ -415,7 +442,7 @@ impl Race {
 
 /// A batch sent to the shards and not yet answered by all of them.
 struct InFlight {
-    batch: Arc<Vec<Call>>,
+    batch: Arc<Batch>,
     answered: usize,
     found: Vec<Found>,
 }
@@ -423,10 +450,13 @@ struct InFlight {
 /// The interpreter's end of a piped detector: its shards, each on a thread of its own, get every
 /// batch.
 pub(crate) struct Pipe {
+    /// The batch being filled: its parts so far, the part calls are pushed to, and its calls.
+    parts: Batch,
     batch: Vec<Call>,
+    queued: usize,
     /// Accesses sent so far (the next one's number).
     pub(crate) accesses: u64,
-    to_shards: Vec<SyncSender<Arc<Vec<Call>>>>,
+    to_shards: Vec<SyncSender<Arc<Batch>>>,
     from_shards: Receiver<Returned>,
     in_flight: VecDeque<InFlight>,
     /// Per shard: the batches it answered among `in_flight`.
@@ -449,7 +479,9 @@ impl Pipe {
     ) -> Option<Pipe> {
         let (back, from_shards) = channel();
         let mut pipe = Pipe {
+            parts: Vec::new(),
             batch: Vec::with_capacity(256),
+            queued: 0,
             accesses: 0,
             to_shards: Vec::new(),
             from_shards,
@@ -485,7 +517,8 @@ impl Pipe {
     #[inline]
     pub(crate) fn push(&mut self, call: Call) {
         self.batch.push(call);
-        if self.batch.len() >= BATCH {
+        self.queued += 1;
+        if self.queued >= BATCH {
             self.send();
         }
     }
@@ -510,12 +543,45 @@ impl Pipe {
         )));
     }
 
-    /// Sends a worker's calls, emptying its log.
-    pub(crate) fn append(&mut self, log: &mut Log) {
+    /// Sends a worker's calls: a long log joins the batch as it is, a short one call by call.
+    pub(crate) fn append(&mut self, log: Log) {
         self.accesses += log.accesses;
-        log.accesses = 0;
-        for call in log.calls.drain(..) {
-            self.push(call);
+        if log.calls.len() < MOVED_LOG {
+            let mut calls = log.calls;
+            for call in calls.drain(..) {
+                self.push(call);
+            }
+            self.keep_spare(calls);
+            return;
+        }
+        if !self.batch.is_empty() {
+            let part = std::mem::replace(&mut self.batch, self.spare.pop().unwrap_or_default());
+            self.parts.push(part);
+        }
+        self.queued += log.calls.len();
+        self.parts.push(log.calls);
+        if self.queued >= BATCH {
+            self.send();
+        }
+    }
+
+    /// Emptied logs for workers to fill, up to `count`.
+    pub(crate) fn lend(&mut self, count: usize) -> Vec<Vec<Call>> {
+        let keep = self.spare.len().saturating_sub(count);
+        self.spare.split_off(keep)
+    }
+
+    /// Takes back emptied logs that were lent and not used.
+    pub(crate) fn take_back(&mut self, logs: &mut Vec<Vec<Call>>) {
+        for log in logs.drain(..) {
+            self.keep_spare(log);
+        }
+    }
+
+    fn keep_spare(&mut self, mut calls: Vec<Call>) {
+        if self.spare.len() < SPARES && calls.capacity() > 0 {
+            calls.clear();
+            self.spare.push(calls);
         }
     }
 
@@ -524,7 +590,15 @@ impl Pipe {
             .spare
             .pop()
             .unwrap_or_else(|| Vec::with_capacity(BATCH));
-        let full = Arc::new(std::mem::replace(&mut self.batch, next));
+        let last = std::mem::replace(&mut self.batch, next);
+        let mut parts = std::mem::take(&mut self.parts);
+        if !last.is_empty() {
+            parts.push(last);
+        } else {
+            self.keep_spare(last);
+        }
+        self.queued = 0;
+        let full = Arc::new(parts);
         for to in &self.to_shards {
             // A send fails only when a shard's thread died; `finish` reports that.
             let _ = to.send(Arc::clone(&full));
@@ -561,11 +635,10 @@ impl Pipe {
             // Each shard's conflicts are in order; together they are sorted by access.
             done.found.sort_by_key(|f| f.seq);
             self.found.append(&mut done.found);
-            if let Ok(mut batch) = Arc::try_unwrap(done.batch)
-                && self.spare.len() < IN_FLIGHT
-            {
-                batch.clear();
-                self.spare.push(batch);
+            if let Ok(parts) = Arc::try_unwrap(done.batch) {
+                for part in parts {
+                    self.keep_spare(part);
+                }
             }
         }
     }
@@ -573,7 +646,7 @@ impl Pipe {
     /// Sends what is left, waits for the shards to apply everything, and returns them; the
     /// conflicts still to report are in `found`.
     pub(crate) fn finish(&mut self) -> Vec<Race> {
-        if !self.batch.is_empty() {
+        if self.queued > 0 {
             self.send();
         }
         self.to_shards.clear();
@@ -598,12 +671,11 @@ mod tests {
     use super::*;
     use crate::parse::Module;
 
-    /// Calls of two one-thread blocks in which thread 0's fence is followed by a strong read of
-    /// word 0 and a strong write to word 32 (chunks kept by different shards of two), and thread
-    /// 32 writes word 32 too: the read ends the fence's mark, so the write is no flag's release
-    /// and the two strong writes to data race. A shard that did not see the read would take the
-    /// write for a release and miss the race.
-    fn fenced_read_then_write() -> Vec<(Call, Option<AccessCall>)> {
+    /// Calls of two blocks in which thread 0's fence is followed by a strong read of word 0 and
+    /// a strong write to word `other`, and thread 32 writes `other` too: the read ends the
+    /// fence's mark, so the write is no flag's release and the two strong writes to data race.
+    /// A shard that did not see the read would take the write for a release and miss the race.
+    fn fenced_read_then_write(other: usize) -> Vec<(Call, Option<AccessCall>)> {
         let region = Region::Global {
             index: 0,
             words: 1024,
@@ -645,16 +717,35 @@ mod tests {
                 None,
             ),
             access(0, 0, Kind::StrongRead),
-            access(32, 0, Kind::StrongWrite),
-            access(32, 1, Kind::StrongWrite),
+            access(other, 0, Kind::StrongWrite),
+            access(other, 1, Kind::StrongWrite),
         ]
+    }
+
+    /// The shard of `shards` that keeps `word` of the test's allocation.
+    fn shard_of(word: usize, shards: usize) -> usize {
+        match &fenced_read_then_write(word)[4].0 {
+            Call::Access(packed) => packed.shard(shards),
+            _ => unreachable!("the fifth call is the write"),
+        }
     }
 
     #[test]
     fn shards_see_every_strong_access_that_ends_a_fences_mark() {
+        for shards in [2, 3] {
+            // A word kept by another shard than word 0's.
+            let other = (1..64)
+                .map(|chunk| chunk * 32)
+                .find(|&w| shard_of(w, shards) != shard_of(0, shards))
+                .unwrap();
+            same_hits_on_shards(other, shards);
+        }
+    }
+
+    fn same_hits_on_shards(other: usize, shards: usize) {
         let mut inline = Race::new(32, 1, 32, MemoryModel::Racecheck);
         let mut inline_hits = Vec::new();
-        for (seq, (call, access)) in fenced_read_then_write().into_iter().enumerate() {
+        for (seq, (call, access)) in fenced_read_then_write(other).into_iter().enumerate() {
             match access {
                 Some(a) => {
                     let hit = inline.access(
@@ -666,10 +757,10 @@ mod tests {
             }
         }
         assert_eq!(inline_hits.len(), 1, "{inline_hits:?}");
-        for shards in [1, 2, 3] {
+        for shards in [1, shards] {
             let mut pipe = Pipe::start(shards, 32, 1, 32, MemoryModel::Racecheck).unwrap();
             let mut seqs = Vec::new();
-            for (seq, (call, access)) in fenced_read_then_write().into_iter().enumerate() {
+            for (seq, (call, access)) in fenced_read_then_write(other).into_iter().enumerate() {
                 if access.is_some() {
                     seqs.push(seq);
                     pipe.accesses += 1;
