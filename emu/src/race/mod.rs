@@ -272,6 +272,11 @@ pub(crate) struct Race {
     /// Per global word, the last block-scoped release into it: (block, instruction).
     cta_release: HashMap<(u64, u64), (u64, u32)>,
     model: MemoryModel,
+    /// Per resident slot: some thread's clock (`tvc`) may be non-empty, and so may its `seen`
+    /// clocks since the block started. Kernels without atomics or fences never set them, and then
+    /// barriers and block starts need not visit every thread.
+    clocked: Vec<bool>,
+    seen_since_start: Vec<bool>,
     /// Per resident slot.
     bvc: Vec<Vc>,
     pub(crate) bar_epoch: Vec<u32>,
@@ -318,6 +323,8 @@ impl Race {
             sync_words: HashSet::new(),
             cta_release: HashMap::new(),
             model,
+            clocked: Vec::new(),
+            seen_since_start: Vec::new(),
             bvc: Vec::new(),
             bar_epoch: Vec::new(),
             slot_block: Vec::new(),
@@ -335,6 +342,8 @@ impl Race {
         let (tpb, wpb) = (self.tpb as usize, self.wpb as usize);
         if self.bvc.len() <= s {
             self.bvc.resize_with(s + 1, Vc::default);
+            self.clocked.resize(s + 1, false);
+            self.seen_since_start.resize(s + 1, false);
             self.bar_epoch.resize(s + 1, 0);
             self.slot_block.resize(s + 1, 0);
             self.shared.resize_with(s + 1, Shadow::default);
@@ -355,14 +364,17 @@ impl Race {
         self.shared[s].clear();
         self.epoch[s * tpb..(s + 1) * tpb].fill(1);
         self.pending[s * tpb..(s + 1) * tpb].fill(0);
-        for v in &mut self.tvc[s * tpb..(s + 1) * tpb] {
-            v.0.clear();
-        }
-        for v in &mut self.seen[s * tpb..(s + 1) * tpb] {
-            v.0.clear();
-        }
-        for v in &mut self.seen_gpu[s * tpb..(s + 1) * tpb] {
-            v.0.clear();
+        if std::mem::take(&mut self.seen_since_start[s]) {
+            self.clocked[s] = false;
+            for v in &mut self.tvc[s * tpb..(s + 1) * tpb] {
+                v.0.clear();
+            }
+            for v in &mut self.seen[s * tpb..(s + 1) * tpb] {
+                v.0.clear();
+            }
+            for v in &mut self.seen_gpu[s * tpb..(s + 1) * tpb] {
+                v.0.clear();
+            }
         }
         self.pending_gpu[s * tpb..(s + 1) * tpb].fill(0);
         self.fenced[s * tpb..(s + 1) * tpb].fill(false);
@@ -388,6 +400,18 @@ impl Race {
         {
             let key = BLOCK_KEY | block;
             self.sync_words.retain(|k| k.0 != key);
+        }
+    }
+
+    /// The clocks of resident thread `rt` are about to change.
+    fn clocks_change(&mut self, rt: usize) {
+        let slot = rt / self.tpb as usize;
+        if let (Some(clocked), Some(seen)) = (
+            self.clocked.get_mut(slot),
+            self.seen_since_start.get_mut(slot),
+        ) {
+            *clocked = true;
+            *seen = true;
         }
     }
 

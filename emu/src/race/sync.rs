@@ -66,6 +66,7 @@ impl Race {
     /// reads before it saw released is acquired (within the fence's scope).
     pub(crate) fn fence(&mut self, rt: u32, scope: Scope, pc: u32) {
         let t = rt as usize;
+        self.clocks_change(t);
         let seen = std::mem::take(&mut self.seen[t]);
         self.tvc[t].join(&seen);
         if scope.covers_other_blocks() {
@@ -113,6 +114,7 @@ impl Race {
         let wide = scope.covers_other_blocks();
         let global = matches!(region, Region::Global { .. });
         if acquire != Acquire::Never {
+            self.clocks_change(t);
             let into = |race: &mut Race, owner: u64| {
                 let Some(v) = race.sync.get(&(k, word, owner)) else {
                     return;
@@ -189,14 +191,16 @@ impl Race {
     pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
         let s = slot as usize;
         let tpb = self.tpb as usize;
-        let mut joined = std::mem::take(&mut self.bvc[s]);
-        for t in s * tpb..((s + 1) * tpb).min(self.tvc.len()) {
-            if !self.tvc[t].0.is_empty() {
-                let v = std::mem::take(&mut self.tvc[t]);
-                joined.join(&v);
+        if std::mem::take(&mut self.clocked[s]) {
+            let mut joined = std::mem::take(&mut self.bvc[s]);
+            for t in s * tpb..((s + 1) * tpb).min(self.tvc.len()) {
+                if !self.tvc[t].0.is_empty() {
+                    let v = std::mem::take(&mut self.tvc[t]);
+                    joined.join(&v);
+                }
             }
+            self.bvc[s] = joined;
         }
-        self.bvc[s] = joined;
         self.bar_epoch[s] += 1;
         for w in warps {
             if let Some(x) = self.wsync.get_mut(w as usize) {
@@ -222,6 +226,7 @@ impl Race {
             return;
         }
         for who in threads {
+            self.clocks_change(who.rt as usize);
             if let Some(clock) = self.tvc.get_mut(who.rt as usize) {
                 clock.join(&joined);
             }
@@ -254,6 +259,7 @@ impl Race {
             }
         }
         for who in threads {
+            self.clocks_change(who.rt as usize);
             if let Some(epoch) = self.epoch.get_mut(who.rt as usize) {
                 *epoch += 1;
             }
