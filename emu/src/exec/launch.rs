@@ -557,8 +557,11 @@ impl Launch<'_> {
             let mut progressed = in_parallel.unwrap_or(false);
             if in_parallel.is_none() {
                 for &b in &resident {
-                    for wi in b as usize * wpb..(b as usize + 1) * wpb {
-                        if let Step::Ran = self.step(wi) {
+                    let b = b as usize;
+                    let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
+                    let state = &mut self.blocks[b];
+                    for wi in 0..wpb {
+                        if let Step::Ran = block::step(&mut self.ctx, warps, state, wi) {
                             progressed = true;
                         }
                     }

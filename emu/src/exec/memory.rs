@@ -56,7 +56,13 @@ impl Ctx<'_> {
         pc: u32,
         op: AccessOp,
     ) -> Tgt {
-        if addr.is_multiple_of(align.max(1) as u64) {
+        // Accesses are 1 to 32 bytes, a power of two: a mask, not a division per lane.
+        let aligned = if align.is_power_of_two() {
+            addr & (align as u64 - 1) == 0
+        } else {
+            addr.is_multiple_of(align.max(1) as u64)
+        };
+        if aligned {
             match space {
                 Space::Shared => {
                     let off = if addr >= SHARED_WIN {
