@@ -514,9 +514,9 @@ impl Pipe {
         Some(pipe)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, call: Call) {
-        self.batch.push(call);
+        crate::push_in_place(&mut self.batch, call);
         self.queued += 1;
         if self.queued >= BATCH {
             self.send();

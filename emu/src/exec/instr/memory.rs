@@ -195,7 +195,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         for (slot, v) in values.iter_mut().zip(vals.iter()) {
                             *slot = alu::mask(ctx.get_ref(w, v, l), esize * 8);
                         }
-                        if stored.first_of(tgt, values) {
+                        if stored.first_of(tgt, &values) {
                             let sem = if strong.is_strong() {
                                 let silent =
                                     values.iter().take(vals.len()).enumerate().all(|(i, v)| {
@@ -265,15 +265,16 @@ impl LaneStores {
     /// that the values reach the list from registers: passed in memory, they were read back
     /// wider than the store loop had written them.
     #[inline(always)]
-    fn first_of(&mut self, tgt: Tgt, values: [u64; 4]) -> bool {
+    fn first_of(&mut self, tgt: Tgt, values: &[u64; 4]) -> bool {
         let after_all = self.stores.last().is_none_or(|(last, _)| *last < tgt);
         if !(self.ascending && after_all) {
-            if self.stores.iter().any(|(t, v)| *t == tgt && *v == values) {
+            if self.stores.iter().any(|(t, v)| *t == tgt && v == values) {
                 return false;
             }
             self.ascending &= after_all;
         }
-        self.stores.push((tgt, values));
+        let [a, b, c, d] = *values;
+        crate::push_in_place(&mut self.stores, (tgt, [a, b, c, d]));
         true
     }
 }
