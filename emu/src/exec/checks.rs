@@ -212,13 +212,10 @@ impl Ctx<'_> {
                     }
                 }
                 Some(Racecheck::Logged(log)) => {
-                    let packed =
-                        race::Packed::of_access(region, word, mask, size, &who, kind, sem, pc);
-                    log.calls.push(race::Call::Access(packed));
-                    log.accesses += 1;
-                    // Counted from the round's start here; `parallel.rs` adds the accesses sent
-                    // before this worker's blocks.
-                    self.findings.position = 2 * log.accesses;
+                    log.push_access(region, word, mask, size, &who, kind, sem, pc);
+                    // Counted from the block's turn's start here; `parallel.rs` adds the
+                    // accesses sent before it.
+                    self.findings.position = 2 * log.accesses();
                 }
                 Some(Racecheck::Finished(_)) => {}
                 None => {}

@@ -7,8 +7,8 @@
 //! bytes they may touch. When no two blocks touch a 64-byte line that one of them writes, and no
 //! instruction needs the whole launch to itself (`malloc`, `printf`, `assert`, `trap`), the blocks
 //! leave the same memory however their turns interleave, and they run on several cores. What
-//! order shows (findings, the race detector's calls) each worker keeps for a contiguous run of
-//! the round's blocks, and the launch joins them in block order: the order of one core.
+//! order shows (findings, the race detector's calls) each block's turn keeps apart, and the
+//! launch joins the turns in block order: the order of one core.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -473,10 +473,12 @@ impl<'a> Ctx<'a> {
             reserved_base: self.reserved_base,
             dyn_size: self.dyn_size,
             local_size: self.local_size,
-            race: self
-                .race
-                .as_ref()
-                .map(|_| Racecheck::Logged(race::Log::default())),
+            race: match &self.race {
+                Some(Racecheck::Piped(pipe)) => {
+                    Some(Racecheck::Logged(race::Log::new(pipe.shard_count())))
+                }
+                _ => None,
+            },
             findings: Collector::default(),
             race_findings: Collector::default(),
             last_alloc: usize::MAX,
@@ -707,7 +709,10 @@ impl Launch<'_> {
         };
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
         let mut lend = |count: usize| match self.ctx.race.as_mut() {
-            Some(Racecheck::Piped(pipe)) => pipe.lend(count),
+            Some(Racecheck::Piped(pipe)) => {
+                let streams = count * pipe.shard_count();
+                pipe.lend(streams)
+            }
             _ => Vec::new(),
         };
         own.lend_logs(&mut lend(mine.len()));

@@ -19,7 +19,7 @@ mod pipe;
 mod shadow;
 mod sync;
 
-pub(crate) use pipe::{Call, Found, Log, Packed, Racecheck};
+pub(crate) use pipe::{Call, Found, Log, Racecheck};
 
 use shadow::*;
 use sync::*;

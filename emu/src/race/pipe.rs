@@ -1,8 +1,10 @@
-//! Racecheck on a core of its own: the interpreter sends the detector's calls, in order and in
-//! batches, to a thread that owns the detector, and gets back the conflicts it found, numbered.
+//! Racecheck on cores of its own: the interpreter sends the detector's calls, in order and in
+//! batches, to the detector's shards (a thread each, keeping the words of every few chunks), and
+//! gets back the conflicts they found, numbered.
 //!
-//! The detector sees exactly the calls, in exactly the order, that it would see inline, and
-//! nothing it computes flows back into execution, so a piped launch finds what an inline one
+//! Each shard sees exactly the calls, in exactly the order, that the detector would see inline,
+//! but for accesses to words it does not keep (of those it applies only a strong access's marks),
+//! and nothing it computes flows back into execution, so a piped launch finds what an inline one
 //! finds. Only the order of findings needs care: an inline conflict becomes a finding at once,
 //! between the interpreter's own findings; a piped one arrives later. So every finding carries
 //! the position at which it was made (see `Collector` in `exec/checks.rs`), and the two lists are
@@ -24,17 +26,12 @@ const BATCH: usize = 4096;
 const BATCH: usize = 61;
 /// Batches in flight: the interpreter waits when the detector falls this far behind.
 const IN_FLIGHT: usize = 4;
-/// A worker's log of at least this many calls joins a batch as it is, not copied call by call.
-/// Tests move short ones too, so that the corpus's small blocks take both ways.
-#[cfg(not(test))]
-const MOVED_LOG: usize = 64;
-#[cfg(test)]
-const MOVED_LOG: usize = 8;
 /// Emptied logs and batch parts kept for reuse.
 const SPARES: usize = 256;
 
-/// Calls sent to the shards at once: the pipe's own, and workers' logs, in order.
-type Batch = Vec<Vec<Call>>;
+/// One shard's stream of a batch: parts (the pipe's own calls, and blocks' logs), in order,
+/// each with the number of its first access.
+type Batch = Vec<(u64, Vec<Call>)>;
 
 /// One access as [`Race::access`] takes it.
 #[derive(Clone, Copy, Debug)]
@@ -182,8 +179,13 @@ impl Packed {
 }
 
 /// One call of the detector's API, as the interpreter made it.
+#[derive(Clone)]
 pub(crate) enum Call {
-    Access(Packed),
+    /// An access to a word of the shard whose stream holds it, and its number among its part's
+    /// accesses (see [`Streams`]).
+    Access(Packed, u32),
+    /// A strong or synchronizing access to another shard's word: its marks only.
+    Mark(Packed),
     Fence {
         rt: u32,
         scope: Scope,
@@ -195,10 +197,10 @@ pub(crate) enum Call {
         slot: u32,
         warps: std::ops::Range<u32>,
     },
-    ShareAcquired(Vec<Who>),
+    ShareAcquired(Arc<[Who]>),
     WarpSync {
         warp: u32,
-        threads: Vec<Who>,
+        threads: Arc<[Who]>,
         whole_warp: bool,
     },
     BlockStarted {
@@ -218,13 +220,14 @@ pub(crate) struct Found {
     pub hit: Hit,
 }
 
-/// What a shard found in a batch, in access order.
+/// What a shard found in a batch, in access order, and its stream of the batch for reuse.
 struct Returned {
     shard: usize,
     found: Vec<Found>,
+    batch: Batch,
 }
 
-/// The detector, run where the interpreter runs or on a thread of its own.
+/// The detector, run where the interpreter runs or in shards on threads of their own.
 // One per launch, and the inline detector is on every access's path: not worth a box.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Racecheck {
@@ -236,25 +239,102 @@ pub(crate) enum Racecheck {
     Finished(Vec<Race>),
 }
 
-/// The calls a worker made in one round, in its blocks' order: the launch appends every
-/// worker's, in the order of their blocks, to its pipe (see `exec/parallel.rs`), which is the
-/// order one core makes them in.
-#[derive(Default)]
-pub(crate) struct Log {
-    pub(crate) calls: Vec<Call>,
-    /// Accesses among `calls`.
+/// Calls split by shard as they are made: each shard's stream holds the accesses to its words,
+/// the marks of the other shards' strong accesses, and every other call, in order. So a shard
+/// reads only what concerns it.
+pub(crate) struct Streams {
+    pub(crate) parts: Vec<Vec<Call>>,
+    /// Accesses so far: the next one's number.
     pub(crate) accesses: u64,
-    /// Emptied logs the pipe lent, so that a new one starts with room.
+    /// Calls so far, each counted once.
+    pub(crate) calls: usize,
+}
+
+impl Streams {
+    pub(crate) fn new(shards: usize, spares: &mut Vec<Vec<Call>>) -> Streams {
+        Streams {
+            parts: (0..shards.max(1))
+                .map(|_| spares.pop().unwrap_or_default())
+                .collect(),
+            accesses: 0,
+            calls: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn push_access(&mut self, packed: Packed) {
+        let number = self.accesses as u32;
+        self.accesses += 1;
+        self.calls += 1;
+        let shards = self.parts.len();
+        let own = if shards == 1 { 0 } else { packed.shard(shards) };
+        if shards > 1 && packed.marks() {
+            for (shard, part) in self.parts.iter_mut().enumerate() {
+                if shard != own {
+                    part.push(Call::Mark(packed));
+                }
+            }
+        }
+        if let Some(part) = self.parts.get_mut(own) {
+            crate::push_in_place(part, Call::Access(packed, number));
+        }
+    }
+
+    fn push(&mut self, call: Call) {
+        self.calls += 1;
+        if let Some((last, others)) = self.parts.split_last_mut() {
+            for part in others {
+                part.push(call.clone());
+            }
+            crate::push_in_place(last, call);
+        }
+    }
+}
+
+/// The calls a worker made in one block's turn: the launch appends every block's, in block
+/// order, to its pipe (see `exec/parallel.rs`), which is the order one core makes them in.
+pub(crate) struct Log {
+    pub(crate) streams: Streams,
+    /// Emptied streams the pipe lent, so that a new log starts with room.
     pub(crate) spares: Vec<Vec<Call>>,
 }
 
 impl Log {
-    /// The calls logged so far, leaving an empty log (a spare one when there is one).
-    pub(crate) fn take(&mut self) -> Log {
-        let calls = std::mem::replace(&mut self.calls, self.spares.pop().unwrap_or_default());
+    pub(crate) fn new(shards: usize) -> Log {
         Log {
-            calls,
-            accesses: std::mem::take(&mut self.accesses),
+            streams: Streams::new(shards, &mut Vec::new()),
+            spares: Vec::new(),
+        }
+    }
+
+    pub(crate) fn accesses(&self) -> u64 {
+        self.streams.accesses
+    }
+
+    /// Logs one access.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn push_access(
+        &mut self,
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) {
+        let packed = Packed::of_access(region, word, mask, size, who, kind, sem, pc);
+        self.streams.push_access(packed);
+    }
+
+    /// The calls logged so far, leaving an empty log (of spare streams when there are some).
+    pub(crate) fn take(&mut self) -> Log {
+        let shards = self.streams.parts.len();
+        let fresh = Streams::new(shards, &mut self.spares);
+        Log {
+            streams: std::mem::replace(&mut self.streams, fresh),
             spares: Vec::new(),
         }
     }
@@ -283,7 +363,7 @@ impl Racecheck {
         match self {
             Racecheck::Inline(race) => race.apply(&call),
             Racecheck::Piped(pipe) => pipe.push(call),
-            Racecheck::Logged(log) => log.calls.push(call),
+            Racecheck::Logged(log) => log.streams.push(call),
             Racecheck::Finished(_) => {}
         }
     }
@@ -324,13 +404,13 @@ impl Racecheck {
     }
 
     pub(crate) fn share_acquired(&mut self, threads: Vec<Who>) {
-        self.call(Call::ShareAcquired(threads));
+        self.call(Call::ShareAcquired(threads.into()));
     }
 
     pub(crate) fn warp_sync(&mut self, warp: u32, threads: Vec<Who>, whole_warp: bool) {
         self.call(Call::WarpSync {
             warp,
-            threads,
+            threads: threads.into(),
             whole_warp,
         });
     }
@@ -378,8 +458,12 @@ impl Race {
     /// Runs one call; what an access finds is for [`Race::serve`] to keep.
     fn apply(&mut self, call: &Call) {
         match call {
-            Call::Access(packed) => {
+            Call::Access(packed, _) => {
                 self.access_packed(packed);
+            }
+            Call::Mark(packed) => {
+                let a = packed.access();
+                self.mark_flag(a.region, a.word, &a.who, a.kind, a.sem);
             }
             &Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
             Call::Sync(packed) => {
@@ -400,41 +484,34 @@ impl Race {
         }
     }
 
-    /// A detector thread, shard `shard` of `shards`: applies every batch in order, numbering
-    /// accesses, and reports the conflicts it found. Every call but an access changes state that
-    /// all shards keep alike (threads' clocks, barrier epochs, flags); an access's word is kept
-    /// by one shard, which alone checks it. Returns the shard when the interpreter hangs up.
-    fn serve(
-        mut self,
-        shard: usize,
-        shards: usize,
-        calls: Receiver<Arc<Batch>>,
-        back: Sender<Returned>,
-    ) -> Race {
-        let mut seq = 0u64;
+    /// A detector thread, shard `shard`: applies its stream of every batch in order, and reports
+    /// the conflicts it found, each with the number of the access that found it. Every call but
+    /// an access changes state that all shards keep alike (threads' clocks, barrier epochs,
+    /// flags); an access's word is kept by one shard, and the others get its marks. Returns the
+    /// shard when the interpreter hangs up.
+    fn serve(mut self, shard: usize, calls: Receiver<Batch>, back: Sender<Returned>) -> Race {
         for batch in calls {
             let mut found = Vec::new();
-            for call in batch.iter().flatten() {
-                match call {
-                    Call::Access(packed) => {
-                        if shards == 1 || packed.shard(shards) == shard {
+            for (first, part) in &batch {
+                for call in part {
+                    match call {
+                        Call::Access(packed, number) => {
                             if let (access, Some(hit)) = self.access_packed(packed) {
+                                let seq = first + *number as u64;
                                 found.push(Found { seq, access, hit });
                             }
-                        } else if packed.marks() {
-                            let a = packed.access();
-                            self.mark_flag(a.region, a.word, &a.who, a.kind, a.sem);
                         }
-                        seq += 1;
+                        other => self.apply(other),
                     }
-                    other => self.apply(other),
                 }
             }
-            // Let go of the batch before answering, so that the interpreter can reuse it.
-            drop(batch);
             // The interpreter may have stopped listening (a refused launch); the detector
             // still finishes its batches so that it returns in a known state.
-            let _ = back.send(Returned { shard, found });
+            let _ = back.send(Returned {
+                shard,
+                found,
+                batch,
+            });
         }
         self
     }
@@ -442,21 +519,24 @@ impl Race {
 
 /// A batch sent to the shards and not yet answered by all of them.
 struct InFlight {
-    batch: Arc<Batch>,
     answered: usize,
     found: Vec<Found>,
 }
 
-/// The interpreter's end of a piped detector: its shards, each on a thread of its own, get every
-/// batch.
+/// The interpreter's end of a piped detector: its shards, each on a thread of its own, each get
+/// their stream of every batch.
 pub(crate) struct Pipe {
-    /// The batch being filled: its parts so far, the part calls are pushed to, and its calls.
-    parts: Batch,
-    batch: Vec<Call>,
+    /// The pipe's own calls since the last part closed, and the number of the first access
+    /// among them.
+    own: Streams,
+    own_first: u64,
+    /// Per shard: the parts of the batch being filled, each with its first access's number.
+    parts: Vec<Batch>,
+    /// Calls in the batch being filled.
     queued: usize,
     /// Accesses sent so far (the next one's number).
     pub(crate) accesses: u64,
-    to_shards: Vec<SyncSender<Arc<Batch>>>,
+    to_shards: Vec<SyncSender<Batch>>,
     from_shards: Receiver<Returned>,
     in_flight: VecDeque<InFlight>,
     /// Per shard: the batches it answered among `in_flight`.
@@ -477,10 +557,12 @@ impl Pipe {
         block_x: u32,
         model: MemoryModel,
     ) -> Option<Pipe> {
+        let shards = shards.max(1);
         let (back, from_shards) = channel();
         let mut pipe = Pipe {
-            parts: Vec::new(),
-            batch: Vec::with_capacity(256),
+            own: Streams::new(shards, &mut Vec::new()),
+            own_first: 0,
+            parts: vec![Vec::new(); shards],
             queued: 0,
             accesses: 0,
             to_shards: Vec::new(),
@@ -496,9 +578,7 @@ impl Pipe {
             let back = back.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("racecheck {}", shard + 1))
-                .spawn(move || {
-                    Race::new(tpb, wpb, block_x, model).serve(shard, shards, calls, back)
-                });
+                .spawn(move || Race::new(tpb, wpb, block_x, model).serve(shard, calls, back));
             match thread {
                 Ok(thread) => {
                     pipe.to_shards.push(to_shard);
@@ -514,9 +594,14 @@ impl Pipe {
         Some(pipe)
     }
 
+    /// How many shards the detector runs in.
+    pub(crate) fn shard_count(&self) -> usize {
+        self.answered.len()
+    }
+
     #[inline(always)]
     pub(crate) fn push(&mut self, call: Call) {
-        crate::push_in_place(&mut self.batch, call);
+        self.own.push(call);
         self.queued += 1;
         if self.queued >= BATCH {
             self.send();
@@ -537,74 +622,79 @@ impl Pipe {
         sem: Sem,
         pc: u32,
     ) {
-        self.accesses += 1;
-        self.push(Call::Access(Packed::of_access(
+        self.push_packed(Packed::of_access(
             region, word, mask, size, who, kind, sem, pc,
-        )));
+        ));
     }
 
-    /// Sends a worker's calls: a long log joins the batch as it is, a short one call by call.
-    pub(crate) fn append(&mut self, log: Log) {
-        self.accesses += log.accesses;
-        if log.calls.len() < MOVED_LOG {
-            let mut calls = log.calls;
-            for call in calls.drain(..) {
-                self.push(call);
-            }
-            self.keep_spare(calls);
-            return;
-        }
-        if !self.batch.is_empty() {
-            let part = std::mem::replace(&mut self.batch, self.spare.pop().unwrap_or_default());
-            self.parts.push(part);
-        }
-        self.queued += log.calls.len();
-        self.parts.push(log.calls);
+    #[inline(always)]
+    fn push_packed(&mut self, packed: Packed) {
+        self.accesses += 1;
+        self.own.push_access(packed);
+        self.queued += 1;
         if self.queued >= BATCH {
             self.send();
         }
     }
 
-    /// Emptied logs for workers to fill, up to `count`.
+    /// Ends the pipe's own part, so that what comes next follows it.
+    fn close_own(&mut self) {
+        if self.own.calls == 0 {
+            return;
+        }
+        let shards = self.answered.len();
+        let fresh = Streams::new(shards, &mut self.spare);
+        let own = std::mem::replace(&mut self.own, fresh);
+        for (parts, part) in self.parts.iter_mut().zip(own.parts) {
+            if part.is_empty() {
+                keep_spare(&mut self.spare, part);
+            } else {
+                parts.push((self.own_first, part));
+            }
+        }
+        self.own_first = self.accesses;
+    }
+
+    /// Sends a block's calls: its streams join the batch as they are, after what came before.
+    pub(crate) fn append(&mut self, log: Log) {
+        self.close_own();
+        let first = self.accesses;
+        for (parts, part) in self.parts.iter_mut().zip(log.streams.parts) {
+            if part.is_empty() {
+                keep_spare(&mut self.spare, part);
+            } else {
+                parts.push((first, part));
+            }
+        }
+        self.accesses += log.streams.accesses;
+        self.own_first = self.accesses;
+        self.queued += log.streams.calls;
+        if self.queued >= BATCH {
+            self.send();
+        }
+    }
+
+    /// Emptied streams for workers to fill, up to `count`.
     pub(crate) fn lend(&mut self, count: usize) -> Vec<Vec<Call>> {
         let keep = self.spare.len().saturating_sub(count);
         self.spare.split_off(keep)
     }
 
-    /// Takes back emptied logs that were lent and not used.
+    /// Takes back emptied streams that were lent and not used.
     pub(crate) fn take_back(&mut self, logs: &mut Vec<Vec<Call>>) {
         for log in logs.drain(..) {
-            self.keep_spare(log);
-        }
-    }
-
-    fn keep_spare(&mut self, mut calls: Vec<Call>) {
-        if self.spare.len() < SPARES && calls.capacity() > 0 {
-            calls.clear();
-            self.spare.push(calls);
+            keep_spare(&mut self.spare, log);
         }
     }
 
     fn send(&mut self) {
-        let next = self
-            .spare
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(BATCH));
-        let last = std::mem::replace(&mut self.batch, next);
-        let mut parts = std::mem::take(&mut self.parts);
-        if !last.is_empty() {
-            parts.push(last);
-        } else {
-            self.keep_spare(last);
-        }
+        self.close_own();
         self.queued = 0;
-        let full = Arc::new(parts);
-        for to in &self.to_shards {
+        for (to, parts) in self.to_shards.iter().zip(self.parts.iter_mut()) {
             // A send fails only when a shard's thread died; `finish` reports that.
-            let _ = to.send(Arc::clone(&full));
+            let _ = to.send(std::mem::take(parts));
         }
         self.in_flight.push_back(InFlight {
-            batch: full,
             answered: 0,
             found: Vec::new(),
         });
@@ -614,15 +704,22 @@ impl Pipe {
     }
 
     /// Takes a shard's answer to its oldest unanswered batch; once every shard answered the
-    /// oldest batch in flight, its conflicts are ready, in access order, and it can be reused.
+    /// oldest batch in flight, its conflicts are ready, in access order.
     fn take(&mut self, returned: Returned) {
-        let Returned { shard, mut found } = returned;
-        let Some(batch) = self.in_flight.get_mut(self.answered[shard]) else {
+        let Returned {
+            shard,
+            mut found,
+            batch,
+        } = returned;
+        for (_, part) in batch {
+            keep_spare(&mut self.spare, part);
+        }
+        let Some(in_flight) = self.in_flight.get_mut(self.answered[shard]) else {
             return;
         };
         self.answered[shard] += 1;
-        batch.answered += 1;
-        batch.found.append(&mut found);
+        in_flight.answered += 1;
+        in_flight.found.append(&mut found);
         while self
             .in_flight
             .front()
@@ -635,18 +732,13 @@ impl Pipe {
             // Each shard's conflicts are in order; together they are sorted by access.
             done.found.sort_by_key(|f| f.seq);
             self.found.append(&mut done.found);
-            if let Ok(parts) = Arc::try_unwrap(done.batch) {
-                for part in parts {
-                    self.keep_spare(part);
-                }
-            }
         }
     }
 
     /// Sends what is left, waits for the shards to apply everything, and returns them; the
     /// conflicts still to report are in `found`.
     pub(crate) fn finish(&mut self) -> Vec<Race> {
-        if self.queued > 0 {
+        if self.queued > 0 || self.own.calls > 0 {
             self.send();
         }
         self.to_shards.clear();
@@ -663,6 +755,14 @@ impl Pipe {
                 Err(panic) => std::panic::resume_unwind(panic),
             })
             .collect()
+    }
+}
+
+/// Keeps an emptied part for reuse, up to [`SPARES`].
+fn keep_spare(spare: &mut Vec<Vec<Call>>, mut calls: Vec<Call>) {
+    if spare.len() < SPARES && calls.capacity() > 0 {
+        calls.clear();
+        spare.push(calls);
     }
 }
 
@@ -703,7 +803,7 @@ mod tests {
                 pc: 7 + word as u32,
             };
             let packed = Packed::of_access(region, word, 0xF, 4, &who, kind, sem, call.pc);
-            (Call::Access(packed), Some(call))
+            (Call::Access(packed, 0), Some(call))
         };
         vec![
             (Call::BlockStarted { slot: 0, block: 0 }, None),
@@ -725,7 +825,7 @@ mod tests {
     /// The shard of `shards` that keeps `word` of the test's allocation.
     fn shard_of(word: usize, shards: usize) -> usize {
         match &fenced_read_then_write(word)[4].0 {
-            Call::Access(packed) => packed.shard(shards),
+            Call::Access(packed, _) => packed.shard(shards),
             _ => unreachable!("the fifth call is the write"),
         }
     }
@@ -761,11 +861,14 @@ mod tests {
             let mut pipe = Pipe::start(shards, 32, 1, 32, MemoryModel::Racecheck).unwrap();
             let mut seqs = Vec::new();
             for (seq, (call, access)) in fenced_read_then_write(other).into_iter().enumerate() {
-                if access.is_some() {
-                    seqs.push(seq);
-                    pipe.accesses += 1;
+                match call {
+                    Call::Access(packed, _) => {
+                        seqs.push(seq);
+                        pipe.push_packed(packed);
+                    }
+                    other => pipe.push(other),
                 }
-                pipe.push(call);
+                let _ = access;
             }
             pipe.finish();
             let piped: Vec<_> = pipe
@@ -777,8 +880,8 @@ mod tests {
         }
     }
 
-    /// The detector on a thread of its own finds what it finds inline, in the same order, with
-    /// the same counts, on every committed kernel and schedule.
+    /// The detector in one shard on a thread of its own finds what it finds inline, in the same
+    /// order, with the same counts, on every committed kernel and schedule.
     #[test]
     fn every_committed_kernel_runs_alike_piped_and_inline() {
         let launches = crate::committed::runs_alike(
