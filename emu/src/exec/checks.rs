@@ -33,20 +33,21 @@ impl Collector {
         }
     }
 
-    /// Adds a finding another collector made (at `made_at`), or its count to the one this
-    /// collector has under its key.
-    pub(crate) fn absorb(
-        &mut self,
-        key: (FindingKind, u32, u32, u64),
-        finding: Finding,
-        made_at: u64,
-    ) {
-        if let Some(&i) = self.keys.get(&key) {
-            self.list[i].count += finding.count;
-        } else {
-            self.keys.insert(key, self.list.len());
-            self.list.push(finding);
-            self.made_at.push(made_at);
+    /// Adds what another collector found after everything this one has, as if it had been
+    /// found here: a finding under a key this one has adds its count, a new one keeps its order
+    /// and its position, moved by `later`.
+    pub(crate) fn absorb(&mut self, other: Collector, later: u64) {
+        let mut keys: Vec<_> = other.keys.into_iter().map(|(key, i)| (i, key)).collect();
+        keys.sort_unstable_by_key(|&(i, _)| i);
+        let found = other.list.into_iter().zip(other.made_at);
+        for ((_, key), (finding, made_at)) in keys.into_iter().zip(found) {
+            if let Some(&i) = self.keys.get(&key) {
+                self.list[i].count += finding.count;
+            } else {
+                self.keys.insert(key, self.list.len());
+                self.list.push(finding);
+                self.made_at.push(made_at + later);
+            }
         }
     }
 
@@ -608,12 +609,11 @@ impl Ctx<'_> {
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
     fn slot_bits(&self, slot: u32, off: usize, size: u32) -> (&mut [u64], usize) {
-        let words = self.shared_words;
-        let at = slot as usize * words;
-        let end = off.saturating_add(size as usize).div_ceil(64).min(words);
-        let first = (off / 64).min(end);
-        let bits = self.mem.shared_written.get_mut(at + first..at + end);
-        (bits.unwrap_or_default(), off - first * 64)
+        // A shared target lies within the slot's bytes (`resolve`), so its bits do too.
+        let slot_start = slot as usize * self.shared_words * 64;
+        self.mem
+            .shared_written
+            .bits_for(slot_start + off, size as usize)
     }
 
     #[allow(clippy::too_many_arguments)]

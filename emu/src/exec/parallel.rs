@@ -64,8 +64,8 @@ pub(crate) struct Rounds {
     skip: u32,
     backoff: u32,
     /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
-    pub(crate) parallel_rounds: u64,
-    pub(crate) serial_rounds: u64,
+    parallel_rounds: u64,
+    serial_rounds: u64,
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.
@@ -79,8 +79,9 @@ thread_local! {
 }
 
 impl Rounds {
-    #[cfg(test)]
+    /// Counts the launch's rounds where tests can see them.
     pub(crate) fn tally(&self) {
+        #[cfg(test)]
         ROUNDS_RUN.with(|r| {
             let (parallel, serial) = r.get();
             r.set((parallel + self.parallel_rounds, serial + self.serial_rounds));
@@ -223,16 +224,7 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
     let Some(ins) = ctx.m.code.get(pc as usize) else {
         return true;
     };
-    let mut lanes = lanes;
-    if let Some((p, neg)) = ins.guard {
-        let mut on = 0u32;
-        lanes!(lanes, l, {
-            if (w.regs[p as usize][l] & 1 != 0) != neg {
-                on |= 1 << l;
-            }
-        });
-        lanes = on;
-    }
+    let lanes = guarded(w, ins.guard, lanes);
     if lanes == 0 {
         return true;
     }
@@ -348,15 +340,7 @@ impl Launch<'_> {
     fn may_run_in_parallel(&self) -> bool {
         let ctx = &self.ctx;
         let m = ctx.m;
-        let heap = m.code.iter().any(|i| {
-            matches!(
-                i.op,
-                Op::Builtin {
-                    func: Builtin::Malloc | Builtin::Free,
-                    ..
-                }
-            )
-        });
+        let heap = m.calls_builtin(|f| matches!(f, Builtin::Malloc | Builtin::Free));
         ctx.opts.cores() > 1
             && self.nblocks > 1
             && self.nblocks * ctx.tpb as u64 >= MIN_PARALLEL_THREADS
@@ -532,8 +516,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Adds a worker's round to the launch's, as if its blocks had run here after everything
-    /// before.
+    /// Adds a block's turn to the launch's, as if it had run here after everything before.
     fn join(&mut self, outcome: Outcome) {
         self.thread_instrs += outcome.thread_instrs;
         self.clock += outcome.clock;
@@ -543,8 +526,8 @@ impl<'a> Ctx<'a> {
         if self.refusal.is_none() {
             self.refusal = outcome.refusal;
         }
-        // The worker counted positions from the round's start; before its blocks, this many
-        // accesses went to the detector.
+        // The turn counted positions from its own start; before it, this many accesses went
+        // to the detector.
         let sent_before = match self.race.as_mut() {
             Some(Racecheck::Piped(pipe)) => pipe.accesses,
             _ => 0,
@@ -552,20 +535,7 @@ impl<'a> Ctx<'a> {
         if let (Some(Racecheck::Piped(pipe)), Some(log)) = (self.race.as_mut(), outcome.log) {
             pipe.append(log);
         }
-        let Collector {
-            keys,
-            list,
-            made_at,
-            ..
-        } = outcome.findings;
-        let mut by_index: Vec<_> = keys.into_iter().map(|(key, i)| (i, key)).collect();
-        by_index.sort_unstable_by_key(|&(i, _)| i);
-        for ((_, key), (finding, made_at)) in
-            by_index.into_iter().zip(list.into_iter().zip(made_at))
-        {
-            self.findings
-                .absorb(key, finding, made_at + 2 * sent_before);
-        }
+        self.findings.absorb(outcome.findings, 2 * sent_before);
         if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
             self.findings.position = 2 * pipe.accesses;
             if !pipe.found.is_empty() {

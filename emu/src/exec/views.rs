@@ -229,13 +229,7 @@ pub(crate) struct BlockViews {
     pub(crate) local: RawSlice<u8>,
 }
 
-impl Default for RawSlice<u64> {
-    fn default() -> Self {
-        RawSlice::EMPTY
-    }
-}
-
-impl Default for RawSlice<u8> {
+impl<T> Default for RawSlice<T> {
     fn default() -> Self {
         RawSlice::EMPTY
     }

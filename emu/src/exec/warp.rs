@@ -120,11 +120,16 @@ impl Warp {
 }
 
 pub(crate) fn recompute_exec(w: &Warp, guard: Option<(u32, bool)>) -> u32 {
+    guarded(w, guard, w.active)
+}
+
+/// The lanes of `lanes` whose guard predicate lets them run.
+pub(crate) fn guarded(w: &Warp, guard: Option<(u32, bool)>, lanes: u32) -> u32 {
     match guard {
-        None => w.active,
+        None => lanes,
         Some((p, neg)) => {
             let mut e = 0u32;
-            lanes!(w.active, l, {
+            lanes!(lanes, l, {
                 if (w.regs[p as usize][l] & 1 != 0) != neg {
                     e |= 1 << l;
                 }

@@ -85,15 +85,14 @@ impl Module {
     /// Whether a `free` can run: a freed heap block's size is gone afterwards, so findings about
     /// it must be worded before it is freed (a piped race detector's come later).
     pub(crate) fn frees_heap(&self) -> bool {
-        self.code.iter().any(|i| {
-            matches!(
-                i.op,
-                crate::ir::Op::Builtin {
-                    func: crate::ir::Builtin::Free,
-                    ..
-                }
-            )
-        })
+        self.calls_builtin(|f| f == crate::ir::Builtin::Free)
+    }
+
+    /// Whether the module calls a device-runtime function that `which` picks.
+    pub(crate) fn calls_builtin(&self, which: impl Fn(crate::ir::Builtin) -> bool) -> bool {
+        self.code
+            .iter()
+            .any(|i| matches!(i.op, crate::ir::Op::Builtin { func, .. } if which(func)))
     }
 
     /// Names of the kernels (`.entry`) in this module.

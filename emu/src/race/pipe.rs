@@ -602,7 +602,13 @@ impl Pipe {
     #[inline(always)]
     pub(crate) fn push(&mut self, call: Call) {
         self.own.push(call);
-        self.queued += 1;
+        self.queued(1);
+    }
+
+    /// Counts calls added to the batch, and sends it when it is full.
+    #[inline(always)]
+    fn queued(&mut self, calls: usize) {
+        self.queued += calls;
         if self.queued >= BATCH {
             self.send();
         }
@@ -631,10 +637,7 @@ impl Pipe {
     fn push_packed(&mut self, packed: Packed) {
         self.accesses += 1;
         self.own.push_access(packed);
-        self.queued += 1;
-        if self.queued >= BATCH {
-            self.send();
-        }
+        self.queued(1);
     }
 
     /// Ends the pipe's own part, so that what comes next follows it.
@@ -645,33 +648,30 @@ impl Pipe {
         let shards = self.answered.len();
         let fresh = Streams::new(shards, &mut self.spare);
         let own = std::mem::replace(&mut self.own, fresh);
-        for (parts, part) in self.parts.iter_mut().zip(own.parts) {
-            if part.is_empty() {
-                keep_spare(&mut self.spare, part);
-            } else {
-                parts.push((self.own_first, part));
-            }
-        }
+        self.add_parts(self.own_first, own);
         self.own_first = self.accesses;
     }
 
-    /// Sends a block's calls: its streams join the batch as they are, after what came before.
-    pub(crate) fn append(&mut self, log: Log) {
-        self.close_own();
-        let first = self.accesses;
-        for (parts, part) in self.parts.iter_mut().zip(log.streams.parts) {
+    /// Adds each shard's stream of `streams`, whose first access is number `first`, to the
+    /// batch as it is.
+    fn add_parts(&mut self, first: u64, streams: Streams) {
+        for (parts, part) in self.parts.iter_mut().zip(streams.parts) {
             if part.is_empty() {
                 keep_spare(&mut self.spare, part);
             } else {
                 parts.push((first, part));
             }
         }
-        self.accesses += log.streams.accesses;
+    }
+
+    /// Sends a block's calls: its streams join the batch as they are, after what came before.
+    pub(crate) fn append(&mut self, log: Log) {
+        self.close_own();
+        let (accesses, calls) = (log.streams.accesses, log.streams.calls);
+        self.add_parts(self.accesses, log.streams);
+        self.accesses += accesses;
         self.own_first = self.accesses;
-        self.queued += log.streams.calls;
-        if self.queued >= BATCH {
-            self.send();
-        }
+        self.queued(calls);
     }
 
     /// Emptied streams for workers to fill, up to `count`.
