@@ -86,6 +86,18 @@ pub(crate) fn runs_alike(
     parse: impl Fn(&str) -> Option<(Module, Module)>,
     options: impl Fn(RunOptions) -> (RunOptions, RunOptions),
 ) -> usize {
+    runs_alike_with(what, blocks, parse, options, |_| {})
+}
+
+/// [`runs_alike`], calling `before(true)` before each first run and `before(false)` before each
+/// second one.
+pub(crate) fn runs_alike_with(
+    what: &str,
+    blocks: u32,
+    parse: impl Fn(&str) -> Option<(Module, Module)>,
+    options: impl Fn(RunOptions) -> (RunOptions, RunOptions),
+    before: impl Fn(bool),
+) -> usize {
     let mut launches = 0;
     for path in &committed_ptx() {
         let ptx = std::fs::read_to_string(path).unwrap();
@@ -105,7 +117,9 @@ pub(crate) fn runs_alike(
                     initcheck: true,
                     ..RunOptions::default()
                 });
+                before(true);
                 let first = run(&one, entry, blocks, &a);
+                before(false);
                 let second = run(&other, entry, blocks, &b);
                 assert!(
                     first == second,

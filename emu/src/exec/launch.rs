@@ -198,13 +198,14 @@ impl Emulator {
             local_size: module.local_size,
             race: options.racecheck.then(|| {
                 // A finding names its memory when it is reported, so heap blocks that may be
-                // freed meanwhile keep the detector inline.
-                let piped = trace_limit.is_none() && options.cores() > 1 && !module.frees_heap();
-                let shards = if piped {
-                    detector_shards(options.cores())
-                } else {
-                    0
+                // freed meanwhile keep the detector answering each access at once; so does a
+                // trace, which links each finding to the access before it.
+                let batched = trace_limit.is_none() && !module.frees_heap();
+                let shards = match options.cores() {
+                    1 => 0,
+                    cores => detector_shards(cores),
                 };
+                let shards = batched.then_some(shards);
                 Racecheck::start(shards, tpb, wpb, bx, options.memory_model)
             }),
             findings: Collector::default(),

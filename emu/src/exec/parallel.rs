@@ -329,8 +329,8 @@ impl Launch<'_> {
             return 0;
         }
         let cores = self.ctx.opts.cores();
-        let detector = match self.ctx.race {
-            Some(Racecheck::Piped(_)) => detector_shards(cores),
+        let detector = match &self.ctx.race {
+            Some(Racecheck::Piped(pipe)) => pipe.threads(),
             _ => 0,
         };
         cores.saturating_sub(1 + detector)

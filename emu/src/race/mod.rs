@@ -16,10 +16,11 @@
 use std::collections::{HashMap, HashSet};
 
 mod pipe;
+mod runs;
 mod shadow;
 mod sync;
 
-pub(crate) use pipe::{Call, Found, Log, Racecheck};
+pub(crate) use pipe::{AccessCall, Call, Found, Log, Racecheck};
 
 use shadow::*;
 use sync::*;
@@ -578,8 +579,34 @@ impl Race {
         };
         let stamp = self.stamp(key);
         let cur = rec(who.tid, mask, stamp);
-        let mut shadow = match region {
-            Region::Shared { slot, .. } => std::mem::take(&mut self.shared[slot as usize]),
+        let ci = word / CHUNK_WORDS;
+        let mut shadow = self.take_shadow(region, ci);
+        let this = This {
+            who,
+            kind,
+            sem,
+            word: sync_word,
+        };
+        let hit = match shadow.chunks.get_mut(ci) {
+            Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),
+            None => None,
+        };
+        self.put_shadow(region, shadow);
+        hit
+    }
+
+    /// Takes a region's shadow out of the detector, so that its chunks can change while the
+    /// detector's other state is read; it has chunk `ci` when the region reaches that far.
+    #[inline(always)]
+    fn take_shadow(&mut self, region: Region, ci: usize) -> Shadow {
+        match region {
+            Region::Shared { slot, .. } => {
+                let mut s = std::mem::take(&mut self.shared[slot as usize]);
+                if s.chunks.len() <= ci {
+                    s.chunks.resize_with(ci + 1, || Chunk::Empty);
+                }
+                s
+            }
             Region::Global { index, words } => {
                 if self.global.len() <= index {
                     self.global.resize_with(index + 1, Shadow::default);
@@ -591,28 +618,15 @@ impl Race {
                 }
                 s
             }
-        };
-        let ci = word / CHUNK_WORDS;
-        if let Region::Shared { .. } = region
-            && shadow.chunks.len() <= ci
-        {
-            shadow.chunks.resize_with(ci + 1, || Chunk::Empty);
         }
-        let this = This {
-            who,
-            kind,
-            sem,
-            word: sync_word,
-        };
-        let hit = match shadow.chunks.get_mut(ci) {
-            Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),
-            None => None,
-        };
+    }
+
+    #[inline(always)]
+    fn put_shadow(&mut self, region: Region, shadow: Shadow) {
         match region {
             Region::Shared { slot, .. } => self.shared[slot as usize] = shadow,
             Region::Global { index, .. } => self.global[index] = shadow,
         }
-        hit
     }
 
     /// Why strong `p` and the current strong access race, or `None` when they do not: ordered,

@@ -24,6 +24,12 @@ use super::*;
 const BATCH: usize = 4096;
 #[cfg(test)]
 const BATCH: usize = 61;
+/// Calls per batch for a detector on the interpreter's thread: the batch is read right after it
+/// is written, so it should stay in the nearest caches.
+#[cfg(not(test))]
+const LOCAL_BATCH: usize = 512;
+#[cfg(test)]
+const LOCAL_BATCH: usize = 61;
 /// Batches in flight: the interpreter waits when the detector falls this far behind.
 const IN_FLIGHT: usize = 4;
 /// Emptied logs and batch parts kept for reuse.
@@ -341,19 +347,27 @@ impl Log {
 }
 
 impl Racecheck {
-    /// A fresh detector: in `shards` shards on threads of their own, or inline when `shards` is 0
-    /// or the threads cannot be started.
+    /// A fresh detector: in `shards` shards on threads of their own, or on the interpreter's
+    /// thread in batches when `shards` is 0 or the threads cannot be started; `None` for one
+    /// that answers each access at once.
     pub(crate) fn start(
-        shards: usize,
+        shards: Option<usize>,
         tpb: u32,
         wpb: u32,
         block_x: u32,
         model: MemoryModel,
     ) -> Racecheck {
-        match (shards > 0).then(|| Pipe::start(shards, tpb, wpb, block_x, model)) {
-            Some(Some(pipe)) => Racecheck::Piped(pipe),
-            _ => Racecheck::Inline(Race::new(tpb, wpb, block_x, model)),
-        }
+        #[cfg(test)]
+        let shards = shards.filter(|_| !tests::EACH_ACCESS_AT_ONCE.get());
+        let Some(shards) = shards else {
+            return Racecheck::Inline(Race::new(tpb, wpb, block_x, model));
+        };
+        let threaded = (shards > 0).then(|| Pipe::start(shards, tpb, wpb, block_x, model));
+        Racecheck::Piped(
+            threaded
+                .flatten()
+                .unwrap_or_else(|| Pipe::local(tpb, wpb, block_x, model)),
+        )
     }
 
     /// Applies a call: at once when inline, in order on the detector's thread when piped.
@@ -445,7 +459,65 @@ impl Packed {
     }
 }
 
+impl Packed {
+    /// A plain read or write of a whole word by a 4-byte access: what a run starts with.
+    #[inline(always)]
+    fn plain_word(&self) -> bool {
+        let small = self.0[5] & (SHARED - 1);
+        let plain = |kind| Packed::bits(0xF, 4, kind, Sem::PLAIN, Acquire::Never, false);
+        small == plain(Kind::Read) || small == plain(Kind::Write)
+    }
+
+    /// Whether `next` is the next lane of this access's run: the same instruction of the same
+    /// warp, the next thread, the next word, in the same chunk.
+    #[inline(always)]
+    fn run_goes_on(&self, next: &Packed) -> bool {
+        let [word, tid, extent, place, warp_pc, bits] = self.0;
+        (word + 1) % CHUNK_WORDS as u64 != 0
+            && next.0 == [word + 1, tid + 1, extent, place + (1 << 32), warp_pc, bits]
+    }
+}
+
 impl Race {
+    /// Applies one part of a batch, whose first access is number `first`, and adds what its
+    /// accesses conflict with to `found`. A warp's plain accesses to consecutive words of a
+    /// chunk are recorded together (see `runs.rs`).
+    pub(crate) fn run_part(&mut self, first: u64, part: &[Call], found: &mut Vec<Found>) {
+        let mut at = 0;
+        while let Some(call) = part.get(at) {
+            let Call::Access(packed, _) = call else {
+                self.apply(call);
+                at += 1;
+                continue;
+            };
+            let mut len = 1;
+            if packed.plain_word() {
+                let mut last = packed;
+                while let Some(Call::Access(next, _)) = part.get(at + len)
+                    && last.run_goes_on(next)
+                {
+                    last = next;
+                    len += 1;
+                }
+            }
+            let run = &part[at..at + len];
+            let mut conflict = |j: usize, hit: Hit| {
+                if let Some(Call::Access(packed, number)) = run.get(j) {
+                    let (access, seq) = (packed.access(), first + *number as u64);
+                    found.push(Found { seq, access, hit });
+                }
+            };
+            if len == 1 {
+                if let (_, Some(hit)) = self.access_packed(packed) {
+                    conflict(0, hit);
+                }
+            } else {
+                self.access_run(&packed.access(), len, conflict);
+            }
+            at += len;
+        }
+    }
+
     /// Runs one packed access: the access, and what it conflicts with.
     fn access_packed(&mut self, packed: &Packed) -> (AccessCall, Option<Hit>) {
         let a = packed.access();
@@ -493,17 +565,7 @@ impl Race {
         for batch in calls {
             let mut found = Vec::new();
             for (first, part) in &batch {
-                for call in part {
-                    match call {
-                        Call::Access(packed, number) => {
-                            if let (access, Some(hit)) = self.access_packed(packed) {
-                                let seq = first + *number as u64;
-                                found.push(Found { seq, access, hit });
-                            }
-                        }
-                        other => self.apply(other),
-                    }
-                }
+                self.run_part(*first, part, &mut found);
             }
             // The interpreter may have stopped listening (a refused launch); the detector
             // still finishes its batches so that it returns in a known state.
@@ -545,6 +607,11 @@ pub(crate) struct Pipe {
     /// Conflicts received and not yet turned into findings, in access order.
     pub(crate) found: Vec<Found>,
     shards: Vec<JoinHandle<Race>>,
+    /// The detector itself when it runs on the interpreter's thread: each batch is applied
+    /// when it is full, so that a warp's accesses reach it together (see `runs.rs`).
+    local: Option<Race>,
+    /// Calls per batch.
+    batch: usize,
 }
 
 impl Pipe {
@@ -558,21 +625,9 @@ impl Pipe {
         model: MemoryModel,
     ) -> Option<Pipe> {
         let shards = shards.max(1);
+        let mut pipe = Pipe::new(shards, BATCH);
         let (back, from_shards) = channel();
-        let mut pipe = Pipe {
-            own: Streams::new(shards, &mut Vec::new()),
-            own_first: 0,
-            parts: vec![Vec::new(); shards],
-            queued: 0,
-            accesses: 0,
-            to_shards: Vec::new(),
-            from_shards,
-            in_flight: VecDeque::new(),
-            answered: vec![0; shards],
-            spare: Vec::new(),
-            found: Vec::new(),
-            shards: Vec::new(),
-        };
+        pipe.from_shards = from_shards;
         for shard in 0..shards {
             let (to_shard, calls) = sync_channel(IN_FLIGHT);
             let back = back.clone();
@@ -594,6 +649,39 @@ impl Pipe {
         Some(pipe)
     }
 
+    /// The detector on the interpreter's own thread, fed in batches small enough to stay in
+    /// cache.
+    pub(crate) fn local(tpb: u32, wpb: u32, block_x: u32, model: MemoryModel) -> Pipe {
+        Pipe {
+            local: Some(Race::new(tpb, wpb, block_x, model)),
+            ..Pipe::new(1, LOCAL_BATCH)
+        }
+    }
+
+    fn new(shards: usize, batch: usize) -> Pipe {
+        Pipe {
+            own: Streams::new(shards, &mut Vec::new()),
+            own_first: 0,
+            parts: vec![Vec::new(); shards],
+            queued: 0,
+            accesses: 0,
+            to_shards: Vec::new(),
+            from_shards: channel().1,
+            in_flight: VecDeque::new(),
+            answered: vec![0; shards],
+            spare: Vec::new(),
+            found: Vec::new(),
+            shards: Vec::new(),
+            local: None,
+            batch,
+        }
+    }
+
+    /// Threads the detector takes besides the interpreter's.
+    pub(crate) fn threads(&self) -> usize {
+        self.shards.len()
+    }
+
     /// How many shards the detector runs in.
     pub(crate) fn shard_count(&self) -> usize {
         self.answered.len()
@@ -609,7 +697,7 @@ impl Pipe {
     #[inline(always)]
     fn queued(&mut self, calls: usize) {
         self.queued += calls;
-        if self.queued >= BATCH {
+        if self.queued >= self.batch {
             self.send();
         }
     }
@@ -690,6 +778,13 @@ impl Pipe {
     fn send(&mut self) {
         self.close_own();
         self.queued = 0;
+        if let Some(race) = self.local.as_mut() {
+            for (first, part) in self.parts.iter_mut().flat_map(std::mem::take) {
+                race.run_part(first, &part, &mut self.found);
+                keep_spare(&mut self.spare, part);
+            }
+            return;
+        }
         for (to, parts) in self.to_shards.iter().zip(self.parts.iter_mut()) {
             // A send fails only when a shard's thread died; `finish` reports that.
             let _ = to.send(std::mem::take(parts));
@@ -740,6 +835,9 @@ impl Pipe {
     pub(crate) fn finish(&mut self) -> Vec<Race> {
         if self.queued > 0 || self.own.calls > 0 {
             self.send();
+        }
+        if let Some(race) = self.local.take() {
+            return vec![race];
         }
         self.to_shards.clear();
         while !self.in_flight.is_empty() {
@@ -880,26 +978,45 @@ mod tests {
         }
     }
 
-    /// The detector in one shard on a thread of its own finds what it finds inline, in the same
-    /// order, with the same counts, on every committed kernel and schedule.
-    #[test]
-    fn every_committed_kernel_runs_alike_piped_and_inline() {
-        let launches = crate::committed::runs_alike(
-            "a piped race detector",
+    thread_local! {
+        /// Launches on this thread get a detector that answers each access at once.
+        pub(crate) static EACH_ACCESS_AT_ONCE: std::cell::Cell<bool> =
+            const { std::cell::Cell::new(false) };
+    }
+
+    /// Launches every committed kernel on every schedule with `threads` cores and a batched
+    /// detector, against one core and a detector answering each access at once.
+    fn runs_alike_with_a_detector_answering_at_once(what: &str, threads: u32) {
+        let launches = crate::committed::runs_alike_with(
+            what,
             2,
             |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
             |options| {
-                let inline = crate::exec::RunOptions {
+                let at_once = crate::exec::RunOptions {
                     threads: 1,
                     ..options
                 };
-                let piped = crate::exec::RunOptions {
-                    threads: 2,
-                    ..options
-                };
-                (inline, piped)
+                let batched = crate::exec::RunOptions { threads, ..options };
+                (at_once, batched)
             },
+            |first| EACH_ACCESS_AT_ONCE.set(first),
         );
+        EACH_ACCESS_AT_ONCE.set(false);
         assert!(launches > 300, "{launches} launches");
+    }
+
+    /// The detector in one shard on a thread of its own finds what it finds answering each
+    /// access at once, in the same order, with the same counts, on every committed kernel and
+    /// schedule.
+    #[test]
+    fn every_committed_kernel_runs_alike_piped_and_at_once() {
+        runs_alike_with_a_detector_answering_at_once("a piped race detector", 2);
+    }
+
+    /// So does the detector on the interpreter's thread, fed in batches, which records a warp's
+    /// coalesced accesses together (see `runs.rs`).
+    #[test]
+    fn every_committed_kernel_runs_alike_batched_and_at_once() {
+        runs_alike_with_a_detector_answering_at_once("a batched race detector", 1);
     }
 }

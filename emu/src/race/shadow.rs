@@ -17,7 +17,7 @@ pub(super) const R1: usize = 2;
 /// blocks alike give one pattern for the whole chunk. `base` is the thread id's low 32 bits
 /// (the stamp holds the high ones). A pattern whose `phase` is [`ANY_THREAD`] takes each word's
 /// thread from the slot's `tids` instead (scattered accesses from one instruction).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Pattern {
     pub(super) base: u32,
     pub(super) sm: u32,
@@ -46,6 +46,21 @@ pub(super) struct Slot {
 impl Slot {
     pub(super) fn pattern_of(&self, bit: u32) -> usize {
         usize::from(self.sel_lo & bit != 0) | (usize::from(self.sel_hi & bit != 0) << 1)
+    }
+
+    /// The first pattern that words other than `except` use and that gives `want`'s records.
+    pub(super) fn fitting(&self, except: u32, want: &Pattern) -> Option<usize> {
+        (0..PATTERNS).find(|&k| {
+            let p = &self.pats[k];
+            self.users(k, except) != 0
+                && p.sm == want.sm
+                && (p.phase == ANY_THREAD || (p.base == want.base && p.phase == want.phase))
+        })
+    }
+
+    /// The first pattern no word other than `except` uses.
+    pub(super) fn unused(&self, except: u32) -> Option<usize> {
+        (0..PATTERNS).find(|&k| self.users(k, except) == 0)
     }
 
     /// Words other than `except` that use pattern `k`.
@@ -247,6 +262,27 @@ impl Race {
         }
     }
 
+    /// The pattern that gives word `i` the record of thread `tid` with stamp and mask `sm`.
+    #[inline(always)]
+    pub(super) fn pattern_at(&self, i: usize, tid: u64, sm: u32, size_log2: u8) -> Pattern {
+        let e = element_index(i, size_log2);
+        // The phase that puts this thread's x index at element e (see `Pattern`).
+        let phase = match self.bdx {
+            None => 0,
+            Some(bdx) => {
+                let tx = (tid % self.tpb as u64) % bdx;
+                ((tx + bdx - e % bdx) % bdx) as u16
+            }
+        };
+        let base = tid.wrapping_sub(self.thread_offset(e, phase)) as u32;
+        Pattern {
+            base,
+            sm,
+            phase,
+            size_log2,
+        }
+    }
+
     /// Sets word `i` of a slot to record `r`; false if that needs a fourth pattern.
     pub(super) fn slot_set(&self, slot: &mut Slot, i: usize, r: Rec) -> bool {
         let bit = 1u32 << i;
@@ -258,29 +294,10 @@ impl Race {
         let stamp = self.stamps.get(rec_stamp(r) as usize);
         let tid = (stamp.map_or(0, |k| k.tid_hi as u64) << 32) | (r >> 32);
         let size_log2 = stamp.map_or(2, |k| k.size_log2);
-        let e = element_index(i, size_log2);
-        // The phase that puts this thread's x index at element e (see `Pattern`).
-        let phase = match self.bdx {
-            None => 0,
-            Some(bdx) => {
-                let tx = (tid % self.tpb as u64) % bdx;
-                ((tx + bdx - e % bdx) % bdx) as u16
-            }
-        };
-        let base = tid.wrapping_sub(self.thread_offset(e, phase)) as u32;
-        let want = Pattern {
-            base,
-            sm,
-            phase,
-            size_log2,
-        };
-        let fits = |p: &Pattern| {
-            p.sm == sm && (p.phase == ANY_THREAD || (p.base == base && p.phase == phase))
-        };
-        let in_use = |slot: &Slot, k: usize| slot.users(k, bit) != 0;
-        let k = if let Some(k) = (0..PATTERNS).find(|&k| in_use(slot, k) && fits(&slot.pats[k])) {
+        let want = self.pattern_at(i, tid, sm, size_log2);
+        let k = if let Some(k) = slot.fitting(bit, &want) {
             k
-        } else if let Some(k) = (0..PATTERNS).find(|&k| !in_use(slot, k)) {
+        } else if let Some(k) = slot.unused(bit) {
             slot.pats[k] = want;
             k
         } else if let Some(k) = (0..PATTERNS).find(|&k| slot.pats[k].sm == sm) {

@@ -140,3 +140,201 @@ fn a_scatter_from_one_instruction_lists_threads_without_exploding() {
         assert_eq!(race.cell(&chunk, i)[W] >> 32, tid(i));
     }
 }
+
+/// One step of a detector's life, for comparing a warp's run recorded together with the same
+/// accesses recorded one by one.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Lanes `lane..lane + len` of a warp of `block`, on words `i0..i0 + len` of a chunk.
+    Run {
+        block: u32,
+        warp: u32,
+        lane: u32,
+        len: usize,
+        shared: bool,
+        chunk: usize,
+        i0: usize,
+        write: bool,
+        pc: u32,
+    },
+    /// Any access by any thread: other sizes, partial words, strong ones.
+    Single {
+        block: u32,
+        thread: u32,
+        shared: bool,
+        word: usize,
+        mask: u8,
+        size: u32,
+        kind: usize,
+        pc: u32,
+    },
+    Barrier {
+        block: u32,
+    },
+}
+
+fn step_strategy() -> impl Strategy<Value = Step> {
+    let run = (
+        0..2u32,
+        0..8u32,
+        0..32u32,
+        1..=32usize,
+        any::<bool>(),
+        0..4usize,
+    )
+        .prop_flat_map(|(block, warp, lane, len, shared, chunk)| {
+            let len = len.min(32 - lane as usize);
+            (
+                Just((block, warp, lane, len, shared, chunk)),
+                0..=(32 - len),
+                any::<bool>(),
+                0..3u32,
+            )
+        })
+        .prop_map(
+            |((block, warp, lane, len, shared, chunk), i0, write, pc)| Step::Run {
+                block,
+                warp,
+                lane,
+                len,
+                shared,
+                chunk,
+                i0,
+                write,
+                pc,
+            },
+        );
+    let single = (
+        0..2u32,
+        0..256u32,
+        any::<bool>(),
+        0..128usize,
+        1..16u8,
+        prop_oneof![Just(1u32), Just(2), Just(4), Just(8)],
+        0..5usize,
+        0..4u32,
+    )
+        .prop_map(
+            |(block, thread, shared, word, mask, size, kind, pc)| Step::Single {
+                block,
+                thread,
+                shared,
+                word,
+                mask,
+                size,
+                kind,
+                pc,
+            },
+        );
+    prop_oneof![6 => run, 3 => single, 1 => (0..2u32).prop_map(|block| Step::Barrier { block })]
+}
+
+/// Everything the detector's shadow holds, compact slots down to their unused patterns.
+fn shadow_shape(race: &Race) -> Vec<String> {
+    let slot = |s: &Slot| {
+        let pats: Vec<_> = s
+            .pats
+            .iter()
+            .map(|p| (p.base, p.sm, p.phase, p.size_log2))
+            .collect();
+        format!(
+            "has {:x} sel {:x}/{:x} {pats:?} tids {:?}",
+            s.has,
+            s.sel_lo,
+            s.sel_hi,
+            s.tids.as_deref()
+        )
+    };
+    let chunk = |c: &Chunk| match c {
+        Chunk::Empty => "empty".to_string(),
+        Chunk::Compact(slots) => slots.iter().map(slot).collect::<Vec<_>>().join("; "),
+        Chunk::Explicit(e) => format!("{:?}", e.as_slice()),
+    };
+    let regions = race.shared.iter().chain(&race.global);
+    let mut shape: Vec<String> = regions.flat_map(|sh| sh.chunks.iter().map(chunk)).collect();
+    shape.push(format!("{} bytes", race.shadow_bytes()));
+    shape
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A warp's run recorded together finds the same conflicts, in the same lanes, and leaves
+    /// the same shadow as its accesses recorded one at a time, whatever came before.
+    #[test]
+    fn a_run_recorded_together_is_its_accesses_one_by_one(
+        block_x in prop_oneof![Just(256u32), Just(16), Just(24)],
+        steps in proptest::collection::vec(step_strategy(), 1..60)
+    ) {
+        let (tpb, wpb) = (256u32, 8u32);
+        let mut together = Race::new(tpb, wpb, block_x, MemoryModel::Racecheck);
+        let mut one_by_one = Race::new(tpb, wpb, block_x, MemoryModel::Racecheck);
+        for race in [&mut together, &mut one_by_one] {
+            race.block_started(0, 0);
+            race.block_started(1, 1);
+        }
+        let who = |block: u32, thread: u32| Who {
+            tid: (block * tpb + thread) as u64,
+            slot: block,
+            rt: block * tpb + thread,
+            warp: block * wpb + thread / 32,
+        };
+        let region = |shared: bool, block: u32| {
+            if shared {
+                Region::Shared { slot: block, block: block as u64 }
+            } else {
+                Region::Global { index: 0, words: 128 }
+            }
+        };
+        let kinds = [Kind::Read, Kind::Write, Kind::StrongRead, Kind::StrongWrite, Kind::Rmw];
+        for (n, step) in steps.iter().enumerate() {
+            match *step {
+                Step::Run { block, warp, lane, len, shared, chunk, i0, write, pc } => {
+                    let first = AccessCall {
+                        region: region(shared, block),
+                        word: chunk * CHUNK_WORDS + i0,
+                        mask: 0xF,
+                        size: 4,
+                        who: who(block, warp * 32 + lane),
+                        kind: if write { Kind::Write } else { Kind::Read },
+                        sem: Sem::PLAIN,
+                        pc,
+                    };
+                    let mut hits = Vec::new();
+                    together.access_run(&first, len, |j, h| {
+                        hits.push((j, h.hazard, h.cause, h.prev.tid, h.prev.pc));
+                    });
+                    let mut want = Vec::new();
+                    for j in 0..len {
+                        let lane = who(block, warp * 32 + lane + j as u32);
+                        let a = first;
+                        if let Some(h) = one_by_one.access(
+                            a.region, a.word + j, 0xF, 4, &lane, a.kind, a.sem, a.pc,
+                        ) {
+                            want.push((j, h.hazard, h.cause, h.prev.tid, h.prev.pc));
+                        }
+                    }
+                    prop_assert_eq!(hits, want, "step {}", n);
+                }
+                Step::Single { block, thread, shared, word, mask, size, kind, pc } => {
+                    let sem = Sem { scope: Scope::Gpu, ..Sem::PLAIN };
+                    let who = who(block, thread);
+                    let found: Vec<_> = [&mut together, &mut one_by_one]
+                        .into_iter()
+                        .map(|race| {
+                            race.access(region(shared, block), word, mask, size, &who, kinds[kind], sem, pc)
+                                .map(|h| (h.hazard, h.cause, h.prev.tid))
+                        })
+                        .collect();
+                    prop_assert_eq!(found[0], found[1], "step {}", n);
+                }
+                Step::Barrier { block } => {
+                    for race in [&mut together, &mut one_by_one] {
+                        race.barrier(block, block * wpb..(block + 1) * wpb);
+                    }
+                }
+            }
+            prop_assert_eq!(shadow_shape(&together), shadow_shape(&one_by_one), "after step {}", n);
+        }
+    }
+}
