@@ -201,11 +201,7 @@ impl Emulator {
                 // freed meanwhile keep the detector answering each access at once; so does a
                 // trace, which links each finding to the access before it.
                 let batched = trace_limit.is_none() && !module.frees_heap();
-                let shards = match options.cores() {
-                    1 => 0,
-                    cores => detector_shards(cores),
-                };
-                let shards = batched.then_some(shards);
+                let shards = batched.then_some(detector_shards(options.cores()));
                 Racecheck::start(shards, tpb, wpb, bx, options.memory_model)
             }),
             findings: Collector::default(),
