@@ -52,6 +52,21 @@ pub(crate) struct AccessCall {
     pub pc: u32,
 }
 
+impl AccessCall {
+    /// Lane `j` of the run this access starts (see [`Call::Access`]).
+    pub(crate) fn lane(&self, j: usize) -> AccessCall {
+        AccessCall {
+            word: self.word + j,
+            who: Who {
+                tid: self.who.tid + j as u64,
+                rt: self.who.rt + j as u32,
+                ..self.who
+            },
+            ..*self
+        }
+    }
+}
+
 /// An access, or a strong access's synchronization, packed into six whole words. A call built
 /// from narrower fields was copied into the batch with wider loads than the stores that made
 /// it, and that stalled the interpreter on every access.
@@ -187,9 +202,11 @@ impl Packed {
 /// One call of the detector's API, as the interpreter made it.
 #[derive(Clone)]
 pub(crate) enum Call {
-    /// An access to a word of the shard whose stream holds it, and its number among its part's
-    /// accesses (see [`Streams`]).
-    Access(Packed, u32),
+    /// An access to a word of the shard whose stream holds it, its number among its part's
+    /// accesses (see [`Streams`]), and how many lanes of its warp instruction it stands for: a
+    /// run of `n` is `n` plain 4-byte accesses by consecutive threads to consecutive words of
+    /// one chunk, numbered one after the other (see `runs.rs`).
+    Access(Packed, u32, u8),
     /// A strong or synchronizing access to another shard's word: its marks only.
     Mark(Packed),
     Fence {
@@ -282,7 +299,15 @@ impl Streams {
             }
         }
         if let Some(part) = self.parts.get_mut(own) {
-            crate::push_in_place(part, Call::Access(packed, number));
+            // The next lane of a run lengthens it: one byte written instead of a call.
+            if let Some(Call::Access(first, at, lanes)) = part.last_mut()
+                && first.run_goes_on(*lanes, &packed)
+                && number == *at + *lanes as u32
+            {
+                *lanes += 1;
+                return;
+            }
+            crate::push_in_place(part, Call::Access(packed, number, 1));
         }
     }
 
@@ -468,55 +493,62 @@ impl Packed {
         small == plain(Kind::Read) || small == plain(Kind::Write)
     }
 
-    /// Whether `next` is the next lane of this access's run: the same instruction of the same
-    /// warp, the next thread, the next word, in the same chunk.
+    /// Whether `next` is the next lane of the run of `lanes` this access starts: a plain 4-byte
+    /// access by the same instruction of the same warp, `lanes` threads and words further, in
+    /// the same chunk.
     #[inline(always)]
-    fn run_goes_on(&self, next: &Packed) -> bool {
+    fn run_goes_on(&self, lanes: u8, next: &Packed) -> bool {
         let [word, tid, extent, place, warp_pc, bits] = self.0;
-        let want = [word + 1, tid + 1, extent, place + (1 << 32), warp_pc, bits];
+        let lanes = lanes as u64;
+        let want = [
+            word + lanes,
+            tid + lanes,
+            extent,
+            place + (lanes << 32),
+            warp_pc,
+            bits,
+        ];
         // Word by word: comparing the arrays called `memcmp`, 13 % of a one-core profile.
         let differ = (0..6).fold(0, |d, k| d | (next.0[k] ^ want[k]));
-        differ == 0 && (word + 1) % CHUNK_WORDS as u64 != 0
+        differ == 0 && (word + lanes) % CHUNK_WORDS as u64 != 0 && self.plain_word()
     }
 }
 
 impl Race {
     /// Applies one part of a batch, whose first access is number `first`, and adds what its
-    /// accesses conflict with to `found`. A warp's plain accesses to consecutive words of a
-    /// chunk are recorded together (see `runs.rs`).
+    /// accesses conflict with to `found`. A run's lanes are recorded together (see `runs.rs`).
     pub(crate) fn run_part(&mut self, first: u64, part: &[Call], found: &mut Vec<Found>) {
-        let mut at = 0;
-        while let Some(call) = part.get(at) {
-            let Call::Access(packed, _) = call else {
+        for call in part {
+            let &Call::Access(packed, number, lanes) = call else {
                 self.apply(call);
-                at += 1;
                 continue;
             };
-            let mut len = 1;
-            if packed.plain_word() {
-                let mut last = packed;
-                while let Some(Call::Access(next, _)) = part.get(at + len)
-                    && last.run_goes_on(next)
-                {
-                    last = next;
-                    len += 1;
-                }
+            let seq = first + number as u64;
+            self.access_lanes(&packed, lanes, |j, access, hit| {
+                let seq = seq + j as u64;
+                found.push(Found { seq, access, hit });
+            });
+        }
+    }
+
+    /// Records an access, or a run of `lanes`; calls `found(lane, access, hit)` for each
+    /// conflict, in lane order.
+    #[inline(always)]
+    fn access_lanes(
+        &mut self,
+        packed: &Packed,
+        lanes: u8,
+        mut found: impl FnMut(usize, AccessCall, Hit),
+    ) {
+        if lanes == 1 {
+            if let (access, Some(hit)) = self.access_packed(packed) {
+                found(0, access, hit);
             }
-            let run = &part[at..at + len];
-            let mut conflict = |j: usize, hit: Hit| {
-                if let Some(Call::Access(packed, number)) = run.get(j) {
-                    let (access, seq) = (packed.access(), first + *number as u64);
-                    found.push(Found { seq, access, hit });
-                }
-            };
-            if len == 1 {
-                if let (_, Some(hit)) = self.access_packed(packed) {
-                    conflict(0, hit);
-                }
-            } else {
-                self.access_run(&packed.access(), len, conflict);
-            }
-            at += len;
+        } else {
+            let access = packed.access();
+            self.access_run(&access, lanes as usize, |j, hit| {
+                found(j, access.lane(j), hit)
+            });
         }
     }
 
@@ -532,9 +564,7 @@ impl Race {
     /// Runs one call; what an access finds is for [`Race::serve`] to keep.
     fn apply(&mut self, call: &Call) {
         match call {
-            Call::Access(packed, _) => {
-                self.access_packed(packed);
-            }
+            &Call::Access(packed, _, lanes) => self.access_lanes(&packed, lanes, |_, _, _| {}),
             Call::Mark(packed) => {
                 let a = packed.access();
                 self.mark_flag(a.region, a.word, &a.who, a.kind, a.sem);
@@ -903,7 +933,7 @@ mod tests {
                 pc: 7 + word as u32,
             };
             let packed = Packed::of_access(region, word, 0xF, 4, &who, kind, sem, call.pc);
-            (Call::Access(packed, 0), Some(call))
+            (Call::Access(packed, 0, 1), Some(call))
         };
         vec![
             (Call::BlockStarted { slot: 0, block: 0 }, None),
@@ -925,7 +955,7 @@ mod tests {
     /// The shard of `shards` that keeps `word` of the test's allocation.
     fn shard_of(word: usize, shards: usize) -> usize {
         match &fenced_read_then_write(word)[4].0 {
-            Call::Access(packed, _) => packed.shard(shards),
+            Call::Access(packed, ..) => packed.shard(shards),
             _ => unreachable!("the fifth call is the write"),
         }
     }
@@ -962,7 +992,7 @@ mod tests {
             let mut seqs = Vec::new();
             for (seq, (call, access)) in fenced_read_then_write(other).into_iter().enumerate() {
                 match call {
-                    Call::Access(packed, _) => {
+                    Call::Access(packed, ..) => {
                         seqs.push(seq);
                         pipe.push_packed(packed);
                     }
@@ -977,6 +1007,48 @@ mod tests {
                 .map(|f| (seqs[f.seq as usize], f.hit.hazard, f.hit.cause))
                 .collect();
             assert_eq!(piped, inline_hits, "{shards} shards");
+        }
+    }
+
+    /// Two warps of two blocks write the same 32 words, each as one run: every lane of the
+    /// second conflicts, and each conflict keeps its own lane's number and thread.
+    #[test]
+    fn a_runs_conflicts_keep_their_lanes_numbers_and_threads() {
+        let region = Region::Global {
+            index: 0,
+            words: 64,
+        };
+        for shards in [0, 2] {
+            let mut pipe = match shards {
+                0 => Pipe::local(64, 2, 64, MemoryModel::Racecheck),
+                n => Pipe::start(n, 64, 2, 64, MemoryModel::Racecheck).unwrap(),
+            };
+            for block in 0..2u32 {
+                pipe.push(Call::BlockStarted {
+                    slot: block,
+                    block: block as u64,
+                });
+            }
+            for block in 0..2u32 {
+                for lane in 0..32u32 {
+                    let who = Who {
+                        tid: (block * 64 + lane) as u64,
+                        slot: block,
+                        rt: block * 64 + lane,
+                        warp: block * 2,
+                    };
+                    let word = lane as usize;
+                    pipe.push_access(region, word, 0xF, 4, &who, Kind::Write, Sem::PLAIN, 3);
+                }
+            }
+            pipe.finish();
+            let found: Vec<_> = pipe
+                .found
+                .iter()
+                .map(|f| (f.seq, f.access.who.tid))
+                .collect();
+            let want: Vec<_> = (32..64).map(|seq| (seq, 64 + seq - 32)).collect();
+            assert_eq!(found, want, "{shards} shards");
         }
     }
 

@@ -41,11 +41,7 @@ impl Race {
             pc,
             ..
         } = *first;
-        let lane = |j: usize| Who {
-            tid: who.tid + j as u64,
-            rt: who.rt + j as u32,
-            ..who
-        };
+        let lane = |j: usize| first.lane(j).who;
         let rt = who.rt as usize;
         let epoch = self.epoch[rt];
         let last = who.tid + len as u64 - 1;
