@@ -196,14 +196,7 @@ impl Emulator {
             reserved_base,
             dyn_size: config.dynamic_shared_bytes,
             local_size: module.local_size,
-            race: options.racecheck.then(|| {
-                // A finding names its memory when it is reported, so heap blocks that may be
-                // freed meanwhile keep the detector answering each access at once; so does a
-                // trace, which links each finding to the access before it.
-                let batched = trace_limit.is_none() && !module.frees_heap();
-                let shards = batched.then_some(detector_shards(options.cores()));
-                Racecheck::start(shards, tpb, wpb, bx, options.memory_model)
-            }),
+            race: None,
             findings: Collector::default(),
             race_findings: Collector::default(),
             last_alloc: usize::MAX,
@@ -240,6 +233,18 @@ impl Emulator {
                 ..Watchdog::default()
             },
         };
+        if options.racecheck {
+            // A finding names its memory when it is reported, so heap blocks that may be freed
+            // meanwhile keep the detector answering each access at once; so does a trace, which
+            // links each finding to the access before it.
+            let batched = trace_limit.is_none() && !module.frees_heap();
+            let blocks_on_several =
+                options.schedule == Schedule::Hardware && l.may_run_in_parallel();
+            let shards = detector_shards(options.cores(), blocks_on_several);
+            let model = options.memory_model;
+            let race = Racecheck::start(batched.then_some(shards), tpb, wpb, bx, model);
+            l.ctx.race = Some(race);
+        }
         let completed = l.run();
         l.ctx.finish_racecheck();
         if let Some(refusal) = l.ctx.refusal.take() {

@@ -28,11 +28,17 @@ const MIN_PARALLEL_THREADS: u64 = 1;
 
 /// Threads a race detector takes of a launch's `cores`: a quarter, since recording a warp's
 /// accesses costs about a fifth of running them (see BENCHMARK.md); the interpreter gets the
-/// rest. Below four cores it takes none and runs on the launch's own thread: on two cores a
-/// detector thread of its own cost more in handing calls from core to core than it took off the
-/// interpreter (`reduce_better` at 4 M: 0.63 s against 0.56 s).
-pub(crate) fn detector_shards(cores: usize) -> usize {
-    cores / 4
+/// rest. When blocks run on several cores and there are fewer than four, it takes none and runs
+/// on the launch's own thread: on two cores a detector thread of its own cost more in handing
+/// calls from core to core than it took off the interpreter (`reduce_better` at 4 M: 0.63 s
+/// against 0.56 s). When blocks run on one core (the random schedules, traces, bank counting …),
+/// it takes at least one core of two or more.
+pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
+    if blocks_on_several {
+        cores / 4
+    } else {
+        (cores / 4).max(1).min(cores - 1)
+    }
 }
 
 /// Global memory a block may touch in a round: `start..end`, in whole lines.
@@ -340,7 +346,7 @@ impl Launch<'_> {
     }
 
     /// Whether this launch's rounds may run on several cores at all.
-    fn may_run_in_parallel(&self) -> bool {
+    pub(crate) fn may_run_in_parallel(&self) -> bool {
         let ctx = &self.ctx;
         let m = ctx.m;
         let heap = m.calls_builtin(|f| matches!(f, Builtin::Malloc | Builtin::Free));
