@@ -45,7 +45,8 @@ impl<T> RawSlice<T> {
         RawSlice {
             // SAFETY: `start` is at most the length: in the buffer or one past it.
             ptr: unsafe { self.ptr.add(start) },
-            len: range.end.clamp(start, self.len) - start,
+            // `min` then `max`, not `clamp`: its assertion kept it from being inlined.
+            len: range.end.min(self.len).max(start) - start,
         }
     }
 
@@ -252,7 +253,13 @@ impl RawSlice<u64> {
     #[allow(clippy::mut_from_ref)]
     pub(crate) fn bits_for(&self, off: usize, len: usize) -> (&mut [u64], usize) {
         let first = (off / 64).min(self.len);
-        let end = off.saturating_add(len).div_ceil(64).clamp(first, self.len);
+        // `min` then `max`, not `clamp`: its assertion kept it from being inlined (1.4 % of a
+        // one-core profile, on every store to global memory).
+        let end = off
+            .saturating_add(len)
+            .div_ceil(64)
+            .min(self.len)
+            .max(first);
         let words = self.get_mut(first..end).unwrap_or_default();
         (words, off - first * 64)
     }

@@ -49,6 +49,17 @@ pub(crate) struct Who {
     pub warp: u32,
 }
 
+impl Who {
+    /// The thread `j` lanes further in the same warp.
+    pub(crate) fn lane(&self, j: usize) -> Who {
+        Who {
+            tid: self.tid + j as u64,
+            rt: self.rt + j as u32,
+            ..*self
+        }
+    }
+}
+
 /// One recorded access, decoded.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Acc {

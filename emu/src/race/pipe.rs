@@ -57,11 +57,7 @@ impl AccessCall {
     pub(crate) fn lane(&self, j: usize) -> AccessCall {
         AccessCall {
             word: self.word + j,
-            who: Who {
-                tid: self.who.tid + j as u64,
-                rt: self.who.rt + j as u32,
-                ..self.who
-            },
+            who: self.who.lane(j),
             ..*self
         }
     }
@@ -482,9 +478,7 @@ impl Packed {
         // Kinds 2-4 are strong (see `kind`); bit 22 is `sync`.
         self.field(16, 3) >= 2 || self.field(22, 1) != 0
     }
-}
 
-impl Packed {
     /// A plain read or write of a whole word by a 4-byte access: what a run starts with.
     #[inline(always)]
     fn plain_word(&self) -> bool {

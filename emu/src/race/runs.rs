@@ -41,15 +41,15 @@ impl Race {
             pc,
             ..
         } = *first;
-        let lane = |j: usize| first.lane(j).who;
         let rt = who.rt as usize;
         let epoch = self.epoch[rt];
+        // The lanes share a stamp unless one of their threads released (and so moved its epoch).
         let last = who.tid + len as u64 - 1;
         let one_stamp =
             self.epoch[rt..rt + len].iter().all(|&e| e == epoch) && who.tid >> 32 == last >> 32;
         if !one_stamp {
             for j in 0..len {
-                let hit = self.access(region, word + j, 0xF, 4, &lane(j), kind, Sem::PLAIN, pc);
+                let hit = self.access(region, word + j, 0xF, 4, &who.lane(j), kind, Sem::PLAIN, pc);
                 if let Some(hit) = hit {
                     found(j, hit);
                 }
@@ -72,7 +72,7 @@ impl Race {
             if !self.move_run(chunk, i0, len, &who, kind, stamp) {
                 let sync_key = region.sync_key();
                 for j in 0..len {
-                    let who = lane(j);
+                    let who = who.lane(j);
                     let this = This {
                         who: &who,
                         kind,
@@ -110,14 +110,7 @@ impl Race {
         let sm = rec_sm(rec(who.tid, 0xF, stamp));
         let want = self.pattern_at(i0, who.tid, sm, 2);
         for j in 0..len {
-            let (i, lane) = (
-                i0 + j,
-                Who {
-                    tid: who.tid + j as u64,
-                    rt: who.rt + j as u32,
-                    ..*who
-                },
-            );
+            let (i, lane) = (i0 + j, who.lane(j));
             // 1D blocks number a run's threads as its words; 2D ones may turn a row.
             if self.bdx.is_some() && self.pattern_at(i, lane.tid, sm, 2) != want {
                 return false;
