@@ -195,10 +195,8 @@ impl Ctx<'_> {
         while o < end {
             let word = o / 4;
             let wend = ((word + 1) * 4).min(end);
-            let mut mask = 0u8;
-            for b in o..wend {
-                mask |= 1 << (b % 4);
-            }
+            // Bytes `o % 4 .. (o % 4) + (wend - o)` of the word: at most four.
+            let mask = (((1u32 << (wend - o)) - 1) << (o % 4)) as u8;
             match self.race.as_mut() {
                 Some(Racecheck::Inline(r)) => {
                     if let Some(hit) = r.access(region, word, mask, size, &who, kind, sem, pc) {
