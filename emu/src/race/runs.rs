@@ -109,7 +109,13 @@ impl Race {
         };
         let sm = rec_sm(rec(who.tid, 0xF, stamp));
         let want = self.pattern_at(i0, who.tid, sm, 2);
-        for j in 0..len {
+        let run = (u32::MAX >> (32 - len)) << i0;
+        let checked = if kind.writes() { 3 } else { 2 };
+        let shown = self.bdx.is_none()
+            && slots[..checked]
+                .iter()
+                .all(|slot| self.ordered_by_pattern(slot, run, &want, who));
+        for j in (0..len).filter(|_| !shown) {
             let (i, lane) = (i0 + j, who.lane(j));
             // 1D blocks number a run's threads as its words; 2D ones may turn a row.
             if self.bdx.is_some() && self.pattern_at(i, lane.tid, sm, 2) != want {
@@ -160,7 +166,6 @@ impl Race {
         let Chunk::Compact(slots) = chunk else {
             return false;
         };
-        let run = (u32::MAX >> (32 - len)) << i0;
         let slot = &mut slots[target];
         if new_pattern {
             slot.pats[k] = want;
@@ -173,5 +178,44 @@ impl Race {
             slots[R1].has &= !run;
         }
         true
+    }
+
+    /// Whether every record the run's words hold in `slot` is, pattern by pattern, ordered before
+    /// its lane's access (the same thread, or a thread of its block before a barrier since) and
+    /// other than the lane's new record: what the word-by-word checks would find, in one look
+    /// per pattern. False when a pattern needs those checks. For 1D blocks, whose runs number
+    /// their threads as their words.
+    fn ordered_by_pattern(&self, slot: &Slot, run: u32, want: &Pattern, who: &Who) -> bool {
+        let tpb = self.tpb as u64;
+        (0..PATTERNS).all(|k| {
+            let words = slot.users(k, 0) & run;
+            if words == 0 {
+                return true;
+            }
+            let p = &slot.pats[k];
+            let Some(stamp) = self.stamps.get((p.sm as u64 & STAMP_MASK) as usize) else {
+                return false;
+            };
+            if p.phase == ANY_THREAD || p.size_log2 != 2 || p.sm == want.sm {
+                return false;
+            }
+            let hi = stamp.tid_hi as u64;
+            if p.base == want.base && p.phase == want.phase && hi == who.tid >> 32 {
+                return true;
+            }
+            // Word i's thread is `base + i` (low 32 bits): the words' threads are consecutive
+            // unless the low bits wrap.
+            let (first, last) = (
+                words.trailing_zeros() as u64,
+                31 - words.leading_zeros() as u64,
+            );
+            let low = p.base as u64;
+            let tid = |i: u64| (hi << 32) | (low + i);
+            let block = who.tid / tpb;
+            low + last <= u32::MAX as u64
+                && tid(first) / tpb == block
+                && tid(last) / tpb == block
+                && stamp.bar < self.bar_epoch[who.slot as usize]
+        })
     }
 }

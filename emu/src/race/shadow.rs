@@ -218,7 +218,7 @@ impl Race {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn slot_get(&self, slot: &Slot, i: usize) -> Rec {
         let bit = 1u32 << i;
         if slot.has & bit == 0 {

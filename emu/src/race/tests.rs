@@ -266,75 +266,159 @@ proptest! {
         block_x in prop_oneof![Just(256u32), Just(16), Just(24)],
         steps in proptest::collection::vec(step_strategy(), 1..60)
     ) {
-        let (tpb, wpb) = (256u32, 8u32);
-        let mut together = Race::new(tpb, wpb, block_x, MemoryModel::Racecheck);
-        let mut one_by_one = Race::new(tpb, wpb, block_x, MemoryModel::Racecheck);
-        for race in [&mut together, &mut one_by_one] {
-            race.block_started(0, 0);
-            race.block_started(1, 1);
-        }
-        let who = |block: u32, thread: u32| Who {
-            tid: (block * tpb + thread) as u64,
-            slot: block,
-            rt: block * tpb + thread,
-            warp: block * wpb + thread / 32,
-        };
-        let region = |shared: bool, block: u32| {
-            if shared {
-                Region::Shared { slot: block, block: block as u64 }
-            } else {
-                Region::Global { index: 0, words: 128 }
-            }
-        };
-        let kinds = [Kind::Read, Kind::Write, Kind::StrongRead, Kind::StrongWrite, Kind::Rmw];
-        for (n, step) in steps.iter().enumerate() {
-            match *step {
-                Step::Run { block, warp, lane, len, shared, chunk, i0, write, pc } => {
-                    let first = AccessCall {
-                        region: region(shared, block),
-                        word: chunk * CHUNK_WORDS + i0,
-                        mask: 0xF,
-                        size: 4,
-                        who: who(block, warp * 32 + lane),
-                        kind: if write { Kind::Write } else { Kind::Read },
-                        sem: Sem::PLAIN,
-                        pc,
-                    };
-                    let mut hits = Vec::new();
-                    together.access_run(&first, len, |j, h| {
-                        hits.push((j, h.hazard, h.cause, h.prev.tid, h.prev.pc));
-                    });
-                    let mut want = Vec::new();
-                    for j in 0..len {
-                        let lane = who(block, warp * 32 + lane + j as u32);
-                        let a = first;
-                        if let Some(h) = one_by_one.access(
-                            a.region, a.word + j, 0xF, 4, &lane, a.kind, a.sem, a.pc,
-                        ) {
-                            want.push((j, h.hazard, h.cause, h.prev.tid, h.prev.pc));
-                        }
-                    }
-                    prop_assert_eq!(hits, want, "step {}", n);
-                }
-                Step::Single { block, thread, shared, word, mask, size, kind, pc } => {
-                    let sem = Sem { scope: Scope::Gpu, ..Sem::PLAIN };
-                    let who = who(block, thread);
-                    let found: Vec<_> = [&mut together, &mut one_by_one]
-                        .into_iter()
-                        .map(|race| {
-                            race.access(region(shared, block), word, mask, size, &who, kinds[kind], sem, pc)
-                                .map(|h| (h.hazard, h.cause, h.prev.tid))
-                        })
-                        .collect();
-                    prop_assert_eq!(found[0], found[1], "step {}", n);
-                }
-                Step::Barrier { block } => {
-                    for race in [&mut together, &mut one_by_one] {
-                        race.barrier(block, block * wpb..(block + 1) * wpb);
-                    }
-                }
-            }
-            prop_assert_eq!(shadow_shape(&together), shadow_shape(&one_by_one), "after step {}", n);
-        }
+        run_both_ways(block_x, &steps)?;
     }
+}
+
+/// Two warps of blocks 0 and 1, one instruction, write words 0..16 and 16..32 of a global chunk
+/// as one pattern (threads 240..272 of blocks of 256); after a barrier in block 0, a warp of block
+/// 0 writes all 32 words. Block 1's half conflicts: a pattern's threads in two blocks must not be
+/// taken as one block's, ordered by its barrier.
+#[test]
+fn a_pattern_whose_threads_span_two_blocks_is_not_ordered_by_one_blocks_barrier() {
+    let run = |block, warp, lane, len, i0, pc| Step::Run {
+        block,
+        warp,
+        lane,
+        len,
+        shared: false,
+        chunk: 0,
+        i0,
+        write: true,
+        pc,
+    };
+    let steps = [
+        run(0, 7, 16, 16, 0, 0),
+        run(1, 0, 0, 16, 16, 0),
+        Step::Barrier { block: 0 },
+        run(0, 0, 0, 32, 0, 1),
+    ];
+    let hits = run_both_ways(256, &steps).unwrap();
+    assert_eq!(hits, 16, "block 1's half conflicts, block 0's does not");
+}
+
+/// Replays `steps` on a detector recording runs together and on one recording their accesses
+/// one by one; fails at the first difference. Returns how many conflicts runs found.
+fn run_both_ways(block_x: u32, steps: &[Step]) -> Result<usize, TestCaseError> {
+    let mut run_hits = 0;
+    let (tpb, wpb) = (256u32, 8u32);
+    let mut together = Race::new(tpb, wpb, block_x, MemoryModel::Racecheck);
+    let mut one_by_one = Race::new(tpb, wpb, block_x, MemoryModel::Racecheck);
+    for race in [&mut together, &mut one_by_one] {
+        race.block_started(0, 0);
+        race.block_started(1, 1);
+    }
+    let who = |block: u32, thread: u32| Who {
+        tid: (block * tpb + thread) as u64,
+        slot: block,
+        rt: block * tpb + thread,
+        warp: block * wpb + thread / 32,
+    };
+    let region = |shared: bool, block: u32| {
+        if shared {
+            Region::Shared {
+                slot: block,
+                block: block as u64,
+            }
+        } else {
+            Region::Global {
+                index: 0,
+                words: 128,
+            }
+        }
+    };
+    let kinds = [
+        Kind::Read,
+        Kind::Write,
+        Kind::StrongRead,
+        Kind::StrongWrite,
+        Kind::Rmw,
+    ];
+    for (n, step) in steps.iter().enumerate() {
+        match *step {
+            Step::Run {
+                block,
+                warp,
+                lane,
+                len,
+                shared,
+                chunk,
+                i0,
+                write,
+                pc,
+            } => {
+                let first = AccessCall {
+                    region: region(shared, block),
+                    word: chunk * CHUNK_WORDS + i0,
+                    mask: 0xF,
+                    size: 4,
+                    who: who(block, warp * 32 + lane),
+                    kind: if write { Kind::Write } else { Kind::Read },
+                    sem: Sem::PLAIN,
+                    pc,
+                };
+                let mut hits = Vec::new();
+                together.access_run(&first, len, |j, h| {
+                    hits.push((j, h.hazard, h.cause, h.prev.tid, h.prev.pc));
+                });
+                let mut want = Vec::new();
+                for j in 0..len {
+                    let lane = who(block, warp * 32 + lane + j as u32);
+                    let a = first;
+                    if let Some(h) =
+                        one_by_one.access(a.region, a.word + j, 0xF, 4, &lane, a.kind, a.sem, a.pc)
+                    {
+                        want.push((j, h.hazard, h.cause, h.prev.tid, h.prev.pc));
+                    }
+                }
+                run_hits += hits.len();
+                prop_assert_eq!(hits, want, "step {}", n);
+            }
+            Step::Single {
+                block,
+                thread,
+                shared,
+                word,
+                mask,
+                size,
+                kind,
+                pc,
+            } => {
+                let sem = Sem {
+                    scope: Scope::Gpu,
+                    ..Sem::PLAIN
+                };
+                let who = who(block, thread);
+                let found: Vec<_> = [&mut together, &mut one_by_one]
+                    .into_iter()
+                    .map(|race| {
+                        race.access(
+                            region(shared, block),
+                            word,
+                            mask,
+                            size,
+                            &who,
+                            kinds[kind],
+                            sem,
+                            pc,
+                        )
+                        .map(|h| (h.hazard, h.cause, h.prev.tid))
+                    })
+                    .collect();
+                prop_assert_eq!(found[0], found[1], "step {}", n);
+            }
+            Step::Barrier { block } => {
+                for race in [&mut together, &mut one_by_one] {
+                    race.barrier(block, block * wpb..(block + 1) * wpb);
+                }
+            }
+        }
+        prop_assert_eq!(
+            shadow_shape(&together),
+            shadow_shape(&one_by_one),
+            "after step {}",
+            n
+        );
+    }
+    Ok(run_hits)
 }
