@@ -111,42 +111,12 @@ impl Race {
         let want = self.pattern_at(i0, who.tid, sm, 2);
         let run = (u32::MAX >> (32 - len)) << i0;
         let checked = if kind.writes() { 3 } else { 2 };
-        let shown = self.bdx.is_none()
+        let by_pattern = self.bdx.is_none()
             && slots[..checked]
                 .iter()
                 .all(|slot| self.ordered_by_pattern(slot, run, &want, who));
-        for j in (0..len).filter(|_| !shown) {
-            let (i, lane) = (i0 + j, who.lane(j));
-            // 1D blocks number a run's threads as its words; 2D ones may turn a row.
-            if self.bdx.is_some() && self.pattern_at(i, lane.tid, sm, 2) != want {
-                return false;
-            }
-            let cur = rec(lane.tid, 0xF, stamp);
-            let unordered = |r: Rec| {
-                self.decode(r)
-                    .is_some_and(|p| p.mask != 0 && !self.ordered(&p, &lane))
-            };
-            let last_write = self.slot_get(&slots[W], i);
-            if unordered(last_write) {
-                return false;
-            }
-            if kind.writes() {
-                if last_write == cur
-                    || unordered(self.slot_get(&slots[R0], i))
-                    || unordered(self.slot_get(&slots[R1], i))
-                {
-                    return false;
-                }
-            } else {
-                let read = self.slot_get(&slots[R0], i);
-                // A read that stays (unordered with this one) would move to the second slot.
-                let stays = self
-                    .decode(read)
-                    .is_some_and(|p| p.tid != lane.tid && !self.ordered(&p, &lane));
-                if read == cur || stays {
-                    return false;
-                }
-            }
+        if !by_pattern && !self.ordered_word_by_word(slots, i0, len, who, kind, stamp, &want) {
+            return false;
         }
         let target = if kind.writes() { W } else { R0 };
         let first = 1u32 << i0;
@@ -176,6 +146,57 @@ impl Race {
         if kind.writes() {
             slots[R0].has &= !run;
             slots[R1].has &= !run;
+        }
+        true
+    }
+
+    /// [`Race::move_run`]'s checks, word by word: no lane's earlier records conflict with it,
+    /// each lane's record changes in the slot it sets, a read leaves no unordered read behind,
+    /// and (2D blocks) the lanes' records form `want`.
+    #[allow(clippy::too_many_arguments)]
+    fn ordered_word_by_word(
+        &self,
+        slots: &[Slot; 3],
+        i0: usize,
+        len: usize,
+        who: &Who,
+        kind: Kind,
+        stamp: u32,
+        want: &Pattern,
+    ) -> bool {
+        let sm = want.sm;
+        for j in 0..len {
+            let (i, lane) = (i0 + j, who.lane(j));
+            // 1D blocks number a run's threads as its words; 2D ones may turn a row.
+            if self.bdx.is_some() && self.pattern_at(i, lane.tid, sm, 2) != *want {
+                return false;
+            }
+            let cur = rec(lane.tid, 0xF, stamp);
+            let unordered = |r: Rec| {
+                self.decode(r)
+                    .is_some_and(|p| p.mask != 0 && !self.ordered(&p, &lane))
+            };
+            let last_write = self.slot_get(&slots[W], i);
+            if unordered(last_write) {
+                return false;
+            }
+            if kind.writes() {
+                if last_write == cur
+                    || unordered(self.slot_get(&slots[R0], i))
+                    || unordered(self.slot_get(&slots[R1], i))
+                {
+                    return false;
+                }
+            } else {
+                let read = self.slot_get(&slots[R0], i);
+                // A read that stays (unordered with this one) would move to the second slot.
+                let stays = self
+                    .decode(read)
+                    .is_some_and(|p| p.tid != lane.tid && !self.ordered(&p, &lane));
+                if read == cur || stays {
+                    return false;
+                }
+            }
         }
         true
     }
