@@ -422,7 +422,8 @@ impl Drop for PanicAlarm<'_> {
 
 /// How long a waiting thread spins before it sleeps: a round's other side is usually tens of
 /// microseconds away, and waking a sleeping thread can take that long again; on a machine with
-/// more threads than cores (tests, other work) a sleeping thread gives its core away.
+/// more threads than cores (tests, other work) a sleeping thread gives its core away. 50 µs
+/// saved the workspace's tests about 28 s, and cost checkers-off runs on 2 cores 1.5–4 %.
 #[cfg(not(test))]
 const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
 /// Tests share the cores with each other: a worker spinning through a round's detector batch
