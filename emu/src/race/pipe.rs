@@ -636,8 +636,6 @@ pub(crate) struct Pipe {
     /// The detector itself when it runs on the interpreter's thread: each batch is applied
     /// when it is full, so that a warp's accesses reach it together (see `runs.rs`).
     local: Option<Race>,
-    /// Calls per batch.
-    batch: usize,
 }
 
 impl Pipe {
@@ -651,7 +649,7 @@ impl Pipe {
         model: MemoryModel,
     ) -> Option<Pipe> {
         let shards = shards.max(1);
-        let mut pipe = Pipe::new(shards, BATCH);
+        let mut pipe = Pipe::new(shards);
         let (back, from_shards) = channel();
         pipe.from_shards = from_shards;
         for shard in 0..shards {
@@ -680,11 +678,11 @@ impl Pipe {
     pub(crate) fn local(tpb: u32, wpb: u32, block_x: u32, model: MemoryModel) -> Pipe {
         Pipe {
             local: Some(Race::new(tpb, wpb, block_x, model)),
-            ..Pipe::new(1, LOCAL_BATCH)
+            ..Pipe::new(1)
         }
     }
 
-    fn new(shards: usize, batch: usize) -> Pipe {
+    fn new(shards: usize) -> Pipe {
         Pipe {
             own: Streams::new(shards, &mut Vec::new()),
             own_first: 0,
@@ -699,7 +697,6 @@ impl Pipe {
             found: Vec::new(),
             shards: Vec::new(),
             local: None,
-            batch,
         }
     }
 
@@ -723,7 +720,12 @@ impl Pipe {
     #[inline(always)]
     fn queued(&mut self, calls: usize) {
         self.queued += calls;
-        if self.queued >= self.batch {
+        let batch = if self.local.is_some() {
+            LOCAL_BATCH
+        } else {
+            BATCH
+        };
+        if self.queued >= batch {
             self.send();
         }
     }

@@ -172,6 +172,7 @@ impl Race {
                 return false;
             }
             let cur = rec(lane.tid, 0xF, stamp);
+            // `update`'s conflict test, for a plain access of the whole word.
             let unordered = |r: Rec| {
                 self.decode(r)
                     .is_some_and(|p| p.mask != 0 && !self.ordered(&p, &lane))
@@ -189,11 +190,8 @@ impl Race {
                 }
             } else {
                 let read = self.slot_get(&slots[R0], i);
-                // A read that stays (unordered with this one) would move to the second slot.
-                let stays = self
-                    .decode(read)
-                    .is_some_and(|p| p.tid != lane.tid && !self.ordered(&p, &lane));
-                if read == cur || stays {
+                // A read that stays would move to the second slot.
+                if read == cur || !self.replaceable(read, &lane) {
                     return false;
                 }
             }

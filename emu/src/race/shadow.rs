@@ -178,10 +178,7 @@ impl Race {
                     gap: self.gap[who.rt as usize],
                 });
             }
-            let replaceable = |r: Rec| match prev(r) {
-                None => true,
-                Some(p) => p.tid == who.tid || self.ordered(&p, who),
-            };
+            let replaceable = |r: Rec| self.replaceable(r, who);
             if !replaceable(old[R0]) && replaceable(old[R1]) {
                 new[R1] = old[R0];
             }
@@ -194,6 +191,16 @@ impl Race {
             self.store(chunk, i, &old, &new);
         }
         hit
+    }
+
+    /// Whether a read's record `r` may give way to a read by `who`: none, `who`'s own, or ordered
+    /// before it. One that may not stays, in the second read slot.
+    #[inline(always)]
+    pub(super) fn replaceable(&self, r: Rec, who: &Who) -> bool {
+        match self.decode(r) {
+            None => true,
+            Some(p) => p.tid == who.tid || self.ordered(&p, who),
+        }
     }
 
     /// The three records of word `i`.
