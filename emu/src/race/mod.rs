@@ -15,12 +15,15 @@
 
 use std::collections::{HashMap, HashSet};
 
+mod calls;
 mod pipe;
 mod runs;
 mod shadow;
 mod sync;
 
-pub(crate) use pipe::{AccessCall, Call, Found, Log, Racecheck};
+pub(crate) use calls::{AccessCall, Call, Log};
+use calls::{Packed, Streams};
+pub(crate) use pipe::{Found, Racecheck};
 
 use shadow::*;
 use sync::*;

@@ -1,0 +1,363 @@
+//! The detector's calls as the interpreter logs them: accesses packed into six words, a warp's
+//! run of accesses in one call, and streams that split the calls by the shard that keeps their words.
+
+use std::sync::Arc;
+
+use super::*;
+
+/// One access as [`Race::access`] takes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AccessCall {
+    pub region: Region,
+    pub word: usize,
+    pub mask: u8,
+    pub size: u32,
+    pub who: Who,
+    pub kind: Kind,
+    pub sem: Sem,
+    pub pc: u32,
+}
+
+impl AccessCall {
+    /// Lane `j` of the run this access starts (see [`Call::Access`]).
+    pub(crate) fn lane(&self, j: usize) -> AccessCall {
+        AccessCall {
+            word: self.word + j,
+            who: self.who.lane(j),
+            ..*self
+        }
+    }
+}
+
+/// An access, or a strong access's synchronization, packed into six whole words. A call built
+/// from narrower fields was copied into the batch with wider loads than the stores that made
+/// it, and that stalled the interpreter on every access.
+///
+/// Words: the word's index; the thread id; the region's size in words (global) or its block
+/// (shared); allocation index or slot, and resident thread; resident warp and instruction; the
+/// small fields (see [`Packed::bits`]) with the thread's slot above them.
+#[derive(Clone, Copy)]
+pub(crate) struct Packed(pub(super) [u64; 6]);
+
+/// In the small fields: the region is shared memory.
+const SHARED: u64 = 1 << 27;
+
+impl Packed {
+    #[inline(always)]
+    pub(super) fn new(region: Region, word: u64, who: &Who, pc: u32, bits: u64) -> Packed {
+        let (extent, index, shared) = match region {
+            Region::Shared { slot, block } => (block, slot as u64, SHARED),
+            Region::Global { index, words } => (words as u64, index as u64, 0),
+        };
+        Packed([
+            word,
+            who.tid,
+            extent,
+            index | (who.rt as u64) << 32,
+            who.warp as u64 | (pc as u64) << 32,
+            bits | shared | (who.slot as u64) << 32,
+        ])
+    }
+
+    /// An access, as [`Race::access`] takes it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn of_access(
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) -> Packed {
+        let bits = Packed::bits(mask, size, kind, sem, Acquire::Never, false);
+        Packed::new(region, word as u64, who, pc, bits)
+    }
+
+    /// Mask (bits 0–7), size (8–15), kind (16–18), the access's scope (19–20), atomic (21),
+    /// sync (22), silent (23); for synchronization, acquire (24–25) and release (26).
+    #[inline(always)]
+    pub(super) fn bits(
+        mask: u8,
+        size: u32,
+        kind: Kind,
+        sem: Sem,
+        acquire: Acquire,
+        release: bool,
+    ) -> u64 {
+        mask as u64
+            | (size.min(255) as u64) << 8
+            | (kind as u64) << 16
+            | (sem.scope as u64) << 19
+            | (sem.atomic as u64) << 21
+            | (sem.sync as u64) << 22
+            | (sem.silent as u64) << 23
+            | (acquire as u64) << 24
+            | (release as u64) << 26
+    }
+
+    pub(super) fn region(&self) -> Region {
+        let index = self.0[3] as u32;
+        if self.0[5] & SHARED != 0 {
+            Region::Shared {
+                slot: index,
+                block: self.0[2],
+            }
+        } else {
+            Region::Global {
+                index: index as usize,
+                words: self.0[2] as usize,
+            }
+        }
+    }
+
+    pub(super) fn who(&self) -> Who {
+        Who {
+            tid: self.0[1],
+            slot: (self.0[5] >> 32) as u32,
+            rt: (self.0[3] >> 32) as u32,
+            warp: self.0[4] as u32,
+        }
+    }
+
+    pub(super) fn pc(&self) -> u32 {
+        (self.0[4] >> 32) as u32
+    }
+
+    pub(super) fn field(&self, shift: u32, width: u32) -> u8 {
+        ((self.0[5] >> shift) & ((1 << width) - 1)) as u8
+    }
+
+    pub(super) fn kind(&self) -> Kind {
+        const KINDS: [Kind; 5] = [
+            Kind::Read,
+            Kind::Write,
+            Kind::StrongRead,
+            Kind::StrongWrite,
+            Kind::Rmw,
+        ];
+        KINDS[self.field(16, 3) as usize % 5]
+    }
+
+    pub(super) fn scope(&self) -> Scope {
+        [Scope::Cta, Scope::Gpu, Scope::Sys][self.field(19, 2) as usize % 3]
+    }
+
+    pub(super) fn acquire(&self) -> Acquire {
+        [Acquire::Now, Acquire::AtNextFence, Acquire::Never][self.field(24, 2) as usize % 3]
+    }
+
+    pub(super) fn access(&self) -> AccessCall {
+        AccessCall {
+            region: self.region(),
+            word: self.0[0] as usize,
+            mask: self.field(0, 8),
+            size: self.field(8, 8) as u32,
+            who: self.who(),
+            kind: self.kind(),
+            sem: Sem {
+                scope: self.scope(),
+                atomic: self.field(21, 1) != 0,
+                sync: self.field(22, 1) != 0,
+                silent: self.field(23, 1) != 0,
+            },
+            pc: self.pc(),
+        }
+    }
+}
+
+/// One call of the detector's API, as the interpreter made it.
+#[derive(Clone)]
+pub(crate) enum Call {
+    /// An access to a word of the shard whose stream holds it, its number among its part's
+    /// accesses (see [`Streams`]), and how many lanes of its warp instruction it stands for: a
+    /// run of `n` is `n` plain 4-byte accesses by consecutive threads to consecutive words of
+    /// one chunk, numbered one after the other (see `runs.rs`).
+    Access(Packed, u32, u8),
+    /// A strong or synchronizing access to another shard's word: its marks only.
+    Mark(Packed),
+    Fence {
+        rt: u32,
+        scope: Scope,
+        pc: u32,
+    },
+    /// A strong access's synchronization; its scope is the packed access's.
+    Sync(Packed),
+    Barrier {
+        slot: u32,
+        warps: std::ops::Range<u32>,
+    },
+    ShareAcquired(Arc<[Who]>),
+    WarpSync {
+        warp: u32,
+        threads: Arc<[Who]>,
+        whole_warp: bool,
+    },
+    BlockStarted {
+        slot: u32,
+        block: u64,
+    },
+    BlockFinished {
+        slot: u32,
+    },
+}
+
+/// Calls split by shard as they are made: each shard's stream holds the accesses to its words,
+/// the marks of the other shards' strong accesses, and every other call, in order. So a shard
+/// reads only what concerns it.
+pub(crate) struct Streams {
+    pub(crate) parts: Vec<Vec<Call>>,
+    /// Accesses so far: the next one's number.
+    pub(crate) accesses: u64,
+    /// Calls so far, each counted once.
+    pub(crate) calls: usize,
+}
+
+impl Streams {
+    pub(crate) fn new(shards: usize, spares: &mut Vec<Vec<Call>>) -> Streams {
+        Streams {
+            parts: (0..shards.max(1))
+                .map(|_| spares.pop().unwrap_or_default())
+                .collect(),
+            accesses: 0,
+            calls: 0,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn push_access(&mut self, packed: Packed) {
+        let number = self.accesses as u32;
+        self.accesses += 1;
+        self.calls += 1;
+        let shards = self.parts.len();
+        let own = if shards == 1 { 0 } else { packed.shard(shards) };
+        if shards > 1 && packed.marks() {
+            for (shard, part) in self.parts.iter_mut().enumerate() {
+                if shard != own {
+                    part.push(Call::Mark(packed));
+                }
+            }
+        }
+        if let Some(part) = self.parts.get_mut(own) {
+            // The next lane of a run lengthens it: one byte written instead of a call.
+            if let Some(Call::Access(first, at, lanes)) = part.last_mut()
+                && first.run_goes_on(*lanes, &packed)
+                && number == *at + *lanes as u32
+            {
+                *lanes += 1;
+                return;
+            }
+            crate::push_in_place(part, Call::Access(packed, number, 1));
+        }
+    }
+
+    pub(super) fn push(&mut self, call: Call) {
+        self.calls += 1;
+        if let Some((last, others)) = self.parts.split_last_mut() {
+            for part in others {
+                part.push(call.clone());
+            }
+            crate::push_in_place(last, call);
+        }
+    }
+}
+
+/// The calls a worker made in one block's turn: the launch appends every block's, in block
+/// order, to its pipe (see `exec/parallel.rs`), which is the order one core makes them in.
+pub(crate) struct Log {
+    pub(crate) streams: Streams,
+    /// Emptied streams the pipe lent, so that a new log starts with room.
+    pub(crate) spares: Vec<Vec<Call>>,
+}
+
+impl Log {
+    pub(crate) fn new(shards: usize) -> Log {
+        Log {
+            streams: Streams::new(shards, &mut Vec::new()),
+            spares: Vec::new(),
+        }
+    }
+
+    pub(crate) fn accesses(&self) -> u64 {
+        self.streams.accesses
+    }
+
+    /// Logs one access.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn push_access(
+        &mut self,
+        region: Region,
+        word: usize,
+        mask: u8,
+        size: u32,
+        who: &Who,
+        kind: Kind,
+        sem: Sem,
+        pc: u32,
+    ) {
+        let packed = Packed::of_access(region, word, mask, size, who, kind, sem, pc);
+        self.streams.push_access(packed);
+    }
+
+    /// The calls logged so far, leaving an empty log (of spare streams when there are some).
+    pub(crate) fn take(&mut self) -> Log {
+        let shards = self.streams.parts.len();
+        let fresh = Streams::new(shards, &mut self.spares);
+        Log {
+            streams: std::mem::replace(&mut self.streams, fresh),
+            spares: Vec::new(),
+        }
+    }
+}
+
+impl Packed {
+    /// The shard that keeps this access's word: chunks of 32 words spread by a hash, so that a
+    /// warp's coalesced access goes to one shard and neighbouring ones to any. Every shard asks
+    /// this of every access, so it is a multiplication, not a division.
+    #[inline(always)]
+    pub(super) fn shard(&self, shards: usize) -> usize {
+        let chunk = self.0[0] / CHUNK_WORDS as u64;
+        let region = (self.0[3] as u32 as u64) | (self.0[5] & SHARED) << 8;
+        let hash = (chunk ^ region << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((hash as u128 * shards as u128) >> 64) as usize
+    }
+
+    /// A strong or synchronizing access, which changes its thread's state and its word's as
+    /// well as the shadow: every shard must see it.
+    #[inline(always)]
+    pub(super) fn marks(&self) -> bool {
+        // Kinds 2-4 are strong (see `kind`); bit 22 is `sync`.
+        self.field(16, 3) >= 2 || self.field(22, 1) != 0
+    }
+
+    /// A plain read or write of a whole word by a 4-byte access: what a run starts with.
+    #[inline(always)]
+    pub(super) fn plain_word(&self) -> bool {
+        let small = self.0[5] & (SHARED - 1);
+        let plain = |kind| Packed::bits(0xF, 4, kind, Sem::PLAIN, Acquire::Never, false);
+        small == plain(Kind::Read) || small == plain(Kind::Write)
+    }
+
+    /// Whether `next` is the next lane of the run of `lanes` this access starts: a plain 4-byte
+    /// access by the same instruction of the same warp, `lanes` threads and words further, in
+    /// the same chunk.
+    #[inline(always)]
+    pub(super) fn run_goes_on(&self, lanes: u8, next: &Packed) -> bool {
+        let [word, tid, extent, place, warp_pc, bits] = self.0;
+        let lanes = lanes as u64;
+        let want = [
+            word + lanes,
+            tid + lanes,
+            extent,
+            place + (lanes << 32),
+            warp_pc,
+            bits,
+        ];
+        // Word by word: comparing the arrays called `memcmp`, 13 % of a one-core profile.
+        let differ = (0..6).fold(0, |d, k| d | (next.0[k] ^ want[k]));
+        differ == 0 && !(word + lanes).is_multiple_of(CHUNK_WORDS as u64) && self.plain_word()
+    }
+}
