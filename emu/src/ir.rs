@@ -716,6 +716,65 @@ impl Op {
     }
 }
 
+/// Where an instruction may reach beyond its block, for the rounds run on several cores
+/// (`exec/parallel.rs`). Kept per instruction in [`Module::reach`](crate::parse::Module), so a
+/// warp whose next instruction stays in its block costs a round's footprint one byte's look.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Reach {
+    /// Registers, shared, local or parameter memory: the block's own.
+    Block,
+    /// Global memory, at addresses its lanes' registers tell.
+    Global,
+    /// What every block may see (`malloc`, `printf`, `assert`, `trap`, a refused instruction):
+    /// the round runs on one core.
+    Launch,
+}
+
+impl Op {
+    /// How far this instruction may reach beyond its block.
+    pub(crate) fn reach(&self) -> Reach {
+        let of_space = |space: &Space| match space {
+            Space::Shared | Space::Local | Space::Param => Reach::Block,
+            Space::Generic | Space::Global | Space::Const => Reach::Global,
+        };
+        match self {
+            Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => of_space(space),
+            Op::Builtin { .. } | Op::Trap | Op::Unsupported(_) => Reach::Launch,
+            Op::Mov { .. }
+            | Op::Unpack { .. }
+            | Op::Pack { .. }
+            | Op::Bin { .. }
+            | Op::Un { .. }
+            | Op::Mad { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp { .. }
+            | Op::Slct { .. }
+            | Op::Cvt { .. }
+            | Op::Cvta { .. }
+            | Op::Bfe { .. }
+            | Op::Bfi { .. }
+            | Op::Prmt { .. }
+            | Op::TestP { .. }
+            | Op::Bra { .. }
+            | Op::Call { .. }
+            | Op::Ret
+            | Op::Exit
+            | Op::Bar { .. }
+            | Op::BarWarp { .. }
+            | Op::Shfl { .. }
+            | Op::Vote { .. }
+            | Op::Activemask { .. }
+            | Op::Match { .. }
+            | Op::Redux { .. }
+            | Op::Fence { .. }
+            | Op::Nop
+            | Op::Int3 { .. }
+            | Op::Half2 { .. } => Reach::Block,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Instr {
     pub op: Op,

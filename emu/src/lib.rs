@@ -39,6 +39,7 @@ mod printf;
 mod race;
 mod regalloc;
 mod report;
+mod stretch;
 mod trace;
 
 pub use banks::{BANKS, BankConflicts, warp_access};

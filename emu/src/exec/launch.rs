@@ -550,10 +550,13 @@ impl Launch<'_> {
                 resident.push(slot);
             }
             let in_parallel = match crew.as_mut() {
-                Some((crew, own)) => self.parallel_round(crew, &mut rounds, own, &resident),
+                Some((crew, own)) => {
+                    let most = self.rounds_unwatched(&resident, stalled_rounds, patience);
+                    self.parallel_rounds(crew, &mut rounds, own, &resident, most)
+                }
                 None => None,
             };
-            let mut progressed = in_parallel.unwrap_or(false);
+            let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
                 for &b in &resident {
                     let b = b as usize;
@@ -593,7 +596,7 @@ impl Launch<'_> {
                 }
                 continue;
             }
-            stalled_rounds += 1;
+            stalled_rounds += ran as u64;
             if !progressed || stalled_rounds >= patience {
                 // Resident blocks wait for something (a flag, a barrier that never completes):
                 // start another block rather than stop, as a GPU with more SMs would.

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::*;
+use crate::stretch::MAX_STRETCH;
 
 /// Blocks share a line of global memory when they touch the same 64 bytes: initcheck keeps one
 /// word of bits per 64 bytes, which two blocks must not both write.
@@ -55,13 +56,22 @@ struct Span {
 /// `None` when its next turn needs the launch to itself.
 type Footprint = Option<Vec<Span>>;
 
+/// What a block's coming rounds may do, made right after its turn.
+struct Ahead {
+    /// Rounds it surely keeps to itself: no lane reaches global memory, the launch, or its
+    /// function's end (see `stretch.rs`).
+    stretch: u32,
+    /// Where it may touch global memory in the next round; empty when `stretch` is not 0.
+    footprint: Footprint,
+}
+
 /// The launch's side of its rounds on several cores: the resident blocks' footprints, and how
 /// many rounds ran how.
 #[derive(Default)]
 pub(crate) struct Rounds {
-    /// Per slot: the block's footprint for the coming round, if known (a worker makes it right
-    /// after the block's turn, while the block's warps are still in its cache).
-    footprints: Vec<Option<Footprint>>,
+    /// Per slot: what the block's coming rounds may do, if known (a worker makes it right after
+    /// the block's turn, while the block's warps are still in its cache).
+    ahead: Vec<Option<Ahead>>,
     spans: Vec<Span>,
     /// The round's slots in slot order, and per slot its block's turn.
     by_slot: Vec<u32>,
@@ -75,6 +85,8 @@ pub(crate) struct Rounds {
     /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
     parallel_rounds: u64,
     serial_rounds: u64,
+    /// Rounds run on several cores in stretches of two or more between joins.
+    stretched_rounds: u64,
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.
@@ -84,7 +96,8 @@ const MAX_BACKOFF: u32 = 64;
 thread_local! {
     /// Rounds run on several cores and on one by this thread's launches, for tests to see that
     /// both happen.
-    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64)> =
+        const { std::cell::Cell::new((0, 0, 0)) };
 }
 
 impl Rounds {
@@ -92,32 +105,46 @@ impl Rounds {
     pub(crate) fn tally(&self) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
-            let (parallel, serial) = r.get();
-            r.set((parallel + self.parallel_rounds, serial + self.serial_rounds));
+            let (parallel, serial, stretched) = r.get();
+            r.set((
+                parallel + self.parallel_rounds,
+                serial + self.serial_rounds,
+                stretched + self.stretched_rounds,
+            ));
         });
     }
 
-    /// Whether the round of `resident` (slots, in block order) may run on several cores.
-    fn round_is_parallel(&mut self, launch: &Launch, resident: &[u32]) -> bool {
+    /// How many rounds of `resident` (slots, in block order) may run on several cores before
+    /// the launch joins them, at most `most`; `None` when the next round must run on one core.
+    /// When every block keeps to itself for a while, they run that long apart; otherwise one
+    /// round, when their footprints do not meet.
+    fn plan(&mut self, launch: &Launch, resident: &[u32], most: u32) -> Option<u32> {
         if self.skip > 0 {
             self.skip -= 1;
-            return false;
+            return None;
         }
-        self.spans.clear();
         let wpb = launch.ctx.wpb as usize;
+        let mut stretch = MAX_STRETCH;
         for &slot in resident {
             let slot = slot as usize;
-            if self.footprints.len() <= slot {
-                self.footprints.resize(slot + 1, None);
+            if self.ahead.len() <= slot {
+                self.ahead.resize_with(slot + 1, || None);
             }
-            let known = &mut self.footprints[slot];
-            let footprint = known.get_or_insert_with(|| {
+            let ahead = self.ahead[slot].get_or_insert_with(|| {
                 let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
-                footprint(&launch.ctx, warps, &launch.blocks[slot], slot as u32)
+                ahead(&launch.ctx, warps, &launch.blocks[slot], slot as u32)
             });
+            stretch = stretch.min(ahead.stretch);
+        }
+        if stretch > 0 {
+            return self.accept(stretch.min(most).max(1));
+        }
+        self.spans.clear();
+        for &slot in resident {
+            let footprint = self.ahead[slot as usize].as_ref().map(|a| &a.footprint);
             match footprint {
-                Some(spans) => self.spans.extend_from_slice(spans),
-                None => return self.refuse(),
+                Some(Some(spans)) => self.spans.extend_from_slice(spans),
+                _ => return self.refuse(),
             }
         }
         self.spans.sort_unstable_by_key(|s| s.start);
@@ -125,7 +152,7 @@ impl Rounds {
         // writes and another touches makes the round run on one core.
         let mut spans = self.spans.iter();
         let Some(first) = spans.next() else {
-            return self.accept();
+            return self.accept(1);
         };
         let (mut end, mut slot, mut writes, mut shared) =
             (first.end, first.slot, first.writes, false);
@@ -144,30 +171,55 @@ impl Rounds {
         if shared && writes {
             return self.refuse();
         }
-        self.accept()
+        self.accept(1)
     }
 
-    fn accept(&mut self) -> bool {
+    fn accept(&mut self, rounds: u32) -> Option<u32> {
         self.backoff = 0;
-        true
+        Some(rounds)
     }
 
-    fn refuse(&mut self) -> bool {
+    fn refuse(&mut self) -> Option<u32> {
         self.skip = self.backoff;
         self.backoff = (self.backoff * 2).clamp(1, MAX_BACKOFF);
-        false
+        None
     }
 
     /// The blocks' turns changed them: their footprints must be made again.
     fn forget(&mut self) {
-        self.footprints.iter_mut().for_each(|f| *f = None);
+        self.ahead.iter_mut().for_each(|a| *a = None);
     }
 
     /// A new block started in `slot`.
     pub(crate) fn started(&mut self, slot: u32) {
-        if let Some(f) = self.footprints.get_mut(slot as usize) {
-            *f = None;
+        if let Some(a) = self.ahead.get_mut(slot as usize) {
+            *a = None;
         }
+    }
+}
+
+/// What the block's coming rounds may do: how long its warps keep to the block, and, when not
+/// even for one round, where they may touch global memory in the next.
+fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
+    let stretch_at = |pc: u32| ctx.m.stretch.get(pc as usize).copied().unwrap_or(0);
+    let mut stretch = MAX_STRETCH;
+    for w in warps {
+        if w.active != 0 {
+            stretch = stretch.min(stretch_at(w.pc));
+        }
+        lanes!(w.live & !w.active, l, {
+            stretch = stretch.min(stretch_at(w.lane_pc[l]));
+        });
+        if stretch == 0 {
+            return Ahead {
+                stretch,
+                footprint: footprint(ctx, warps, state, slot),
+            };
+        }
+    }
+    Ahead {
+        stretch,
+        footprint: Some(Vec::new()),
     }
 }
 
@@ -233,6 +285,12 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
     let Some(ins) = ctx.m.code.get(pc as usize) else {
         return true;
     };
+    let reach = ctx.m.reach.get(pc as usize).copied();
+    match reach.unwrap_or_else(|| ins.op.reach()) {
+        Reach::Global => {}
+        Reach::Launch => return guarded(w, ins.guard, lanes) == 0,
+        Reach::Block => return true,
+    }
     let lanes = guarded(w, ins.guard, lanes);
     if lanes == 0 {
         return true;
@@ -255,44 +313,9 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
         Op::Atom {
             space, ty, addr, ..
         } => (*space, addr, ty.bytes(), true),
-        Op::Builtin { .. } | Op::Trap | Op::Unsupported(_) => return false,
-        Op::Mov { .. }
-        | Op::Unpack { .. }
-        | Op::Pack { .. }
-        | Op::Bin { .. }
-        | Op::Un { .. }
-        | Op::Mad { .. }
-        | Op::Setp { .. }
-        | Op::Set { .. }
-        | Op::Selp { .. }
-        | Op::Slct { .. }
-        | Op::Cvt { .. }
-        | Op::Cvta { .. }
-        | Op::Bfe { .. }
-        | Op::Bfi { .. }
-        | Op::Prmt { .. }
-        | Op::TestP { .. }
-        | Op::Bra { .. }
-        | Op::Call { .. }
-        | Op::Ret
-        | Op::Exit
-        | Op::Bar { .. }
-        | Op::BarWarp { .. }
-        | Op::Shfl { .. }
-        | Op::Vote { .. }
-        | Op::Activemask { .. }
-        | Op::Match { .. }
-        | Op::Redux { .. }
-        | Op::Fence { .. }
-        | Op::Nop
-        | Op::Int3 { .. }
-        | Op::Half2 { .. } => return true,
+        _ => return true,
     };
-    let generic = match space {
-        Space::Shared | Space::Local | Space::Param => return true,
-        Space::Generic => true,
-        Space::Global | Space::Const => false,
-    };
+    let generic = space == Space::Generic;
     let bytes = bytes.max(1) as u64;
     let (mut low, mut high, mut count) = (u64::MAX, 0u64, 0u32);
     let mut addrs = [0u64; 32];
@@ -345,6 +368,19 @@ impl Launch<'_> {
         cores.saturating_sub(1 + detector)
     }
 
+    /// Rounds the launch may run before it must look at itself again: before the step budget or
+    /// the watchdog's next look could come due (each round adds at most a thread-instruction per
+    /// resident thread), or a stall would start another block. At least one.
+    pub(crate) fn rounds_unwatched(&self, resident: &[u32], stalled: u64, patience: u64) -> u32 {
+        let until_stall = (self.started < self.nblocks).then(|| patience.saturating_sub(stalled));
+        let per_round = resident.len() as u64 * self.ctx.wpb as u64 * 32;
+        let mut due = self.ctx.opts.step_budget;
+        if self.ctx.opts.watchdog_window != 0 {
+            due = due.min(self.watchdog.next_check);
+        }
+        rounds_unwatched(until_stall, per_round, self.ctx.thread_instrs, due)
+    }
+
     /// Whether this launch's rounds may run on several cores at all.
     pub(crate) fn may_run_in_parallel(&self) -> bool {
         let ctx = &self.ctx;
@@ -362,12 +398,24 @@ impl Launch<'_> {
     }
 }
 
-/// What a worker is given for a round, and gives back.
+/// Rounds that may run before one core would look at the launch again: at most `until_stall`,
+/// and only as many as end before thread-instruction `due` at `per_round` each (all but the last
+/// round must end before it); at least one, at most [`MAX_STRETCH`].
+fn rounds_unwatched(until_stall: Option<u64>, per_round: u64, instrs: u64, due: u64) -> u32 {
+    let left = due.saturating_sub(instrs);
+    let before_due = left.saturating_sub(1) / per_round.max(1) + 1;
+    let most = until_stall.unwrap_or(u64::MAX).min(before_due);
+    most.clamp(1, MAX_STRETCH as u64) as u32
+}
+
+/// What a worker is given for a turn (one round or a stretch of them), and gives back.
 #[derive(Default)]
 struct Job {
     /// Per block: its slot, warps and barrier state.
     blocks: Vec<(u32, RawSlice<Warp>, RawSlice<BlockState>)>,
-    /// Per block, after its turn: its slot, what it did, and its footprint for the next round.
+    /// Rounds in the turn.
+    rounds: u32,
+    /// Per block, after its turn: its slot, what it did, and what its next rounds may do.
     turns: Vec<(u32, Turn)>,
     /// The resident blocks' memory, when slots were added since the last round.
     views: Option<BlockViews>,
@@ -375,11 +423,11 @@ struct Job {
     spares: Vec<Vec<race::Call>>,
 }
 
-/// A block's turn in a round run on several cores.
+/// A block's turn on several cores: per round, whether a warp ran and what the block did; and
+/// what its next rounds may do.
 struct Turn {
-    ran: bool,
-    outcome: Outcome,
-    footprint: Footprint,
+    rounds: Vec<(bool, Outcome)>,
+    ahead: Ahead,
 }
 
 /// What a block did in its turn that the launch adds to its own, in block order.
@@ -560,8 +608,8 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Runs the warps of the block in `slot`, one instruction each: what it did, and its footprint
-/// for the next round.
+/// Runs the warps of the block in `slot` for `rounds` rounds, one instruction each a round:
+/// what it did, round by round, and what its next rounds may do.
 ///
 /// # Safety
 /// The block's warps and state are touched by no one else meanwhile.
@@ -570,23 +618,29 @@ unsafe fn run_block(
     slot: u32,
     warps: RawSlice<Warp>,
     state: RawSlice<BlockState>,
+    rounds: u32,
 ) -> Turn {
-    let mut ran = false;
-    let mut footprint_after = None;
+    let mut turn = Turn {
+        rounds: Vec::with_capacity(rounds as usize),
+        ahead: Ahead {
+            stretch: 0,
+            footprint: None,
+        },
+    };
     if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
         let state = &mut state[0];
-        for wi in 0..warps.len() {
-            if let Step::Ran = block::step(ctx, warps, state, wi) {
-                ran = true;
+        for _ in 0..rounds {
+            let mut ran = false;
+            for wi in 0..warps.len() {
+                if let Step::Ran = block::step(ctx, warps, state, wi) {
+                    ran = true;
+                }
             }
+            turn.rounds.push((ran, ctx.outcome()));
         }
-        footprint_after = footprint(ctx, warps, state, slot);
+        turn.ahead = ahead(ctx, warps, state, slot);
     }
-    Turn {
-        ran,
-        outcome: ctx.outcome(),
-        footprint: footprint_after,
-    }
+    turn
 }
 
 impl Crew {
@@ -635,7 +689,7 @@ impl Crew {
                 for &(slot, warps, state) in &job.blocks {
                     // SAFETY: the launch gives each block to one worker, and waits for them all
                     // before it touches a block again.
-                    let turn = unsafe { run_block(&mut ctx, slot, warps, state) };
+                    let turn = unsafe { run_block(&mut ctx, slot, warps, state, job.rounds) };
                     job.turns.push((slot, turn));
                 }
                 ctx.unused_logs(&mut job.spares);
@@ -652,23 +706,29 @@ impl Crew {
 }
 
 impl Launch<'_> {
-    /// Runs one round of `resident` on the launch's core and its crew's, when the round allows;
-    /// returns whether any warp ran, or `None` when the round must run on one core. `own` is the
-    /// context the launch's core runs its share of the blocks with.
-    pub(crate) fn parallel_round(
+    /// Runs rounds of `resident` (at most `most`) on the launch's core and its crew's, when they
+    /// allow: returns how many ran, as one core would have run them, and whether a warp ran in
+    /// the last; `None` when the next round must run on one core. `own` is the context the
+    /// launch's core runs its share of the blocks with.
+    pub(crate) fn parallel_rounds(
         &mut self,
         crew: &Crew,
         rounds: &mut Rounds,
         own: &mut Ctx,
         resident: &[u32],
-    ) -> Option<bool> {
+        most: u32,
+    ) -> Option<(u32, bool)> {
         let parts = (crew.jobs.len() + 1).min(resident.len());
-        if parts < 2 || !rounds.round_is_parallel(self, resident) {
+        let planned = if parts < 2 {
+            None
+        } else {
+            rounds.plan(self, resident, most)
+        };
+        let Some(planned) = planned else {
             rounds.serial_rounds += 1;
             rounds.forget();
             return None;
-        }
-        rounds.parallel_rounds += 1;
+        };
         let wpb = self.ctx.wpb as usize;
         // By slot, so that a block stays on one core from round to round.
         rounds.by_slot.clear();
@@ -695,7 +755,7 @@ impl Launch<'_> {
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
         let mut lend = |count: usize| match self.ctx.race.as_mut() {
             Some(Racecheck::Piped(pipe)) => {
-                let streams = count * pipe.shard_count();
+                let streams = count * planned as usize * pipe.shard_count();
                 pipe.lend(streams)
             }
             _ => Vec::new(),
@@ -706,6 +766,7 @@ impl Launch<'_> {
             job.blocks.clear();
             let slots: &[u32] = assigned.next().flatten().unwrap_or_default();
             job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
+            job.rounds = planned;
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
@@ -719,7 +780,7 @@ impl Launch<'_> {
         for &slot in mine {
             let (slot, warps, state) = of_slot(slot);
             // SAFETY: the workers run only the other chunks' blocks.
-            let turn = unsafe { run_block(own, slot, warps, state) };
+            let turn = unsafe { run_block(own, slot, warps, state, planned) };
             rounds.turns[slot as usize] = Some(turn);
         }
         let workers = crew.jobs.len();
@@ -744,17 +805,32 @@ impl Launch<'_> {
             own.unused_logs(&mut unused);
             pipe.take_back(&mut unused);
         }
-        // In block order, as one core would have made them.
-        let mut progressed = false;
-        for &slot in resident {
-            let Some(turn) = rounds.turns[slot as usize].take() else {
-                continue;
-            };
-            progressed |= turn.ran;
-            rounds.footprints[slot as usize] = Some(turn.footprint);
-            self.ctx.join(turn.outcome);
+        // A round in which no warp ran changes nothing, so neither do the ones after it: whether
+        // the last one ran tells whether all did.
+        let progressed = resident.iter().any(|&slot| {
+            let turn = rounds.turns[slot as usize].as_ref();
+            turn.is_some_and(|t| t.rounds.last().is_some_and(|r| r.0))
+        });
+        rounds.parallel_rounds += planned as u64;
+        if planned > 1 {
+            rounds.stretched_rounds += planned as u64;
         }
-        Some(progressed)
+        let mut turns = Vec::with_capacity(resident.len());
+        for &slot in resident {
+            if let Some(turn) = rounds.turns[slot as usize].take() {
+                rounds.ahead[slot as usize] = Some(turn.ahead);
+                turns.push(turn.rounds.into_iter());
+            }
+        }
+        // Round by round, in block order, as one core would have made them.
+        for _ in 0..planned {
+            for turn in &mut turns {
+                if let Some((_, outcome)) = turn.next() {
+                    self.ctx.join(outcome);
+                }
+            }
+        }
+        Some((planned, progressed))
     }
 }
 
@@ -769,7 +845,22 @@ impl Drop for Dismissal<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::ROUNDS_RUN;
+    use super::{MAX_STRETCH, ROUNDS_RUN, rounds_unwatched};
+
+    #[test]
+    fn a_stretch_ends_where_one_core_would_look_at_the_launch() {
+        // Three rounds to a stall that starts another block.
+        assert_eq!(rounds_unwatched(Some(3), 100, 0, u64::MAX), 3);
+        assert_eq!(rounds_unwatched(None, 100, 0, u64::MAX), MAX_STRETCH);
+        // Rounds of 100 from 1,000 with the budget at 1,350: after the third, 1,300 is not yet
+        // due; the fourth may reach it, and ends the stretch.
+        assert_eq!(rounds_unwatched(None, 100, 1000, 1350), 4);
+        assert_eq!(rounds_unwatched(None, 100, 1000, 1301), 4);
+        assert_eq!(rounds_unwatched(None, 100, 1000, 1300), 3);
+        // Due already, or the next round: one round, and the launch looks.
+        assert_eq!(rounds_unwatched(None, 100, 1000, 900), 1);
+        assert_eq!(rounds_unwatched(Some(0), 100, 0, u64::MAX), 1);
+    }
     use crate::exec::RunOptions;
     use crate::parse::Module;
 
@@ -779,7 +870,7 @@ mod tests {
     /// detector's own test runs it in shards); without, three run blocks.
     #[test]
     fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
-        ROUNDS_RUN.with(|r| r.set((0, 0)));
+        ROUNDS_RUN.with(|r| r.set((0, 0, 0)));
         let on_cores = |threads: u32| {
             move |options: RunOptions| {
                 let one = RunOptions {
@@ -804,12 +895,13 @@ mod tests {
             checked > 300 && unchecked == checked,
             "{checked} and {unchecked} launches"
         );
-        let (parallel, serial) = ROUNDS_RUN.with(|r| r.get());
+        let (parallel, serial, stretched) = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
+        // Many run in stretches: shared-memory trees, tiles' inner loops.
         assert!(
-            parallel > 30_000 && serial > 1000,
-            "{parallel} parallel and {serial} serial rounds"
+            parallel > 30_000 && serial > 1000 && stretched > 10_000,
+            "{parallel} parallel ({stretched} in stretches) and {serial} serial rounds"
         );
     }
 }

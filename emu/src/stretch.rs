@@ -1,0 +1,118 @@
+//! How many rounds a lane can run before it may touch anything beyond its block: the stretches
+//! that blocks run on several cores without comparing footprints or meeting (`exec/parallel.rs`).
+//!
+//! An instruction *stops* a stretch when it may reach beyond its block ([`Reach`]: global or
+//! generic memory, `malloc`, `printf`, `assert`, `trap`, a refused instruction) or leave its
+//! function (`call`, `ret`, `exit`: a block that finishes lets the next one start). A lane at
+//! `pc` surely runs `stretch[pc]` instructions before it reaches a stop: the fewest steps along
+//! the function's control flow from `pc` to one. A warp runs at most one instruction a round, so
+//! for that many rounds it keeps to its block, whatever its lanes' branches do.
+
+use std::collections::VecDeque;
+
+use crate::ir::{Op, Reach};
+use crate::parse::Module;
+
+/// The longest stretch counted: longer ones end here and start again.
+pub(crate) const MAX_STRETCH: u32 = 64;
+
+/// Per instruction: the rounds a lane there surely keeps to its block, at most [`MAX_STRETCH`].
+pub(crate) fn analyze(m: &Module) -> Vec<u32> {
+    let n = m.code.len();
+    let mut stretch = vec![MAX_STRETCH; n];
+    let mut before: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut stops = VecDeque::new();
+    let mut next = Vec::new();
+    for f in &m.funcs {
+        let end = (f.end as usize).min(n) as u32;
+        for pc in f.start..end {
+            let ins = &m.code[pc as usize];
+            ins.successors(pc, end, &mut next);
+            let leaves = matches!(ins.op, Op::Call { .. } | Op::Ret | Op::Exit);
+            if leaves || ins.op.reach() != Reach::Block || next.is_empty() {
+                stretch[pc as usize] = 0;
+                stops.push_back(pc);
+                continue;
+            }
+            for &s in &next {
+                before[s as usize].push(pc);
+            }
+        }
+    }
+    // Breadth first from the stops, backwards along the control flow: each instruction's
+    // stretch is one more than its nearest successor's.
+    while let Some(pc) = stops.pop_front() {
+        let reached = stretch[pc as usize] + 1;
+        if reached >= MAX_STRETCH {
+            continue;
+        }
+        for &p in &before[pc as usize] {
+            if stretch[p as usize] > reached {
+                stretch[p as usize] = reached;
+                stops.push_back(p);
+            }
+        }
+    }
+    stretch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stretches(body: &str) -> Vec<u32> {
+        let ptx = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.shared .align 4 .b8 s[128];\n\
+             {body}\n}}\n"
+        );
+        let m = Module::parse(&ptx).expect("test PTX parses");
+        analyze(&m)
+    }
+
+    #[test]
+    fn a_stretch_counts_the_steps_to_the_nearest_global_access_on_any_path() {
+        let s = stretches(
+            "ld.param.u64 %rd1, [p];\n\
+             mov.u32 %r1, %tid.x;\n\
+             setp.eq.u32 %p1, %r1, 0;\n\
+             @%p1 bra LONG;\n\
+             st.global.u32 [%rd1], %r1;\n\
+             LONG:\n\
+             add.u32 %r2, %r1, 1;\n\
+             add.u32 %r2, %r2, 1;\n\
+             st.shared.u32 [s], %r2;\n\
+             bar.sync 0;\n\
+             st.global.u32 [%rd1], %r2;\n\
+             ret;",
+        );
+        // The branch may fall through to the global store right after it.
+        assert_eq!(&s[..5], &[4, 3, 2, 1, 0]);
+        // The other path: two adds, a shared store and a barrier keep to the block.
+        assert_eq!(&s[5..11], &[4, 3, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn a_loop_that_keeps_to_its_block_is_as_long_as_counted() {
+        let s = stretches(
+            "mov.u32 %r1, 0;\n\
+             TOP:\n\
+             add.u32 %r1, %r1, 1;\n\
+             st.shared.u32 [s], %r1;\n\
+             bra TOP;",
+        );
+        // The parser ends every function with an `exit`, which no path reaches here.
+        assert_eq!(&s[..4], &[MAX_STRETCH; 4], "{s:?}");
+    }
+
+    #[test]
+    fn a_generic_access_stops_a_stretch_even_to_shared_memory() {
+        let s = stretches(
+            "mov.u64 %rd1, s;\n\
+             cvta.shared.u64 %rd2, %rd1;\n\
+             ld.u32 %r1, [%rd2];\n\
+             exit;",
+        );
+        assert_eq!(&s[..4], &[2, 1, 0, 0]);
+    }
+}
