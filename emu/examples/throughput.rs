@@ -7,6 +7,7 @@
 //! cargo run --release -p ptx-emu --example throughput            # the BENCHMARK.md runs
 //! cargo run --release -p ptx-emu --example throughput -- N GRID   # one size and grid
 //! cargo run --release -p ptx-emu --example throughput -- N GRID off # ... and one checker setting
+//! cargo run --release -p ptx-emu --example throughput -- N GRID off 65536 # ... and resident threads
 //! ```
 //!
 //! GRID 0 means one element per thread (`N / 1024` blocks).
@@ -123,6 +124,14 @@ fn run(module: &Module, x: &[f32], grid: u32, opts: &RunOptions) -> Result<Run, 
 fn main() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let only = args.get(2).cloned();
+    // More resident blocks give more cores a block each (see BENCHMARK.md, "Stretches").
+    let resident: Option<u32> = args
+        .get(3)
+        .map(|r| {
+            r.parse()
+                .map_err(|_| format!("RESIDENT_THREADS must be a whole number, not {r:?}"))
+        })
+        .transpose()?;
     let cases: Vec<(usize, u32)> = match args.as_slice() {
         [] => vec![
             // One element per thread: as many blocks as the input needs. 2^22 would need more
@@ -139,10 +148,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             // The grid of the Numba book's reduce_better on an 80-SM GPU: 32 blocks per SM.
             (1 << 22, 32 * 80),
         ],
-        [n, g] | [n, g, _] => vec![(n.parse()?, g.parse()?)],
+        [n, g] | [n, g, _] | [n, g, _, _] => vec![(n.parse()?, g.parse()?)],
         _ => {
             return Err(
-                "usage: throughput [N GRID [off|racecheck|all]]   (GRID 0: N / 1024 blocks)".into(),
+                "usage: throughput [N GRID [off|racecheck|all [RESIDENT_THREADS]]]   (GRID 0: N / 1024 blocks)".into(),
             );
         }
     };
@@ -170,6 +179,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             if only.as_ref().is_some_and(|o| o != name) {
                 continue;
             }
+            let opts = RunOptions {
+                resident_threads: resident.unwrap_or(opts.resident_threads),
+                ..opts
+            };
             let mut runs = (0..REPEATS)
                 .map(|_| run(&module, &x, grid, &opts))
                 .collect::<Result<Vec<_>, _>>()?;
