@@ -423,10 +423,15 @@ struct Job {
     spares: Vec<Vec<race::Call>>,
 }
 
-/// A block's turn on several cores: per round, whether a warp ran and what the block did; and
-/// what its next rounds may do.
+/// A block's turn on several cores: what it did, and what its next rounds may do.
 struct Turn {
-    rounds: Vec<(bool, Outcome)>,
+    /// Per round that left something whose order matters (findings, race-detector calls, a
+    /// stop): the round, and what the block did up to its end since the last one.
+    rounds: Vec<(u32, Outcome)>,
+    /// What it did after the last of those: counters, which add up in any order.
+    rest: Outcome,
+    /// Whether a warp ran in the turn's last round.
+    ran_last: bool,
     ahead: Ahead,
 }
 
@@ -561,7 +566,17 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Takes what the worker's blocks did this round, leaving it ready for the next.
+    /// Whether the blocks run since the last outcome made something whose order among blocks
+    /// matters: findings, race-detector calls, a stop.
+    fn made_ordered(&self) -> bool {
+        let logged = match &self.race {
+            Some(Racecheck::Logged(log)) => log.streams.calls > 0,
+            _ => false,
+        };
+        logged || !self.findings.list.is_empty() || self.aborted || self.refusal.is_some()
+    }
+
+    /// Takes what the worker's blocks did since the last outcome, leaving it ready for more.
     fn outcome(&mut self) -> Outcome {
         let log = match self.race.as_mut() {
             Some(Racecheck::Logged(log)) => Some(log.take()),
@@ -620,27 +635,33 @@ unsafe fn run_block(
     state: RawSlice<BlockState>,
     rounds: u32,
 ) -> Turn {
-    let mut turn = Turn {
-        rounds: Vec::with_capacity(rounds as usize),
-        ahead: Ahead {
-            stretch: 0,
-            footprint: None,
-        },
+    let mut done = Vec::new();
+    let mut ran_last = false;
+    let mut ahead_of_it = Ahead {
+        stretch: 0,
+        footprint: None,
     };
     if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
         let state = &mut state[0];
-        for _ in 0..rounds {
-            let mut ran = false;
+        for round in 0..rounds {
+            ran_last = false;
             for wi in 0..warps.len() {
                 if let Step::Ran = block::step(ctx, warps, state, wi) {
-                    ran = true;
+                    ran_last = true;
                 }
             }
-            turn.rounds.push((ran, ctx.outcome()));
+            if ctx.made_ordered() {
+                done.push((round, ctx.outcome()));
+            }
         }
-        turn.ahead = ahead(ctx, warps, state, slot);
+        ahead_of_it = ahead(ctx, warps, state, slot);
     }
-    turn
+    Turn {
+        rounds: done,
+        rest: ctx.outcome(),
+        ran_last,
+        ahead: ahead_of_it,
+    }
 }
 
 impl Crew {
@@ -809,7 +830,7 @@ impl Launch<'_> {
         // the last one ran tells whether all did.
         let progressed = resident.iter().any(|&slot| {
             let turn = rounds.turns[slot as usize].as_ref();
-            turn.is_some_and(|t| t.rounds.last().is_some_and(|r| r.0))
+            turn.is_some_and(|t| t.ran_last)
         });
         rounds.parallel_rounds += planned as u64;
         if planned > 1 {
@@ -819,16 +840,19 @@ impl Launch<'_> {
         for &slot in resident {
             if let Some(turn) = rounds.turns[slot as usize].take() {
                 rounds.ahead[slot as usize] = Some(turn.ahead);
-                turns.push(turn.rounds.into_iter());
+                turns.push((turn.rounds.into_iter().peekable(), turn.rest));
             }
         }
         // Round by round, in block order, as one core would have made them.
-        for _ in 0..planned {
-            for turn in &mut turns {
-                if let Some((_, outcome)) = turn.next() {
+        for round in 0..planned {
+            for (done, _) in &mut turns {
+                if let Some((_, outcome)) = done.next_if(|(r, _)| *r == round) {
                     self.ctx.join(outcome);
                 }
             }
+        }
+        for (_, rest) in turns {
+            self.ctx.join(rest);
         }
         Some((planned, progressed))
     }
