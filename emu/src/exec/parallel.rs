@@ -428,8 +428,8 @@ struct Turn {
     /// Per round that left something whose order matters (findings, race-detector calls, a
     /// stop): the round, and what the block did up to its end since the last one.
     rounds: Vec<(u32, Outcome)>,
-    /// What it did after the last of those: counters, which add up in any order.
-    rest: Outcome,
+    /// What it did after the last of those, if anything: counters, which add up in any order.
+    rest: Option<Outcome>,
     /// Whether a warp ran in the turn's last round.
     ran_last: bool,
     ahead: Ahead,
@@ -576,6 +576,15 @@ impl<'a> Ctx<'a> {
         logged || !self.findings.list.is_empty() || self.aborted || self.refusal.is_some()
     }
 
+    /// Whether the blocks run since the last outcome did anything the launch must add up.
+    fn made_anything(&self) -> bool {
+        self.thread_instrs != 0
+            || self.progress != 0
+            || self.clock != 0
+            || self.touched_global_sync
+            || self.made_ordered()
+    }
+
     /// Takes what the worker's blocks did since the last outcome, leaving it ready for more.
     fn outcome(&mut self) -> Outcome {
         let log = match self.race.as_mut() {
@@ -658,7 +667,7 @@ unsafe fn run_block(
     }
     Turn {
         rounds: done,
-        rest: ctx.outcome(),
+        rest: ctx.made_anything().then(|| ctx.outcome()),
         ran_last,
         ahead: ahead_of_it,
     }
@@ -851,7 +860,7 @@ impl Launch<'_> {
                 }
             }
         }
-        for (_, rest) in turns {
+        for rest in turns.into_iter().filter_map(|(_, rest)| rest) {
             self.ctx.join(rest);
         }
         Some((planned, progressed))
