@@ -445,6 +445,16 @@ impl Launch<'_> {
             // The register file is the slot's previous block's: registers a kernel reads
             // before writing hold leftovers, as on hardware, and not a helpful zero.
             let regs = std::mem::take(&mut w.regs);
+            // Its call stacks and parameter space start empty, in the previous block's room.
+            let mut tparam = std::mem::take(&mut w.tparam);
+            tparam.clear();
+            tparam.resize(tparam_len, 0);
+            let mut stacks = std::mem::take(&mut w.stacks);
+            stacks.iter_mut().for_each(Vec::clear);
+            stacks.resize_with(32, Vec::new);
+            let mut frames = std::mem::take(&mut w.frames);
+            frames.iter_mut().for_each(Vec::clear);
+            frames.resize_with(32, Vec::new);
             *w = Warp {
                 block,
                 slot,
@@ -459,9 +469,9 @@ impl Launch<'_> {
                 lane_pc: [start; 32],
                 bar_id: [0; 32],
                 regs,
-                tparam: vec![0; tparam_len],
-                stacks: vec![Vec::new(); 32],
-                frames: (0..32).map(|_| Vec::new()).collect(),
+                tparam,
+                stacks,
+                frames,
                 spin: 0,
                 favored: None,
             };
@@ -498,12 +508,7 @@ impl Launch<'_> {
         if let Some(race) = self.ctx.race.as_mut() {
             race.block_finished(slot);
         }
-        let wpb = self.ctx.wpb;
-        for w in &mut self.warps[(slot * wpb) as usize..((slot + 1) * wpb) as usize] {
-            w.tparam = Vec::new();
-            w.stacks = Vec::new();
-            w.frames = Vec::new();
-        }
+        // The slot's warps keep their call stacks' room for the next block (`start_next_block`).
         self.free_slots.push(slot);
     }
 

@@ -425,9 +425,10 @@ struct Job {
 
 /// A block's turn on several cores: what it did, and what its next rounds may do.
 struct Turn {
-    /// Per round that left something whose order matters (findings, race-detector calls, a
-    /// stop): the round, and what the block did up to its end since the last one.
-    rounds: Vec<(u32, Outcome)>,
+    /// The rounds that left something whose order matters (findings, race-detector calls, a
+    /// stop), and for each what the block did up to its end since the one before.
+    rounds: Vec<u32>,
+    outcomes: Vec<Outcome>,
     /// What it did after the last of those, if anything: counters, which add up in any order.
     rest: Option<Outcome>,
     /// Whether a warp ran in the turn's last round.
@@ -644,7 +645,7 @@ unsafe fn run_block(
     state: RawSlice<BlockState>,
     rounds: u32,
 ) -> Turn {
-    let mut done = Vec::new();
+    let (mut done, mut outcomes) = (Vec::new(), Vec::new());
     let mut ran_last = false;
     let mut ahead_of_it = Ahead {
         stretch: 0,
@@ -660,13 +661,15 @@ unsafe fn run_block(
                 }
             }
             if ctx.made_ordered() {
-                done.push((round, ctx.outcome()));
+                done.push(round);
+                outcomes.push(ctx.outcome());
             }
         }
         ahead_of_it = ahead(ctx, warps, state, slot);
     }
     Turn {
         rounds: done,
+        outcomes,
         rest: ctx.made_anything().then(|| ctx.outcome()),
         ran_last,
         ahead: ahead_of_it,
@@ -846,21 +849,28 @@ impl Launch<'_> {
             rounds.stretched_rounds += planned as u64;
         }
         let mut turns = Vec::with_capacity(resident.len());
+        let mut ordered = Vec::new();
         for &slot in resident {
             if let Some(turn) = rounds.turns[slot as usize].take() {
                 rounds.ahead[slot as usize] = Some(turn.ahead);
-                turns.push((turn.rounds.into_iter().peekable(), turn.rest));
+                ordered.extend_from_slice(&turn.rounds);
+                turns.push((turn.rounds, turn.outcomes.into_iter(), 0, turn.rest));
             }
         }
+        ordered.sort_unstable();
+        ordered.dedup();
         // Round by round, in block order, as one core would have made them.
-        for round in 0..planned {
-            for (done, _) in &mut turns {
-                if let Some((_, outcome)) = done.next_if(|(r, _)| *r == round) {
-                    self.ctx.join(outcome);
+        for round in ordered {
+            for (done, outcomes, at, _) in &mut turns {
+                if done.get(*at) == Some(&round) {
+                    *at += 1;
+                    if let Some(outcome) = outcomes.next() {
+                        self.ctx.join(outcome);
+                    }
                 }
             }
         }
-        for rest in turns.into_iter().filter_map(|(_, rest)| rest) {
+        for rest in turns.into_iter().filter_map(|(.., rest)| rest) {
             self.ctx.join(rest);
         }
         Some((planned, progressed))
