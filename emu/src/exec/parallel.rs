@@ -313,7 +313,9 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
         Op::Atom {
             space, ty, addr, ..
         } => (*space, addr, ty.bytes(), true),
-        _ => return true,
+        // An instruction reaching global memory at addresses this does not know how to tell:
+        // the round runs on one core.
+        _ => return false,
     };
     let generic = space == Space::Generic;
     let bytes = bytes.max(1) as u64;
