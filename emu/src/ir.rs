@@ -702,23 +702,8 @@ pub(crate) enum ReduxOp {
     Xor,
 }
 
-impl Op {
-    /// The scope of a strong access, atomic or fence (`None` for everything else; a plain
-    /// `ld`/`st` has the scope it would have if it were strong).
-    pub(crate) fn scope(&self) -> Option<Scope> {
-        match self {
-            Op::Atom { scope, .. }
-            | Op::Fence { scope }
-            | Op::Ld { scope, .. }
-            | Op::St { scope, .. } => Some(*scope),
-            _ => None,
-        }
-    }
-}
-
 /// Where an instruction may reach beyond its block, for the rounds run on several cores
-/// (`exec/parallel.rs`). Kept per instruction in [`Module::reach`](crate::parse::Module), so a
-/// warp whose next instruction stays in its block costs a round's footprint one byte's look.
+/// (`exec/parallel.rs`, and the stretches `stretch.rs` counts).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Reach {
     /// Registers, shared, local or parameter memory: the block's own.
@@ -731,6 +716,18 @@ pub(crate) enum Reach {
 }
 
 impl Op {
+    /// The scope of a strong access, atomic or fence (`None` for everything else; a plain
+    /// `ld`/`st` has the scope it would have if it were strong).
+    pub(crate) fn scope(&self) -> Option<Scope> {
+        match self {
+            Op::Atom { scope, .. }
+            | Op::Fence { scope }
+            | Op::Ld { scope, .. }
+            | Op::St { scope, .. } => Some(*scope),
+            _ => None,
+        }
+    }
+
     /// How far this instruction may reach beyond its block.
     pub(crate) fn reach(&self) -> Reach {
         let of_space = |space: &Space| match space {

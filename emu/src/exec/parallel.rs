@@ -65,8 +65,8 @@ struct Ahead {
     footprint: Footprint,
 }
 
-/// The launch's side of its rounds on several cores: the resident blocks' footprints, and how
-/// many rounds ran how.
+/// The launch's side of its rounds on several cores: what the resident blocks' coming rounds
+/// may do, and how many rounds ran how.
 #[derive(Default)]
 pub(crate) struct Rounds {
     /// Per slot: what the block's coming rounds may do, if known (a worker makes it right after
@@ -285,8 +285,7 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
     let Some(ins) = ctx.m.code.get(pc as usize) else {
         return true;
     };
-    let reach = ctx.m.reach.get(pc as usize).copied();
-    match reach.unwrap_or_else(|| ins.op.reach()) {
+    match ins.op.reach() {
         Reach::Global => {}
         Reach::Launch => return guarded(w, ins.guard, lanes) == 0,
         Reach::Block => return true,
@@ -891,6 +890,8 @@ impl Drop for Dismissal<'_> {
 #[cfg(test)]
 mod tests {
     use super::{MAX_STRETCH, ROUNDS_RUN, rounds_unwatched};
+    use crate::exec::RunOptions;
+    use crate::parse::Module;
 
     #[test]
     fn a_stretch_ends_where_one_core_would_look_at_the_launch() {
@@ -906,8 +907,6 @@ mod tests {
         assert_eq!(rounds_unwatched(None, 100, 1000, 900), 1);
         assert_eq!(rounds_unwatched(Some(0), 100, 0, u64::MAX), 1);
     }
-    use crate::exec::RunOptions;
-    use crate::parse::Module;
 
     /// Every committed kernel, every entry, every schedule, with every checker and with none:
     /// five blocks on several cores end with the report and the memory they end with on one.

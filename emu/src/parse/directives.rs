@@ -380,7 +380,6 @@ impl Parser {
             local_size: self.local_size,
             cas_seed: Vec::new(),
             polls: Vec::new(),
-            reach: Vec::new(),
             stretch: Vec::new(),
         })
     }

@@ -53,8 +53,6 @@ pub struct Module {
     /// Per instruction: a strong load that polls a flag (`poll.rs`); the words it reads are
     /// flags to racecheck.
     pub(crate) polls: Vec<bool>,
-    /// Per instruction: how far it may reach beyond its block.
-    pub(crate) reach: Vec<crate::ir::Reach>,
     /// Per instruction: the rounds a lane there surely keeps to its block (`stretch.rs`).
     pub(crate) stretch: Vec<u32>,
 }
@@ -80,7 +78,6 @@ impl Module {
         let mut module = p.finish()?;
         module.cas_seed = crate::cas_seed::analyze(&module);
         module.polls = crate::poll::analyze(&module);
-        module.reach = module.code.iter().map(|ins| ins.op.reach()).collect();
         module.stretch = crate::stretch::analyze(&module);
         if share_slots {
             crate::regalloc::compact(&mut module);
