@@ -189,6 +189,12 @@ impl Ctx<'_> {
             ),
             _ => return,
         };
+        if size == 4
+            && off.is_multiple_of(4)
+            && self.lengthened_run(w, lane, tgt, off, kind, sem, pc)
+        {
+            return;
+        }
         let who = self.who(w, lane);
         let end = off + size as usize;
         let mut o = off;
@@ -220,6 +226,52 @@ impl Ctx<'_> {
                 None => {}
             }
             o = wend;
+        }
+    }
+
+    /// Logs a plain 4-byte access as one more lane of the run its warp's instruction is making,
+    /// when it is that run's next lane: true when it did. Exactly what logging it as a call of
+    /// its own would leave (see `race/calls.rs`), for a few comparisons instead of a packed call.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn lengthened_run(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        tgt: Tgt,
+        off: usize,
+        kind: race::Kind,
+        sem: race::Sem,
+        pc: u32,
+    ) -> bool {
+        let place = match tgt {
+            Tgt::G(index, _) => race::run_place(false, index as u32),
+            Tgt::S(_) => race::run_place(true, w.slot),
+            _ => return false,
+        };
+        let word = (off / 4) as u64;
+        let rt = self.rt(w, lane);
+        let warp_pc = w.gw as u64 | (pc as u64) << 32;
+        let bits = race::word_access_bits(kind, sem);
+        match self.race.as_mut() {
+            Some(Racecheck::Piped(pipe)) => {
+                if !pipe.lengthen_run(word, rt, place, warp_pc, bits) {
+                    return false;
+                }
+                self.findings.position = 2 * pipe.accesses;
+                if !pipe.found.is_empty() {
+                    self.report_found();
+                }
+                true
+            }
+            Some(Racecheck::Logged(log)) => {
+                if !log.streams.lengthen_run(word, rt, place, warp_pc, bits) {
+                    return false;
+                }
+                self.findings.position = 2 * log.accesses();
+                true
+            }
+            _ => false,
         }
     }
 

@@ -213,6 +213,50 @@ pub(crate) struct Streams {
     pub(crate) accesses: u64,
     /// Calls so far, each counted once.
     pub(crate) calls: usize,
+    /// What the next lane of the last call's run would be, while no call came after it.
+    tail: RunTail,
+}
+
+/// The access that would lengthen the run the last call started or lengthened: the next word
+/// and resident thread, with the fields every lane of the run shares. The interpreter asks
+/// [`Streams::lengthen_run`] before it builds a call: most of a warp's accesses only count a
+/// lane more, and packing each cost more than the rest of its check.
+#[derive(Clone, Copy)]
+struct RunTail {
+    word: u64,
+    rt: u32,
+    place: u64,
+    warp_pc: u64,
+    bits: u64,
+    part: usize,
+    /// `calls` when the tail was made: any call since ends the run.
+    calls: usize,
+}
+
+impl RunTail {
+    const NONE: RunTail = RunTail {
+        word: 0,
+        rt: 0,
+        place: 0,
+        warp_pc: 0,
+        bits: 0,
+        part: 0,
+        calls: usize::MAX,
+    };
+}
+
+/// The small fields of a 4-byte access to a whole word (see [`Packed::bits`]), as a run's tail
+/// compares them.
+#[inline(always)]
+pub(crate) fn word_access_bits(kind: Kind, sem: Sem) -> u64 {
+    Packed::bits(0xF, 4, kind, sem, Acquire::Never, false)
+}
+
+/// An access's region as a run's tail tells it apart: the allocation's index, or the slot of a
+/// block's shared memory.
+#[inline(always)]
+pub(crate) fn run_place(shared: bool, index: u32) -> u64 {
+    index as u64 | (shared as u64) << 32
 }
 
 impl Streams {
@@ -223,7 +267,66 @@ impl Streams {
                 .collect(),
             accesses: 0,
             calls: 0,
+            tail: RunTail::NONE,
         }
+    }
+
+    /// Counts one more lane on the last call's run when the access (a plain 4-byte access of
+    /// word `word` of `place` by resident thread `rt`, small fields `bits` as [`Packed::bits`]
+    /// makes them) is its next lane, as [`Packed::run_goes_on`] would find: true when it did.
+    #[inline(always)]
+    pub(crate) fn lengthen_run(
+        &mut self,
+        word: u64,
+        rt: u32,
+        place: u64,
+        warp_pc: u64,
+        bits: u64,
+    ) -> bool {
+        let t = &mut self.tail;
+        let differ = (t.word ^ word)
+            | (t.rt ^ rt) as u64
+            | (t.place ^ place)
+            | (t.warp_pc ^ warp_pc)
+            | (t.bits ^ bits);
+        if t.calls != self.calls || differ != 0 {
+            return false;
+        }
+        let Some(Call::Access(_, _, lanes)) = self.parts.get_mut(t.part).and_then(|p| p.last_mut())
+        else {
+            return false;
+        };
+        *lanes += 1;
+        self.accesses += 1;
+        self.calls += 1;
+        t.word += 1;
+        t.rt += 1;
+        t.calls = if t.word.is_multiple_of(CHUNK_WORDS as u64) {
+            usize::MAX
+        } else {
+            self.calls
+        };
+        true
+    }
+
+    /// After `packed` went to `part`, where a run's next lane would be.
+    #[inline(always)]
+    fn set_tail(&mut self, packed: &Packed, part: usize) {
+        let [word, _, _, place, warp_pc, bits] = packed.0;
+        let next = word + 1;
+        self.tail = if packed.plain_word() && !next.is_multiple_of(CHUNK_WORDS as u64) {
+            RunTail {
+                word: next,
+                rt: (place >> 32) as u32 + 1,
+                place: run_place(bits & SHARED != 0, place as u32),
+                warp_pc,
+                bits: bits & (SHARED - 1),
+                part,
+                calls: self.calls,
+            }
+        } else {
+            RunTail::NONE
+        };
     }
 
     #[inline(always)]
@@ -247,9 +350,10 @@ impl Streams {
                 && number == *at + *lanes as u32
             {
                 *lanes += 1;
-                return;
+            } else {
+                crate::push_in_place(part, Call::Access(packed, number, 1));
             }
-            crate::push_in_place(part, Call::Access(packed, number, 1));
+            self.set_tail(&packed, own);
         }
     }
 

@@ -21,7 +21,7 @@ mod runs;
 mod shadow;
 mod sync;
 
-pub(crate) use calls::{AccessCall, Call, Log};
+pub(crate) use calls::{AccessCall, Call, Log, run_place, word_access_bits};
 use calls::{Packed, Streams};
 pub(crate) use pipe::{Found, Racecheck};
 

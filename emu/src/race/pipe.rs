@@ -398,6 +398,25 @@ impl Pipe {
         ));
     }
 
+    /// Sends a plain 4-byte access as one lane more of the last call's run, when it is that run's
+    /// next lane (see [`Streams::lengthen_run`]): true when it did.
+    #[inline(always)]
+    pub(crate) fn lengthen_run(
+        &mut self,
+        word: u64,
+        rt: u32,
+        place: u64,
+        warp_pc: u64,
+        bits: u64,
+    ) -> bool {
+        if !self.own.lengthen_run(word, rt, place, warp_pc, bits) {
+            return false;
+        }
+        self.accesses += 1;
+        self.queued(1);
+        true
+    }
+
     #[inline(always)]
     fn push_packed(&mut self, packed: Packed) {
         self.accesses += 1;

@@ -422,3 +422,170 @@ fn run_both_ways(block_x: u32, steps: &[Step]) -> Result<usize, TestCaseError> {
     }
     Ok(run_hits)
 }
+
+/// One lane's access for the run-tail test: lane `lane` of warp `warp` of `block`, at word `word`.
+#[derive(Clone, Debug)]
+struct LaneAccess {
+    block: u32,
+    warp: u32,
+    lane: u32,
+    word: usize,
+    shared: bool,
+    kind: usize,
+    size: u32,
+    pc: u32,
+}
+
+/// A warp instruction's accesses: from lane `lane` on, words from `word` on, some lanes idle,
+/// a few of another kind or size; runs may cross a chunk's end.
+fn instruction_strategy() -> impl Strategy<Value = Vec<LaneAccess>> {
+    (
+        (0..2u32, 0..3u32, 0..32u32, 1..=32u32, 0..100usize),
+        (any::<bool>(), 0..2usize, 0..2u32, any::<bool>()),
+        proptest::collection::vec(0..16u8, 32),
+    )
+        .prop_map(
+            |((block, warp, lane, len, word), (shared, kind, pc, packed), odd)| {
+                (lane..(lane + len).min(32))
+                    .filter(|&l| odd[l as usize] != 0)
+                    .enumerate()
+                    .map(|(k, l)| LaneAccess {
+                        block,
+                        warp,
+                        lane: l,
+                        // Idle lanes skip their words, or the active ones take consecutive words.
+                        word: word + if packed { k } else { (l - lane) as usize },
+                        shared,
+                        // One lane in fifteen strong or narrower: it ends the run.
+                        kind: if odd[l as usize] == 1 { 3 } else { kind },
+                        size: if odd[l as usize] == 2 { 2 } else { 4 },
+                        pc,
+                    })
+                    .collect()
+            },
+        )
+}
+
+/// Calls as plain values, to compare two streams.
+fn call_shape(call: &Call) -> (u8, [u64; 6], u32, u8) {
+    match call {
+        Call::Access(p, number, lanes) => (0, p.0, *number, *lanes),
+        Call::Mark(p) => (1, p.0, 0, 0),
+        Call::Barrier { slot, .. } => (2, [*slot as u64, 0, 0, 0, 0, 0], 0, 0),
+        _ => (3, [0; 6], 0, 0),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Lanes that lengthen a run through the streams' tail leave the very calls that logging each
+    /// as a call of its own leaves: the same runs, numbers and marks in every shard's stream.
+    #[test]
+    fn a_run_lengthened_through_its_tail_logs_what_its_calls_would(
+        shards in 1..4usize,
+        instructions in proptest::collection::vec(
+            (instruction_strategy(), 0..8u8), 1..24),
+    ) {
+        let (tpb, wpb) = (96u32, 3u32);
+        let mut by_call = Streams::new(shards, &mut Vec::new());
+        let mut by_tail = Streams::new(shards, &mut Vec::new());
+        let kinds = [Kind::Read, Kind::Write, Kind::StrongRead, Kind::StrongWrite];
+        for (lanes, then) in &instructions {
+            for a in lanes {
+                let who = Who {
+                    tid: (a.block * tpb + a.warp * 32 + a.lane) as u64,
+                    slot: a.block,
+                    rt: a.block * tpb + a.warp * 32 + a.lane,
+                    warp: a.block * wpb + a.warp,
+                };
+                let (region, index) = if a.shared {
+                    (Region::Shared { slot: a.block, block: a.block as u64 }, a.block)
+                } else {
+                    (Region::Global { index: 1, words: 256 }, 1)
+                };
+                let (kind, mask) = (kinds[a.kind], if a.size == 4 { 0xF } else { 0x3 });
+                let packed =
+                    Packed::of_access(region, a.word, mask, a.size, &who, kind, Sem::PLAIN, a.pc);
+                by_call.push_access(packed);
+                let lengthened = a.size == 4
+                    && by_tail.lengthen_run(
+                        a.word as u64,
+                        who.rt,
+                        run_place(a.shared, index),
+                        who.warp as u64 | (a.pc as u64) << 32,
+                        word_access_bits(kind, Sem::PLAIN),
+                    );
+                if !lengthened {
+                    by_tail.push_access(packed);
+                }
+            }
+            // Now and then another call between instructions.
+            if *then == 0 {
+                for streams in [&mut by_call, &mut by_tail] {
+                    streams.push(Call::Barrier { slot: 0, warps: 0..wpb });
+                }
+            }
+        }
+        prop_assert_eq!(by_call.accesses, by_tail.accesses);
+        prop_assert_eq!(by_call.calls, by_tail.calls);
+        for (shard, (a, b)) in by_call.parts.iter().zip(&by_tail.parts).enumerate() {
+            let (a, b): (Vec<_>, Vec<_>) =
+                (a.iter().map(call_shape).collect(), b.iter().map(call_shape).collect());
+            prop_assert_eq!(a, b, "shard {}", shard);
+        }
+    }
+}
+
+/// A warp's 32 lanes reading words 16..48: two runs, one per chunk, and all but their first
+/// lanes logged through the tail.
+#[test]
+fn a_coalesced_warp_access_is_two_calls_across_a_chunks_end() {
+    let mut streams = Streams::new(2, &mut Vec::new());
+    let mut through_tail = 0;
+    for lane in 0..32u32 {
+        let who = Who {
+            tid: lane as u64,
+            slot: 0,
+            rt: lane,
+            warp: 0,
+        };
+        let word = 16 + lane as u64;
+        let bits = word_access_bits(Kind::Read, Sem::PLAIN);
+        if streams.lengthen_run(word, lane, run_place(false, 0), 7 << 32, bits) {
+            through_tail += 1;
+        } else {
+            let region = Region::Global {
+                index: 0,
+                words: 64,
+            };
+            let packed = Packed::of_access(
+                region,
+                word as usize,
+                0xF,
+                4,
+                &who,
+                Kind::Read,
+                Sem::PLAIN,
+                7,
+            );
+            streams.push_access(packed);
+        }
+    }
+    let runs: Vec<_> = streams
+        .parts
+        .iter()
+        .flatten()
+        .map(|c| match c {
+            Call::Access(p, number, lanes) => (p.0[0], *number, *lanes),
+            _ => (0, 0, 0),
+        })
+        .collect();
+    let mut runs = runs;
+    runs.sort();
+    assert_eq!(runs, [(16, 0, 16), (32, 16, 16)]);
+    assert_eq!(
+        (through_tail, streams.accesses, streams.calls),
+        (30, 32, 32)
+    );
+}
