@@ -31,7 +31,12 @@ fn committed_ptx() -> Vec<std::path::PathBuf> {
 
 /// One launch of `entry` with generic arguments (a patterned buffer per pointer, small counts)
 /// on `blocks` blocks of 96 threads: its report, and every buffer's bytes afterwards.
-fn run(module: &Module, entry: &str, blocks: u32, options: &RunOptions) -> (String, Vec<Vec<u8>>) {
+pub(crate) fn run(
+    module: &Module,
+    entry: &str,
+    blocks: u32,
+    options: &RunOptions,
+) -> (String, Vec<Vec<u8>>) {
     let mut emu = Emulator::new();
     let f = module
         .funcs

@@ -405,8 +405,18 @@ impl Launch<'_> {
         true
     }
 
-    /// Starts the next block in a free slot (a new one if none is free); returns the slot.
+    /// Starts the next block in a free slot (a new one if none is free), ready to run; returns
+    /// the slot.
     pub(crate) fn start_next_block(&mut self) -> u32 {
+        let (slot, block) = self.claim_next_block();
+        self.prepare_claimed(slot, block);
+        slot
+    }
+
+    /// The start of the next block that must happen in order: its slot (free, or a new one,
+    /// whose memory is made here), its barrier state, and the race detector's word of it.
+    /// Its warps and memory are made ready by [`prepare_block`], on the core that will run it.
+    pub(crate) fn claim_next_block(&mut self) -> (u32, u64) {
         let block = self.started;
         self.started += 1;
         self.ctx.progress += 1;
@@ -423,85 +433,35 @@ impl Launch<'_> {
                         ..Warp::default()
                     });
                 }
-                self.memory.shared.push(Vec::new());
+                // Sized now, so that views made before the block runs reach all of it.
+                self.memory.shared.push(self.ctx.shared_init.clone());
                 let local = self.memory.local.len() + tpb as usize * self.ctx.local_size as usize;
                 self.memory.local.resize(local, 0);
+                let sw = self.ctx.shared_words;
+                self.memory
+                    .shared_written
+                    .resize((slot as usize + 1) * sw, 0);
+                self.ctx.mem = self.memory.views();
                 slot
             }
         };
-        self.blocks[slot as usize] = BlockState {
-            live: tpb,
-            exited: 0,
-            first_exit: None,
-            bars: vec![Bar::default(); 16],
-        };
-        let tparam_len = self.ctx.m.tparam_size as usize * 32;
-        let start = self.entry_pc;
-        for wi in 0..wpb {
-            let w = &mut self.warps[(slot * wpb + wi) as usize];
-            let first = wi * 32;
-            let n = (tpb - first).min(32);
-            let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-            // The register file is the slot's previous block's: registers a kernel reads
-            // before writing hold leftovers, as on hardware, and not a helpful zero.
-            let regs = std::mem::take(&mut w.regs);
-            // Its call stacks and parameter space start empty, in the previous block's room.
-            let mut tparam = std::mem::take(&mut w.tparam);
-            tparam.clear();
-            tparam.resize(tparam_len, 0);
-            let mut stacks = std::mem::take(&mut w.stacks);
-            stacks.iter_mut().for_each(Vec::clear);
-            stacks.resize_with(32, Vec::new);
-            let mut frames = std::mem::take(&mut w.frames);
-            frames.iter_mut().for_each(Vec::clear);
-            frames.resize_with(32, Vec::new);
-            *w = Warp {
-                block,
-                slot,
-                first,
-                gw: slot * wpb + wi,
-                pc: start,
-                active: live,
-                live,
-                blocked: 0,
-                wsync_wait: 0,
-                wsync_mask: [0; 32],
-                lane_pc: [start; 32],
-                bar_id: [0; 32],
-                regs,
-                tparam,
-                stacks,
-                frames,
-                spin: 0,
-                favored: None,
-            };
-        }
-        let shared = &mut self.memory.shared[slot as usize];
-        shared.clear();
-        shared.extend_from_slice(&self.ctx.shared_init);
-        let sw = self.ctx.shared_words;
-        if self.memory.shared_written.len() < (slot as usize + 1) * sw {
-            self.memory
-                .shared_written
-                .resize((slot as usize + 1) * sw, 0);
-        }
-        let written = &mut self.memory.shared_written[slot as usize * sw..(slot as usize + 1) * sw];
-        written.fill(0);
-        // The reserved region starts cleared (see `run_launch`): written, for initcheck.
-        if self.ctx.m.reserved_smem {
-            for byte in self.ctx.reserved_base as usize..self.ctx.shared_size as usize {
-                if let Some(bits) = written.get_mut(byte / 64) {
-                    *bits |= 1 << (byte % 64);
-                }
-            }
-        }
-        let ls = tpb as usize * self.ctx.local_size as usize;
-        self.memory.local[slot as usize * ls..(slot as usize + 1) * ls].fill(0);
-        self.ctx.mem = self.memory.views();
+        let state = &mut self.blocks[slot as usize];
+        state.live = tpb;
+        state.exited = 0;
+        state.first_exit = None;
+        state.bars.clear();
+        state.bars.resize(16, Bar::default());
         if let Some(race) = self.ctx.race.as_mut() {
             race.block_started(slot, block);
         }
-        slot
+        (slot, block)
+    }
+
+    /// Makes a claimed slot ready on the launch's own core.
+    pub(crate) fn prepare_claimed(&mut self, slot: u32, block: u64) {
+        let wpb = self.ctx.wpb as usize;
+        let warps = &mut self.warps[slot as usize * wpb..(slot as usize + 1) * wpb];
+        prepare_block(&self.ctx, self.entry_pc, slot, block, warps);
     }
 
     pub(crate) fn finish_block(&mut self, slot: u32) {
@@ -549,9 +509,16 @@ impl Launch<'_> {
         let mut stalled_rounds = 0u64;
         let mut patience = STALL_ROUNDS;
         loop {
+            let entry_stretch = self.ctx.m.stretch.get(self.entry_pc as usize).copied();
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
-                let slot = self.start_next_block();
-                rounds.started(slot);
+                let (slot, block) = self.claim_next_block();
+                // On several cores, the core that runs a new block prepares it.
+                let later =
+                    crew.is_some() && rounds.start_later(slot, block, entry_stretch.unwrap_or(0));
+                if !later {
+                    self.prepare_claimed(slot, block);
+                    rounds.started(slot);
+                }
                 resident.push(slot);
             }
             let in_parallel = match crew.as_mut() {
@@ -563,6 +530,9 @@ impl Launch<'_> {
             };
             let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
+                for (slot, block) in rounds.take_unprepared() {
+                    self.prepare_claimed(slot, block);
+                }
                 for &b in &resident {
                     let b = b as usize;
                     let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
@@ -704,5 +674,75 @@ impl Launch<'_> {
         let slot = wi / wpb;
         let warps = &mut self.warps[slot * wpb..(slot + 1) * wpb];
         block::step(&mut self.ctx, warps, &mut self.blocks[slot], wi % wpb)
+    }
+}
+
+/// Makes slot `slot`'s warps and memory ready for block `block` to start at `entry`: the part of
+/// a block's start that only its slot sees, done by whichever core runs the block (`ctx`'s views
+/// reach the slot's memory).
+pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps: &mut [Warp]) {
+    let (tpb, wpb) = (ctx.tpb, ctx.wpb);
+    let tparam_len = ctx.m.tparam_size as usize * 32;
+    for (wi, w) in (0..wpb).zip(warps.iter_mut()) {
+        let first = wi * 32;
+        let n = (tpb - first).min(32);
+        let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        // The register file is the slot's previous block's: registers a kernel reads before
+        // writing hold leftovers, as on hardware, and not a helpful zero.
+        let regs = std::mem::take(&mut w.regs);
+        // Its call stacks and parameter space start empty, in the previous block's room.
+        let mut tparam = std::mem::take(&mut w.tparam);
+        tparam.clear();
+        tparam.resize(tparam_len, 0);
+        let mut stacks = std::mem::take(&mut w.stacks);
+        stacks.iter_mut().for_each(Vec::clear);
+        stacks.resize_with(32, Vec::new);
+        let mut frames = std::mem::take(&mut w.frames);
+        frames.iter_mut().for_each(Vec::clear);
+        frames.resize_with(32, Vec::new);
+        *w = Warp {
+            block,
+            slot,
+            first,
+            gw: slot * wpb + wi,
+            pc: entry,
+            active: live,
+            live,
+            blocked: 0,
+            wsync_wait: 0,
+            wsync_mask: [0; 32],
+            lane_pc: [entry; 32],
+            bar_id: [0; 32],
+            regs,
+            tparam,
+            stacks,
+            frames,
+            spin: 0,
+            favored: None,
+        };
+    }
+    if let Some(shared) = ctx.mem.shared(slot).get_mut(0..ctx.shared_init.len()) {
+        shared.copy_from_slice(&ctx.shared_init);
+    }
+    let sw = ctx.shared_words;
+    let range = slot as usize * sw..(slot as usize + 1) * sw;
+    if let Some(written) = ctx.mem.shared_written.get_mut(range) {
+        written.fill(0);
+        // The reserved region starts cleared (see `run_launch`): written, for initcheck.
+        if ctx.m.reserved_smem {
+            for byte in ctx.reserved_base as usize..ctx.shared_size as usize {
+                if let Some(bits) = written.get_mut(byte / 64) {
+                    *bits |= 1 << (byte % 64);
+                }
+            }
+        }
+    }
+    let ls = tpb as usize * ctx.local_size as usize;
+    if let Some(local) = ctx
+        .mem
+        .local
+        .get_mut(slot as usize * ls..(slot as usize + 1) * ls)
+    {
+        local.fill(0);
     }
 }

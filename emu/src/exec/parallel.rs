@@ -87,6 +87,12 @@ pub(crate) struct Rounds {
     serial_rounds: u64,
     /// Rounds run on several cores in stretches of two or more between joins.
     stretched_rounds: u64,
+    /// Blocks prepared by the core that ran them.
+    prepared_in_turns: u64,
+    /// Blocks claimed and not yet made ready (slot, block), which the cores that run them
+    /// prepare in their turn; and per slot, the block its worker is to prepare.
+    unprepared: Vec<(u32, u64)>,
+    prepare: Vec<Option<u64>>,
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.
@@ -94,10 +100,10 @@ const MAX_BACKOFF: u32 = 64;
 
 #[cfg(test)]
 thread_local! {
-    /// Rounds run on several cores and on one by this thread's launches, for tests to see that
-    /// both happen.
-    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64)> =
-        const { std::cell::Cell::new((0, 0, 0)) };
+    /// Rounds run on several cores, on one, and in stretches, and blocks prepared in their
+    /// turns, by this thread's launches: for tests to see that each happens.
+    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64, u64)> =
+        const { std::cell::Cell::new((0, 0, 0, 0)) };
 }
 
 impl Rounds {
@@ -105,11 +111,12 @@ impl Rounds {
     pub(crate) fn tally(&self) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
-            let (parallel, serial, stretched) = r.get();
+            let (parallel, serial, stretched, prepared) = r.get();
             r.set((
                 parallel + self.parallel_rounds,
                 serial + self.serial_rounds,
                 stretched + self.stretched_rounds,
+                prepared + self.prepared_in_turns,
             ));
         });
     }
@@ -195,6 +202,34 @@ impl Rounds {
         if let Some(a) = self.ahead.get_mut(slot as usize) {
             *a = None;
         }
+    }
+
+    /// Block `block` was claimed in `slot` with its warps yet to be made ready: when they
+    /// would keep to the block for a while from the kernel's first instruction (`stretch`
+    /// rounds), the core that runs the block prepares it in its turn; otherwise (false) the
+    /// launch must prepare it now, since its footprint needs its registers.
+    pub(crate) fn start_later(&mut self, slot: u32, block: u64, stretch: u32) -> bool {
+        if stretch == 0 {
+            return false;
+        }
+        let slot = slot as usize;
+        if self.ahead.len() <= slot {
+            self.ahead.resize_with(slot + 1, || None);
+        }
+        // Every warp of a fresh block is at the entry with all its lanes: what `ahead` would
+        // find once it was ready.
+        self.ahead[slot] = Some(Ahead {
+            stretch,
+            footprint: Some(Vec::new()),
+        });
+        self.unprepared.push((slot as u32, block));
+        true
+    }
+
+    /// The blocks still to be made ready, for the launch to prepare before it runs a round
+    /// alone.
+    pub(crate) fn take_unprepared(&mut self) -> std::vec::Drain<'_, (u32, u64)> {
+        self.unprepared.drain(..)
     }
 }
 
@@ -412,8 +447,11 @@ fn rounds_unwatched(until_stall: Option<u64>, per_round: u64, instrs: u64, due: 
 /// What a worker is given for a turn (one round or a stretch of them), and gives back.
 #[derive(Default)]
 struct Job {
-    /// Per block: its slot, warps and barrier state.
-    blocks: Vec<(u32, RawSlice<Warp>, RawSlice<BlockState>)>,
+    /// Per block: its slot, warps and barrier state, and the block to prepare it for first when
+    /// it has just been claimed.
+    blocks: Vec<(u32, RawSlice<Warp>, RawSlice<BlockState>, Option<u64>)>,
+    /// The kernel's first instruction, where prepared blocks start.
+    entry: u32,
     /// Rounds in the turn.
     rounds: u32,
     /// Per block, after its turn: its slot, what it did, and what its next rounds may do.
@@ -520,7 +558,7 @@ impl<'a> Ctx<'a> {
             wpb: self.wpb,
             kparams: self.kparams.clone(),
             mem: self.mem.clone(),
-            shared_init: Vec::new(),
+            shared_init: self.shared_init.clone(),
             shared_words: self.shared_words,
             shared_size: self.shared_size,
             dyn_base: self.dyn_base,
@@ -634,16 +672,16 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Runs the warps of the block in `slot` for `rounds` rounds, one instruction each a round:
-/// what it did, round by round, and what its next rounds may do.
+/// Runs the warps of the block in `slot` for `rounds` rounds, one instruction each a round,
+/// after preparing the slot for block `fresh` at `entry` when it has just been claimed: what it
+/// did, round by round, and what its next rounds may do.
 ///
 /// # Safety
-/// The block's warps and state are touched by no one else meanwhile.
+/// The block's warps, state and memory are touched by no one else meanwhile.
 unsafe fn run_block(
     ctx: &mut Ctx,
-    slot: u32,
-    warps: RawSlice<Warp>,
-    state: RawSlice<BlockState>,
+    (slot, warps, state, fresh): (u32, RawSlice<Warp>, RawSlice<BlockState>, Option<u64>),
+    entry: u32,
     rounds: u32,
 ) -> Turn {
     let (mut done, mut outcomes) = (Vec::new(), Vec::new());
@@ -654,6 +692,9 @@ unsafe fn run_block(
     };
     if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
         let state = &mut state[0];
+        if let Some(block) = fresh {
+            super::launch::prepare_block(ctx, entry, slot, block, warps);
+        }
         for round in 0..rounds {
             ran_last = false;
             for wi in 0..warps.len() {
@@ -720,11 +761,11 @@ impl Crew {
                 ctx.lend_logs(&mut job.spares);
                 let job = &mut *job;
                 job.turns.clear();
-                for &(slot, warps, state) in &job.blocks {
+                for &block in &job.blocks {
                     // SAFETY: the launch gives each block to one worker, and waits for them all
                     // before it touches a block again.
-                    let turn = unsafe { run_block(&mut ctx, slot, warps, state, job.rounds) };
-                    job.turns.push((slot, turn));
+                    let turn = unsafe { run_block(&mut ctx, block, job.entry, job.rounds) };
+                    job.turns.push((block.0, turn));
                 }
                 ctx.unused_logs(&mut job.spares);
             }
@@ -776,14 +817,23 @@ impl Launch<'_> {
         if new_views {
             own.mem = self.ctx.mem.clone();
         }
+        if rounds.prepare.len() < self.blocks.len() {
+            rounds.prepare.resize(self.blocks.len(), None);
+        }
+        for (slot, block) in rounds.unprepared.drain(..) {
+            rounds.prepare[slot as usize] = Some(block);
+            rounds.prepared_in_turns += 1;
+        }
         let warps = RawSlice::of(&mut self.warps);
         let states = RawSlice::of(&mut self.blocks);
-        let of_slot = |slot: u32| {
+        let prepare = &mut rounds.prepare;
+        let mut of_slot = |slot: u32| {
             let at = slot as usize;
             (
                 slot,
                 warps.sub(at * wpb..(at + 1) * wpb),
                 states.sub(at..at + 1),
+                prepare[at].take(),
             )
         };
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
@@ -801,6 +851,7 @@ impl Launch<'_> {
             let slots: &[u32] = assigned.next().flatten().unwrap_or_default();
             job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
             job.rounds = planned;
+            job.entry = self.entry_pc;
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
@@ -812,9 +863,9 @@ impl Launch<'_> {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
         for &slot in mine {
-            let (slot, warps, state) = of_slot(slot);
+            let block = of_slot(slot);
             // SAFETY: the workers run only the other chunks' blocks.
-            let turn = unsafe { run_block(own, slot, warps, state, planned) };
+            let turn = unsafe { run_block(own, block, self.entry_pc, planned) };
             rounds.turns[slot as usize] = Some(turn);
         }
         let workers = crew.jobs.len();
@@ -893,6 +944,90 @@ mod tests {
     use crate::exec::RunOptions;
     use crate::parse::Module;
 
+    /// Reads shared and local memory before writing them, then leaves its block's number there
+    /// for whoever comes next: what a block finds shows how its slot was prepared.
+    const LEFTOVERS: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry leftovers(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .shared .align 4 .b8 tile[384];
+    .local .align 4 .b8 scratch[4];
+
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    mov.u64 %rd3, tile;
+    add.u64 %rd3, %rd3, %rd2;
+    ld.shared.u32 %r3, [%rd3];
+    ld.local.u32 %r4, [scratch];
+    add.u32 %r5, %r2, 1;
+    st.shared.u32 [%rd3], %r5;
+    st.local.u32 [scratch], %r5;
+    mad.lo.u32 %r6, %r2, 96, %r1;
+    mul.wide.u32 %rd4, %r6, 8;
+    add.u64 %rd5, %rd1, %rd4;
+    st.global.v2.u32 [%rd5], {%r3, %r4};
+    ret;
+}
+"#;
+
+    /// Blocks that start in a slot an earlier block left, on one core and on three, where the
+    /// cores that run them prepare them: each finds shared memory as every block does at its
+    /// start (the launch's garbage, not the last block's numbers) and local memory cleared.
+    #[test]
+    fn a_block_prepared_by_the_core_that_runs_it_finds_a_fresh_slot() {
+        let module = Module::parse(LEFTOVERS).unwrap();
+        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0)));
+        let blocks = 8;
+        let memory = |threads: u32, checkers: bool| {
+            let options = RunOptions {
+                threads,
+                racecheck: checkers,
+                memcheck: checkers,
+                initcheck: false,
+                // Two blocks at a time: six start in a slot another left.
+                resident_threads: 2 * 96,
+                ..RunOptions::default()
+            };
+            crate::committed::run(&module, "leftovers", blocks, &options)
+        };
+        for checkers in [false, true] {
+            let (report, buffers) = memory(1, checkers);
+            let several = memory(3, checkers);
+            assert!(
+                (&report, &buffers) == (&several.0, &several.1),
+                "one core and three differ: {report}\n{}",
+                several.0
+            );
+            let word =
+                |i: usize| u32::from_le_bytes(buffers[0][i * 4..i * 4 + 4].try_into().unwrap());
+            for block in 0..blocks as usize {
+                for tid in 0..96 {
+                    let (shared, local) = (
+                        word(2 * (block * 96 + tid)),
+                        word(2 * (block * 96 + tid) + 1),
+                    );
+                    assert_eq!(
+                        (shared, local),
+                        (word(2 * tid), 0),
+                        "block {block}, thread {tid}"
+                    );
+                }
+            }
+            // The launch's garbage, which no block wrote.
+            assert!((0..96).all(|tid| word(2 * tid) > blocks), "{report}");
+        }
+        let (_, _, _, prepared) = ROUNDS_RUN.with(|r| r.get());
+        assert!(prepared >= 6, "{prepared} blocks prepared in their turns");
+    }
+
     #[test]
     fn a_stretch_ends_where_one_core_would_look_at_the_launch() {
         // Three rounds to a stall that starts another block.
@@ -911,10 +1046,12 @@ mod tests {
     /// Every committed kernel, every entry, every schedule, with every checker and with none:
     /// five blocks on several cores end with the report and the memory they end with on one.
     /// With racecheck, two cores run blocks with the detector on the launch's thread (the piped
-    /// detector's own test runs it in shards); without, three run blocks.
+    /// detector's own test runs it in shards); without, three run blocks, three at a time, so
+    /// that blocks also start in slots that earlier blocks left (the corpus's blocks have 96
+    /// threads).
     #[test]
     fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
-        ROUNDS_RUN.with(|r| r.set((0, 0, 0)));
+        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0)));
         let on_cores = |threads: u32| {
             move |options: RunOptions| {
                 let one = RunOptions {
@@ -932,6 +1069,7 @@ mod tests {
                 synccheck: false,
                 memcheck: false,
                 initcheck: false,
+                resident_threads: 3 * 96,
                 ..o
             })
         });
@@ -939,13 +1077,16 @@ mod tests {
             checked > 300 && unchecked == checked,
             "{checked} and {unchecked} launches"
         );
-        let (parallel, serial, stretched) = ROUNDS_RUN.with(|r| r.get());
+        let (parallel, serial, stretched, prepared) = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
         // Many run in stretches: shared-memory trees, tiles' inner loops.
+        // Most kernels start with parameter loads, far enough from global memory for the core
+        // that runs a new block to prepare it.
         assert!(
-            parallel > 30_000 && serial > 1000 && stretched > 10_000,
-            "{parallel} parallel ({stretched} in stretches) and {serial} serial rounds"
+            parallel > 30_000 && serial > 1000 && stretched > 10_000 && prepared > 1000,
+            "{parallel} parallel ({stretched} in stretches) and {serial} serial rounds, \
+             {prepared} blocks prepared in their turns"
         );
     }
 }
