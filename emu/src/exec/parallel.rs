@@ -447,9 +447,7 @@ fn rounds_unwatched(until_stall: Option<u64>, per_round: u64, instrs: u64, due: 
 /// What a worker is given for a turn (one round or a stretch of them), and gives back.
 #[derive(Default)]
 struct Job {
-    /// Per block: its slot, warps and barrier state, and the block to prepare it for first when
-    /// it has just been claimed.
-    blocks: Vec<(u32, RawSlice<Warp>, RawSlice<BlockState>, Option<u64>)>,
+    blocks: Vec<Resident>,
     /// The kernel's first instruction, where prepared blocks start.
     entry: u32,
     /// Rounds in the turn.
@@ -460,6 +458,16 @@ struct Job {
     views: Option<BlockViews>,
     /// Emptied race-detector logs lent by the pipe, for the blocks' calls.
     spares: Vec<Vec<race::Call>>,
+}
+
+/// A resident block as a worker gets it for a turn.
+#[derive(Clone, Copy)]
+struct Resident {
+    slot: u32,
+    warps: RawSlice<Warp>,
+    state: RawSlice<BlockState>,
+    /// The block to prepare the slot for before its first round, when it was just claimed.
+    fresh: Option<u64>,
 }
 
 /// A block's turn on several cores: what it did, and what its next rounds may do.
@@ -680,7 +688,12 @@ impl<'a> Ctx<'a> {
 /// The block's warps, state and memory are touched by no one else meanwhile.
 unsafe fn run_block(
     ctx: &mut Ctx,
-    (slot, warps, state, fresh): (u32, RawSlice<Warp>, RawSlice<BlockState>, Option<u64>),
+    Resident {
+        slot,
+        warps,
+        state,
+        fresh,
+    }: Resident,
     entry: u32,
     rounds: u32,
 ) -> Turn {
@@ -765,7 +778,7 @@ impl Crew {
                     // SAFETY: the launch gives each block to one worker, and waits for them all
                     // before it touches a block again.
                     let turn = unsafe { run_block(&mut ctx, block, job.entry, job.rounds) };
-                    job.turns.push((block.0, turn));
+                    job.turns.push((block.slot, turn));
                 }
                 ctx.unused_logs(&mut job.spares);
             }
@@ -829,12 +842,12 @@ impl Launch<'_> {
         let prepare = &mut rounds.prepare;
         let mut of_slot = |slot: u32| {
             let at = slot as usize;
-            (
+            Resident {
                 slot,
-                warps.sub(at * wpb..(at + 1) * wpb),
-                states.sub(at..at + 1),
-                prepare[at].take(),
-            )
+                warps: warps.sub(at * wpb..(at + 1) * wpb),
+                state: states.sub(at..at + 1),
+                fresh: prepare[at].take(),
+            }
         };
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
         let mut lend = |count: usize| match self.ctx.race.as_mut() {
