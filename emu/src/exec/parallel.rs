@@ -521,31 +521,11 @@ impl Drop for PanicAlarm<'_> {
     }
 }
 
-/// How long a waiting thread spins before it sleeps: a round's other side is usually tens of
-/// microseconds away, and waking a sleeping thread can take that long again; on a machine with
-/// more threads than cores (tests, other work) a sleeping thread gives its core away. 50 µs
-/// saved the workspace's tests about 28 s, and cost checkers-off runs on 2 cores 1.5–4 %.
-#[cfg(not(test))]
-const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
-/// Tests share the cores with each other: a worker spinning through a round's detector batch
-/// took the core another test needed (the emulator's unit tests went from 16 s to 35 s).
-#[cfg(test)]
-const SPIN: std::time::Duration = std::time::Duration::from_micros(10);
-
-/// Waits until `ready` holds: spinning for up to [`SPIN`], then sleeping until woken (whoever
-/// makes it hold wakes the waiter; a spurious wake-up only checks again).
+/// Waits until `ready` holds: spinning for up to [`crate::SPIN`], then sleeping until woken
+/// (whoever makes it hold wakes the waiter; a spurious wake-up only checks again).
 fn wait_until(ready: impl Fn() -> bool) {
-    let start = std::time::Instant::now();
-    loop {
-        for _ in 0..64 {
-            if ready() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        if start.elapsed() > SPIN {
-            break;
-        }
+    if crate::spin_for(|| ready().then_some(())).is_some() {
+        return;
     }
     while !ready() {
         std::thread::park();

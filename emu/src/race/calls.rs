@@ -211,7 +211,8 @@ pub(crate) struct Streams {
     pub(crate) parts: Vec<Vec<Call>>,
     /// Accesses so far: the next one's number.
     pub(crate) accesses: u64,
-    /// Calls so far, each counted once.
+    /// Calls so far, each counted once: a run's lanes after its first make none, since a batch's
+    /// size in bytes and the detector's work on it go by its calls.
     pub(crate) calls: usize,
     /// What the next lane of the last call's run would be, while no call came after it.
     tail: RunTail,
@@ -298,7 +299,6 @@ impl Streams {
         };
         *lanes += 1;
         self.accesses += 1;
-        self.calls += 1;
         t.word += 1;
         t.rt += 1;
         t.calls = if t.word.is_multiple_of(CHUNK_WORDS as u64) {
@@ -333,7 +333,6 @@ impl Streams {
     pub(super) fn push_access(&mut self, packed: Packed) {
         let number = self.accesses as u32;
         self.accesses += 1;
-        self.calls += 1;
         let shards = self.parts.len();
         let own = if shards == 1 { 0 } else { packed.shard(shards) };
         if shards > 1 && packed.marks() {
@@ -352,6 +351,7 @@ impl Streams {
                 *lanes += 1;
             } else {
                 crate::push_in_place(part, Call::Access(packed, number, 1));
+                self.calls += 1;
             }
             self.set_tail(&packed, own);
         }

@@ -11,7 +11,7 @@
 //! merged by it when the launch ends.
 
 use std::collections::VecDeque;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
 use std::thread::JoinHandle;
 
 use super::*;
@@ -237,7 +237,7 @@ impl Race {
     /// flags); an access's word is kept by one shard, and the others get its marks. Returns the
     /// shard when the interpreter hangs up.
     fn serve(mut self, shard: usize, calls: Receiver<Batch>, back: Sender<Returned>) -> Race {
-        for batch in calls {
+        while let Some(batch) = next_batch(&calls) {
             let mut found = Vec::new();
             for (first, part) in &batch {
                 self.run_part(*first, part, &mut found);
@@ -252,6 +252,18 @@ impl Race {
         }
         self
     }
+}
+
+/// A shard's next batch, or `None` once the interpreter hung up. The shard spins a while before
+/// it sleeps: a busy interpreter sends a batch every few microseconds, and each send to a sleeping
+/// shard cost the interpreter's thread a system call to wake it.
+fn next_batch(calls: &Receiver<Batch>) -> Option<Batch> {
+    let polled = crate::spin_for(|| match calls.try_recv() {
+        Ok(batch) => Some(Some(batch)),
+        Err(TryRecvError::Disconnected) => Some(None),
+        Err(TryRecvError::Empty) => None,
+    });
+    polled.unwrap_or_else(|| calls.recv().ok())
 }
 
 /// A batch sent to the shards and not yet answered by all of them.
@@ -413,15 +425,15 @@ impl Pipe {
             return false;
         }
         self.accesses += 1;
-        self.queued(1);
         true
     }
 
     #[inline(always)]
     fn push_packed(&mut self, packed: Packed) {
         self.accesses += 1;
+        let calls = self.own.calls;
         self.own.push_access(packed);
-        self.queued(1);
+        self.queued(self.own.calls - calls);
     }
 
     /// Ends the pipe's own part, so that what comes next follows it.
