@@ -583,14 +583,14 @@ impl<'a> Ctx<'a> {
     /// Gives a worker's race-detector log emptied logs to start its blocks' logs with.
     fn lend_logs(&mut self, spares: &mut Vec<Vec<race::Call>>) {
         if let Some(Racecheck::Logged(log)) = self.race.as_mut() {
-            log.spares.append(spares);
+            log.streams.pool.append(spares);
         }
     }
 
     /// Hands back the emptied logs a round did not use.
     fn unused_logs(&mut self, into: &mut Vec<Vec<race::Call>>) {
         if let Some(Racecheck::Logged(log)) = self.race.as_mut() {
-            into.append(&mut log.spares);
+            into.append(&mut log.streams.pool);
         }
     }
 
@@ -830,10 +830,16 @@ impl Launch<'_> {
             }
         };
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
+        // Each block's share of the spare streams, so that the first job does not take them
+        // all and leave the others to allocate theirs.
+        let share = match self.ctx.race.as_ref() {
+            Some(Racecheck::Piped(pipe)) => pipe.spares() / resident.len(),
+            _ => 0,
+        };
         let mut lend = |count: usize| match self.ctx.race.as_mut() {
             Some(Racecheck::Piped(pipe)) => {
                 let streams = count * planned as usize * pipe.shard_count();
-                pipe.lend(streams)
+                pipe.lend(streams.min(count * share))
             }
             _ => Vec::new(),
         };

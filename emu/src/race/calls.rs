@@ -216,6 +216,9 @@ pub(crate) struct Streams {
     pub(crate) calls: usize,
     /// What the next lane of the last call's run would be, while no call came after it.
     tail: RunTail,
+    /// Emptied streams, each to become a part on the part's first call: a block's round
+    /// usually calls on one shard, and a part it left empty costs nothing to hand back.
+    pub(crate) pool: Vec<Vec<Call>>,
 }
 
 /// The access that would lengthen the run the last call started or lengthened: the next word
@@ -269,7 +272,28 @@ impl Streams {
             accesses: 0,
             calls: 0,
             tail: RunTail::NONE,
+            pool: Vec::new(),
         }
+    }
+
+    /// Empty streams whose parts take their room from `pool` when they are first called on.
+    pub(crate) fn lazy(shards: usize, pool: Vec<Vec<Call>>) -> Streams {
+        Streams {
+            pool,
+            ..Streams::new(shards, &mut Vec::new())
+        }
+    }
+
+    /// Part `shard`, with room from the pool if it has none yet.
+    #[inline(always)]
+    fn part(&mut self, shard: usize) -> Option<&mut Vec<Call>> {
+        let part = self.parts.get_mut(shard)?;
+        if part.capacity() == 0
+            && let Some(spare) = self.pool.pop()
+        {
+            *part = spare;
+        }
+        Some(part)
     }
 
     /// Counts one more lane on the last call's run when the access (a plain 4-byte access of
@@ -336,13 +360,13 @@ impl Streams {
         let shards = self.parts.len();
         let own = if shards == 1 { 0 } else { packed.shard(shards) };
         if shards > 1 && packed.marks() {
-            for (shard, part) in self.parts.iter_mut().enumerate() {
-                if shard != own {
+            for shard in (0..shards).filter(|&shard| shard != own) {
+                if let Some(part) = self.part(shard) {
                     part.push(Call::Mark(packed));
                 }
             }
         }
-        if let Some(part) = self.parts.get_mut(own) {
+        if let Some(part) = self.part(own) {
             // The next lane of a run lengthens it: one byte written instead of a call.
             if let Some(Call::Access(first, at, lanes)) = part.last_mut()
                 && first.run_goes_on(*lanes, &packed)
@@ -359,28 +383,29 @@ impl Streams {
 
     pub(super) fn push(&mut self, call: Call) {
         self.calls += 1;
-        if let Some((last, others)) = self.parts.split_last_mut() {
-            for part in others {
+        let last = self.parts.len().saturating_sub(1);
+        for shard in 0..last {
+            if let Some(part) = self.part(shard) {
                 part.push(call.clone());
             }
-            crate::push_in_place(last, call);
+        }
+        if let Some(part) = self.part(last) {
+            crate::push_in_place(part, call);
         }
     }
 }
 
 /// The calls a worker made in one block's turn: the launch appends every block's, in block
 /// order, to its pipe (see `exec/parallel.rs`), which is the order one core makes them in.
+/// Emptied streams the pipe lent wait in the streams' pool, so that a part starts with room.
 pub(crate) struct Log {
     pub(crate) streams: Streams,
-    /// Emptied streams the pipe lent, so that a new log starts with room.
-    pub(crate) spares: Vec<Vec<Call>>,
 }
 
 impl Log {
     pub(crate) fn new(shards: usize) -> Log {
         Log {
-            streams: Streams::new(shards, &mut Vec::new()),
-            spares: Vec::new(),
+            streams: Streams::lazy(shards, Vec::new()),
         }
     }
 
@@ -406,13 +431,12 @@ impl Log {
         self.streams.push_access(packed);
     }
 
-    /// The calls logged so far, leaving an empty log (of spare streams when there are some).
+    /// The calls logged so far, leaving an empty log with the spare streams.
     pub(crate) fn take(&mut self) -> Log {
         let shards = self.streams.parts.len();
-        let fresh = Streams::new(shards, &mut self.spares);
+        let fresh = Streams::lazy(shards, std::mem::take(&mut self.streams.pool));
         Log {
             streams: std::mem::replace(&mut self.streams, fresh),
-            spares: Vec::new(),
         }
     }
 }

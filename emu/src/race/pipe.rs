@@ -471,6 +471,11 @@ impl Pipe {
     }
 
     /// Emptied streams for workers to fill, up to `count`.
+    /// Emptied streams kept for reuse.
+    pub(crate) fn spares(&self) -> usize {
+        self.spare.len()
+    }
+
     pub(crate) fn lend(&mut self, count: usize) -> Vec<Vec<Call>> {
         let keep = self.spare.len().saturating_sub(count);
         self.spare.split_off(keep)
