@@ -1,24 +1,17 @@
 //! Rounds of the hardware schedule on every core, leaving exactly what one core leaves.
 //!
-//! A round runs one instruction of every resident warp, block after block. Within a round a
-//! warp's registers change only through its own instruction, so before the round starts the
-//! instructions each warp may run are known (the one at its active lanes, or, should an earlier
-//! warp of its block release a barrier, one where its other lanes wait), and so are the global
-//! bytes they may touch. When no two blocks touch a 64-byte line that one of them writes, and no
-//! instruction needs the whole launch to itself (`malloc`, `printf`, `assert`, `trap`), the blocks
-//! leave the same memory however their turns interleave, and they run on several cores. What
-//! order shows (findings, the race detector's calls) each block's turn keeps apart, and the
-//! launch joins the turns in block order: the order of one core.
+//! `plan.rs` decides which rounds may run apart: blocks that keep to themselves for a stretch,
+//! or whose next instructions touch no 64-byte line of global memory that another block writes.
+//! This file runs them: the workers, each with a share of the resident blocks and a `Ctx` of its
+//! own; a block's turn (preparing a block that just started, then its rounds); and the join.
+//! What order shows (findings, the race detector's calls) each block's turn keeps apart, round by
+//! round, and the launch adds the turns up round by round in block order: the order of one core.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use super::plan::{Ahead, ahead, rounds_unwatched};
 use super::*;
-use crate::stretch::MAX_STRETCH;
-
-/// Blocks share a line of global memory when they touch the same 64 bytes: initcheck keeps one
-/// word of bits per 64 bytes, which two blocks must not both write.
-const LINE: u64 = 64;
 
 /// Below this many threads in a grid, starting the workers costs more than they save. Tests
 /// start them for every launch, so that the corpus's small launches run in parallel too.
@@ -40,353 +33,6 @@ pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
     } else {
         (cores / 4).max(1).min(cores - 1)
     }
-}
-
-/// Global memory a block may touch in a round: `start..end`, in whole lines.
-#[derive(Clone, Copy)]
-struct Span {
-    start: u64,
-    end: u64,
-    writes: bool,
-    /// The block's slot.
-    slot: u32,
-}
-
-/// Where a block may touch global memory in its next turn: a few spans, sorted and merged; or
-/// `None` when its next turn needs the launch to itself.
-type Footprint = Option<Vec<Span>>;
-
-/// What a block's coming rounds may do, made right after its turn.
-struct Ahead {
-    /// Rounds it surely keeps to itself: no lane reaches global memory, the launch, or its
-    /// function's end (see `stretch.rs`).
-    stretch: u32,
-    /// Where it may touch global memory in the next round; empty when `stretch` is not 0.
-    footprint: Footprint,
-}
-
-/// The launch's side of its rounds on several cores: what the resident blocks' coming rounds
-/// may do, and how many rounds ran how.
-#[derive(Default)]
-pub(crate) struct Rounds {
-    /// Per slot: what the block's coming rounds may do, if known (a worker makes it right after
-    /// the block's turn, while the block's warps are still in its cache).
-    ahead: Vec<Option<Ahead>>,
-    spans: Vec<Span>,
-    /// The round's slots in slot order, and per slot its block's turn.
-    by_slot: Vec<u32>,
-    turns: Vec<Option<Turn>>,
-    /// The views the workers hold were made for this many slots.
-    views_for: usize,
-    /// Rounds to run on one core before looking at footprints again, and how many the next
-    /// refusal makes: kernels whose blocks meet on every round pay for no footprints.
-    skip: u32,
-    backoff: u32,
-    /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
-    parallel_rounds: u64,
-    serial_rounds: u64,
-    /// Rounds run on several cores in stretches of two or more between joins.
-    stretched_rounds: u64,
-    /// Blocks prepared by the core that ran them.
-    prepared_in_turns: u64,
-    /// Blocks claimed and not yet made ready (slot, block), which the cores that run them
-    /// prepare in their turn; and per slot, the block its worker is to prepare.
-    unprepared: Vec<(u32, u64)>,
-    prepare: Vec<Option<u64>>,
-}
-
-/// Rounds a refused round's successors run on one core at most before looking again.
-const MAX_BACKOFF: u32 = 64;
-
-#[cfg(test)]
-thread_local! {
-    /// Rounds run on several cores, on one, and in stretches, and blocks prepared in their
-    /// turns, by this thread's launches: for tests to see that each happens.
-    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64, u64)> =
-        const { std::cell::Cell::new((0, 0, 0, 0)) };
-}
-
-impl Rounds {
-    /// Counts the launch's rounds where tests can see them.
-    pub(crate) fn tally(&self) {
-        #[cfg(test)]
-        ROUNDS_RUN.with(|r| {
-            let (parallel, serial, stretched, prepared) = r.get();
-            r.set((
-                parallel + self.parallel_rounds,
-                serial + self.serial_rounds,
-                stretched + self.stretched_rounds,
-                prepared + self.prepared_in_turns,
-            ));
-        });
-    }
-
-    /// How many rounds of `resident` (slots, in block order) may run on several cores before
-    /// the launch joins them, at most `most`; `None` when the next round must run on one core.
-    /// When every block keeps to itself for a while, they run that long apart; otherwise one
-    /// round, when their footprints do not meet.
-    fn plan(&mut self, launch: &Launch, resident: &[u32], most: u32) -> Option<u32> {
-        if self.skip > 0 {
-            self.skip -= 1;
-            return None;
-        }
-        let wpb = launch.ctx.wpb as usize;
-        let mut stretch = MAX_STRETCH;
-        for &slot in resident {
-            let slot = slot as usize;
-            if self.ahead.len() <= slot {
-                self.ahead.resize_with(slot + 1, || None);
-            }
-            let ahead = self.ahead[slot].get_or_insert_with(|| {
-                let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
-                ahead(&launch.ctx, warps, &launch.blocks[slot], slot as u32)
-            });
-            stretch = stretch.min(ahead.stretch);
-        }
-        if stretch > 0 {
-            return self.accept(stretch.min(most).max(1));
-        }
-        self.spans.clear();
-        for &slot in resident {
-            let footprint = self.ahead[slot as usize].as_ref().map(|a| &a.footprint);
-            match footprint {
-                Some(Some(spans)) => self.spans.extend_from_slice(spans),
-                _ => return self.refuse(),
-            }
-        }
-        self.spans.sort_unstable_by_key(|s| s.start);
-        // Spans that overlap, directly or through others, form a cluster; a cluster that a block
-        // writes and another touches makes the round run on one core.
-        let mut spans = self.spans.iter();
-        let Some(first) = spans.next() else {
-            return self.accept(1);
-        };
-        let (mut end, mut slot, mut writes, mut shared) =
-            (first.end, first.slot, first.writes, false);
-        for s in spans {
-            if s.start >= end {
-                if shared && writes {
-                    return self.refuse();
-                }
-                (end, slot, writes, shared) = (s.end, s.slot, s.writes, false);
-                continue;
-            }
-            end = end.max(s.end);
-            writes |= s.writes;
-            shared |= s.slot != slot;
-        }
-        if shared && writes {
-            return self.refuse();
-        }
-        self.accept(1)
-    }
-
-    fn accept(&mut self, rounds: u32) -> Option<u32> {
-        self.backoff = 0;
-        Some(rounds)
-    }
-
-    fn refuse(&mut self) -> Option<u32> {
-        self.skip = self.backoff;
-        self.backoff = (self.backoff * 2).clamp(1, MAX_BACKOFF);
-        None
-    }
-
-    /// The blocks' turns changed them: their footprints must be made again.
-    fn forget(&mut self) {
-        self.ahead.iter_mut().for_each(|a| *a = None);
-    }
-
-    /// A new block started in `slot`.
-    pub(crate) fn started(&mut self, slot: u32) {
-        if let Some(a) = self.ahead.get_mut(slot as usize) {
-            *a = None;
-        }
-    }
-
-    /// Block `block` was claimed in `slot` with its warps yet to be made ready: when they
-    /// would keep to the block for a while from the kernel's first instruction (`stretch`
-    /// rounds), the core that runs the block prepares it in its turn; otherwise (false) the
-    /// launch must prepare it now, since its footprint needs its registers.
-    pub(crate) fn start_later(&mut self, slot: u32, block: u64, stretch: u32) -> bool {
-        if stretch == 0 {
-            return false;
-        }
-        let slot = slot as usize;
-        if self.ahead.len() <= slot {
-            self.ahead.resize_with(slot + 1, || None);
-        }
-        // Every warp of a fresh block is at the entry with all its lanes: what `ahead` would
-        // find once it was ready.
-        self.ahead[slot] = Some(Ahead {
-            stretch,
-            footprint: Some(Vec::new()),
-        });
-        self.unprepared.push((slot as u32, block));
-        true
-    }
-
-    /// The blocks still to be made ready, for the launch to prepare before it runs a round
-    /// alone.
-    pub(crate) fn take_unprepared(&mut self) -> std::vec::Drain<'_, (u32, u64)> {
-        self.unprepared.drain(..)
-    }
-}
-
-/// What the block's coming rounds may do: how long its warps keep to the block, and, when not
-/// even for one round, where they may touch global memory in the next.
-fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
-    let stretch_at = |pc: u32| ctx.m.stretch.get(pc as usize).copied().unwrap_or(0);
-    let mut stretch = MAX_STRETCH;
-    for w in warps {
-        if w.active != 0 {
-            stretch = stretch.min(stretch_at(w.pc));
-        }
-        lanes!(w.live & !w.active, l, {
-            stretch = stretch.min(stretch_at(w.lane_pc[l]));
-        });
-        if stretch == 0 {
-            return Ahead {
-                stretch,
-                footprint: footprint(ctx, warps, state, slot),
-            };
-        }
-    }
-    Ahead {
-        stretch,
-        footprint: Some(Vec::new()),
-    }
-}
-
-/// Where the block's warps may touch global memory in their next turn.
-fn footprint(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Footprint {
-    let mut spans = Vec::new();
-    if !block_spans(ctx, warps, state, slot, &mut spans) {
-        return None;
-    }
-    spans.sort_unstable_by_key(|s| s.start);
-    let mut merged: Vec<Span> = Vec::with_capacity(spans.len().min(8));
-    for s in spans {
-        match merged.last_mut() {
-            Some(last) if s.start <= last.end => {
-                last.end = last.end.max(s.end);
-                last.writes |= s.writes;
-            }
-            _ => merged.push(s),
-        }
-    }
-    Some(merged)
-}
-
-/// Adds the spans of global memory that the block's warps may touch in this round; false when
-/// the round must run on one core.
-fn block_spans(
-    ctx: &Ctx,
-    warps: &[Warp],
-    state: &BlockState,
-    slot: u32,
-    out: &mut Vec<Span>,
-) -> bool {
-    // A `bar.red` result is written into the registers of the warps it releases, which may then
-    // use it in the same round.
-    if state.bars.iter().any(|b| b.red_dest && b.arrived > 0) {
-        return false;
-    }
-    for w in warps {
-        let mut waiting = w.live & !w.active;
-        if w.active != 0 && !instr_spans(ctx, w, w.pc, w.active, slot, out) {
-            return false;
-        }
-        while waiting != 0 {
-            let pc = w.lane_pc[waiting.trailing_zeros() as usize];
-            let mut at_pc = 0u32;
-            lanes!(waiting, l, {
-                if w.lane_pc[l] == pc {
-                    at_pc |= 1 << l;
-                }
-            });
-            waiting &= !at_pc;
-            if !instr_spans(ctx, w, pc, at_pc, slot, out) {
-                return false;
-            }
-        }
-    }
-    true
-}
-
-/// Adds the spans the instruction at `pc` touches for `lanes`; false when it needs the launch
-/// to itself.
-fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Vec<Span>) -> bool {
-    let Some(ins) = ctx.m.code.get(pc as usize) else {
-        return true;
-    };
-    match ins.op.reach() {
-        Reach::Global => {}
-        Reach::Launch => return guarded(w, ins.guard, lanes) == 0,
-        Reach::Block => return true,
-    }
-    let lanes = guarded(w, ins.guard, lanes);
-    if lanes == 0 {
-        return true;
-    }
-    let (space, addr, bytes, writes) = match &ins.op {
-        Op::Ld {
-            space,
-            ty,
-            ds,
-            addr,
-            ..
-        } => (*space, addr, ty.bytes() * ds.len() as u32, false),
-        Op::St {
-            space,
-            ty,
-            vals,
-            addr,
-            ..
-        } => (*space, addr, ty.bytes() * vals.len() as u32, true),
-        Op::Atom {
-            space, ty, addr, ..
-        } => (*space, addr, ty.bytes(), true),
-        // An instruction reaching global memory at addresses this does not know how to tell:
-        // the round runs on one core.
-        _ => return false,
-    };
-    let generic = space == Space::Generic;
-    let bytes = bytes.max(1) as u64;
-    let (mut low, mut high, mut count) = (u64::MAX, 0u64, 0u32);
-    let mut addrs = [0u64; 32];
-    lanes!(lanes, l, {
-        let a = ctx.addr(w, addr, l);
-        let block_own = (SHARED_WIN..SHARED_WIN + WIN).contains(&a)
-            || (LOCAL_WIN..LOCAL_WIN + WIN).contains(&a);
-        if !(generic && block_own) {
-            low = low.min(a);
-            high = high.max(a.saturating_add(bytes));
-            addrs[count as usize] = a;
-            count += 1;
-        }
-    });
-    if count == 0 {
-        return true;
-    }
-    let span = |start: u64, end: u64| Span {
-        start: start / LINE * LINE,
-        end: end.div_ceil(LINE).saturating_mul(LINE),
-        writes,
-        slot,
-    };
-    // Lanes close together make one span; scattered ones (a column of a matrix) one each, so
-    // that blocks writing neighbouring columns do not seem to meet.
-    if high - low <= 2 * count as u64 * bytes + LINE {
-        out.push(span(low, high));
-    } else {
-        out.extend(
-            addrs[..count as usize]
-                .iter()
-                .map(|&a| span(a, a.saturating_add(bytes))),
-        );
-    }
-    true
 }
 
 impl Launch<'_> {
@@ -434,16 +80,6 @@ impl Launch<'_> {
     }
 }
 
-/// Rounds that may run before one core would look at the launch again: at most `until_stall`,
-/// and only as many as end before thread-instruction `due` at `per_round` each (all but the last
-/// round must end before it); at least one, at most [`MAX_STRETCH`].
-fn rounds_unwatched(until_stall: Option<u64>, per_round: u64, instrs: u64, due: u64) -> u32 {
-    let left = due.saturating_sub(instrs);
-    let before_due = left.saturating_sub(1) / per_round.max(1) + 1;
-    let most = until_stall.unwrap_or(u64::MAX).min(before_due);
-    most.clamp(1, MAX_STRETCH as u64) as u32
-}
-
 /// What a worker is given for a turn (one round or a stretch of them), and gives back.
 #[derive(Default)]
 struct Job {
@@ -471,7 +107,7 @@ struct Resident {
 }
 
 /// A block's turn on several cores: what it did, and what its next rounds may do.
-struct Turn {
+pub(super) struct Turn {
     /// The rounds that left something whose order matters (findings, race-detector calls, a
     /// stop), and for each what the block did up to its end since the one before.
     rounds: Vec<u32>,
@@ -679,10 +315,7 @@ unsafe fn run_block(
 ) -> Turn {
     let (mut done, mut outcomes) = (Vec::new(), Vec::new());
     let mut ran_last = false;
-    let mut ahead_of_it = Ahead {
-        stretch: 0,
-        footprint: None,
-    };
+    let mut ahead_of_it = Ahead::UNKNOWN;
     if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
         let state = &mut state[0];
         if let Some(block) = fresh {
@@ -939,8 +572,8 @@ impl Drop for Dismissal<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{MAX_STRETCH, ROUNDS_RUN, rounds_unwatched};
     use crate::exec::RunOptions;
+    use crate::exec::plan::ROUNDS_RUN;
     use crate::parse::Module;
 
     /// Reads shared and local memory before writing them, then leaves its block's number there
@@ -1025,21 +658,6 @@ mod tests {
         }
         let (_, _, _, prepared) = ROUNDS_RUN.with(|r| r.get());
         assert!(prepared >= 6, "{prepared} blocks prepared in their turns");
-    }
-
-    #[test]
-    fn a_stretch_ends_where_one_core_would_look_at_the_launch() {
-        // Three rounds to a stall that starts another block.
-        assert_eq!(rounds_unwatched(Some(3), 100, 0, u64::MAX), 3);
-        assert_eq!(rounds_unwatched(None, 100, 0, u64::MAX), MAX_STRETCH);
-        // Rounds of 100 from 1,000 with the budget at 1,350: after the third, 1,300 is not yet
-        // due; the fourth may reach it, and ends the stretch.
-        assert_eq!(rounds_unwatched(None, 100, 1000, 1350), 4);
-        assert_eq!(rounds_unwatched(None, 100, 1000, 1301), 4);
-        assert_eq!(rounds_unwatched(None, 100, 1000, 1300), 3);
-        // Due already, or the next round: one round, and the launch looks.
-        assert_eq!(rounds_unwatched(None, 100, 1000, 900), 1);
-        assert_eq!(rounds_unwatched(Some(0), 100, 0, u64::MAX), 1);
     }
 
     /// Every committed kernel, every entry, every schedule, with every checker and with none:

@@ -1,0 +1,405 @@
+//! Which rounds of the hardware schedule may run on several cores, and how many at a time.
+//!
+//! Before a round, each resident block's coming rounds are known well enough: how long its live
+//! lanes keep to the block (its *stretch*, from `stretch.rs`), and otherwise which lines of global
+//! memory its next instructions may touch (its *footprint*). Blocks that keep to themselves run
+//! that many rounds apart; blocks whose footprints do not meet on a line one of them writes run
+//! one round apart; anything else runs on one core. `parallel.rs` runs what this plans.
+
+use super::parallel::Turn;
+use super::*;
+use crate::stretch::MAX_STRETCH;
+
+/// Blocks share a line of global memory when they touch the same 64 bytes: initcheck keeps one
+/// word of bits per 64 bytes, which two blocks must not both write.
+const LINE: u64 = 64;
+
+/// Global memory a block may touch in a round: `start..end`, in whole lines.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    writes: bool,
+    /// The block's slot.
+    slot: u32,
+}
+
+/// Where a block may touch global memory in its next turn: a few spans, sorted and merged; or
+/// `None` when its next turn needs the launch to itself.
+type Footprint = Option<Vec<Span>>;
+
+/// What a block's coming rounds may do, made right after its turn.
+pub(super) struct Ahead {
+    /// Rounds it surely keeps to itself: no lane reaches global memory, the launch, or its
+    /// function's end (see `stretch.rs`).
+    stretch: u32,
+    /// Where it may touch global memory in the next round; empty when `stretch` is not 0.
+    footprint: Footprint,
+}
+
+impl Ahead {
+    /// Nothing known: the block's next round must be looked at.
+    pub(super) const UNKNOWN: Ahead = Ahead {
+        stretch: 0,
+        footprint: None,
+    };
+}
+
+/// The launch's side of its rounds on several cores: what the resident blocks' coming rounds
+/// may do, and how many rounds ran how.
+#[derive(Default)]
+pub(crate) struct Rounds {
+    /// Per slot: what the block's coming rounds may do, if known (a worker makes it right after
+    /// the block's turn, while the block's warps are still in its cache).
+    pub(super) ahead: Vec<Option<Ahead>>,
+    spans: Vec<Span>,
+    /// The round's slots in slot order, and per slot its block's turn.
+    pub(super) by_slot: Vec<u32>,
+    pub(super) turns: Vec<Option<Turn>>,
+    /// The views the workers hold were made for this many slots.
+    pub(super) views_for: usize,
+    /// Rounds to run on one core before looking at footprints again, and how many the next
+    /// refusal makes: kernels whose blocks meet on every round pay for no footprints.
+    skip: u32,
+    backoff: u32,
+    /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
+    pub(super) parallel_rounds: u64,
+    pub(super) serial_rounds: u64,
+    /// Rounds run on several cores in stretches of two or more between joins.
+    pub(super) stretched_rounds: u64,
+    /// Blocks prepared by the core that ran them.
+    pub(super) prepared_in_turns: u64,
+    /// Blocks claimed and not yet made ready (slot, block), which the cores that run them
+    /// prepare in their turn; and per slot, the block its worker is to prepare.
+    pub(super) unprepared: Vec<(u32, u64)>,
+    pub(super) prepare: Vec<Option<u64>>,
+}
+
+/// Rounds a refused round's successors run on one core at most before looking again.
+const MAX_BACKOFF: u32 = 64;
+
+#[cfg(test)]
+thread_local! {
+    /// Rounds run on several cores, on one, and in stretches, and blocks prepared in their
+    /// turns, by this thread's launches: for tests to see that each happens.
+    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64, u64)> =
+        const { std::cell::Cell::new((0, 0, 0, 0)) };
+}
+
+impl Rounds {
+    /// Counts the launch's rounds where tests can see them.
+    pub(crate) fn tally(&self) {
+        #[cfg(test)]
+        ROUNDS_RUN.with(|r| {
+            let (parallel, serial, stretched, prepared) = r.get();
+            r.set((
+                parallel + self.parallel_rounds,
+                serial + self.serial_rounds,
+                stretched + self.stretched_rounds,
+                prepared + self.prepared_in_turns,
+            ));
+        });
+    }
+
+    /// How many rounds of `resident` (slots, in block order) may run on several cores before
+    /// the launch joins them, at most `most`; `None` when the next round must run on one core.
+    /// When every block keeps to itself for a while, they run that long apart; otherwise one
+    /// round, when their footprints do not meet.
+    pub(super) fn plan(&mut self, launch: &Launch, resident: &[u32], most: u32) -> Option<u32> {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return None;
+        }
+        let wpb = launch.ctx.wpb as usize;
+        let mut stretch = MAX_STRETCH;
+        for &slot in resident {
+            let slot = slot as usize;
+            if self.ahead.len() <= slot {
+                self.ahead.resize_with(slot + 1, || None);
+            }
+            let ahead = self.ahead[slot].get_or_insert_with(|| {
+                let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
+                ahead(&launch.ctx, warps, &launch.blocks[slot], slot as u32)
+            });
+            stretch = stretch.min(ahead.stretch);
+        }
+        if stretch > 0 {
+            return self.accept(stretch.min(most).max(1));
+        }
+        self.spans.clear();
+        for &slot in resident {
+            let footprint = self.ahead[slot as usize].as_ref().map(|a| &a.footprint);
+            match footprint {
+                Some(Some(spans)) => self.spans.extend_from_slice(spans),
+                _ => return self.refuse(),
+            }
+        }
+        self.spans.sort_unstable_by_key(|s| s.start);
+        // Spans that overlap, directly or through others, form a cluster; a cluster that a block
+        // writes and another touches makes the round run on one core.
+        let mut spans = self.spans.iter();
+        let Some(first) = spans.next() else {
+            return self.accept(1);
+        };
+        let (mut end, mut slot, mut writes, mut shared) =
+            (first.end, first.slot, first.writes, false);
+        for s in spans {
+            if s.start >= end {
+                if shared && writes {
+                    return self.refuse();
+                }
+                (end, slot, writes, shared) = (s.end, s.slot, s.writes, false);
+                continue;
+            }
+            end = end.max(s.end);
+            writes |= s.writes;
+            shared |= s.slot != slot;
+        }
+        if shared && writes {
+            return self.refuse();
+        }
+        self.accept(1)
+    }
+
+    fn accept(&mut self, rounds: u32) -> Option<u32> {
+        self.backoff = 0;
+        Some(rounds)
+    }
+
+    fn refuse(&mut self) -> Option<u32> {
+        self.skip = self.backoff;
+        self.backoff = (self.backoff * 2).clamp(1, MAX_BACKOFF);
+        None
+    }
+
+    /// The blocks' turns changed them: their footprints must be made again.
+    pub(super) fn forget(&mut self) {
+        self.ahead.iter_mut().for_each(|a| *a = None);
+    }
+
+    /// A new block started in `slot`.
+    pub(crate) fn started(&mut self, slot: u32) {
+        if let Some(a) = self.ahead.get_mut(slot as usize) {
+            *a = None;
+        }
+    }
+
+    /// Block `block` was claimed in `slot` with its warps yet to be made ready: when they
+    /// would keep to the block for a while from the kernel's first instruction (`stretch`
+    /// rounds), the core that runs the block prepares it in its turn; otherwise (false) the
+    /// launch must prepare it now, since its footprint needs its registers.
+    pub(crate) fn start_later(&mut self, slot: u32, block: u64, stretch: u32) -> bool {
+        if stretch == 0 {
+            return false;
+        }
+        let slot = slot as usize;
+        if self.ahead.len() <= slot {
+            self.ahead.resize_with(slot + 1, || None);
+        }
+        // Every warp of a fresh block is at the entry with all its lanes: what `ahead` would
+        // find once it was ready.
+        self.ahead[slot] = Some(Ahead {
+            stretch,
+            footprint: Some(Vec::new()),
+        });
+        self.unprepared.push((slot as u32, block));
+        true
+    }
+
+    /// The blocks still to be made ready, for the launch to prepare before it runs a round
+    /// alone.
+    pub(crate) fn take_unprepared(&mut self) -> std::vec::Drain<'_, (u32, u64)> {
+        self.unprepared.drain(..)
+    }
+}
+
+/// What the block's coming rounds may do: how long its warps keep to the block, and, when not
+/// even for one round, where they may touch global memory in the next.
+pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
+    let stretch_at = |pc: u32| ctx.m.stretch.get(pc as usize).copied().unwrap_or(0);
+    let mut stretch = MAX_STRETCH;
+    for w in warps {
+        if w.active != 0 {
+            stretch = stretch.min(stretch_at(w.pc));
+        }
+        lanes!(w.live & !w.active, l, {
+            stretch = stretch.min(stretch_at(w.lane_pc[l]));
+        });
+        if stretch == 0 {
+            return Ahead {
+                stretch,
+                footprint: footprint(ctx, warps, state, slot),
+            };
+        }
+    }
+    Ahead {
+        stretch,
+        footprint: Some(Vec::new()),
+    }
+}
+
+/// Where the block's warps may touch global memory in their next turn.
+fn footprint(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Footprint {
+    let mut spans = Vec::new();
+    if !block_spans(ctx, warps, state, slot, &mut spans) {
+        return None;
+    }
+    spans.sort_unstable_by_key(|s| s.start);
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len().min(8));
+    for s in spans {
+        match merged.last_mut() {
+            Some(last) if s.start <= last.end => {
+                last.end = last.end.max(s.end);
+                last.writes |= s.writes;
+            }
+            _ => merged.push(s),
+        }
+    }
+    Some(merged)
+}
+
+/// Adds the spans of global memory that the block's warps may touch in this round; false when
+/// the round must run on one core.
+fn block_spans(
+    ctx: &Ctx,
+    warps: &[Warp],
+    state: &BlockState,
+    slot: u32,
+    out: &mut Vec<Span>,
+) -> bool {
+    // A `bar.red` result is written into the registers of the warps it releases, which may then
+    // use it in the same round.
+    if state.bars.iter().any(|b| b.red_dest && b.arrived > 0) {
+        return false;
+    }
+    for w in warps {
+        let mut waiting = w.live & !w.active;
+        if w.active != 0 && !instr_spans(ctx, w, w.pc, w.active, slot, out) {
+            return false;
+        }
+        while waiting != 0 {
+            let pc = w.lane_pc[waiting.trailing_zeros() as usize];
+            let mut at_pc = 0u32;
+            lanes!(waiting, l, {
+                if w.lane_pc[l] == pc {
+                    at_pc |= 1 << l;
+                }
+            });
+            waiting &= !at_pc;
+            if !instr_spans(ctx, w, pc, at_pc, slot, out) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Adds the spans the instruction at `pc` touches for `lanes`; false when it needs the launch
+/// to itself.
+fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Vec<Span>) -> bool {
+    let Some(ins) = ctx.m.code.get(pc as usize) else {
+        return true;
+    };
+    match ins.op.reach() {
+        Reach::Global => {}
+        Reach::Launch => return guarded(w, ins.guard, lanes) == 0,
+        Reach::Block => return true,
+    }
+    let lanes = guarded(w, ins.guard, lanes);
+    if lanes == 0 {
+        return true;
+    }
+    let (space, addr, bytes, writes) = match &ins.op {
+        Op::Ld {
+            space,
+            ty,
+            ds,
+            addr,
+            ..
+        } => (*space, addr, ty.bytes() * ds.len() as u32, false),
+        Op::St {
+            space,
+            ty,
+            vals,
+            addr,
+            ..
+        } => (*space, addr, ty.bytes() * vals.len() as u32, true),
+        Op::Atom {
+            space, ty, addr, ..
+        } => (*space, addr, ty.bytes(), true),
+        // An instruction reaching global memory at addresses this does not know how to tell:
+        // the round runs on one core.
+        _ => return false,
+    };
+    let generic = space == Space::Generic;
+    let bytes = bytes.max(1) as u64;
+    let (mut low, mut high, mut count) = (u64::MAX, 0u64, 0u32);
+    let mut addrs = [0u64; 32];
+    lanes!(lanes, l, {
+        let a = ctx.addr(w, addr, l);
+        let block_own = (SHARED_WIN..SHARED_WIN + WIN).contains(&a)
+            || (LOCAL_WIN..LOCAL_WIN + WIN).contains(&a);
+        if !(generic && block_own) {
+            low = low.min(a);
+            high = high.max(a.saturating_add(bytes));
+            addrs[count as usize] = a;
+            count += 1;
+        }
+    });
+    if count == 0 {
+        return true;
+    }
+    let span = |start: u64, end: u64| Span {
+        start: start / LINE * LINE,
+        end: end.div_ceil(LINE).saturating_mul(LINE),
+        writes,
+        slot,
+    };
+    // Lanes close together make one span; scattered ones (a column of a matrix) one each, so
+    // that blocks writing neighbouring columns do not seem to meet.
+    if high - low <= 2 * count as u64 * bytes + LINE {
+        out.push(span(low, high));
+    } else {
+        out.extend(
+            addrs[..count as usize]
+                .iter()
+                .map(|&a| span(a, a.saturating_add(bytes))),
+        );
+    }
+    true
+}
+
+/// Rounds that may run before one core would look at the launch again: at most `until_stall`,
+/// and only as many as end before thread-instruction `due` at `per_round` each (all but the last
+/// round must end before it); at least one, at most [`MAX_STRETCH`].
+pub(super) fn rounds_unwatched(
+    until_stall: Option<u64>,
+    per_round: u64,
+    instrs: u64,
+    due: u64,
+) -> u32 {
+    let left = due.saturating_sub(instrs);
+    let before_due = left.saturating_sub(1) / per_round.max(1) + 1;
+    let most = until_stall.unwrap_or(u64::MAX).min(before_due);
+    most.clamp(1, MAX_STRETCH as u64) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{MAX_STRETCH, rounds_unwatched};
+
+    #[test]
+    fn a_stretch_ends_where_one_core_would_look_at_the_launch() {
+        // Three rounds to a stall that starts another block.
+        assert_eq!(rounds_unwatched(Some(3), 100, 0, u64::MAX), 3);
+        assert_eq!(rounds_unwatched(None, 100, 0, u64::MAX), MAX_STRETCH);
+        // Rounds of 100 from 1,000 with the budget at 1,350: after the third, 1,300 is not yet
+        // due; the fourth may reach it, and ends the stretch.
+        assert_eq!(rounds_unwatched(None, 100, 1000, 1350), 4);
+        assert_eq!(rounds_unwatched(None, 100, 1000, 1301), 4);
+        assert_eq!(rounds_unwatched(None, 100, 1000, 1300), 3);
+        // Due already, or the next round: one round, and the launch looks.
+        assert_eq!(rounds_unwatched(None, 100, 1000, 900), 1);
+        assert_eq!(rounds_unwatched(Some(0), 100, 0, u64::MAX), 1);
+    }
+}
