@@ -38,6 +38,23 @@ fn check_barriers(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) {
     }
 }
 
+/// The lanes whose barrier is `id`, eight lanes to a 64-bit word: a byte equal to `id` becomes
+/// zero, the zero bytes' high bits are set, and a multiplication gathers the eight bits. A loop
+/// over the waiting lanes was 2.6 % of a one-core run of `reduce_better`.
+fn lanes_at_barrier(ids: &[u8; 32], id: u8) -> u32 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut lanes = 0u32;
+    for (k, eight) in ids.chunks_exact(8).enumerate() {
+        let word = u64::from_le_bytes(eight.try_into().unwrap_or_default());
+        let x = word ^ (0x0101_0101_0101_0101 * id as u64);
+        let zero_bytes = !(((x & LOW7) + LOW7) | x) & HIGH;
+        let bits = (zero_bytes >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+        lanes |= (bits as u32) << (8 * k);
+    }
+    lanes
+}
+
 fn release(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, id: u8) {
     ctx.progress += 1;
     let bar = std::mem::take(&mut state.bars[id as usize]);
@@ -51,12 +68,7 @@ fn release(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, id: u8) {
     }
     for w in warps.iter_mut() {
         let waiting = w.blocked & !w.wsync_wait;
-        let mut freed = 0u32;
-        lanes!(waiting, l, {
-            if w.bar_id[l] == id {
-                freed |= 1 << l;
-            }
-        });
+        let freed = lanes_at_barrier(&w.bar_id, id) & waiting;
         if freed == 0 {
             continue;
         }
@@ -136,5 +148,28 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     });
     if let (Some(index), Some(t)) = (new, ctx.trace.as_deref_mut()) {
         t.finding(index, vec![]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lanes_at_barrier;
+
+    #[test]
+    fn lanes_at_a_barrier_are_those_whose_id_matches() {
+        let mut ids = [0u8; 32];
+        for (l, id) in ids.iter_mut().enumerate() {
+            *id = (l * 7 % 16) as u8;
+        }
+        for id in 0..16u8 {
+            let want = (0..32)
+                .filter(|&l| ids[l] == id)
+                .fold(0u32, |m, l| m | 1 << l);
+            assert_eq!(lanes_at_barrier(&ids, id), want, "barrier {id}");
+        }
+        // High ids, and neighbours that differ by one bit, are not taken for each other.
+        let ids = [15u8, 14, 7, 15, 0, 1, 15, 8].repeat(4).try_into().unwrap();
+        assert_eq!(lanes_at_barrier(&ids, 15), 0x4949_4949);
+        assert_eq!(lanes_at_barrier(&ids, 14), 0x0202_0202);
     }
 }
