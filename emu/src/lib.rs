@@ -60,8 +60,8 @@ pub use trace::{
     TraceInstr, TraceOp, TraceWarp,
 };
 
-/// How long a waiting thread spins before it sleeps: a round's other side, or the interpreter's
-/// next batch for a race detector's shard, is usually tens of microseconds away, and waking a
+/// How long a waiting thread spins before it sleeps: a round's other side is usually tens of
+/// microseconds away, a race detector shard's next batch often not much more, and waking a
 /// sleeping thread costs the waker a system call and can take that long again; on a machine with
 /// more threads than cores (tests, other work) a sleeping thread gives its core away. 50 µs
 /// saved the workspace's tests about 28 s, and cost checkers-off runs on 2 cores 1.5–4 %.

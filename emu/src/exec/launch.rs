@@ -508,8 +508,8 @@ impl Launch<'_> {
         let mut resident: Vec<u32> = Vec::new();
         let mut stalled_rounds = 0u64;
         let mut patience = STALL_ROUNDS;
+        let entry_stretch = self.ctx.m.stretch.get(self.entry_pc as usize).copied();
         loop {
-            let entry_stretch = self.ctx.m.stretch.get(self.entry_pc as usize).copied();
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
                 let (slot, block) = self.claim_next_block();
                 // On several cores, the core that runs a new block prepares it.

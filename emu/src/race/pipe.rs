@@ -255,8 +255,8 @@ impl Race {
 }
 
 /// A shard's next batch, or `None` once the interpreter hung up. The shard spins a while before
-/// it sleeps: a busy interpreter sends a batch every few microseconds, and each send to a sleeping
-/// shard cost the interpreter's thread a system call to wake it.
+/// it sleeps: while blocks log many calls, batches come close together, and each send to a
+/// sleeping shard costs the interpreter's thread a system call to wake it.
 fn next_batch(calls: &Receiver<Batch>) -> Option<Batch> {
     let polled = crate::spin_for(|| match calls.try_recv() {
         Ok(batch) => Some(Some(batch)),
