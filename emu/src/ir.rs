@@ -703,7 +703,7 @@ pub(crate) enum ReduxOp {
 }
 
 /// Where an instruction may reach beyond its block, for the rounds run on several cores
-/// (`exec/parallel.rs`, and the stretches `stretch.rs` counts).
+/// (`exec/plan.rs`, and the stretches `stretch.rs` counts).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Reach {
     /// Registers, shared, local or parameter memory: the block's own.

@@ -1,5 +1,5 @@
 //! How many rounds a lane can run before it may touch anything beyond its block: the stretches
-//! that blocks run on several cores without comparing footprints or meeting (`exec/parallel.rs`).
+//! that blocks run on several cores without comparing footprints or meeting (`exec/plan.rs`).
 //!
 //! An instruction *stops* a stretch when it may reach beyond its block ([`Reach`]: global or
 //! generic memory, `malloc`, `printf`, `assert`, `trap`, a refused instruction) or leave its
@@ -15,6 +15,13 @@ use crate::parse::Module;
 
 /// The longest stretch counted: longer ones end here and start again.
 pub(crate) const MAX_STRETCH: u32 = 64;
+
+impl Module {
+    /// The rounds a lane at `pc` surely keeps to its block; none past the code's end.
+    pub(crate) fn stretch_at(&self, pc: u32) -> u32 {
+        self.stretch.get(pc as usize).copied().unwrap_or(0)
+    }
+}
 
 /// Per instruction: the rounds a lane there surely keeps to its block, at most [`MAX_STRETCH`].
 pub(crate) fn analyze(m: &Module) -> Vec<u32> {

@@ -480,7 +480,7 @@ impl Launch<'_> {
             self.run_rounds(None);
             return;
         }
-        let crew = Crew::new(workers);
+        let crew = Crew::new(workers, self.entry_pc);
         let forks: Vec<Ctx> = (0..workers).map(|_| self.ctx.fork()).collect();
         let mut own = self.ctx.fork();
         std::thread::scope(|scope| {
@@ -508,13 +508,12 @@ impl Launch<'_> {
         let mut resident: Vec<u32> = Vec::new();
         let mut stalled_rounds = 0u64;
         let mut patience = STALL_ROUNDS;
-        let entry_stretch = self.ctx.m.stretch.get(self.entry_pc as usize).copied();
+        let entry_stretch = self.ctx.m.stretch_at(self.entry_pc);
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
                 let (slot, block) = self.claim_next_block();
                 // On several cores, the core that runs a new block prepares it.
-                let later =
-                    crew.is_some() && rounds.start_later(slot, block, entry_stretch.unwrap_or(0));
+                let later = crew.is_some() && rounds.start_later(slot, block, entry_stretch);
                 if !later {
                     self.prepare_claimed(slot, block);
                     rounds.started(slot);
@@ -530,8 +529,10 @@ impl Launch<'_> {
             };
             let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
-                for (slot, block) in rounds.take_unprepared() {
-                    self.prepare_claimed(slot, block);
+                for &slot in &resident {
+                    if let Some(block) = rounds.take_unprepared(slot) {
+                        self.prepare_claimed(slot, block);
+                    }
                 }
                 for &b in &resident {
                     let b = b as usize;

@@ -84,8 +84,6 @@ impl Launch<'_> {
 #[derive(Default)]
 struct Job {
     blocks: Vec<Resident>,
-    /// The kernel's first instruction, where prepared blocks start.
-    entry: u32,
     /// Rounds in the turn.
     rounds: u32,
     /// Per block, after its turn: its slot, what it did, and what its next rounds may do.
@@ -138,6 +136,8 @@ pub(crate) struct Crew {
     round: AtomicU64,
     done: AtomicUsize,
     jobs: Vec<Mutex<Job>>,
+    /// The kernel's first instruction, where the blocks the workers prepare start.
+    entry: u32,
     /// A worker panicked: the launch must not wait for it.
     failed: AtomicBool,
     /// The launch's thread, and the workers' once they have started: who to wake.
@@ -345,11 +345,12 @@ unsafe fn run_block(
 }
 
 impl Crew {
-    pub(crate) fn new(workers: usize) -> Crew {
+    pub(crate) fn new(workers: usize, entry: u32) -> Crew {
         Crew {
             round: AtomicU64::new(0),
             done: AtomicUsize::new(0),
             jobs: (0..workers).map(|_| Mutex::new(Job::default())).collect(),
+            entry,
             failed: AtomicBool::new(false),
             launch: std::thread::current(),
             workers: Mutex::new(Vec::with_capacity(workers)),
@@ -390,7 +391,7 @@ impl Crew {
                 for &block in &job.blocks {
                     // SAFETY: the launch gives each block to one worker, and waits for them all
                     // before it touches a block again.
-                    let turn = unsafe { run_block(&mut ctx, block, job.entry, job.rounds) };
+                    let turn = unsafe { run_block(&mut ctx, block, self.entry, job.rounds) };
                     job.turns.push((block.slot, turn));
                 }
                 ctx.unused_logs(&mut job.spares);
@@ -443,23 +444,18 @@ impl Launch<'_> {
         if new_views {
             own.mem = self.ctx.mem.clone();
         }
-        if rounds.prepare.len() < self.blocks.len() {
-            rounds.prepare.resize(self.blocks.len(), None);
-        }
-        for (slot, block) in rounds.unprepared.drain(..) {
-            rounds.prepare[slot as usize] = Some(block);
-            rounds.prepared_in_turns += 1;
-        }
         let warps = RawSlice::of(&mut self.warps);
         let states = RawSlice::of(&mut self.blocks);
-        let prepare = &mut rounds.prepare;
+        let (unprepared, prepared) = (&mut rounds.unprepared, &mut rounds.prepared_in_turns);
         let mut of_slot = |slot: u32| {
             let at = slot as usize;
+            let fresh = unprepared.get_mut(at).and_then(Option::take);
+            *prepared += fresh.is_some() as u64;
             Resident {
                 slot,
                 warps: warps.sub(at * wpb..(at + 1) * wpb),
                 state: states.sub(at..at + 1),
-                fresh: prepare[at].take(),
+                fresh,
             }
         };
         let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
@@ -483,7 +479,6 @@ impl Launch<'_> {
             let slots: &[u32] = assigned.next().flatten().unwrap_or_default();
             job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
             job.rounds = planned;
-            job.entry = self.entry_pc;
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
@@ -497,7 +492,7 @@ impl Launch<'_> {
         for &slot in mine {
             let block = of_slot(slot);
             // SAFETY: the workers run only the other chunks' blocks.
-            let turn = unsafe { run_block(own, block, self.entry_pc, planned) };
+            let turn = unsafe { run_block(own, block, crew.entry, planned) };
             rounds.turns[slot as usize] = Some(turn);
         }
         let workers = crew.jobs.len();

@@ -69,10 +69,9 @@ pub(crate) struct Rounds {
     pub(super) stretched_rounds: u64,
     /// Blocks prepared by the core that ran them.
     pub(super) prepared_in_turns: u64,
-    /// Blocks claimed and not yet made ready (slot, block), which the cores that run them
-    /// prepare in their turn; and per slot, the block its worker is to prepare.
-    pub(super) unprepared: Vec<(u32, u64)>,
-    pub(super) prepare: Vec<Option<u64>>,
+    /// Per slot: the block claimed there and not yet made ready, which the core that runs it
+    /// prepares in its turn.
+    pub(super) unprepared: Vec<Option<u64>>,
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.
@@ -196,34 +195,36 @@ impl Rounds {
         if self.ahead.len() <= slot {
             self.ahead.resize_with(slot + 1, || None);
         }
+        if self.unprepared.len() <= slot {
+            self.unprepared.resize(slot + 1, None);
+        }
         // Every warp of a fresh block is at the entry with all its lanes: what `ahead` would
         // find once it was ready.
         self.ahead[slot] = Some(Ahead {
             stretch,
             footprint: Some(Vec::new()),
         });
-        self.unprepared.push((slot as u32, block));
+        self.unprepared[slot] = Some(block);
         true
     }
 
-    /// The blocks still to be made ready, for the launch to prepare before it runs a round
-    /// alone.
-    pub(crate) fn take_unprepared(&mut self) -> std::vec::Drain<'_, (u32, u64)> {
-        self.unprepared.drain(..)
+    /// The block claimed in `slot` and not yet made ready, if any: for the core that runs it,
+    /// or for the launch before it runs a round alone.
+    pub(crate) fn take_unprepared(&mut self, slot: u32) -> Option<u64> {
+        self.unprepared.get_mut(slot as usize)?.take()
     }
 }
 
 /// What the block's coming rounds may do: how long its warps keep to the block, and, when not
 /// even for one round, where they may touch global memory in the next.
 pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
-    let stretch_at = |pc: u32| ctx.m.stretch.get(pc as usize).copied().unwrap_or(0);
     let mut stretch = MAX_STRETCH;
     for w in warps {
         if w.active != 0 {
-            stretch = stretch.min(stretch_at(w.pc));
+            stretch = stretch.min(ctx.m.stretch_at(w.pc));
         }
         lanes!(w.live & !w.active, l, {
-            stretch = stretch.min(stretch_at(w.lane_pc[l]));
+            stretch = stretch.min(ctx.m.stretch_at(w.lane_pc[l]));
         });
         if stretch == 0 {
             return Ahead {
