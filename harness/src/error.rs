@@ -17,8 +17,22 @@ pub enum HarnessError {
     TooFewGpus { found: usize, needed: usize },
     /// Not a `#[source]`: the message already quotes it, and a reporter that prints the chain
     /// (anyhow's `{:#}`) would say it twice.
-    #[error("a CUDA driver call failed: {0}")]
+    #[error("a CUDA driver call failed: {}", driver_words(.0))]
     Driver(cudarc::driver::DriverError),
+    /// A driver call on one of several devices, with what it was doing there: the launch of
+    /// which kernel, which copy, which stream operation.
+    #[error("{operation} on device {device} failed: {}", driver_words(.error))]
+    DeviceCall {
+        operation: String,
+        device: usize,
+        error: cudarc::driver::DriverError,
+    },
+    /// Anything that went wrong while a variant ran, with the variant's name first.
+    #[error("{variant}: {error}")]
+    InVariant {
+        variant: String,
+        error: Box<HarnessError>,
+    },
     /// NVRTC is nowhere and could not be fetched: the sentence says why and what to run.
     #[error("{0}")]
     NoNvrtc(String),
@@ -77,6 +91,46 @@ impl HarnessError {
             path: path.to_path_buf(),
             message: error.to_string(),
         }
+    }
+}
+
+impl HarnessError {
+    /// This error as met while running `variant`, which the message then names first.
+    pub fn in_variant(self, variant: &str) -> Self {
+        match self {
+            Self::InVariant { .. } => self,
+            error => Self::InVariant {
+                variant: variant.to_string(),
+                error: Box::new(error),
+            },
+        }
+    }
+
+    /// The driver's error code, when a driver call failed.
+    pub fn driver_error(&self) -> Option<cudarc::driver::DriverError> {
+        match self {
+            Self::Driver(error) | Self::DeviceCall { error, .. } => Some(*error),
+            Self::InVariant { error, .. } => error.driver_error(),
+            _ => None,
+        }
+    }
+}
+
+/// `CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)`: the code to search
+/// for and the driver's own sentence.
+fn driver_words(error: &cudarc::driver::DriverError) -> String {
+    // Only the driver knows its sentences, and cudarc panics when asked without one.
+    if !crate::backend::cuda_driver_present() {
+        return format!("{:?}", error.0);
+    }
+    let name = error.error_name().map(|n| n.to_string_lossy().into_owned());
+    let words = error
+        .error_string()
+        .map(|w| w.to_string_lossy().into_owned());
+    match (name, words) {
+        (Ok(name), Ok(words)) => format!("{name} ({words})"),
+        (Ok(name), Err(_)) => name,
+        _ => format!("{:?}", error.0),
     }
 }
 

@@ -30,7 +30,9 @@ fn check(file: &str, args: &[&str]) -> Run {
 fn check_in(dir: &Path, file: &str, args: &[&str]) -> Run {
     let mut all = vec!["check", file];
     all.extend(args);
-    all.extend(["--backend", "emu"]);
+    if !args.contains(&"--backend") {
+        all.extend(["--backend", "emu"]);
+    }
     let output = run_binary_in(env!("CARGO_BIN_EXE_racetrack"), dir, &all);
     Run {
         code: output.status.code().unwrap_or(-1),
@@ -1352,6 +1354,42 @@ fn a_warp_intrinsic_cuda_9_removed_gets_its_sync_form() {
         "{}",
         run.stderr
     );
+}
+
+/// The same struct through the cuda backend's launch path, where the driver copies as many bytes
+/// as the kernel's parameter declares; required with `RACETRACK_BACKEND=cuda`.
+#[test]
+fn a_struct_by_value_reaches_a_gpu_kernel_too() {
+    let required = matches!(
+        harness::BackendChoice::from_env(),
+        Ok(harness::BackendChoice::Cuda)
+    );
+    if let Err(error) = harness::Device::open(harness::BackendChoice::Cuda) {
+        assert!(!required, "RACETRACK_BACKEND=cuda, but {error}");
+        eprintln!("skipped, no GPU: {error}");
+        return;
+    }
+    let functor = "f:{f32=2, x:f32[100]=iota, y:f32[100]=const:1, i32=100}";
+    let run = check(
+        "struct_args.cu",
+        &[
+            "--entry",
+            "saxpy",
+            "--grid",
+            "2",
+            "--block",
+            "64",
+            "--arg",
+            functor,
+            "--json",
+            "--backend",
+            "cuda",
+        ],
+    );
+    let report = json(&run);
+    let y = buffer(&report, "f.y");
+    let want: Vec<f64> = (0..100).map(|i| 2.0 * f64::from(i) + 1.0).collect();
+    assert_eq!(y, want, "{}", run.stdout);
 }
 
 /// `--arg '{…}'`: a struct by value, its pointer fields' buffers shown after the run as fields

@@ -10,8 +10,8 @@ use harness::{Arg, EmuSettings, Gpus, LaunchShape, Result, VendorTiming};
 
 use crate::{
     AllReduceCheck, COLLECTIVES, Ch8Variant, FINAL_THREADS, Ring, Step, SumCheck, VARIANTS,
-    all_reduce, chunk_begin, collective_order, inputs, reduce_scatter_check, split_depth,
-    split_reduction, two_all_reduces, values, variant,
+    all_reduce, chunk_begin, collective_order, host_bug_location, inputs, reduce_scatter_check,
+    split_depth, split_reduction, two_all_reduces, values, variant,
 };
 
 /// The split reduction's launch on every device: 16 blocks of 256 threads.
@@ -26,6 +26,8 @@ pub const EMULATOR_RING_LEN: usize = 20_011;
 /// The same on GPUs.
 pub const GPU_SPLIT_LEN: usize = 1 << 26;
 pub const GPU_RING_LEN: usize = (1 << 24) + 1;
+/// (values per device, runs) of the race's repeated runs on GPUs.
+pub const RACE_TRIALS: [(usize, u32); 2] = [(4_099, 200), ((1 << 20) + 1, 50)];
 /// Timed calls after the warm-up, for every row of the GPU tables.
 pub const REPETITIONS: u32 = 5;
 /// The ring's launch on each device in the timing table: enough blocks of 512 threads to fill
@@ -238,7 +240,34 @@ fn ring_step(
             ),
         );
     }
+    if variant.expect == harness::Expect::Race && gpus.kind().is_cuda() {
+        race_trials(gpus, variant, page)?;
+    }
     checker_section(gpus, variant, &outcome.report.findings, page);
+    Ok(())
+}
+
+/// The race on real GPUs: the same all-reduce, many times, counting the runs whose sums came
+/// out wrong. The emulator names the race on every run; hardware shows it only when the
+/// predecessor's step happens to be late.
+fn race_trials(gpus: &mut Gpus, variant: &Ch8Variant, page: &mut String) -> Result<()> {
+    let ranks = gpus.count();
+    let mut rows = Vec::new();
+    for (n, trials) in RACE_TRIALS {
+        let mut wrong = 0;
+        for trial in 0..trials {
+            let data = inputs(ranks, n, trial as u64);
+            let outcome = all_reduce(gpus, variant, &data, RING_SHAPE)?;
+            if !AllReduceCheck::new(&outcome.outputs, &data).is_right() {
+                wrong += 1;
+            }
+        }
+        rows.push(format!("{wrong} of {trials} wrong at {n} values"));
+    }
+    say(
+        page,
+        &format!("run again and again on these GPUs: {}", rows.join(", ")),
+    );
     Ok(())
 }
 
@@ -278,6 +307,7 @@ fn flag_ring_step(
             page,
             &format!("not run: {refused}; --backend emu shows where each device stops"),
         );
+        say(page, &host_bug_line());
         return Ok(());
     }
     let b = inputs(ranks, n, !seed);
@@ -299,8 +329,17 @@ fn flag_ring_step(
             page,
             "flags<r>[0] is A's, flags<r>[1] is B's: every device stopped in the collective it issued first, waiting, through the ring, on a device that issued the other one first",
         );
+        say(page, &host_bug_line());
     }
     Ok(())
+}
+
+/// `collectives-out-of-order`'s bug is in the host's order, not in its kernel (08's).
+fn host_bug_line() -> String {
+    format!(
+        "the // BUG: line is {} (the host's order of collectives; the kernel is 08's)",
+        host_bug_location()
+    )
 }
 
 /// The ring against the device copy and, on GPUs, the time of one GPU's share of the split.
@@ -323,19 +362,20 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
         sizes.push(headline);
         sizes.sort_unstable();
     }
+    sizes.retain(|&n| n as u64 <= MAX_TIMING_LEN);
     let all = variant("ring-all-reduce");
     let mut nccl_missing = None;
-    for &n in sizes.iter().filter(|&&n| n as u64 <= MAX_TIMING_LEN) {
+    let nccl_times = gpus.time_nccl_all_reduce_ms(&sizes, REPETITIONS)?;
+    let ring = Ring::new(gpus)?;
+    for (&n, nccl) in sizes.iter().zip(nccl_times) {
         let mut buffers = (0..ranks)
             .map(|rank| gpus.zeros::<f32>(rank, n, "data"))
             .collect::<Result<Vec<_>>>()?;
-        let ring = Ring::new(gpus)?;
         let ms = gpus.time_ms(REPETITIONS, |gpus| {
             ring.run(gpus, all, &mut buffers, TIMING_RING_SHAPE)
         })?;
         drop(buffers);
         let Some(ms) = ms else { continue };
-        let nccl = gpus.time_nccl_all_reduce_ms(n, REPETITIONS)?;
         let bytes = (n * 4) as f64;
         let bus = |ms: f64| bytes / (ms * 1e6) * 2.0 * (ranks as f64 - 1.0) / ranks as f64;
         let (nccl_ms, nccl_bus, ratio) = match &nccl {

@@ -330,10 +330,16 @@ fn collectives_in_different_orders_are_stuck_and_every_device_is_named() {
 fn the_nccl_row_says_why_it_is_missing_on_the_emulator() {
     let mut gpus =
         harness::Gpus::open(harness::BackendChoice::Emu, 2, 2).expect("the emulator always opens");
-    match gpus.time_nccl_all_reduce_ms(1024, 1).expect("no error") {
-        harness::VendorTiming::Unavailable(why) => {
-            assert!(why.contains("NCCL runs only on NVIDIA GPUs"), "{why}")
+    let times = gpus
+        .time_nccl_all_reduce_ms(&[1024, 4096], 1)
+        .expect("no error");
+    assert_eq!(times.len(), 2);
+    for time in times {
+        match time {
+            harness::VendorTiming::Unavailable(why) => {
+                assert!(why.contains("NCCL runs only on NVIDIA GPUs"), "{why}")
+            }
+            other => panic!("a time on the emulator: {other:?}"),
         }
-        other => panic!("a time on the emulator: {other:?}"),
     }
 }

@@ -29,6 +29,9 @@ pub struct Gpus {
     pub(super) inner: Many,
     /// The emulator's findings since the last [`Gpus::synchronize`].
     pending: LaunchReport,
+    /// What each GPU was last given to do, for an error the driver reports only later (an
+    /// illegal address surfaces at the next synchronization, not at the launch that made it).
+    last_queued: Vec<Option<String>>,
 }
 
 pub(super) enum Many {
@@ -77,6 +80,8 @@ impl GpuStream {
 /// What a stream had queued when the event was recorded; another stream, on any device, can
 /// wait for it.
 pub struct GpuEvent {
+    /// The device whose stream recorded it.
+    device: usize,
     inner: EventInner,
 }
 
@@ -149,6 +154,7 @@ impl Gpus {
             kind: BackendKind::Cuda,
             name,
             limits,
+            last_queued: vec![None; devices.len()],
             inner: Many::Cuda(devices),
             pending: LaunchReport::default(),
         })
@@ -170,6 +176,7 @@ impl Gpus {
             limits: DeviceLimits::CUDA_DEFAULT,
             inner: Many::Emu { backend, count },
             pending: LaunchReport::default(),
+            last_queued: vec![None; count],
         })
     }
 
@@ -242,8 +249,18 @@ impl Gpus {
             Many::Cuda(devices) => {
                 // A copy from pageable memory may still be on its way when the call returns, and
                 // the streams made by `stream` do not wait for the device's own stream.
-                let buffer = devices[device].upload(data, label)?;
-                devices[device].synchronize()?;
+                let operation = || {
+                    format!(
+                        "the upload of {label} ({} bytes)",
+                        std::mem::size_of_val(data)
+                    )
+                };
+                let buffer = devices[device]
+                    .upload(data, label)
+                    .map_err(call_failed(device, operation()))?;
+                devices[device]
+                    .synchronize()
+                    .map_err(call_failed(device, operation()))?;
                 Ok(buffer)
             }
             Many::Emu { .. } => {
@@ -270,8 +287,14 @@ impl Gpus {
         self.check_device(device)?;
         match &mut self.inner {
             Many::Cuda(devices) => {
-                let buffer = devices[device].zeros(len, label)?;
-                devices[device].synchronize()?;
+                let operation =
+                    || format!("zeroing {label} ({} bytes)", len * std::mem::size_of::<T>());
+                let buffer = devices[device]
+                    .zeros(len, label)
+                    .map_err(call_failed(device, operation()))?;
+                devices[device]
+                    .synchronize()
+                    .map_err(call_failed(device, operation()))?;
                 Ok(buffer)
             }
             Many::Emu { .. } => {
@@ -290,8 +313,12 @@ impl Gpus {
     pub fn download<T: Element>(&mut self, buffer: &Buffer<T>) -> Result<Vec<T>> {
         self.wait_for_all()?;
         let bytes = match (&mut self.inner, &buffer.raw) {
-            (Many::Cuda(_), RawBuffer::Cuda(slice)) => {
-                let mut bytes = slice.stream().clone_dtoh(slice)?;
+            (Many::Cuda(devices), RawBuffer::Cuda(slice)) => {
+                let device = device_of(devices, slice.context());
+                let mut bytes = slice.stream().clone_dtoh(slice).map_err(call_failed(
+                    device,
+                    format!("the download of {} bytes", buffer.bytes()),
+                ))?;
                 bytes.truncate(buffer.bytes());
                 bytes
             }
@@ -337,7 +364,10 @@ impl Gpus {
                         b.context.cu_device(),
                     )
                 };
-                driver_status(status)?;
+                driver_status(status).map_err(call_failed(
+                    from,
+                    format!("asking whether device {from} can reach device {to}'s memory"),
+                ))?;
                 Ok(from != to && can != 0)
             }
         }
@@ -360,13 +390,35 @@ impl Gpus {
                 else {
                     return Err(mixed_backends());
                 };
-                a.context.bind_to_thread()?;
+                let operation =
+                    || format!("enabling device {from}'s access to device {to}'s memory");
+                a.context
+                    .bind_to_thread()
+                    .map_err(call_failed(from, operation()))?;
                 // SAFETY: `from`'s context is current and `to`'s context is alive.
                 let status = unsafe { sys::cuCtxEnablePeerAccess(b.context.cu_ctx(), 0) };
-                if status == sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
-                    return Ok(());
+                if status != sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED {
+                    driver_status(status).map_err(call_failed(from, operation()))?;
                 }
-                driver_status(status)
+                // cudarc allocates from each device's stream-ordered memory pool, which
+                // cuCtxEnablePeerAccess does not open to peers: the pool grants access itself.
+                let reader = sys::CUmemAccessDesc {
+                    location: sys::CUmemLocation {
+                        type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+                        id: a.context.cu_device(),
+                    },
+                    flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+                };
+                let mut pool = std::ptr::null_mut();
+                // SAFETY: `to`'s device handle comes from a live context; the driver writes the
+                // pool handle, and reads one access descriptor.
+                let status = unsafe {
+                    match sys::cuDeviceGetMemPool(&mut pool, b.context.cu_device()) {
+                        sys::CUresult::CUDA_SUCCESS => sys::cuMemPoolSetAccess(pool, &reader, 1),
+                        error => error,
+                    }
+                };
+                driver_status(status).map_err(call_failed(from, operation()))
             }
         }
     }
@@ -379,7 +431,11 @@ impl Gpus {
                 let Inner::Cuda(cuda) = &devices[device].inner else {
                     return Err(mixed_backends());
                 };
-                StreamInner::Cuda(cuda.context.new_stream()?)
+                StreamInner::Cuda(
+                    cuda.context
+                        .new_stream()
+                        .map_err(call_failed(device, "creating a stream".into()))?,
+                )
             }
             Many::Emu { .. } => StreamInner::Emu(self.emulator_on(device)?.create_stream()),
         };
@@ -390,22 +446,29 @@ impl Gpus {
     pub fn record(&mut self, stream: &GpuStream) -> Result<GpuEvent> {
         let inner = match (&mut self.inner, &stream.inner) {
             (Many::Cuda(_), StreamInner::Cuda(cuda)) => EventInner::Cuda(
-                cuda.record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))?,
+                cuda.record_event(Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING))
+                    .map_err(call_failed(stream.device, "recording an event".into()))?,
             ),
             (Many::Emu { backend, .. }, StreamInner::Emu(id)) => {
                 EventInner::Emu(backend.emulator().record_event(*id)?)
             }
             _ => return Err(mixed_backends()),
         };
-        Ok(GpuEvent { inner })
+        Ok(GpuEvent {
+            device: stream.device,
+            inner,
+        })
     }
 
     /// Makes `stream`'s later work wait for `event`, which may come from another device
     /// (`cudaStreamWaitEvent`).
     pub fn wait(&mut self, stream: &GpuStream, event: &GpuEvent) -> Result<()> {
         match (&mut self.inner, &stream.inner, &event.inner) {
-            (Many::Cuda(_), StreamInner::Cuda(cuda), EventInner::Cuda(event)) => {
-                Ok(cuda.wait(event)?)
+            (Many::Cuda(_), StreamInner::Cuda(cuda), EventInner::Cuda(cuda_event)) => {
+                cuda.wait(cuda_event).map_err(call_failed(
+                    stream.device,
+                    format!("a stream's wait for an event of device {}", event.device),
+                ))
             }
             (Many::Emu { backend, .. }, StreamInner::Emu(id), EventInner::Emu(event)) => {
                 Ok(backend.emulator().wait_event(*id, *event)?)
@@ -430,9 +493,19 @@ impl Gpus {
                 let Inner::Cuda(cuda) = &mut device.inner else {
                     return Err(mixed_backends());
                 };
-                let function = cuda.function(kernel)?;
+                let function = cuda.function(kernel).map_err(call_failed(
+                    stream.device,
+                    format!("loading {} for `{}`", kernel.path, kernel.entry),
+                ))?;
                 super::check_shape_for_function(&limits, kernel, &shape, &function)?;
+                let launch = format!(
+                    "the launch of `{}` ({shape}, {})",
+                    kernel.entry, kernel.path
+                );
                 cuda.launch_on(cuda_stream, &function, shape, args)
+                    .map_err(call_failed(stream.device, launch.clone()))?;
+                self.last_queued[stream.device] = Some(launch);
+                Ok(())
             }
             (Many::Emu { backend, .. }, StreamInner::Emu(id)) => {
                 self.limits
@@ -469,11 +542,31 @@ impl Gpus {
             return Ok(());
         }
         match (&mut self.inner, &stream.inner, &src.raw, &mut dst.raw) {
-            (Many::Cuda(_), StreamInner::Cuda(cuda), RawBuffer::Cuda(s), RawBuffer::Cuda(d)) => {
+            (
+                Many::Cuda(devices),
+                StreamInner::Cuda(cuda),
+                RawBuffer::Cuda(s),
+                RawBuffer::Cuda(d),
+            ) => {
+                let (from_device, to_device) = (
+                    device_of(devices, s.context()),
+                    device_of(devices, d.context()),
+                );
+                let what = if from_device == to_device {
+                    "copy"
+                } else {
+                    "peer copy"
+                };
+                let operation = format!(
+                    "the {what} of {bytes} bytes from device {from_device} to device {to_device}, queued on a stream of device {}",
+                    stream.device
+                );
                 let (src_ctx, dst_ctx) = (s.context().cu_ctx(), d.context().cu_ctx());
                 let (src_ptr, _src_guard) = s.device_ptr(cuda);
                 let (dst_ptr, _dst_guard) = d.device_ptr_mut(cuda);
-                cuda.context().bind_to_thread()?;
+                cuda.context()
+                    .bind_to_thread()
+                    .map_err(call_failed(stream.device, operation.clone()))?;
                 // SAFETY: both ranges lie inside their buffers (checked above), the buffers
                 // outlive the copy (`Gpus` synchronizes before anything is read or dropped),
                 // and the stream belongs to a live context.
@@ -486,7 +579,9 @@ impl Gpus {
                         bytes,
                         cuda.cu_stream(),
                     )
-                }?;
+                }
+                .map_err(call_failed(stream.device, operation.clone()))?;
+                self.last_queued[stream.device] = Some(operation);
                 Ok(())
             }
             (
@@ -543,7 +638,7 @@ impl Gpus {
         flags: &Buffer<u32>,
         index: usize,
         value: u32,
-        operation: StreamMemoryOperation,
+        kind: StreamMemoryOperation,
     ) -> Result<()> {
         if index >= flags.len {
             return Err(HarnessError::Invalid(format!(
@@ -553,14 +648,25 @@ impl Gpus {
         }
         let offset = 4 * index as u64;
         match (&mut self.inner, &stream.inner, &flags.raw) {
-            (Many::Cuda(_), StreamInner::Cuda(cuda), RawBuffer::Cuda(slice)) => {
+            (Many::Cuda(devices), StreamInner::Cuda(cuda), RawBuffer::Cuda(slice)) => {
+                let owner = device_of(devices, slice.context());
+                let operation = match kind {
+                    StreamMemoryOperation::Write => {
+                        format!("cuStreamWriteValue32 of {value} to flag {index} of device {owner}")
+                    }
+                    StreamMemoryOperation::Wait => format!(
+                        "cuStreamWaitValue32 until flag {index} of device {owner} ≥ {value}"
+                    ),
+                };
                 let (address, _guard) = slice.device_ptr(cuda);
-                cuda.context().bind_to_thread()?;
+                cuda.context()
+                    .bind_to_thread()
+                    .map_err(call_failed(stream.device, operation.clone()))?;
                 let address = address + offset;
                 // SAFETY: the word lies inside a live buffer (checked above), which `Gpus`
                 // keeps until everything queued has finished, and the stream's context is bound.
                 let status = unsafe {
-                    match operation {
+                    match kind {
                         StreamMemoryOperation::Write => sys::cuStreamWriteValue32_v2(
                             cuda.cu_stream(),
                             address,
@@ -575,12 +681,14 @@ impl Gpus {
                         ),
                     }
                 };
-                driver_status(status)
+                driver_status(status).map_err(call_failed(stream.device, operation.clone()))?;
+                self.last_queued[stream.device] = Some(operation);
+                Ok(())
             }
             (Many::Emu { backend, .. }, StreamInner::Emu(id), RawBuffer::Emu(ptr)) => {
                 let word = ptx_emu::DevicePtr(ptr.0 + offset);
                 let emulator = backend.emulator();
-                match operation {
+                match kind {
                     StreamMemoryOperation::Write => emulator.write_value_on(*id, word, value)?,
                     StreamMemoryOperation::Wait => emulator.wait_value_on(*id, word, value)?,
                 }
@@ -598,9 +706,15 @@ impl Gpus {
     fn wait_for_all(&mut self) -> Result<()> {
         match &mut self.inner {
             Many::Cuda(devices) => {
-                for device in devices.iter() {
+                for (ordinal, device) in devices.iter().enumerate() {
                     if let Inner::Cuda(cuda) = &device.inner {
-                        cuda.context.synchronize()?;
+                        let operation = match &self.last_queued[ordinal] {
+                            Some(last) => format!("finishing the work queued last ({last})"),
+                            None => "finishing its queued work".to_string(),
+                        };
+                        cuda.context
+                            .synchronize()
+                            .map_err(call_failed(ordinal, operation))?;
                     }
                 }
             }
@@ -646,6 +760,32 @@ impl Gpus {
 enum StreamMemoryOperation {
     Write,
     Wait,
+}
+
+/// Turns a driver error into one that says what was being done, and on which device; other
+/// errors (a refused launch shape, say) already say so and pass through.
+fn call_failed<E: Into<HarnessError>>(
+    device: usize,
+    operation: String,
+) -> impl FnOnce(E) -> HarnessError {
+    move |error| match error.into() {
+        HarnessError::Driver(error) => HarnessError::DeviceCall {
+            operation,
+            device,
+            error,
+        },
+        other => other,
+    }
+}
+
+/// Which of `devices` owns `context`: a buffer knows its context, not its ordinal.
+fn device_of(devices: &[Device], context: &Arc<cudarc::driver::CudaContext>) -> usize {
+    devices
+        .iter()
+        .position(|device| {
+            matches!(&device.inner, Inner::Cuda(cuda) if Arc::ptr_eq(&cuda.context, context))
+        })
+        .unwrap_or(0)
 }
 
 fn driver_status(status: sys::CUresult) -> Result<()> {

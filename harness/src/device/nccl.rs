@@ -51,22 +51,23 @@ fn nccl_error(what: &str, error: nccl::NcclError) -> HarnessError {
 }
 
 impl Gpus {
-    /// NCCL's in-place `ncclAllReduce` (sum) of `len` floats on every device, one communicator
-    /// per device made by `ncclCommInitAll`, timed like [`Gpus::time_ms`]: the vendor row the
-    /// hand-written ring is measured against. Unavailable on the emulator and without NCCL.
+    /// NCCL's in-place `ncclAllReduce` (sum) of each of `lens` floats on every device, one
+    /// communicator per device made once by `ncclCommInitAll`, each size timed like
+    /// [`Gpus::time_ms`]: the vendor row the hand-written ring is measured against.
+    /// Unavailable on the emulator and without NCCL.
     pub fn time_nccl_all_reduce_ms(
         &mut self,
-        len: usize,
+        lens: &[usize],
         repetitions: u32,
-    ) -> Result<VendorTiming> {
+    ) -> Result<Vec<VendorTiming>> {
+        let unavailable = |why: &str| vec![VendorTiming::Unavailable(why.to_string()); lens.len()];
         let Many::Cuda(devices) = &self.inner else {
-            return Ok(VendorTiming::Unavailable(
-                "NCCL runs only on NVIDIA GPUs; on the emulator the hand-written ring is the reference"
-                    .into(),
+            return Ok(unavailable(
+                "NCCL runs only on NVIDIA GPUs; on the emulator the hand-written ring is the reference",
             ));
         };
         if let Err(why) = nccl_library() {
-            return Ok(VendorTiming::Unavailable(why.to_string()));
+            return Ok(unavailable(why));
         }
         let streams = devices
             .iter()
@@ -77,25 +78,30 @@ impl Gpus {
                 )),
             })
             .collect::<Result<Vec<_>>>()?;
+        let largest = lens.iter().copied().max().unwrap_or(1).max(1);
         let mut buffers: Vec<CudaSlice<f32>> = streams
             .iter()
-            .map(|stream| Ok(stream.alloc_zeros::<f32>(len.max(1))?))
+            .map(|stream| Ok(stream.alloc_zeros::<f32>(largest)?))
             .collect::<Result<_>>()?;
         let comms = Comm::from_devices(streams).map_err(|e| nccl_error("init", e))?;
-        let ms = self.time_ms(repetitions, |_| {
-            // One thread drives every device's communicator, so the calls form one group.
-            nccl::group_start().map_err(|e| nccl_error("group start", e))?;
-            for (comm, buffer) in comms.iter().zip(buffers.iter_mut()) {
-                comm.all_reduce_in_place(buffer, &ReduceOp::Sum)
-                    .map_err(|e| nccl_error("all-reduce", e))?;
-            }
-            nccl::group_end().map_err(|e| nccl_error("group end", e))?;
-            Ok(())
-        })?;
+        let mut times = Vec::with_capacity(lens.len());
+        for &len in lens {
+            let ms = self.time_ms(repetitions, |_| {
+                // One thread drives every device's communicator, so the calls form one group.
+                nccl::group_start().map_err(|e| nccl_error("group start", e))?;
+                for (comm, buffer) in comms.iter().zip(buffers.iter_mut()) {
+                    comm.all_reduce_in_place(&mut buffer.slice_mut(0..len.max(1)), &ReduceOp::Sum)
+                        .map_err(|e| nccl_error("all-reduce", e))?;
+                }
+                nccl::group_end().map_err(|e| nccl_error("group end", e))?;
+                Ok(())
+            })?;
+            times.push(ms.map_or_else(
+                || VendorTiming::Unavailable("not timed".into()),
+                VendorTiming::Ms,
+            ));
+        }
         drop(comms);
-        Ok(ms.map_or_else(
-            || VendorTiming::Unavailable("not timed".into()),
-            VendorTiming::Ms,
-        ))
+        Ok(times)
     }
 }
