@@ -28,6 +28,7 @@ pub mod verify;
 pub mod walk;
 
 pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
+pub use cudarc::driver::{DriverError, sys::CUresult as CudaResult};
 pub use device::{
     Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, GpuEvent, GpuStream, Gpus,
     HostBuffer, LaunchReport, Schedule, Stream, VendorTiming,

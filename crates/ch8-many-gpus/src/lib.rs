@@ -610,7 +610,7 @@ fn two_all_reduces_unnamed(
         }
     }
     let flags = (0..ranks)
-        .map(|rank| gpus.zeros::<u32>(rank, COLLECTIVES.len(), &format!("flags{rank}")))
+        .map(|rank| gpus.flags(rank, COLLECTIVES.len(), &format!("flags{rank}")))
         .collect::<Result<Vec<_>>>()?;
     let ring = Ring::new(gpus)?;
     for rank in 0..ranks {

@@ -309,6 +309,40 @@ impl Gpus {
         }
     }
 
+    /// `len` zeroed flag words on `device`, for [`Gpus::signal`] and [`Gpus::wait_for_value`].
+    /// On a GPU they come from `cuMemAlloc`, not the stream-ordered pool that other buffers come
+    /// from: the driver refuses stream memory operations on pool memory (CUDA_ERROR_INVALID_VALUE,
+    /// seen on H200s with driver 580), local or peer.
+    pub fn flags(&mut self, device: usize, len: usize, label: &str) -> Result<Buffer<u32>> {
+        self.check_device(device)?;
+        let Many::Cuda(devices) = &mut self.inner else {
+            return self.zeros(device, len, label);
+        };
+        let Inner::Cuda(cuda) = &devices[device].inner else {
+            return Err(mixed_backends());
+        };
+        let bytes = 4 * len.max(1);
+        let operation = || format!("allocating {label} ({bytes} bytes, outside the pool)");
+        cuda.context
+            .bind_to_thread()
+            .map_err(call_failed(device, operation()))?;
+        // SAFETY: the context is current; the allocation is zeroed before anything reads it and
+        // handed to cudarc, whose drop frees it with cuMemFreeAsync, which takes cuMemAlloc's
+        // memory too.
+        let slice = unsafe {
+            let pointer = cudarc::driver::result::malloc_sync(bytes)
+                .map_err(call_failed(device, operation()))?;
+            cudarc::driver::result::memset_d8_sync(pointer, 0, bytes)
+                .map_err(call_failed(device, operation()))?;
+            cuda.stream.upgrade_device_ptr::<u8>(pointer, bytes)
+        };
+        Ok(Buffer {
+            raw: RawBuffer::Cuda(slice),
+            len,
+            _element: PhantomData,
+        })
+    }
+
     /// The buffer's values, once every device has finished everything queued.
     pub fn download<T: Element>(&mut self, buffer: &Buffer<T>) -> Result<Vec<T>> {
         self.wait_for_all()?;
