@@ -78,7 +78,9 @@ impl Scene {
 
     /// `racetrack ARGS` on the same fresh machine, in the scene's folder.
     fn racetrack_with(&self, sources: &Sources, fail: bool, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_racetrack"));
+        let mut command = Command::new(harness::ptx::workspace_binary(env!(
+            "CARGO_BIN_EXE_racetrack"
+        )));
         command
             .args(args)
             .current_dir(&self.dir)

@@ -10,7 +10,7 @@ use harness::testing::{assert_one_line_error, require_nvrtc, stderr};
 use learn::{find, track};
 
 fn learn(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_learn"))
+    Command::new(harness::ptx::workspace_binary(env!("CARGO_BIN_EXE_learn")))
         .arg("--root")
         .arg(root)
         .args(["--backend", "emu"])
@@ -157,7 +157,7 @@ fn without_nvrtc_check_says_how_to_install_it() {
     }
     let (dir, _) = common::scratch("no-nvrtc");
     let run = |offline: bool| {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_learn"));
+        let mut command = Command::new(harness::ptx::workspace_binary(env!("CARGO_BIN_EXE_learn")));
         command
             .env_clear()
             // An empty folder: without PATH, the C library's default one would find python3.
