@@ -28,8 +28,14 @@ pub const GPU_SPLIT_LEN: usize = 1 << 26;
 pub const GPU_RING_LEN: usize = (1 << 24) + 1;
 /// (values per device, runs) of the race's repeated runs on GPUs.
 pub const RACE_TRIALS: [(usize, u32); 2] = [(4_099, 200), ((1 << 20) + 1, 50)];
+/// Runs, and values per device, of the race with a late predecessor.
+pub const LATE_TRIALS: u32 = 50;
+pub const LATE_LEN: usize = (1 << 20) + 1;
 /// Timed calls after the warm-up, for every row of the GPU tables.
 pub const REPETITIONS: u32 = 5;
+/// The split reduction's timed calls: a 2 GiB reduction takes under a millisecond, so the
+/// final synchronization of every device (tens of µs) would otherwise weigh on the ratio.
+pub const SPLIT_REPETITIONS: u32 = 20;
 /// The ring's launch on each device in the timing table: enough blocks of 512 threads to fill
 /// an H100's 132 multiprocessors twice.
 pub const TIMING_RING_SHAPE: LaunchShape = LaunchShape::linear(264, 512);
@@ -268,7 +274,59 @@ fn race_trials(gpus: &mut Gpus, variant: &Ch8Variant, page: &mut String) -> Resu
         page,
         &format!("run again and again on these GPUs: {}", rows.join(", ")),
     );
+    let (late, wrong) = late_predecessor_trials(gpus, variant)?;
+    say(
+        page,
+        &format!(
+            "and when device {late} starts late (busy first with a 1 GiB sum): {wrong} of {LATE_TRIALS} wrong at {LATE_LEN} values"
+        ),
+    );
     Ok(())
+}
+
+/// The race made likely: the last device, which device 0 reads from, first sums 1 GiB on the
+/// ring's stream, so device 0's all-gather copies its chunk long before it is summed.
+fn late_predecessor_trials(gpus: &mut Gpus, variant: &Ch8Variant) -> Result<(usize, u32)> {
+    let ranks = gpus.count();
+    let late = ranks - 1;
+    let busy_len: usize = 1 << 28;
+    let busy = gpus.zeros::<f32>(late, busy_len, "busy")?;
+    let busy_sums = gpus.zeros::<f32>(late, TIMING_SPLIT_SHAPE.grid.x as usize, "busy_sums")?;
+    let busy_kernel = variant_kernel_of("split-on-host");
+    let mut wrong = 0;
+    for trial in 0..LATE_TRIALS {
+        let data = inputs(ranks, LATE_LEN, u64::from(trial));
+        let mut buffers = data
+            .iter()
+            .enumerate()
+            .map(|(rank, input)| gpus.upload(rank, input, &format!("data{rank}")))
+            .collect::<Result<Vec<_>>>()?;
+        let ring = Ring::new(gpus)?;
+        gpus.launch_on(
+            &ring.streams[late],
+            &busy_kernel,
+            TIMING_SPLIT_SHAPE,
+            &[
+                (&busy).into(),
+                Arg::U64(busy_len as u64),
+                (&busy_sums).into(),
+            ],
+        )?;
+        ring.run(gpus, variant, &mut buffers, RING_SHAPE)?;
+        gpus.synchronize()?;
+        let outputs = buffers
+            .iter()
+            .map(|buffer| gpus.download(buffer))
+            .collect::<Result<Vec<_>>>()?;
+        if !AllReduceCheck::new(&outputs, &data).is_right() {
+            wrong += 1;
+        }
+    }
+    Ok((late, wrong))
+}
+
+fn variant_kernel_of(name: &str) -> harness::KernelSource {
+    variant(name).kernel
 }
 
 fn flag_ring_step(
@@ -426,9 +484,9 @@ fn timing_section(gpus: &mut Gpus, options: &Options, page: &mut String) -> Resu
     let tables = format!("{ring_table}\n\n{peer}\n\n{split}");
     let file = write_gpu_table(
         &options.out,
-        &gpus.banner(),
+        gpus.name(),
         "cargo run --release -p ch8-many-gpus",
-        "host clock around 5 repetitions after a warm-up, every device synchronized; busbw = algbw · 2(N − 1)/N as nccl-tests defines it; NCCL's ncclAllReduce in place, one communicator per GPU from ncclCommInitAll",
+        "host clock around 5 repetitions after a warm-up (20 for the split reduction), every device synchronized; busbw = algbw · 2(N − 1)/N as nccl-tests defines it; NCCL's ncclAllReduce in place, one communicator per GPU from ncclCommInitAll",
         &tables,
     )?;
     say(page, &format!("table written to {}", file.display()));
@@ -499,7 +557,7 @@ fn split_speedup(gpus: &mut Gpus) -> Result<String> {
         streams.push(gpus.stream(device)?);
     }
     let whole = gpus.zeros::<f32>(0, n, "whole")?;
-    let one = gpus.time_ms(REPETITIONS, |gpus| {
+    let one = gpus.time_ms(SPLIT_REPETITIONS, |gpus| {
         gpus.launch_on(
             &streams[0],
             &kernel,
@@ -508,7 +566,7 @@ fn split_speedup(gpus: &mut Gpus) -> Result<String> {
         )
     })?;
     drop(whole);
-    let many = gpus.time_ms(REPETITIONS, |gpus| {
+    let many = gpus.time_ms(SPLIT_REPETITIONS, |gpus| {
         for device in 0..devices {
             gpus.launch_on(
                 &streams[device],

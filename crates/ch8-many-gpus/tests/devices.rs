@@ -129,6 +129,8 @@ fn a_flag_written_by_one_device_releases_anothers_stream() {
         gpus.enable_peer_access(from, to).expect("peer access");
         gpus.enable_peer_access(to, from).expect("peer access");
         // The reader's wait is queued first: it must hold the reader until the writer signals.
+        // Its kernel is loaded before, since loading waits for the device's queued work.
+        gpus.load(to, &gather).expect("load");
         gpus.wait_for_value(&reader, &flags, 1, 7)
             .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
         gpus.launch_on(

@@ -8,7 +8,8 @@ use ch8_many_gpus::{
     reduce_scatter_check, split_depth, split_reduction, two_all_reduces, values, variant,
 };
 use common::{
-    any_threads, blocks, cases, devices, gpus, length, on_gpus, power_of_two_threads, schedule,
+    any_threads, blocks, cases, devices, emulated, gpus, length, on_gpus, power_of_two_threads,
+    schedule,
 };
 use harness::testing::assert_bug_line_named;
 use harness::{Expect, LaunchShape, Schedule};
@@ -171,7 +172,7 @@ fn the_ring_without_event_waits_races_across_devices() {
             ),
             |(n, devices, blocks, threads, schedule, seed)| {
                 prop_assume!(n >= devices);
-                let mut gpus = gpus(devices, schedule).expect("the emulator always opens");
+                let mut gpus = emulated(devices, schedule);
                 let data = inputs(devices, n, seed);
                 let shape = LaunchShape::linear(blocks, threads);
                 let outcome = all_reduce(&mut gpus, broken, &data, shape).map_err(fail)?;
@@ -303,8 +304,7 @@ fn collectives_in_different_orders_are_stuck_and_every_device_is_named() {
         .run(
             &(length(), devices(), blocks(), any_threads(), any::<u64>()),
             |(n, devices, blocks, threads, seed)| {
-                let mut gpus =
-                    gpus(devices, Schedule::Hardware).expect("the emulator always opens");
+                let mut gpus = emulated(devices, Schedule::Hardware);
                 let data = inputs(devices, n, seed);
                 let shape = LaunchShape::linear(blocks, threads);
                 let outcome =

@@ -29,6 +29,17 @@ pub fn gpus(devices: usize, schedule: Schedule) -> Option<Gpus> {
     }
 }
 
+/// `devices` emulated devices, whatever `RACETRACK_BACKEND` says: for what only the emulator
+/// shows (a race the hardware hides, a hang it must never meet).
+pub fn emulated(devices: usize, schedule: Schedule) -> Gpus {
+    let mut gpus = Gpus::open(BackendChoice::Emu, 2, devices).expect("the emulator always opens");
+    gpus.set_emu_settings(EmuSettings {
+        schedule,
+        ..EmuSettings::default()
+    });
+    gpus
+}
+
 /// Whether the tests run on GPUs (then device counts and schedules are the machine's).
 pub fn on_gpus() -> bool {
     gpus(2, Schedule::Hardware).is_some_and(|gpus| gpus.kind().is_cuda())
