@@ -31,9 +31,8 @@ fn a_kernel_reads_every_other_devices_memory_through_peer_access() {
         let values: Vec<f32> = (0..300).map(|i| (i % 7) as f32).collect();
         let remote = gpus.upload(to, &values, "remote").expect("upload");
         gpus.enable_peer_access(from, to).expect("peer access");
-        let table = gpus
-            .upload(from, &[gpus.address(&remote).expect("address")], "table")
-            .expect("table");
+        let address = gpus.address(&remote).expect("address");
+        let table = gpus.upload(from, &[address], "table").expect("table");
         let total = gpus.zeros::<f32>(from, 1, "total").expect("total");
         let stream = gpus.stream(from).expect("stream");
         gpus.launch_on(
@@ -128,10 +127,14 @@ fn a_flag_written_by_one_device_releases_anothers_stream() {
         );
         gpus.enable_peer_access(from, to).expect("peer access");
         gpus.enable_peer_access(to, from).expect("peer access");
-        // The reader's wait is queued first: it must hold the reader until the writer signals.
-        // Its kernel is loaded before, since loading waits for the device's queued work.
-        gpus.load(to, &gather).expect("load");
+        // The reader's wait is queued before the writer's signal, so it must hold the kernel
+        // queued behind it. Nothing else calls on the reader's device until the signal is
+        // queued: while a wait is unmet, a synchronization of that device blocks.
         gpus.wait_for_value(&reader, &flags, 1, 7)
+            .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
+        gpus.copy(&writer, &mut written, 0, &source, 0, len)
+            .expect("copy");
+        gpus.signal(&writer, &flags, 1, 7)
             .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
         gpus.launch_on(
             &reader,
@@ -146,10 +149,6 @@ fn a_flag_written_by_one_device_releases_anothers_stream() {
             ],
         )
         .expect("launch");
-        gpus.copy(&writer, &mut written, 0, &source, 0, len)
-            .expect("copy");
-        gpus.signal(&writer, &flags, 1, 7)
-            .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
         let report = gpus
             .synchronize()
             .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));

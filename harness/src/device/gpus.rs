@@ -516,27 +516,6 @@ impl Gpus {
         }
     }
 
-    /// Loads `kernel`'s module on `device` now rather than at its first launch there. Loading a
-    /// module waits for the device's queued work, so a kernel queued behind a
-    /// [`Gpus::wait_for_value`] that only later work meets must be loaded before the wait is
-    /// queued, or the host waits for the device and the device for the host. Nothing to do on
-    /// the emulator.
-    pub fn load(&mut self, device: usize, kernel: &KernelSource) -> Result<()> {
-        self.check_device(device)?;
-        let Many::Cuda(devices) = &mut self.inner else {
-            return Ok(());
-        };
-        let Inner::Cuda(cuda) = &mut devices[device].inner else {
-            return Err(mixed_backends());
-        };
-        cuda.function(kernel)
-            .map_err(call_failed(
-                device,
-                format!("loading {} for `{}`", kernel.path, kernel.entry),
-            ))
-            .map(drop)
-    }
-
     /// Queues `kernel` on `stream`, on the stream's device. On the emulator it runs now; its
     /// findings come back from the next [`Gpus::synchronize`].
     pub fn launch_on(
@@ -681,8 +660,9 @@ impl Gpus {
 
     /// Makes `stream`'s later work wait until `flags[index]` is at least `at_least`
     /// (`cuStreamWaitValue32` with `CU_STREAM_WAIT_VALUE_GEQ`). A wait no one meets hangs a GPU;
-    /// on the emulator, [`Gpus::synchronize`] reports it as stuck and says where. Kernels queued
-    /// behind the wait must be loaded already ([`Gpus::load`]).
+    /// on the emulator, [`Gpus::synchronize`] reports it as stuck and says where. Until the wait
+    /// is met, a synchronization of the device from another thread of the process can block this
+    /// thread's next calls on that device, including the ones meant to meet the wait.
     pub fn wait_for_value(
         &mut self,
         stream: &GpuStream,
