@@ -25,13 +25,32 @@ pub fn show_progress() {
 
 /// A progress line for work that may take more than a second, so the screen never sits still:
 /// a spinner, the seconds so far and `what`, on stderr, where indicatif draws nothing unless it
-/// is a terminal; hidden unless [`show_progress`] was called. Finish it (`finish_and_clear`)
-/// before the page is flushed, so the two never mix.
-pub fn working(what: &str) -> ProgressBar {
-    if SHOW_PROGRESS.load(Ordering::Relaxed) {
+/// is a terminal; hidden unless [`show_progress`] was called. The line is cleared when it is
+/// dropped, on an error's early return too; clear it before the page is flushed, so the two
+/// never mix.
+pub fn working(what: &str) -> Working {
+    Working(if SHOW_PROGRESS.load(Ordering::Relaxed) {
         crate::report::spinner(what)
     } else {
         ProgressBar::hidden()
+    })
+}
+
+/// The progress line [`working`] draws; its message can change as the work goes on.
+#[derive(Debug)]
+pub struct Working(ProgressBar);
+
+impl std::ops::Deref for Working {
+    type Target = ProgressBar;
+
+    fn deref(&self) -> &ProgressBar {
+        &self.0
+    }
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
     }
 }
 
@@ -39,9 +58,7 @@ pub fn working(what: &str) -> ProgressBar {
 /// may change the line's message as it goes.
 pub fn with_progress<T>(what: &str, work: impl FnOnce(&ProgressBar) -> T) -> T {
     let line = working(what);
-    let result = work(&line);
-    line.finish_and_clear();
-    result
+    work(&line)
 }
 
 /// What a walk-through says about where it runs: one device or several.
