@@ -638,7 +638,8 @@ impl Device {
     /// at least one and at most `most`. A warm-up that alone takes `budget_ms` or longer is the
     /// measurement: what a warm-up absorbs (loading a module, cold caches and TLBs) is well
     /// under a millisecond, far below 1% of such a call, and timing it again would only double
-    /// the wait. `None` on the emulator.
+    /// the wait. Run `work` once before (as the walk-throughs do, checking its result): a first
+    /// call that compiles and loads the kernel would be timed with it. `None` on the emulator.
     pub fn time_within(
         &mut self,
         most: u32,
