@@ -154,10 +154,14 @@ pub fn exit_code<E: Display>(result: Result<(), E>) -> ExitCode {
 }
 
 /// A chapter binary's `main`: parse the command line (usage errors as one line, see
-/// [`parse_or_exit`]), run, and turn the result into the exit status (see [`exit_code`]).
+/// [`parse_or_exit`]), run with progress lines on (see [`crate::walk::working`]), and turn the
+/// result into the exit status (see [`exit_code`]).
 pub fn run_main<T: clap::Parser, E: Display>(run: impl FnOnce(T) -> Result<(), E>) -> ExitCode {
     match parse_or_exit::<T>() {
-        Ok(args) => exit_code(run(args)),
+        Ok(args) => {
+            crate::walk::show_progress();
+            exit_code(run(args))
+        }
         Err(code) => code,
     }
 }
@@ -165,6 +169,50 @@ pub fn run_main<T: clap::Parser, E: Display>(run: impl FnOnce(T) -> Result<(), E
 /// The generator behind every input: same seed, same data, on every platform.
 pub fn seeded_rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// Elements per piece of [`seeded_fill`]. Inputs no longer than this are exactly what one
+/// [`seeded_rng`] draws in order, so the emulator's small inputs (and the snapshots of them)
+/// are the same as a serial loop's.
+pub const SEEDED_PIECE: usize = 1 << 20;
+
+/// Fills `values` from `seed` on every core, for inputs of hundreds of millions of elements:
+/// piece `k` of [`SEEDED_PIECE`] elements gets `fill(rng, piece)` with `rng` on ChaCha stream
+/// `k` of the seed. The result depends on the seed alone, not on how many cores drew it, and
+/// piece 0 is stream 0, the sequence [`seeded_rng`] gives.
+pub fn seeded_fill<T: Send>(
+    values: &mut [T],
+    seed: u64,
+    fill: impl Fn(&mut ChaCha8Rng, &mut [T]) + Sync,
+) {
+    use rayon::prelude::*;
+    values
+        .par_chunks_mut(SEEDED_PIECE)
+        .enumerate()
+        .for_each(|(piece, values)| {
+            let mut rng = seeded_rng(seed);
+            if piece > 0 {
+                rng.set_stream(piece as u64);
+            }
+            fill(&mut rng, values);
+        });
+}
+
+/// `len` values of `draw` from `seed`, drawn on every core as [`seeded_fill`] draws them; up to
+/// [`SEEDED_PIECE`] values, exactly `(0..len).map(|_| draw(&mut seeded_rng(seed)))` with one
+/// generator.
+pub fn seeded_values<T: Send + Clone + Default>(
+    len: usize,
+    seed: u64,
+    draw: impl Fn(&mut ChaCha8Rng) -> T + Sync,
+) -> Vec<T> {
+    let mut values = vec![T::default(); len];
+    seeded_fill(&mut values, seed, |rng, piece| {
+        for value in piece {
+            *value = draw(rng);
+        }
+    });
+    values
 }
 
 /// Parses the command line. clap prints a usage error over several lines (the error, a hint, the
@@ -255,6 +303,27 @@ mod tests {
             error.contains("invalid value '0' for '--threads <N>'"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn seeded_values_repeat_a_serial_draw_and_do_not_depend_on_the_cores() {
+        use rand::Rng;
+        let draw = |rng: &mut ChaCha8Rng| rng.random_range(0..1000u32);
+        let mut rng = seeded_rng(9);
+        let serial: Vec<u32> = (0..5000).map(|_| draw(&mut rng)).collect();
+        assert_eq!(seeded_values(5000, 9, draw), serial);
+        let long = seeded_values(2 * SEEDED_PIECE + 5, 9, draw);
+        assert_eq!(long[..5000], serial[..]);
+        assert_eq!(long, seeded_values(2 * SEEDED_PIECE + 5, 9, draw));
+        let one_core = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a pool of one thread")
+            .install(|| seeded_values(2 * SEEDED_PIECE + 5, 9, draw));
+        assert_eq!(long, one_core);
+        // a later piece is not a copy of the first
+        assert_ne!(long[SEEDED_PIECE..SEEDED_PIECE + 100], long[..100]);
+        assert_ne!(seeded_values(100, 10, draw), long[..100]);
     }
 
     #[test]

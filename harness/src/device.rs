@@ -56,6 +56,13 @@ impl VendorTiming {
     }
 }
 
+/// What [`Device::time_within`] measured: milliseconds per call, and over how many calls.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    pub ms: f64,
+    pub calls: u32,
+}
+
 /// Plain data that can live in a device buffer.
 pub trait Element: bytemuck::Pod + fmt::Debug + Send + Sync + 'static {}
 impl Element for u8 {}
@@ -487,16 +494,37 @@ impl Device {
     }
 
     pub fn download<T: Element>(&mut self, buffer: &Buffer<T>) -> Result<Vec<T>> {
-        let bytes = match (&mut self.inner, &buffer.raw) {
+        let mut values = bytemuck::zeroed_vec(buffer.len());
+        self.download_into(buffer, &mut values)?;
+        Ok(values)
+    }
+
+    /// [`Device::download`] into memory the caller keeps: a GPU walk-through that checks many
+    /// results of a GiB reuses one host array, instead of faulting in a new one each time.
+    /// `host` must hold exactly the buffer's elements.
+    pub fn download_into<T: Element>(&mut self, buffer: &Buffer<T>, host: &mut [T]) -> Result<()> {
+        if host.len() != buffer.len() {
+            return Err(HarnessError::Invalid(format!(
+                "a download of {} elements into room for {}",
+                buffer.len(),
+                host.len()
+            )));
+        }
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(host);
+        match (&mut self.inner, &buffer.raw) {
+            // Zero-byte buffers hold a one-byte allocation (see `upload`): nothing to copy.
+            (Inner::Cuda(_), RawBuffer::Cuda(_)) if bytes.is_empty() => Ok(()),
             (Inner::Cuda(cuda), RawBuffer::Cuda(slice)) => {
-                let mut bytes = cuda.stream.clone_dtoh(slice)?;
-                bytes.truncate(buffer.bytes());
-                bytes
+                let view = slice.slice(0..bytes.len());
+                cuda.stream.memcpy_dtoh(&view, bytes)?;
+                Ok(cuda.stream.synchronize()?)
             }
-            (Inner::Emu(emu), RawBuffer::Emu(ptr)) => emu.read(*ptr, buffer.bytes())?,
-            _ => return Err(foreign_buffer()),
-        };
-        Ok(bytemuck::pod_collect_to_vec(&bytes))
+            (Inner::Emu(emu), RawBuffer::Emu(ptr)) => {
+                bytes.copy_from_slice(&emu.read(*ptr, bytes.len())?);
+                Ok(())
+            }
+            _ => Err(foreign_buffer()),
+        }
     }
 
     /// Writes `bytes` to the start of `kernel`'s module variable `name` (its PTX name), as
@@ -603,6 +631,51 @@ impl Device {
         stop.synchronize()?;
         let total = f64::from(start.elapsed_ms(&stop)?);
         Ok(Some(total / f64::from(repetitions.max(1))))
+    }
+
+    /// [`Device::time_ms`] for work whose length is not known beforehand, such as a sweep that
+    /// starts from one block: as many timed calls as fit in `budget_ms` at the warm-up's pace,
+    /// at least one and at most `most`. A warm-up that alone takes `budget_ms` or longer is the
+    /// measurement: what a warm-up absorbs (loading a module, cold caches and TLBs) is well
+    /// under a millisecond, far below 1% of such a call, and timing it again would only double
+    /// the wait. Run `work` once before (as the walk-throughs do, checking its result): a first
+    /// call that compiles and loads the kernel would be timed with it. `None` on the emulator.
+    pub fn time_within(
+        &mut self,
+        most: u32,
+        budget_ms: f64,
+        mut work: impl FnMut(&mut Self) -> Result<()>,
+    ) -> Result<Option<Timing>> {
+        let (context, stream) = match &self.inner {
+            Inner::Cuda(cuda) => (cuda.context.clone(), cuda.stream.clone()),
+            Inner::Emu(_) => return Ok(None),
+        };
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let (start, stop) = (context.new_event(flags)?, context.new_event(flags)?);
+        start.record(&stream)?;
+        work(self)?;
+        stop.record(&stream)?;
+        stop.synchronize()?;
+        let warm_up_ms = f64::from(start.elapsed_ms(&stop)?);
+        if warm_up_ms >= budget_ms {
+            return Ok(Some(Timing {
+                ms: warm_up_ms,
+                calls: 1,
+            }));
+        }
+        let fit = (budget_ms / warm_up_ms.max(1e-3)).floor();
+        let calls = fit.clamp(1.0, f64::from(most.max(1))) as u32;
+        start.record(&stream)?;
+        for _ in 0..calls {
+            work(self)?;
+        }
+        stop.record(&stream)?;
+        stop.synchronize()?;
+        let total = f64::from(start.elapsed_ms(&stop)?);
+        Ok(Some(Timing {
+            ms: total / f64::from(calls),
+            calls,
+        }))
     }
 
     /// Launches without waiting: for timing loops, where [`Device::time_ms`] synchronizes.

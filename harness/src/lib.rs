@@ -31,7 +31,7 @@ pub use backend::{BACKEND_ENV, BackendChoice, BackendKind};
 pub use cudarc::driver::{DriverError, sys::CUresult as CudaResult};
 pub use device::{
     Arg, Buffer, Device, Element, EmuSettings, Finding, FindingKind, GpuEvent, GpuStream, Gpus,
-    HostBuffer, LaunchReport, Schedule, Stream, VendorTiming,
+    HostBuffer, LaunchReport, Schedule, Stream, Timing, VendorTiming,
 };
 pub use error::{HarnessError, Result};
 pub use kernel::{KernelSource, OwnBuild};

@@ -2,6 +2,9 @@
 //! bound derived from the algorithm's rounding error, never a guessed epsilon.
 
 use std::fmt;
+use std::ops::Range;
+
+use rayon::prelude::*;
 
 /// How many differing elements a report lists before summarising.
 pub const LISTED_MISMATCHES: usize = 5;
@@ -57,42 +60,117 @@ impl<T: fmt::Display> fmt::Display for Comparison<T> {
     }
 }
 
+/// Elements compared per piece: each piece is checked on its own core, and the pieces' counts
+/// and first differences are merged in index order, so the report is what one pass would give.
+const PIECE: usize = 1 << 16;
+
+impl<T> Comparison<T> {
+    /// The same comparison with every listed value passed through `convert`, e.g. into a type
+    /// that displays them differently.
+    pub fn map<U>(self, convert: impl Fn(T) -> U) -> Comparison<U> {
+        Comparison {
+            len: self.len,
+            mismatch_count: self.mismatch_count,
+            first_mismatches: self
+                .first_mismatches
+                .into_iter()
+                .map(|mismatch| Mismatch {
+                    index: mismatch.index,
+                    got: convert(mismatch.got),
+                    want: convert(mismatch.want),
+                })
+                .collect(),
+            length_mismatch: self.length_mismatch,
+        }
+    }
+}
+
 /// Element-by-element equality, for integer results.
-pub fn compare_exact<T: PartialEq + Copy>(got: &[T], want: &[T]) -> Comparison<T> {
-    compare_with(got, want, |g, w| g == w)
+pub fn compare_exact<T: PartialEq + Copy + Send + Sync>(got: &[T], want: &[T]) -> Comparison<T> {
+    compare_by(got, want, |_, g, w| g == w)
 }
 
 /// Floats against an f64 reference: element `i` passes when `|got - want| <= bound(i)`.
-pub fn compare_within(got: &[f64], want: &[f64], bound: impl Fn(usize) -> f64) -> Comparison<f64> {
-    let mut index = 0;
-    compare_with(got, want, |g, w| {
-        let ok = (g - w).abs() <= bound(index);
-        index += 1;
-        ok
-    })
+pub fn compare_within(
+    got: &[f64],
+    want: &[f64],
+    bound: impl Fn(usize) -> f64 + Sync,
+) -> Comparison<f64> {
+    compare_by(got, want, |index, g, w| (g - w).abs() <= bound(index))
 }
 
-fn compare_with<T: Copy>(
+/// Element `i` passes when `equal(i, got[i], want[i])`; on every core, since a GPU's results
+/// run to hundreds of millions of elements.
+pub fn compare_by<T: Copy + Send + Sync>(
     got: &[T],
     want: &[T],
-    mut equal: impl FnMut(T, T) -> bool,
+    equal: impl Fn(usize, T, T) -> bool + Sync,
 ) -> Comparison<T> {
     if got.len() != want.len() {
-        return Comparison {
-            len: want.len(),
-            mismatch_count: 0,
-            first_mismatches: Vec::new(),
-            length_mismatch: Some((got.len(), want.len())),
-        };
+        return length_mismatch(got.len(), want.len());
     }
+    let pieces: Vec<Comparison<T>> = got
+        .par_chunks(PIECE)
+        .zip(want.par_chunks(PIECE))
+        .enumerate()
+        .map(|(piece, (got, want))| compare_piece(piece * PIECE, got, want, &equal))
+        .collect();
+    merge(want.len(), pieces)
+}
+
+/// [`compare_by`] against a reference computed piece by piece: `reference(range)` gives the
+/// reference's elements `range` of `want_len`. An element-wise reference (a map) gives the
+/// same values for a piece as for the whole, and no reference as long as the result is ever
+/// held in memory.
+pub fn compare_by_pieces<T: Copy + Send + Sync>(
+    got: &[T],
+    want_len: usize,
+    reference: impl Fn(Range<usize>) -> Vec<T> + Sync,
+    equal: impl Fn(usize, T, T) -> bool + Sync,
+) -> Comparison<T> {
+    if got.len() != want_len {
+        return length_mismatch(got.len(), want_len);
+    }
+    let pieces: Vec<Comparison<T>> = got
+        .par_chunks(PIECE)
+        .enumerate()
+        .map(|(piece, got)| {
+            let first = piece * PIECE;
+            let want = reference(first..first + got.len());
+            if want.len() != got.len() {
+                return length_mismatch(got.len(), want.len());
+            }
+            compare_piece(first, got, &want, &equal)
+        })
+        .collect();
+    merge(want_len, pieces)
+}
+
+fn length_mismatch<T>(got: usize, want: usize) -> Comparison<T> {
+    Comparison {
+        len: want,
+        mismatch_count: 0,
+        first_mismatches: Vec::new(),
+        length_mismatch: Some((got, want)),
+    }
+}
+
+/// One piece's comparison; its indices start at `first`.
+fn compare_piece<T: Copy>(
+    first: usize,
+    got: &[T],
+    want: &[T],
+    equal: &impl Fn(usize, T, T) -> bool,
+) -> Comparison<T> {
     let mut comparison = Comparison {
         len: want.len(),
         mismatch_count: 0,
         first_mismatches: Vec::new(),
         length_mismatch: None,
     };
-    for (index, (&g, &w)) in got.iter().zip(want).enumerate() {
-        if !equal(g, w) {
+    for (offset, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let index = first + offset;
+        if !equal(index, g, w) {
             comparison.mismatch_count += 1;
             if comparison.first_mismatches.len() < LISTED_MISMATCHES {
                 comparison.first_mismatches.push(Mismatch {
@@ -102,6 +180,27 @@ fn compare_with<T: Copy>(
                 });
             }
         }
+    }
+    comparison
+}
+
+/// The pieces' comparisons, in index order, as one of `len` elements.
+fn merge<T>(len: usize, pieces: Vec<Comparison<T>>) -> Comparison<T> {
+    let mut comparison = Comparison {
+        len,
+        mismatch_count: 0,
+        first_mismatches: Vec::new(),
+        length_mismatch: None,
+    };
+    for piece in pieces {
+        // Only a reference piece of the wrong length has one: the reference is broken, and
+        // the comparison must not pass.
+        comparison.length_mismatch = comparison.length_mismatch.or(piece.length_mismatch);
+        comparison.mismatch_count += piece.mismatch_count;
+        let room = LISTED_MISMATCHES - comparison.first_mismatches.len();
+        comparison
+            .first_mismatches
+            .extend(piece.first_mismatches.into_iter().take(room));
     }
     comparison
 }
@@ -190,6 +289,60 @@ mod tests {
         // A 0.3% error, the size of an off-by-one index in a reduction, must not pass.
         let wrong = compare_within(&[exact * 1.003], &[exact], |_| bound);
         assert!(!wrong.is_match());
+    }
+
+    #[test]
+    fn pieces_on_many_cores_report_what_one_pass_would() {
+        let want: Vec<u32> = (0..5 * PIECE as u32 + 17).collect();
+        let mut got = want.clone();
+        // differences in the last piece, then in earlier ones: the report lists them in order
+        let wrong = [
+            5 * PIECE + 3,
+            PIECE - 1,
+            3 * PIECE,
+            3 * PIECE + 1,
+            7,
+            2 * PIECE,
+        ];
+        for &i in &wrong {
+            got[i] += 1;
+        }
+        let comparison = compare_exact(&got, &want);
+        assert_eq!(comparison.mismatch_count, wrong.len());
+        let listed: Vec<usize> = comparison
+            .first_mismatches
+            .iter()
+            .map(|m| m.index)
+            .collect();
+        assert_eq!(
+            listed,
+            [7, PIECE - 1, 2 * PIECE, 3 * PIECE, 3 * PIECE + 1],
+            "{comparison}"
+        );
+
+        let computed = compare_by_pieces(
+            &got,
+            want.len(),
+            |range| range.map(|i| i as u32).collect(),
+            |_, g, w| g == w,
+        );
+        assert_eq!(computed, comparison);
+        let short = compare_by_pieces(&got[..10], want.len(), |_| Vec::new(), |_, g, w| g == w);
+        assert_eq!(short.length_mismatch, Some((10, want.len())));
+        let broken_reference = compare_by_pieces(&got, got.len(), |_| vec![0], |_, g, w| g == w);
+        assert!(!broken_reference.is_match());
+
+        let within = compare_within(&[1.0, 2.5, 3.0], &[1.0, 2.0, 3.5], |i| [0.0, 1.0, 0.1][i]);
+        assert_eq!(within.mismatch_count, 1);
+        assert_eq!(within.first_mismatches[0].index, 2);
+        assert_eq!(
+            within.map(|v| v as i64).first_mismatches[0],
+            Mismatch {
+                index: 2,
+                got: 3,
+                want: 3
+            }
+        );
     }
 
     #[test]

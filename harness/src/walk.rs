@@ -2,6 +2,9 @@
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use indicatif::ProgressBar;
 
 use crate::backend::BackendKind;
 use crate::device::{Device, Finding, Gpus, Schedule};
@@ -10,6 +13,53 @@ use crate::variant::{Expect, Variant, find_variant};
 
 /// How many findings a walk-through prints in full before summarising the rest.
 pub const FINDINGS_SHOWN: usize = 2;
+
+/// Whether [`working`] draws: off until a chapter binary turns it on (through
+/// [`crate::cli::run_main`]), so tests that run a walk-through in a terminal stay quiet.
+static SHOW_PROGRESS: AtomicBool = AtomicBool::new(false);
+
+/// Lets [`working`] draw its progress lines, as a chapter binary run by a person does.
+pub fn show_progress() {
+    SHOW_PROGRESS.store(true, Ordering::Relaxed);
+}
+
+/// A progress line for work that may take more than a second, so the screen never sits still:
+/// a spinner, the seconds so far and `what`, on stderr, where indicatif draws nothing unless it
+/// is a terminal; hidden unless [`show_progress`] was called. The line is cleared when it is
+/// dropped, on an error's early return too; clear it before the page is flushed, so the two
+/// never mix.
+pub fn working(what: &str) -> Working {
+    Working(if SHOW_PROGRESS.load(Ordering::Relaxed) {
+        crate::report::spinner(what)
+    } else {
+        ProgressBar::hidden()
+    })
+}
+
+/// The progress line [`working`] draws; its message can change as the work goes on.
+#[derive(Debug)]
+pub struct Working(ProgressBar);
+
+impl std::ops::Deref for Working {
+    type Target = ProgressBar;
+
+    fn deref(&self) -> &ProgressBar {
+        &self.0
+    }
+}
+
+impl Drop for Working {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
+/// Runs `work` under a [`working`] line that says `what`, and clears the line after it; `work`
+/// may change the line's message as it goes.
+pub fn with_progress<T>(what: &str, work: impl FnOnce(&ProgressBar) -> T) -> T {
+    let line = working(what);
+    work(&line)
+}
 
 /// What a walk-through says about where it runs: one device or several.
 pub trait RunsOn {

@@ -4,9 +4,11 @@
 //! the walk-through, the tests and the book all read this list.
 
 use std::fmt;
+use std::ops::Range;
 
 use harness::rand::Rng;
 use harness::verify::bounds::F32_UNIT_ROUNDOFF;
+use harness::verify::{Comparison, compare_by, compare_by_pieces};
 use harness::{Arg, Device, Dim3, Expect, HarnessError, KernelSource, LaunchReport, LaunchShape};
 use harness::{Result, Variant, kernel};
 
@@ -566,23 +568,37 @@ impl fmt::Display for Data {
 }
 
 /// Floats built from a seed, so millions cost nothing to shrink and any failure repeats from
-/// its printed seed.
+/// its printed seed; drawn on every core in pieces (see [`harness::cli::seeded_values`]), since
+/// a GPU's inputs are hundreds of millions of them.
 pub fn floats(len: usize, data: Data, seed: u64) -> Vec<f32> {
-    let mut rng = harness::cli::seeded_rng(seed);
-    (0..len)
-        .map(|_| match data {
-            Data::Unit => rng.random_range(-1.0f32..1.0),
-            Data::Wide => rng.random_range(-128.0f32..128.0),
-            Data::AnyBits => f32::from_bits(rng.random()),
-            Data::Mixed => {
-                if rng.random_range(0..16) == 0 {
-                    f32::from_bits(rng.random())
-                } else {
-                    rng.random_range(-1.0f32..1.0)
-                }
+    harness::cli::seeded_values(len, seed, |rng| match data {
+        Data::Unit => rng.random_range(-1.0f32..1.0),
+        Data::Wide => rng.random_range(-128.0f32..128.0),
+        Data::AnyBits => f32::from_bits(rng.random()),
+        Data::Mixed => {
+            if rng.random_range(0..16) == 0 {
+                f32::from_bits(rng.random())
+            } else {
+                rng.random_range(-1.0f32..1.0)
             }
-        })
-        .collect()
+        }
+    })
+}
+
+/// `got` against `want` bit for bit, as [`Exact`] compares, on every core.
+pub fn same_bits(got: &[f32], want: &[f32]) -> Comparison<Exact> {
+    compare_by(got, want, |_, g, w| Exact(g) == Exact(w)).map(Exact)
+}
+
+/// [`same_bits`] against an element-wise reference computed piece by piece on every core:
+/// `reference(range)` is the reference's elements `range` of `want_len`, e.g.
+/// `scalar_multiply_cpu(&x[range], a)`, the same function on a piece of the input.
+pub fn same_bits_as(
+    got: &[f32],
+    want_len: usize,
+    reference: impl Fn(Range<usize>) -> Vec<f32> + Sync,
+) -> Comparison<Exact> {
+    compare_by_pieces(got, want_len, reference, |_, g, w| Exact(g) == Exact(w)).map(Exact)
 }
 
 /// What one launch produced.

@@ -1,10 +1,10 @@
-//! `cargo run -p ch1-map -- [--backend auto|cuda|emu] [--variant NAME] [--size N] [--seed S] [--schedule …] [--list] [--out DIR]`
+//! `cargo run -p ch1-map -- [--backend auto|cuda|emu] [--variant NAME] [--size N] [--timing-size N] [--seed S] [--schedule …] [--list] [--out DIR]`
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 use ch1_map::VARIANTS;
-use ch1_map::walkthrough::{Options, check_size, walkthrough};
+use ch1_map::walkthrough::{Options, check_size, check_timing_size, walkthrough};
 use clap::Parser;
 use harness::cli::CommonArgs;
 
@@ -17,10 +17,14 @@ struct Cli {
     #[command(flatten)]
     common: CommonArgs,
 
-    /// Floats per array (on a GPU also the timing input)
-    /// [default: 268435456 on a GPU, 10007 on the emulator]
+    /// Floats per array of the steps
+    /// [default: 16777259 on a GPU, 10007 on the emulator]
     #[arg(long)]
     size: Option<usize>,
+
+    /// Floats per array of the GPU timing table, climb and sweep [default: 268435456]
+    #[arg(long)]
+    timing_size: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -35,6 +39,9 @@ fn run(cli: Cli) -> Result<()> {
     if let Some(size) = cli.size {
         check_size(size)?;
     }
+    if let Some(size) = cli.timing_size {
+        check_timing_size(size)?;
+    }
     cli.common.check_variant(VARIANTS)?;
     let mut device = cli.common.open_device()?;
     let is_cuda = device.kind().is_cuda();
@@ -42,6 +49,9 @@ fn run(cli: Cli) -> Result<()> {
     options.variant = cli.common.variant.clone();
     if let Some(size) = cli.size {
         options.size = size;
+    }
+    if let Some(size) = cli.timing_size {
+        options.timing_size = size;
     }
     walkthrough(&mut device, &options, &mut std::io::stdout().lock())?;
     Ok(())

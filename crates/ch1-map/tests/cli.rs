@@ -29,6 +29,10 @@ fn bad_flags_are_refused_in_one_line() {
         &ch1(&["--size", "lots"]),
         "invalid value 'lots' for '--size",
     );
+    assert_one_line_error(
+        &ch1(&["--timing-size", "0"]),
+        "--timing-size 0 is outside 1..=2147483648 elements",
+    );
 }
 
 #[test]

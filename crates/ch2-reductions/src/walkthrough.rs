@@ -8,6 +8,7 @@ use harness::rand::Rng;
 use harness::report::{climb_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::walk::{
     adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
+    with_progress,
 };
 use harness::{Device, Expect, HarnessError, LaunchShape, Result, Schedule};
 
@@ -179,15 +180,18 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
             flush(&mut page, out)?;
             continue;
         }
-        match variant.kind {
-            Step::Reduce2d => step_2d(device, variant, &inputs, shapes, &mut page)?,
-            Step::Blobs => step_blobs(device, variant, options, &mut page)?,
-            _ => {
-                let shape = shapes.for_1d(device, variant)?;
-                step_1d(device, variant, &inputs, shape, options, &mut page)?
+        let page = &mut page;
+        with_progress(&format!("{number}. {}", variant.name), |_| {
+            match variant.kind {
+                Step::Reduce2d => step_2d(device, variant, &inputs, shapes, page),
+                Step::Blobs => step_blobs(device, variant, options, page),
+                _ => {
+                    let shape = shapes.for_1d(device, variant)?;
+                    step_1d(device, variant, &inputs, shape, options, page)
+                }
             }
-        }
-        flush(&mut page, out)?;
+        })?;
+        flush(page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
@@ -418,7 +422,8 @@ fn timing_section(
         ),
     );
 
-    let (rows, copy_ms) = measure(device, inputs, shapes)?;
+    let (rows, copy_ms) =
+        with_progress("checking and timing", |_| measure(device, inputs, shapes))?;
     let rendered = render(&rows, copy_ms, inputs);
     say(page, &rendered);
     say(

@@ -110,30 +110,10 @@ impl Board {
     /// neighbours wrap around the edges; on a board one or two cells wide some of them are the
     /// same cell, counted once for each offset that reaches it, as the kernels count them.
     pub fn step(&self) -> Board {
-        let (width, height) = (self.width as usize, self.height as usize);
+        let width = self.width as usize;
         let mut next = vec![0u8; self.cells.len()];
-        for y in 0..height {
-            let up = (y + height - 1) % height;
-            let down = (y + 1) % height;
-            for x in 0..width {
-                let left = (x + width - 1) % width;
-                let right = (x + 1) % width;
-                let alive = [
-                    (up, left),
-                    (up, x),
-                    (up, right),
-                    (y, left),
-                    (y, right),
-                    (down, left),
-                    (down, x),
-                    (down, right),
-                ]
-                .iter()
-                .filter(|&&(row, column)| self.cells[row * width + column] == 1)
-                .count();
-                let cell = self.cells[y * width + x];
-                next[y * width + x] = u8::from(alive == 3 || (cell == 1 && alive == 2));
-            }
+        for (y, row) in next.chunks_mut(width).enumerate() {
+            self.step_row(y, row);
         }
         Board {
             width: self.width,
@@ -141,11 +121,54 @@ impl Board {
             cells: next,
         }
     }
+
+    /// Row `y` of the next generation, written into `next_row`.
+    fn step_row(&self, y: usize, next_row: &mut [u8]) {
+        let (width, height) = (self.width as usize, self.height as usize);
+        let up = (y + height - 1) % height;
+        let down = (y + 1) % height;
+        for (x, next) in next_row.iter_mut().enumerate() {
+            let left = (x + width - 1) % width;
+            let right = (x + 1) % width;
+            let alive = [
+                (up, left),
+                (up, x),
+                (up, right),
+                (y, left),
+                (y, right),
+                (down, left),
+                (down, x),
+                (down, right),
+            ]
+            .iter()
+            .filter(|&&(row, column)| self.cells[row * width + column] == 1)
+            .count();
+            let cell = self.cells[y * width + x];
+            *next = u8::from(alive == 3 || (cell == 1 && alive == 2));
+        }
+    }
     // ANCHOR_END: cpu_reference
 
-    /// The board `generations` generations later, on the CPU.
+    /// [`Board::step`] with its rows spread over every core: the same rule for every cell, so
+    /// the same board. The GPU walk-through's references run a few hundred million cell
+    /// updates; the timing table's CPU row times [`Board::step`], one core.
+    pub fn step_on_every_core(&self) -> Board {
+        use rayon::prelude::*;
+        let width = self.width as usize;
+        let mut next = vec![0u8; self.cells.len()];
+        next.par_chunks_mut(width)
+            .enumerate()
+            .for_each(|(y, row)| self.step_row(y, row));
+        Board {
+            width: self.width,
+            height: self.height,
+            cells: next,
+        }
+    }
+
+    /// The board `generations` generations later, on the CPU (on every core).
     pub fn after(&self, generations: u32) -> Board {
-        (0..generations).fold(self.clone(), |board, _| board.step())
+        (0..generations).fold(self.clone(), |board, _| board.step_on_every_core())
     }
 
     /// How `self` (a kernel's result) differs from `want` (the CPU's).
@@ -348,6 +371,19 @@ mod tests {
         assert_eq!(blinker.after(2), blinker);
         let block = board(&["....", ".##.", ".##.", "...."]);
         assert_eq!(block.after(5), block);
+    }
+
+    #[test]
+    fn every_core_steps_the_board_one_core_steps() {
+        for (width, height) in [(1, 1), (2, 3), (37, 29), (300, 211)] {
+            let random = Board::random(width, height, 0.35, 11).unwrap();
+            assert_eq!(random.step_on_every_core(), random.step());
+            let mut serial = random.clone();
+            for _ in 0..7 {
+                serial = serial.step();
+            }
+            assert_eq!(random.after(7), serial);
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::time::Instant;
 use harness::report::{climb_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::walk::{
     adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
+    with_progress,
 };
 use harness::{Device, Finding, HarnessError, LaunchShape, Result, Schedule};
 
@@ -99,20 +100,23 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     let sizes = Sizes::for_device(device);
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
-        let findings = match variant.kind {
-            Step::DoubleBuffer => double_buffer_step(device, variant, options, &mut page)?,
-            Step::FourCells => four_cells_step(device, variant, options, &mut page)?,
-            Step::InPlace => in_place_step(device, variant, options, sizes, &mut page)?,
-            Step::FloorBlocks => floor_blocks_step(device, variant, options, &mut page)?,
-            Step::SingleBlock => single_block_step(device, variant, options, &mut page)?,
-            Step::MultiBlock => multi_block_step(device, variant, options, sizes, &mut page)?,
-            Step::SharedHalo => shared_halo_step(device, variant, options, &mut page)?,
-            Step::BitPacked | Step::BitPackedStrips => {
-                bit_packed_step(device, variant, options, &mut page)?
+        let page = &mut page;
+        let findings = with_progress(&format!("{number}. {}", variant.name), |_| {
+            match variant.kind {
+                Step::DoubleBuffer => double_buffer_step(device, variant, options, page),
+                Step::FourCells => four_cells_step(device, variant, options, page),
+                Step::InPlace => in_place_step(device, variant, options, sizes, page),
+                Step::FloorBlocks => floor_blocks_step(device, variant, options, page),
+                Step::SingleBlock => single_block_step(device, variant, options, page),
+                Step::MultiBlock => multi_block_step(device, variant, options, sizes, page),
+                Step::SharedHalo => shared_halo_step(device, variant, options, page),
+                Step::BitPacked | Step::BitPackedStrips => {
+                    bit_packed_step(device, variant, options, page)
+                }
             }
-        };
-        checker_section(device, variant, &findings, &mut page);
-        flush(&mut page, out)?;
+        })?;
+        checker_section(device, variant, &findings, page);
+        flush(page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
@@ -691,7 +695,9 @@ fn timing_section(
         return Ok(None);
     }
     let side = options.timing_side;
-    let (rows, copy_ms) = measure(device, options.seed, side)?;
+    let (rows, copy_ms) = with_progress("checking and timing", |_| {
+        measure(device, options.seed, side)
+    })?;
     let rendered = render(&rows, copy_ms);
     say(page, &rendered);
     say(

@@ -218,6 +218,26 @@ pub fn byte_histogram(bytes: &[u8]) -> Vec<u32> {
     histo
 }
 
+/// `reference` (one of the histograms above) on every core, for the GPU's GiB inputs: each
+/// piece of `bytes` is counted by `reference` itself, and a histogram of the whole is the sum
+/// of its pieces' histograms, count for count.
+pub fn histogram_on_every_core(
+    bytes: &[u8],
+    reference: impl Fn(&[u8]) -> Vec<u32> + Sync,
+) -> Vec<u32> {
+    use rayon::prelude::*;
+    bytes
+        .par_chunks(1 << 22)
+        .map(&reference)
+        .reduce_with(|mut total, piece| {
+            for (total, count) in total.iter_mut().zip(piece) {
+                *total += count;
+            }
+            total
+        })
+        .unwrap_or_else(|| reference(&[]))
+}
+
 /// Reference for [`Step::AnyBinsHistogram`]: values at or above `bins` are not counted.
 pub fn histogram_loop(values: &[u32], bins: usize) -> Vec<u32> {
     let mut histo = vec![0u32; bins];
@@ -387,6 +407,25 @@ fn length_u32(len: usize) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn histograms_on_every_core_are_the_serial_ones() {
+        let bytes: Vec<u8> = (0..(9u32 << 20) + 3)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        assert_eq!(
+            histogram_on_every_core(&bytes, byte_histogram),
+            byte_histogram(&bytes)
+        );
+        assert_eq!(
+            histogram_on_every_core(&bytes, ascii_histogram_loop),
+            ascii_histogram_loop(&bytes)
+        );
+        assert_eq!(
+            histogram_on_every_core(&[], byte_histogram),
+            vec![0; BYTE_BINS]
+        );
+    }
 
     #[test]
     fn references_agree_on_a_known_text() {

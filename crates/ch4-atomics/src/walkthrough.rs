@@ -11,13 +11,15 @@ use harness::report::{
 use harness::verify::compare_exact;
 use harness::walk::{
     checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
+    with_progress, working,
 };
 use harness::{Device, Expect, HarnessError, LaunchShape, Result};
 
 use crate::{
     ASCII_BINS, BYTE_BINS, BYTE_HISTOGRAM_CLIMB, Ch4Variant, INCREMENT_SHAPE, Step, VARIANTS,
     ascii_histogram_idiomatic, ascii_histogram_loop, byte_histogram, histogram_loop,
-    run_any_bins_histogram, run_ascii_histogram, run_byte_histogram, run_increment,
+    histogram_on_every_core, run_any_bins_histogram, run_ascii_histogram, run_byte_histogram,
+    run_increment,
 };
 
 /// The real English text the chapter counts letters of by default (provenance: `data/README.md`).
@@ -30,6 +32,11 @@ pub const HISTOGRAM_SHAPE: LaunchShape = LaunchShape::linear(32, 256);
 pub const SMALL_BLOCK_SHAPE: LaunchShape = LaunchShape::linear(32, 64);
 /// How many times the racy increment is repeated to show it differs from 160.
 pub const RACE_REPEATS: usize = 5;
+/// Most timed launches per point of the blocks-per-grid sweep.
+pub const SWEEP_REPETITIONS: u32 = 5;
+/// Milliseconds of timed launches a sweep point aims at: one block takes over a second a
+/// launch on a GiB of text, so it gets one, while the full grids get all [`SWEEP_REPETITIONS`].
+pub const SWEEP_BUDGET_MS: f64 = 200.0;
 /// Largest input the timing section accepts: the kernels' length is a 32-bit `unsigned int`.
 pub const MAX_TIMING_BYTES: u64 = u32::MAX as u64;
 
@@ -77,13 +84,16 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
 
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
-        match variant.kind {
-            Step::Increment => increment_step(device, variant, &mut page)?,
-            Step::AsciiHistogram => ascii_step(device, variant, text, options, &mut page)?,
-            Step::AnyBinsHistogram => any_bins_step(device, variant, options.seed, &mut page)?,
-            Step::ByteHistogram => byte_step(device, variant, options, &mut page)?,
-        }
-        flush(&mut page, out)?;
+        let page = &mut page;
+        with_progress(&format!("{number}. {}", variant.name), |_| {
+            match variant.kind {
+                Step::Increment => increment_step(device, variant, page),
+                Step::AsciiHistogram => ascii_step(device, variant, text, options, page),
+                Step::AnyBinsHistogram => any_bins_step(device, variant, options.seed, page),
+                Step::ByteHistogram => byte_step(device, variant, options, page),
+            }
+        })?;
+        flush(page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
@@ -96,11 +106,12 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     Ok(())
 }
 
-/// Uniformly random bytes from `seed`: every bin equally likely, the input the climb is timed on.
+/// Uniformly random bytes from `seed`: every bin equally likely, the input the climb is timed
+/// on. Drawn on every core in pieces (see [`harness::cli::seeded_fill`]); up to 2^20 bytes,
+/// what one generator's `fill` gives.
 pub fn random_bytes(len: usize, seed: u64) -> Vec<u8> {
-    let mut rng = harness::cli::seeded_rng(seed);
     let mut bytes = vec![0u8; len];
-    rng.fill(bytes.as_mut_slice());
+    harness::cli::seeded_fill(&mut bytes, seed, |rng, piece| rng.fill(piece));
     bytes
 }
 
@@ -292,6 +303,8 @@ struct Timed {
     copy_ms: f64,
     text: harness::Buffer<u8>,
     text_host: Vec<u8>,
+    /// The text's ASCII histogram, the CPU's.
+    ascii_want: Vec<u32>,
 }
 
 fn timing_section(
@@ -309,12 +322,13 @@ fn timing_section(
         return Ok(None);
     }
     let bytes = options.timing_bytes.clamp(1, MAX_TIMING_BYTES);
-    let text = repeat_to(&options.text, bytes as usize);
     say(
         page,
         &format!("input: {} repeated to {bytes} bytes", options.text_name),
     );
     flush(page, out)?;
+    let line = working("the CPU rows: one core counts the text, twice");
+    let text = repeat_to(&options.text, bytes as usize);
 
     let started = Instant::now();
     let want = ascii_histogram_loop(&text);
@@ -338,6 +352,7 @@ fn timing_section(
         .time_device_copy_ms(bytes as usize, repetitions)?
         .ok_or_else(|| HarnessError::Invalid("the device copy could not be timed".into()))?;
     for name in ["histogram-global-atomics", "histogram-shared"] {
+        line.set_message(format!("{name}: checking, then timing"));
         let variant = crate::variant(name);
         device.clear(&mut histo)?;
         device.launch(
@@ -395,6 +410,7 @@ fn timing_section(
         page,
         "every GPU result above was checked against the CPU first; the copy reads and writes the same bytes in the same run",
     );
+    line.finish_and_clear();
     flush(page, out)?;
 
     blocks_sweep(device, &text_buffer, &mut histo, length, options, page)?;
@@ -402,6 +418,7 @@ fn timing_section(
         copy_ms,
         text: text_buffer,
         text_host: text,
+        ascii_want: want,
     }))
 }
 
@@ -458,6 +475,7 @@ fn climb_section(
         copy_ms,
         text,
         text_host,
+        ascii_want,
     }) = timed
     else {
         say(
@@ -469,10 +487,12 @@ fn climb_section(
         return Ok(());
     };
     let bytes = text.len();
+    let line = working("drawing random bytes and counting them on the CPU");
     let random_host = random_bytes(bytes, options.seed);
     let random = device.upload(&random_host, "random bytes")?;
-    let want_random = byte_histogram(&random_host);
-    let want_text = byte_histogram(&text_host);
+    let want_random = histogram_on_every_core(&random_host, byte_histogram);
+    let want_text = histogram_on_every_core(&text_host, byte_histogram);
+    line.finish_and_clear();
     let mut histo = device.zeros::<u32>(BYTE_BINS, "histo")?;
     // The copy reads and writes every byte: its rate counts both.
     let copy_rate = 2.0 * bytes as f64 / copy_ms;
@@ -546,7 +566,10 @@ fn climb_section(
     );
     say(page, &climb);
 
-    let contention = contention_lines(device, &text, &text_host, options, &mut histo)?;
+    let contention = with_progress("contention: checking, then timing", |_| {
+        let text = (&text, text_host.as_slice(), ascii_want.as_slice());
+        contention_lines(device, text, &want_text, options, &mut histo)
+    })?;
     for line in &contention {
         say(page, line);
     }
@@ -585,27 +608,32 @@ fn climb_section(
 /// How skewed the text is, and what that skew costs global atomics: the ASCII global-atomics
 /// kernel on the text against the same kernel on uniformly random 7-bit bytes, which make
 /// exactly as many atomics spread evenly over the 128 bins.
+/// `text` is the text on the device, on the host, and its ASCII histogram; `counts` its byte
+/// histogram.
 fn contention_lines(
     device: &mut Device,
-    text: &harness::Buffer<u8>,
-    text_host: &[u8],
+    (text, text_host, text_ascii): (&harness::Buffer<u8>, &[u8], &[u32]),
+    counts: &[u32],
     options: &Options,
     histo: &mut harness::Buffer<u32>,
 ) -> Result<Vec<String>> {
-    let counts = byte_histogram(text_host);
     let share = |byte: u8| 100.0 * f64::from(counts[usize::from(byte)]) / text_host.len() as f64;
-    let ascii_host: Vec<u8> = random_bytes(text_host.len(), options.seed ^ 0xa5c11)
-        .into_iter()
-        .map(|byte| byte & 0x7f)
-        .collect();
+    let mut ascii_host = random_bytes(text_host.len(), options.seed ^ 0xa5c11);
+    {
+        use rayon::prelude::*;
+        ascii_host.par_iter_mut().for_each(|byte| *byte &= 0x7f);
+    }
     let ascii = device.upload(&ascii_host, "random ASCII")?;
     let global = crate::variant("histogram-global-atomics");
     let shape = LaunchShape::linear(1024, 256);
     let length = u32::try_from(text_host.len()).unwrap_or(u32::MAX);
     let mut ms = Vec::new();
     for (input, want) in [
-        (&ascii, ascii_histogram_loop(&ascii_host)),
-        (text, ascii_histogram_loop(text_host)),
+        (
+            &ascii,
+            histogram_on_every_core(&ascii_host, ascii_histogram_loop),
+        ),
+        (text, text_ascii.to_vec()),
     ] {
         let mut ascii_histo = device.zeros::<u32>(ASCII_BINS, "histo")?;
         device.launch(
@@ -669,18 +697,18 @@ fn blocks_sweep(
     let blocks: Vec<u32> = (0..=14).map(|power| 1u32 << power).collect();
     let bar = progress(blocks.len() as u64, "blocks-per-grid sweep");
     let mut points = Vec::new();
+    let mut launches = Vec::new();
     for &count in &blocks {
         let shape = LaunchShape::linear(count, 256);
-        let ms = device
-            .time_ms(5, |device| {
-                device.launch_async(
-                    &kernel,
-                    shape,
-                    &[text.into(), length.into(), (&*histo).into()],
-                )
-            })?
-            .unwrap_or(f64::NAN);
-        points.push((f64::from(count), ms));
+        let timing = device.time_within(SWEEP_REPETITIONS, SWEEP_BUDGET_MS, |device| {
+            device.launch_async(
+                &kernel,
+                shape,
+                &[text.into(), length.into(), (&*histo).into()],
+            )
+        })?;
+        points.push((f64::from(count), timing.map_or(f64::NAN, |t| t.ms)));
+        launches.push(timing.map_or(0, |t| t.calls));
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -694,6 +722,7 @@ fn blocks_sweep(
         vec![
             format!("{count:.0}"),
             format!("{ms:.3}"),
+            launches[index].to_string(),
             if index == best {
                 "← fastest".to_string()
             } else {
@@ -704,11 +733,11 @@ fn blocks_sweep(
     say(
         page,
         &format!(
-            "blocks-per-grid sweep of {} with 256 threads per block:",
+            "blocks-per-grid sweep of {} with 256 threads per block (mean of up to {SWEEP_REPETITIONS} launches after a warm-up, as many as fit in {SWEEP_BUDGET_MS:.0} ms; a launch that takes longer is timed once, its warm-up the measurement):",
             variant.name
         ),
     );
-    say(page, &table(&["blocks", "ms", ""], rows));
+    say(page, &table(&["blocks", "ms", "timed launches", ""], rows));
     let plot = options.out.join("blocks_sweep.svg");
     sweep_svg(
         &plot,
@@ -722,9 +751,36 @@ fn blocks_sweep(
     Ok(())
 }
 
+/// `text` over and over, cut at `bytes`: copies of the whole text, a memcpy each, rather than
+/// a byte at a time, since the timing input is a GiB.
 fn repeat_to(text: &[u8], bytes: usize) -> Vec<u8> {
     if text.is_empty() {
         return vec![b' '; bytes];
     }
-    text.iter().copied().cycle().take(bytes).collect()
+    let mut repeated = Vec::with_capacity(bytes);
+    while repeated.len() < bytes {
+        let take = text.len().min(bytes - repeated.len());
+        repeated.extend_from_slice(&text[..take]);
+    }
+    repeated
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_repeats_whole_and_is_cut_at_the_size() {
+        assert_eq!(repeat_to(b"abc", 8), b"abcabcab");
+        assert_eq!(repeat_to(b"abc", 2), b"ab");
+        assert_eq!(repeat_to(b"", 3), b"   ");
+        let long = repeat_to(DEFAULT_TEXT, 3 * DEFAULT_TEXT.len() + 7);
+        let cycled: Vec<u8> = DEFAULT_TEXT
+            .iter()
+            .copied()
+            .cycle()
+            .take(long.len())
+            .collect();
+        assert_eq!(long, cycled);
+    }
 }

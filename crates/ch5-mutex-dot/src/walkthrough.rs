@@ -7,6 +7,7 @@ use harness::report::{climb_svg, progress, sweep_svg, table, write_gpu_table};
 use harness::verify::bounds;
 use harness::walk::{
     checker_section, flush, heading, opening, repeated_launches, say, selected, timing_skipped,
+    with_progress, working,
 };
 use harness::{Arg, Buffer, Device, HarnessError, LaunchShape, Result, VendorTiming};
 
@@ -77,19 +78,23 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     };
     for (number, variant) in selected {
         heading(&mut page, number, variant);
-        match variant.kind {
-            Step::LockOrder => lock_order_step(device, variant, &mut page)?,
-            Step::Increment => increment_step(device, variant, &mut page)?,
-            _ => dot_step(device, variant, &a, &b, &mut page)?,
-        }
-        if options.variant.is_some()
-            && device.kind().is_cuda()
-            && variant.kind.is_dot()
-            && variant.expect.is_correct()
-        {
-            profiled_launch(device, variant, options, &mut page)?;
-        }
-        flush(&mut page, out)?;
+        let page = &mut page;
+        with_progress(&format!("{number}. {}", variant.name), |_| -> Result<()> {
+            match variant.kind {
+                Step::LockOrder => lock_order_step(device, variant, page)?,
+                Step::Increment => increment_step(device, variant, page)?,
+                _ => dot_step(device, variant, &a, &b, page)?,
+            }
+            if options.variant.is_some()
+                && device.kind().is_cuda()
+                && variant.kind.is_dot()
+                && variant.expect.is_correct()
+            {
+                profiled_launch(device, variant, options, page)?;
+            }
+            Ok(())
+        })?;
+        flush(page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
@@ -283,6 +288,7 @@ fn timing_section(
         ),
     );
     flush(page, out)?;
+    let line = working("checking and timing every row");
 
     let shape = LaunchShape::linear(1024, 256);
     let gpu_sized = gpu_sized(device)?;
@@ -405,6 +411,7 @@ fn timing_section(
         )?;
         say(page, &format!("chart: {}", chart.display()));
     }
+    line.finish_and_clear();
     flush(page, out)?;
     let sweep = blocks_sweep(device, &mut inputs, options, page)?;
     let file = write_gpu_table(

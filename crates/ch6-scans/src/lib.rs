@@ -359,6 +359,32 @@ pub fn exclusive_scan(x: &[u32]) -> Vec<u32> {
 }
 // ANCHOR_END: cpu_references
 
+/// [`exclusive_scan`] on every core, for a GPU's inputs of hundreds of millions of elements:
+/// the same function scans each piece, and each piece's values are then offset by the wrapping
+/// sum of the pieces before it. Wrapping addition is associative, so the result is the serial
+/// scan's, bit for bit; it is the same algorithm as the large-array kernels', with pieces for
+/// tiles.
+pub fn exclusive_scan_on_every_core(x: &[u32]) -> Vec<u32> {
+    use rayon::prelude::*;
+    const PIECE: usize = 1 << 20;
+    let piece_sums: Vec<u32> = x
+        .par_chunks(PIECE)
+        .map(|piece| piece.iter().fold(0u32, |sum, &v| sum.wrapping_add(v)))
+        .collect();
+    let offsets = exclusive_scan(&piece_sums);
+    let mut scanned = vec![0u32; x.len()];
+    scanned
+        .par_chunks_mut(PIECE)
+        .zip(x.par_chunks(PIECE))
+        .zip(offsets)
+        .for_each(|((out, piece), offset)| {
+            for (out, value) in out.iter_mut().zip(exclusive_scan(piece)) {
+                *out = value.wrapping_add(offset);
+            }
+        });
+    scanned
+}
+
 /// The exclusive scan of `f32` values in `f64`, the reference for the `f32` kernels.
 pub fn exclusive_scan_f64(x: &[f32]) -> Vec<f64> {
     x.iter()
@@ -1198,6 +1224,20 @@ mod tests {
         assert_eq!(blelloch_counted(&x).0, exclusive_scan(&x));
         assert_eq!(exclusive_scan_f64(&[1.0, 2.0, -4.0]), vec![0.0, 1.0, 3.0]);
         assert_eq!(exclusive_abs_sums(&[1.0, -2.0, 4.0]), vec![0.0, 1.0, 3.0]);
+    }
+
+    #[test]
+    fn the_scan_on_every_core_is_the_serial_scan() {
+        // pieces of 2^20, values that wrap around: the offsets must wrap as the serial sum does
+        let x: Vec<u32> = (0..(3 << 20) + 5)
+            .map(|i: u32| i.wrapping_mul(2_654_435_761))
+            .collect();
+        assert_eq!(exclusive_scan_on_every_core(&x), exclusive_scan(&x));
+        assert_eq!(
+            exclusive_scan_on_every_core(&x[..7]),
+            exclusive_scan(&x[..7])
+        );
+        assert!(exclusive_scan_on_every_core(&[]).is_empty());
     }
 
     #[test]

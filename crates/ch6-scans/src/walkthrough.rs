@@ -8,19 +8,20 @@ use harness::rand::Rng;
 use harness::report::{climb_svg, table, write_gpu_markdown, write_gpu_table};
 use harness::verify::{bounds, compare_exact, compare_within};
 use harness::walk::{
-    adversarial_seed, checker_section, flush, heading, opening, say, selected, timing_skipped,
+    ProgressBar, adversarial_seed, checker_section, flush, heading, opening, say, selected,
+    timing_skipped, with_progress,
 };
-use harness::{Device, Expect, HarnessError, Result, Schedule};
+use harness::{Buffer, Device, Expect, HarnessError, Result, Schedule};
 use plotters::prelude::*;
 
 use crate::{
     CLIMB_THREADS, Ch6Variant, DEFAULT_THREADS, LargeScanKernels, Step, TileScanBuffers, VARIANTS,
     blelloch_counted, default_one_block_threads, exclusive_abs_sums, exclusive_scan,
-    exclusive_scan_f64, hillis_steele_counted, inclusive_scan, large_scan_depth,
-    large_scan_enqueue, large_scan_launch_count, large_scan_levels, large_scan_sums,
-    multi_launch_sweeps, padded_len, run_convert, run_grid_inclusive, run_large_scan,
-    run_multi_launch, run_one_block, run_tile_scan, strides, tile_count, tile_items,
-    tile_scan_enqueue, up_sweep_bank_conflicts, up_sweep_levels,
+    exclusive_scan_f64, exclusive_scan_on_every_core, hillis_steele_counted, inclusive_scan,
+    large_scan_depth, large_scan_enqueue, large_scan_launch_count, large_scan_levels,
+    large_scan_sums, multi_launch_sweeps, padded_len, run_convert, run_grid_inclusive,
+    run_large_scan, run_multi_launch, run_one_block, run_tile_scan, strides, tile_count,
+    tile_items, tile_scan_enqueue, up_sweep_bank_conflicts, up_sweep_levels,
 };
 
 /// Default elements of the GPU timing input: 2²⁸ `unsigned int`s, 1 GiB.
@@ -105,6 +106,81 @@ fn small_values(n: usize, rng: &mut impl Rng) -> Vec<u32> {
     (0..n).map(|_| rng.random_range(0..10)).collect()
 }
 
+/// The GPU's timing input, drawn, scanned on the CPU and uploaded once: the climb's steps and
+/// the timing table all scan these same 2²⁸ values, so the steps show what is timed and none of
+/// it is made twice.
+struct TimingInput {
+    /// [`small_values`] from the seed, drawn on every core.
+    values: Vec<u32>,
+    /// Their exclusive scan, on every core.
+    want: Vec<u32>,
+    on_device: Buffer<u32>,
+    /// Where each kernel writes its scan.
+    out: Buffer<u32>,
+    /// The host array each scan comes back into: a GiB faulted in once, not once a kernel.
+    got: Vec<u32>,
+}
+
+impl TimingInput {
+    /// The input, made on first use.
+    fn get<'a>(
+        slot: &'a mut Option<Self>,
+        device: &mut Device,
+        options: &Options,
+        line: &ProgressBar,
+    ) -> Result<&'a mut Self> {
+        if let Some(input) = slot {
+            return Ok(input);
+        }
+        let n = timing_elements(options);
+        line.set_message(format!(
+            "drawing {n} values, scanning them on the CPU, uploading them"
+        ));
+        let values = harness::cli::seeded_values(n, options.seed, |rng| rng.random_range(0..10));
+        let want = exclusive_scan_on_every_core(&values);
+        let on_device = device.upload(&values, "in")?;
+        let out = device.zeros::<u32>(n, "out")?;
+        Ok(slot.insert(Self {
+            values,
+            want,
+            on_device,
+            out,
+            got: vec![0; n],
+        }))
+    }
+
+    /// Scans the input with one of the climb's kernels, from an output of zeros (so a kernel
+    /// that skips elements cannot pass on the last one's), and compares with the CPU's scan.
+    fn scan_with(
+        &mut self,
+        device: &mut Device,
+        variant: &Ch6Variant,
+        threads: u32,
+    ) -> Result<(harness::verify::Comparison<u32>, u32)> {
+        device.ensure_can_run(variant)?;
+        device.clear(&mut self.out)?;
+        // Sized to this rung's tiles, so a single pass zeroes exactly the status it uses.
+        let tiles = tile_count(variant, self.values.len(), threads);
+        let mut buffers = TileScanBuffers::new(device, tiles)?;
+        let (_, launches) = tile_scan_enqueue(
+            device,
+            variant,
+            &self.on_device,
+            &self.out,
+            threads,
+            &mut buffers,
+            true,
+        )?;
+        device.download_into(&self.out, &mut self.got)?;
+        Ok((compare_exact(&self.got, &self.want), launches))
+    }
+}
+
+/// Elements of the GPU timing input, within what the kernels take.
+fn timing_elements(options: &Options) -> usize {
+    options.timing_elements.clamp(1, MAX_TIMING_ELEMENTS) as usize
+}
+
 /// Writes the walk-through to `out`; the diagram goes to `options.out`.
 pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) -> Result<()> {
     let mut page = String::new();
@@ -121,37 +197,46 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
     )?;
 
     let sizes = Sizes::for_device(device);
+    let mut timing_input = None;
     for (number, variant) in selected(VARIANTS, options.variant.as_deref())? {
         heading(&mut page, number, variant);
         let mut rng = harness::cli::seeded_rng(options.seed.wrapping_add(number as u64));
-        match variant.kind {
-            Step::OneBlockInclusive if variant.expect == Expect::Race => {
-                race_step(device, variant, &mut rng, &mut page)?
-            }
-            Step::OneBlockInclusive | Step::OneBlockExclusive => {
-                one_block_step(device, variant, &mut rng, &mut page)?
-            }
-            Step::GridInclusive => grid_step(device, variant, &mut rng, &mut page)?,
-            Step::MultiLaunch { .. } => {
-                multi_launch_step(device, variant, sizes.multi_launch, &mut rng, &mut page)?
-            }
-            Step::LargeArray { .. } => large_step(device, variant, &sizes, &mut rng, &mut page)?,
-            Step::Convert { .. } => {
-                convert_step(device, variant, sizes.convert, &mut rng, &mut page)?
-            }
-            Step::DoesNotCompile => compile_step(device, variant, &mut page)?,
-            Step::ReduceThenScan { .. } | Step::SinglePass { .. } => {
-                climb_step(device, variant, &sizes, options, &mut rng, &mut page)?
-            }
-        }
-        flush(&mut page, out)?;
+        let (rng, page, timing_input) = (&mut rng, &mut page, &mut timing_input);
+        with_progress(
+            &format!("{number}. {}", variant.name),
+            |line| match variant.kind {
+                Step::OneBlockInclusive if variant.expect == Expect::Race => {
+                    race_step(device, variant, rng, page)
+                }
+                Step::OneBlockInclusive | Step::OneBlockExclusive => {
+                    one_block_step(device, variant, rng, page)
+                }
+                Step::GridInclusive => grid_step(device, variant, rng, page),
+                Step::MultiLaunch { .. } => {
+                    multi_launch_step(device, variant, sizes.multi_launch, rng, page)
+                }
+                Step::LargeArray { .. } => large_step(device, variant, &sizes, rng, page),
+                Step::Convert { .. } => convert_step(device, variant, sizes.convert, rng, page),
+                Step::DoesNotCompile => compile_step(device, variant, page),
+                Step::ReduceThenScan { .. } | Step::SinglePass { .. } => {
+                    let climb = Climb {
+                        sizes: &sizes,
+                        options,
+                        timing_input,
+                        line,
+                    };
+                    climb_step(device, variant, climb, rng, page)
+                }
+            },
+        )?;
+        flush(page, out)?;
     }
     if options.variant.is_none() {
         say(&mut page, "");
         work_section(options, &mut page)?;
         flush(&mut page, out)?;
         say(&mut page, "");
-        timing_section(device, options, &mut page, out)?;
+        timing_section(device, options, &mut timing_input, &mut page, out)?;
         flush(&mut page, out)?;
     }
     Ok(())
@@ -481,35 +566,58 @@ fn convert_step(
     Ok(())
 }
 
+/// What a climb step needs besides the device and the variant.
+struct Climb<'a> {
+    sizes: &'a Sizes,
+    options: &'a Options,
+    /// On a GPU, the timing input, made by the first climb step that runs.
+    timing_input: &'a mut Option<TimingInput>,
+    line: &'a ProgressBar,
+}
+
 fn climb_step(
     device: &mut Device,
     variant: &Ch6Variant,
-    sizes: &Sizes,
-    options: &Options,
+    climb: Climb<'_>,
     rng: &mut impl Rng,
     page: &mut String,
 ) -> Result<()> {
+    let Climb {
+        sizes,
+        options,
+        timing_input,
+        line,
+    } = climb;
     let threads = sizes.climb_threads;
-    // On a GPU the timing input's size, so a profiler run with --variant sees what is timed.
-    let n = if device.kind().is_cuda() {
-        options.timing_elements.clamp(1, MAX_TIMING_ELEMENTS) as usize
-    } else {
-        sizes.climb
+    let say_scan = |page: &mut String, n: usize, launches: u32, comparison: String| {
+        say(
+            page,
+            &format!(
+                "n = {n}, {} tiles of {} ({threads} threads × {} elements), {launches} launch(es): {comparison}",
+                tile_count(variant, n, threads),
+                crate::tile_len(variant, threads),
+                tile_items(variant),
+            ),
+        );
     };
+    // On a GPU the timing input itself, so a profiler run with --variant sees what is timed.
+    if device.kind().is_cuda() {
+        let input = TimingInput::get(timing_input, device, options, line)?;
+        line.set_message(format!("{}: scanning, then checking", variant.name));
+        let (comparison, launches) = input.scan_with(device, variant, threads)?;
+        say_scan(page, input.values.len(), launches, comparison.to_string());
+        checker_section(device, variant, &[], page);
+        return Ok(());
+    }
+    let n = sizes.climb;
     let input = small_values(n, rng);
     let want = exclusive_scan(&input);
     let outcome = run_tile_scan(device, variant, &input, threads)?;
-    say(
+    say_scan(
         page,
-        &format!(
-            "n = {}, {} tiles of {} ({threads} threads × {} elements), {} launch(es): {}",
-            input.len(),
-            tile_count(variant, input.len(), threads),
-            crate::tile_len(variant, threads),
-            tile_items(variant),
-            outcome.launches,
-            compare_exact(&outcome.result, &want)
-        ),
+        input.len(),
+        outcome.launches,
+        compare_exact(&outcome.result, &want).to_string(),
     );
     if variant.expect == Expect::Race
         && let Some(seed) = adversarial_seed(device, options.seed)
@@ -689,11 +797,12 @@ pub fn tree_svg(path: &Path, m: usize) -> Result<()> {
 fn timing_section(
     device: &mut Device,
     options: &Options,
+    timing_input: &mut Option<TimingInput>,
     page: &mut String,
     out: &mut dyn Write,
 ) -> Result<()> {
     say(page, "## GPU timing");
-    let n = options.timing_elements.clamp(1, MAX_TIMING_ELEMENTS) as usize;
+    let n = timing_elements(options);
     let m = padded_len(n);
     say(
         page,
@@ -715,17 +824,40 @@ fn timing_section(
         );
         return Ok(());
     }
-    let mut rng = harness::cli::seeded_rng(options.seed);
-    let input = small_values(n, &mut rng);
     say(
         page,
         &format!("input: {n} random unsigned ints, {} bytes", 4 * n),
     );
     flush(page, out)?;
+    with_progress("checking and timing", |line| {
+        measure(device, options, timing_input, line, page)
+    })
+}
 
+/// The timing section's measurements and what they print, after its first lines.
+fn measure(
+    device: &mut Device,
+    options: &Options,
+    timing_input: &mut Option<TimingInput>,
+    line: &ProgressBar,
+    page: &mut String,
+) -> Result<()> {
+    let input = TimingInput::get(timing_input, device, options, line)?;
+    let n = input.values.len();
+    let m = padded_len(n);
+
+    // The CPU row: the reference scan on one core, timed; it must agree with the scan on every
+    // core that checks the kernels.
+    line.set_message("the CPU row: one core scans the input");
     let started = Instant::now();
-    let want = exclusive_scan(&input);
+    let serial = exclusive_scan(&input.values);
     let cpu_ms = started.elapsed().as_secs_f64() * 1e3;
+    if !compare_exact(&serial, &input.want).is_match() {
+        return Err(HarnessError::Invalid(
+            "the scans on one core and on every core disagree".into(),
+        ));
+    }
+    drop(serial);
 
     let repetitions = 10;
     let bytes = 4 * n;
@@ -734,21 +866,23 @@ fn timing_section(
         .ok_or_else(|| HarnessError::Invalid("the device copy could not be timed".into()))?;
 
     // Large-array scan: checked once, then timed.
+    line.set_message("large-array-scan: checking, then timing");
     let large = crate::variant("large-array-scan");
     let kernels = LargeScanKernels::u32(large)?;
-    let in_buffer = device.upload(&input, "in")?;
-    let out_buffer = device.zeros::<u32>(n, "out")?;
+    // From zeros, so that a scan that skipped elements could not pass on a climb step's.
+    device.clear(&mut input.out)?;
     let sums = large_scan_sums::<u32>(device, n, DEFAULT_THREADS)?;
     let (_, large_launches) = large_scan_enqueue(
         device,
         kernels,
-        &in_buffer,
-        &out_buffer,
+        &input.on_device,
+        &input.out,
         &sums,
         DEFAULT_THREADS,
         true,
     )?;
-    let check = compare_exact(&device.download(&out_buffer)?, &want);
+    device.download_into(&input.out, &mut input.got)?;
+    let check = compare_exact(&input.got, &input.want);
     if !check.is_match() {
         return Err(HarnessError::Invalid(format!(
             "large-array-scan is wrong on the timing input: {check}"
@@ -759,8 +893,8 @@ fn timing_section(
             large_scan_enqueue(
                 device,
                 kernels,
-                &in_buffer,
-                &out_buffer,
+                &input.on_device,
+                &input.out,
                 &sums,
                 DEFAULT_THREADS,
                 false,
@@ -768,25 +902,33 @@ fn timing_section(
             .map(drop)
         })?
         .unwrap_or(f64::NAN);
-    drop((out_buffer, sums, in_buffer));
+    drop(sums);
 
     // Multi-launch Blelloch on the padded input: checked once, then timed (the timed runs scan
     // data already scanned, which costs the same).
+    line.set_message("blelloch-multi-launch: checking, then timing");
     let multi = crate::variant("blelloch-multi-launch");
-    let mut padded = input.clone();
-    padded.resize(m, 0);
-    let data = device.upload(&padded, "data")?;
-    drop(padded);
+    let data = if m == n {
+        device.upload(&input.values, "data")?
+    } else {
+        let mut padded = input.values.clone();
+        padded.resize(m, 0);
+        device.upload(&padded, "data")?
+    };
     let (_, multi_launches) = multi_launch_sweeps(device, multi, &data, DEFAULT_THREADS, true)?;
-    let mut got = device.download(&data)?;
-    got.truncate(n);
-    let check = compare_exact(&got, &want);
+    let check = if m == n {
+        device.download_into(&data, &mut input.got)?;
+        compare_exact(&input.got, &input.want)
+    } else {
+        let mut got = device.download(&data)?;
+        got.truncate(n);
+        compare_exact(&got, &input.want)
+    };
     if !check.is_match() {
         return Err(HarnessError::Invalid(format!(
             "blelloch-multi-launch is wrong on the timing input: {check}"
         )));
     }
-    drop(got);
     let multi_ms = device
         .time_ms(repetitions, |device| {
             multi_launch_sweeps(device, multi, &data, DEFAULT_THREADS, false).map(drop)
@@ -807,35 +949,25 @@ fn timing_section(
     drop(data);
 
     // The climb: each rung checked once on the timing input, then timed.
-    let in_buffer = device.upload(&input, "in")?;
-    let out_buffer = device.zeros::<u32>(n, "out")?;
     let mut climb = vec![(CLIMB[0], large_launches, large_ms)];
     for name in &CLIMB[1..] {
+        line.set_message(format!("{name}: checking, then timing"));
         let variant = crate::variant(name);
-        // Sized to this rung's tiles, so a single pass zeroes exactly the status it uses.
-        let mut buffers = TileScanBuffers::new(device, tile_count(variant, n, CLIMB_THREADS))?;
-        let (_, launches) = tile_scan_enqueue(
-            device,
-            variant,
-            &in_buffer,
-            &out_buffer,
-            CLIMB_THREADS,
-            &mut buffers,
-            true,
-        )?;
-        let check = compare_exact(&device.download(&out_buffer)?, &want);
+        let (check, launches) = input.scan_with(device, variant, CLIMB_THREADS)?;
         if !check.is_match() {
             return Err(HarnessError::Invalid(format!(
                 "{name} is wrong on the timing input: {check}"
             )));
         }
+        // Sized to this rung's tiles, so a single pass zeroes exactly the status it uses.
+        let mut buffers = TileScanBuffers::new(device, tile_count(variant, n, CLIMB_THREADS))?;
         let ms = device
             .time_ms(REPETITIONS, |device| {
                 tile_scan_enqueue(
                     device,
                     variant,
-                    &in_buffer,
-                    &out_buffer,
+                    &input.on_device,
+                    &input.out,
                     CLIMB_THREADS,
                     &mut buffers,
                     false,

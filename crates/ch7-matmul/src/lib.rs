@@ -656,11 +656,12 @@ pub fn run_pipeline(
 }
 
 /// `len` floats from `seed`, uniform in [-1, 1): signs mix, so the bound's Σ|A||B| is larger
-/// than |C| and cancellation is exercised.
+/// than |C| and cancellation is exercised. Drawn on every core in pieces (see
+/// [`harness::cli::seeded_values`]), since the GPU's matrices reach 8192²; up to 2^20 floats,
+/// what one generator draws in order.
 pub fn random_matrix(len: usize, seed: u64) -> Vec<f32> {
     use harness::rand::Rng;
-    let mut rng = harness::cli::seeded_rng(seed);
-    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+    harness::cli::seeded_values(len, seed, |rng| rng.random_range(-1.0f32..1.0))
 }
 
 #[cfg(test)]
