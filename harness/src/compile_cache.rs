@@ -7,8 +7,9 @@
 //! architecture, `-I`, `-D`, `-std`, …), the headers given from memory, the name expressions,
 //! the working directory (NVRTC writes it into the PTX), and every header on disk the source
 //! may include. NVRTC reads no separate preprocessed text, so the headers are found as NVRTC
-//! finds them: each `#include` and `__has_include` of the source, of the headers given from
-//! memory and of each header found, looked up beside the file that names it and in every `-I`
+//! finds them: each `#include` of the source, of the headers given from memory and of each
+//! header found, and each name a directive probes with `__has_include` (or a macro named like
+//! it, CCCL's `_CCCL_HAS_INCLUDE`), looked up beside the file that names it and in every `-I`
 //! folder, whatever `#if` surrounds it. Every file that could answer a name is hashed, with its
 //! path, and so is each name that nothing answers (a header that appears later changes the key).
 //! Only includes of a macro (`#include SOME_HEADER`, Thrust's host back ends) are not followed.
@@ -182,26 +183,53 @@ struct Included {
     quoted: bool,
 }
 
-/// The names a header's text includes or asks about, in order; an include of a macro is not
-/// among them.
+/// The names a header's text includes or asks about, in order: `#include`, `#include_next`,
+/// `#import`, and the names a directive probes with `__has_include` or a macro named like it
+/// (CCCL's `_CCCL_HAS_INCLUDE`). An include of a macro is not among them.
 fn included_names(text: &str) -> Vec<Included> {
     let mut found = Vec::new();
     let quoted_name = |rest: &str| -> Option<Included> {
         let rest = rest.trim_start();
-        let (close, quoted) = match rest.chars().next()? {
-            '<' => ('>', false),
-            '"' => ('"', true),
+        let (close, quoted) = match rest.as_bytes().first()? {
+            b'<' => ('>', false),
+            b'"' => ('"', true),
             _ => return None,
         };
         let end = rest[1..].find(close)?;
         let name = &rest[1..=end];
-        (!name.is_empty() && !name.contains('\n')).then(|| Included {
+        (!name.is_empty()).then(|| Included {
             name: name.to_string(),
             quoted,
         })
     };
+    let probes = |line: &str, found: &mut Vec<Included>| {
+        for probe in ["has_include", "HAS_INCLUDE"] {
+            let mut rest = line;
+            while let Some(at) = rest.find(probe) {
+                rest = &rest[at + probe.len()..];
+                let after = rest
+                    .strip_prefix("_next")
+                    .or_else(|| rest.strip_prefix("_NEXT"))
+                    .unwrap_or(rest)
+                    .trim_start();
+                if let Some(inner) = after.strip_prefix('(')
+                    && let Some(included) = quoted_name(inner)
+                {
+                    found.push(included);
+                }
+            }
+        }
+    };
+    let mut continued = false;
     for line in text.lines() {
+        let directive_continues = continued;
+        continued = line.ends_with('\\');
+        if directive_continues {
+            probes(line, &mut found);
+            continue;
+        }
         let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continued = false;
             continue;
         };
         let directive = directive.trim_start();
@@ -209,18 +237,9 @@ fn included_names(text: &str) -> Vec<Included> {
             .strip_prefix("include_next")
             .or_else(|| directive.strip_prefix("include"))
             .or_else(|| directive.strip_prefix("import"));
-        if let Some(included) = rest.and_then(quoted_name) {
-            found.push(included);
-        }
-    }
-    let mut rest = text;
-    while let Some(at) = rest.find("__has_include") {
-        rest = &rest[at + "__has_include".len()..];
-        let after = rest.strip_prefix("_next").unwrap_or(rest).trim_start();
-        if let Some(inner) = after.strip_prefix('(')
-            && let Some(included) = quoted_name(inner)
-        {
-            found.push(included);
+        match rest.and_then(quoted_name) {
+            Some(included) => found.push(included),
+            None => probes(directive, &mut found),
         }
     }
     found
@@ -254,7 +273,7 @@ fn lexically_normal(path: &Path) -> PathBuf {
 /// headers given from memory) the program's folder.
 #[derive(Debug, Clone)]
 struct Node {
-    text: String,
+    text: Vec<u8>,
     dir: PathBuf,
 }
 
@@ -322,7 +341,7 @@ impl<'a, 'h> HeaderWalk<'a, 'h> {
             source.push_str(&format!("\n#include \"{name}\"\n"));
         }
         walk.queue.push_back(Node {
-            text: source,
+            text: source.into_bytes(),
             dir: program_dir,
         });
         walk
@@ -330,7 +349,12 @@ impl<'a, 'h> HeaderWalk<'a, 'h> {
 
     fn walk(mut self) -> Result<()> {
         while let Some(node) = self.queue.pop_front() {
-            for included in included_names(&node.text) {
+            // Headers are nearly always UTF-8; checking that is far cheaper than replacing.
+            let names = match std::str::from_utf8(&node.text) {
+                Ok(text) => included_names(text),
+                Err(_) => included_names(&String::from_utf8_lossy(&node.text)),
+            };
+            for included in names {
                 self.look_up(&included, &node.dir)?;
             }
         }
@@ -352,7 +376,7 @@ impl<'a, 'h> HeaderWalk<'a, 'h> {
             // Its text is in the key already; what it includes is walked like any header's.
             if self.seen_memory.insert(name) {
                 self.queue.push_back(Node {
-                    text: text.to_string(),
+                    text: text.as_bytes().to_vec(),
                     dir: self.program_dir.clone(),
                 });
             }
@@ -392,10 +416,7 @@ impl<'a, 'h> HeaderWalk<'a, 'h> {
             let dir = candidate
                 .parent()
                 .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-            self.queue.push_back(Node {
-                text: String::from_utf8_lossy(&bytes).into_owned(),
-                dir,
-            });
+            self.queue.push_back(Node { text: bytes, dir });
         }
         if !answered {
             field(self.hasher, b"absent");
@@ -492,11 +513,9 @@ impl CompileCache {
         std::fs::create_dir_all(&self.dir)
             .map_err(|error| CacheError::io("create", &self.dir, &error))?;
         let staging = self.dir.join(staging_name(key));
-        let written = (|| -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&staging)?;
-            file.write_all(&encode(key, outcome))?;
-            file.sync_all()
-        })();
+        // No fsync: an entry a crash leaves torn fails its hash and is a miss.
+        let written = std::fs::File::create(&staging)
+            .and_then(|mut file| file.write_all(&encode(key, outcome)));
         if let Err(error) = written {
             let _ = std::fs::remove_file(&staging);
             return Err(CacheError::io("write", &staging, &error));
@@ -856,7 +875,8 @@ mod tests {
     fn includes_are_found_whatever_surrounds_them() {
         let text = "#include <a.h>\n  #  include \"b/c.h\"\n#if 0\n#include_next <d>\n#endif\n\
                     #include SOME_MACRO\n#if __has_include(<e.h>) && __has_include( \"f.h\" )\n#endif\n\
-                    // #include <in_a_comment.h>\n";
+                    // #include <in_a_comment.h>, and __has_include(<not_a_directive.h>)\n\
+                    #  if defined(X) && \\\n    _CCCL_HAS_INCLUDE(<g.h>)\n#endif\n";
         let names: Vec<(String, bool)> = included_names(text)
             .into_iter()
             .map(|included| (included.name, included.quoted))
@@ -869,6 +889,7 @@ mod tests {
                 ("d".to_string(), false),
                 ("e.h".to_string(), false),
                 ("f.h".to_string(), true),
+                ("g.h".to_string(), false),
             ]
         );
     }
@@ -1187,6 +1208,16 @@ mod tests {
             .unwrap_or_default();
         assert_eq!(left, Vec::<String>::new(), "files being written were left");
         assert_eq!(cache.usage().map(|usage| usage.entries), Ok(1));
+    }
+
+    #[test]
+    fn the_readme_says_the_cap() {
+        let readme = include_str!("../../README.md");
+        let cap = format!("{} MiB", DEFAULT_CAP_BYTES >> 20);
+        assert!(
+            readme.contains(&cap) && readme.contains("compiled/"),
+            "README.md must say where the compile cache is and that it holds at most {cap}"
+        );
     }
 
     #[test]
