@@ -786,7 +786,9 @@ impl CudaBackend {
             None => {
                 let ptx = kernel.ptx_for(&self.arch)?;
                 let prints = ptx.contains("vprintf") || ptx.contains("__assertfail");
-                let module = self.context.load_module(Ptx::from_src(ptx))?;
+                let module = crate::timings::time(crate::timings::Phase::Load, || {
+                    self.context.load_module(Ptx::from_src(ptx))
+                })?;
                 self.modules.insert(kernel.path, (module.clone(), prints));
                 module
             }

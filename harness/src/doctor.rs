@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::compile_cache::{CACHE_ENV, CompileCache};
 use crate::nvrtc::{self, PINNED_VERSION};
 use crate::provision::{self, Piece};
 
@@ -54,6 +55,7 @@ impl Diagnosis {
                 headers_row(),
                 python_row(),
                 cache_row(),
+                compile_cache_row(),
                 cublas_row(),
                 nccl_row(),
                 mdbook_row(),
@@ -271,6 +273,51 @@ fn cache_row() -> Row {
     }
 }
 
+fn compile_cache_row() -> Row {
+    const PIECE: &str = "Compile cache";
+    let Some(cache) = CompileCache::for_user() else {
+        let why = if provision::cache_root().is_some() {
+            format!("off ({CACHE_ENV} is set): NVRTC compiles every file every time")
+        } else {
+            "no cache folder (neither XDG_CACHE_HOME nor HOME is set): NVRTC compiles every file every time".to_string()
+        };
+        return Row::missing(PIECE, why);
+    };
+    let place = provision::display_path(cache.dir());
+    match cache.usage() {
+        Ok(usage) => Row::found(
+            PIECE,
+            format!(
+                "{place}: {} in {} entr{}, at most {}",
+                bytes(usage.bytes),
+                usage.entries,
+                if usage.entries == 1 { "y" } else { "ies" },
+                bytes(cache.cap_bytes())
+            ),
+            "what NVRTC made of files that have not changed since; deleting it is always safe",
+        ),
+        Err(error) => Row::missing(
+            PIECE,
+            format!("{error}; NVRTC compiles as if there were no cache (deleting {place} is safe)"),
+        ),
+    }
+}
+
+/// `64 MiB`, `1.5 MiB`, `12 KiB`, `300 bytes`.
+pub fn bytes(count: u64) -> String {
+    const KIB: u64 = 1 << 10;
+    const MIB: u64 = 1 << 20;
+    if count >= MIB && count.is_multiple_of(MIB) {
+        format!("{} MiB", count / MIB)
+    } else if count >= MIB {
+        format!("{:.1} MiB", count as f64 / MIB as f64)
+    } else if count >= KIB {
+        format!("{:.0} KiB", count as f64 / KIB as f64)
+    } else {
+        format!("{count} bytes")
+    }
+}
+
 fn cublas_row() -> Row {
     const PIECE: &str = "cuBLAS";
     match nvrtc::find_library("libcublas.so.13") {
@@ -381,6 +428,7 @@ mod tests {
             "GPU and driver",
             "NVRTC",
             "CUDA headers",
+            "Compile cache",
             "cuBLAS",
             "mdbook",
             "Chromium",
@@ -406,6 +454,14 @@ mod tests {
                 .count(),
             diagnosis.rows.len()
         );
+    }
+
+    #[test]
+    fn sizes_read_as_people_say_them() {
+        assert_eq!(bytes(300), "300 bytes");
+        assert_eq!(bytes(12 << 10), "12 KiB");
+        assert_eq!(bytes(3 << 19), "1.5 MiB");
+        assert_eq!(bytes(crate::compile_cache::DEFAULT_CAP_BYTES), "64 MiB");
     }
 
     #[test]

@@ -72,7 +72,7 @@ impl EmuBackend {
     fn load(&mut self, kernel: &KernelSource) -> Result<()> {
         if !self.modules.contains_key(kernel.path) {
             let ptx = kernel.emulator_ptx()?;
-            let module = Module::parse(&ptx)?;
+            let module = crate::timings::time(crate::timings::Phase::Load, || Module::parse(&ptx))?;
             self.modules.insert(kernel.path, module);
         }
         Ok(())

@@ -11,6 +11,7 @@
 pub mod backend;
 pub mod check;
 pub mod cli;
+pub mod compile_cache;
 pub mod device;
 pub mod doctor;
 mod emu_backend;
@@ -20,8 +21,10 @@ pub mod launch;
 pub mod nvrtc;
 pub mod provision;
 pub mod ptx;
+pub mod python_sites;
 pub mod report;
 pub mod testing;
+pub mod timings;
 pub mod trace;
 pub mod variant;
 pub mod verify;

@@ -6,13 +6,15 @@
 
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use cudarc::nvrtc::sys::{self, nvrtcProgram, nvrtcResult};
 
+pub use crate::compile_cache::Served;
+use crate::compile_cache::{CompileCache, Compiler, Inputs, Outcome};
 use crate::error::{HarnessError, Result};
 use crate::provision::{self, Piece};
+use crate::timings::{self, Phase, Timer};
 
 /// The NVRTC every committed PTX file is generated with. Driver 580 loads its PTX ISA 9.0;
 /// newer NVRTCs emit PTX that driver refuses.
@@ -47,7 +49,9 @@ pub fn nvrtc() -> Option<&'static Nvrtc> {
     if let Some(Ok(fetched)) = FETCHED.get() {
         return Some(fetched);
     }
-    FOUND.get_or_init(|| load(&library_dirs())).as_ref()
+    FOUND
+        .get_or_init(|| timings::time(Phase::FindNvrtc, || load(&library_dirs())))
+        .as_ref()
 }
 
 static FOUND: OnceLock<Option<Nvrtc>> = OnceLock::new();
@@ -195,24 +199,12 @@ pub fn require_cuda_headers() -> Result<Vec<PathBuf>> {
     Ok(cuda_include_dirs())
 }
 
-/// The site-packages directories of `python3`, where pip puts the NVRTC wheel; asked once.
+/// The site-packages directories of `python3`, where pip puts the NVRTC wheel: asked once per
+/// process, and remembered across runs while the environment stays the same (see
+/// [`crate::python_sites`]).
 pub(crate) fn python_site_dirs() -> &'static [PathBuf] {
     static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    DIRS.get_or_init(|| {
-        let script = "import site, sys; print('\\n'.join(site.getsitepackages() + [site.getusersitepackages()]))";
-        let Ok(output) = Command::new("python3")
-            .args(["-c", script])
-            .stdin(std::process::Stdio::null())
-            .output()
-        else {
-            return Vec::new();
-        };
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter(|line| !line.is_empty())
-            .map(PathBuf::from)
-            .collect()
-    })
+    DIRS.get_or_init(|| timings::time(Phase::FindNvrtc, crate::python_sites::site_dirs))
 }
 
 /// Opens libnvrtc-builtins and libnvrtc from `dir` and keeps them loaded for the process.
@@ -267,13 +259,95 @@ pub struct Compiled {
 }
 
 /// [`compile`] with `extras`: more options, in-memory headers and name expressions.
+///
+/// What NVRTC makes of an unchanged file is kept in the compile cache
+/// ([`crate::compile_cache`]): compiling it again reads the entry and skips NVRTC. The cache
+/// never makes a compile fail; on any trouble with it, NVRTC compiles as if it were not there.
 pub fn compile_with(path: &str, source: &str, arch: &str, extras: &Extras) -> Result<Compiled> {
+    compile_in(
+        CompileCache::for_user().as_ref(),
+        path,
+        source,
+        arch,
+        extras,
+    )
+    .map(|(compiled, _)| compiled)
+}
+
+/// [`compile_with`] through `cache` (none: NVRTC every time), and whether the cache answered.
+pub fn compile_in(
+    cache: Option<&CompileCache>,
+    path: &str,
+    source: &str,
+    arch: &str,
+    extras: &Extras,
+) -> Result<(Compiled, Served)> {
+    let mut timer = Timer::start(Phase::Compile);
+    let found = require_nvrtc()?;
+    let options = options_for(arch, extras);
+    let run = || run_nvrtc(path, source, &options, extras);
+    let (outcome, served) = match cache {
+        Some(cache) => {
+            let compiler = Compiler {
+                version: found.version,
+                library: found.path.clone(),
+            };
+            let inputs = Inputs {
+                compiler: &compiler,
+                path,
+                source,
+                options: &options,
+                headers: &extras.headers,
+                name_expressions: &extras.name_expressions,
+            };
+            cache.compile(&inputs, run)
+        }
+        None => (run(), Served::Compiled),
+    };
+    timer.note(match (cache, served) {
+        (None, _) => "NVRTC, compile cache off",
+        (Some(_), Served::Hit) => "from the compile cache",
+        (Some(_), Served::Stored) => "NVRTC, kept in the compile cache",
+        (Some(_), Served::Compiled) => "NVRTC, not cached",
+    });
+    Ok((finish(outcome?, path)?, served))
+}
+
+/// [`compile_with`] by NVRTC itself, past the compile cache: what `racetrack ptx` regenerates
+/// and checks `kernels/ptx/` with, so that the reference never depends on an earlier run.
+pub fn compile_uncached(path: &str, source: &str, arch: &str, extras: &Extras) -> Result<Compiled> {
+    let _timer = Timer::start(Phase::Compile);
     require_nvrtc()?;
+    finish(
+        run_nvrtc(path, source, &options_for(arch, extras), extras)?,
+        path,
+    )
+}
+
+/// NVRTC's options: the architecture, line info, then the extras' own.
+fn options_for(arch: &str, extras: &Extras) -> Vec<String> {
     let mut options = vec![
         format!("--gpu-architecture={arch}"),
         "-lineinfo".to_string(),
     ];
     options.extend(extras.options.iter().cloned());
+    options
+}
+
+fn finish(outcome: Outcome, path: &str) -> Result<Compiled> {
+    match outcome {
+        Outcome::Compiled(compiled) => Ok(compiled),
+        Outcome::Refused { log } => Err(HarnessError::Compile {
+            path: path.to_string(),
+            log,
+        }),
+    }
+}
+
+/// One NVRTC compile. A program NVRTC refuses is an [`Outcome`] (its log is what that source
+/// always gets, so the cache keeps it); failing to create the program, to take a name or to
+/// hand back the PTX is an error, never kept.
+fn run_nvrtc(path: &str, source: &str, options: &[String], extras: &Extras) -> Result<Outcome> {
     let fail = |log: String| HarnessError::Compile {
         path: path.to_string(),
         log,
@@ -282,13 +356,16 @@ pub fn compile_with(path: &str, source: &str, arch: &str, extras: &Extras) -> Re
     for expression in &extras.name_expressions {
         program.add_name_expression(expression).map_err(fail)?;
     }
-    if let Err(status) = program.compile(&options) {
+    if let Err(status) = program.compile(options) {
         let log = program.log();
-        return Err(fail(if log.trim().is_empty() {
-            format!("NVRTC failed ({status:?}) and wrote no log")
-        } else {
-            normalize_log(&log, path)
-        }));
+        if log.trim().is_empty() {
+            return Err(fail(format!("NVRTC failed ({status:?}) and wrote no log")));
+        }
+        let log = normalize_log(&log, path);
+        if status == nvrtcResult::NVRTC_ERROR_COMPILATION {
+            return Ok(Outcome::Refused { log });
+        }
+        return Err(fail(log));
     }
     let ptx = program.ptx().map_err(fail)?;
     let lowered_names = extras
@@ -297,10 +374,10 @@ pub fn compile_with(path: &str, source: &str, arch: &str, extras: &Extras) -> Re
         .map(|expression| program.lowered_name(expression))
         .collect::<Result<Vec<_>, String>>()
         .map_err(fail)?;
-    Ok(Compiled {
+    Ok(Outcome::Compiled(Compiled {
         ptx: normalize_file_directives(&ptx, path),
         lowered_names,
-    })
+    }))
 }
 
 /// An `nvrtcProgram` and the C strings it may point into, destroyed on drop.

@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 use harness::check::{self, CheckArgs, CheckReport};
+use harness::timings::{self, Phase};
 use harness::trace::{self, TraceArgs};
 use harness::{Device, ptx};
 
@@ -109,8 +110,9 @@ fn run_ptx(check: bool) -> Result<()> {
 }
 
 fn run_check(args: &CheckArgs) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
     let prepared = check::prepare(args)?;
-    let mut device = Device::open(args.backend)?;
+    let mut device = timings::time(Phase::Open, || Device::open(args.backend))?;
     device.set_emu_settings(args.emu_settings());
     start_watchdog(args, &device);
     let outcome = prepared
@@ -133,6 +135,9 @@ fn run_check(args: &CheckArgs) -> Result<ExitCode> {
     } else {
         print!("{}", report.text());
     }
+    if args.timings {
+        eprint!("{}", timings::table(&timings::take(), started));
+    }
     Ok(if outcome.findings.is_empty() {
         ExitCode::SUCCESS
     } else {
@@ -141,6 +146,7 @@ fn run_check(args: &CheckArgs) -> Result<ExitCode> {
 }
 
 fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
     // Only the emulator records; a GPU (chosen by --backend or RACETRACK_BACKEND) is not used.
     let device = Device::open(harness::BackendChoice::Emu)?;
     start_watchdog(&args.check, &device);
@@ -152,6 +158,9 @@ fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
         recorded.events,
         recorded.findings
     );
+    if args.check.timings {
+        eprint!("{}", timings::table(&timings::take(), started));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -145,6 +145,11 @@ pub struct CheckArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Also print where the time went, phase by phase (front end, finding NVRTC, compile or
+    /// compile cache, load, fill, launch, copy back), on standard error
+    #[arg(long)]
+    pub timings: bool,
+
     /// Where the kernel runs: a GPU (cuda), the PTX emulator with its checkers (emu), or cuda when there is one (auto)
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, env = BACKEND_ENV)]
     pub backend: BackendChoice,

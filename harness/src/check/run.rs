@@ -10,6 +10,7 @@ use super::{CheckError, Result};
 use crate::device::{Arg, Buffer, Device, Finding, FindingKind, MAX_STRUCT_ARG_BYTES, StructArg};
 use crate::kernel::KernelSource;
 use crate::launch::LaunchShape;
+use crate::timings::{self, Phase, Timer};
 
 /// One entry of a [`Program`], ready to launch.
 #[derive(Debug, Clone)]
@@ -143,6 +144,7 @@ impl Kernel {
         args: &[HostArg],
     ) -> Result<Outcome> {
         self.check_args(args.iter().map(|arg| (arg.kind(), arg.to_string())))?;
+        let fill = Timer::start(Phase::Fill);
         let mut slots = Vec::with_capacity(args.len());
         for arg in args {
             slots.push(match arg {
@@ -203,7 +205,11 @@ impl Kernel {
                 Slot::Scalar(value) => Ok(value.arg()),
             })
             .collect::<Result<_>>()?;
-        let report = device.launch(&self.source, shape, &launch_args)?;
+        drop(fill);
+        let report = timings::time(Phase::Launch, || {
+            device.launch(&self.source, shape, &launch_args)
+        })?;
+        let _copy_back = Timer::start(Phase::CopyBack);
         let mut outputs = Vec::with_capacity(args.len());
         for (arg, slot) in args.iter().zip(&slots) {
             outputs.push(match (arg, slot) {
@@ -295,7 +301,7 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
     let mut kernel = program.kernel_with_symbols(&args.entry, &names)?;
     kernel.set_symbols(&args.symbols)?;
     kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
-    let host_args = super::args::resolve_all(&args.args)?;
+    let host_args = timings::time(Phase::Fill, || super::args::resolve_all(&args.args))?;
     Ok(Prepared {
         kernel,
         args: host_args,

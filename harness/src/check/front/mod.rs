@@ -76,6 +76,7 @@ pub struct Program {
 impl Program {
     /// Reads `path` (relative to the working directory; reports name it as given).
     pub fn load(path: &str, flags: &CompileFlags) -> Result<Self> {
+        let _front = crate::timings::Timer::start(crate::timings::Phase::Front);
         let source = std::fs::read_to_string(path).map_err(|error| CheckError::Read {
             path: path.to_string(),
             message: error.to_string(),
