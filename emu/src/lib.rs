@@ -33,7 +33,9 @@ mod error;
 mod exec;
 mod ir;
 mod lex;
+mod load;
 mod memory_model;
+mod module;
 mod parse;
 mod poll;
 mod printf;
@@ -52,7 +54,7 @@ pub use exec::{
     THREADS_ENV,
 };
 pub use memory_model::MemoryModel;
-pub use parse::Module;
+pub use module::Module;
 pub use report::{
     Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,

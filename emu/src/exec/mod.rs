@@ -8,7 +8,7 @@ use crate::banks;
 use crate::error::EmuError;
 use crate::ir::*;
 use crate::memory_model::MemoryModel;
-use crate::parse::Module;
+use crate::module::Module;
 use crate::printf;
 use crate::race::{self, Racecheck};
 use crate::report::{

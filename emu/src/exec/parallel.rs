@@ -544,7 +544,7 @@ impl Drop for Dismissal<'_> {
 mod tests {
     use crate::exec::RunOptions;
     use crate::exec::plan::ROUNDS_RUN;
-    use crate::parse::Module;
+    use crate::module::Module;
 
     /// Reads shared and local memory before writing them, then leaves its block's number there
     /// for whoever comes next: what a block finds shows how its slot was prepared.
