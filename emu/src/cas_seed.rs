@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 
 use crate::ir::{AtomOp, Cmp, Instr, Op, Opnd, Space, Strength};
-use crate::parse::Module;
+use crate::module::Module;
 
 /// What a register may hold, relative to the value of the load under analysis.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

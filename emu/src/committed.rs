@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use crate::exec::{Emulator, KernelArg, LaunchConfig, RunOptions, Schedule};
-use crate::parse::Module;
+use crate::module::Module;
 
 /// Words in each buffer a pointer argument gets.
 const BUFFER_WORDS: usize = 4096;

@@ -33,6 +33,9 @@ mod error;
 mod exec;
 mod ir;
 mod lex;
+mod load;
+mod memory_model;
+mod module;
 mod parse;
 mod poll;
 mod printf;
@@ -47,10 +50,11 @@ pub use banks::{BANKS, BankConflicts, warp_access};
 pub use error::EmuError;
 pub use exec::{
     DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
-    DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, MemoryModel, RunOptions, Schedule,
-    StreamId, THREADS_ENV,
+    DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, RunOptions, Schedule, StreamId,
+    THREADS_ENV,
 };
-pub use parse::Module;
+pub use memory_model::MemoryModel;
+pub use module::Module;
 pub use report::{
     Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,

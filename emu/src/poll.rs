@@ -11,7 +11,7 @@
 //! the load anywhere is derived everywhere), and does not follow values through memory or calls.
 
 use crate::ir::{Addr, Instr, Op, Opnd, Strength};
-use crate::parse::Module;
+use crate::module::Module;
 
 /// Per instruction: a strong load that polls.
 pub(crate) fn analyze(m: &Module) -> Vec<bool> {

@@ -13,7 +13,7 @@
 //! registers through the code (`cas_seed`, `poll`), which keep their results by instruction.
 
 use crate::ir::{Addr, Op, Opnd};
-use crate::parse::{Module, SINK};
+use crate::module::{Module, SINK};
 
 /// Functions with more registers than this keep their numbering: the interference matrix
 /// would cost more than the slots save.

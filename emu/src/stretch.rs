@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use crate::ir::{Op, Reach};
-use crate::parse::Module;
+use crate::module::Module;
 
 /// The longest stretch counted: longer ones end here and start again.
 pub(crate) const MAX_STRETCH: u32 = 64;

@@ -158,7 +158,7 @@ impl Emulator {
         // The reserved region (cooperative groups' multi-warp tile barriers) follows the rest.
         let reserved_base = shared_size.div_ceil(16) * 16;
         if module.reserved_smem {
-            shared_size = reserved_base + crate::parse::RESERVED_SMEM;
+            shared_size = reserved_base + crate::module::RESERVED_SMEM;
         }
         // Uninitialized shared memory holds garbage on hardware; zeros would hide missing
         // initialization, so fill it with a nonzero pattern.

@@ -7,7 +7,8 @@ use crate::alu;
 use crate::banks;
 use crate::error::EmuError;
 use crate::ir::*;
-use crate::parse::Module;
+use crate::memory_model::MemoryModel;
+use crate::module::Module;
 use crate::printf;
 use crate::race::{self, Racecheck};
 use crate::report::{
@@ -109,20 +110,6 @@ pub enum Schedule {
     /// A random warp runs alone until it blocks at a barrier, exits, or makes a strong access
     /// or atomic on global memory (where blocks hand each other data), then another.
     Adversarial { seed: u64 },
-}
-
-/// Which accesses racecheck reports (see `emu/README.md`, "Race detector").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum MemoryModel {
-    /// PTX's data races, scopes included, and also conflicting volatile or relaxed accesses to
-    /// data that nothing orders; the pairs that are themselves synchronization (atomics, a
-    /// flag's release store and the loads that poll it) are not reported. An atomic acquires
-    /// with or without a fence after it.
-    #[default]
-    Racecheck,
-    /// Exactly PTX's data races: morally strong pairs never race, and an atomic acquires only
-    /// with `.acquire` or a fence after it.
-    Ptx,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

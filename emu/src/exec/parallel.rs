@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::plan::{Ahead, ahead, rounds_unwatched};
+use super::plan::{Ahead, Outcome, Turn, ahead, rounds_unwatched};
 use super::*;
 
 /// Below this many threads in a grid, starting the workers costs more than they save. Tests
@@ -102,31 +102,6 @@ struct Resident {
     state: RawSlice<BlockState>,
     /// The block to prepare the slot for before its first round, when it was just claimed.
     fresh: Option<u64>,
-}
-
-/// A block's turn on several cores: what it did, and what its next rounds may do.
-pub(super) struct Turn {
-    /// The rounds that left something whose order matters (findings, race-detector calls, a
-    /// stop), and for each what the block did up to its end since the one before.
-    rounds: Vec<u32>,
-    outcomes: Vec<Outcome>,
-    /// What it did after the last of those, if anything: counters, which add up in any order.
-    rest: Option<Outcome>,
-    /// Whether a warp ran in the turn's last round.
-    ran_last: bool,
-    ahead: Ahead,
-}
-
-/// What a block did in its turn that the launch adds to its own, in block order.
-struct Outcome {
-    findings: Collector,
-    log: Option<race::Log>,
-    thread_instrs: u64,
-    clock: u64,
-    progress: u64,
-    aborted: bool,
-    refusal: Option<EmuError>,
-    touched_global_sync: bool,
 }
 
 /// The launch's workers: each runs some of a round's blocks, the same slots round after round
@@ -569,7 +544,7 @@ impl Drop for Dismissal<'_> {
 mod tests {
     use crate::exec::RunOptions;
     use crate::exec::plan::ROUNDS_RUN;
-    use crate::parse::Module;
+    use crate::module::Module;
 
     /// Reads shared and local memory before writing them, then leaves its block's number there
     /// for whoever comes next: what a block finds shows how its slot was prepared.

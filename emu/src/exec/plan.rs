@@ -6,7 +6,6 @@
 //! that many rounds apart; blocks whose footprints do not meet on a line one of them writes run
 //! one round apart; anything else runs on one core. `parallel.rs` runs what this plans.
 
-use super::parallel::Turn;
 use super::*;
 use crate::stretch::MAX_STRETCH;
 
@@ -43,6 +42,31 @@ impl Ahead {
         stretch: 0,
         footprint: None,
     };
+}
+
+/// A block's turn on several cores: what it did, and what its next rounds may do.
+pub(super) struct Turn {
+    /// The rounds that left something whose order matters (findings, race-detector calls, a
+    /// stop), and for each what the block did up to its end since the one before.
+    pub(super) rounds: Vec<u32>,
+    pub(super) outcomes: Vec<Outcome>,
+    /// What it did after the last of those, if anything: counters, which add up in any order.
+    pub(super) rest: Option<Outcome>,
+    /// Whether a warp ran in the turn's last round.
+    pub(super) ran_last: bool,
+    pub(super) ahead: Ahead,
+}
+
+/// What a block did in its turn that the launch adds to its own, in block order.
+pub(super) struct Outcome {
+    pub(super) findings: Collector,
+    pub(super) log: Option<race::Log>,
+    pub(super) thread_instrs: u64,
+    pub(super) clock: u64,
+    pub(super) progress: u64,
+    pub(super) aborted: bool,
+    pub(super) refusal: Option<EmuError>,
+    pub(super) touched_global_sync: bool,
 }
 
 /// The launch's side of its rounds on several cores: what the resident blocks' coming rounds

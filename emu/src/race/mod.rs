@@ -28,8 +28,8 @@ pub(crate) use pipe::{Found, Racecheck};
 use shadow::*;
 use sync::*;
 
-use crate::exec::MemoryModel;
 use crate::ir::Scope;
+use crate::memory_model::MemoryModel;
 use crate::report::Hazard;
 
 /// Vector-clock key for "everything block b did before its n-th barrier" (`BLOCK_KEY | b`);

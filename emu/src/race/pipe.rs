@@ -584,7 +584,7 @@ fn keep_spare(spare: &mut Vec<Vec<Call>>, mut calls: Vec<Call>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::Module;
+    use crate::module::Module;
 
     /// Calls of two blocks in which thread 0's fence is followed by a strong read of word 0 and
     /// a strong write to word `other`, and thread 32 writes `other` too: the read ends the

@@ -1,0 +1,25 @@
+//! Making a `Module`: parse (`parse/`), then analyze (`cas_seed.rs`, `poll.rs`, `stretch.rs`,
+//! `regalloc.rs`). Above both, so that neither imports the other.
+
+use crate::error::EmuError;
+use crate::module::Module;
+
+impl Module {
+    /// Parses NVRTC-style PTX. Errors name the PTX line.
+    pub fn parse(ptx: &str) -> Result<Module, EmuError> {
+        Self::parse_with_slots(ptx, true)
+    }
+
+    /// [`Module::parse`], with registers that are never live at once sharing a slot or not
+    /// (`regalloc.rs`); the two must run alike, which its tests check on every committed kernel.
+    pub(crate) fn parse_with_slots(ptx: &str, share_slots: bool) -> Result<Module, EmuError> {
+        let mut module = crate::parse::module(ptx)?;
+        module.cas_seed = crate::cas_seed::analyze(&module);
+        module.polls = crate::poll::analyze(&module);
+        module.stretch = crate::stretch::analyze(&module);
+        if share_slots {
+            crate::regalloc::compact(&mut module);
+        }
+        Ok(module)
+    }
+}

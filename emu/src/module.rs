@@ -1,0 +1,139 @@
+//! `Module`, a parsed PTX module: what the parser makes (`parse/`), the analyses read
+//! (`cas_seed.rs`, `poll.rs`, `regalloc.rs`, `stretch.rs`) and a launch runs (`exec/`). `load.rs`
+//! makes one: parse, then analyze.
+
+use std::collections::HashMap;
+
+use crate::error::EmuError;
+use crate::ir::*;
+
+/// Module-level `.global`/`.const` variables live here, one 16 MiB slot per module, so their
+/// addresses are fixed at parse time and never collide with `Emulator::alloc`.
+pub(crate) const GLOBAL_VAR_BASE: u64 = 0x0000_6000_0000_0000;
+
+/// Register slot 0 is the sink `_`; writes to it are harmless and never read back.
+pub(crate) const SINK: u32 = 0;
+
+/// A parsed PTX module, ready to launch.
+#[derive(Clone, Debug)]
+pub struct Module {
+    pub(crate) id: u64,
+    pub(crate) code: Vec<Instr>,
+    pub(crate) funcs: Vec<Function>,
+    pub(crate) files: HashMap<u32, String>,
+    pub(crate) locs: Vec<Loc>,
+    pub(crate) shared: Vec<SharedVar>,
+    pub(crate) static_shared: u32,
+    /// It reads `%reserved_smem_offset_*`, so each block gets [`RESERVED_SMEM`] bytes more.
+    pub(crate) reserved_smem: bool,
+    /// It reads `%clock`, `%clock64` or `%globaltimer`, whose values depend on every warp's
+    /// instructions before: its launches run on one core.
+    pub(crate) reads_clock: bool,
+    /// Names of `extern .shared` arrays (all alias the dynamic shared memory).
+    pub(crate) dyn_names: Vec<String>,
+    pub(crate) globals: Vec<GlobalVar>,
+    pub(crate) nregs: u32,
+    pub(crate) tparam_size: u32,
+    pub(crate) local_size: u32,
+    /// Per instruction: a plain load whose value only seeds compare-and-swaps (`cas_seed.rs`);
+    /// racecheck skips it.
+    pub(crate) cas_seed: Vec<bool>,
+    /// Per instruction: a strong load that polls a flag (`poll.rs`); the words it reads are
+    /// flags to racecheck.
+    pub(crate) polls: Vec<bool>,
+    /// Per instruction: the rounds a lane there surely keeps to its block (`stretch.rs`).
+    pub(crate) stretch: Vec<u32>,
+}
+
+/// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:
+/// 1 KiB, as sm_80 and later GPUs set aside for the system (cooperative groups keep multi-warp
+/// tiles' barriers and reduction scratch there).
+pub(crate) const RESERVED_SMEM: u32 = 1024;
+
+impl Module {
+    /// Whether a `free` can run: a freed heap block's size is gone afterwards, so findings about
+    /// it must be worded before it is freed (a piped race detector's come later).
+    pub(crate) fn frees_heap(&self) -> bool {
+        self.calls_builtin(|f| f == crate::ir::Builtin::Free)
+    }
+
+    /// Whether the module calls a device-runtime function that `which` picks.
+    pub(crate) fn calls_builtin(&self, which: impl Fn(crate::ir::Builtin) -> bool) -> bool {
+        self.code
+            .iter()
+            .any(|i| matches!(i.op, crate::ir::Op::Builtin { func, .. } if which(func)))
+    }
+
+    /// Names of the kernels (`.entry`) in this module.
+    pub fn entries(&self) -> impl Iterator<Item = &str> {
+        self.funcs
+            .iter()
+            .filter(|f| f.is_entry)
+            .map(|f| f.name.as_str())
+    }
+
+    pub(crate) fn file_name(&self, file: u32) -> &str {
+        self.files
+            .get(&file)
+            .map(String::as_str)
+            .unwrap_or("<unknown>")
+    }
+
+    /// The error of a launch that reached `what` at `pc`: the kernel is the entry the
+    /// instruction belongs to, or the one that called it.
+    pub(crate) fn refusal(&self, pc: u32, what: &Unsupported) -> EmuError {
+        let entry = self
+            .funcs
+            .iter()
+            .find(|f| f.start <= pc && pc < f.end)
+            .map_or_else(String::new, |f| f.name.clone());
+        let instr = &self.code[pc as usize];
+        EmuError::CannotRun {
+            entry,
+            opcode: what.opcode.clone(),
+            place: self.place(instr),
+            why: unsupported_why(what),
+        }
+    }
+
+    /// `kernel.cu:12 (PTX line 345)`: the user's line for code inlined from a header.
+    fn place(&self, instr: &Instr) -> String {
+        match self.locs.get(instr.loc as usize) {
+            Some(loc) if loc.line != 0 => {
+                let (file, line) = loc.outermost.unwrap_or((loc.file, loc.line));
+                format!(
+                    "{}:{line} (PTX line {})",
+                    self.file_name(file),
+                    instr.ptx_line
+                )
+            }
+            _ => format!("PTX line {}", instr.ptx_line),
+        }
+    }
+}
+
+/// Why the emulator does not run an instruction, and what to do instead.
+fn unsupported_why(what: &Unsupported) -> String {
+    let base = what.opcode.split('.').next().unwrap_or("");
+    let family = match base {
+        "tex" | "tld4" | "txq" | "istypep" => Some(
+            "texture fetches (tex1Dfetch, tex2D, texture objects) are not emulated; read the data through a plain pointer instead (const T *__restrict__ or __ldg give the same read-only caching)",
+        ),
+        "suld" | "sust" | "sured" | "suq" => Some(
+            "surface reads and writes are not emulated; use a plain pointer to the data instead",
+        ),
+        "wmma" | "mma" | "wgmma" | "ldmatrix" | "stmatrix" | "movmatrix" | "tcgen05" => {
+            Some("tensor-core matrix instructions (wmma, mma) are not emulated")
+        }
+        "cp" => Some(
+            "asynchronous copies (cp.async, memcpy_async, cuda::pipeline) are not emulated; copy with ordinary loads and stores",
+        ),
+        "mbarrier" => Some("asynchronous barriers (cuda::barrier, mbarrier) are not emulated"),
+        _ => None,
+    };
+    match (family, &what.detail) {
+        (Some(family), _) => family.to_string(),
+        (None, Some(detail)) => format!("the emulator cannot read it ({detail})"),
+        (None, None) => "the emulator does not know this instruction".to_string(),
+    }
+}
