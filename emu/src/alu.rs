@@ -360,7 +360,7 @@ pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod)
             let bits = t.bits();
             let p = ival(a, t).wrapping_mul(ival(b, t));
             if wide {
-                let wt = crate::parse::wide_ty(t);
+                let wt = crate::ir::wide_ty(t);
                 mask((p.wrapping_add(ival(c, wt))) as u64, bits * 2)
             } else if hi {
                 let r = (p >> bits).wrapping_add(ival(c, t));

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::report::SourceLoc;
+use crate::source_loc::SourceLoc;
 
 /// Banks of shared memory, each 4 bytes wide.
 pub const BANKS: u32 = 32;

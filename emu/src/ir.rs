@@ -858,3 +858,18 @@ pub(crate) struct GlobalVar {
     pub addr: u64,
     pub init: Vec<u8>,
 }
+
+/// The type twice as wide, for `.wide` arithmetic; other types are their own.
+pub(crate) fn wide_ty(t: Ty) -> Ty {
+    match t {
+        Ty::U8 => Ty::U16,
+        Ty::U16 => Ty::U32,
+        Ty::U32 => Ty::U64,
+        Ty::S8 => Ty::S16,
+        Ty::S16 => Ty::S32,
+        Ty::S32 => Ty::S64,
+        Ty::B16 => Ty::B32,
+        Ty::B32 => Ty::B64,
+        other => other,
+    }
+}

@@ -132,10 +132,10 @@ impl Drop for PanicAlarm<'_> {
     }
 }
 
-/// Waits until `ready` holds: spinning for up to [`crate::SPIN`], then sleeping until woken
+/// Waits until `ready` holds: spinning for up to [`crate::spin::SPIN`], then sleeping until woken
 /// (whoever makes it hold wakes the waiter; a spurious wake-up only checks again).
 fn wait_until(ready: impl Fn() -> bool) {
-    if crate::spin_for(|| ready().then_some(())).is_some() {
+    if crate::spin::spin_for(|| ready().then_some(())).is_some() {
         return;
     }
     while !ready() {

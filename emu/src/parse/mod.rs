@@ -17,7 +17,6 @@ mod instructions;
 mod operands;
 
 use decode::Opcode;
-pub(crate) use operands::wide_ty;
 use operands::*;
 
 static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);

@@ -267,20 +267,6 @@ pub(crate) fn check_space_addr(space: Space, addr: Addr, line: u32) -> Result<()
     }
 }
 
-pub(crate) fn wide_ty(t: Ty) -> Ty {
-    match t {
-        Ty::U8 => Ty::U16,
-        Ty::U16 => Ty::U32,
-        Ty::U32 => Ty::U64,
-        Ty::S8 => Ty::S16,
-        Ty::S16 => Ty::S32,
-        Ty::S32 => Ty::S64,
-        Ty::B16 => Ty::B32,
-        Ty::B32 => Ty::B64,
-        other => other,
-    }
-}
-
 pub(crate) fn parse_cmp(m: &str) -> Option<Cmp> {
     Some(match m {
         "eq" => Cmp::Eq,

@@ -374,7 +374,7 @@ impl Streams {
             {
                 *lanes += 1;
             } else {
-                crate::push_in_place(part, Call::Access(packed, number, 1));
+                crate::push::push_in_place(part, Call::Access(packed, number, 1));
                 self.calls += 1;
             }
             self.set_tail(&packed, own);
@@ -390,7 +390,7 @@ impl Streams {
             }
         }
         if let Some(part) = self.part(last) {
-            crate::push_in_place(part, call);
+            crate::push::push_in_place(part, call);
         }
     }
 }

@@ -262,7 +262,7 @@ impl Race {
 /// it sleeps: while blocks log many calls, batches come close together, and each send to a
 /// sleeping shard costs the interpreter's thread a system call to wake it.
 fn next_batch(calls: &Receiver<Batch>) -> Option<Batch> {
-    let polled = crate::spin_for(|| match calls.try_recv() {
+    let polled = crate::spin::spin_for(|| match calls.try_recv() {
         Ok(batch) => Some(Some(batch)),
         Err(TryRecvError::Disconnected) => Some(None),
         Err(TryRecvError::Empty) => None,

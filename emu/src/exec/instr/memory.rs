@@ -274,7 +274,7 @@ impl LaneStores {
             self.ascending &= after_all;
         }
         let [a, b, c, d] = *values;
-        crate::push_in_place(&mut self.stores, (tgt, [a, b, c, d]));
+        crate::push::push_in_place(&mut self.stores, (tgt, [a, b, c, d]));
         true
     }
 }
