@@ -51,19 +51,6 @@ const NOT_YET: &[&[&str]] = &[
         "race/sync.rs",
         "race/tests.rs",
     ],
-    // parse/declarations.rs → parse/mod.rs → parse/declarations.rs
-    &[
-        "parse/declarations.rs",
-        "parse/decode/arith.rs",
-        "parse/decode/collective.rs",
-        "parse/decode/control.rs",
-        "parse/decode/memory.rs",
-        "parse/decode/mod.rs",
-        "parse/directives.rs",
-        "parse/instructions.rs",
-        "parse/mod.rs",
-        "parse/operands.rs",
-    ],
 ];
 
 #[derive(Clone, Debug, PartialEq)]

@@ -1,7 +1,8 @@
 //! Declarations: variables in every state space (with their initializers), a function's
 //! parameters, and registers (`.reg .b32 %r<12>;`).
 
-use super::*;
+use super::operands::num_bits;
+use super::parser::*;
 
 impl Parser {
     /// `[.align N] [.vN] .type name[dims] [= init];` after the state-space keyword.

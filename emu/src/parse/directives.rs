@@ -1,7 +1,9 @@
 //! Module structure: `.version`/`.target`, `.file` and `.loc`, functions and their bodies, and
 //! the last pass that resolves calls, labels and recursion into a `Module`.
 
-use super::*;
+use std::collections::HashMap;
+
+use super::parser::*;
 
 impl Parser {
     pub(crate) fn module(&mut self) -> Result<(), EmuError> {

@@ -1,7 +1,8 @@
 //! One instruction statement: its guard, opcode and operands, decoded to an `ir::Op` by the
 //! family files under `decode/`.
 
-use super::*;
+use super::decode::Opcode;
+use super::parser::*;
 
 impl Parser {
     pub(crate) fn instruction(&mut self) -> Result<(), EmuError> {

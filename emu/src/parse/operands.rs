@@ -1,7 +1,7 @@
 //! Operands: registers, immediates, special registers, addresses and `.param` names, and the
 //! number and comparison syntax inside them.
 
-use super::*;
+use super::parser::*;
 
 impl Parser {
     pub(crate) fn raw_operand(&mut self) -> Result<Raw, EmuError> {

@@ -1,8 +1,9 @@
 //! Arithmetic, comparisons, selects, conversions and bit-field opcodes: `mov`, `add`, `mad`,
 //! `setp`, `cvt`, `bfe`, `prmt` and their friends.
 
-use super::super::*;
-use super::Opcode;
+use super::super::operands::parse_cmp;
+use super::super::parser::*;
+use super::opcode::Opcode;
 
 impl Parser {
     pub(crate) fn decode_arith(&mut self, o: &Opcode) -> Result<Op, EmuError> {

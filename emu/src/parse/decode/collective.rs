@@ -1,8 +1,8 @@
 //! Barriers and warp collectives: `bar`/`barrier`, `shfl`, `vote`, `match`, `redux`,
 //! `activemask`.
 
-use super::super::*;
-use super::Opcode;
+use super::super::parser::*;
+use super::opcode::Opcode;
 
 impl Parser {
     pub(crate) fn decode_collective(&mut self, o: &Opcode) -> Result<Op, EmuError> {

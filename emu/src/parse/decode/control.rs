@@ -1,8 +1,8 @@
 //! Control-flow opcodes: `bra`, `call` (with its `.param` arguments and return values), `ret`,
 //! `exit` and `trap`.
 
-use super::super::*;
-use super::Opcode;
+use super::super::parser::*;
+use super::opcode::Opcode;
 
 impl Parser {
     pub(crate) fn decode_control(&mut self, o: &Opcode) -> Result<Op, EmuError> {

@@ -1,8 +1,9 @@
 //! Memory opcodes: `ld`, `st`, `atom`, `red`, `fence`/`membar`, and the hints that do nothing
 //! here (`prefetch`, `nanosleep`).
 
-use super::super::*;
-use super::Opcode;
+use super::super::operands::check_space_addr;
+use super::super::parser::*;
+use super::opcode::Opcode;
 
 impl Parser {
     pub(crate) fn decode_memory(&mut self, o: &Opcode) -> Result<Op, EmuError> {
