@@ -9,9 +9,33 @@ mod common;
 
 use ch8_many_gpus::variant;
 use common::gpus;
-use harness::{Arg, LaunchShape, Schedule};
+use harness::{Arg, Buffer, GpuStream, Gpus, LaunchShape, Schedule};
 
 const DEVICES_ON_THE_EMULATOR: usize = 4;
+
+/// Queues on `stream` the ring's all-gather step over all of `source` into `destination`, as
+/// one chunk of a ring of one: a copy by a kernel, which reads `source` wherever it lives.
+fn copy_on(
+    gpus: &mut Gpus,
+    stream: &GpuStream,
+    destination: &Buffer<f32>,
+    source: &Buffer<f32>,
+    shape: LaunchShape,
+) {
+    gpus.launch_on(
+        stream,
+        &variant("ring-all-reduce").kernel,
+        shape,
+        &[
+            destination.into(),
+            source.into(),
+            Arg::U64(source.len() as u64),
+            Arg::U32(0),
+            Arg::U32(1),
+        ],
+    )
+    .expect("launch");
+}
 
 /// Every ordered pair of distinct devices.
 fn pairs(devices: usize) -> Vec<(usize, usize)> {
@@ -62,7 +86,6 @@ fn an_event_orders_one_devices_work_after_anothers() {
     let Some(mut gpus) = gpus(DEVICES_ON_THE_EMULATOR, Schedule::Hardware) else {
         return;
     };
-    let gather = variant("ring-all-reduce").kernel;
     let len: usize = if gpus.kind().is_cuda() { 1 << 24 } else { 257 };
     for (from, to) in pairs(gpus.count()) {
         let ones = vec![1.0f32; len];
@@ -79,19 +102,13 @@ fn an_event_orders_one_devices_work_after_anothers() {
             .expect("copy");
         let done = gpus.record(&writer).expect("record");
         gpus.wait(&reader, &done).expect("wait");
-        gpus.launch_on(
+        copy_on(
+            &mut gpus,
             &reader,
-            &gather,
+            &copy,
+            &written,
             LaunchShape::linear(64, 256),
-            &[
-                (&copy).into(),
-                (&written).into(),
-                Arg::U64(len as u64),
-                Arg::U32(0),
-                Arg::U32(1),
-            ],
-        )
-        .expect("launch");
+        );
         let report = gpus
             .synchronize()
             .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
@@ -112,7 +129,6 @@ fn a_flag_written_by_one_device_releases_anothers_stream() {
     let Some(mut gpus) = gpus(DEVICES_ON_THE_EMULATOR, Schedule::Hardware) else {
         return;
     };
-    let gather = variant("ring-all-reduce").kernel;
     let len = 4_099;
     for (from, to) in pairs(gpus.count()) {
         let flags = gpus.flags(to, 2, "flags").expect("flags");
@@ -136,19 +152,13 @@ fn a_flag_written_by_one_device_releases_anothers_stream() {
             .expect("copy");
         gpus.signal(&writer, &flags, 1, 7)
             .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
-        gpus.launch_on(
+        copy_on(
+            &mut gpus,
             &reader,
-            &gather,
+            &copy,
+            &written,
             LaunchShape::linear(4, 256),
-            &[
-                (&copy).into(),
-                (&written).into(),
-                Arg::U64(len as u64),
-                Arg::U32(0),
-                Arg::U32(1),
-            ],
-        )
-        .expect("launch");
+        );
         let report = gpus
             .synchronize()
             .unwrap_or_else(|e| panic!("{from} → {to}: {e}"));
