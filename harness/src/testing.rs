@@ -28,6 +28,46 @@ pub fn run_binary_in(built: &str, dir: &Path, args: &[&str]) -> Output {
     }
 }
 
+/// Starts every command before waiting for any, so they run at the same time (a cache or an
+/// install raced by several processes), and returns their outputs in order.
+pub fn outputs_of_concurrent(commands: impl IntoIterator<Item = Command>) -> Vec<Output> {
+    let children: Vec<_> = commands
+        .into_iter()
+        .map(|mut command| {
+            command
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|error| panic!("{command:?} does not start: {error}"))
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|child| {
+            child
+                .wait_with_output()
+                .unwrap_or_else(|error| panic!("a started process was lost: {error}"))
+        })
+        .collect()
+}
+
+/// Whether a test of the cuda path can run here: `true` when a GPU opens, `false` (said on
+/// stderr) without one. With `RACETRACK_BACKEND=cuda` a GPU is required, and its absence fails.
+pub fn gpu_for_test() -> bool {
+    let required = matches!(
+        crate::BackendChoice::from_env(),
+        Ok(crate::BackendChoice::Cuda)
+    );
+    match Device::open(crate::BackendChoice::Cuda) {
+        Ok(_) => true,
+        Err(error) => {
+            assert!(!required, "RACETRACK_BACKEND=cuda, but {error}");
+            eprintln!("skipped, no GPU: {error}");
+            false
+        }
+    }
+}
+
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }

@@ -1360,17 +1360,48 @@ fn a_warp_intrinsic_cuda_9_removed_gets_its_sync_form() {
 /// as the kernel's parameter declares; required with `RACETRACK_BACKEND=cuda`.
 #[test]
 fn a_struct_by_value_reaches_a_gpu_kernel_too() {
-    let required = matches!(
-        harness::BackendChoice::from_env(),
-        Ok(harness::BackendChoice::Cuda)
-    );
-    if let Err(error) = harness::Device::open(harness::BackendChoice::Cuda) {
-        assert!(!required, "RACETRACK_BACKEND=cuda, but {error}");
-        eprintln!("skipped, no GPU: {error}");
+    if !harness::testing::gpu_for_test() {
         return;
     }
-    let functor = "f:{f32=2, x:f32[100]=iota, y:f32[100]=const:1, i32=100}";
-    let run = check(
+    let (run, y) = saxpy_functor(&["--backend", "cuda"]);
+    assert_eq!(y, saxpy_functor_result(), "{}", run.stdout);
+}
+
+const SAXPY_FUNCTOR: &str = "f:{f32=2, x:f32[100]=iota, y:f32[100]=const:1, i32=100}";
+
+/// `struct_args.cu`'s saxpy with [`SAXPY_FUNCTOR`], as JSON: the run, its report and `f.y`.
+fn saxpy_functor(extra: &[&str]) -> (Run, Vec<f64>) {
+    let mut args = vec![
+        "--entry",
+        "saxpy",
+        "--grid",
+        "2",
+        "--block",
+        "64",
+        "--arg",
+        SAXPY_FUNCTOR,
+        "--json",
+    ];
+    args.extend(extra);
+    let run = check("struct_args.cu", &args);
+    let y = buffer(&json(&run), "f.y");
+    (run, y)
+}
+
+/// 2·x + y for x = 0, 1, …, 99 and y = 1.
+fn saxpy_functor_result() -> Vec<f64> {
+    (0..100).map(|i| 2.0 * f64::from(i) + 1.0).collect()
+}
+
+/// `--arg '{…}'`: a struct by value, its pointer fields' buffers shown after the run as fields
+/// of their argument; a field list that does not lay out as the kernel's struct is refused in one
+/// line that gives both layouts.
+#[test]
+fn a_struct_by_value_is_passed_field_by_field() {
+    let (run, y) = saxpy_functor(&[]);
+    assert!(json(&run)["findings"].as_array().is_some_and(Vec::is_empty));
+    assert_eq!(y, saxpy_functor_result());
+    let text = check(
         "struct_args.cu",
         &[
             "--entry",
@@ -1380,39 +1411,9 @@ fn a_struct_by_value_reaches_a_gpu_kernel_too() {
             "--block",
             "64",
             "--arg",
-            functor,
-            "--json",
-            "--backend",
-            "cuda",
-        ],
-    );
-    let report = json(&run);
-    let y = buffer(&report, "f.y");
-    let want: Vec<f64> = (0..100).map(|i| 2.0 * f64::from(i) + 1.0).collect();
-    assert_eq!(y, want, "{}", run.stdout);
-}
-
-/// `--arg '{…}'`: a struct by value, its pointer fields' buffers shown after the run as fields
-/// of their argument; a field list that does not lay out as the kernel's struct is refused in one
-/// line that gives both layouts.
-#[test]
-fn a_struct_by_value_is_passed_field_by_field() {
-    let functor = "f:{f32=2, x:f32[100]=iota, y:f32[100]=const:1, i32=100}";
-    let run = check(
-        "struct_args.cu",
-        &[
-            "--entry", "saxpy", "--grid", "2", "--block", "64", "--arg", functor, "--json",
-        ],
-    );
-    let report = json(&run);
-    assert!(report["findings"].as_array().is_some_and(Vec::is_empty));
-    let y = buffer(&report, "f.y");
-    let want: Vec<f64> = (0..100).map(|i| 2.0 * f64::from(i) + 1.0).collect();
-    assert_eq!(y, want);
-    let text = check(
-        "struct_args.cu",
-        &[
-            "--entry", "saxpy", "--grid", "2", "--block", "64", "--arg", functor, "--show", "f",
+            SAXPY_FUNCTOR,
+            "--show",
+            "f",
         ],
     );
     assert_eq!(text.code, 0, "{}\n{}", text.stdout, text.stderr);

@@ -7,11 +7,11 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use harness::compile_cache::{CompileCache, DEFAULT_CAP_BYTES};
 use harness::nvrtc::{self, Compiled, EMU_ARCH, Extras, Served};
-use harness::testing::require_nvrtc;
+use harness::testing::{outputs_of_concurrent, require_nvrtc};
 
 /// A folder of this test's own, removed when dropped.
 struct Scratch(PathBuf);
@@ -309,19 +309,7 @@ fn concurrent_checks_compile_once_and_leave_one_whole_entry() {
     // the compile.
     let warm = racetrack(&scratch, &["doctor"]).output().unwrap();
     assert!(warm.status.success(), "{}", text(&warm));
-    let children: Vec<_> = (0..4)
-        .map(|_| {
-            racetrack(&scratch, CHECK)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|child| child.wait_with_output().unwrap())
-        .collect();
+    let outputs = outputs_of_concurrent((0..4).map(|_| racetrack(&scratch, CHECK)));
     for output in &outputs {
         assert!(output.status.success(), "{}", text(output));
         assert_eq!(output.stdout, outputs[0].stdout);

@@ -10,7 +10,9 @@
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+
+use harness::testing::outputs_of_concurrent;
 
 const FAKE_PYTHON: &str = r#"#!/bin/sh
 if [ "$1" = "-c" ]; then exit 0; fi
@@ -172,20 +174,7 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
     let leftover = scene.cache().join(".fetching-nvrtc-13.0.88-999999");
     std::fs::create_dir_all(leftover.join("nvidia/cu13/lib")).unwrap();
     // All four start before any finishes: they meet at the lock.
-    let children: Vec<_> = (0..4)
-        .map(|_| {
-            scene
-                .racetrack(&sources, false)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    let outputs: Vec<Output> = children
-        .into_iter()
-        .map(|child| child.wait_with_output().unwrap())
-        .collect();
+    let outputs = outputs_of_concurrent((0..4).map(|_| scene.racetrack(&sources, false)));
     for output in &outputs {
         assert!(output.status.success(), "{}", text(output));
         let stdout = String::from_utf8_lossy(&output.stdout);

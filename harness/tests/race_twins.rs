@@ -14,8 +14,7 @@ use std::path::PathBuf;
 use std::process::Output;
 
 use harness::ptx::workspace_root;
-use harness::testing::{require_nvrtc, run_binary_in};
-use harness::{BackendChoice, Device};
+use harness::testing::{gpu_for_test, require_nvrtc, run_binary_in};
 use serde_json::Value;
 
 const SCHEDULES: [&[&str]; 3] = [
@@ -280,10 +279,7 @@ fn clean_twins_are_clean_on_every_schedule() {
 #[test]
 fn clean_twins_give_the_same_results_on_a_gpu() {
     require_nvrtc();
-    let required = matches!(BackendChoice::from_env(), Ok(BackendChoice::Cuda));
-    if let Err(error) = Device::open(BackendChoice::Cuda) {
-        assert!(!required, "RACETRACK_BACKEND=cuda, but {error}");
-        eprintln!("skipped, no GPU: {error}");
+    if !gpu_for_test() {
         return;
     }
     for twin in twins().into_iter().filter(|t| !t.racy()) {

@@ -292,7 +292,7 @@ fn late_predecessor_trials(gpus: &mut Gpus, variant: &Ch8Variant) -> Result<(usi
     let busy_len: usize = 1 << 28;
     let busy = gpus.zeros::<f32>(late, busy_len, "busy")?;
     let busy_sums = gpus.zeros::<f32>(late, TIMING_SPLIT_SHAPE.grid.x as usize, "busy_sums")?;
-    let busy_kernel = variant_kernel_of("split-on-host");
+    let busy_kernel = crate::variant("split-on-host").kernel;
     let mut wrong = 0;
     for trial in 0..LATE_TRIALS {
         let data = inputs(ranks, LATE_LEN, u64::from(trial));
@@ -323,10 +323,6 @@ fn late_predecessor_trials(gpus: &mut Gpus, variant: &Ch8Variant) -> Result<(usi
         }
     }
     Ok((late, wrong))
-}
-
-fn variant_kernel_of(name: &str) -> harness::KernelSource {
-    variant(name).kernel
 }
 
 fn flag_ring_step(
