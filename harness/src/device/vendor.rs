@@ -109,6 +109,11 @@ pub(super) struct Blas {
     handle: sys::cublasHandle_t,
 }
 
+// SAFETY: cuBLAS allows a handle's functions to be called from any host thread (its "Thread
+// Safety" section), and a `Blas` is reached only through `&mut Device`, so never from two threads
+// at once; `Device::blas` makes the device's context current on the calling thread first.
+unsafe impl Send for Blas {}
+
 impl Drop for Blas {
     fn drop(&mut self) {
         // SAFETY: created by `blas::create_handle` and destroyed only here.
@@ -132,8 +137,9 @@ impl Device {
         if let Err(why) = cublas() {
             return Ok(Err(why.to_string()));
         }
+        // The handle may have been made on another thread: cuBLAS works in the current context.
+        cuda.context.bind_to_thread()?;
         if cuda.blas.is_none() {
-            cuda.context.bind_to_thread()?;
             let handle = blas::create_handle().map_err(|e| cublas_error("create", e))?;
             let created = Blas { handle };
             // SAFETY: the handle was just created and the stream lives as long as the device.

@@ -11,27 +11,39 @@ use std::sync::{Mutex, MutexGuard};
 
 use harness::{BackendChoice, EmuSettings, Gpus, HarnessError, Schedule};
 
-/// The GPUs, held by one test at a time. A test's threads share each GPU's primary context, and
-/// while a stream waits for a flag that later calls will set, another thread's synchronization
-/// of that device can block those calls: the test would wait for itself.
-static ONE_TEST_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// The GPUs, opened once per test binary and held by one test at a time. A test's threads share
+/// each GPU's primary context, and while a stream waits for a flag that later calls will set,
+/// another thread's synchronization of that device can block those calls: the test would wait
+/// for itself. Opening every GPU anew for each generated case cost each case its contexts and
+/// modules again, which on four GPUs made one proptest outlast a minute.
+static SHARED_GPUS: Mutex<Option<Gpus>> = Mutex::new(None);
 
-/// [`Gpus`] for one test, holding the GPUs (not the emulator) until it is dropped.
-pub struct TestGpus {
-    gpus: Gpus,
-    _turn: Option<MutexGuard<'static, ()>>,
+/// [`Gpus`] for one test: emulated devices of its own, or the machine's GPUs, held until dropped.
+pub enum TestGpus {
+    Emulated(Gpus),
+    Real(MutexGuard<'static, Option<Gpus>>),
 }
 
 impl Deref for TestGpus {
     type Target = Gpus;
     fn deref(&self) -> &Gpus {
-        &self.gpus
+        match self {
+            TestGpus::Emulated(gpus) => gpus,
+            TestGpus::Real(held) => held
+                .as_ref()
+                .expect("the GPUs are opened before they are held"),
+        }
     }
 }
 
 impl DerefMut for TestGpus {
     fn deref_mut(&mut self) -> &mut Gpus {
-        &mut self.gpus
+        match self {
+            TestGpus::Emulated(gpus) => gpus,
+            TestGpus::Real(held) => held
+                .as_mut()
+                .expect("the GPUs are opened before they are held"),
+        }
     }
 }
 
@@ -40,34 +52,54 @@ impl DerefMut for TestGpus {
 /// this chapter has nothing to run.
 pub fn gpus(devices: usize, schedule: Schedule) -> Option<TestGpus> {
     let choice = BackendChoice::from_env().expect("RACETRACK_BACKEND names a backend");
-    // A test that failed while holding the GPUs leaves them usable for the next.
-    let turn = (choice != BackendChoice::Emu)
-        .then(|| ONE_TEST_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
-    match Gpus::open(choice, 2, devices) {
-        Ok(mut gpus) => {
-            gpus.set_emu_settings(EmuSettings {
-                schedule,
-                ..EmuSettings::default()
-            });
-            Some(TestGpus { gpus, _turn: turn })
-        }
-        Err(HarnessError::TooFewGpus { found, .. }) => {
-            eprintln!("this machine has {found} GPU; chapter 8 needs two, so nothing ran here");
-            None
-        }
-        Err(error) => panic!("no backend to test on: {error}"),
+    if choice == BackendChoice::Emu {
+        return Some(TestGpus::Emulated(emulated(devices, schedule)));
     }
+    let mut held = match SHARED_GPUS.lock() {
+        Ok(held) => held,
+        // A test that failed while holding the GPUs may have left work queued behind a flag
+        // nobody will set: the next test starts from freshly opened devices.
+        Err(poisoned) => {
+            let mut held = poisoned.into_inner();
+            *held = None;
+            SHARED_GPUS.clear_poison();
+            held
+        }
+    };
+    if held.is_none() {
+        match Gpus::open(choice, 2, devices) {
+            Ok(opened) if opened.kind().is_cuda() => *held = Some(opened),
+            // `auto` on a machine without GPUs: emulated devices of the test's own.
+            Ok(mut emulated) => {
+                emulated.set_emu_settings(EmuSettings {
+                    schedule,
+                    ..EmuSettings::default()
+                });
+                return Some(TestGpus::Emulated(emulated));
+            }
+            Err(HarnessError::TooFewGpus { found, .. }) => {
+                eprintln!("this machine has {found} GPU; chapter 8 needs two, so nothing ran here");
+                return None;
+            }
+            Err(error) => panic!("no backend to test on: {error}"),
+        }
+    }
+    Some(TestGpus::Real(held))
 }
 
-/// `devices` emulated devices, whatever `RACETRACK_BACKEND` says: for what only the emulator
-/// shows (a race the hardware hides, a hang it must never meet).
-pub fn emulated(devices: usize, schedule: Schedule) -> Gpus {
-    let mut gpus = Gpus::open(BackendChoice::Emu, 2, devices).expect("the emulator always opens");
+fn emulated_by(choice: BackendChoice, devices: usize, schedule: Schedule) -> Gpus {
+    let mut gpus = Gpus::open(choice, 2, devices).expect("the emulator always opens");
     gpus.set_emu_settings(EmuSettings {
         schedule,
         ..EmuSettings::default()
     });
     gpus
+}
+
+/// `devices` emulated devices, whatever `RACETRACK_BACKEND` says: for what only the emulator
+/// shows (a race the hardware hides, a hang it must never meet).
+pub fn emulated(devices: usize, schedule: Schedule) -> Gpus {
+    emulated_by(BackendChoice::Emu, devices, schedule)
 }
 
 /// Whether the tests run on GPUs (then device counts and schedules are the machine's).
