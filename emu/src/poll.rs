@@ -1,19 +1,19 @@
 //! Which strong loads poll a flag (see README, "Race detector"): racecheck treats the words they
 //! read as flags, whose volatile or relaxed stores and loads are synchronization, not data.
 //!
-//! A strong (volatile, relaxed or acquire) load polls when it sits in a loop and its value
-//! decides whether the loop goes on: some conditional branch inside the loop tests a predicate
+//! A strong (volatile, relaxed or acquire) load or an atomic polls when it sits in a loop and its
+//! value decides whether the loop goes on: some conditional branch inside the loop tests a predicate
 //! computed from the loaded value (through arithmetic, comparisons, conversions, selects, warp
 //! votes or shuffles). That is `while (flag == 0);`, `do { w = status[i]; } while (state(w) ==
-//! NONE);` and the look-back's `__any_sync` over its lanes' polls, whichever way the compiler
-//! lays the loop out. A strong load whose value is only used as data is not a poll, however many
+//! NONE);`, the look-back's `__any_sync` over its lanes' polls and a lock's `while
+//! (atomicCAS(&lock, 0, 1) != 0);`, whichever way the compiler lays the loop out. A strong load whose value is only used as data is not a poll, however many
 //! times a loop runs it. The analysis is per function, flow-insensitive (a register derived from
 //! the load anywhere is derived everywhere), and does not follow values through memory or calls.
 
 use crate::ir::{Addr, Instr, Op, Opnd, Strength};
 use crate::module::Module;
 
-/// Per instruction: a strong load that polls.
+/// Per instruction: a strong load or an atomic that polls.
 pub(crate) fn analyze(m: &Module) -> Vec<bool> {
     let mut out = vec![false; m.code.len()];
     for f in &m.funcs {
@@ -38,14 +38,18 @@ pub(crate) fn analyze(m: &Module) -> Vec<bool> {
             continue;
         }
         for (k, ins) in body.iter().enumerate() {
-            if let Op::Ld { ds, strong, .. } = &ins.op
-                && *strong != Strength::Weak
-                && let Some(inside) = loops
-                    .iter()
-                    .filter(|(head, back)| *head <= k && k <= *back)
-                    .max_by_key(|(head, _)| *head)
+            let roots: Vec<u32> = match &ins.op {
+                Op::Ld { ds, strong, .. } if *strong != Strength::Weak => {
+                    ds.iter().flatten().copied().collect()
+                }
+                Op::Atom { d: Some(d), .. } => vec![*d],
+                _ => continue,
+            };
+            if let Some(inside) = loops
+                .iter()
+                .filter(|(head, back)| *head <= k && k <= *back)
+                .max_by_key(|(head, _)| *head)
             {
-                let roots: Vec<u32> = ds.iter().flatten().copied().collect();
                 out[start + k] = decides_loop(body, &roots, *inside);
             }
         }

@@ -448,12 +448,31 @@ impl Ctx<'_> {
                     "order them with a lock both sides take, __syncthreads(), or a flag handed \
                      off with __threadfence()"
                 };
+                let atomic_pc = if hit.prev.atomic {
+                    Some(hit.prev.pc)
+                } else {
+                    matches!(self.op_at(pc), Some(Op::Atom { .. })).then_some(pc)
+                };
+                let what = match atomic_pc {
+                    Some(atomic_pc) => {
+                        let other_pc = if atomic_pc == pc { hit.prev.pc } else { pc };
+                        format!(
+                            "{} is atomic, but the {} access beside it is not, and no thread \
+                             polls or acquires the word as a lock or flag",
+                            self.op_name(atomic_pc),
+                            self.strength_name(other_pc),
+                        )
+                    }
+                    None => format!(
+                        "both are {} accesses, and no thread polls or acquires the word as a flag \
+                         (a store right after a fence is not enough)",
+                        self.strength_name(pc)
+                    ),
+                };
                 format!(
-                    "both are {} accesses, and neither is an atomic nor a flag's release (a store \
-                     right after a fence) or acquire: PTX does not call this a data race, but \
-                     nothing orders them, so what is read or kept depends on timing — {order} \
-                     (`--memory-model ptx` reports only PTX's data races)",
-                    self.strength_name(pc)
+                    "{what}: PTX does not call this a data race, but nothing orders them, so what \
+                     is read or kept depends on timing — {order} (`--memory-model ptx` reports \
+                     only PTX's data races)"
                 )
             }
             race::Cause::Unordered => {
