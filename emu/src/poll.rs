@@ -221,6 +221,37 @@ mod tests {
         assert_eq!(polls(body), [false]);
     }
 
+    /// Which atomics of `body` poll, in order.
+    fn atomic_polls(body: &str) -> Vec<bool> {
+        let ptx = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n\
+             ld.param.u64 %rd1, [p];\n{body}\nret;\n}}\n"
+        );
+        let m = Module::parse(&ptx).unwrap();
+        m.code
+            .iter()
+            .zip(m.polls.iter().copied())
+            .filter(|(i, _)| matches!(i.op, Op::Atom { .. }))
+            .map(|(_, p)| p)
+            .collect()
+    }
+
+    #[test]
+    fn a_locks_compare_and_swap_spin_polls() {
+        let body = "$L1:\natom.global.cas.b32 %r1, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r1, 0;\n\
+                    @%p1 bra $L1;";
+        assert_eq!(atomic_polls(body), [true]);
+    }
+
+    #[test]
+    fn an_atomic_whose_value_decides_no_loop_does_not_poll() {
+        let body = "atom.global.exch.b32 %r1, [%rd1], 1;\nsetp.eq.s32 %p1, %r1, 0;\n@%p1 bra $L2;\n\
+                    $L2:\nmov.u32 %r3, 0;\n$L1:\natom.global.add.u32 %r2, [%rd1], 1;\n\
+                    add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p2, %r3, 8;\n@%p2 bra $L1;";
+        assert_eq!(atomic_polls(body), [false, false]);
+    }
+
     #[test]
     fn a_volatile_read_outside_any_loop_does_not_poll() {
         let body =

@@ -441,7 +441,9 @@ impl Ctx<'_> {
             }
             race::Cause::StrongData => {
                 let same_warp = same_block && (hit.prev.tid % tpb) / 32 == (tid % tpb) / 32;
-                let order = if same_warp {
+                let order = if hit.released_early {
+                    RELEASED_EARLY
+                } else if same_warp {
                     "they are in one warp, whose threads need not run in lockstep (since Volta): \
                      __syncwarp() between the steps orders them"
                 } else {
@@ -481,6 +483,10 @@ impl Ctx<'_> {
                 } else {
                     "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
                 };
+                if hit.released_early {
+                    why.push_str("; ");
+                    why.push_str(RELEASED_EARLY);
+                }
                 if let Some(gap) = hit.gap.filter(|g| !same_block && g.scope == Scope::Cta) {
                     why.push_str(&format!(
                         "; {} at {} has block scope, which orders only within one block — with \
@@ -756,3 +762,9 @@ fn strength_word(strong: Strength, scope: Scope) -> String {
         Strength::Release => format!("release.{scope_name}"),
     }
 }
+
+/// What a race says when the second thread acquired the first one's release, but that release
+/// came before the first access (see `race::Hit::released_early`).
+const RELEASED_EARLY: &str = "the first thread handed off before this access, not after it: a \
+     fence between the access and the store that hands off (__threadfence() before the \
+     atomicExch that frees a lock) would order them";

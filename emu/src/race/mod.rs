@@ -221,6 +221,10 @@ pub(crate) struct Hit {
     /// A narrow-scoped synchronization the current thread took part in, when one could have
     /// ordered this pair.
     pub gap: Option<Gap>,
+    /// The current thread acquired what the earlier access's thread released, but that release
+    /// came before the access: a lock freed with no fence between its holder's stores and the
+    /// store that frees it.
+    pub released_early: bool,
 }
 
 /// Which memory a word belongs to.
@@ -533,6 +537,12 @@ impl Race {
             return true;
         }
         pb != b && self.knows(who, BLOCK_KEY | pb) > p.bar
+    }
+
+    /// Whether `who` acquired a release by `p`'s thread that came before `p` (see
+    /// [`Hit::released_early`]). Asked only of a conflict, so it costs nothing per access.
+    fn released_early(&self, p: &Acc, who: &Who) -> bool {
+        self.any_release && p.tid != who.tid && self.tvc[who.rt as usize].get(p.tid) > 0
     }
 
     /// What an access changes beyond its word's shadow: a synchronizing one makes its word a
