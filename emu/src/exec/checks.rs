@@ -765,6 +765,6 @@ fn strength_word(strong: Strength, scope: Scope) -> String {
 
 /// What a race says when the second thread acquired the first one's release, but that release
 /// came before the first access (see `race::Hit::released_early`).
-const RELEASED_EARLY: &str = "the first thread handed off before this access, not after it: a \
-     fence between the access and the store that hands off (__threadfence() before the \
-     atomicExch that frees a lock) would order them";
+const RELEASED_EARLY: &str = "the first thread's hand-off that this thread took came before the \
+     first access, so it does not cover it: the access must come before the fence that precedes \
+     the hand-off (for a lock: __threadfence() right before the atomicExch that frees it)";
