@@ -1,19 +1,19 @@
 //! Which strong loads poll a flag (see README, "Race detector"): racecheck treats the words they
 //! read as flags, whose volatile or relaxed stores and loads are synchronization, not data.
 //!
-//! A strong (volatile, relaxed or acquire) load polls when it sits in a loop and its value
-//! decides whether the loop goes on: some conditional branch inside the loop tests a predicate
+//! A strong (volatile, relaxed or acquire) load or an atomic polls when it sits in a loop and its
+//! value decides whether the loop goes on: some conditional branch inside the loop tests a predicate
 //! computed from the loaded value (through arithmetic, comparisons, conversions, selects, warp
 //! votes or shuffles). That is `while (flag == 0);`, `do { w = status[i]; } while (state(w) ==
-//! NONE);` and the look-back's `__any_sync` over its lanes' polls, whichever way the compiler
-//! lays the loop out. A strong load whose value is only used as data is not a poll, however many
+//! NONE);`, the look-back's `__any_sync` over its lanes' polls and a lock's `while
+//! (atomicCAS(&lock, 0, 1) != 0);`, whichever way the compiler lays the loop out. A strong load whose value is only used as data is not a poll, however many
 //! times a loop runs it. The analysis is per function, flow-insensitive (a register derived from
 //! the load anywhere is derived everywhere), and does not follow values through memory or calls.
 
 use crate::ir::{Addr, Instr, Op, Opnd, Strength};
 use crate::module::Module;
 
-/// Per instruction: a strong load that polls.
+/// Per instruction: a strong load or an atomic that polls.
 pub(crate) fn analyze(m: &Module) -> Vec<bool> {
     let mut out = vec![false; m.code.len()];
     for f in &m.funcs {
@@ -38,14 +38,18 @@ pub(crate) fn analyze(m: &Module) -> Vec<bool> {
             continue;
         }
         for (k, ins) in body.iter().enumerate() {
-            if let Op::Ld { ds, strong, .. } = &ins.op
-                && *strong != Strength::Weak
-                && let Some(inside) = loops
-                    .iter()
-                    .filter(|(head, back)| *head <= k && k <= *back)
-                    .max_by_key(|(head, _)| *head)
+            let roots: Vec<u32> = match &ins.op {
+                Op::Ld { ds, strong, .. } if *strong != Strength::Weak => {
+                    ds.iter().flatten().copied().collect()
+                }
+                Op::Atom { d: Some(d), .. } => vec![*d],
+                _ => continue,
+            };
+            if let Some(inside) = loops
+                .iter()
+                .filter(|(head, back)| *head <= k && k <= *back)
+                .max_by_key(|(head, _)| *head)
             {
-                let roots: Vec<u32> = ds.iter().flatten().copied().collect();
                 out[start + k] = decides_loop(body, &roots, *inside);
             }
         }
@@ -215,6 +219,37 @@ mod tests {
         let body = "mov.u32 %r3, 0;\n$L1:\nld.volatile.global.u32 %r1, [%rd1];\nadd.s32 %r2, %r2, %r1;\n\
                     add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p1, %r3, 8;\n@%p1 bra $L1;";
         assert_eq!(polls(body), [false]);
+    }
+
+    /// Which atomics of `body` poll, in order.
+    fn atomic_polls(body: &str) -> Vec<bool> {
+        let ptx = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n\
+             ld.param.u64 %rd1, [p];\n{body}\nret;\n}}\n"
+        );
+        let m = Module::parse(&ptx).unwrap();
+        m.code
+            .iter()
+            .zip(m.polls.iter().copied())
+            .filter(|(i, _)| matches!(i.op, Op::Atom { .. }))
+            .map(|(_, p)| p)
+            .collect()
+    }
+
+    #[test]
+    fn a_locks_compare_and_swap_spin_polls() {
+        let body = "$L1:\natom.global.cas.b32 %r1, [%rd1], 0, 1;\nsetp.ne.s32 %p1, %r1, 0;\n\
+                    @%p1 bra $L1;";
+        assert_eq!(atomic_polls(body), [true]);
+    }
+
+    #[test]
+    fn an_atomic_whose_value_decides_no_loop_does_not_poll() {
+        let body = "atom.global.exch.b32 %r1, [%rd1], 1;\nsetp.eq.s32 %p1, %r1, 0;\n@%p1 bra $L2;\n\
+                    $L2:\nmov.u32 %r3, 0;\n$L1:\natom.global.add.u32 %r2, [%rd1], 1;\n\
+                    add.s32 %r3, %r3, 1;\nsetp.lt.s32 %p2, %r3, 8;\n@%p2 bra $L1;";
+        assert_eq!(atomic_polls(body), [false, false]);
     }
 
     #[test]

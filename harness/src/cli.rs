@@ -62,7 +62,8 @@ pub enum ScheduleName {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum MemoryModelName {
     /// PTX's data races with scopes, and also volatile/relaxed accesses to data that nothing
-    /// orders (atomics and a flag's release/poll pairs are synchronization, not races)
+    /// orders (two atomics, and any strong pair on a word seen polled, acquired or released as a
+    /// flag or lock, are synchronization, not races)
     Racecheck,
     /// exactly PTX's data races: volatile, relaxed and atomic accesses never race with each other
     /// when their scopes cover both threads

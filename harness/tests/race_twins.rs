@@ -5,7 +5,8 @@
 //!
 //! Each file says what it expects in its header: `// check:` the command line, `// why:` words
 //! every finding of a racy kernel says, `// ptx:` whether `--memory-model ptx` still reports it,
-//! `// expect: NAME = V` a clean kernel's result. In a racy kernel, `// RACE` marks the lines the
+//! `// expect: NAME = V` a clean kernel's result, `// gpu: outputs` a racy kernel that is safe to run
+//! on a GPU (for its outputs). In a racy kernel, `// RACE` marks the lines the
 //! findings must name and `// RACE?` lines they may name too. Racy kernels must be caught on every
 //! schedule, clean ones clean on every schedule, and on a GPU when there is one.
 
@@ -274,8 +275,7 @@ fn clean_twins_are_clean_on_every_schedule() {
 }
 
 /// The clean twins on a GPU, when there is one (required with `RACETRACK_BACKEND=cuda`). Racy
-/// twins never run there: the block-scoped lock can let two blocks in, not hang, but nothing is
-/// learnt from it that the emulator does not say.
+/// twins run there only when marked, for their outputs (below).
 #[test]
 fn clean_twins_give_the_same_results_on_a_gpu() {
     require_nvrtc();
@@ -285,6 +285,33 @@ fn clean_twins_give_the_same_results_on_a_gpu() {
     for twin in twins().into_iter().filter(|t| !t.racy()) {
         let (code, report) = twin.run(&["--backend", "cuda"]);
         assert_clean(&twin, code, &report, "cuda");
+    }
+}
+
+/// The racy twins whose header says `// gpu: outputs` on a GPU, when there is one (required with
+/// `RACETRACK_BACKEND=cuda`): each runs to its end and gives its buffers, whatever values the race
+/// leaves (printed, for the record). Only twins that cannot hang are marked: their locks are taken
+/// by one lane per warp, and a missing fence or an unlocked writer changes values, not progress.
+#[test]
+fn racy_twins_marked_for_the_gpu_run_there_for_their_outputs() {
+    require_nvrtc();
+    if !gpu_for_test() {
+        return;
+    }
+    for twin in twins().into_iter().filter(Twin::racy) {
+        if twin.header("gpu").as_deref() != Some("outputs") {
+            continue;
+        }
+        let (code, report) = twin.run(&["--backend", "cuda"]);
+        assert_eq!(code, 0, "{} (cuda): {report:#}", twin.file);
+        let buffers = report["buffers"].as_array().expect("buffers");
+        assert!(!buffers.is_empty(), "{} (cuda): {report:#}", twin.file);
+        for buffer in buffers {
+            println!(
+                "{} on the GPU: {} = {}",
+                twin.file, buffer["label"], buffer["data"][0]
+            );
+        }
     }
 }
 

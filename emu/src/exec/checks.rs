@@ -441,19 +441,40 @@ impl Ctx<'_> {
             }
             race::Cause::StrongData => {
                 let same_warp = same_block && (hit.prev.tid % tpb) / 32 == (tid % tpb) / 32;
-                let order = if same_warp {
+                let order = if hit.released_early {
+                    RELEASED_EARLY
+                } else if same_warp {
                     "they are in one warp, whose threads need not run in lockstep (since Volta): \
                      __syncwarp() between the steps orders them"
                 } else {
                     "order them with a lock both sides take, __syncthreads(), or a flag handed \
                      off with __threadfence()"
                 };
+                let atomic_pc = if hit.prev.atomic {
+                    Some(hit.prev.pc)
+                } else {
+                    matches!(self.op_at(pc), Some(Op::Atom { .. })).then_some(pc)
+                };
+                let what = match atomic_pc {
+                    Some(atomic_pc) => {
+                        let other_pc = if atomic_pc == pc { hit.prev.pc } else { pc };
+                        format!(
+                            "{} is atomic, but the {} access beside it is not, and no thread \
+                             polls or acquires the word as a lock or flag",
+                            self.op_name(atomic_pc),
+                            self.strength_name(other_pc),
+                        )
+                    }
+                    None => format!(
+                        "both are {} accesses, and no thread polls or acquires the word as a flag \
+                         (a store right after a fence is not enough)",
+                        self.strength_name(pc)
+                    ),
+                };
                 format!(
-                    "both are {} accesses, and neither is an atomic nor a flag's release (a store \
-                     right after a fence) or acquire: PTX does not call this a data race, but \
-                     nothing orders them, so what is read or kept depends on timing — {order} \
-                     (`--memory-model ptx` reports only PTX's data races)",
-                    self.strength_name(pc)
+                    "{what}: PTX does not call this a data race, but nothing orders them, so what \
+                     is read or kept depends on timing — {order} (`--memory-model ptx` reports \
+                     only PTX's data races)"
                 )
             }
             race::Cause::Unordered => {
@@ -462,6 +483,10 @@ impl Ctx<'_> {
                 } else {
                     "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
                 };
+                if hit.released_early {
+                    why.push_str("; ");
+                    why.push_str(RELEASED_EARLY);
+                }
                 if let Some(gap) = hit.gap.filter(|g| !same_block && g.scope == Scope::Cta) {
                     why.push_str(&format!(
                         "; {} at {} has block scope, which orders only within one block — with \
@@ -737,3 +762,9 @@ fn strength_word(strong: Strength, scope: Scope) -> String {
         Strength::Release => format!("release.{scope_name}"),
     }
 }
+
+/// What a race says when the second thread acquired the first one's release, but that release
+/// came before the first access (see `race::Hit::released_early`).
+const RELEASED_EARLY: &str = "the first thread's hand-off that this thread took came before the \
+     first access, so it does not cover it: the access must come before the fence that precedes \
+     the hand-off (for a lock: __threadfence() right before the atomicExch that frees it)";

@@ -173,8 +173,9 @@ pub(crate) struct Sem {
     pub scope: Scope,
     /// `atom`/`red`.
     pub atomic: bool,
-    /// `ld.acquire`, `st.release`, or a strong store with a fence just before it: the access is a
-    /// synchronization operation, and so is its word (a flag).
+    /// Evidence that the word is used for synchronization: `ld.acquire`, `st.release`, an atomic
+    /// with `.acquire`/`.release`, or a strong load or atomic whose value decides whether a loop
+    /// goes on (a poll, a lock's spin). Its word is a flag from then on.
     pub sync: bool,
     /// A store of the value the word already holds.
     pub silent: bool,
@@ -220,6 +221,10 @@ pub(crate) struct Hit {
     /// A narrow-scoped synchronization the current thread took part in, when one could have
     /// ordered this pair.
     pub gap: Option<Gap>,
+    /// The current thread acquired what the earlier access's thread released, but that release
+    /// came before the access: a lock freed with no fence between its holder's stores and the
+    /// store that frees it.
+    pub released_early: bool,
 }
 
 /// Which memory a word belongs to.
@@ -275,14 +280,11 @@ pub(crate) struct Race {
     seen_gpu: Vec<Vc>,
     /// Per resident thread: the epoch its last fence of `.gpu` scope or wider closed.
     pending_gpu: Vec<u32>,
-    /// Per resident thread: a fence since its last strong access (so its next strong store is a
-    /// flag's release).
-    fenced: Vec<bool>,
     /// Per resident thread: a narrow-scoped hand-off it took part in (see [`Gap`]).
     gap: Vec<Option<Gap>>,
     /// Per resident thread: the instruction of its last `.cta` fence.
     cta_fence: Vec<u32>,
-    /// Words that are flags: written by a release, read by an acquire or a polling load.
+    /// Words that are flags: some access to them was synchronization (see [`Sem::sync`]).
     sync_words: HashSet<(u64, u64)>,
     /// Per global word, the last block-scoped release into it: (block, instruction).
     cta_release: HashMap<(u64, u64), (u64, u32)>,
@@ -332,7 +334,6 @@ impl Race {
             seen: Vec::new(),
             seen_gpu: Vec::new(),
             pending_gpu: Vec::new(),
-            fenced: Vec::new(),
             gap: Vec::new(),
             cta_fence: Vec::new(),
             sync_words: HashSet::new(),
@@ -368,7 +369,6 @@ impl Race {
             self.seen.resize_with((s + 1) * tpb, Vc::default);
             self.seen_gpu.resize_with((s + 1) * tpb, Vc::default);
             self.pending_gpu.resize((s + 1) * tpb, 0);
-            self.fenced.resize((s + 1) * tpb, false);
             self.gap.resize((s + 1) * tpb, None);
             self.cta_fence.resize((s + 1) * tpb, 0);
             self.wsync.resize((s + 1) * wpb, 0);
@@ -392,7 +392,6 @@ impl Race {
             }
         }
         self.pending_gpu[s * tpb..(s + 1) * tpb].fill(0);
-        self.fenced[s * tpb..(s + 1) * tpb].fill(false);
         self.gap[s * tpb..(s + 1) * tpb].fill(None);
         self.wsync[s * wpb..(s + 1) * wpb].fill(0);
     }
@@ -540,21 +539,21 @@ impl Race {
         pb != b && self.knows(who, BLOCK_KEY | pb) > p.bar
     }
 
-    /// What an access changes beyond its word's shadow: a strong access ends its thread's
-    /// fenced mark, and a synchronizing one makes its word a flag. Returns the word's key.
-    pub(crate) fn mark_flag(
-        &mut self,
-        region: Region,
-        word: usize,
-        who: &Who,
-        kind: Kind,
-        sem: Sem,
-    ) -> (u64, u64) {
-        // A strong store with a fence before it (and no other strong access in between) is a
-        // flag's release. Plain accesses leave the mark alone, so they cost nothing here.
-        let fenced = kind.strong() && std::mem::replace(&mut self.fenced[who.rt as usize], false);
+    /// Whether `who` acquired a release by `p`'s thread that came before `p` (see
+    /// [`Hit::released_early`]). Asked only of a conflict, so it costs nothing per access.
+    fn released_early(&self, p: &Acc, who: &Who) -> bool {
+        self.any_release && p.tid != who.tid && self.tvc[who.rt as usize].get(p.tid) > 0
+    }
+
+    /// What an access changes beyond its word's shadow: a synchronizing one makes its word a
+    /// flag. Returns the word's key.
+    ///
+    /// A strong store after a fence is not evidence by itself: a lock holder's `__threadfence();
+    /// data = 1;` would make its data a flag, and then two holders' unordered stores to it (a
+    /// missing release fence) or a writer that never takes the lock would go unreported.
+    pub(crate) fn mark_flag(&mut self, region: Region, word: usize, sem: Sem) -> (u64, u64) {
         let sync_word = (region.sync_key(), word as u64);
-        if sem.sync || (fenced && kind == Kind::StrongWrite) {
+        if sem.sync {
             self.sync_words.insert(sync_word);
         }
         sync_word
@@ -576,7 +575,7 @@ impl Race {
     ) -> Option<Hit> {
         let slot = who.slot as usize;
         let rt = who.rt as usize;
-        let sync_word = self.mark_flag(region, word, who, kind, sem);
+        let sync_word = self.mark_flag(region, word, sem);
         let key = StampKey {
             pc,
             epoch: self.epoch[rt],
@@ -658,9 +657,11 @@ impl Race {
                 cur: this.sem.scope,
             });
         }
+        // Two atomics are atomic towards each other. An atomic beside a volatile or relaxed
+        // access is synchronization only on a word seen used as one (a lock's spin, a polled
+        // counter): otherwise it is data whose value depends on which lands first.
         if self.model == MemoryModel::Ptx
-            || p.atomic
-            || this.sem.atomic
+            || (p.atomic && this.sem.atomic)
             || (this.kind.writes() && this.sem.silent)
             || self.ordered(p, who)
             || self.sync_words.contains(&this.word)

@@ -214,7 +214,7 @@ impl Race {
             &Call::Access(packed, _, lanes) => self.access_lanes(&packed, lanes, |_, _, _| {}),
             Call::Mark(packed) => {
                 let a = packed.access();
-                self.mark_flag(a.region, a.word, &a.who, a.kind, a.sem);
+                self.mark_flag(a.region, a.word, a.sem);
             }
             &Call::Fence { rt, scope, pc } => self.fence(rt, scope, pc),
             Call::Sync(packed) => {

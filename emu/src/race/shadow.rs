@@ -159,6 +159,7 @@ impl Race {
                         hazard,
                         cause,
                         gap: self.gap[who.rt as usize],
+                        released_early: self.released_early(&p, who),
                     });
                     break;
                 }
@@ -176,6 +177,7 @@ impl Race {
                     hazard: Hazard::ReadAfterWrite,
                     cause,
                     gap: self.gap[who.rt as usize],
+                    released_early: self.released_early(&p, who),
                 });
             }
             let replaceable = |r: Rec| self.replaceable(r, who);

@@ -82,7 +82,6 @@ impl Race {
             self.cta_fence[t] = pc;
         }
         self.mark_releasable(rt, scope);
-        self.fenced[t] = true;
     }
 
     /// The thread's accesses so far are released by its next strong write, within `scope`.

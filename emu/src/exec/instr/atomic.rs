@@ -21,10 +21,14 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             scope,
         } => {
             let size = ty.bytes();
+            // An atomic makes its word a flag only with evidence of synchronization: its own
+            // `.acquire`/`.release`, or a loop its value decides (a lock's spin, a polled
+            // counter). A bare `atomicExch(&x, 1)` beside a volatile `x = 2` is data.
+            let polls = ctx.m.polls.get(pc as usize).copied().unwrap_or(false);
             let sem = race::Sem {
                 scope: *scope,
                 atomic: true,
-                sync: true,
+                sync: *acquire || *release || polls,
                 silent: false,
             };
             // The PTX model acquires only with `.acquire` or a fence after; racecheck is lenient
