@@ -92,6 +92,8 @@ struct Job {
     views: Option<BlockViews>,
     /// Emptied race-detector logs lent by the pipe, for the blocks' calls.
     spares: Vec<Vec<race::Call>>,
+    /// Time the worker spent running its blocks, over the launch.
+    busy: std::time::Duration,
 }
 
 /// A resident block as a worker gets it for a turn.
@@ -356,6 +358,7 @@ impl Crew {
                 return;
             }
             {
+                let started = std::time::Instant::now();
                 let mut job = self.jobs[index].lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(views) = job.views.take() {
                     ctx.mem = views;
@@ -370,6 +373,7 @@ impl Crew {
                     job.turns.push((block.slot, turn));
                 }
                 ctx.unused_logs(&mut job.spares);
+                job.busy += started.elapsed();
             }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
                 self.launch.unpark();
@@ -379,6 +383,12 @@ impl Crew {
 
     pub(crate) fn dismiss(&self) {
         self.signal(u64::MAX);
+    }
+
+    /// Each worker's time running blocks so far.
+    pub(crate) fn busy(&self) -> Vec<std::time::Duration> {
+        let busy = |job: &Mutex<Job>| job.lock().unwrap_or_else(|e| e.into_inner()).busy;
+        self.jobs.iter().map(busy).collect()
     }
 }
 
@@ -395,6 +405,7 @@ impl Launch<'_> {
         resident: &[u32],
         most: u32,
     ) -> Option<(u32, bool)> {
+        let planning = Lap::start(self.ctx.detector_time());
         let parts = (crew.jobs.len() + 1).min(resident.len());
         let planned = if parts < 2 {
             None
@@ -404,6 +415,7 @@ impl Launch<'_> {
         let Some(planned) = planned else {
             rounds.serial_rounds += 1;
             rounds.forget();
+            self.clocks.joins += planning.stop(self.ctx.detector_time());
             return None;
         };
         let wpb = self.ctx.wpb as usize;
@@ -464,16 +476,23 @@ impl Launch<'_> {
         if rounds.turns.len() < self.blocks.len() {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
+        self.clocks.joins += planning.stop(self.ctx.detector_time());
+        let running = std::time::Instant::now();
         for &slot in mine {
             let block = of_slot(slot);
             // SAFETY: the workers run only the other chunks' blocks.
             let turn = unsafe { run_block(own, block, crew.entry, planned) };
             rounds.turns[slot as usize] = Some(turn);
         }
+        self.clocks.interpreter += running.elapsed();
+        let waiting = std::time::Instant::now();
         let workers = crew.jobs.len();
         wait_until(|| {
             crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire)
         });
+        self.clocks.waiting += waiting.elapsed();
+        self.clocks.turns += 1;
+        let joining = Lap::start(self.ctx.detector_time());
         assert!(
             !crew.failed.load(Ordering::Acquire),
             "a worker of the launch panicked"
@@ -527,6 +546,7 @@ impl Launch<'_> {
         for rest in turns.into_iter().filter_map(|(.., rest)| rest) {
             self.ctx.join(rest);
         }
+        self.clocks.joins += joining.stop(self.ctx.detector_time());
         Some((planned, progressed))
     }
 }
