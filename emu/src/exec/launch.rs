@@ -520,6 +520,8 @@ impl Launch<'_> {
         let entry_stretch = self.ctx.m.stretch_at(self.entry_pc);
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
+                // A block's start comes after what the blocks did before it.
+                self.join_waiting(&mut rounds.unjoined);
                 let (slot, block) = self.claim_next_block();
                 // On several cores, the core that runs a new block prepares it.
                 let later = crew.is_some() && rounds.start_later(slot, block, entry_stretch);
@@ -538,6 +540,7 @@ impl Launch<'_> {
             };
             let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
+                self.join_waiting(&mut rounds.unjoined);
                 let lap = Lap::start(self.ctx.detector_time());
                 for &slot in &resident {
                     if let Some(block) = rounds.take_unprepared(slot) {
@@ -568,6 +571,7 @@ impl Launch<'_> {
             while k < resident.len() {
                 let b = resident[k];
                 if self.blocks[b as usize].live == 0 {
+                    self.join_waiting(&mut rounds.unjoined);
                     resident.remove(k);
                     self.finish_block(b);
                 } else {
@@ -606,6 +610,7 @@ impl Launch<'_> {
                 }
             }
         }
+        self.join_waiting(&mut rounds.unjoined);
         rounds
     }
 
