@@ -10,9 +10,12 @@
 //! cargo run --release -p ptx-emu --example throughput -- N GRID off 65536 # ... and resident threads
 //! ```
 //!
-//! GRID 0 means one element per thread (`N / 1024` blocks).
+//! GRID 0 means one element per thread (`N / 1024` blocks). After the table, a second one says
+//! where each median launch's time went (`Emulator::last_launch_timings`): on the launch's
+//! thread, running blocks (interpreter), the race detector, joining turns run on several cores,
+//! and waiting for them; and each thread's busy time.
 
-use ptx_emu::{Emulator, KernelArg, LaunchConfig, Module, RunOptions};
+use ptx_emu::{Emulator, KernelArg, LaunchConfig, LaunchTimings, Module, RunOptions};
 use std::error::Error;
 use std::time::Instant;
 
@@ -74,6 +77,7 @@ struct Run {
     cpu_secs: Option<f64>,
     thread_instructions: u64,
     findings: usize,
+    timings: Option<LaunchTimings>,
 }
 
 fn run(module: &Module, x: &[f32], grid: u32, opts: &RunOptions) -> Result<Run, Box<dyn Error>> {
@@ -118,6 +122,7 @@ fn run(module: &Module, x: &[f32], grid: u32, opts: &RunOptions) -> Result<Run, 
         cpu_secs,
         thread_instructions: report.thread_instructions,
         findings: report.findings.len(),
+        timings: emu.last_launch_timings().cloned(),
     })
 }
 
@@ -168,6 +173,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "| elements | blocks | checkers | thread-instructions | wall s | cpu s | elements/s | thread-instructions/s | findings |"
     );
     println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|");
+    let mut breakdowns = Vec::new();
     for (n, grid) in cases {
         let grid = if grid == 0 {
             u32::try_from(n.div_ceil(TPB as usize))?
@@ -199,7 +205,40 @@ fn main() -> Result<(), Box<dyn Error>> {
                 r.thread_instructions as f64 / r.secs,
                 r.findings
             );
+            if let Some(t) = &r.timings {
+                breakdowns.push(breakdown(n, grid, name, t));
+            }
         }
     }
+    println!();
+    println!(
+        "where the median launches' time went, ms (on the launch's thread; busy: every thread's time at work, the launch's first)"
+    );
+    println!(
+        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth |"
+    );
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|");
+    for row in breakdowns {
+        println!("{row}");
+    }
     Ok(())
+}
+
+/// One row of the second table.
+fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
+    let ms = |d: std::time::Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+    let busy: Vec<String> = t.threads.iter().map(|b| ms(b.busy)).collect();
+    format!(
+        "| {n} | {grid} | {checkers} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+        ms(t.total),
+        ms(t.interpreter),
+        ms(t.race_detector),
+        ms(t.joins),
+        ms(t.waiting),
+        ms(t.other()),
+        t.turns,
+        t.serial_rounds,
+        busy.join(" "),
+        t.cores_busy()
+    )
 }

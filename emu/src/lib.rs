@@ -53,8 +53,8 @@ pub use banks::{BANKS, BankConflicts, warp_access};
 pub use error::EmuError;
 pub use exec::{
     DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
-    DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, RunOptions, Schedule, StreamId,
-    THREADS_ENV,
+    DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, LaunchTimings, RunOptions, Schedule,
+    StreamId, THREADS_ENV, ThreadBusy,
 };
 pub use memory_model::MemoryModel;
 pub use module::Module;

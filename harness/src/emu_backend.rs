@@ -126,6 +126,9 @@ impl EmuBackend {
                 &options,
             ),
         };
+        if let (None, Some(timings)) = (stream, self.emulator.last_launch_timings()) {
+            crate::timings::record_launch_parts(timings);
+        }
         let report = ran.map_err(|error| match error {
             // Named as the user wrote it, not by its mangled PTX symbol.
             ptx_emu::EmuError::CannotRun {

@@ -52,6 +52,11 @@ pub struct Timing {
     pub count: u32,
     /// Notes, e.g. how many compiles the cache answered.
     pub notes: Vec<String>,
+    /// For an emulator's launch: where its time went on the launch's thread (interpreter, race
+    /// detector, joins, waiting, other), and each of its threads' busy time, added up by name
+    /// over the launches.
+    pub parts: Vec<(String, Duration)>,
+    pub busy: Vec<(String, Duration)>,
 }
 
 static RECORDED: Mutex<Vec<Timing>> = Mutex::new(Vec::new());
@@ -66,6 +71,18 @@ pub fn record_with(phase: Phase, took: Duration, note: Option<&str>) {
     let Ok(mut recorded) = RECORDED.lock() else {
         return;
     };
+    let timing = entry(&mut recorded, phase);
+    timing.took += took;
+    timing.count += 1;
+    if let Some(note) = note
+        && !timing.notes.iter().any(|known| known == note)
+    {
+        timing.notes.push(note.to_string());
+    }
+}
+
+/// `phase`'s entry, made empty if it has none yet.
+fn entry(recorded: &mut Vec<Timing>, phase: Phase) -> &mut Timing {
     let at = match recorded.iter().position(|timing| timing.phase == phase) {
         Some(at) => at,
         None => {
@@ -74,17 +91,40 @@ pub fn record_with(phase: Phase, took: Duration, note: Option<&str>) {
                 took: Duration::ZERO,
                 count: 0,
                 notes: Vec::new(),
+                parts: Vec::new(),
+                busy: Vec::new(),
             });
             recorded.len() - 1
         }
     };
-    let timing = &mut recorded[at];
-    timing.took += took;
-    timing.count += 1;
-    if let Some(note) = note
-        && !timing.notes.iter().any(|known| known == note)
-    {
-        timing.notes.push(note.to_string());
+    &mut recorded[at]
+}
+
+/// Adds an emulator launch's breakdown to the launch phase (whose time its timer records).
+pub fn record_launch_parts(launch: &ptx_emu::LaunchTimings) {
+    let Ok(mut recorded) = RECORDED.lock() else {
+        return;
+    };
+    let timing = entry(&mut recorded, Phase::Launch);
+    let parts = [
+        ("interpreter", launch.interpreter),
+        ("race detector", launch.race_detector),
+        ("joins", launch.joins),
+        ("waiting", launch.waiting),
+        ("other", launch.other()),
+    ];
+    for (name, took) in parts {
+        add_named(&mut timing.parts, name, took);
+    }
+    for thread in &launch.threads {
+        add_named(&mut timing.busy, &thread.name, thread.busy);
+    }
+}
+
+fn add_named(list: &mut Vec<(String, Duration)>, name: &str, took: Duration) {
+    match list.iter_mut().find(|(known, _)| known == name) {
+        Some((_, sum)) => *sum += took,
+        None => list.push((name.to_string(), took)),
     }
 }
 
@@ -169,6 +209,22 @@ pub fn table(timings: &[Timing], started: Instant) -> String {
             timing.phase.name(),
             ms(timing.took)
         ));
+        for (name, took) in &timing.parts {
+            text.push_str(&format!("    {name:<13}{:>7.1} ms\n", ms(*took)));
+        }
+        if !timing.busy.is_empty() {
+            let busy: Vec<String> = timing
+                .busy
+                .iter()
+                .map(|(name, took)| format!("{name} {:.1}", ms(*took)))
+                .collect();
+            let total: Duration = timing.busy.iter().map(|(_, took)| *took).sum();
+            text.push_str(&format!(
+                "    busy, ms: {}; {:.2} cores' worth\n",
+                busy.join(", "),
+                total.as_secs_f64() / timing.took.as_secs_f64().max(1e-9)
+            ));
+        }
     }
     text.push_str(&format!(
         "  {:<13}{:>9.1} ms  (since the process started its work)\n",
@@ -234,5 +290,56 @@ mod tests {
         let text = table(&taken, Instant::now());
         assert!(text.contains("  compile "), "{text}");
         assert!(text.contains("  total "), "{text}");
+    }
+
+    #[test]
+    fn a_launchs_parts_and_threads_add_up_over_launches() {
+        let launch = ptx_emu::LaunchTimings {
+            total: Duration::from_millis(100),
+            interpreter: Duration::from_millis(60),
+            race_detector: Duration::from_millis(10),
+            joins: Duration::from_millis(5),
+            waiting: Duration::from_millis(20),
+            threads: vec![
+                ptx_emu::ThreadBusy {
+                    name: "launch".into(),
+                    busy: Duration::from_millis(80),
+                },
+                ptx_emu::ThreadBusy {
+                    name: "launch worker 1".into(),
+                    busy: Duration::from_millis(70),
+                },
+            ],
+            ..ptx_emu::LaunchTimings::default()
+        };
+        let mut recorded = Vec::new();
+        for _ in 0..2 {
+            let timing = entry(&mut recorded, Phase::Launch);
+            timing.took += launch.total;
+            timing.count += 1;
+        }
+        // As `record_launch_parts` does, on a list of the test's own.
+        let timing = entry(&mut recorded, Phase::Launch);
+        for _ in 0..2 {
+            add_named(&mut timing.parts, "interpreter", launch.interpreter);
+            add_named(&mut timing.parts, "other", launch.other());
+            for thread in &launch.threads {
+                add_named(&mut timing.busy, &thread.name, thread.busy);
+            }
+        }
+        assert_eq!(launch.other(), Duration::from_millis(5));
+        assert_eq!(
+            timing.parts,
+            vec![
+                ("interpreter".to_string(), Duration::from_millis(120)),
+                ("other".to_string(), Duration::from_millis(10)),
+            ]
+        );
+        let text = table(&recorded, Instant::now());
+        assert!(text.contains("    interpreter      120.0 ms"), "{text}");
+        assert!(
+            text.contains("busy, ms: launch 160.0, launch worker 1 140.0; 1.50 cores' worth"),
+            "{text}"
+        );
     }
 }

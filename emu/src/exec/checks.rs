@@ -276,13 +276,16 @@ impl Ctx<'_> {
     }
 
     /// Waits for a piped race detector to apply every call and reports what it found.
-    pub(crate) fn finish_racecheck(&mut self) {
+    /// Returns the time the launch's thread spent on the detector, and each shard's.
+    pub(crate) fn finish_racecheck(&mut self) -> (std::time::Duration, Vec<std::time::Duration>) {
         let Some(Racecheck::Piped(pipe)) = self.race.as_mut() else {
-            return;
+            return Default::default();
         };
         let shards = pipe.finish();
+        let times = (pipe.detector_time, std::mem::take(&mut pipe.shard_busy));
         self.report_found();
         self.race = Some(Racecheck::Finished(shards));
+        times
     }
 
     /// Turns the conflicts a piped race detector sent back into findings, each at the position

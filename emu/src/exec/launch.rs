@@ -52,6 +52,8 @@ impl Emulator {
         options: &RunOptions,
         trace_limit: Option<usize>,
     ) -> Result<LaunchOutcome, EmuError> {
+        let started = std::time::Instant::now();
+        self.last_timings = None;
         let fidx = module
             .funcs
             .iter()
@@ -232,6 +234,7 @@ impl Emulator {
                 next_check: options.watchdog_window,
                 ..Watchdog::default()
             },
+            clocks: Clocks::default(),
         };
         if options.racecheck {
             // A finding names its memory when it is reported, so heap blocks that may be freed
@@ -246,7 +249,7 @@ impl Emulator {
             l.ctx.race = Some(race);
         }
         let completed = l.run();
-        l.ctx.finish_racecheck();
+        let (race_detector, shards) = l.ctx.finish_racecheck();
         if let Some(refusal) = l.ctx.refusal.take() {
             return Err(refusal);
         }
@@ -260,19 +263,22 @@ impl Emulator {
             Some(Racecheck::Finished(shards)) => crate::race::Race::shadow_bytes_of(shards),
             _ => 0,
         };
-        Ok((
-            RunReport {
-                bank_conflicts,
-                findings: l.ctx.findings.merge(l.ctx.race_findings),
-                completed,
-                thread_instructions,
-                printf: l.ctx.printf,
-                printf_dropped: l.ctx.printf_dropped,
-                shadow_bytes,
-            },
-            l.ctx.trace,
-            l.ctx.op_check.map(|check| *check),
-        ))
+        let report = RunReport {
+            bank_conflicts,
+            findings: std::mem::take(&mut l.ctx.findings)
+                .merge(std::mem::take(&mut l.ctx.race_findings)),
+            completed,
+            thread_instructions,
+            printf: std::mem::take(&mut l.ctx.printf),
+            printf_dropped: l.ctx.printf_dropped,
+            shadow_bytes,
+        };
+        let (trace, op_check) = (l.ctx.trace.take(), l.ctx.op_check.take());
+        let clocks = std::mem::take(&mut l.clocks);
+        // Dropping the launch's state (the detector's shadow above all) is part of its time.
+        drop(l);
+        self.last_timings = Some(clocks.timings(started, race_detector, shards));
+        Ok((report, trace, op_check.map(|check| *check)))
     }
 
     /// A recorder for a launch of `module`: its warps, its instructions' lines, the global
@@ -354,6 +360,8 @@ pub(crate) struct Launch<'a> {
     pub(crate) started: u64,
     pub(crate) free_slots: Vec<u32>,
     pub(crate) watchdog: Watchdog,
+    /// Where the launch's thread spent its time (see `timing.rs`).
+    pub(crate) clocks: Clocks,
 }
 
 /// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
@@ -497,6 +505,7 @@ impl Launch<'_> {
             let crew = (started == workers).then_some((&crew, &mut own));
             self.run_rounds(crew).tally();
         });
+        self.clocks.workers = crew.busy();
     }
 
     /// The hardware schedule's rounds, on the crew's cores too when there is one.
@@ -511,6 +520,8 @@ impl Launch<'_> {
         let entry_stretch = self.ctx.m.stretch_at(self.entry_pc);
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
+                // A block's start comes after what the blocks did before it.
+                self.join_waiting(&mut rounds.unjoined);
                 let (slot, block) = self.claim_next_block();
                 // On several cores, the core that runs a new block prepares it.
                 let later = crew.is_some() && rounds.start_later(slot, block, entry_stretch);
@@ -529,6 +540,8 @@ impl Launch<'_> {
             };
             let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
+                self.join_waiting(&mut rounds.unjoined);
+                let lap = Lap::start(self.ctx.detector_time());
                 for &slot in &resident {
                     if let Some(block) = rounds.take_unprepared(slot) {
                         self.prepare_claimed(slot, block);
@@ -544,6 +557,8 @@ impl Launch<'_> {
                         }
                     }
                 }
+                self.clocks.interpreter += lap.stop(self.ctx.detector_time());
+                self.clocks.serial_rounds += 1;
             }
             if self.must_stop() {
                 if self.watchdog.stuck && !self.ctx.aborted && self.grow_residency() {
@@ -556,6 +571,7 @@ impl Launch<'_> {
             while k < resident.len() {
                 let b = resident[k];
                 if self.blocks[b as usize].live == 0 {
+                    self.join_waiting(&mut rounds.unjoined);
                     resident.remove(k);
                     self.finish_block(b);
                 } else {
@@ -594,6 +610,7 @@ impl Launch<'_> {
                 }
             }
         }
+        self.join_waiting(&mut rounds.unjoined);
         rounds
     }
 
@@ -602,6 +619,7 @@ impl Launch<'_> {
         match self.ctx.opts.schedule {
             Schedule::Hardware => self.run_hardware(),
             Schedule::Random { seed } | Schedule::Adversarial { seed } => {
+                let lap = Lap::start(self.ctx.detector_time());
                 while self.started < self.nblocks {
                     self.start_next_block();
                 }
@@ -646,6 +664,7 @@ impl Launch<'_> {
                         }
                     }
                 }
+                self.clocks.interpreter += lap.stop(self.ctx.detector_time());
             }
         }
         let live: u32 = self.warps.iter().map(|w| w.live.count_ones()).sum();

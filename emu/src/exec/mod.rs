@@ -222,6 +222,8 @@ pub struct Emulator {
     loaded_modules: Vec<u64>,
     heap: Heap,
     devices: Devices,
+    /// Where the last launch's time went (see [`Emulator::last_launch_timings`]).
+    last_timings: Option<LaunchTimings>,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -306,6 +308,7 @@ impl Emulator {
                 limit: DEFAULT_HEAP_BYTES,
             },
             devices: Devices::new(),
+            last_timings: None,
         }
     }
 
@@ -489,6 +492,7 @@ mod memory;
 mod parallel;
 mod plan;
 mod streams;
+mod timing;
 mod views;
 mod warp;
 mod watchdog;
@@ -503,6 +507,8 @@ use memory::*;
 use parallel::*;
 use plan::Rounds;
 use streams::*;
+use timing::{Clocks, Lap};
+pub use timing::{LaunchTimings, ThreadBusy};
 use views::*;
 use warp::*;
 use watchdog::*;

@@ -20,20 +20,26 @@ const MIN_PARALLEL_THREADS: u64 = 16 * 1024;
 #[cfg(test)]
 const MIN_PARALLEL_THREADS: u64 = 1;
 
-/// Threads a race detector takes of a launch's `cores`: a quarter, since recording a warp's
-/// accesses costs about a fifth of running them (see BENCHMARK.md); the interpreter gets the
-/// rest. When blocks run on several cores and there are fewer than four, it takes none and runs
-/// on the launch's own thread: on two cores a detector thread of its own cost more in handing
-/// calls from core to core than it took off the interpreter (`reduce_better` at 4 M: 0.63 s
-/// against 0.56 s). When blocks run on one core (the random schedules, traces, bank counting …),
-/// it takes at least one core of two or more.
+/// Threads a race detector takes of a launch's `cores`. When blocks run on several cores: one
+/// per 16 cores, and none below four, where it runs on the launch's own thread. Applying the
+/// calls costs a few percent of running the blocks since runs are recorded together (a shard
+/// of four at 16 threads was busy 3 % of the time a worker was; see BENCHMARK.md), so a core
+/// given to the detector is mostly a core the blocks lose; on two cores a detector thread of
+/// its own cost more in handing calls from core to core than it took off the interpreter.
+/// When blocks run on one core (the random schedules, traces, bank counting …), it takes a
+/// quarter of the cores, and at least one of two or more.
 pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
     if blocks_on_several {
-        cores / 4
+        if cores < 4 { 0 } else { cores.div_ceil(16) }
     } else {
         (cores / 4).max(1).min(cores - 1)
     }
 }
+
+/// From this many workers on, the launch's thread runs no blocks of a turn: it joins the
+/// previous turn's outcomes while the workers run this one (see [`Launch::parallel_rounds`]),
+/// and with a block of its own that join would make it the turn's last core.
+const WORKERS_FOR_A_FREE_LAUNCH: usize = 4;
 
 impl Launch<'_> {
     /// Workers for this launch's rounds besides its own core: one per core left when a piped
@@ -92,6 +98,8 @@ struct Job {
     views: Option<BlockViews>,
     /// Emptied race-detector logs lent by the pipe, for the blocks' calls.
     spares: Vec<Vec<race::Call>>,
+    /// Time the worker spent running its blocks, over the launch.
+    busy: std::time::Duration,
 }
 
 /// A resident block as a worker gets it for a turn.
@@ -242,16 +250,23 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Adds a block's turn to the launch's, as if it had run here after everything before.
-    fn join(&mut self, outcome: Outcome) {
-        self.thread_instrs += outcome.thread_instrs;
-        self.clock += outcome.clock;
-        self.progress += outcome.progress;
-        self.aborted |= outcome.aborted;
-        self.touched_global_sync |= outcome.touched_global_sync;
+    /// Adds a block's turn's counters to the launch's (the step budget, the watchdog and a stop
+    /// read them before the next turn), leaving what must come in order for [`Ctx::join`].
+    fn join_counts(&mut self, outcome: &mut Outcome) {
+        self.thread_instrs += std::mem::take(&mut outcome.thread_instrs);
+        self.clock += std::mem::take(&mut outcome.clock);
+        self.progress += std::mem::take(&mut outcome.progress);
+        self.aborted |= std::mem::take(&mut outcome.aborted);
+        self.touched_global_sync |= std::mem::take(&mut outcome.touched_global_sync);
         if self.refusal.is_none() {
-            self.refusal = outcome.refusal;
+            self.refusal = outcome.refusal.take();
         }
+    }
+
+    /// Adds a block's turn to the launch's, as if it had run here after everything before: its
+    /// counters (if [`Ctx::join_counts`] has not yet), findings and race-detector calls.
+    fn join(&mut self, mut outcome: Outcome) {
+        self.join_counts(&mut outcome);
         // The turn counted positions from its own start; before it, this many accesses went
         // to the detector.
         let sent_before = match self.race.as_mut() {
@@ -356,6 +371,7 @@ impl Crew {
                 return;
             }
             {
+                let started = std::time::Instant::now();
                 let mut job = self.jobs[index].lock().unwrap_or_else(|e| e.into_inner());
                 if let Some(views) = job.views.take() {
                     ctx.mem = views;
@@ -370,6 +386,7 @@ impl Crew {
                     job.turns.push((block.slot, turn));
                 }
                 ctx.unused_logs(&mut job.spares);
+                job.busy += started.elapsed();
             }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
                 self.launch.unpark();
@@ -380,6 +397,12 @@ impl Crew {
     pub(crate) fn dismiss(&self) {
         self.signal(u64::MAX);
     }
+
+    /// Each worker's time running blocks so far.
+    pub(crate) fn busy(&self) -> Vec<std::time::Duration> {
+        let busy = |job: &Mutex<Job>| job.lock().unwrap_or_else(|e| e.into_inner()).busy;
+        self.jobs.iter().map(busy).collect()
+    }
 }
 
 impl Launch<'_> {
@@ -387,6 +410,11 @@ impl Launch<'_> {
     /// allow: returns how many ran, as one core would have run them, and whether a warp ran in
     /// the last; `None` when the next round must run on one core. `own` is the context the
     /// launch's core runs its share of the blocks with.
+    ///
+    /// The turn's counters join the launch's at once (the next turn's plan, the step budget and
+    /// the watchdog read them); its findings and race-detector calls wait in `rounds` and join
+    /// while the next turn runs, or before the launch next does something of its own that comes
+    /// in order ([`Launch::join_waiting`]): so the launch's core is not the last of every turn.
     pub(crate) fn parallel_rounds(
         &mut self,
         crew: &Crew,
@@ -395,7 +423,9 @@ impl Launch<'_> {
         resident: &[u32],
         most: u32,
     ) -> Option<(u32, bool)> {
-        let parts = (crew.jobs.len() + 1).min(resident.len());
+        let planning = Lap::start(self.ctx.detector_time());
+        let workers = crew.jobs.len();
+        let parts = (workers + 1).min(resident.len());
         let planned = if parts < 2 {
             None
         } else {
@@ -404,6 +434,7 @@ impl Launch<'_> {
         let Some(planned) = planned else {
             rounds.serial_rounds += 1;
             rounds.forget();
+            self.clocks.joins += planning.stop(self.ctx.detector_time());
             return None;
         };
         let wpb = self.ctx.wpb as usize;
@@ -411,9 +442,9 @@ impl Launch<'_> {
         rounds.by_slot.clear();
         rounds.by_slot.extend_from_slice(resident);
         rounds.by_slot.sort_unstable();
-        let chunk = resident.len().div_ceil(parts);
-        let mut chunks = rounds.by_slot.chunks(chunk);
-        let mine = chunks.next().unwrap_or_default();
+        let (mine, theirs) = rounds
+            .by_slot
+            .split_at(launch_share(resident.len(), workers));
         let new_views = rounds.views_for != self.blocks.len();
         rounds.views_for = self.blocks.len();
         if new_views {
@@ -433,7 +464,6 @@ impl Launch<'_> {
                 fresh,
             }
         };
-        let mut assigned = chunks.map(Some).chain(std::iter::repeat(None));
         // Each block's share of the spare streams, so that the first job does not take them
         // all and leave the others to allocate theirs.
         let share = match self.ctx.race.as_ref() {
@@ -448,10 +478,14 @@ impl Launch<'_> {
             _ => Vec::new(),
         };
         own.lend_logs(&mut lend(mine.len()));
-        for job in &crew.jobs {
+        let mut taken = 0;
+        for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             job.blocks.clear();
-            let slots: &[u32] = assigned.next().flatten().unwrap_or_default();
+            // Shares as even as they go, the larger ones first.
+            let count = theirs.len() / workers + usize::from(index < theirs.len() % workers);
+            let slots = &theirs[taken..taken + count];
+            taken += count;
             job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
             job.rounds = planned;
             if new_views {
@@ -464,20 +498,28 @@ impl Launch<'_> {
         if rounds.turns.len() < self.blocks.len() {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
+        self.clocks.joins += planning.stop(self.ctx.detector_time());
+        // The last turn's findings and calls, while the workers run this one.
+        self.join_waiting(&mut rounds.unjoined);
+        let running = std::time::Instant::now();
         for &slot in mine {
             let block = of_slot(slot);
-            // SAFETY: the workers run only the other chunks' blocks.
+            // SAFETY: the workers run only the other blocks.
             let turn = unsafe { run_block(own, block, crew.entry, planned) };
             rounds.turns[slot as usize] = Some(turn);
         }
-        let workers = crew.jobs.len();
+        self.clocks.interpreter += running.elapsed();
+        let waiting = std::time::Instant::now();
         wait_until(|| {
             crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire)
         });
+        self.clocks.waiting += waiting.elapsed();
+        self.clocks.turns += 1;
         assert!(
             !crew.failed.load(Ordering::Acquire),
             "a worker of the launch panicked"
         );
+        let joining = Lap::start(self.ctx.detector_time());
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             for (slot, turn) in job.turns.drain(..) {
@@ -514,20 +556,46 @@ impl Launch<'_> {
         ordered.sort_unstable();
         ordered.dedup();
         // Round by round, in block order, as one core would have made them.
+        let waiting = &mut rounds.unjoined;
         for round in ordered {
             for (done, outcomes, at, _) in &mut turns {
                 if done.get(*at) == Some(&round) {
                     *at += 1;
-                    if let Some(outcome) = outcomes.next() {
-                        self.ctx.join(outcome);
-                    }
+                    waiting.extend(outcomes.next());
                 }
             }
         }
-        for rest in turns.into_iter().filter_map(|(.., rest)| rest) {
-            self.ctx.join(rest);
+        waiting.extend(turns.into_iter().filter_map(|(.., rest)| rest));
+        for outcome in waiting.iter_mut() {
+            self.ctx.join_counts(outcome);
         }
+        self.clocks.joins += joining.stop(self.ctx.detector_time());
         Some((planned, progressed))
+    }
+
+    /// Joins the last turn's findings and race-detector calls into the launch's, in the order
+    /// one core would have made them. The launch calls this before it makes any of its own:
+    /// a round on one core, a block's start or end, its report.
+    pub(crate) fn join_waiting(&mut self, unjoined: &mut Vec<Outcome>) {
+        if unjoined.is_empty() {
+            return;
+        }
+        let joining = Lap::start(self.ctx.detector_time());
+        for outcome in unjoined.drain(..) {
+            self.ctx.join(outcome);
+        }
+        self.clocks.joins += joining.stop(self.ctx.detector_time());
+    }
+}
+
+/// How many of a turn's `blocks` the launch's core runs when `workers` run the rest: none once
+/// there are enough workers (see [`WORKERS_FOR_A_FREE_LAUNCH`]), otherwise an even share, the
+/// smaller one when the blocks do not divide evenly.
+fn launch_share(blocks: usize, workers: usize) -> usize {
+    if workers >= WORKERS_FOR_A_FREE_LAUNCH {
+        0
+    } else {
+        blocks / (workers + 1)
     }
 }
 
@@ -632,10 +700,11 @@ mod tests {
 
     /// Every committed kernel, every entry, every schedule, with every checker and with none:
     /// five blocks on several cores end with the report and the memory they end with on one.
-    /// With racecheck, two cores run blocks with the detector on the launch's thread (the piped
-    /// detector's own test runs it in shards); without, three run blocks, three at a time, so
-    /// that blocks also start in slots that earlier blocks left (the corpus's blocks have 96
-    /// threads).
+    /// With racecheck, entry by entry, two cores run blocks with the detector on the launch's
+    /// thread, or six cores run them on four workers while the launch's thread joins their
+    /// turns and one shard applies the detector's calls (the piped detector's own test runs it
+    /// in more shards); without, three run blocks, three at a time, so that blocks also start
+    /// in slots that earlier blocks left (the corpus's blocks have 96 threads).
     #[test]
     fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
         ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0)));
@@ -649,7 +718,17 @@ mod tests {
             }
         };
         let parse = |ptx: &str| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?));
-        let checked = crate::committed::runs_alike("two cores", 5, parse, on_cores(2));
+        // Three schedules per entry: the count of calls tells the entries apart.
+        let calls = std::cell::Cell::new(0u32);
+        let checked = crate::committed::runs_alike("two or six cores", 5, parse, |options| {
+            calls.set(calls.get() + 1);
+            let threads = if calls.get().div_ceil(3) % 2 == 0 {
+                6
+            } else {
+                2
+            };
+            on_cores(threads)(options)
+        });
         let unchecked = crate::committed::runs_alike("three cores, no checkers", 5, parse, |o| {
             on_cores(3)(RunOptions {
                 racecheck: false,

@@ -58,7 +58,7 @@ pub(super) struct Turn {
 }
 
 /// What a block did in its turn that the launch adds to its own, in block order.
-pub(super) struct Outcome {
+pub(crate) struct Outcome {
     pub(super) findings: Collector,
     pub(super) log: Option<race::Log>,
     pub(super) thread_instrs: u64,
@@ -96,6 +96,9 @@ pub(crate) struct Rounds {
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
+    /// The last turn's outcomes, in the order one core would have made them, their counters
+    /// already joined: their findings and race-detector calls wait to join the launch's.
+    pub(crate) unjoined: Vec<Outcome>,
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.

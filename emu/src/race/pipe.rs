@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use super::*;
 
@@ -239,13 +240,21 @@ impl Race {
     /// the conflicts it found, each with the number of the access that found it. Every call but
     /// an access changes state that all shards keep alike (threads' clocks, barrier epochs,
     /// flags); an access's word is kept by one shard, and the others get its marks. Returns the
-    /// shard when the interpreter hangs up.
-    fn serve(mut self, shard: usize, calls: Receiver<Batch>, back: Sender<Returned>) -> Race {
+    /// shard when the interpreter hangs up, with the time it spent applying calls.
+    fn serve(
+        mut self,
+        shard: usize,
+        calls: Receiver<Batch>,
+        back: Sender<Returned>,
+    ) -> (Race, Duration) {
+        let mut busy = Duration::ZERO;
         while let Some(batch) = next_batch(&calls) {
+            let started = Instant::now();
             let mut found = Vec::new();
             for (first, part) in &batch {
                 self.run_part(*first, part, &mut found);
             }
+            busy += started.elapsed();
             // The interpreter may have stopped listening (a refused launch); the detector
             // still finishes its batches so that it returns in a known state.
             let _ = back.send(Returned {
@@ -254,7 +263,7 @@ impl Race {
                 batch,
             });
         }
-        self
+        (self, busy)
     }
 }
 
@@ -297,7 +306,12 @@ pub(crate) struct Pipe {
     spare: Vec<Vec<Call>>,
     /// Conflicts received and not yet turned into findings, in access order.
     pub(crate) found: Vec<Found>,
-    shards: Vec<JoinHandle<Race>>,
+    shards: Vec<JoinHandle<(Race, Duration)>>,
+    /// Time the interpreter's thread spent on the detector: applying batches when the detector
+    /// runs there, and waiting for the shards at the end.
+    pub(crate) detector_time: Duration,
+    /// Per shard, once [`Pipe::finish`] returned: the time it spent applying calls.
+    pub(crate) shard_busy: Vec<Duration>,
     /// The detector itself when it runs on the interpreter's thread: each batch is applied
     /// when it is full, so that a warp's accesses reach it together (see `runs.rs`).
     local: Option<Race>,
@@ -361,6 +375,8 @@ impl Pipe {
             spare: Vec::new(),
             found: Vec::new(),
             shards: Vec::new(),
+            detector_time: Duration::ZERO,
+            shard_busy: Vec::new(),
             local: None,
         }
     }
@@ -496,16 +512,21 @@ impl Pipe {
         self.close_own();
         self.queued = 0;
         if let Some(race) = self.local.as_mut() {
+            let started = Instant::now();
             for (first, part) in self.parts.iter_mut().flat_map(std::mem::take) {
                 race.run_part(first, &part, &mut self.found);
                 keep_spare(&mut self.spare, part);
             }
+            self.detector_time += started.elapsed();
             return;
         }
+        // A shard that fell `IN_FLIGHT` batches behind makes the send wait: detector time.
+        let started = Instant::now();
         for (to, parts) in self.to_shards.iter().zip(self.parts.iter_mut()) {
             // A send fails only when a shard's thread died; `finish` reports that.
             let _ = to.send(std::mem::take(parts));
         }
+        self.detector_time += started.elapsed();
         self.in_flight.push_back(InFlight {
             answered: 0,
             found: Vec::new(),
@@ -556,6 +577,7 @@ impl Pipe {
         if let Some(race) = self.local.take() {
             return vec![race];
         }
+        let started = Instant::now();
         self.to_shards.clear();
         while !self.in_flight.is_empty() {
             match self.from_shards.recv() {
@@ -563,13 +585,17 @@ impl Pipe {
                 Err(_) => break,
             }
         }
-        self.shards
+        let (races, busy) = self
+            .shards
             .drain(..)
             .map(|shard| match shard.join() {
-                Ok(race) => race,
+                Ok(done) => done,
                 Err(panic) => std::panic::resume_unwind(panic),
             })
-            .collect()
+            .unzip();
+        self.shard_busy = busy;
+        self.detector_time += started.elapsed();
+        races
     }
 }
 

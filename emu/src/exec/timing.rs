@@ -1,0 +1,191 @@
+//! Where a launch's time goes: on the launch's own thread part by part, and on every thread it
+//! used, how long each was busy (`racetrack check --timings`, `examples/throughput`).
+//!
+//! The clock is read where a part starts and ends: a few times per round on one core, per turn
+//! on several, per batch of the race detector's calls. That is cheap enough to stay on, and
+//! nothing measured flows back into what the launch computes.
+
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// Where one launch's time went.
+///
+/// On the launch's thread the parts add up to `total`: `interpreter`, `race_detector`, `joins`
+/// and `waiting`, and `other` for the rest (checking the launch, starting and finishing blocks,
+/// the report). The other threads run blocks (`launch worker N`) or the race detector's shards
+/// (`racecheck N`); each one's `busy` is the time it spent on that work, not waiting for it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LaunchTimings {
+    /// The whole launch, from its checks to its report.
+    pub total: Duration,
+    /// Running blocks on the launch's thread: its share of each turn on several cores, and the
+    /// rounds that ran on one core.
+    pub interpreter: Duration,
+    /// The race detector on the launch's thread: applying its calls there (on one to three
+    /// cores), and waiting for its shards to apply the last of them.
+    pub race_detector: Duration,
+    /// Planning each turn on several cores, and adding up what its blocks did, in the order one
+    /// core would have made it (findings, the detector's calls).
+    pub joins: Duration,
+    /// Waiting for the other cores to finish a turn.
+    pub waiting: Duration,
+    /// Turns run on several cores, and rounds run on one core.
+    pub turns: u64,
+    pub serial_rounds: u64,
+    /// Every thread of the launch, its own first.
+    pub threads: Vec<ThreadBusy>,
+}
+
+/// One thread of a launch and how long it worked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadBusy {
+    /// `launch`, `launch worker N` or `racecheck N`.
+    pub name: String,
+    pub busy: Duration,
+}
+
+impl LaunchTimings {
+    /// The launch thread's time outside the named parts.
+    pub fn other(&self) -> Duration {
+        self.total
+            .saturating_sub(self.interpreter)
+            .saturating_sub(self.race_detector)
+            .saturating_sub(self.joins)
+            .saturating_sub(self.waiting)
+    }
+
+    /// Busy time of every thread together, in the time the launch took: how many cores' worth
+    /// of work it did (1.0 on one core that never waited).
+    pub fn cores_busy(&self) -> f64 {
+        let busy: Duration = self.threads.iter().map(|t| t.busy).sum();
+        busy.as_secs_f64() / self.total.as_secs_f64().max(1e-9)
+    }
+}
+
+impl std::fmt::Display for LaunchTimings {
+    /// The breakdown, one part a line, then the threads' busy times.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let share = |d: Duration| 100.0 * d.as_secs_f64() / self.total.as_secs_f64().max(1e-9);
+        let parts = [
+            ("interpreter", self.interpreter),
+            ("race detector", self.race_detector),
+            ("joins", self.joins),
+            ("waiting", self.waiting),
+            ("other", self.other()),
+        ];
+        for (name, took) in parts {
+            writeln!(f, "{name:<15}{:>9.1} ms {:>5.1} %", ms(took), share(took))?;
+        }
+        writeln!(
+            f,
+            "{} turns on several cores, {} rounds on one",
+            self.turns, self.serial_rounds
+        )?;
+        let busy: Vec<String> = self
+            .threads
+            .iter()
+            .map(|t| format!("{:.1}", ms(t.busy)))
+            .collect();
+        write!(
+            f,
+            "busy per thread, ms (launch, workers, racecheck shards): {}; {:.2} cores' worth",
+            busy.join(" "),
+            self.cores_busy()
+        )
+    }
+}
+
+impl Emulator {
+    /// Where the last launch's time went (`None` before the first launch, and for a launch that
+    /// was refused).
+    pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
+        self.last_timings.as_ref()
+    }
+}
+
+/// Time the launch's thread spent on each part so far (see [`LaunchTimings`]), and its
+/// workers' busy time.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Clocks {
+    pub(crate) interpreter: Duration,
+    pub(crate) joins: Duration,
+    pub(crate) waiting: Duration,
+    pub(crate) turns: u64,
+    pub(crate) serial_rounds: u64,
+    pub(crate) workers: Vec<Duration>,
+}
+
+impl Ctx<'_> {
+    /// The time this thread has spent on the race detector so far.
+    pub(crate) fn detector_time(&self) -> Duration {
+        match &self.race {
+            Some(Racecheck::Piped(pipe)) => pipe.detector_time,
+            _ => Duration::ZERO,
+        }
+    }
+}
+
+impl Clocks {
+    /// The launch's timings, once it ended: `total` since `started`, the detector's time on the
+    /// launch's thread and each shard's busy time.
+    pub(crate) fn timings(
+        self,
+        started: Instant,
+        race_detector: Duration,
+        shards: Vec<Duration>,
+    ) -> LaunchTimings {
+        let total = started.elapsed();
+        let mut threads = vec![ThreadBusy {
+            name: "launch".into(),
+            busy: total.saturating_sub(self.waiting),
+        }];
+        threads.extend(
+            self.workers
+                .iter()
+                .enumerate()
+                .map(|(i, &busy)| ThreadBusy {
+                    name: format!("launch worker {}", i + 1),
+                    busy,
+                }),
+        );
+        threads.extend(shards.iter().enumerate().map(|(i, &busy)| ThreadBusy {
+            name: format!("racecheck {}", i + 1),
+            busy,
+        }));
+        LaunchTimings {
+            total,
+            interpreter: self.interpreter,
+            race_detector,
+            joins: self.joins,
+            waiting: self.waiting,
+            turns: self.turns,
+            serial_rounds: self.serial_rounds,
+            threads,
+        }
+    }
+}
+
+/// A stopwatch for a part of the launch thread's time that may contain race-detector work,
+/// which counts for the detector instead: started with the detector's time so far, stopped
+/// with it again.
+pub(crate) struct Lap {
+    started: Instant,
+    detector: Duration,
+}
+
+impl Lap {
+    pub(crate) fn start(detector: Duration) -> Lap {
+        Lap {
+            started: Instant::now(),
+            detector,
+        }
+    }
+
+    /// The time since the start less the detector's share of it.
+    pub(crate) fn stop(&self, detector: Duration) -> Duration {
+        let inner = detector.saturating_sub(self.detector);
+        self.started.elapsed().saturating_sub(inner)
+    }
+}
