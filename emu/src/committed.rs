@@ -115,6 +115,7 @@ pub(crate) fn runs_alike_with(
                 Schedule::Hardware,
                 Schedule::Random { seed: 7 },
                 Schedule::Adversarial { seed: 7 },
+                Schedule::Lanes { seed: 7 },
             ] {
                 let (a, b) = options(RunOptions {
                     schedule,

@@ -27,7 +27,7 @@ pub struct CommonArgs {
     #[arg(long, default_value_t = 2024)]
     pub seed: u64,
 
-    /// Emulator schedule (random and adversarial use --seed)
+    /// Emulator schedule (random, adversarial and lanes use --seed)
     #[arg(long, value_enum, default_value_t = ScheduleName::Hardware)]
     pub schedule: ScheduleName,
 
@@ -56,6 +56,9 @@ pub enum ScheduleName {
     Random,
     /// one warp runs alone until its next barrier (uses --seed)
     Adversarial,
+    /// as random, and a warp's lanes run apart, as independent thread scheduling lets them
+    /// (uses --seed)
+    Lanes,
 }
 
 /// What racecheck reports (`--memory-model`).
@@ -85,6 +88,7 @@ impl ScheduleName {
             Self::Hardware => Schedule::Hardware,
             Self::Random => Schedule::Random { seed },
             Self::Adversarial => Schedule::Adversarial { seed },
+            Self::Lanes => Schedule::Lanes { seed },
         }
     }
 }

@@ -321,6 +321,7 @@ fn schedule_name(schedule: crate::Schedule) -> (&'static str, Option<u64>) {
         crate::Schedule::Hardware => ("hardware", None),
         crate::Schedule::Random { seed } => ("random", Some(seed)),
         crate::Schedule::Adversarial { seed } => ("adversarial", Some(seed)),
+        crate::Schedule::Lanes { seed } => ("lanes", Some(seed)),
     }
 }
 

@@ -247,6 +247,7 @@ pub fn describe_schedule(schedule: Schedule) -> String {
         Schedule::Adversarial { seed } => {
             format!("the emulator, adversarial schedule (seed {seed})")
         }
+        Schedule::Lanes { seed } => format!("the emulator, lanes schedule (seed {seed})"),
     }
 }
 

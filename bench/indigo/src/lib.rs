@@ -5,10 +5,12 @@
 //! - [`graph`]: the input graphs;
 //! - [`oracle`]: whether a code's bug happens on a graph, decided from a model of its accesses;
 //! - [`run`]: the suite on disk and its runs through `racetrack check`;
-//! - [`table`]: the scoreboard.
+//! - [`table`]: the scoreboard;
+//! - [`hirace`]: HiRace's calibrated Indigo suite, from a clone of its artifact, beside Table I.
 
 pub mod code;
 pub mod graph;
+pub mod hirace;
 pub mod oracle;
 pub mod run;
 pub mod table;

@@ -263,7 +263,8 @@ impl Suite {
     }
 }
 
-fn parse_findings(stdout: &[u8]) -> Outcome {
+/// What `racetrack check --json` printed: its findings' kinds and spaces.
+pub fn parse_findings(stdout: &[u8]) -> Outcome {
     let json: serde_json::Value = match serde_json::from_slice(stdout) {
         Ok(json) => json,
         Err(error) => return Outcome::Error(format!("check printed no JSON: {error}")),

@@ -591,6 +591,7 @@ fn schedule_name(device: &Device) -> String {
             Schedule::Adversarial { seed } => {
                 format!("on the emulator's adversarial schedule (seed {seed})")
             }
+            Schedule::Lanes { seed } => format!("on the emulator's lanes schedule (seed {seed})"),
         },
         None => format!("on the GPU ({})", device.name()),
     }

@@ -18,6 +18,9 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
             return Step::Idle;
         }
     }
+    if w.lanes.is_some() {
+        super::lanes::interleave(&ctx.m.code, w);
+    }
     if exec(ctx, state, w).is_some() {
         check_barriers(ctx, warps, state);
     }

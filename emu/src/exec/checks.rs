@@ -490,6 +490,13 @@ impl Ctx<'_> {
                     why.push_str("; ");
                     why.push_str(RELEASED_EARLY);
                 }
+                let same_warp = same_block && (hit.prev.tid % tpb) / 32 == (tid % tpb) / 32;
+                if let (true, Schedule::Lanes { seed }) = (same_warp, self.opts.schedule) {
+                    why.push_str(&format!(
+                        "; they are in one warp, whose lanes the lanes schedule (seed {seed}) ran \
+                         apart, as a GPU may since Volta: __syncwarp() between them orders them"
+                    ));
+                }
                 if let Some(gap) = hit.gap.filter(|g| !same_block && g.scope == Scope::Cta) {
                     why.push_str(&format!(
                         "; {} at {} has block scope, which orders only within one block — with \

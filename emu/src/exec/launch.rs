@@ -90,10 +90,10 @@ impl Emulator {
         // starts the next block when one finishes, so any grid runs in bounded memory.
         let resident_blocks = match options.schedule {
             Schedule::Hardware => (options.resident_threads / tpb).max(1) as u64,
-            Schedule::Random { .. } | Schedule::Adversarial { .. } => {
+            Schedule::Random { .. } | Schedule::Adversarial { .. } | Schedule::Lanes { .. } => {
                 if nblocks * tpb64 > MAX_ALL_AT_ONCE_THREADS {
                     return Err(bad(format!(
-                        "the random and adversarial schedules start every block at once, and {} threads are more than they hold ({MAX_ALL_AT_ONCE_THREADS}); the hardware schedule runs any grid",
+                        "the random, adversarial and lanes schedules start every block at once, and {} threads are more than they hold ({MAX_ALL_AT_ONCE_THREADS}); the hardware schedule runs any grid",
                         nblocks * tpb64
                     )));
                 }
@@ -368,6 +368,9 @@ pub(crate) struct Launch<'a> {
 pub(crate) struct Rng(u64);
 
 impl Rng {
+    pub(crate) fn seeded(seed: u64) -> Rng {
+        Rng(seed)
+    }
     pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -618,7 +621,9 @@ impl Launch<'_> {
     pub(crate) fn run(&mut self) -> bool {
         match self.ctx.opts.schedule {
             Schedule::Hardware => self.run_hardware(),
-            Schedule::Random { seed } | Schedule::Adversarial { seed } => {
+            Schedule::Random { seed }
+            | Schedule::Adversarial { seed }
+            | Schedule::Lanes { seed } => {
                 let lap = Lap::start(self.ctx.detector_time());
                 while self.started < self.nblocks {
                     self.start_next_block();
@@ -739,6 +744,7 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
             frames,
             spin: 0,
             favored: None,
+            lanes: lanes::Interleave::for_warp(ctx.opts.schedule, block, wi),
         };
     }
     if let Some(shared) = ctx.mem.shared(slot).get_mut(0..ctx.shared_init.len()) {

@@ -110,6 +110,14 @@ pub enum Schedule {
     /// A random warp runs alone until it blocks at a barrier, exits, or makes a strong access
     /// or atomic on global memory (where blocks hand each other data), then another.
     Adversarial { seed: u64 },
+    /// Independent thread scheduling (sm_70 and later): warps take turns as under `Random`,
+    /// and a warp's lanes need not run together. At a load, store or atomic of shared or
+    /// global memory a converged group may split: a random part of it runs ahead, past later
+    /// instructions, until at one of its own memory accesses it hands the warp back to the
+    /// lanes behind. So an intra-warp race that lockstep orders (the lanes of one instruction
+    /// always in order, every lane done before any goes on) is seen. Lanes still meet where
+    /// CUDA makes them: `__syncwarp()`, shuffles and votes, barriers.
+    Lanes { seed: u64 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -487,6 +495,7 @@ mod ctx;
 mod device_calls;
 mod devices;
 mod instr;
+mod lanes;
 mod launch;
 mod memory;
 mod parallel;

@@ -53,6 +53,8 @@ pub(crate) struct Warp {
     pub(crate) frames: Vec<Vec<Frame>>,
     pub(crate) spin: u32,
     pub(crate) favored: Option<u8>,
+    /// Under [`Schedule::Lanes`], what splits this warp's lanes apart (see `lanes.rs`).
+    pub(crate) lanes: Option<super::lanes::Interleave>,
 }
 
 /// What a call into a recursive function saves for one lane: the callee's registers, `.param`

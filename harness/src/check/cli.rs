@@ -158,7 +158,7 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = ScheduleName::Hardware)]
     pub schedule: ScheduleName,
 
-    /// Seed of the random and adversarial schedules
+    /// Seed of the random, adversarial and lanes schedules
     #[arg(long, default_value_t = 2024)]
     pub seed: u64,
 

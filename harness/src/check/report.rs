@@ -33,6 +33,7 @@ fn schedule_name(schedule: Schedule) -> (&'static str, Option<u64>) {
         Schedule::Hardware => ("hardware", None),
         Schedule::Random { seed } => ("random", Some(seed)),
         Schedule::Adversarial { seed } => ("adversarial", Some(seed)),
+        Schedule::Lanes { seed } => ("lanes", Some(seed)),
     }
 }
 
