@@ -220,7 +220,12 @@ impl Graph {
     /// Writes this graph's four buffers into `dir`.
     fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        let bytes = |words: &[i32]| words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>();
+        let bytes = |words: &[i32]| {
+            words
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect::<Vec<_>>()
+        };
         let mut nlist = self.nlist.clone();
         nlist.resize(self.edges_for_data(), 0);
         let (data1, data2) = self.data();
@@ -413,9 +418,17 @@ fn check_args(
         "--timeout".into(),
         timeout.as_secs().to_string(),
         "--arg".into(),
-        format!("nindex:i32[{}]=file:{}", graph.nindex.len(), file("nindex.bin")),
+        format!(
+            "nindex:i32[{}]=file:{}",
+            graph.nindex.len(),
+            file("nindex.bin")
+        ),
         "--arg".into(),
-        format!("nlist:i32[{}]=file:{}", graph.edges_for_data(), file("nlist.bin")),
+        format!(
+            "nlist:i32[{}]=file:{}",
+            graph.edges_for_data(),
+            file("nlist.bin")
+        ),
         "--arg".into(),
         format!("data1:i32[{len}]=file:{}", file("data1.bin")),
         "--arg".into(),
@@ -556,7 +569,13 @@ mod tests {
         let first: Vec<i32> = (0..5).map(|_| rand.next_rand()).collect();
         assert_eq!(
             first,
-            [1_804_289_383, 846_930_886, 1_681_692_777, 1_714_636_915, 1_957_747_793]
+            [
+                1_804_289_383,
+                846_930_886,
+                1_681_692_777,
+                1_714_636_915,
+                1_957_747_793
+            ]
         );
     }
 
