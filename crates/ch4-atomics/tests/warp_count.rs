@@ -7,7 +7,7 @@ mod common;
 use std::cell::RefCell;
 
 use ch4_atomics::warp_count::{KERNELS, input, run, variant, warp_count_cpu};
-use common::{cases, device};
+use common::{cases, device, schedule};
 use harness::{LaunchShape, Schedule};
 use proptest::prelude::*;
 use proptest::test_runner::TestRunner;
@@ -26,18 +26,13 @@ fn kernel_files_present_their_variant() {
 fn the_fixed_count_matches_the_cpu_on_every_schedule_lanes_included() {
     let cell = RefCell::new(device());
     let is_cuda = cell.borrow().kind().is_cuda();
-    let schedule = prop_oneof![
-        Just(Schedule::Hardware),
-        any::<u64>().prop_map(|seed| Schedule::Random { seed }),
-        any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
-        any::<u64>().prop_map(|seed| Schedule::Lanes { seed }),
-    ];
+    // The chapter's schedules, the lanes schedule among them.
     let strategy = (
         0usize..3_000,
         any::<u64>(),
         1u32..=6,
         warps_per_block(),
-        schedule,
+        schedule(),
     );
     let fixed = variant("warp-count");
     let mut runner = TestRunner::new(cases(is_cuda, 64, 24, file!()));

@@ -176,7 +176,8 @@ pub(crate) struct Sem {
     /// `ld.acquire`, `st.release`, or a strong store with a fence just before it: the access is a
     /// synchronization operation, and so is its word (a flag).
     pub sync: bool,
-    /// A store of the value the word already holds.
+    /// A store of the value the word already holds (for plain stores, set only under the lanes
+    /// schedule: see [`Race::same_store_again`]).
     pub silent: bool,
 }
 
@@ -248,6 +249,8 @@ struct This<'a> {
     sem: Sem,
     /// (region key, word): the key of [`Race::sync_words`].
     word: (u64, u64),
+    /// The access's instruction.
+    pc: u32,
 }
 
 pub(crate) struct Race {
@@ -600,6 +603,7 @@ impl Race {
             kind,
             sem,
             word: sync_word,
+            pc,
         };
         let hit = match shadow.chunks.get_mut(ci) {
             Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),
