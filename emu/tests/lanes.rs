@@ -2,6 +2,9 @@
 //! scheduling lets them, so races that lockstep orders are seen; and where CUDA makes lanes
 //! meet, they still do.
 
+// The instruction tests' shared support unwraps what a hand-written kernel cannot fail.
+#![allow(clippy::unwrap_used)]
+
 mod instruction_support;
 
 use instruction_support::*;

@@ -76,7 +76,7 @@ pub fn run(
     shape: LaunchShape,
 ) -> Result<Outcome> {
     let threads = shape.block.x;
-    if threads == 0 || threads % 32 != 0 || shape.block.y * shape.block.z != 1 {
+    if threads == 0 || !threads.is_multiple_of(32) || shape.block.y * shape.block.z != 1 {
         return Err(HarnessError::Invalid(format!(
             "the warp count takes one-dimensional blocks of a multiple of 32 threads, not {}",
             shape.block
