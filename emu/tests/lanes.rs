@@ -2,6 +2,9 @@
 //! scheduling lets them, so races that lockstep orders are seen; and where CUDA makes lanes
 //! meet, they still do.
 
+// The instruction tests' shared support unwraps what a hand-written kernel cannot fail.
+#![allow(clippy::unwrap_used)]
+
 mod instruction_support;
 
 use instruction_support::*;
@@ -156,4 +159,26 @@ fn shuffles_and_votes_still_meet_every_lane() {
             );
         }
     }
+}
+
+#[test]
+fn lanes_storing_one_value_apart_are_not_a_race_but_different_values_are() {
+    // Every lane loads (so the warp may split there), then stores to word 2 of thread 0's
+    // output: the same value from every lane, as cooperative groups' reduce stores its result,
+    // or each lane its own id.
+    let same = "ld.global.u32 %r1, [%rd39+4]; mov.u32 %r2, 7; st.global.u32 [%rd0+8], %r2;";
+    let own = "ld.global.u32 %r1, [%rd39+4]; st.global.u32 [%rd0+8], %r0;";
+    let mut split = 0;
+    for seed in SEEDS {
+        let (words, report) = run_warp(same, Schedule::Lanes { seed });
+        assert!(
+            report.findings.is_empty(),
+            "seed {seed}: {:?}",
+            report.findings
+        );
+        assert_eq!(words[2], 7);
+        let (_, report) = run_warp(own, Schedule::Lanes { seed });
+        split += usize::from(races(&report) > 0);
+    }
+    assert!(split > 0, "no seed reported the stores of different values");
 }

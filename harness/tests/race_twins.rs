@@ -8,7 +8,9 @@
 //! `// expect: NAME = V` a clean kernel's result, `// gpu: outputs` a racy kernel that is safe to run
 //! on a GPU (for its outputs). In a racy kernel, `// RACE` marks the lines the
 //! findings must name and `// RACE?` lines they may name too. Racy kernels must be caught on every
-//! schedule, clean ones clean on every schedule, and on a GPU when there is one.
+//! schedule, clean ones clean on every schedule, and on a GPU when there is one. A racy kernel
+//! whose race only lanes that run apart show says `// schedules: lanes`: it must be caught on
+//! the lanes schedule and missed on the others, whose warps move in lockstep (`lanes_*.cu`).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -23,6 +25,9 @@ const SCHEDULES: [&[&str]; 3] = [
     &["--schedule", "random", "--seed", "7"],
     &["--schedule", "adversarial", "--seed", "7"],
 ];
+
+/// The schedule whose warps' lanes run apart (independent thread scheduling).
+const LANES: &[&str] = &["--schedule", "lanes", "--seed", "7"];
 
 struct Twin {
     file: String,
@@ -40,6 +45,20 @@ impl Twin {
 
     fn racy(&self) -> bool {
         self.source.starts_with("// TWIN(racy)")
+    }
+
+    /// A racy kernel only the lanes schedule catches (`// schedules: lanes`).
+    fn lanes_only(&self) -> bool {
+        self.header("schedules").as_deref() == Some("lanes")
+    }
+
+    /// The schedules that must catch this racy kernel, or keep this clean one clean.
+    fn schedules(&self) -> Vec<&'static [&'static str]> {
+        if self.lanes_only() {
+            vec![LANES]
+        } else {
+            SCHEDULES.into_iter().chain([LANES]).collect()
+        }
     }
 
     fn check_args(&self) -> Vec<String> {
@@ -209,7 +228,7 @@ fn racy_twins_are_caught_on_every_schedule_at_their_lines() {
         let may: BTreeSet<u64> = must.union(&twin.marked("// RACE?")).copied().collect();
         let why = twin.header("why").expect("a // why: line");
         assert!(!must.is_empty(), "{}: no // RACE line", twin.file);
-        for schedule in SCHEDULES {
+        for schedule in twin.schedules() {
             let how = schedule.join(" ");
             let (code, report) = twin.run(schedule);
             assert_eq!(code, 2, "{} ({how}): {report:#}", twin.file);
@@ -254,7 +273,11 @@ fn racy_twins_are_caught_on_every_schedule_at_their_lines() {
 fn the_ptx_memory_model_reports_scope_races_but_not_volatile_data() {
     require_nvrtc();
     for twin in twins().into_iter().filter(Twin::racy) {
-        let (code, report) = twin.run(&["--memory-model", "ptx"]);
+        let mut flags = vec!["--memory-model", "ptx"];
+        if twin.lanes_only() {
+            flags.extend(LANES);
+        }
+        let (code, report) = twin.run(&flags);
         match twin.header("ptx").as_deref() {
             Some("racy") => assert_eq!(code, 2, "{}: {report:#}", twin.file),
             Some("clean") => assert_clean(&twin, code, &report, "--memory-model ptx"),
@@ -267,10 +290,55 @@ fn the_ptx_memory_model_reports_scope_races_but_not_volatile_data() {
 fn clean_twins_are_clean_on_every_schedule() {
     require_nvrtc();
     for twin in twins().into_iter().filter(|t| !t.racy()) {
-        for schedule in SCHEDULES {
+        for schedule in twin.schedules() {
             let (code, report) = twin.run(schedule);
             assert_clean(&twin, code, &report, &schedule.join(" "));
         }
+    }
+}
+
+/// What lockstep hides: the lanes-only racy kernels are silent on the schedules that keep a
+/// warp's lanes together, and the lanes schedule's findings say it was the one that ran them
+/// apart.
+#[test]
+fn lockstep_hides_the_lanes_only_races_and_the_lanes_schedule_names_itself() {
+    require_nvrtc();
+    let lanes_only: Vec<Twin> = twins().into_iter().filter(Twin::lanes_only).collect();
+    assert!(
+        lanes_only.len() >= 2,
+        "only {} lanes-only twins",
+        lanes_only.len()
+    );
+    for twin in &lanes_only {
+        assert!(twin.racy(), "{}: only racy twins are lanes-only", twin.file);
+        for schedule in SCHEDULES {
+            let (code, report) = twin.run(schedule);
+            assert_eq!(
+                code,
+                0,
+                "{} ({}): {report:#}",
+                twin.file,
+                schedule.join(" ")
+            );
+            assert!(findings(&report).is_empty(), "{}: {report:#}", twin.file);
+        }
+        let (_, text) = {
+            let output = twin.check(LANES);
+            (
+                output.status.code(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+            )
+        };
+        assert!(
+            text.contains("(lanes schedule, seed 7)"),
+            "{}:\n{text}",
+            twin.file
+        );
+        assert!(
+            text.contains("whose lanes the lanes schedule (seed 7) ran apart"),
+            "{}:\n{text}",
+            twin.file
+        );
     }
 }
 

@@ -1,6 +1,6 @@
 //! `cargo learn`: Racetrack's exercise track. The learner edits kernels in `exercises/`; a check
 //! compiles the file with NVRTC, runs it on generated inputs and launch shapes against the
-//! chapter's CPU reference on the emulator (hardware, random and adversarial schedules, with
+//! chapter's CPU reference on the emulator (hardware, random, adversarial and lanes schedules, with
 //! racecheck, synccheck, memcheck and initcheck on), then on a GPU when there is one, and says why it is
 //! still broken: the smallest failing case, the checker's report at a line of the learner's
 //! file, or NVRTC's log.

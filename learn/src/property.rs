@@ -27,7 +27,8 @@ pub struct Budget {
 }
 
 impl Budget {
-    /// A few seconds on the emulator: sizes stay small, every schedule runs.
+    /// A few seconds on the emulator: sizes stay small, every schedule runs (the lanes
+    /// schedule too, so a warp that only works in lockstep is caught).
     pub fn emulator(seed: u64) -> Self {
         Self {
             cases: 4,
@@ -37,6 +38,7 @@ impl Budget {
                 Schedule::Hardware,
                 Schedule::Random { seed },
                 Schedule::Adversarial { seed },
+                Schedule::Lanes { seed },
             ],
             on_gpu: false,
             seed,

@@ -24,12 +24,10 @@ pub fn report_lines(report: &Report, exercise: &Exercise) -> Vec<String> {
 fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
     let mut lines = vec![format!("✓ {} passes", exercise.name)];
     lines.push(format!(
-        "  emulator: {} generated cases under {} schedules (hardware, random,",
+        "  emulator: {} generated cases under {} schedules (hardware, random, adversarial,",
         passed.emulator_cases, passed.schedules
     ));
-    lines.push(
-        "  adversarial) match the CPU; racecheck, synccheck, memcheck, initcheck silent".into(),
-    );
+    lines.push("  lanes) match the CPU; racecheck, synccheck, memcheck, initcheck silent".into());
     lines.push(match &passed.gpu {
         GpuRun::Ran { device, cases } => format!("  and {cases} cases on {device} match the CPU"),
         GpuRun::Skipped(why) => format!("  GPU: not run ({why}); the emulator's verdict stands"),

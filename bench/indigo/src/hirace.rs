@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use comfy_table::{Table, presets};
 
-use crate::run::{Outcome, parse_findings};
+use crate::run::{Outcome, RunOptions, parse_findings};
 
 /// The launch HiRace's harness makes of every program.
 pub const BLOCKS: u32 = 1024;
@@ -220,7 +220,12 @@ impl Graph {
     /// Writes this graph's four buffers into `dir`.
     fn write(&self, dir: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        let bytes = |words: &[i32]| words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>();
+        let bytes = |words: &[i32]| {
+            words
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect::<Vec<_>>()
+        };
         let mut nlist = self.nlist.clone();
         nlist.resize(self.edges_for_data(), 0);
         let (data1, data2) = self.data();
@@ -319,16 +324,15 @@ impl Run {
     }
 }
 
-/// Runs `programs` on every graph of `artifact` through `racetrack`, `jobs` at a time; the
-/// graphs' buffers are written under `out`. `check_flags` go to every `racetrack check`.
+/// Runs `programs` on every graph of `artifact` through `racetrack`, `jobs` at a time, with
+/// `options`' timeout and flags; the graphs' buffers are written under `out`.
 pub fn run(
     artifact: &Artifact,
     programs: &[&Program],
     racetrack: &Path,
     out: &Path,
     jobs: usize,
-    timeout: Duration,
-    check_flags: &[String],
+    options: &RunOptions,
     progress: impl Fn() + Sync,
 ) -> Result<Vec<Run>, HiraceError> {
     for graph in &artifact.graphs {
@@ -353,7 +357,7 @@ pub fn run(
                     let Some(&(program, graph)) = pairs.get(index) else {
                         break;
                     };
-                    let args = check_args(artifact, program, graph, out, timeout, check_flags);
+                    let args = check_args(artifact, program, graph, out, options);
                     match run_one(racetrack, program, graph, &args) {
                         Ok(run) => {
                             results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(run);
@@ -388,8 +392,7 @@ fn check_args(
     program: &Program,
     graph: &Graph,
     out: &Path,
-    timeout: Duration,
-    check_flags: &[String],
+    options: &RunOptions,
 ) -> Vec<String> {
     let dir = out.join(&graph.name);
     let file = |name: &str| dir.join(name).display().to_string();
@@ -411,11 +414,19 @@ fn check_args(
         "--show".into(),
         "data1".into(),
         "--timeout".into(),
-        timeout.as_secs().to_string(),
+        options.timeout.as_secs().to_string(),
         "--arg".into(),
-        format!("nindex:i32[{}]=file:{}", graph.nindex.len(), file("nindex.bin")),
+        format!(
+            "nindex:i32[{}]=file:{}",
+            graph.nindex.len(),
+            file("nindex.bin")
+        ),
         "--arg".into(),
-        format!("nlist:i32[{}]=file:{}", graph.edges_for_data(), file("nlist.bin")),
+        format!(
+            "nlist:i32[{}]=file:{}",
+            graph.edges_for_data(),
+            file("nlist.bin")
+        ),
         "--arg".into(),
         format!("data1:i32[{len}]=file:{}", file("data1.bin")),
         "--arg".into(),
@@ -423,7 +434,7 @@ fn check_args(
         "--arg".into(),
         format!("numv:i32={}", graph.nodes()),
     ];
-    args.extend(check_flags.iter().cloned());
+    args.extend(options.check_flags.iter().cloned());
     args
 }
 
@@ -556,7 +567,13 @@ mod tests {
         let first: Vec<i32> = (0..5).map(|_| rand.next_rand()).collect();
         assert_eq!(
             first,
-            [1_804_289_383, 846_930_886, 1_681_692_777, 1_714_636_915, 1_957_747_793]
+            [
+                1_804_289_383,
+                846_930_886,
+                1_681_692_777,
+                1_714_636_915,
+                1_957_747_793
+            ]
         );
     }
 

@@ -159,8 +159,10 @@ fn run_hirace(args: &Args, clone: &Path, racetrack: &Path) -> anyhow::Result<()>
         racetrack,
         &out,
         jobs,
-        Duration::from_secs(args.timeout),
-        &args.check_flags,
+        &RunOptions {
+            timeout: Duration::from_secs(args.timeout),
+            check_flags: args.check_flags.clone(),
+        },
         || bar.inc(1),
     )?;
     bar.finish_and_clear();

@@ -9,6 +9,7 @@ use harness::{Arg, Device, Expect, LaunchReport, LaunchShape, Result, Variant, k
 pub mod testing;
 #[cfg(feature = "walkthrough")]
 pub mod walkthrough;
+pub mod warp_count;
 
 /// Bins of the ASCII histograms: one per 7-bit character code.
 pub const ASCII_BINS: usize = 128;

@@ -51,5 +51,6 @@ pub fn schedule() -> impl Strategy<Value = Schedule> {
         Just(Schedule::Hardware),
         any::<u64>().prop_map(|seed| Schedule::Random { seed }),
         any::<u64>().prop_map(|seed| Schedule::Adversarial { seed }),
+        any::<u64>().prop_map(|seed| Schedule::Lanes { seed }),
     ]
 }

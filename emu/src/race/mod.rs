@@ -177,7 +177,8 @@ pub(crate) struct Sem {
     /// with `.acquire`/`.release`, or a strong load or atomic whose value decides whether a loop
     /// goes on (a poll, a lock's spin). Its word is a flag from then on.
     pub sync: bool,
-    /// A store of the value the word already holds.
+    /// A store of the value the word already holds (for plain stores, set only under the lanes
+    /// schedule: see [`Race::same_store_again`]).
     pub silent: bool,
 }
 
@@ -253,6 +254,8 @@ struct This<'a> {
     sem: Sem,
     /// (region key, word): the key of [`Race::sync_words`].
     word: (u64, u64),
+    /// The access's instruction.
+    pc: u32,
 }
 
 pub(crate) struct Race {
@@ -599,6 +602,7 @@ impl Race {
             kind,
             sem,
             word: sync_word,
+            pc,
         };
         let hit = match shadow.chunks.get_mut(ci) {
             Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),

@@ -78,6 +78,7 @@ impl Race {
                         kind,
                         sem: Sem::PLAIN,
                         word: (sync_key, (word + j) as u64),
+                        pc,
                     };
                     let cur = rec(who.tid, 0xF, stamp);
                     if let Some(hit) = self.update(chunk, i0 + j, cur, 0xF, &this) {

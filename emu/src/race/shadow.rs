@@ -153,6 +153,7 @@ impl Race {
             ] {
                 if let Some(p) = prev(old[s])
                     && let Some(cause) = conflicts(&p)
+                    && !(s == W && self.same_store_again(&p, this))
                 {
                     hit = Some(Hit {
                         prev: p,
@@ -193,6 +194,21 @@ impl Race {
             self.store(chunk, i, &old, &new);
         }
         hit
+    }
+
+    /// A lane's plain store of the value the word holds, by the same instruction of the same
+    /// warp as the word's last write: what the lanes of one store writing one value are when the
+    /// lanes schedule runs them apart (cooperative groups' reduce stores its result from every
+    /// lane). In lockstep they are one instruction, whose repeats are not checked at all
+    /// (`instr::memory::LaneStores`); apart, the word holds that value whichever lands last.
+    fn same_store_again(&self, p: &Acc, this: &This) -> bool {
+        let tpb = self.tpb as u64;
+        let warp_of = |tid: u64| (tid / tpb, (tid % tpb) / 32);
+        this.kind == Kind::Write
+            && this.sem.silent
+            && !p.strong
+            && p.pc == this.pc
+            && warp_of(p.tid) == warp_of(this.who.tid)
     }
 
     /// Whether a read's record `r` may give way to a read by `who`: none, `who`'s own, or ordered

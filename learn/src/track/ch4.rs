@@ -3,7 +3,7 @@
 use ch4_atomics::testing::{alphabet, blocks, length, text, threads_per_block};
 use ch4_atomics::{
     ascii_histogram_loop, byte_histogram, run_ascii_histogram, run_byte_histogram, run_increment,
-    variant,
+    variant, warp_count,
 };
 use harness::verify::compare_exact;
 use harness::{Device, Expect, LaunchShape};
@@ -168,7 +168,70 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 },
             )
         },
+        Exercise {
+            title: "The last lane reads too soon",
+            statement: "Each warp counts the elements of its grid-stride share above a \
+                threshold: every lane adds its own count into the warp's shared counter with \
+                atomicAdd, and lane 31 writes the total to counts[global warp]. Any grid; \
+                blocks of a multiple of 32 threads. On the hardware schedule, where a warp's \
+                lanes run in lockstep, every check passes; on the lanes schedule, where they \
+                run apart as a GPU's may since Volta, racecheck does not.",
+            hints: &[
+                "Racecheck names lane 31's read of warp_total and another lane's atomicAdd, \
+                 and says which schedule ran them apart. Which lane adds last when the lanes \
+                 of a warp need not run together?",
+                "Lanes of one warp are ordered by __syncwarp(), not by running side by side: \
+                 put __syncwarp() between the atomicAdd and lane 31's read.",
+            ],
+            taught: "A warp's lanes need not run in lockstep (independent thread scheduling, \
+                sm_70 and later): code that trusts them to is racy even when every test on \
+                today's GPU passes. __syncwarp() is the warp's barrier; the emulator's lanes \
+                schedule is how to find where one is missing.",
+            ..fix_it(
+                warp_count::variant("warp-count-no-syncwarp"),
+                warp_count::variant("warp-count"),
+                WarpCount,
+                Fails::at_bug(Expect::Race),
+            )
+        },
     ]
+}
+
+/// `kernel(const float *in, unsigned n, float threshold, unsigned *counts)` on any grid of
+/// blocks of a multiple of 32 threads; counts[w] must be warp w's count.
+struct WarpCount;
+
+impl Check for WarpCount {
+    fn run(&self, program: &Program, device: &mut Device, budget: &Budget) -> Result<u32, Failure> {
+        let fixed = warp_count::variant("warp-count");
+        let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
+        let cap = budget.size(3_000, 2_000_000);
+        let strategy = (
+            length(cap).prop_map(move |n| n.min(cap)),
+            any::<u64>(),
+            blocks(budget.on_gpu),
+            1u32..=32,
+        );
+        property::run(
+            device,
+            budget,
+            strategy,
+            |device, &(n, seed, blocks, warps)| {
+                let input = warp_count::input(n, seed);
+                let shape = LaunchShape::linear(blocks, warps * 32);
+                let seen = Observed::new().fact("n", n).launch(shape);
+                match warp_count::run(device, &yours, &input, 0.5, shape) {
+                    Err(error) => seen.error(error),
+                    Ok(outcome) => {
+                        let want = warp_count::warp_count_cpu(&input, 0.5, shape);
+                        let comparison = compare_exact(&outcome.counts, &want);
+                        seen.findings(outcome.report.findings)
+                            .wrong(wrong_from("counts", &comparison))
+                    }
+                }
+            },
+        )
+    }
 }
 
 /// `kernel(const unsigned char *bytes, unsigned n, unsigned *histo)`, 256 bins, any grid (and

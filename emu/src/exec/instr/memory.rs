@@ -208,6 +208,18 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                                     sync: release,
                                     silent,
                                 }
+                            } else if w.lanes.is_some() {
+                                // Lanes of this store that run apart: a repeat of the value
+                                // is told by the detector (`Race::same_store_again`).
+                                let silent =
+                                    values.iter().take(vals.len()).enumerate().all(|(i, v)| {
+                                        let at = tgt_offset(tgt, i * esize as usize);
+                                        ctx.read_tgt(at, esize as usize, w.slot) == *v
+                                    });
+                                race::Sem {
+                                    silent,
+                                    ..race::Sem::PLAIN
+                                }
                             } else {
                                 race::Sem::PLAIN
                             };
