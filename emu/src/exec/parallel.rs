@@ -762,7 +762,7 @@ mod tests {
         let calls = std::cell::Cell::new(0u32);
         let checked = crate::committed::runs_alike("two or six cores", 5, parse, |options| {
             calls.set(calls.get() + 1);
-            let threads = if calls.get().div_ceil(3) % 2 == 0 {
+            let threads = if calls.get().div_ceil(3).is_multiple_of(2) {
                 6
             } else {
                 2
