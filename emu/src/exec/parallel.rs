@@ -178,6 +178,14 @@ fn wait_until(ready: impl Fn() -> bool) {
 }
 
 impl<'a> Ctx<'a> {
+    /// The time this thread has spent on the race detector so far (see `timing.rs`).
+    pub(crate) fn detector_time(&self) -> std::time::Duration {
+        match &self.race {
+            Some(Racecheck::Piped(pipe)) => pipe.detector_time,
+            _ => std::time::Duration::ZERO,
+        }
+    }
+
     /// A worker's context: the launch's module, options and memory, and findings, counters and
     /// race-detector calls of its own.
     pub(crate) fn fork(&self) -> Ctx<'a> {
