@@ -336,7 +336,7 @@ mod tests {
             ]
         );
         let text = table(&recorded, Instant::now());
-        assert!(text.contains("    interpreter      120.0 ms"), "{text}");
+        assert!(text.contains("    interpreter    120.0 ms"), "{text}");
         assert!(
             text.contains("busy, ms: launch 160.0, launch worker 1 140.0; 1.50 cores' worth"),
             "{text}"

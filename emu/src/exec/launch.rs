@@ -9,6 +9,12 @@ use super::*;
 pub(crate) type LaunchOutcome = (RunReport, Option<Box<Recorder>>, Option<OpCheck>);
 
 impl Emulator {
+    /// Where the last launch's time went (`None` before the first launch, and for a launch that
+    /// was refused).
+    pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
+        self.last_timings.as_ref()
+    }
+
     /// A launch that no stream queues: like one on CUDA's legacy default stream, it starts
     /// after everything queued before it, on the current device; what held work found when
     /// it ran meanwhile comes first in its report.

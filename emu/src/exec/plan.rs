@@ -45,7 +45,7 @@ impl Ahead {
 }
 
 /// A block's turn on several cores: what it did, and what its next rounds may do.
-pub(super) struct Turn {
+pub(crate) struct Turn {
     /// The rounds that left something whose order matters (findings, race-detector calls, a
     /// stop), and for each what the block did up to its end since the one before.
     pub(super) rounds: Vec<u32>,
@@ -58,7 +58,7 @@ pub(super) struct Turn {
 }
 
 /// What a block did in its turn that the launch adds to its own, in block order.
-pub(crate) struct Outcome {
+pub(super) struct Outcome {
     pub(super) findings: Collector,
     pub(super) log: Option<race::Log>,
     pub(super) thread_instrs: u64,
@@ -96,9 +96,9 @@ pub(crate) struct Rounds {
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
-    /// The last turn's outcomes, in the order one core would have made them, their counters
-    /// already joined: their findings and race-detector calls wait to join the launch's.
-    pub(crate) unjoined: Vec<Outcome>,
+    /// The last turn's blocks' turns, in block order, their counters already joined: their
+    /// findings and race-detector calls wait to join the launch's.
+    pub(crate) unjoined: Vec<Turn>,
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.

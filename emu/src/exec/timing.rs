@@ -3,11 +3,10 @@
 //!
 //! The clock is read where a part starts and ends: a few times per round on one core, per turn
 //! on several, per batch of the race detector's calls. That is cheap enough to stay on, and
-//! nothing measured flows back into what the launch computes.
+//! nothing measured flows back into what the launch computes. This room knows nothing of the
+//! launch: `launch.rs` and `parallel.rs` read the clock and keep the sums here.
 
 use std::time::{Duration, Instant};
-
-use super::*;
 
 /// Where one launch's time went.
 ///
@@ -97,14 +96,6 @@ impl std::fmt::Display for LaunchTimings {
     }
 }
 
-impl Emulator {
-    /// Where the last launch's time went (`None` before the first launch, and for a launch that
-    /// was refused).
-    pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
-        self.last_timings.as_ref()
-    }
-}
-
 /// Time the launch's thread spent on each part so far (see [`LaunchTimings`]), and its
 /// workers' busy time.
 #[derive(Clone, Debug, Default)]
@@ -115,16 +106,6 @@ pub(crate) struct Clocks {
     pub(crate) turns: u64,
     pub(crate) serial_rounds: u64,
     pub(crate) workers: Vec<Duration>,
-}
-
-impl Ctx<'_> {
-    /// The time this thread has spent on the race detector so far.
-    pub(crate) fn detector_time(&self) -> Duration {
-        match &self.race {
-            Some(Racecheck::Piped(pipe)) => pipe.detector_time,
-            _ => Duration::ZERO,
-        }
-    }
 }
 
 impl Clocks {

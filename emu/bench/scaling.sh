@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The emulator on many cores (issue 34): reduce_better at 4,194,304 floats, 2,560 blocks of 1,024
+# threads, all checkers, on 1 to all cores; the launch alone (examples/throughput, median of
+# three) at the default residency and at twice it, then `racetrack check` end to end with a warm
+# compile cache. Prints one table; about 30-60 s on 16-64 cores.
+#
+# Needs no Rust: it runs release binaries built elsewhere. From the workspace root:
+#   ../shared/gpu/stage -p harness                       # .gpu/bin/racetrack
+#   cargo build --release -p ptx-emu --example throughput
+#   cp target/release/examples/throughput .gpu/bin/      # after stage, which empties .gpu/
+# and on the machine, from the same root:
+#   bash emu/bench/scaling.sh
+# THROUGHPUT=... and RACETRACK=... name other binaries; THREADS="1 2 4" other thread counts.
+set -uo pipefail
+throughput=${THROUGHPUT:-.gpu/bin/throughput}
+racetrack=${RACETRACK:-.gpu/bin/racetrack}
+cores=$(nproc)
+if [ -z "${THREADS:-}" ]; then
+    THREADS="1"
+    for t in 2 4 8 16 32 64; do
+        [ "$t" -le "$cores" ] && THREADS="$THREADS $t"
+    done
+    case " $THREADS " in *" $cores "*) ;; *) THREADS="$THREADS $cores" ;; esac
+fi
+n=4194304
+grid=2560
+echo "## $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+echo "## reduce_better $n floats, $grid x 1024, all checkers; ms; busy = each thread's time at work (launch, workers, racecheck shards)"
+echo
+echo "| threads | resident threads | launch ms | speedup | interpreter | race detector | joins | waiting | other | turns | cores' worth | busy per thread |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+for resident in 16384 32768; do
+    one=""
+    for t in $THREADS; do
+        # The second table's row: | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores |
+        row=$(RACETRACK_THREADS=$t "$throughput" $n $grid all $resident 2>&1 | grep "^| $n | $grid | all | [0-9.]* | [0-9.]* |" | tail -1)
+        if [ -z "$row" ]; then
+            echo "| $t | $resident | failed: $("$throughput" $n $grid all $resident 2>&1 | tail -1) |"
+            continue
+        fi
+        IFS='|' read -r _ _ _ _ launch interp det joins waiting other turns _ busy worth _ <<<"$row"
+        launch=$(echo "$launch" | tr -d ' ')
+        [ -z "$one" ] && one=$launch
+        speedup=$(awk -v a="$one" -v b="$launch" 'BEGIN { printf "%.2f", a / b }')
+        echo "| $t | $resident | $launch | $speedup |$interp|$det|$joins|$waiting|$other|$turns|$worth|$busy|"
+    done
+done
+
+echo
+if [ ! -x "$racetrack" ]; then
+    echo "no $racetrack: skipping racetrack check end to end"
+    exit 0
+fi
+check() { # THREADS
+    RACETRACK_THREADS=$1 "$racetrack" check emu/tests/corpus/reduce_better.cu --entry reduce_better \
+        --grid $grid --block 1024 --arg "f32[$n]=random:1" --arg "u32=$n" --arg "f32[$grid]=zeros" \
+        --backend emu --show 2 --timings 2>&1 >/dev/null
+}
+# The first run fills the compile cache; the ones measured find it warm.
+check 1 >/dev/null
+echo "## racetrack check end to end (warm compile cache), ms, three runs each; phases of the last"
+echo
+echo "| threads | total, each run | compile | fill | launch | copy back |"
+echo "|---:|---|---:|---:|---:|---:|"
+seen=""
+for t in 1 16 32 "$cores"; do
+    [ "$t" -le "$cores" ] || continue
+    case " $seen " in *" $t "*) continue ;; esac
+    seen="$seen $t"
+    totals=""
+    for _ in 1 2 3; do
+        timings=$(check "$t")
+        totals="$totals $(echo "$timings" | awk '/^  total/ { print $2 }')"
+    done
+    ms() { echo "$timings" | grep -m1 "^  $1 " | sed 's/^  [a-z ]* *\([0-9.]*\) ms.*/\1/'; }
+    echo "| $t |$totals | $(ms compile) | $(ms fill) | $(ms launch) | $(ms 'copy back') |"
+done
+echo
+echo "## the last run's --timings"
+echo "$timings"
