@@ -3,8 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::exec::{Emulator, KernelArg, LaunchConfig, RunOptions, Schedule};
+use crate::exec::args::{KernelArg, LaunchConfig};
+use crate::exec::emulator::Emulator;
 use crate::module::Module;
+use crate::options::{RunOptions, Schedule};
 
 /// Words in each buffer a pointer argument gets.
 const BUFFER_WORDS: usize = 4096;

@@ -7,7 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::*;
+use super::ctx::Ctx;
+use crate::race::Racecheck;
 
 /// Where one launch's time went.
 ///
@@ -94,14 +95,6 @@ impl std::fmt::Display for LaunchTimings {
             busy.join(" "),
             self.cores_busy()
         )
-    }
-}
-
-impl Emulator {
-    /// Where the last launch's time went (`None` before the first launch, and for a launch that
-    /// was refused).
-    pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
-        self.last_timings.as_ref()
     }
 }
 

@@ -779,15 +779,15 @@ mod tests {
             |options| {
                 // Bank-conflict counting keeps every round on one core, so that the cores go to
                 // the detector's shards (workers have their test in `exec/parallel.rs`).
-                let options = crate::exec::RunOptions {
+                let options = crate::options::RunOptions {
                     bank_conflicts: true,
                     ..options
                 };
-                let at_once = crate::exec::RunOptions {
+                let at_once = crate::options::RunOptions {
                     threads: 1,
                     ..options
                 };
-                let batched = crate::exec::RunOptions { threads, ..options };
+                let batched = crate::options::RunOptions { threads, ..options };
                 (at_once, batched)
             },
             |first| EACH_ACCESS_AT_ONCE.set(first),
