@@ -159,29 +159,6 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::lanes_at_barrier;
-
-    #[test]
-    fn lanes_at_a_barrier_are_those_whose_id_matches() {
-        let mut ids = [0u8; 32];
-        for (l, id) in ids.iter_mut().enumerate() {
-            *id = (l * 7 % 16) as u8;
-        }
-        for id in 0..16u8 {
-            let want = (0..32)
-                .filter(|&l| ids[l] == id)
-                .fold(0u32, |m, l| m | 1 << l);
-            assert_eq!(lanes_at_barrier(&ids, id), want, "barrier {id}");
-        }
-        // High ids, and neighbours that differ by one bit, are not taken for each other.
-        let ids = [15u8, 14, 7, 15, 0, 1, 15, 8].repeat(4).try_into().unwrap();
-        assert_eq!(lanes_at_barrier(&ids, 15), 0x4949_4949);
-        assert_eq!(lanes_at_barrier(&ids, 14), 0x0202_0202);
-    }
-}
-
 pub(crate) enum Step {
     Ran,
     Idle,
@@ -255,5 +232,28 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
         .get_mut(slot as usize * ls..(slot as usize + 1) * ls)
     {
         local.fill(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lanes_at_barrier;
+
+    #[test]
+    fn lanes_at_a_barrier_are_those_whose_id_matches() {
+        let mut ids = [0u8; 32];
+        for (l, id) in ids.iter_mut().enumerate() {
+            *id = (l * 7 % 16) as u8;
+        }
+        for id in 0..16u8 {
+            let want = (0..32)
+                .filter(|&l| ids[l] == id)
+                .fold(0u32, |m, l| m | 1 << l);
+            assert_eq!(lanes_at_barrier(&ids, id), want, "barrier {id}");
+        }
+        // High ids, and neighbours that differ by one bit, are not taken for each other.
+        let ids = [15u8, 14, 7, 15, 0, 1, 15, 8].repeat(4).try_into().unwrap();
+        assert_eq!(lanes_at_barrier(&ids, 15), 0x4949_4949);
+        assert_eq!(lanes_at_barrier(&ids, 14), 0x0202_0202);
     }
 }

@@ -22,11 +22,12 @@ mod records;
 mod runs;
 mod shadow;
 mod sync;
-#[cfg(test)]
-mod tests;
 
 // What the interpreter uses, from the rooms that define it (nothing in `race/` imports these).
 pub(crate) use access::{Acc, Acquire, Cause, Hit, Kind, Region, Sem, Who};
 pub(crate) use calls::{Call, Log, run_place, word_access_bits};
 pub(crate) use detector::Race;
 pub(crate) use pipe::{Found, Racecheck};
+
+#[cfg(test)]
+mod tests;
