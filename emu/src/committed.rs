@@ -3,8 +3,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::exec::{Emulator, KernelArg, LaunchConfig, RunOptions, Schedule};
+use crate::exec::args::{KernelArg, LaunchConfig};
+use crate::exec::emulator::Emulator;
 use crate::module::Module;
+use crate::options::{RunOptions, Schedule};
 
 /// Words in each buffer a pointer argument gets.
 const BUFFER_WORDS: usize = 4096;
@@ -139,4 +141,54 @@ pub(crate) fn runs_alike_with(
         }
     }
     launches
+}
+
+/// The piped and batched race detector against one answering each access at once, on every
+/// committed kernel (moved here from `race/pipe.rs`, whose rooms sit below the emulator).
+mod tests {
+    use crate::module::Module;
+    use crate::options::RunOptions;
+    use crate::race::pipe::tests::EACH_ACCESS_AT_ONCE;
+
+    /// Launches every committed kernel on every schedule with `threads` cores and a batched
+    /// detector, against one core and a detector answering each access at once.
+    fn runs_alike_with_a_detector_answering_at_once(what: &str, threads: u32) {
+        let launches = super::runs_alike_with(
+            what,
+            2,
+            |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
+            |options| {
+                // Bank-conflict counting keeps every round on one core, so that the cores go to
+                // the detector's shards (workers have their test in `exec/parallel.rs`).
+                let options = RunOptions {
+                    bank_conflicts: true,
+                    ..options
+                };
+                let at_once = RunOptions {
+                    threads: 1,
+                    ..options
+                };
+                let batched = RunOptions { threads, ..options };
+                (at_once, batched)
+            },
+            |first| EACH_ACCESS_AT_ONCE.set(first),
+        );
+        EACH_ACCESS_AT_ONCE.set(false);
+        assert!(launches > 300, "{launches} launches");
+    }
+
+    /// The detector in two shards, each on a thread of its own (of eight cores), finds what it
+    /// finds answering each access at once, in the same order, with the same counts, on every
+    /// committed kernel and schedule.
+    #[test]
+    fn every_committed_kernel_runs_alike_piped_and_at_once() {
+        runs_alike_with_a_detector_answering_at_once("a piped race detector", 8);
+    }
+
+    /// So does the detector on the interpreter's thread, fed in batches, which records a warp's
+    /// coalesced accesses together (see `runs.rs`).
+    #[test]
+    fn every_committed_kernel_runs_alike_batched_and_at_once() {
+        runs_alike_with_a_detector_answering_at_once("a batched race detector", 1);
+    }
 }

@@ -36,6 +36,7 @@ mod lex;
 mod load;
 mod memory_model;
 mod module;
+mod options;
 mod parse;
 mod poll;
 mod printf;
@@ -51,13 +52,17 @@ mod trace;
 pub use banks::{BANKS, BankConflicts, warp_access};
 
 pub use error::EmuError;
-pub use exec::{
-    DEFAULT_HEAP_BYTES, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
-    DevicePtr, Emulator, EventId, KernelArg, LaunchConfig, LaunchTimings, RunOptions, Schedule,
-    StreamId, THREADS_ENV, ThreadBusy,
-};
+pub use exec::allocs::{DEFAULT_HEAP_BYTES, DevicePtr};
+pub use exec::args::{KernelArg, LaunchConfig};
+pub use exec::devices::{EventId, StreamId};
+pub use exec::emulator::Emulator;
+pub use exec::timing::{LaunchTimings, ThreadBusy};
 pub use memory_model::MemoryModel;
 pub use module::Module;
+pub use options::{
+    DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW, RunOptions,
+    Schedule, THREADS_ENV,
+};
 pub use report::{
     Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,

@@ -2,7 +2,12 @@
 //! thread reached. Only the block's warps, barrier state and memory are touched, and global
 //! memory, so different blocks can take their turns on different cores (`parallel.rs`).
 
-use super::*;
+use super::ctx::Ctx;
+use super::instr::exec;
+use super::splitter::Interleave;
+use super::warp::{Bar, BlockState, Warp};
+use crate::ir::*;
+use crate::report::{Finding, FindingKind, ThreadGroup};
 
 /// Runs one instruction of the block's warp `wi` (for its active lanes). `warps` are the
 /// block's.
@@ -151,6 +156,82 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     });
     if let (Some(index), Some(t)) = (new, ctx.trace.as_deref_mut()) {
         t.finding(index, vec![]);
+    }
+}
+
+pub(crate) enum Step {
+    Ran,
+    Idle,
+}
+
+/// Makes slot `slot`'s warps and memory ready for block `block` to start at `entry`: the part of
+/// a block's start that only its slot sees, done by whichever core runs the block (`ctx`'s views
+/// reach the slot's memory).
+pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps: &mut [Warp]) {
+    let (tpb, wpb) = (ctx.tpb, ctx.wpb);
+    let tparam_len = ctx.m.tparam_size as usize * 32;
+    for (wi, w) in (0..wpb).zip(warps.iter_mut()) {
+        let first = wi * 32;
+        let n = (tpb - first).min(32);
+        let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
+        // The register file is the slot's previous block's: registers a kernel reads before
+        // writing hold leftovers, as on hardware, and not a helpful zero.
+        let regs = std::mem::take(&mut w.regs);
+        // Its call stacks and parameter space start empty, in the previous block's room.
+        let mut tparam = std::mem::take(&mut w.tparam);
+        tparam.clear();
+        tparam.resize(tparam_len, 0);
+        let mut stacks = std::mem::take(&mut w.stacks);
+        stacks.iter_mut().for_each(Vec::clear);
+        stacks.resize_with(32, Vec::new);
+        let mut frames = std::mem::take(&mut w.frames);
+        frames.iter_mut().for_each(Vec::clear);
+        frames.resize_with(32, Vec::new);
+        *w = Warp {
+            block,
+            slot,
+            first,
+            gw: slot * wpb + wi,
+            pc: entry,
+            active: live,
+            live,
+            blocked: 0,
+            wsync_wait: 0,
+            wsync_mask: [0; 32],
+            lane_pc: [entry; 32],
+            bar_id: [0; 32],
+            regs,
+            tparam,
+            stacks,
+            frames,
+            spin: 0,
+            favored: None,
+            lanes: Interleave::for_warp(ctx.opts.schedule, block, wi),
+        };
+    }
+    if let Some(shared) = ctx.mem.shared(slot).get_mut(0..ctx.shared_init.len()) {
+        shared.copy_from_slice(&ctx.shared_init);
+    }
+    let sw = ctx.shared_words;
+    let range = slot as usize * sw..(slot as usize + 1) * sw;
+    if let Some(written) = ctx.mem.shared_written.get_mut(range) {
+        written.fill(0);
+        // The reserved region starts cleared (see `run_launch`): written, for initcheck.
+        if ctx.m.reserved_smem {
+            for byte in ctx.reserved_base as usize..ctx.shared_size as usize {
+                if let Some(bits) = written.get_mut(byte / 64) {
+                    *bits |= 1 << (byte % 64);
+                }
+            }
+        }
+    }
+    let ls = tpb as usize * ctx.local_size as usize;
+    if let Some(local) = ctx
+        .mem
+        .local
+        .get_mut(slot as usize * ls..(slot as usize + 1) * ls)
+    {
+        local.fill(0);
     }
 }
 

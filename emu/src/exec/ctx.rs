@@ -1,7 +1,19 @@
 //! `Ctx`, what one launch's instructions see: the module, memory, per-slot shared memory, the
 //! checkers' state and counters; with operand reads and the names of threads and source lines.
 
-use super::*;
+use super::allocs::Allocation;
+use super::collector::Collector;
+use super::devices::OpCheck;
+use super::views::{BlockViews, Globals};
+use super::warp::Warp;
+use crate::error::EmuError;
+use crate::ir::*;
+use crate::module::Module;
+use crate::options::RunOptions;
+use crate::race::Racecheck;
+use crate::report::{PrintfRecord, SourceLoc, ThreadRef};
+use crate::trace::Recorder;
+use crate::{banks, race};
 
 pub(crate) struct Ctx<'a> {
     pub(crate) m: &'a Module,

@@ -1,7 +1,15 @@
 //! Device runtime calls: `printf`, `assert`, `malloc`, `free`, `__trap`, and call-stack
 //! overflow, with the findings each one can make.
 
-use super::*;
+use super::allocs::{Allocation, GAP, HeapBlock, LOCAL_WIN, SHARED_WIN, WIN};
+use super::ctx::{Ctx, rd_le, wr_le};
+use super::limits::MAX_CALL_DEPTH;
+use super::warp::Warp;
+use crate::ir::*;
+use crate::report::{
+    Access, AccessOp, Finding, FindingKind, MemLocation, PrintfRecord, ThreadGroup, ThreadRef,
+};
+use crate::{printf, report};
 
 /// Device runtime calls (`printf`, `assert`, `malloc`, `free`) and recursive-call frames.
 /// One lane's `__assertfail` arguments: the condition's text, where it is, and in which function.

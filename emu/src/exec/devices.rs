@@ -3,7 +3,15 @@
 //! read and wrote, one bit per byte) and the vector clocks that say which operations are ordered.
 //! The streams, events and held work that order operations are in `streams.rs`.
 
-use super::*;
+use super::allocs::{DevicePtr, mark_bits};
+use super::args::{KernelArg, LaunchConfig};
+use crate::error::EmuError;
+use crate::ir::*;
+use crate::module::Module;
+use crate::options::RunOptions;
+use crate::race;
+use crate::report::{Hazard, RunReport};
+use std::collections::{HashMap, VecDeque};
 
 /// A stream made by [`Emulator::create_stream`]: work on it runs in order, on its device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -262,77 +270,56 @@ pub(crate) fn bad_device(message: String) -> EmuError {
     EmuError::BadDevice(message)
 }
 
-impl Emulator {
-    /// Makes the emulator hold `count` devices (at least 1), each with its own memory in one
-    /// address space, as CUDA's unified addressing gives a process. Allocations made so far
-    /// stay on device 0.
-    pub fn set_device_count(&mut self, count: u32) -> Result<(), EmuError> {
-        if count == 0 || count > 64 {
-            return Err(bad_device(format!(
-                "{count} devices: the emulator holds from 1 to 64"
-            )));
-        }
-        let old = self.devices.count;
-        let mut peer = vec![false; (count * count) as usize];
-        for from in 0..old.min(count) {
-            for to in 0..old.min(count) {
-                peer[(from * count + to) as usize] = self.devices.peer_enabled(from, to);
-            }
-        }
-        self.devices.count = count;
-        self.devices.peer = peer;
-        self.devices.current = self.devices.current.min(count - 1);
-        Ok(())
-    }
+/// A stream's device, clock and held work.
+pub(crate) struct StreamState {
+    pub(crate) device: u32,
+    /// The stream's number among its device's streams, from 0, for reports.
+    pub(crate) number: u32,
+    pub(crate) clock: Vec<u64>,
+    /// Operations queued so far, for reports ("its operation 3").
+    pub(crate) queued: u32,
+    /// Work held behind an unmet wait, in the order the host queued it.
+    pub(crate) held: VecDeque<Held>,
+}
 
-    pub fn device_count(&self) -> u32 {
-        self.devices.count
-    }
+/// An event: where it was recorded, and the clock it captured once its record ran.
+pub(crate) struct EventState {
+    pub(crate) stream: u32,
+    pub(crate) position: u32,
+    pub(crate) clock: Option<Vec<u64>>,
+}
 
-    /// The device later allocations and launches go to (`cudaSetDevice`).
-    pub fn set_device(&mut self, device: u32) -> Result<(), EmuError> {
-        self.check_device(device)?;
-        self.devices.current = device;
-        Ok(())
-    }
+/// Work a stream holds behind an unmet wait.
+pub(crate) struct Held {
+    /// Which of its stream's operations this is, from 1.
+    pub(crate) position: u32,
+    /// What the host had waited for when it queued the work.
+    pub(crate) host: Vec<u64>,
+    pub(crate) work: Work,
+}
 
-    pub fn current_device(&self) -> u32 {
-        self.devices.current
-    }
-
-    pub(crate) fn check_device(&self, device: u32) -> Result<(), EmuError> {
-        if device < self.devices.count {
-            Ok(())
-        } else {
-            Err(bad_device(format!(
-                "device {device} does not exist: the emulator holds {} (device 0 to {})",
-                self.devices.count,
-                self.devices.count - 1
-            )))
-        }
-    }
-
-    /// The device whose memory holds `ptr`.
-    pub fn device_of(&self, ptr: DevicePtr) -> Option<u32> {
-        find_alloc(&self.allocs, ptr.0, 1).map(|i| self.allocs[i].device)
-    }
-
-    /// Lets kernels on the current device load and store `peer`'s memory
-    /// (`cudaDeviceEnablePeerAccess(peer)`); without it such an access faults on a GPU.
-    pub fn enable_peer_access(&mut self, peer: u32) -> Result<(), EmuError> {
-        self.check_device(peer)?;
-        let from = self.devices.current;
-        if from == peer {
-            return Err(bad_device(format!(
-                "device {peer} cannot enable peer access to itself"
-            )));
-        }
-        let count = self.devices.count;
-        self.devices.peer[(from * count + peer) as usize] = true;
-        Ok(())
-    }
-
-    pub fn peer_access_enabled(&self, from: u32, to: u32) -> bool {
-        from < self.devices.count && to < self.devices.count && self.devices.peer_enabled(from, to)
-    }
+pub(crate) enum Work {
+    Launch {
+        module: Box<Module>,
+        entry: String,
+        config: LaunchConfig,
+        args: Vec<KernelArg>,
+        options: RunOptions,
+    },
+    Copy {
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        racecheck: bool,
+    },
+    Record(EventId),
+    WaitEvent(EventId),
+    WaitValue {
+        ptr: DevicePtr,
+        at_least: u32,
+    },
+    WriteValue {
+        ptr: DevicePtr,
+        value: u32,
+    },
 }

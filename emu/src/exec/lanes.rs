@@ -15,44 +15,8 @@
 //! merge where their PCs meet. Lanes still meet where CUDA makes them: warp-synchronous
 //! instructions wait for their mask, barriers for the block.
 
-use super::*;
-
-/// A warp's splitter: its own seeded generator, so that what a warp does depends on the seed
-/// and the warp only, not on how the other warps' turns went.
-pub(crate) struct Interleave {
-    rng: Rng,
-}
-
-impl Interleave {
-    /// The splitter of warp `warp` of block `block` under `schedule`, or `None` when the
-    /// schedule keeps warps together.
-    pub(crate) fn for_warp(schedule: Schedule, block: u64, warp: u32) -> Option<Interleave> {
-        let Schedule::Lanes { seed } = schedule else {
-            return None;
-        };
-        let mut mix = Rng::seeded(seed ^ 0x1A9E_5EED);
-        let start = mix.next() ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (warp as u64) << 48;
-        Some(Interleave {
-            rng: Rng::seeded(start),
-        })
-    }
-
-    /// True once in `n` times.
-    fn one_in(&mut self, n: usize) -> bool {
-        self.rng.below(n) == 0
-    }
-
-    /// A random lane of `lanes` (not empty).
-    fn lane_of(&mut self, lanes: u32) -> u8 {
-        let mut k = self.rng.below(lanes.count_ones() as usize);
-        let mut rest = lanes;
-        while k > 0 {
-            rest &= rest - 1;
-            k -= 1;
-        }
-        rest.trailing_zeros() as u8
-    }
-}
+use super::warp::Warp;
+use crate::ir::*;
 
 /// Whether `op` reads or writes memory other threads can see: shared or global (through a
 /// generic address too), not a thread's own local memory or parameters.

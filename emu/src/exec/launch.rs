@@ -2,19 +2,33 @@
 //! (hardware order, seeded random, adversarial), and barrier release. What ends a launch that
 //! never finishes is in `watchdog.rs`.
 
-use super::*;
+use super::args::{KernelArg, LaunchConfig};
+use super::block;
+use super::block::{Step, prepare_block};
+use super::collector::Collector;
+use super::ctx::Ctx;
+use super::devices::OpCheck;
+use super::emulator::Emulator;
+use super::launch_state::{Launch, Watchdog};
+use super::limits::{MAX_ALL_AT_ONCE_THREADS, MAX_REGISTER_BYTES, MAX_SHARED, STALL_ROUNDS};
+use super::parallel::{Crew, Dismissal, detector_shards};
+use super::plan::Rounds;
+use super::splitter::Rng;
+use super::timing::{Clocks, Lap};
+use super::views::{BlockMemory, BlockViews, Globals};
+use super::warp::{Bar, BlockState, Warp};
+use crate::error::EmuError;
+use crate::module::Module;
+use crate::options::{RunOptions, Schedule};
+use crate::race::Racecheck;
+use crate::report::{FindingKind, RunReport};
+use crate::trace::{Recorder, TraceInstr, TraceWarp};
 
 /// What a launch leaves: its report, its trace when one was asked for, and the stream
 /// bookkeeping handed back to the caller that queued it.
 pub(crate) type LaunchOutcome = (RunReport, Option<Box<Recorder>>, Option<OpCheck>);
 
 impl Emulator {
-    /// Where the last launch's time went (`None` before the first launch, and for a launch that
-    /// was refused).
-    pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
-        self.last_timings.as_ref()
-    }
-
     /// A launch that no stream queues: like one on CUDA's legacy default stream, it starts
     /// after everything queued before it, on the current device; what held work found when
     /// it ran meanwhile comes first in its report.
@@ -347,53 +361,6 @@ impl Emulator {
     }
 }
 
-/// A launch in progress. Only resident blocks have state: block `b` runs in some *slot*, whose
-/// warps are `warps[slot * wpb..]`, barriers `blocks[slot]`, shared memory `ctx.shared[slot]`;
-/// a finished block's slot goes to the next block.
-pub(crate) struct Launch<'a> {
-    pub(crate) ctx: Ctx<'a>,
-    pub(crate) entry_pc: u32,
-    /// Per slot: its warps (register files are kept and reused by the slot's next block).
-    pub(crate) warps: Vec<Warp>,
-    /// Per slot.
-    pub(crate) blocks: Vec<BlockState>,
-    /// Per slot: shared memory and its initcheck bits, and the threads' local memory.
-    pub(crate) memory: BlockMemory,
-    pub(crate) nblocks: u64,
-    /// Blocks the hardware schedule keeps running at once (grown only to keep progress).
-    pub(crate) resident_blocks: u32,
-    /// Blocks `0..started` have started.
-    pub(crate) started: u64,
-    pub(crate) free_slots: Vec<u32>,
-    pub(crate) watchdog: Watchdog,
-    /// Where the launch's thread spent its time (see `timing.rs`).
-    pub(crate) clocks: Clocks,
-}
-
-/// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn seeded(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-pub(crate) enum Step {
-    Ran,
-    Idle,
-}
-
 impl Launch<'_> {
     pub(crate) fn over_budget(&self) -> bool {
         self.ctx.thread_instrs >= self.ctx.opts.step_budget
@@ -705,76 +672,5 @@ impl Launch<'_> {
         let slot = wi / wpb;
         let warps = &mut self.warps[slot * wpb..(slot + 1) * wpb];
         block::step(&mut self.ctx, warps, &mut self.blocks[slot], wi % wpb)
-    }
-}
-
-/// Makes slot `slot`'s warps and memory ready for block `block` to start at `entry`: the part of
-/// a block's start that only its slot sees, done by whichever core runs the block (`ctx`'s views
-/// reach the slot's memory).
-pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps: &mut [Warp]) {
-    let (tpb, wpb) = (ctx.tpb, ctx.wpb);
-    let tparam_len = ctx.m.tparam_size as usize * 32;
-    for (wi, w) in (0..wpb).zip(warps.iter_mut()) {
-        let first = wi * 32;
-        let n = (tpb - first).min(32);
-        let live = if n == 32 { u32::MAX } else { (1u32 << n) - 1 };
-        // The register file is the slot's previous block's: registers a kernel reads before
-        // writing hold leftovers, as on hardware, and not a helpful zero.
-        let regs = std::mem::take(&mut w.regs);
-        // Its call stacks and parameter space start empty, in the previous block's room.
-        let mut tparam = std::mem::take(&mut w.tparam);
-        tparam.clear();
-        tparam.resize(tparam_len, 0);
-        let mut stacks = std::mem::take(&mut w.stacks);
-        stacks.iter_mut().for_each(Vec::clear);
-        stacks.resize_with(32, Vec::new);
-        let mut frames = std::mem::take(&mut w.frames);
-        frames.iter_mut().for_each(Vec::clear);
-        frames.resize_with(32, Vec::new);
-        *w = Warp {
-            block,
-            slot,
-            first,
-            gw: slot * wpb + wi,
-            pc: entry,
-            active: live,
-            live,
-            blocked: 0,
-            wsync_wait: 0,
-            wsync_mask: [0; 32],
-            lane_pc: [entry; 32],
-            bar_id: [0; 32],
-            regs,
-            tparam,
-            stacks,
-            frames,
-            spin: 0,
-            favored: None,
-            lanes: lanes::Interleave::for_warp(ctx.opts.schedule, block, wi),
-        };
-    }
-    if let Some(shared) = ctx.mem.shared(slot).get_mut(0..ctx.shared_init.len()) {
-        shared.copy_from_slice(&ctx.shared_init);
-    }
-    let sw = ctx.shared_words;
-    let range = slot as usize * sw..(slot as usize + 1) * sw;
-    if let Some(written) = ctx.mem.shared_written.get_mut(range) {
-        written.fill(0);
-        // The reserved region starts cleared (see `run_launch`): written, for initcheck.
-        if ctx.m.reserved_smem {
-            for byte in ctx.reserved_base as usize..ctx.shared_size as usize {
-                if let Some(bits) = written.get_mut(byte / 64) {
-                    *bits |= 1 << (byte % 64);
-                }
-            }
-        }
-    }
-    let ls = tpb as usize * ctx.local_size as usize;
-    if let Some(local) = ctx
-        .mem
-        .local
-        .get_mut(slot as usize * ls..(slot as usize + 1) * ls)
-    {
-        local.fill(0);
     }
 }

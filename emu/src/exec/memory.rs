@@ -1,7 +1,12 @@
 //! Memory access: turning a lane's address into a place (global allocation, shared, local, heap),
 //! the memory checker's findings when it is none, byte loads and stores, and bank-conflict counts.
 
-use super::*;
+use super::allocs::{GAP, LOCAL_WIN, SHARED_WIN, WIN, find_alloc};
+use super::ctx::{Ctx, Tgt, heap_key};
+use super::warp::Warp;
+use crate::ir::*;
+use crate::report;
+use crate::report::{Access, AccessOp, Finding, FindingKind, MemLocation};
 
 impl Ctx<'_> {
     /// Adds one warp access to the bank-conflict tally: the shared-memory offsets of the lanes

@@ -10,8 +10,18 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::plan::{Ahead, Outcome, Turn, ahead, rounds_unwatched};
-use super::*;
+use super::block;
+use super::block::Step;
+use super::collector::Collector;
+use super::ctx::Ctx;
+use super::launch_state::Launch;
+use super::plan::{Ahead, Outcome, Rounds, Turn, ahead, rounds_unwatched};
+use super::timing::Lap;
+use super::views::{BlockViews, RawSlice};
+use super::warp::{BlockState, Warp};
+use crate::ir::*;
+use crate::race;
+use crate::race::Racecheck;
 
 /// Below this many threads in a grid, starting the workers costs more than they save. Tests
 /// start them for every launch, so that the corpus's small launches run in parallel too.
@@ -353,7 +363,7 @@ unsafe fn run_block(
     if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
         let state = &mut state[0];
         if let Some(block) = fresh {
-            super::launch::prepare_block(ctx, entry, slot, block, warps);
+            super::block::prepare_block(ctx, entry, slot, block, warps);
         }
         for round in 0..rounds {
             ran_last = false;
@@ -662,9 +672,9 @@ impl Drop for Dismissal<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::exec::RunOptions;
     use crate::exec::plan::ROUNDS_RUN;
     use crate::module::Module;
+    use crate::options::RunOptions;
 
     /// Reads shared and local memory before writing them, then leaves its block's number there
     /// for whoever comes next: what a block finds shows how its slot was prepared.

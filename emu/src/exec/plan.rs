@@ -6,7 +6,14 @@
 //! that many rounds apart; blocks whose footprints do not meet on a line one of them writes run
 //! one round apart; anything else runs on one core. `parallel.rs` runs what this plans.
 
-use super::*;
+use super::allocs::{LOCAL_WIN, SHARED_WIN, WIN};
+use super::collector::Collector;
+use super::ctx::Ctx;
+use super::launch_state::Launch;
+use super::warp::{BlockState, Warp, guarded};
+use crate::error::EmuError;
+use crate::ir::*;
+use crate::race;
 use crate::stretch::MAX_STRETCH;
 
 /// Blocks share a line of global memory when they touch the same 64 bytes: initcheck keeps one

@@ -11,7 +11,7 @@
 use std::marker::PhantomData;
 use std::ops::{Deref, Range};
 
-use super::*;
+use super::allocs::{Allocation, Heap};
 
 /// A buffer's address and length, taken while its owner was borrowed mutably.
 pub(crate) struct RawSlice<T> {

@@ -1,7 +1,7 @@
 //! A warp's state: lanes, program counters, divergence and reconvergence, per-block barrier
 //! state, and the frames saved by calls into recursive functions.
 
-use super::*;
+use super::limits::SPIN_LIMIT;
 
 #[derive(Clone, Default)]
 pub(crate) struct Bar {
@@ -54,7 +54,7 @@ pub(crate) struct Warp {
     pub(crate) spin: u32,
     pub(crate) favored: Option<u8>,
     /// Under [`Schedule::Lanes`], what splits this warp's lanes apart (see `lanes.rs`).
-    pub(crate) lanes: Option<super::lanes::Interleave>,
+    pub(crate) lanes: Option<super::splitter::Interleave>,
 }
 
 /// What a call into a recursive function saves for one lane: the callee's registers, `.param`

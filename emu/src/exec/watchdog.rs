@@ -1,22 +1,10 @@
 //! A launch that never finishes: the watchdog that tells a stuck kernel from a slow one, and the
 //! findings that say where the threads were (deadlock, step budget, warp syncs never met).
 
-use super::launch::Launch;
-use super::*;
-
-/// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-instructions
-/// it looks at the progress counter; after a window without progress it hashes the started
-/// threads' registers, and when a further quiet window ends with the same hash, nothing is
-/// changing anywhere: every thread waits for something that will not happen.
-#[derive(Default)]
-pub(crate) struct Watchdog {
-    pub(crate) next_check: u64,
-    pub(crate) progress_seen: u64,
-    /// Thread-instructions at the last check that saw progress.
-    pub(crate) quiet_since: u64,
-    pub(crate) registers: Option<u64>,
-    pub(crate) stuck: bool,
-}
+use super::ctx::rd_le;
+use super::instr::{collective_name, same_collective};
+use super::launch_state::Launch;
+use crate::report::{Finding, FindingKind, ThreadGroup, WarpSyncProblem};
 
 impl Launch<'_> {
     pub(crate) fn watchdog_says_stuck(&mut self) -> bool {

@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use super::*;
+use super::access::{Acquire, Kind, Region, Sem, Who};
+use super::shadow::CHUNK_WORDS;
+use crate::ir::Scope;
 
 /// One access as [`Race::access`] takes it.
 #[derive(Clone, Copy, Debug)]

@@ -11,11 +11,15 @@
 //! merged by it when the launch ends.
 
 use std::collections::VecDeque;
+
+use super::access::{Acquire, Hit, Kind, Region, Sem, Who};
+use super::calls::{AccessCall, Call, Log, Packed, Streams};
+use super::detector::Race;
+use crate::ir::Scope;
+use crate::memory_model::MemoryModel;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use super::*;
 
 /// Calls per batch: large enough that a send costs nothing per call, small enough that a batch
 /// stays in cache between the two cores. Tests use small batches, so that the corpus's small
@@ -608,9 +612,8 @@ fn keep_spare(spare: &mut Vec<Vec<Call>>, mut calls: Vec<Call>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::module::Module;
 
     /// Calls of two blocks in which thread 0's fence is followed by a strong read of word 0 and
     /// a strong write to word `other`, and thread 32 writes `other` too: the read ends the
@@ -767,47 +770,5 @@ mod tests {
         /// Launches on this thread get a detector that answers each access at once.
         pub(crate) static EACH_ACCESS_AT_ONCE: std::cell::Cell<bool> =
             const { std::cell::Cell::new(false) };
-    }
-
-    /// Launches every committed kernel on every schedule with `threads` cores and a batched
-    /// detector, against one core and a detector answering each access at once.
-    fn runs_alike_with_a_detector_answering_at_once(what: &str, threads: u32) {
-        let launches = crate::committed::runs_alike_with(
-            what,
-            2,
-            |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
-            |options| {
-                // Bank-conflict counting keeps every round on one core, so that the cores go to
-                // the detector's shards (workers have their test in `exec/parallel.rs`).
-                let options = crate::exec::RunOptions {
-                    bank_conflicts: true,
-                    ..options
-                };
-                let at_once = crate::exec::RunOptions {
-                    threads: 1,
-                    ..options
-                };
-                let batched = crate::exec::RunOptions { threads, ..options };
-                (at_once, batched)
-            },
-            |first| EACH_ACCESS_AT_ONCE.set(first),
-        );
-        EACH_ACCESS_AT_ONCE.set(false);
-        assert!(launches > 300, "{launches} launches");
-    }
-
-    /// The detector in two shards, each on a thread of its own (of eight cores), finds what it
-    /// finds answering each access at once, in the same order, with the same counts, on every
-    /// committed kernel and schedule.
-    #[test]
-    fn every_committed_kernel_runs_alike_piped_and_at_once() {
-        runs_alike_with_a_detector_answering_at_once("a piped race detector", 8);
-    }
-
-    /// So does the detector on the interpreter's thread, fed in batches, which records a warp's
-    /// coalesced accesses together (see `runs.rs`).
-    #[test]
-    fn every_committed_kernel_runs_alike_batched_and_at_once() {
-        runs_alike_with_a_detector_answering_at_once("a batched race detector", 1);
     }
 }

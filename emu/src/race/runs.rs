@@ -2,7 +2,10 @@
 //! of one chunk share a stamp, and when none of them conflicts they move to one pattern at once,
 //! leaving the shadow exactly as recording them one by one would.
 
-use super::*;
+use super::access::{Hit, Kind, Rec, STAMP_MASK, Sem, StampKey, Who, rec, rec_sm};
+use super::calls::AccessCall;
+use super::detector::{Race, This};
+use super::shadow::{ANY_THREAD, CHUNK_WORDS, Chunk, PATTERNS, Pattern, R0, R1, Slot, W};
 
 impl Slot {
     const EMPTY: Slot = Slot {

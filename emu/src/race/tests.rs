@@ -3,7 +3,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-use super::*;
+use super::access::{Kind, Rec, Region, Sem, StampKey, Who, rec};
+use super::calls::{AccessCall, Call, Packed, Streams, run_place, word_access_bits};
+use super::detector::Race;
+use super::shadow::{CHUNK_WORDS, Chunk, R0, R1, Slot, W, element_index};
+use crate::ir::Scope;
+use crate::memory_model::MemoryModel;
 use proptest::prelude::*;
 
 /// A detector for blocks of 256 threads, `block_x` wide, with stamps for three

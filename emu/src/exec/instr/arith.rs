@@ -1,7 +1,11 @@
 //! Integer and floating-point arithmetic, comparisons, selects, bit-field operations and
 //! conversions: everything that reads registers and writes registers, lane by lane.
 
-use super::super::*;
+use crate::alu;
+use crate::exec::allocs::{LOCAL_WIN, SHARED_WIN};
+use crate::exec::ctx::Ctx;
+use crate::exec::warp::Warp;
+use crate::ir::*;
 
 /// Runs `f` on the operands of every lane of `exec` and writes the result to register slot base
 /// `d`. Monomorphized per operation, so the operation and type are decided once per instruction;

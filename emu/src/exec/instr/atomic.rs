@@ -1,7 +1,13 @@
 //! Atomics (`atom`, `red`) and fences: the read-modify-write itself and the synchronization it
 //! gives the race checker.
 
-use super::super::*;
+use crate::exec::ctx::{Ctx, Tgt};
+use crate::exec::warp::Warp;
+use crate::ir::*;
+use crate::memory_model::MemoryModel;
+use crate::report::AccessOp;
+use crate::trace::TraceOp;
+use crate::{alu, race};
 
 /// Runs one atomic or fence.
 #[inline(always)]

@@ -1,7 +1,11 @@
 //! Block barriers (`bar.sync`, `bar.arrive`, `bar.red`) and warp-synchronous collectives
 //! (`bar.warp.sync`, `shfl`, `vote`, `match`, `redux`), with synccheck's mask checks.
 
-use super::super::*;
+use crate::alu;
+use crate::exec::ctx::Ctx;
+use crate::exec::warp::{BlockState, Warp, recompute_exec};
+use crate::ir::*;
+use crate::report::{Finding, FindingKind, ThreadGroup, WarpSyncProblem};
 
 /// Runs one barrier or warp collective.
 #[inline(always)]

@@ -1,7 +1,10 @@
 //! Control flow: branches, calls and returns (with recursive frames), `exit`, `trap`, and what
 //! the emulator refuses to run.
 
-use super::super::*;
+use crate::exec::ctx::Ctx;
+use crate::exec::limits::MAX_CALL_DEPTH;
+use crate::exec::warp::{BlockState, Frame, Warp, backward_branch, set_lane_pcs};
+use crate::ir::*;
 
 /// Runs one branch, call, return, exit or trap.
 #[inline(always)]

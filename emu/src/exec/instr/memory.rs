@@ -1,7 +1,14 @@
 //! `ld` and `st`: loads and stores to every state space (`.param` included), each lane's access
 //! passing through the memory checker, racecheck, initcheck and the bank-conflict tally.
 
-use super::super::*;
+use super::atomic::sync_after;
+use crate::exec::ctx::{Ctx, Tgt, rd_le, wr_le};
+use crate::exec::memory::tgt_offset;
+use crate::exec::warp::Warp;
+use crate::ir::*;
+use crate::report::AccessOp;
+use crate::trace::TraceOp;
+use crate::{alu, race};
 
 /// Runs one `ld` or `st`.
 #[inline(always)]

@@ -8,7 +8,9 @@ mod control;
 mod memory;
 mod special;
 
-use super::*;
+use crate::exec::ctx::Ctx;
+use crate::exec::warp::{BlockState, Warp};
+use crate::ir::*;
 pub(crate) use atomic::*;
 pub(crate) use collective::*;
 pub(crate) use control::*;

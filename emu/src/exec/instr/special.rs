@@ -1,7 +1,9 @@
 //! Special registers (`%tid`, `%ctaid`, `%laneid`, `%clock`, ...) as each lane reads them, and
 //! `activemask`.
 
-use super::super::*;
+use crate::exec::ctx::{Ctx, split3, split3_64};
+use crate::exec::warp::Warp;
+use crate::ir::*;
 
 impl Ctx<'_> {
     #[inline(always)]

@@ -1,0 +1,105 @@
+//! Device memory's layout (the windows of the address space) and its allocations: what the
+//! emulator holds for each, with the bitmaps that track written bytes.
+
+use crate::report::Access;
+
+/// Generic addresses in this window are shared memory (`cvta.shared` adds it).
+pub(crate) const SHARED_WIN: u64 = 0x0000_7F00_0000_0000;
+/// Generic addresses in this window are the thread's local memory.
+pub(crate) const LOCAL_WIN: u64 = 0x0000_7E00_0000_0000;
+pub(crate) const WIN: u64 = 1 << 32;
+pub(crate) const GLOBAL_BASE: u64 = 0x0000_0002_0000_0000;
+/// Unmapped bytes between allocations, so a one-past-the-end access hits no allocation.
+pub(crate) const GAP: u64 = 4096;
+/// Device `malloc` hands out addresses from here up, above every host allocation and module
+/// variable, so a new heap block always sorts last among the allocations.
+pub(crate) const HEAP_BASE: u64 = 0x0000_7000_0000_0000;
+/// `cudaLimitMallocHeapSize`'s default: `malloc` returns NULL beyond this many live bytes.
+pub const DEFAULT_HEAP_BYTES: u64 = 8 << 20;
+
+/// A device address returned by [`Emulator::alloc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct DevicePtr(pub u64);
+
+pub(crate) struct Allocation {
+    pub(crate) base: u64,
+    /// Empty once a heap block is freed (its size stays in `heap`).
+    pub(crate) data: Vec<u8>,
+    pub(crate) label: String,
+    pub(crate) heap: Option<HeapBlock>,
+    /// For memory allocated uninitialized: one bit per byte, set once something wrote it.
+    pub(crate) written: Option<Vec<u64>>,
+    /// The device whose memory this is.
+    pub(crate) device: u32,
+}
+
+/// A block from device `malloc`.
+pub(crate) struct HeapBlock {
+    pub(crate) size: u64,
+    /// The `malloc` call's PC: heap findings from one call site are one finding.
+    pub(crate) site: u32,
+    pub(crate) freed: Option<Access>,
+}
+
+/// The device heap's bump pointer and its live bytes (`malloc` returns NULL past the limit).
+pub(crate) struct Heap {
+    pub(crate) next: u64,
+    pub(crate) live: u64,
+    pub(crate) limit: u64,
+}
+
+/// Sets bits `off..off + len` of a bitmap.
+pub(crate) fn mark_bits(bits: &mut [u64], off: usize, len: usize) {
+    for b in off..off + len {
+        if let Some(w) = bits.get_mut(b / 64) {
+            *w |= 1 << (b % 64);
+        }
+    }
+}
+
+/// Whether bits `off..off + len` (at most 64) of a bitmap are all set.
+#[inline(always)]
+pub(crate) fn all_bits(bits: &[u64], off: usize, len: usize) -> bool {
+    let (w, b) = (off / 64, off % 64);
+    let want = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let first = want(len.min(64 - b)) << b;
+    if bits.get(w).is_none_or(|&x| x & first != first) {
+        return false;
+    }
+    let rest = (b + len).saturating_sub(64);
+    rest == 0
+        || bits
+            .get(w + 1)
+            .is_some_and(|&x| x & want(rest) == want(rest))
+}
+
+/// Marks `off..off + len` of a bitmap written, a word at a time where it can.
+#[inline(always)]
+pub(crate) fn mark_bits_fast(bits: &mut [u64], off: usize, len: usize) {
+    let (w, b) = (off / 64, off % 64);
+    if b + len <= 64 {
+        if let Some(x) = bits.get_mut(w) {
+            *x |= (if len >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << len) - 1
+            }) << b;
+        }
+    } else {
+        mark_bits(bits, off, len);
+    }
+}
+
+pub(crate) fn find_alloc(allocs: &[Allocation], addr: u64, len: u64) -> Option<usize> {
+    let i = allocs.partition_point(|a| a.base <= addr);
+    if i == 0 {
+        return None;
+    }
+    let a = &allocs[i - 1];
+    let end = a.base + a.data.len() as u64;
+    if addr.checked_add(len)? <= end {
+        Some(i - 1)
+    } else {
+        None
+    }
+}

@@ -1,0 +1,219 @@
+//! The interpreter's front door: the public `Emulator` API (allocations, the device heap, copies,
+//! launches). `emu/README.md` has a map of the rooms.
+
+use super::allocs::{
+    Allocation, DEFAULT_HEAP_BYTES, DevicePtr, GAP, GLOBAL_BASE, HEAP_BASE, Heap, find_alloc,
+    mark_bits,
+};
+use super::args::{KernelArg, LaunchConfig};
+use super::devices::Devices;
+use super::timing::LaunchTimings;
+use crate::error::EmuError;
+use crate::module::Module;
+use crate::options::RunOptions;
+use crate::report::RunReport;
+use crate::trace::Trace;
+
+/// Owns device (global) memory and runs kernels on it.
+pub struct Emulator {
+    pub(crate) allocs: Vec<Allocation>,
+    pub(crate) next: u64,
+    pub(crate) loaded_modules: Vec<u64>,
+    pub(crate) heap: Heap,
+    pub(crate) devices: Devices,
+    /// Where the last launch's time went (see [`Emulator::last_launch_timings`]).
+    pub(crate) last_timings: Option<LaunchTimings>,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator")
+            .field("allocations", &self.allocs.len())
+            .finish()
+    }
+}
+
+impl Default for Emulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Emulator {
+    pub fn new() -> Self {
+        Emulator {
+            allocs: Vec::new(),
+            next: GLOBAL_BASE,
+            loaded_modules: Vec::new(),
+            heap: Heap {
+                next: HEAP_BASE,
+                live: 0,
+                limit: DEFAULT_HEAP_BYTES,
+            },
+            devices: Devices::new(),
+            last_timings: None,
+        }
+    }
+
+    /// Sets the device heap's size (`cudaDeviceSetLimit(cudaLimitMallocHeapSize, bytes)`).
+    pub fn set_heap_limit(&mut self, bytes: u64) {
+        self.heap.limit = bytes;
+    }
+
+    /// Allocates `bytes` of global memory, zeroed. `label` names it in reports (`histo[65]`).
+    pub fn alloc(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        self.insert_alloc(vec![0; bytes], label, None)
+    }
+
+    /// Allocates `bytes` of global memory that holds garbage, as `cudaMalloc`'s does: initcheck
+    /// reports a kernel's read of any byte that neither [`Emulator::write`] nor a kernel wrote.
+    pub fn alloc_uninit(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        let garbage = (0..bytes)
+            .map(|i| ((i as u32).wrapping_mul(2_246_822_519) >> 24) as u8 | 0x81)
+            .collect();
+        self.insert_alloc(garbage, label, Some(vec![0; bytes.div_ceil(64)]))
+    }
+
+    pub(crate) fn insert_alloc(
+        &mut self,
+        data: Vec<u8>,
+        label: &str,
+        written: Option<Vec<u64>>,
+    ) -> DevicePtr {
+        let base = self.next;
+        self.next = (base + data.len().max(1) as u64 + GAP).div_ceil(256) * 256;
+        let a = Allocation {
+            base,
+            data,
+            label: label.to_string(),
+            heap: None,
+            written,
+            device: self.devices.current,
+        };
+        let i = self.allocs.partition_point(|x| x.base <= base);
+        self.allocs.insert(i, a);
+        DevicePtr(base)
+    }
+
+    pub fn free(&mut self, ptr: DevicePtr) -> Result<(), EmuError> {
+        match self.allocs.iter().position(|a| a.base == ptr.0) {
+            Some(i) => {
+                self.allocs.remove(i);
+                Ok(())
+            }
+            None => Err(EmuError::HostAccess(format!(
+                "free of {:#x}, which is not an allocation",
+                ptr.0
+            ))),
+        }
+    }
+
+    pub fn write(&mut self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), EmuError> {
+        let i = find_alloc(&self.allocs, ptr.0, bytes.len() as u64).ok_or_else(|| {
+            EmuError::HostAccess(format!(
+                "write of {} bytes at {:#x} is outside every allocation",
+                bytes.len(),
+                ptr.0
+            ))
+        })?;
+        let a = &mut self.allocs[i];
+        let off = (ptr.0 - a.base) as usize;
+        a.data[off..off + bytes.len()].copy_from_slice(bytes);
+        if let Some(written) = a.written.as_mut() {
+            mark_bits(written, off, bytes.len());
+        }
+        Ok(())
+    }
+
+    pub fn read(&self, ptr: DevicePtr, out: &mut [u8]) -> Result<(), EmuError> {
+        let i = find_alloc(&self.allocs, ptr.0, out.len() as u64).ok_or_else(|| {
+            EmuError::HostAccess(format!(
+                "read of {} bytes at {:#x} is outside every allocation",
+                out.len(),
+                ptr.0
+            ))
+        })?;
+        let a = &self.allocs[i];
+        let off = (ptr.0 - a.base) as usize;
+        out.copy_from_slice(&a.data[off..off + out.len()]);
+        Ok(())
+    }
+
+    /// The device memory of `module`'s `.global` or `.const` variable `name` (its PTX name) and
+    /// its size, for the host to write before a launch (`cudaMemcpyToSymbol`) or read after.
+    pub fn symbol(&mut self, module: &Module, name: &str) -> Option<(DevicePtr, usize)> {
+        self.load_module_globals(module);
+        // Globals keep their demangled names (for reports); the host names them as in PTX.
+        let wanted = crate::parse::demangle(name);
+        let global = module.globals.iter().find(|g| g.name == wanted)?;
+        let i = find_alloc(&self.allocs, global.addr, 1)?;
+        Some((DevicePtr(global.addr), self.allocs[i].data.len()))
+    }
+
+    pub(crate) fn load_module_globals(&mut self, m: &Module) {
+        if self.loaded_modules.contains(&m.id) {
+            return;
+        }
+        self.loaded_modules.push(m.id);
+        for g in &m.globals {
+            if find_alloc(&self.allocs, g.addr, 1).is_some() {
+                continue;
+            }
+            let a = Allocation {
+                base: g.addr,
+                data: g.init.clone(),
+                label: g.name.clone(),
+                heap: None,
+                written: None,
+                device: 0,
+            };
+            let i = self.allocs.partition_point(|x| x.base <= g.addr);
+            self.allocs.insert(i, a);
+        }
+    }
+
+    /// Runs `entry` to completion (or until the step budget, or a deadlock). Findings of the
+    /// checkers are in the report; `Err` means the launch itself could not run.
+    pub fn launch(
+        &mut self,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+    ) -> Result<RunReport, EmuError> {
+        self.run_launch(module, entry, config, args, options, None)
+            .map(|(report, _)| report)
+    }
+
+    /// [`Emulator::launch`], recording every step of every warp (see `emu/TRACE.md`) for at
+    /// most `max_events` events; a launch that needs more is refused with
+    /// [`EmuError::TraceTooLong`] rather than cut short.
+    pub fn launch_traced(
+        &mut self,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        max_events: usize,
+    ) -> Result<(RunReport, Trace), EmuError> {
+        let (report, recorder) =
+            self.run_launch(module, entry, config, args, options, Some(max_events))?;
+        match recorder {
+            Some(r) if !r.overflowed => Ok((report, r.trace)),
+            _ => Err(EmuError::TraceTooLong {
+                entry: entry.to_string(),
+                limit: max_events,
+            }),
+        }
+    }
+}
+
+impl Emulator {
+    /// Where the last launch's time went (`None` before the first launch, and for a launch that
+    /// was refused).
+    pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
+        self.last_timings.as_ref()
+    }
+}
