@@ -49,6 +49,9 @@ class MemoryAccessError(FindingError):
     """An access outside every allocation, misaligned, or of memory nothing wrote."""
 
 
+for _error in (FindingError, RaceError, SyncError, MemoryAccessError):
+    _error.__module__ = "racetrack"  # tracebacks say racetrack.RaceError, as users import it
+
 _ERROR_FOR_CATEGORY = {
     "race": RaceError,
     "sync": SyncError,

@@ -1,0 +1,118 @@
+"""Numba's own compiler, run without a GPU: a kernel to PTX with line info into its `.py` file.
+
+Kernels are written against ``racetrack.cuda``; Numba's typing knows ``numba.cuda``. Before
+compiling, a kernel's globals (and closure cells) have every ``racetrack.cuda`` swapped for
+``numba.cuda`` and every device function for the Numba dispatcher that compiles it, so Numba
+sees exactly the program it would see with ``from numba import cuda``.
+"""
+
+from __future__ import annotations
+
+import re
+import types as pytypes
+from typing import Any, Dict, Optional
+
+import numba.cuda as numba_cuda
+import numba.cuda.dispatcher as numba_dispatcher
+
+from .._core import relative_path
+
+#: The compute capability Numba compiles for: CUDA 13's lowest, whose PTX the emulator runs.
+COMPUTE_CAPABILITY = (7, 5)
+
+
+class _EmulatedDevice:
+    """What Numba asks the current device when it compiles a device function (only its compute
+    capability): answered for the emulator, so no driver is looked for."""
+
+    compute_capability = COMPUTE_CAPABILITY
+    name = b"Racetrack PTX emulator"
+    id = 0
+
+
+def _no_driver_needed():
+    return _EmulatedDevice
+
+
+# Numba compiles a device function for "the current device" when a kernel calling it is typed;
+# here that is the emulator. This is the only change made to Numba, and only in this process.
+numba_dispatcher.get_current_device = _no_driver_needed
+
+
+class DeviceFunction:
+    """``@cuda.jit(device=True)``: compiled by Numba, for the emulator's capability, as part of
+    each kernel that calls it."""
+
+    def __init__(self, py_func, options: Dict[str, Any]):
+        self.py_func = py_func
+        self.options = options
+        self._dispatcher = None
+        self.__name__ = getattr(py_func, "__name__", "device_function")
+        self.__doc__ = getattr(py_func, "__doc__", None)
+        self.__wrapped__ = py_func
+
+    def numba_dispatcher(self):
+        if self._dispatcher is None:
+            options = dict(self.options)
+            options.pop("device", None)
+            options["lineinfo"] = True
+            # Set before the rewrite, so that a function that calls itself finds this one.
+            self._dispatcher = numba_cuda.jit(device=True, **options)
+            self._dispatcher = self._dispatcher(for_numba(self.py_func))
+        return self._dispatcher
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"{self.__name__} is a device function: call it from a @cuda.jit kernel, not from Python"
+        )
+
+    def __repr__(self):
+        return f"<racetrack device function {self.__name__}>"
+
+
+def _numba_value(value):
+    """``value`` as Numba must see it: Racetrack's face and device functions swapped."""
+    from .. import cuda as racetrack_cuda
+
+    if value is racetrack_cuda:
+        return numba_cuda
+    if isinstance(value, DeviceFunction):
+        return value.numba_dispatcher()
+    return value
+
+
+def for_numba(py_func):
+    """A copy of ``py_func`` whose globals and closure Numba can compile (see the module doc)."""
+    globals_ = {name: _numba_value(value) for name, value in py_func.__globals__.items()}
+    closure = None
+    if py_func.__closure__:
+        closure = tuple(
+            pytypes.CellType(_numba_value(cell.cell_contents)) for cell in py_func.__closure__
+        )
+    copy = pytypes.FunctionType(
+        py_func.__code__, globals_, py_func.__name__, py_func.__defaults__, closure
+    )
+    copy.__kwdefaults__ = py_func.__kwdefaults__
+    copy.__qualname__ = py_func.__qualname__
+    copy.__module__ = py_func.__module__
+    return copy
+
+
+_FILE_DIRECTIVE = re.compile(r'^(\s*\.file\s+\d+\s+")([^"]*)(".*)$', re.MULTILINE)
+
+
+def compile_kernel(py_func, signature, options: Optional[Dict[str, Any]] = None) -> str:
+    """PTX of ``py_func`` for ``signature`` (a tuple of Numba types), with line info naming its
+    `.py` file relative to the working directory, as reports should."""
+    options = dict(options or {})
+    ptx, _ = numba_cuda.compile_ptx(
+        for_numba(py_func),
+        signature,
+        lineinfo=True,
+        cc=COMPUTE_CAPABILITY,
+        fastmath=bool(options.get("fastmath", False)),
+        opt=bool(options.get("opt", True)),
+    )
+    return _FILE_DIRECTIVE.sub(
+        lambda m: m.group(1) + relative_path(m.group(2)) + m.group(3), ptx
+    )
