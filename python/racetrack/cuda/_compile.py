@@ -8,12 +8,17 @@ sees exactly the program it would see with ``from numba import cuda``.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
+import textwrap
 import types as pytypes
-from typing import Any, Dict, Optional
+import warnings
+from typing import Any, Dict, List, Optional
 
 import numba.cuda as numba_cuda
 import numba.cuda.dispatcher as numba_dispatcher
+from numba.cuda.core.errors import NumbaDebugInfoWarning
 
 from .._core import relative_path
 
@@ -105,14 +110,61 @@ def compile_kernel(py_func, signature, options: Optional[Dict[str, Any]] = None)
     """PTX of ``py_func`` for ``signature`` (a tuple of Numba types), with line info naming its
     `.py` file relative to the working directory, as reports should."""
     options = dict(options or {})
-    ptx, _ = numba_cuda.compile_ptx(
-        for_numba(py_func),
-        signature,
-        lineinfo=True,
-        cc=COMPUTE_CAPABILITY,
-        fastmath=bool(options.get("fastmath", False)),
-        opt=bool(options.get("opt", True)),
+    with warnings.catch_warnings():
+        # A lambda (cuda.reduce(lambda a, b: a + b)) has no source of its own for line info;
+        # its lines are the caller's, which is what reports should name anyway.
+        warnings.filterwarnings("ignore", message=r".*<lambda>", category=NumbaDebugInfoWarning)
+        ptx, _ = numba_cuda.compile_ptx(
+            for_numba(py_func),
+            signature,
+            lineinfo=True,
+            cc=COMPUTE_CAPABILITY,
+            fastmath=bool(options.get("fastmath", False)),
+            opt=bool(options.get("opt", True)),
+        )
+    ptx = _FILE_DIRECTIVE.sub(lambda m: m.group(1) + relative_path(m.group(2)) + m.group(3), ptx)
+    return name_shared_arrays(ptx, py_func)
+
+
+_SHARED_DECLARATION = re.compile(r"\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+(_cudapy_smem_(\d+))\[")
+_PTX_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _shared_array_names(py_func) -> List[str]:
+    """The variables ``py_func`` assigns ``cuda.shared.array(...)`` to, in source order."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(py_func)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == "array"
+            and isinstance(node.value.func.value, ast.Attribute)
+            and node.value.func.value.attr == "shared"
+        ):
+            found.append((node.lineno, node.col_offset, node.targets[0].id))
+    return [name for _, _, name in sorted(found)]
+
+
+def name_shared_arrays(ptx: str, py_func) -> str:
+    """Numba calls shared arrays ``_cudapy_smem_N``; reports should say ``cache[3]``. Numba
+    numbers them in the order it lowers them, which is the kernel's source order, so when the
+    kernel's own ``cuda.shared.array`` assignments are exactly the PTX's shared arrays (no
+    device function declares one, no name is used twice), each takes its variable's name."""
+    declared = sorted(
+        {(int(m.group(2)), m.group(1)) for m in _SHARED_DECLARATION.finditer(ptx)}
     )
-    return _FILE_DIRECTIVE.sub(
-        lambda m: m.group(1) + relative_path(m.group(2)) + m.group(3), ptx
-    )
+    names = _shared_array_names(py_func)
+    if not declared or len(names) != len(declared) or len(set(names)) != len(names):
+        return ptx
+    if any(not _PTX_IDENTIFIER.match(name) or re.search(rf"\b{name}\b", ptx) for name in names):
+        return ptx
+    for (_, symbol), name in zip(declared, names):
+        ptx = re.sub(rf"\b{symbol}\b", name, ptx)
+    return ptx

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 
 import numba
+import numba.cuda as cuda
 import numpy as np
 
 from ._arrays import DeviceNDArray, device_array
@@ -23,8 +24,6 @@ def _reduction_kernel(binop: DeviceFunction, dtype) -> Kernel:
     block = _BLOCK
 
     def partial_reduce(arr, n, partials):
-        from numba import cuda
-
         cache = cuda.shared.array(block, element)
         tid = cuda.threadIdx.x
         first = cuda.blockIdx.x * block + tid
