@@ -15,14 +15,18 @@ THREADS = 128
 BINS = 16
 
 
+# ANCHOR: atomic
 @cuda.jit
 def atomic_increment(x):
     cuda.atomic.add(x, 0, 1)
+# ANCHOR_END: atomic
 
 
+# ANCHOR: racy
 @cuda.jit
 def racy_increment(x):
     x[0] = x[0] + 1  # BUG: read, add, write by every thread with nothing ordering them
+# ANCHOR_END: racy
 
 
 @cuda.jit
@@ -66,10 +70,12 @@ def histogram_shared_no_merge_barrier(data, histo):
         cuda.atomic.add(histo, t, local[t])  # BUG: no syncthreads before the merge: other threads may still be counting
 
 
+# ANCHOR: launch
 def increment(blocks, threads, kernel=atomic_increment):
     x = np.zeros(1, dtype=np.int32)
     kernel[blocks, threads](x)
     return int(x[0])
+# ANCHOR_END: launch
 
 
 def histogram(data, kernel=histogram_global, blocks=None):
