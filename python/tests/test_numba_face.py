@@ -9,6 +9,7 @@ from numba import float32, int32
 
 import racetrack
 from racetrack import cuda
+from racetrack.cuda import random
 from racetrack._core import relative_path
 
 WEIGHTS = np.array([0.5, 2.0, -1.0], dtype=np.float32)
@@ -257,3 +258,21 @@ def test_reduce_into_a_device_result():
     result = cuda.device_array(1, np.int64)
     assert cuda.reduce(lambda a, b: a + b)(values, res=result) is None
     assert result.copy_to_host()[0] == values.sum()
+
+
+@cuda.jit
+def monte_carlo_pi(states, hits):
+    i = cuda.grid(1)
+    if i < hits.size:
+        x = random.xoroshiro128p_uniform_float32(states, i)
+        y = random.xoroshiro128p_uniform_float32(states, i)
+        hits[i] = 1 if x * x + y * y <= 1.0 else 0
+
+
+def test_random_states_and_numbas_generators():
+    n = 4096
+    states = random.create_xoroshiro128p_states(n, seed=1)
+    hits = np.zeros(n, np.int32)
+    monte_carlo_pi[n // 128, 128](states, hits)
+    # Binomial(n, pi/4): 5 standard deviations is about 0.064 of 4 * mean.
+    assert abs(4 * hits.mean() - np.pi) < 5 * 4 * np.sqrt(np.pi / 4 * (1 - np.pi / 4) / n)
