@@ -7,11 +7,14 @@ Broken: `x[0] = x[0] + 1` (race); the histogram merged without the barrier (race
 
 import numpy as np
 
+# ANCHOR: import
 import racetrack.cupy as cp  # on a GPU: import cupy as cp
+# ANCHOR_END: import
 
 BINS = 16
 THREADS = 128
 
+# ANCHOR: counters
 counters = r"""
 extern "C" __global__ void atomic_increment(int *x) {
     atomicAdd(x, 1);
@@ -46,15 +49,18 @@ extern "C" __global__ void histogram_no_merge_barrier(const int *data, int n, un
 
 atomic_increment = cp.RawKernel(counters, "atomic_increment")
 racy_increment = cp.RawKernel(counters, "racy_increment")
+# ANCHOR_END: counters
 module = cp.RawModule(code=histograms)
 histogram_shared = module.get_function("histogram_shared")
 histogram_no_merge_barrier = module.get_function("histogram_no_merge_barrier")
 
 
+# ANCHOR: launch
 def increment(blocks, threads, kernel=atomic_increment):
     x = cp.zeros(1, dtype=cp.int32)
     kernel((blocks,), (threads,), (x,))
     return int(x.get()[0])
+# ANCHOR_END: launch
 
 
 def histogram(data, blocks=4, kernel=histogram_shared):
