@@ -73,13 +73,22 @@ def split_options(options: Iterable[str]) -> Tuple[List[str], List[str], Optiona
 
 
 def compile_entry(
-    code: str, entry: str, fallback_name: str, options: Sequence[str], source_file: str
+    code: str,
+    entry: str,
+    fallback_name: str,
+    options: Sequence[str],
+    source_file: str,
+    extern_c: bool = False,
 ) -> Tuple[_native.CompiledKernel, _native.PtxModule]:
     """Compiles ``entry`` of ``code``, written in ``source_file`` (see the module doc), and
-    loads its PTX."""
+    loads its PTX. ``extern_c`` wraps the code in ``extern "C" { … }`` as PyCUDA does, on its
+    first and after its last line so that no line moves."""
     path, source = place_in_file(code, source_file)
     if not path:
         path, source = fallback_name, code
+    if extern_c:
+        source = 'extern "C" { ' + source + '\n}\n'
+
     includes, defines, std = split_options(options)
     kernel = _native.compile_cuda(source, path, entry, include_dirs=includes, defines=defines, std=std)
     return kernel, _native.PtxModule(kernel.ptx, path)
