@@ -57,7 +57,7 @@ from numba.cuda import (  # noqa: F401
     warpsize,
 )
 
-from ._arrays import (
+from ._arrays import (  # noqa: F401  (re-exported: the face)
     DeviceNDArray,
     as_cuda_array,
     device_array,
@@ -67,9 +67,9 @@ from ._arrays import (
 )
 from ._compile import COMPUTE_CAPABILITY, DeviceFunction
 from ._kernel import Kernel
-from . import random
+from . import random  # noqa: F401  (racetrack.cuda.random, as numba.cuda.random)
 from ._reduce import Reduce
-from ._streams import (
+from ._streams import (  # noqa: F401  (re-exported: the face)
     Event,
     Stream,
     default_stream,
