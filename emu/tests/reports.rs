@@ -384,3 +384,26 @@ fn initcheck_on_a_buffer_allocated_uninitialized() {
         &report
     ));
 }
+
+/// A buffer made before anyone knew its parameter (Python's `cuda.to_device`) is named in
+/// reports by the label it is given at the launch.
+#[test]
+fn a_relabelled_buffer_is_named_by_its_new_label() {
+    let module = corpus_module("kernels/ptx/ch4_atomics/01_racy_increment.ptx");
+    let mut emu = Emulator::new();
+    let x = upload(&mut emu, "device_array_1", &[0]);
+    emu.relabel(x, "counter").unwrap();
+    let report = emu
+        .launch(
+            &module,
+            "racy_increment",
+            &linear(2, 32, 0),
+            &[KernelArg::Ptr(x)],
+            &RunOptions::default(),
+        )
+        .unwrap();
+    let text = report.findings.first().unwrap().to_string();
+    assert!(text.contains("counter[0]"), "{text}");
+    assert!(!text.contains("device_array_1"), "{text}");
+    assert!(emu.relabel(DevicePtr(x.0 + 4), "inside").is_err());
+}

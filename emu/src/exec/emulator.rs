@@ -95,6 +95,24 @@ impl Emulator {
         DevicePtr(base)
     }
 
+    /// Renames the allocation that starts at `ptr` in reports: a buffer made before anyone
+    /// knew which kernel parameter it would be (`cuda.to_device(a)`) takes that parameter's
+    /// name at the launch.
+    pub fn relabel(&mut self, ptr: DevicePtr, label: &str) -> Result<(), EmuError> {
+        let alloc = self
+            .allocs
+            .iter_mut()
+            .find(|a| a.base == ptr.0)
+            .ok_or_else(|| {
+                EmuError::HostAccess(format!(
+                    "relabel of {:#x}, which is not the start of an allocation",
+                    ptr.0
+                ))
+            })?;
+        alloc.label = label.to_string();
+        Ok(())
+    }
+
     pub fn free(&mut self, ptr: DevicePtr) -> Result<(), EmuError> {
         match self.allocs.iter().position(|a| a.base == ptr.0) {
             Some(i) => {

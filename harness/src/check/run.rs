@@ -85,6 +85,11 @@ impl Kernel {
         &self.signature
     }
 
+    /// The C++ parameters, one per PTX parameter (`int *x`); empty when they could not be told.
+    pub fn cpp_params(&self) -> &[String] {
+        &self.cpp_params
+    }
+
     /// Host code the front end left out of what NVRTC compiled.
     pub fn left_out(&self) -> &[LeftOut] {
         &self.left_out

@@ -1,0 +1,234 @@
+"""What every face shares: the emulated device, the checkers' options, and findings as exceptions.
+
+A face (``racetrack.cuda`` for Numba, ``racetrack.pycuda``, ``racetrack.cupy``) turns its
+library's calls into :func:`launch` calls; :func:`launch` runs the kernel on the emulator and,
+when a checker objects, raises the :class:`FindingError` subclass for it (or, inside
+``racetrack.checking(raise_on_finding=False)``, adds the findings to that block's report).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import glob
+import os
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+from . import _native
+
+
+def _find_this_pythons_nvrtc() -> None:
+    """Racetrack looks for NVRTC on ``LD_LIBRARY_PATH`` first, then in the site-packages of
+    whatever ``python3`` is on ``PATH``, which need not be this interpreter (a virtual
+    environment used without activating it). The NVRTC wheel this package depends on is in this
+    interpreter's site-packages: put its folder first, so that it is the one found."""
+    for entry in sys.path:
+        lib = os.path.join(entry, "nvidia", "cu13", "lib")
+        if glob.glob(os.path.join(lib, "libnvrtc.so*")):
+            paths = os.environ.get("LD_LIBRARY_PATH", "")
+            if lib not in paths.split(os.pathsep):
+                os.environ["LD_LIBRARY_PATH"] = lib + (os.pathsep + paths if paths else "")
+            return
+
+
+_find_this_pythons_nvrtc()
+
+CompileError = _native.CompileError
+EmulatorError = _native.EmulatorError
+Finding = _native.Finding
+PtxModule = _native.PtxModule
+
+
+class FindingError(Exception):
+    """A launch a checker objected to. ``str(error)`` is what ``racetrack check`` prints;
+    ``error.findings`` holds every finding of the launch (``racetrack._native.Finding``)."""
+
+    def __init__(self, message: str, findings: Sequence[Finding] = ()):
+        super().__init__(message)
+        self.findings = list(findings)
+
+    @property
+    def lines(self) -> List[int]:
+        """Every source line the findings name."""
+        return sorted({line for finding in self.findings for line in finding.lines})
+
+
+class RaceError(FindingError):
+    """Conflicting accesses by different threads with nothing ordering them."""
+
+
+class SyncError(FindingError):
+    """A barrier not every thread reaches, a deadlock, a warp-sync mask that does not hold."""
+
+
+class MemoryAccessError(FindingError):
+    """An access outside every allocation, misaligned, or of memory nothing wrote."""
+
+
+for _error in (FindingError, RaceError, SyncError, MemoryAccessError):
+    _error.__module__ = "racetrack"  # tracebacks say racetrack.RaceError, as users import it
+
+_ERROR_FOR_CATEGORY = {
+    "race": RaceError,
+    "sync": SyncError,
+    "memory": MemoryAccessError,
+    "other": FindingError,
+}
+
+
+@dataclass
+class Report:
+    """The findings of every launch inside one ``racetrack.checking(raise_on_finding=False)``
+    block, in launch order, and the launches themselves: ``(kernel name, finding count)``."""
+
+    findings: List[Finding] = field(default_factory=list)
+    launches: List[Tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+    def text(self) -> str:
+        """The findings as ``racetrack check`` prints them, a blank line between."""
+        return "\n\n".join(finding.text for finding in self.findings)
+
+    def __str__(self) -> str:
+        return self.text() if self.findings else "no findings"
+
+
+@dataclass(frozen=True)
+class _Checking:
+    options: _native.Options
+    raise_on_finding: bool
+    report: Optional[Report]
+
+
+_DEFAULT = _Checking(_native.Options(), True, None)
+_current: contextvars.ContextVar[_Checking] = contextvars.ContextVar(
+    "racetrack_checking", default=_DEFAULT
+)
+
+
+@contextlib.contextmanager
+def checking(
+    raise_on_finding: bool = True,
+    *,
+    schedule: str = "hardware",
+    seed: int = 0,
+    racecheck: bool = True,
+    synccheck: bool = True,
+    memcheck: bool = True,
+    initcheck: bool = True,
+    memory_model: str = "racecheck",
+    threads: int = 0,
+    step_budget: int = 0,
+) -> Iterator[Report]:
+    """Launches inside the block run with these options, named as ``racetrack check`` names
+    them (``--schedule``, ``--seed``, ``--no-racecheck``, ``--memory-model``, ``--threads``,
+    ``--step-budget``). With ``raise_on_finding=False`` a launch a checker objects to does not
+    raise: its findings go to the :class:`Report` the block yields.
+
+    >>> with racetrack.checking(raise_on_finding=False, schedule="random", seed=3) as report:
+    ...     kernel[4, 64](x)
+    >>> print(report)
+    """
+    options = _native.Options(
+        schedule=schedule,
+        seed=seed,
+        racecheck=racecheck,
+        synccheck=synccheck,
+        memcheck=memcheck,
+        initcheck=initcheck,
+        memory_model=memory_model,
+        threads=threads,
+        step_budget=step_budget,
+    )
+    report = Report()
+    token = _current.set(_Checking(options, raise_on_finding, report))
+    try:
+        yield report
+    finally:
+        _current.reset(token)
+
+
+_device_lock = threading.Lock()
+_device: Optional[_native.Emulator] = None
+
+
+def device() -> _native.Emulator:
+    """The emulated device every face allocates on and launches to (one per process)."""
+    global _device
+    with _device_lock:
+        if _device is None:
+            _device = _native.Emulator()
+        return _device
+
+
+def relative_path(path: str) -> str:
+    """``path`` as reports name it: relative to the working directory when it is inside it."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def _error_for(findings: Sequence[Finding], kernel: str, where: str) -> FindingError:
+    first = findings[0]
+    head = f"{kernel}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
+    if where:
+        head += f" in the launch at {where}"
+    text = "\n\n".join(finding.text for finding in findings)
+    cls = _ERROR_FOR_CATEGORY.get(first.category, FindingError)
+    return cls(f"{head}\n{text}", findings)
+
+
+def launch(
+    module: PtxModule,
+    entry: str,
+    grid: Tuple[int, int, int],
+    block: Tuple[int, int, int],
+    args: list,
+    *,
+    shared_bytes: int = 0,
+    kernel_name: Optional[str] = None,
+    where: str = "",
+) -> _native.LaunchResult:
+    """Runs one kernel on :func:`device` with the options of the enclosing
+    :func:`checking` block, prints what the kernel printed, and raises the
+    :class:`FindingError` for what the checkers found (or adds it to the block's report).
+
+    ``args`` are ``(type, value)`` pairs (python/README.md lists the types); ``where`` names
+    the launch (``my.py:31``) in the exception's first line.
+    """
+    state = _current.get()
+    result = device().launch(
+        module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
+    )
+    if result.printf:
+        print(result.printf, end="")
+    name = kernel_name or entry
+    if state.report is not None:
+        state.report.launches.append((name, len(result.findings)))
+    if result.findings:
+        if state.raise_on_finding:
+            raise _error_for(result.findings, name, where)
+        assert state.report is not None
+        state.report.findings.extend(result.findings)
+    return result
+
+
+def dim3(value, what: str) -> Tuple[int, int, int]:
+    """``value`` (an int or a tuple of one to three ints) as ``(x, y, z)``."""
+    if isinstance(value, (tuple, list)):
+        parts = [int(v) for v in value]
+    else:
+        parts = [int(value)]
+    if not 1 <= len(parts) <= 3 or any(v < 1 for v in parts):
+        raise ValueError(f"{what} must be a positive int or a tuple of 1 to 3 of them, not {value!r}")
+    while len(parts) < 3:
+        parts.append(1)
+    return (parts[0], parts[1], parts[2])

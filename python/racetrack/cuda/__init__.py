@@ -1,0 +1,191 @@
+"""``from racetrack import cuda``: a stand-in for ``from numba import cuda`` that runs kernels on
+Racetrack's PTX emulator, with its checkers.
+
+Numba compiles each ``@cuda.jit`` kernel to PTX with line info (no GPU needed); the emulator
+runs it; a race, a barrier not every thread reaches, or an access out of bounds raises
+``racetrack.RaceError``, ``racetrack.SyncError`` or ``racetrack.MemoryAccessError`` naming your
+``.py`` line. Moving to a real GPU is the import line alone: ``from numba import cuda``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numba.cuda as _numba_cuda
+
+# What kernels call on the device is Numba's own: kernels are typed by Numba against these
+# very objects (see _compile.py), so they can be imported from here or from numba.cuda.
+from numba.cuda import (  # noqa: F401
+    activemask,
+    all_sync,
+    any_sync,
+    atomic,
+    ballot_sync,
+    blockDim,
+    blockIdx,
+    brev,
+    cbrt,
+    clz,
+    const,
+    eq_sync,
+    ffs,
+    fma,
+    grid,
+    gridDim,
+    gridsize,
+    laneid,
+    lanemask_lt,
+    local,
+    match_all_sync,
+    match_any_sync,
+    popc,
+    selp,
+    shared,
+    shfl_down_sync,
+    shfl_sync,
+    shfl_up_sync,
+    shfl_xor_sync,
+    syncthreads,
+    syncthreads_and,
+    syncthreads_count,
+    syncthreads_or,
+    syncwarp,
+    threadfence,
+    threadfence_block,
+    threadfence_system,
+    threadIdx,
+    warpsize,
+)
+
+from ._arrays import (  # noqa: F401  (re-exported: the face)
+    DeviceNDArray,
+    as_cuda_array,
+    device_array,
+    device_array_like,
+    is_cuda_array,
+    to_device,
+)
+from ._compile import COMPUTE_CAPABILITY, DeviceFunction
+from ._kernel import Kernel
+from . import random  # noqa: F401  (racetrack.cuda.random, as numba.cuda.random)
+from ._reduce import Reduce
+from ._streams import (  # noqa: F401  (re-exported: the face)
+    Event,
+    Stream,
+    default_stream,
+    event,
+    event_elapsed_time,
+    legacy_default_stream,
+    per_thread_default_stream,
+    stream,
+)
+
+reduce = Reduce
+compile_ptx = _numba_cuda.compile_ptx
+implementation = "Racetrack"
+
+
+def jit(func_or_sig=None, device: bool = False, **options):
+    """``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``, with Numba's
+    options (``fastmath``, ``opt``, ``debug``, ``lineinfo`` — line info is always on)."""
+    options = {key: value for key, value in options.items() if key in ("fastmath", "opt", "inline", "forceinline")}
+
+    def decorate(func, signatures=None):
+        if device:
+            return DeviceFunction(func, options)
+        return Kernel(func, signatures, options)
+
+    if func_or_sig is None:
+        return decorate
+    if callable(func_or_sig):
+        return decorate(func_or_sig)
+    signatures = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
+    if device:
+        return lambda func: decorate(func)
+    return lambda func: decorate(func, signatures)
+
+
+def synchronize() -> None:
+    """Every launch and copy on the emulator has finished by the time it returns."""
+
+
+def is_available() -> bool:
+    """The emulator is always there."""
+    return True
+
+
+def is_supported_version() -> bool:
+    return True
+
+
+def detect() -> bool:
+    print("Found 1 CUDA device (emulated)")
+    print(f"id 0    b'Racetrack PTX emulator'    [SUPPORTED] (compute capability {COMPUTE_CAPABILITY[0]}.{COMPUTE_CAPABILITY[1]})")
+    print("Summary:\n\t1/1 devices are supported")
+    return True
+
+
+class _Device:
+    id = 0
+    name = b"Racetrack PTX emulator"
+    compute_capability = COMPUTE_CAPABILITY
+    MAX_THREADS_PER_BLOCK = 1024
+    MAX_BLOCK_DIM_X = 1024
+    MAX_BLOCK_DIM_Y = 1024
+    MAX_BLOCK_DIM_Z = 64
+    MAX_GRID_DIM_X = 2**31 - 1
+    MAX_GRID_DIM_Y = 65535
+    MAX_GRID_DIM_Z = 65535
+    MAX_SHARED_MEMORY_PER_BLOCK = 48 * 1024
+    WARP_SIZE = 32
+    MULTIPROCESSOR_COUNT = 1
+
+    def reset(self) -> None:
+        pass
+
+    def __repr__(self) -> str:
+        return "<CUDA device 0 'Racetrack PTX emulator'>"
+
+
+_DEVICE = _Device()
+gpus = [_DEVICE]
+
+
+def get_current_device() -> _Device:
+    return _DEVICE
+
+
+def select_device(device_id: int = 0) -> _Device:
+    if device_id != 0:
+        raise ValueError("the emulator is device 0")
+    return _DEVICE
+
+
+def list_devices():
+    return list(gpus)
+
+
+def close() -> None:
+    pass
+
+
+@contextlib.contextmanager
+def pinned(*arrays):
+    yield
+
+
+@contextlib.contextmanager
+def defer_cleanup():
+    yield
+
+
+def pinned_array(shape, dtype=float, strides=None, order="C"):
+    import numpy as np
+
+    return np.empty(shape, dtype=dtype, order=order)
+
+
+def pinned_array_like(ary):
+    import numpy as np
+
+    return np.empty_like(ary)

@@ -1,0 +1,118 @@
+"""Numba's kernel argument ABI, from Python values to the emulator's ``(type, value)`` pairs.
+
+A kernel's parameters are Numba's flattening of its arguments' types:
+
+- an array (``types.Array``): meminfo (a null pointer), parent (a null pointer), nitems,
+  itemsize, data (the device address), then its shape and its strides in bytes, one
+  ``int64`` per dimension each;
+- a boolean: one byte; an integer or float: itself, at its width;
+- a complex number: its real and imaginary parts;
+- a tuple: its items, each flattened in turn.
+
+Host arrays are copied to the device before the launch and back after it, as Numba does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, List, Tuple
+
+import numba
+import numpy as np
+from numba.core import types as nbtypes
+
+from .._core import device
+from ._arrays import DeviceNDArray, _bytes_view
+
+
+def numba_type(value):
+    """The Numba type Numba would give ``value`` as a kernel argument."""
+    if isinstance(value, DeviceNDArray):
+        return nbtypes.Array(numba.from_dtype(value.dtype), value.ndim, value.get_numba_type_layout())
+    if isinstance(value, np.ndarray) and not (value.flags.c_contiguous or value.flags.f_contiguous):
+        # Staged through a contiguous copy (see `Marshalled.add`), so typed as one.
+        return nbtypes.Array(numba.from_dtype(value.dtype), value.ndim, "C")
+    return numba.typeof(value, numba.core.typing.typeof.Purpose.argument)
+
+
+_SCALAR = {
+    nbtypes.boolean: "bool",
+    nbtypes.int8: "i8",
+    nbtypes.int16: "i16",
+    nbtypes.int32: "i32",
+    nbtypes.int64: "i64",
+    nbtypes.uint8: "u8",
+    nbtypes.uint16: "u16",
+    nbtypes.uint32: "u32",
+    nbtypes.uint64: "u64",
+    nbtypes.float32: "f32",
+    nbtypes.float64: "f64",
+}
+
+
+@dataclass
+class Marshalled:
+    """One launch's arguments on the device, and what to do after it."""
+
+    args: List[Tuple[str, object]] = field(default_factory=list)
+    #: Run after the launch, in order: copies of host arrays back to them.
+    after: List[Callable[[], None]] = field(default_factory=list)
+    #: Device arrays made for host arrays, kept alive until the copies back are done.
+    staged: List[DeviceNDArray] = field(default_factory=list)
+
+    def add(self, value, ty, label: str) -> None:
+        if isinstance(ty, nbtypes.Array):
+            self._add_array(value, ty, label)
+        elif isinstance(ty, nbtypes.BaseTuple):
+            for index, (item, item_ty) in enumerate(zip(value, ty.types)):
+                self.add(item, item_ty, f"{label}[{index}]")
+        elif isinstance(ty, nbtypes.Complex):
+            part = "f32" if ty == nbtypes.complex64 else "f64"
+            self.args.append((part, complex(value).real))
+            self.args.append((part, complex(value).imag))
+        elif isinstance(ty, nbtypes.Boolean):
+            self.args.append(("bool", bool(value)))
+        elif ty in _SCALAR:
+            kind = _SCALAR[ty]
+            self.args.append((kind, float(value) if kind[0] == "f" else int(value)))
+        elif isinstance(ty, nbtypes.Integer):
+            self.args.append((("i" if ty.signed else "u") + str(ty.bitwidth), int(value)))
+        elif isinstance(ty, nbtypes.Float):
+            self.args.append(("f" + str(ty.bitwidth), float(value)))
+        else:
+            raise TypeError(
+                f"argument {label!r} is a {ty}, which racetrack.cuda cannot pass to a kernel "
+                "(arrays, scalars, complex numbers and tuples of them can be passed)"
+            )
+
+    def _add_array(self, value, ty, label: str) -> None:
+        if isinstance(value, DeviceNDArray):
+            array = value
+            device().relabel(array._allocation.address, label)
+        else:
+            host = np.asarray(value)
+            if numba.from_dtype(host.dtype) != ty.dtype or host.ndim != ty.ndim:
+                raise TypeError(
+                    f"argument {label!r} is a {numba_type(host)}, but the kernel's signature says {ty}"
+                )
+            staged_host = host
+            if not (host.flags.c_contiguous or host.flags.f_contiguous):
+                staged_host = np.ascontiguousarray(host)
+            order = "F" if staged_host.flags.f_contiguous and not staged_host.flags.c_contiguous else "C"
+            array = DeviceNDArray(staged_host.shape, staged_host.dtype, order, uninit=False, label=label)
+            if staged_host.nbytes:
+                device().write(array.address, _bytes_view(staged_host))
+            self.staged.append(array)
+            if isinstance(value, np.ndarray) and value.flags.writeable:
+                self.after.append(lambda a=array, v=value: a.copy_to_host(v))
+        self.args.extend(
+            [
+                ("ptr", 0),  # meminfo
+                ("ptr", 0),  # parent
+                ("i64", array.size),
+                ("i64", array.dtype.itemsize),
+                ("ptr", array.address),
+            ]
+        )
+        self.args.extend(("i64", extent) for extent in array.shape)
+        self.args.extend(("i64", stride) for stride in array.strides)

@@ -1,0 +1,133 @@
+"""``@cuda.jit`` kernels: compiled by Numba per argument types, launched on the emulator with
+``kernel[blocks, threads](args)``."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from typing import Any, Dict, List, Optional, Tuple
+
+from numba.core import sigutils
+
+from .. import _core
+from ._abi import Marshalled, numba_type
+from ._compile import compile_kernel
+
+
+class Kernel:
+    """A ``@cuda.jit`` kernel. Index it with a launch configuration and call it:
+    ``kernel[blocks, threads](args)``, ``kernel[blocks, threads, stream, shared_bytes](args)``."""
+
+    def __init__(self, py_func, signatures: Optional[List[Any]] = None, options: Optional[Dict[str, Any]] = None):
+        self.py_func = py_func
+        self.options = dict(options or {})
+        self.__name__ = py_func.__name__
+        self.__doc__ = py_func.__doc__
+        self.__wrapped__ = py_func
+        self._params = list(inspect.signature(py_func).parameters)
+        self._signatures = [sigutils.normalize_signature(sig)[0] for sig in signatures or []]
+        self._compiled: Dict[Tuple[Any, ...], Tuple[_core.PtxModule, str]] = {}
+        for signature in self._signatures:
+            self._compile(tuple(signature))
+
+    def __repr__(self) -> str:
+        return f"<racetrack kernel {self.__name__}>"
+
+    @property
+    def py_func_name(self) -> str:
+        return self.py_func.__qualname__
+
+    def _compile(self, signature: Tuple[Any, ...]):
+        compiled = self._compiled.get(signature)
+        if compiled is None:
+            ptx = compile_kernel(self.py_func, signature, self.options)
+            source = _core.relative_path(inspect.getsourcefile(self.py_func) or "<kernel>")
+            module = _core.PtxModule(ptx, source)
+            compiled = (module, module.entries[0])
+            self._compiled[signature] = compiled
+        return compiled
+
+    def inspect_ptx(self, signature=None) -> str:
+        """The PTX Numba made (for the first signature compiled when none is named)."""
+        if not self._compiled:
+            raise ValueError(f"{self.__name__} has not been compiled yet: launch it first")
+        return self._ptx_of(signature)
+
+    def _ptx_of(self, signature) -> str:
+        key = tuple(signature) if signature is not None else next(iter(self._compiled))
+        return compile_kernel(self.py_func, key, self.options)
+
+    @property
+    def signatures(self) -> List[Tuple[Any, ...]]:
+        return list(self._compiled)
+
+    def __getitem__(self, config) -> "_Launch":
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise ValueError(
+                "a launch configuration is kernel[blocks, threads] (optionally with a stream and "
+                f"the dynamic shared memory in bytes), not kernel[{config!r}]"
+            )
+        blocks, threads = config[0], config[1]
+        stream = config[2] if len(config) > 2 else 0
+        shared_bytes = int(config[3]) if len(config) > 3 else 0
+        return _Launch(self, _core.dim3(blocks, "blocks"), _core.dim3(threads, "threads"), stream, shared_bytes)
+
+    def forall(self, ntasks: int, tpb: int = 128, stream=0, sharedmem: int = 0) -> "_Launch":
+        """A configuration with at least ``ntasks`` threads, as Numba's ``forall``."""
+        blocks = max(1, -(-int(ntasks) // tpb))
+        return _Launch(self, (blocks, 1, 1), (tpb, 1, 1), stream, sharedmem)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"{self.__name__} is a kernel: launch it with a configuration, {self.__name__}[blocks, threads](...)"
+        )
+
+    def _signature_for(self, args) -> Tuple[Any, ...]:
+        if self._signatures:
+            for signature in self._signatures:
+                if len(signature) == len(args):
+                    return tuple(signature)
+            raise TypeError(f"{self.__name__} takes {len(self._signatures[0])} arguments, not {len(args)}")
+        return tuple(numba_type(arg) for arg in args)
+
+    def _run(self, launch: "_Launch", args, where: str) -> None:
+        if len(args) != len(self._params):
+            raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, {len(args)} given")
+        signature = self._signature_for(args)
+        module, entry = self._compile(signature)
+        marshalled = Marshalled()
+        for value, ty, name in zip(args, signature, self._params):
+            marshalled.add(value, ty, name)
+        try:
+            _core.launch(
+                module,
+                entry,
+                launch.grid,
+                launch.block,
+                marshalled.args,
+                shared_bytes=launch.shared_bytes,
+                kernel_name=self.__name__,
+                where=where,
+            )
+        finally:
+            # As Numba does, host arrays get the device's contents back, findings or not.
+            for copy_back in marshalled.after:
+                copy_back()
+
+
+class _Launch:
+    def __init__(self, kernel: Kernel, grid, block, stream, shared_bytes: int):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.stream = stream
+        self.shared_bytes = shared_bytes
+
+    def __call__(self, *args):
+        caller = sys._getframe(1)
+        where = f"{_core.relative_path(caller.f_code.co_filename)}:{caller.f_lineno}"
+        try:
+            self.kernel._run(self, args, where)
+        except _core.FindingError as error:
+            # The traceback ends here, at the user's launch line, not inside Racetrack.
+            raise error.with_traceback(None) from None

@@ -1,0 +1,246 @@
+//! One emulated device: its memory, the PTX modules loaded on it, and launches.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use numpy::{PyReadonlyArray1, PyReadwriteArray1};
+use ptx_emu::{DevicePtr, EmuError, LaunchConfig, Module};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList};
+
+use crate::EmulatorError;
+use crate::args::kernel_arg;
+use crate::findings::Finding;
+use crate::options::Options;
+
+fn emulator_error(error: EmuError) -> PyErr {
+    EmulatorError::new_err(error.to_string())
+}
+
+/// PTX parsed once, to be launched any number of times on any [`Emulator`].
+#[pyclass(module = "racetrack._native", frozen)]
+#[derive(Debug)]
+pub struct PtxModule {
+    module: Arc<Module>,
+    /// What errors call it (the `.py` or `.cu` file it came from).
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    entries: Vec<String>,
+}
+
+#[pymethods]
+impl PtxModule {
+    /// Parses `ptx`; `name` is how errors refer to it. Raises `EmulatorError` naming the PTX
+    /// line the emulator cannot read.
+    #[new]
+    #[pyo3(signature = (ptx, name = "<ptx>".to_string()))]
+    fn new(py: Python<'_>, ptx: String, name: String) -> PyResult<Self> {
+        let module = py
+            .detach(|| Module::parse(&ptx))
+            .map_err(|error| EmulatorError::new_err(format!("{name}: {error}")))?;
+        let entries = module.entries().map(str::to_string).collect();
+        Ok(Self {
+            module: Arc::new(module),
+            name,
+            entries,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PtxModule({:?}, entries={:?})", self.name, self.entries)
+    }
+}
+
+/// What one launch left besides memory: the checkers' findings and the kernel's `printf`.
+#[pyclass(module = "racetrack._native", frozen, get_all)]
+#[derive(Debug)]
+pub struct LaunchResult {
+    pub findings: Vec<Py<Finding>>,
+    /// Device `printf` output, as standard output shows it.
+    pub printf: String,
+    /// Every thread ran to its end (no deadlock, budget stop, failed assert or trap).
+    pub completed: bool,
+    /// Instructions executed, counted once per thread.
+    pub thread_instructions: u64,
+    /// Milliseconds the emulator took to run it.
+    pub elapsed_ms: f64,
+}
+
+#[pymethods]
+impl LaunchResult {
+    fn __repr__(&self) -> String {
+        format!(
+            "LaunchResult(findings={}, completed={}, thread_instructions={}, elapsed_ms={:.3})",
+            self.findings.len(),
+            if self.completed { "True" } else { "False" },
+            self.thread_instructions,
+            self.elapsed_ms
+        )
+    }
+}
+
+/// The emulator: global memory, launches, and the clock that streams' events read.
+///
+/// Addresses are plain integers, as a device pointer is in C. Every launch runs to its end
+/// before `launch` returns (the emulator has no asynchronous work), so copies and events are
+/// ordered exactly as the host issues them.
+#[pyclass(module = "racetrack._native")]
+#[derive(Debug)]
+pub struct Emulator {
+    emulator: ptx_emu::Emulator,
+    /// Time spent running launches: the clock events record.
+    busy: Duration,
+}
+
+#[pymethods]
+impl Emulator {
+    #[new]
+    fn new() -> Self {
+        Self {
+            emulator: ptx_emu::Emulator::new(),
+            busy: Duration::ZERO,
+        }
+    }
+
+    /// Allocates `nbytes` of global memory and returns its address. `label` names it in
+    /// reports (`x[3]`). Zeroed; with `uninit=True` it holds garbage as `cudaMalloc`'s does,
+    /// and initcheck reports a kernel's read of any byte nothing wrote.
+    #[pyo3(signature = (nbytes, label, uninit = false))]
+    fn alloc(&mut self, nbytes: usize, label: &str, uninit: bool) -> u64 {
+        if uninit {
+            self.emulator.alloc_uninit(nbytes, label).0
+        } else {
+            self.emulator.alloc(nbytes, label).0
+        }
+    }
+
+    /// Names the allocation at `address` `label` in later reports.
+    fn relabel(&mut self, address: u64, label: &str) -> PyResult<()> {
+        self.emulator
+            .relabel(DevicePtr(address), label)
+            .map_err(emulator_error)
+    }
+
+    fn free(&mut self, address: u64) -> PyResult<()> {
+        self.emulator
+            .free(DevicePtr(address))
+            .map_err(emulator_error)
+    }
+
+    /// Copies bytes to `address`: a `bytes`, or a one-dimensional `uint8` NumPy array (a
+    /// contiguous array of any type is `numpy.ravel(a, order="K").view(numpy.uint8)`, no copy).
+    fn write(&mut self, address: u64, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let written = if let Ok(bytes) = data.cast::<PyBytes>() {
+            self.emulator.write(DevicePtr(address), bytes.as_bytes())
+        } else {
+            let array: PyReadonlyArray1<'_, u8> = data.extract().map_err(|_| {
+                PyTypeError::new_err("write takes bytes or a one-dimensional uint8 NumPy array")
+            })?;
+            self.emulator.write(DevicePtr(address), array.as_slice()?)
+        };
+        written.map_err(emulator_error)
+    }
+
+    /// Fills a contiguous, writeable one-dimensional `uint8` NumPy array (a view of the
+    /// destination) from device memory at `address`.
+    fn read_into(&self, address: u64, mut out: PyReadwriteArray1<'_, u8>) -> PyResult<()> {
+        self.emulator
+            .read(DevicePtr(address), out.as_slice_mut()?)
+            .map_err(emulator_error)
+    }
+
+    /// `nbytes` of device memory at `address`.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        address: u64,
+        nbytes: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut bytes = vec![0; nbytes];
+        self.emulator
+            .read(DevicePtr(address), &mut bytes)
+            .map_err(emulator_error)?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Copies `nbytes` from `source` to `destination` on the device.
+    fn copy(&mut self, destination: u64, source: u64, nbytes: usize) -> PyResult<()> {
+        let mut bytes = vec![0; nbytes];
+        self.emulator
+            .read(DevicePtr(source), &mut bytes)
+            .map_err(emulator_error)?;
+        self.emulator
+            .write(DevicePtr(destination), &bytes)
+            .map_err(emulator_error)
+    }
+
+    /// The address and size of `module`'s `__constant__` or `__device__` variable `name` (its
+    /// PTX name), or `None`.
+    fn symbol(&mut self, module: &PtxModule, name: &str) -> Option<(u64, usize)> {
+        self.emulator
+            .symbol(&module.module, name)
+            .map(|(pointer, size)| (pointer.0, size))
+    }
+
+    /// Runs `entry` of `module` to its end with `args`, a list of `(type, value)` pairs (see
+    /// python/README.md), on a `grid` of `block`s (each a 3-tuple). Raises `EmulatorError` when
+    /// the launch cannot run; what the checkers find is in the result.
+    #[pyo3(signature = (module, entry, grid, block, args, shared_bytes = 0, options = None))]
+    #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
+    fn launch(
+        &mut self,
+        py: Python<'_>,
+        module: &PtxModule,
+        entry: &str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Bound<'_, PyList>,
+        shared_bytes: u32,
+        options: Option<PyRef<'_, Options>>,
+    ) -> PyResult<LaunchResult> {
+        let args = args
+            .iter()
+            .enumerate()
+            .map(|(index, arg)| kernel_arg(index, &arg))
+            .collect::<PyResult<Vec<_>>>()?;
+        let run_options = match options {
+            Some(options) => options.run_options()?,
+            None => Options::default().run_options()?,
+        };
+        let config = LaunchConfig {
+            grid: [grid.0, grid.1, grid.2],
+            block: [block.0, block.1, block.2],
+            dynamic_shared_bytes: shared_bytes,
+        };
+        let module = Arc::clone(&module.module);
+        let emulator = &mut self.emulator;
+        let (ran, elapsed) = py.detach(|| {
+            let start = Instant::now();
+            let ran = emulator.launch(&module, entry, &config, &args, &run_options);
+            (ran, start.elapsed())
+        });
+        self.busy += elapsed;
+        let report = ran.map_err(emulator_error)?;
+        let findings = report
+            .findings
+            .iter()
+            .map(|finding| Py::new(py, Finding::from(finding)))
+            .collect::<PyResult<_>>()?;
+        Ok(LaunchResult {
+            findings,
+            printf: report.printf_output(),
+            completed: report.completed,
+            thread_instructions: report.thread_instructions,
+            elapsed_ms: elapsed.as_secs_f64() * 1e3,
+        })
+    }
+
+    /// The emulator's clock in milliseconds: the time it has spent running launches. Events
+    /// record it, so `elapsed_time` measures the emulator's work between them.
+    #[getter]
+    fn clock_ms(&self) -> f64 {
+        self.busy.as_secs_f64() * 1e3
+    }
+}

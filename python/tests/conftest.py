@@ -1,0 +1,22 @@
+import pathlib
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+sys.path.insert(0, str(EXAMPLES))
+
+
+def bug_line(kernel) -> int:
+    """The line of the `# BUG` marker in a broken kernel's source."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(kernel.py_func)
+    marked = [first + offset for offset, line in enumerate(lines) if "# BUG" in line]
+    assert len(marked) == 1, f"{kernel.__name__} should mark exactly one line with # BUG"
+    return marked[0]
+
+
+@pytest.fixture
+def bug_line_of():
+    return bug_line
