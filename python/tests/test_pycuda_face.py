@@ -1,0 +1,151 @@
+"""`racetrack.pycuda`: what a PyCUDA script calls behaves as PyCUDA's, on the emulator."""
+
+import numpy as np
+import pytest
+
+import racetrack
+import racetrack.pycuda.autoinit  # noqa: F401
+import racetrack.pycuda.driver as drv
+from racetrack.pycuda import gpuarray
+from racetrack.pycuda.compiler import SourceModule
+from racetrack.pycuda.elementwise import ElementwiseKernel
+from racetrack.pycuda.reduction import ReductionKernel
+
+SCALE = SourceModule("""
+__global__ void scale(float *x, float a, unsigned int n)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        x[i] = a * x[i];
+    }
+}
+
+__global__ void racy_sum(const float *x, unsigned int n, float *total)
+{
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        *total += x[i];
+    }
+}
+""")
+
+
+def test_in_out_and_numpy_scalars():
+    x = np.arange(100, dtype=np.float32)
+    out = x.copy()
+    SCALE.get_function("scale")(drv.InOut(out), np.float32(3), np.uint32(x.size), block=(32, 1, 1), grid=(4, 1))
+    assert np.array_equal(out, 3 * x)
+
+
+def test_mem_alloc_and_memcpy():
+    x = np.linspace(0, 1, 77).astype(np.float32)
+    x_gpu = drv.mem_alloc(x.nbytes)
+    drv.memcpy_htod(x_gpu, x)
+    SCALE.get_function("scale")(x_gpu, np.float32(-2), np.uint32(x.size), block=(64, 1, 1), grid=(2, 1))
+    drv.Context.synchronize()
+    back = np.empty_like(x)
+    drv.memcpy_dtoh(back, x_gpu)
+    assert np.array_equal(back, np.float32(-2) * x)
+
+
+def test_gpuarray_argument_and_arithmetic():
+    x = gpuarray.to_gpu(np.arange(10, dtype=np.float32))
+    SCALE.get_function("scale")(x, np.float32(2), np.uint32(10), block=(16, 1, 1))
+    assert np.array_equal(x.get(), 2 * np.arange(10, dtype=np.float32))
+    assert np.array_equal((x + x).get(), 4 * np.arange(10, dtype=np.float32))
+    assert np.array_equal((1 + x * 2).get(), 1 + 4 * np.arange(10, dtype=np.float32))
+    assert gpuarray.zeros(5, np.int32).get().tolist() == [0] * 5
+    assert gpuarray.empty_like(x).shape == (10,)
+    assert float(gpuarray.sum(x).get()) == 90.0
+
+
+def test_python_int_is_refused_as_pycuda_refuses_it():
+    x = gpuarray.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"invalid type on parameter #2.*np\.uint32"):
+        SCALE.get_function("scale")(x, np.float32(1), 4, block=(4, 1, 1))
+
+
+def test_a_double_for_a_float_parameter_is_refused():
+    x = gpuarray.zeros(4, np.float32)
+    with pytest.raises(TypeError, match=r"`float a`.*64-bit.*np\.float32"):
+        SCALE.get_function("scale")(x, np.float64(1), np.uint32(4), block=(4, 1, 1))
+
+
+def test_host_array_without_in_out_is_refused():
+    with pytest.raises(TypeError, match=r"drv\.In"):
+        SCALE.get_function("scale")(np.zeros(4, np.float32), np.float32(1), np.uint32(4), block=(4, 1, 1))
+
+
+def test_race_names_the_python_line_and_launch():
+    x = gpuarray.to_gpu(np.ones(64, dtype=np.float32))
+    total = gpuarray.zeros(1, np.float32)
+    with pytest.raises(racetrack.RaceError) as caught:
+        SCALE.get_function("racy_sum")(x, np.uint32(64), total, block=(64, 1, 1))
+    source_line = next(
+        number for number, line in enumerate(open(__file__).read().splitlines(), 1) if "*total += x[i];" in line
+    )
+    assert source_line in caught.value.lines
+    assert f"test_pycuda_face.py:{source_line}" in str(caught.value)
+    assert "racy_sum: " in str(caught.value) and "in the launch at" in str(caught.value)
+
+
+def test_checking_collects_instead_of_raising():
+    x = gpuarray.to_gpu(np.ones(64, dtype=np.float32))
+    total = gpuarray.zeros(1, np.float32)
+    with racetrack.checking(raise_on_finding=False) as report:
+        SCALE.get_function("racy_sum")(x, np.uint32(64), total, block=(64, 1, 1))
+    assert not report.clean
+    assert report.launches == [("racy_sum", len(report.findings))]
+    with racetrack.checking(racecheck=False):
+        SCALE.get_function("racy_sum")(x, np.uint32(64), total, block=(64, 1, 1))
+
+
+def test_compile_error_and_missing_function():
+    with pytest.raises(racetrack.CompileError, match=r"undefined"):
+        SourceModule("__global__ void broken(float *x) { x[0] = not_declared; }")
+    with pytest.raises(drv.LogicError):
+        SCALE.get_function("no_such_kernel")
+
+
+def test_no_extern_c_template_options_and_constant_memory():
+    module = SourceModule(
+        """
+        __constant__ float weights[4];
+        template <typename T> __global__ void weigh(T *x) { x[threadIdx.x] *= T(weights[threadIdx.x] * OFFSET); }
+        template __global__ void weigh<float>(float *);
+        """,
+        no_extern_c=True,
+        options=["-DOFFSET=2"],
+    )
+    weights, size = module.get_global("weights")
+    assert size == 16
+    drv.memcpy_htod(weights, np.array([1, 2, 3, 4], dtype=np.float32))
+    x = np.ones(4, dtype=np.float32)
+    module.get_function("weigh<float>")(drv.InOut(x), block=(4, 1, 1))
+    assert x.tolist() == [2, 4, 6, 8]
+
+
+def test_events_time_the_emulator_and_prepared_call():
+    start, end = drv.Event(), drv.Event()
+    x = gpuarray.to_gpu(np.ones(256, dtype=np.float32))
+    scale = SCALE.get_function("scale").prepare("PfI")
+    start.record()
+    scale.prepared_call((2, 1), (128, 1, 1), x.gpudata, 0.5, 256)
+    end.record()
+    end.synchronize()
+    assert end.time_since(start) >= 0
+    assert np.array_equal(x.get(), np.full(256, 0.5, np.float32))
+
+
+def test_elementwise_and_reduction_kernels():
+    lin = ElementwiseKernel("float a, float *x, float b, float *y", "y[i] = a*x[i] + b", "lin")
+    x = gpuarray.to_gpu(np.arange(1000, dtype=np.float32))
+    y = gpuarray.empty_like(x)
+    lin(2, x, 1, y)
+    assert np.array_equal(y.get(), 2 * np.arange(1000, dtype=np.float32) + 1)
+    dot = ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]", arguments="float *x, float *y")
+    small = gpuarray.to_gpu(np.arange(20, dtype=np.float32))
+    assert float(dot(small, small).get()) == float((np.arange(20) ** 2).sum())
+    largest = ReductionKernel(np.int32, neutral="-2147483647", reduce_expr="max(a, b)", arguments="const int *in")
+    values = np.random.default_rng(1).integers(-10**6, 10**6, 5000).astype(np.int32)
+    assert int(largest(gpuarray.to_gpu(values)).get()) == int(values.max())
