@@ -10,12 +10,31 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import glob
 import os
+import sys
 import threading
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Tuple
 
 from . import _native
+
+
+def _find_this_pythons_nvrtc() -> None:
+    """Racetrack looks for NVRTC on ``LD_LIBRARY_PATH`` first, then in the site-packages of
+    whatever ``python3`` is on ``PATH``, which need not be this interpreter (a virtual
+    environment used without activating it). The NVRTC wheel this package depends on is in this
+    interpreter's site-packages: put its folder first, so that it is the one found."""
+    for entry in sys.path:
+        lib = os.path.join(entry, "nvidia", "cu13", "lib")
+        if glob.glob(os.path.join(lib, "libnvrtc.so*")):
+            paths = os.environ.get("LD_LIBRARY_PATH", "")
+            if lib not in paths.split(os.pathsep):
+                os.environ["LD_LIBRARY_PATH"] = lib + (os.pathsep + paths if paths else "")
+            return
+
+
+_find_this_pythons_nvrtc()
 
 CompileError = _native.CompileError
 EmulatorError = _native.EmulatorError

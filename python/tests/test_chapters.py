@@ -25,6 +25,8 @@ generated = settings(
     max_examples=EXAMPLES_PER_TEST,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    # Nothing written into the clone: every run draws its examples afresh.
+    database=None,
 )
 f32 = st.floats(-1e3, 1e3, width=32)
 sizes = st.integers(1, 700)

@@ -9,6 +9,7 @@ from numba import float32, int32
 
 import racetrack
 from racetrack import cuda
+from racetrack.cuda import random
 from racetrack._core import relative_path
 
 WEIGHTS = np.array([0.5, 2.0, -1.0], dtype=np.float32)
@@ -226,3 +227,52 @@ def test_non_contiguous_host_arrays_are_staged_and_copied_back():
 def test_launching_without_a_configuration_says_how():
     with pytest.raises(TypeError, match=r"add_one\[blocks, threads\]"):
         add_one(np.zeros(1), np.zeros(1))
+
+
+def test_device_array_views_indexing_and_assignment():
+    host = np.arange(60, dtype=np.float64).reshape(6, 10)
+    d = cuda.to_device(host)
+    assert d[2, 3] == host[2, 3]
+    assert np.array_equal(d[1:4].copy_to_host(), host[1:4])
+    assert np.array_equal(d[:, 3].copy_to_host(), host[:, 3])
+    assert np.array_equal(d[::2, 1::3].copy_to_host(), host[::2, 1::3])
+    assert np.array_equal(d[..., -1].copy_to_host(), host[..., -1])
+    d[0, 0] = -1.0
+    d[5] = 7.0
+    d[:, 9] = np.arange(6)
+    want = host.copy()
+    want[0, 0] = -1.0
+    want[5] = 7.0
+    want[:, 9] = np.arange(6)
+    assert np.array_equal(d.copy_to_host(), want)
+    # A strided view passed to a kernel: Numba's ABI carries its strides.
+    column = d[:, 4]
+    out = cuda.device_array(6)
+    add_one[1, 32](column, out)
+    assert np.array_equal(out.copy_to_host(), want[:, 4] + 1)
+    assert d.reshape(60)[13] == want.reshape(60)[13]
+
+
+def test_reduce_into_a_device_result():
+    values = np.arange(100, dtype=np.int64)
+    result = cuda.device_array(1, np.int64)
+    assert cuda.reduce(lambda a, b: a + b)(values, res=result) is None
+    assert result.copy_to_host()[0] == values.sum()
+
+
+@cuda.jit
+def monte_carlo_pi(states, hits):
+    i = cuda.grid(1)
+    if i < hits.size:
+        x = random.xoroshiro128p_uniform_float32(states, i)
+        y = random.xoroshiro128p_uniform_float32(states, i)
+        hits[i] = 1 if x * x + y * y <= 1.0 else 0
+
+
+def test_random_states_and_numbas_generators():
+    n = 4096
+    states = random.create_xoroshiro128p_states(n, seed=1)
+    hits = np.zeros(n, np.int32)
+    monte_carlo_pi[n // 128, 128](states, hits)
+    # Binomial(n, pi/4): 5 standard deviations is about 0.064 of 4 * mean.
+    assert abs(4 * hits.mean() - np.pi) < 5 * 4 * np.sqrt(np.pi / 4 * (1 - np.pi / 4) / n)

@@ -67,6 +67,7 @@ from ._arrays import (
 )
 from ._compile import COMPUTE_CAPABILITY, DeviceFunction
 from ._kernel import Kernel
+from . import random
 from ._reduce import Reduce
 from ._streams import (
     Event,

@@ -88,7 +88,7 @@ class Marshalled:
     def _add_array(self, value, ty, label: str) -> None:
         if isinstance(value, DeviceNDArray):
             array = value
-            device().relabel(array.address, label)
+            device().relabel(array._allocation.address, label)
         else:
             host = np.asarray(value)
             if numba.from_dtype(host.dtype) != ty.dtype or host.ndim != ty.ndim:

@@ -1,10 +1,12 @@
-"""Device arrays in the emulator's memory, as Numba's ``DeviceNDArray`` behaves."""
+"""Device arrays in the emulator's memory, as Numba's ``DeviceNDArray`` behaves: made by
+``to_device`` and ``device_array``, copied with ``copy_to_host``/``copy_to_device``, indexed and
+sliced into views of the same memory."""
 
 from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -25,9 +27,29 @@ def _free(address: int) -> None:
         pass
 
 
+class _Allocation:
+    """Device memory, freed when the last array viewing it is gone."""
+
+    def __init__(self, nbytes: int, label: str, uninit: bool):
+        self.address = device().alloc(nbytes, label, uninit=uninit)
+        weakref.finalize(self, _free, self.address)
+
+
+def _contiguous_strides(shape, itemsize: int, order: str) -> Tuple[int, ...]:
+    strides = []
+    step = itemsize
+    axes = range(len(shape))
+    for axis in reversed(axes) if order == "C" else axes:
+        strides.append(step)
+        step *= max(shape[axis], 1)
+    if order == "C":
+        strides.reverse()
+    return tuple(strides)
+
+
 class DeviceNDArray:
-    """An array in the emulator's global memory: what ``cuda.to_device`` and
-    ``cuda.device_array`` return. Contiguous (C or Fortran order) only."""
+    """An array in the emulator's global memory. Indexing with ints, slices and ``...`` gives
+    a view of the same memory (an element comes back as a NumPy scalar), as Numba's does."""
 
     __cuda_memory__ = True
 
@@ -37,33 +59,58 @@ class DeviceNDArray:
         self.shape = tuple(int(s) for s in shape)
         self.dtype = np.dtype(dtype)
         self.strides = _contiguous_strides(self.shape, self.dtype.itemsize, order)
-        self.order = order
-        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-        self.nbytes = self.size * self.dtype.itemsize
         self.label = label or f"device_array_{next(_names)}"
-        self.device_ctypes_pointer_value = device().alloc(self.nbytes, self.label, uninit=uninit)
-        self._finalizer = weakref.finalize(self, _free, self.device_ctypes_pointer_value)
+        self._allocation = _Allocation(self.nbytes, self.label, uninit)
+        self._offset = 0
+
+    # -- shape and layout --
 
     @property
-    def address(self) -> int:
-        """The array's device address in the emulator."""
-        return self.device_ctypes_pointer_value
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def address(self) -> int:
+        """The device address of the array's first element in the emulator."""
+        return self._allocation.address + self._offset
+
+    @property
+    def device_ctypes_pointer_value(self) -> int:
+        return self.address
+
+    def _layout(self) -> np.ndarray:
+        """A NumPy array of this shape and these strides that is never read: NumPy works out
+        views, offsets and contiguity on it, and no element is touched."""
+        return np.lib.stride_tricks.as_strided(
+            np.zeros(1, self.dtype), shape=self.shape, strides=self.strides, writeable=False
+        )
+
+    def is_c_contiguous(self) -> bool:
+        return bool(self._layout().flags.c_contiguous)
+
+    def is_f_contiguous(self) -> bool:
+        return bool(self._layout().flags.f_contiguous)
+
+    def get_numba_type_layout(self) -> str:
+        if self.is_c_contiguous():
+            return "C"
+        if self.is_f_contiguous():
+            return "F"
+        return "A"
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def __repr__(self) -> str:
         return f"<racetrack DeviceNDArray shape={self.shape} dtype={self.dtype}>"
-
-    def is_c_contiguous(self) -> bool:
-        return self.order == "C" or self.ndim <= 1
-
-    def is_f_contiguous(self) -> bool:
-        return self.order == "F" or self.ndim <= 1
 
     @property
     def __cuda_array_interface__(self):
@@ -75,68 +122,125 @@ class DeviceNDArray:
             "version": 3,
         }
 
-    def copy_to_device(self, ary, stream=0) -> None:
-        """Copies a host array (or another device array) of the same size into this one."""
-        if isinstance(ary, DeviceNDArray):
-            if ary.nbytes != self.nbytes:
-                raise ValueError(f"copy of {ary.nbytes} bytes into a device array of {self.nbytes}")
-            device().copy(self.address, ary.address, self.nbytes)
-            return
-        host = np.asarray(ary, dtype=self.dtype)
-        if host.size != self.size:
-            raise ValueError(f"copy of {host.size} elements into a device array of {self.size}")
-        host = np.reshape(host, self.shape)
-        host = np.asfortranarray(host) if self.order == "F" else np.ascontiguousarray(host)
-        device().write(self.address, _bytes_view(host))
+    # -- views --
 
-    def copy_to_host(self, ary: Optional[np.ndarray] = None, stream=0) -> np.ndarray:
-        """The array's contents in host memory: into ``ary`` when given, else a new array."""
-        if ary is None:
-            ary = np.empty(self.shape, dtype=self.dtype, order=self.order)
-        if ary.nbytes != self.nbytes:
-            raise ValueError(f"copy of {self.nbytes} bytes into a host array of {ary.nbytes}")
-        if ary.flags.c_contiguous or ary.flags.f_contiguous:
-            device().read_into(self.address, _bytes_view(ary))
-        else:
-            staging = np.empty(self.shape, dtype=self.dtype, order=self.order)
-            device().read_into(self.address, _bytes_view(staging))
-            ary[...] = staging
-        return ary
+    def _view(self, shape, strides, offset_bytes: int) -> "DeviceNDArray":
+        view = object.__new__(DeviceNDArray)
+        view.shape = tuple(int(s) for s in shape)
+        view.dtype = self.dtype
+        view.strides = tuple(int(s) for s in strides)
+        view.label = self.label
+        view._allocation = self._allocation
+        view._offset = self._offset + int(offset_bytes)
+        return view
+
+    def _locate(self, key):
+        """(shape, strides, byte offset) of ``self[key]``."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        for part in key:
+            if part is None or isinstance(part, (list, np.ndarray, DeviceNDArray)):
+                raise IndexError("a device array takes ints, slices and ... as indices")
+        if any(part is Ellipsis for part in key):
+            at = next(i for i, part in enumerate(key) if part is Ellipsis)
+            missing = self.ndim - (len(key) - 1)
+            key = key[:at] + (slice(None),) * missing + key[at + 1 :]
+        # One extra unit axis that the key never reaches keeps the result an array (NumPy would
+        # read an element for a full integer index), so nothing is ever read.
+        layout = np.lib.stride_tricks.as_strided(
+            np.zeros(1, self.dtype),
+            shape=self.shape + (1,),
+            strides=self.strides + (self.dtype.itemsize,),
+            writeable=False,
+        )
+        picked = layout[key]
+        offset = picked.__array_interface__["data"][0] - layout.__array_interface__["data"][0]
+        return picked.shape[:-1], picked.strides[:-1], offset
+
+    def __getitem__(self, key):
+        shape, strides, offset = self._locate(key)
+        if shape == ():
+            element = np.empty(1, self.dtype)
+            device().read_into(self.address + offset, element.view(np.uint8))
+            return element[0]
+        return self._view(shape, strides, offset)
+
+    def __setitem__(self, key, value) -> None:
+        shape, strides, offset = self._locate(key)
+        if shape == ():
+            device().write(self.address + offset, np.array([value], self.dtype).view(np.uint8))
+            return
+        view = self._view(shape, strides, offset)
+        view.copy_to_device(np.broadcast_to(np.asarray(value, self.dtype), shape))
 
     def reshape(self, *newshape, order: str = "C") -> "DeviceNDArray":
-        """A view with another shape (same memory)."""
+        """A view with another shape; the array must be contiguous in ``order``."""
         if len(newshape) == 1 and isinstance(newshape[0], (tuple, list)):
             newshape = tuple(newshape[0])
-        # NumPy resolves -1 and checks the size, on a zero-byte stand-in of the same shape.
-        resolved = np.broadcast_to(np.empty((), np.uint8), (self.size,)).reshape(newshape).shape
-        view = object.__new__(DeviceNDArray)
-        view.__dict__.update(self.__dict__)
-        view.shape = tuple(resolved)
-        view.order = order
-        view.strides = _contiguous_strides(view.shape, self.dtype.itemsize, order)
-        view._base = self  # keeps the memory alive
-        view._finalizer = None
-        return view
+        contiguous = self.is_c_contiguous() if order == "C" else self.is_f_contiguous()
+        if not contiguous:
+            raise NotImplementedError(f"reshape of a device array that is not {order}-contiguous")
+        shape = self._layout().reshape(newshape, order=order).shape
+        return self._view(shape, _contiguous_strides(shape, self.dtype.itemsize, order), 0)
 
     def ravel(self, order: str = "C") -> "DeviceNDArray":
         return self.reshape(self.size, order=order)
 
-    def get_numba_type_layout(self) -> str:
-        if self.ndim <= 1 or self.order == "C":
-            return "C"
-        return "F"
+    # -- copies --
 
+    def _span(self) -> Tuple[int, int]:
+        """The bytes the array covers, from its first element: (lowest, one past the highest)."""
+        low = sum(min(0, (n - 1) * s) for n, s in zip(self.shape, self.strides))
+        high = sum(max(0, (n - 1) * s) for n, s in zip(self.shape, self.strides))
+        return low, high + self.dtype.itemsize
 
-def _contiguous_strides(shape, itemsize: int, order: str):
-    strides = []
-    step = itemsize
-    dims = list(range(len(shape)))
-    for axis in reversed(dims) if order == "C" else dims:
-        strides.append(step)
-        step *= max(shape[axis], 1)
-    if order == "C":
-        strides.reverse()
-    return tuple(strides)
+    def _host_window(self):
+        """The device bytes under the array, copied to the host, and the array over them."""
+        low, high = self._span()
+        window = np.empty(high - low, np.uint8)
+        device().read_into(self.address + low, window)
+        host = np.ndarray(self.shape, self.dtype, buffer=window, offset=-low, strides=self.strides)
+        return window, low, host
+
+    def copy_to_device(self, ary, stream=0) -> None:
+        """Copies a host array (or another device array) of the same size into this one."""
+        if isinstance(ary, DeviceNDArray):
+            ary = ary.copy_to_host()
+        host = np.asarray(ary, dtype=self.dtype)
+        if host.size != self.size:
+            raise ValueError(f"copy of {host.size} elements into a device array of {self.size}")
+        host = np.reshape(host, self.shape)
+        if self.size == 0:
+            return
+        if self.is_c_contiguous():
+            device().write(self.address, _bytes_view(np.ascontiguousarray(host)))
+        elif self.is_f_contiguous():
+            device().write(self.address, _bytes_view(np.asfortranarray(host)))
+        else:
+            window, low, view = self._host_window()
+            view[...] = host
+            device().write(self.address + low, window)
+
+    def copy_to_host(self, ary: Optional[np.ndarray] = None, stream=0) -> np.ndarray:
+        """The array's contents in host memory: into ``ary`` when given, else a new array."""
+        order = "F" if self.is_f_contiguous() and not self.is_c_contiguous() else "C"
+        if ary is None:
+            ary = np.empty(self.shape, dtype=self.dtype, order=order)
+        if ary.size != self.size or ary.dtype != self.dtype:
+            raise ValueError(
+                f"copy of a {self.dtype}[{self.size}] device array into a {ary.dtype}[{ary.size}] host array"
+            )
+        if self.size == 0:
+            return ary
+        same_order = (self.is_c_contiguous() and ary.flags.c_contiguous) or (
+            self.is_f_contiguous() and ary.flags.f_contiguous and ary.shape == self.shape
+        )
+        if same_order:
+            device().read_into(self.address, _bytes_view(ary))
+        else:
+            _, _, view = self._host_window()
+            ary[...] = view.reshape(ary.shape) if ary.shape != self.shape else view
+        return ary
 
 
 def to_device(obj, stream=0, copy: bool = True, to: Optional[DeviceNDArray] = None):
@@ -160,7 +264,7 @@ def device_array(shape, dtype=np.float64, strides=None, order: str = "C", stream
 
 def device_array_like(ary, stream=0):
     if isinstance(ary, DeviceNDArray):
-        order = ary.order
+        order = "F" if ary.is_f_contiguous() and not ary.is_c_contiguous() else "C"
     else:
         order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
     return DeviceNDArray(ary.shape, ary.dtype, order, uninit=True)

@@ -9,7 +9,7 @@ import numba
 import numba.cuda as cuda
 import numpy as np
 
-from ._arrays import DeviceNDArray, device_array
+from ._arrays import device_array
 from ._compile import DeviceFunction
 from ._kernel import Kernel
 
@@ -76,12 +76,6 @@ class Reduce:
         result = functools.reduce(self._py_func, partials.copy_to_host().tolist(), init)
         result = dtype.type(result)
         if res is not None:
-            if isinstance(res, DeviceNDArray):
-                head = np.empty(res.shape, res.dtype)
-                res.copy_to_host(head)
-                head.reshape(-1)[0] = result
-                res.copy_to_device(head)
-            else:
-                res[0] = result
+            res[(0,) * res.ndim] = result
             return None
         return result
