@@ -102,40 +102,47 @@ class CompileOptions:
     std: Optional[str] = None
 
 
+def _flag_value(tokens: List[str], index: int, forms: Tuple[str, ...]) -> Tuple[Optional[str], int]:
+    """The value of the flag at ``tokens[index]`` when it is one of ``forms`` (``-I dir``,
+    ``-Idir``, ``--include-path=dir``), and the index after it."""
+    token = tokens[index]
+    for form in forms:
+        if token == form:
+            if index + 1 >= len(tokens):
+                raise ValueError(f"compiler option {token} needs a value")
+            return tokens[index + 1], index + 2
+        if form.startswith("--") and token.startswith(form + "="):
+            return token[len(form) + 1 :], index + 1
+        if not form.startswith("--") and token.startswith(form) and len(token) > len(form):
+            rest = token[len(form) :]
+            return (rest[1:] if rest.startswith("=") else rest), index + 1
+    return None, index + 1
+
+
 def parse_options(options: Optional[Sequence[str]], include_dirs: Sequence[str] = ()) -> CompileOptions:
     """``-I``, ``-D`` and ``-std`` from ``options``; the rest (``-use_fast_math``, ``-O3``,
     ``-arch=…``, ``-lineinfo``) changes no result the checkers look at, and is left out."""
     dirs = [str(d) for d in include_dirs]
     defines: List[str] = []
     std = None
-    tokens = list(options or ())
-    i = 0
-    while i < len(tokens):
-        token = str(tokens[i])
-        i += 1
-
-        def value(flag_forms: Tuple[str, ...]) -> Optional[str]:
-            nonlocal i
-            for form in flag_forms:
-                if token == form:
-                    if i >= len(tokens):
-                        raise ValueError(f"compiler option {token} needs a value")
-                    i += 1
-                    return str(tokens[i - 1])
-                if form.startswith("--") and token.startswith(form + "="):
-                    return token[len(form) + 1 :]
-                if not form.startswith("--") and token.startswith(form) and len(token) > len(form):
-                    rest = token[len(form) :]
-                    return rest[1:] if rest.startswith("=") else rest
-            return None
-
-        if (found := value(("-I", "--include-path"))) is not None:
-            dirs.append(found)
-        elif (found := value(("-D", "--define-macro"))) is not None:
-            defines.append(found)
-        elif (found := value(("-std", "--std"))) is not None:
+    tokens = [str(token) for token in options or ()]
+    index = 0
+    while index < len(tokens):
+        include, after_include = _flag_value(tokens, index, ("-I", "--include-path"))
+        define, after_define = _flag_value(tokens, index, ("-D", "--define-macro"))
+        standard, after_standard = _flag_value(tokens, index, ("-std", "--std"))
+        if include is not None:
+            dirs.append(include)
+            index = after_include
+        elif define is not None:
+            defines.append(define)
+            index = after_define
+        elif standard is not None:
             # NVRTC 13's default is C++17, which takes C++11 and C++14 code.
-            std = found if found in ("c++17", "c++20") else None
+            std = standard if standard in ("c++17", "c++20") else None
+            index = after_standard
+        else:
+            index += 1
     return CompileOptions(tuple(dirs), tuple(defines), std)
 
 

@@ -117,3 +117,22 @@ def test_source_not_in_the_file_is_named_kernel_cu():
     with pytest.raises(racetrack.RaceError) as caught:
         racy((1,), (32,), (cp.zeros(1, dtype=cp.int32),))
     assert "kernel.cu:3" in str(caught.value)
+
+
+def test_compiler_options_as_nvrtc_spells_them():
+    from racetrack._cuda_c import parse_options
+
+    parsed = parse_options(["-DN=4", "-I", "inc", "--std=c++20", "-use_fast_math", "--define-macro=M", "-Ifoo"])
+    assert parsed.defines == ("N=4", "M")
+    assert parsed.include_dirs == ("inc", "foo")
+    assert parsed.std == "c++20"
+    # C++11 and C++14 are NVRTC's default C++17's subsets: no -std is passed for them.
+    assert parse_options(("-std=c++11",)).std is None
+    with pytest.raises(ValueError, match="needs a value"):
+        parse_options(["-I"])
+    kernel = cp.RawKernel(
+        'extern "C" __global__ void fill(int *x) { x[threadIdx.x] = VALUE; }', "fill", options=("-DVALUE=7",)
+    )
+    x = cp.zeros(3, dtype=cp.int32)
+    kernel((1,), (3,), (x,))
+    assert x.get().tolist() == [7, 7, 7]
