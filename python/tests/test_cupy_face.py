@@ -136,3 +136,20 @@ def test_compiler_options_as_nvrtc_spells_them():
     x = cp.zeros(3, dtype=cp.int32)
     kernel((1,), (3,), (x,))
     assert x.get().tolist() == [7, 7, 7]
+
+
+def test_a_first_cupy_raw_kernel_script_runs_unchanged_but_for_its_import():
+    add = cp.RawKernel(r'''
+extern "C" __global__
+void add(const float *a, const float *b, float *out)
+{
+    int i = blockDim.x * blockIdx.x + threadIdx.x;
+    out[i] = a[i] + b[i];
+}
+''', "add")
+    a = cp.arange(25, dtype=cp.float32).reshape(5, 5)
+    b = cp.random.rand(5, 5, dtype=cp.float32)
+    out = cp.zeros((5, 5), dtype=cp.float32)
+    add((5,), (5,), (a, b, out))
+    assert cp.allclose(out, a.get() + b.get())
+    assert out.shape == (5, 5)

@@ -149,3 +149,34 @@ def test_elementwise_and_reduction_kernels():
     largest = ReductionKernel(np.int32, neutral="-2147483647", reduce_expr="max(a, b)", arguments="const int *in")
     values = np.random.default_rng(1).integers(-10**6, 10**6, 5000).astype(np.int32)
     assert int(largest(gpuarray.to_gpu(values)).get()) == int(values.max())
+
+
+def test_a_first_pycuda_script_runs_unchanged_but_for_its_imports():
+    from racetrack.pycuda import cumath, curandom
+
+    module = SourceModule("""
+    __global__ void product(float *out, const float *a, const float *b)
+    {
+        const int i = threadIdx.x + blockDim.x * threadIdx.y;
+        out[i] = a[i] * b[i];
+    }
+    """)
+    a = np.random.default_rng(5).standard_normal((20, 20)).astype(np.float32)
+    b = np.random.default_rng(6).standard_normal((20, 20)).astype(np.float32)
+    out = np.zeros_like(a)
+    module.get_function("product")(drv.Out(out), drv.In(a), drv.In(b), block=(20, 20, 1), grid=(1, 1))
+    assert np.array_equal(out, a * b)
+
+    curandom.seed(1)
+    x = curandom.rand((300,))
+    assert x.dtype == np.float32 and 0 <= float(x.get().min()) and float(x.get().max()) < 1
+    combine = ElementwiseKernel(
+        "float a, float *x, float b, float *y, float *z",
+        "z[i] = blend(a * x[i], b * y[i])",
+        "combine",
+        preamble="__device__ float blend(float p, float q) { return p > q ? p : q; }",
+    )
+    z = gpuarray.empty_like(x)
+    combine(np.float32(2), x, 3, x, z)
+    assert np.array_equal(z.get(), np.maximum(2 * x.get(), 3 * x.get()))
+    assert np.allclose(cumath.sqrt(x).get(), np.sqrt(x.get()))

@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import _core, _cuda_c
 from .._device_array import DeviceArray
-from . import cuda  # noqa: F401 (cupy.cuda)
+from . import cuda, random  # noqa: F401 (cupy.cuda, cupy.random)
 
 # The dtypes, as CuPy re-exports NumPy's.
 bool_ = np.bool_
