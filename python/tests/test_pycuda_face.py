@@ -180,3 +180,35 @@ def test_a_first_pycuda_script_runs_unchanged_but_for_its_imports():
     combine(np.float32(2), x, 3, x, z)
     assert np.array_equal(z.get(), np.maximum(2 * x.get(), 3 * x.get()))
     assert np.allclose(cumath.sqrt(x).get(), np.sqrt(x.get()))
+
+
+STRUCTS = SourceModule("""
+struct Affine { float scale; int shift; };
+
+__global__ void affine(int *x, Affine f)
+{
+    x[threadIdx.x] = (int)(x[threadIdx.x] * f.scale) + f.shift;
+}
+
+__global__ void copy(float *out, const float *in)
+{
+    out[threadIdx.x] = in[threadIdx.x];
+}
+""")
+
+
+def test_struct_by_value_and_uninitialized_reads():
+    affine = np.dtype([("scale", np.float32), ("shift", np.int32)])
+    f = np.zeros(1, affine)
+    f["scale"], f["shift"] = 3, -1
+    x = np.arange(6, dtype=np.int32)
+    STRUCTS.get_function("affine")(drv.InOut(x), f[0], block=(6, 1, 1))
+    assert x.tolist() == [3 * v - 1 for v in range(6)]
+    # mem_alloc is cudaMalloc: nothing wrote it, so initcheck reports the read.
+    never_written = drv.mem_alloc(16)
+    out = np.zeros(4, np.float32)
+    with pytest.raises(racetrack.MemoryAccessError, match=r"uninitialized read of global memory: in\[0\]"):
+        STRUCTS.get_function("copy")(drv.Out(out), never_written, block=(4, 1, 1), shared=64)
+    drv.memset_d32(never_written, 0, 4)
+    STRUCTS.get_function("copy")(drv.Out(out), never_written, block=(4, 1, 1))
+    assert out.tolist() == [0, 0, 0, 0]
