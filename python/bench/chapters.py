@@ -5,12 +5,12 @@ beside Numba's own simulator (``NUMBA_ENABLE_CUDASIM=1``), which runs the same s
     python python/bench/chapters.py --backend racetrack  # one backend's lines
 
 Each kernel is launched once to compile it, then timed on the same inputs: the best of three
-launches on racetrack, one launch on the simulator (whose launches take minutes); the table
-shows that launch, copies of the arrays in and out included as a script sees them, and
-elements per second. This machine is shared, so the best of three is the least disturbed. Numba's simulator runs each GPU thread as a Python
-thread: at 1 M elements one launch takes many minutes, so it runs ``--sim-n`` elements, and
-its elements per second is that size's (a launch's cost grows with its threads, so the rate
-holds at 1 M; the table says which size each side ran).
+launches on racetrack (on a shared machine the best is the least disturbed), one launch on the
+simulator; the table shows that launch, copies of the arrays in and out included as a script
+sees them, and elements per second. Numba's simulator runs each GPU thread as a Python thread:
+at 1 M elements one launch takes from a minute to half an hour, so it runs ``--sim-n``
+elements, and its elements per second is that size's (both grids grow with the input, so the
+rate holds at 1 M; the table says which size each side ran).
 
 The examples import ``from racetrack import cuda``; for the simulator this script puts
 ``numba.cuda`` (in simulator mode) in that name's place, so both sides run the very same
@@ -111,7 +111,10 @@ def measure(backend: str, n: int) -> list:
             second = min(second, time.perf_counter() - start)
             check(inputs, result)
         rows.append({"kernel": name, "n": n, "first_s": first, "launch_s": second, "per_s": n / second})
-        print(f"{backend}: {name}, {n} elements: first {first:.3f} s, launch {second:.3f} s, {n / second:.3g} elements/s", file=sys.stderr)
+        print(
+            f"{backend}: {name}, {n} elements: first {first:.3f} s, launch {second:.3f} s, {n / second:.3g} elements/s",
+            file=sys.stderr,
+        )
     return rows
 
 
@@ -135,7 +138,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", choices=["racetrack", "numba-sim"])
     parser.add_argument("--n", type=int, default=1_000_000, help="elements for racetrack (default 1 M)")
-    parser.add_argument("--sim-n", type=int, default=16_384, help="elements for Numba's simulator (default 16 Ki)")
+    parser.add_argument(
+        "--sim-n", type=int, default=16_384, help="elements for Numba's simulator (default 16 Ki)"
+    )
     parser.add_argument("--json", action="store_true", help="print one backend's rows as JSON")
     options = parser.parse_args()
     if options.backend:
@@ -145,10 +150,15 @@ def main() -> None:
         return
     ours = run_backend("racetrack", options.n)
     theirs = run_backend("numba-sim", options.sim_n)
-    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or platform.platform()}")
+    print(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or platform.platform()}"
+    )
     print(f"racetrack: {options.n} elements, every checker on; Numba's simulator: {options.sim_n} elements")
     print()
-    print("| kernel | racetrack launch (s) | racetrack elements/s | simulator launch (s) | simulator elements/s | speed-up |")
+    print(
+        "| kernel | racetrack launch (s) | racetrack elements/s "
+        "| simulator launch (s) | simulator elements/s | speed-up |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for mine, sim in zip(ours, theirs):
         print(

@@ -15,7 +15,8 @@ from racetrack import cupy as cp
 
 THREADS = 128
 
-module = cp.RawModule(code=r"""
+module = cp.RawModule(
+    code=r"""
 extern "C" {
 
 __global__ void tree_sync_in_if(const float *x, int n, float *block_sums)
@@ -61,7 +62,8 @@ __global__ void tree_sum(const float *x, int n, float *block_sums)
 }
 
 }
-""")
+"""
+)
 
 
 def block_sums(x: np.ndarray, kernel: str = "tree_sum", blocks: int = 4) -> np.ndarray:

@@ -15,7 +15,8 @@ from racetrack import cupy as cp
 
 MAX_THREADS = 1024
 
-module = cp.RawModule(code=r"""
+module = cp.RawModule(
+    code=r"""
 #define MAX_THREADS 1024
 
 extern "C" __global__ void scan_single_buffer(const int *in, int *out, int n)
@@ -52,7 +53,8 @@ extern "C" __global__ void scan_double_buffer(const int *in, int *out, int n)
         out[tid] = buf[from][tid];
     }
 }
-""")
+"""
+)
 
 
 def inclusive_scan(x: np.ndarray, kernel: str = "scan_double_buffer") -> np.ndarray:

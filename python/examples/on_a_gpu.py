@@ -90,18 +90,26 @@ def pycuda_examples() -> None:
     rng = np.random.default_rng(1)
     histogram = load("pycuda_ch4_histogram")
     data = rng.integers(0, 256, 100_000).astype(np.uint8)
-    check("pycuda ch4 histogram_shared", np.array_equal(histogram.histogram(data), np.bincount(data, minlength=256)))
+    check(
+        "pycuda ch4 histogram_shared",
+        np.array_equal(histogram.histogram(data), np.bincount(data, minlength=256)),
+    )
     reduction = load("pycuda_ch2_reduction")
     x = rng.random(5000).astype(np.float32)
     exact = float(x.astype(np.float64).sum())
     bound = 64 * np.finfo(np.float32).eps * exact
-    check("pycuda ch2 tree_sum", abs(float(reduction.block_sums(x).astype(np.float64).sum()) - exact) <= bound)
+    check(
+        "pycuda ch2 tree_sum", abs(float(reduction.block_sums(x).astype(np.float64).sum()) - exact) <= bound
+    )
     check("pycuda ch2 ReductionKernel", abs(reduction.reduction_kernel_sum(x) - exact) <= bound)
     saxpy = load("pycuda_ch1_saxpy")
     x = rng.random(1000).astype(np.float32)
     y = rng.random(1000).astype(np.float32)
     bound = np.finfo(np.float32).eps * (2 * x + y)
-    check("pycuda ch1 ElementwiseKernel saxpy", bool(np.all(np.abs(saxpy.run(2.0, x, y) - (2 * x + y)) <= bound)))
+    check(
+        "pycuda ch1 ElementwiseKernel saxpy",
+        bool(np.all(np.abs(saxpy.run(2.0, x, y) - (2 * x + y)) <= bound)),
+    )
 
 
 if __name__ == "__main__":

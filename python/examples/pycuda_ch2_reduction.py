@@ -35,7 +35,7 @@ __global__ void tree_no_sync(const float *x, unsigned int n, float *block_sums)
     __syncthreads();
     for (unsigned int half = blockDim.x / 2; half > 0; half /= 2) {
         if (tid < half) {
-            partial[tid] += partial[tid + half]; // BUG: no barrier between levels: reads a slot another thread is writing
+            partial[tid] += partial[tid + half]; // BUG: no barrier between levels: reads a slot being written
         }
     }
     if (tid == 0) {
@@ -65,7 +65,9 @@ __global__ void tree_sum(const float *x, unsigned int n, float *block_sums)
 }
 """)
 
-total = ReductionKernel(np.float32, neutral="0", reduce_expr="a + b", map_expr="x[i]", arguments="const float *x")
+total = ReductionKernel(
+    np.float32, neutral="0", reduce_expr="a + b", map_expr="x[i]", arguments="const float *x"
+)
 
 
 def block_sums(x: np.ndarray, kernel: str = "tree_sum", blocks: int = 4) -> np.ndarray:

@@ -174,7 +174,9 @@ class Param:
 
 
 _ENTRY = re.compile(r"\.entry\s+([\w$]+)\s*\((.*?)\)", re.S)
-_PARAM = re.compile(r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\b[^,\n]*?\s([\w$]+)(?:\[(\d+)\])?\s*(?:,|$)", re.M)
+_PARAM = re.compile(
+    r"\.param\s+(?:\.align\s+\d+\s+)?\.(\w+)\b[^,\n]*?\s([\w$]+)(?:\[(\d+)\])?\s*(?:,|$)", re.M
+)
 _PTX_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8}
 
 
@@ -277,7 +279,10 @@ class Program:
             entries = self._entries
         params = entries.get(compiled.symbol)
         if params is None or len(params) != len(compiled.param_types):
-            params = [Param(t.split("[")[0], b, "[" in t) for t, b in zip(compiled.param_types, compiled.param_bytes)]
+            params = [
+                Param(t.split("[")[0], b, "[" in t)
+                for t, b in zip(compiled.param_types, compiled.param_bytes)
+            ]
         cpp = list(compiled.cpp_params) if len(compiled.cpp_params) == len(params) else [""] * len(params)
         params = [Param(p.ptx_type, p.size, p.array, c) for p, c in zip(params, cpp)]
         found = Kernel(module, compiled.symbol, name, params)
@@ -289,17 +294,35 @@ class Program:
 # By-value arguments: what the GPU would read, or a clear error where it would read garbage.
 
 _LAUNCH_TYPE = {
-    ("u", 1): "u8", ("s", 1): "i8", ("b", 1): "u8",
-    ("u", 2): "u16", ("s", 2): "i16", ("b", 2): "u16",
-    ("u", 4): "u32", ("s", 4): "i32", ("b", 4): "u32",
-    ("u", 8): "u64", ("s", 8): "i64", ("b", 8): "u64",
+    ("u", 1): "u8",
+    ("s", 1): "i8",
+    ("b", 1): "u8",
+    ("u", 2): "u16",
+    ("s", 2): "i16",
+    ("b", 2): "u16",
+    ("u", 4): "u32",
+    ("s", 4): "i32",
+    ("b", 4): "u32",
+    ("u", 8): "u64",
+    ("s", 8): "i64",
+    ("b", 8): "u64",
 }
 
 _NUMPY_FOR_C = {
-    ("f", 4): "np.float32", ("f", 8): "np.float64",
-    ("s", 1): "np.int8", ("s", 2): "np.int16", ("s", 4): "np.int32", ("s", 8): "np.int64",
-    ("u", 1): "np.uint8", ("u", 2): "np.uint16", ("u", 4): "np.uint32", ("u", 8): "np.uint64",
-    ("b", 1): "np.uint8", ("b", 2): "np.uint16", ("b", 4): "np.uint32", ("b", 8): "np.uint64",
+    ("f", 4): "np.float32",
+    ("f", 8): "np.float64",
+    ("s", 1): "np.int8",
+    ("s", 2): "np.int16",
+    ("s", 4): "np.int32",
+    ("s", 8): "np.int64",
+    ("u", 1): "np.uint8",
+    ("u", 2): "np.uint16",
+    ("u", 4): "np.uint32",
+    ("u", 8): "np.uint64",
+    ("b", 1): "np.uint8",
+    ("b", 2): "np.uint16",
+    ("b", 4): "np.uint32",
+    ("b", 8): "np.uint64",
 }
 
 
@@ -351,10 +374,10 @@ def by_value(value: np.ndarray, param: Param, what: str) -> Tuple[str, object]:
                 f"a GPU would read its bits as an integer; pass {hint}(…)"
             )
         if dtype.itemsize != param.size:
+            misread = "part of it" if dtype.itemsize > param.size else "past it"
             raise TypeError(
                 f"{what} is a {param.size * 8}-bit float, but the value given is a {dtype} "
-                f"({dtype.itemsize * 8}-bit): a GPU would read {'part of it' if dtype.itemsize > param.size else 'past it'}; "
-                f"pass {hint}(…)"
+                f"({dtype.itemsize * 8}-bit): a GPU would read {misread}; pass {hint}(…)"
             )
         return (param.ptx_type, float(value.reshape(())))
     raise TypeError(f"{what}: a {dtype} cannot be passed by value to a {param.size}-byte parameter")
@@ -362,7 +385,20 @@ def by_value(value: np.ndarray, param: Param, what: str) -> Tuple[str, object]:
 
 _DECLARED_NAME = re.compile(r"([A-Za-z_]\w*)\s*(?:\[\s*\])?\s*$")
 # What ends a parameter known only by its type (a C++ kernel's, from its mangled name).
-_TYPE_WORDS = {"bool", "char", "short", "int", "long", "float", "double", "unsigned", "signed", "void", "size_t", "__half"}
+_TYPE_WORDS = {
+    "bool",
+    "char",
+    "short",
+    "int",
+    "long",
+    "float",
+    "double",
+    "unsigned",
+    "signed",
+    "void",
+    "size_t",
+    "__half",
+}
 
 
 def param_name(param: Param) -> str:
@@ -387,7 +423,9 @@ def pointer(address: int, param: Param, what: str, *, allocation_start: bool = F
     return ("ptr", int(address))
 
 
-def launch(kernel: Kernel, grid, block, args, *, shared_bytes: int = 0, where_text: str = "") -> _native.LaunchResult:
+def launch(
+    kernel: Kernel, grid, block, args, *, shared_bytes: int = 0, where_text: str = ""
+) -> _native.LaunchResult:
     """Launches with the enclosing ``racetrack.checking`` options (see :func:`racetrack.launch`)."""
     return _core.launch(
         kernel.module,

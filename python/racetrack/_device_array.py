@@ -71,7 +71,9 @@ def _in_place(op):
 class DeviceArray:
     """A C-contiguous array in the emulator's memory."""
 
-    def __init__(self, shape, dtype, *, allocation: Optional[Allocation] = None, offset: int = 0, uninit: bool = True):
+    def __init__(
+        self, shape, dtype, *, allocation: Optional[Allocation] = None, offset: int = 0, uninit: bool = True
+    ):
         if isinstance(shape, (int, np.integer)):
             shape = (int(shape),)
         self.shape = tuple(int(s) for s in shape)

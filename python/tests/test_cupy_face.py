@@ -6,7 +6,8 @@ import pytest
 import racetrack
 from racetrack import cupy as cp
 
-ADD = cp.RawKernel(r"""
+ADD = cp.RawKernel(
+    r"""
 extern "C" __global__ void add_scaled(const float *x, const float *y, float *out, float a, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -14,9 +15,12 @@ extern "C" __global__ void add_scaled(const float *x, const float *y, float *out
         out[i] = x[i] + a * y[i];
     }
 }
-""", "add_scaled")
+""",
+    "add_scaled",
+)
 
-DOUBLE_SCALE = cp.RawKernel(r"""
+DOUBLE_SCALE = cp.RawKernel(
+    r"""
 extern "C" __global__ void double_scale(double *x, double a, long long n)
 {
     long long i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -24,7 +28,9 @@ extern "C" __global__ void double_scale(double *x, double a, long long n)
         x[i] *= a;
     }
 }
-""", "double_scale")
+""",
+    "double_scale",
+)
 
 
 def test_raw_kernel_with_cupys_scalar_rules():
@@ -92,16 +98,21 @@ def test_raw_module_get_function_and_global():
 
 
 def test_race_at_the_python_line_and_checking_options():
-    racy = cp.RawKernel(r"""
+    racy = cp.RawKernel(
+        r"""
 extern "C" __global__ void last_wins(int *x)
 {
     x[0] = threadIdx.x;
 }
-""", "last_wins")
+""",
+        "last_wins",
+    )
     x = cp.zeros(1, dtype=cp.int32)
     with pytest.raises(racetrack.RaceError) as caught:
         racy((1,), (64,), (x,))
-    line = next(n for n, text in enumerate(open(__file__).read().splitlines(), 1) if "x[0] = threadIdx.x;" in text)
+    line = next(
+        n for n, text in enumerate(open(__file__).read().splitlines(), 1) if "x[0] = threadIdx.x;" in text
+    )
     assert f"test_cupy_face.py:{line}" in str(caught.value)
     with racetrack.checking(raise_on_finding=False, schedule="random", seed=3) as report:
         racy((1,), (64,), (x,))
@@ -122,7 +133,9 @@ def test_source_not_in_the_file_is_named_kernel_cu():
 def test_compiler_options_as_nvrtc_spells_them():
     from racetrack._cuda_c import parse_options
 
-    parsed = parse_options(["-DN=4", "-I", "inc", "--std=c++20", "-use_fast_math", "--define-macro=M", "-Ifoo"])
+    parsed = parse_options(
+        ["-DN=4", "-I", "inc", "--std=c++20", "-use_fast_math", "--define-macro=M", "-Ifoo"]
+    )
     assert parsed.defines == ("N=4", "M")
     assert parsed.include_dirs == ("inc", "foo")
     assert parsed.std == "c++20"
@@ -139,14 +152,17 @@ def test_compiler_options_as_nvrtc_spells_them():
 
 
 def test_a_first_cupy_raw_kernel_script_runs_unchanged_but_for_its_import():
-    add = cp.RawKernel(r'''
+    add = cp.RawKernel(
+        r"""
 extern "C" __global__
 void add(const float *a, const float *b, float *out)
 {
     int i = blockDim.x * blockIdx.x + threadIdx.x;
     out[i] = a[i] + b[i];
 }
-''', "add")
+""",
+        "add",
+    )
     a = cp.arange(25, dtype=cp.float32).reshape(5, 5)
     b = cp.random.rand(5, 5, dtype=cp.float32)
     out = cp.zeros((5, 5), dtype=cp.float32)

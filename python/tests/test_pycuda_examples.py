@@ -31,7 +31,9 @@ saxpy = load("pycuda_ch1_saxpy")
     blocks=st.integers(1, 6),
 )
 def test_ch4_shared_histogram_matches_numpy(data, blocks):
-    assert np.array_equal(histogram.histogram(data, "histogram_shared", blocks), np.bincount(data, minlength=256))
+    assert np.array_equal(
+        histogram.histogram(data, "histogram_shared", blocks), np.bincount(data, minlength=256)
+    )
 
 
 def test_ch4_racy_histogram_raises_at_its_bug_line():

@@ -33,7 +33,9 @@ __global__ void racy_sum(const float *x, unsigned int n, float *total)
 def test_in_out_and_numpy_scalars():
     x = np.arange(100, dtype=np.float32)
     out = x.copy()
-    SCALE.get_function("scale")(drv.InOut(out), np.float32(3), np.uint32(x.size), block=(32, 1, 1), grid=(4, 1))
+    SCALE.get_function("scale")(
+        drv.InOut(out), np.float32(3), np.uint32(x.size), block=(32, 1, 1), grid=(4, 1)
+    )
     assert np.array_equal(out, 3 * x)
 
 
@@ -82,7 +84,9 @@ def test_race_names_the_python_line_and_launch():
     with pytest.raises(racetrack.RaceError) as caught:
         SCALE.get_function("racy_sum")(x, np.uint32(64), total, block=(64, 1, 1))
     source_line = next(
-        number for number, line in enumerate(open(__file__).read().splitlines(), 1) if "*total += x[i];" in line
+        number
+        for number, line in enumerate(open(__file__).read().splitlines(), 1)
+        if "*total += x[i];" in line
     )
     assert source_line in caught.value.lines
     assert f"test_pycuda_face.py:{source_line}" in str(caught.value)
@@ -143,11 +147,15 @@ def test_elementwise_and_reduction_kernels():
     y = gpuarray.empty_like(x)
     lin(2, x, 1, y)
     assert np.array_equal(y.get(), 2 * np.arange(1000, dtype=np.float32) + 1)
-    dot = ReductionKernel(np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]", arguments="float *x, float *y")
+    dot = ReductionKernel(
+        np.float32, neutral="0", reduce_expr="a+b", map_expr="x[i]*y[i]", arguments="float *x, float *y"
+    )
     small = gpuarray.to_gpu(np.arange(20, dtype=np.float32))
     assert float(dot(small, small).get()) == float((np.arange(20) ** 2).sum())
-    largest = ReductionKernel(np.int32, neutral="-2147483647", reduce_expr="max(a, b)", arguments="const int *in")
-    values = np.random.default_rng(1).integers(-10**6, 10**6, 5000).astype(np.int32)
+    largest = ReductionKernel(
+        np.int32, neutral="-2147483647", reduce_expr="max(a, b)", arguments="const int *in"
+    )
+    values = np.random.default_rng(1).integers(-(10**6), 10**6, 5000).astype(np.int32)
     assert int(largest(gpuarray.to_gpu(values)).get()) == int(values.max())
 
 

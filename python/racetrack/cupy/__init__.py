@@ -67,7 +67,9 @@ class MemoryPointer:
 class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
     """A C-contiguous array in the emulator's memory, as CuPy's ``ndarray``."""
 
-    def __init__(self, shape, dtype=float, memptr: Optional[MemoryPointer] = None, strides=None, order: str = "C"):
+    def __init__(
+        self, shape, dtype=float, memptr: Optional[MemoryPointer] = None, strides=None, order: str = "C"
+    ):
         if order != "C":
             raise NotImplementedError("racetrack's cupy.ndarray is C-contiguous; order='F' is not supported")
         if memptr is not None:
@@ -248,13 +250,18 @@ class RawKernel:
         return {"max_threads_per_block": self.max_threads_per_block}
 
     @_cuda_c.user_facing
-    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups: bool = False):
+    def __call__(
+        self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups: bool = False
+    ):
         self.compile()
         kernel = self._kernel
         if not isinstance(args, (tuple, list)):
             raise TypeError(f"the kernel's arguments are a tuple, (x, y, n), not {type(args).__name__}")
         _cuda_c.check_arity(kernel, len(args))
-        marshalled = [_argument(value, param, index, kernel.name) for index, (value, param) in enumerate(zip(args, kernel.params))]
+        marshalled = [
+            _argument(value, param, index, kernel.name)
+            for index, (value, param) in enumerate(zip(args, kernel.params))
+        ]
         _cuda_c.launch(
             kernel,
             _core.dim3(grid, "grid"),
@@ -290,7 +297,9 @@ class RawModule:
                 raise ValueError(f"racetrack's RawModule loads CUDA C source (.cu), not the binary {path}")
             with open(path, encoding="utf-8") as file:
                 code = file.read()
-            self._program = _cuda_c.Program(code, _core.relative_path(str(path)), _cuda_c.parse_options(options))
+            self._program = _cuda_c.Program(
+                code, _core.relative_path(str(path)), _cuda_c.parse_options(options)
+            )
         else:
             text, source_name = _cuda_c.mapped_source(code, "kernel.cu")
             self._program = _cuda_c.Program(text, source_name, _cuda_c.parse_options(options))

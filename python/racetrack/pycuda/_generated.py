@@ -31,7 +31,9 @@ def assemble(template: str, snippets: Dict[str, str], name: str, mapped: Sequenc
         key = line.strip()
         if key.startswith("@@") and key.endswith("@@"):
             code = snippets[key.strip("@")]
-            found = _cuda_c.locate(code, path, near, window=SNIPPET_WINDOW) if key.strip("@") in mapped else None
+            found = (
+                _cuda_c.locate(code, path, near, window=SNIPPET_WINDOW) if key.strip("@") in mapped else None
+            )
             if found is not None:
                 out.append(_cuda_c.line_directive(found, shown).rstrip("\n"))
             out.append(code)
@@ -49,7 +51,9 @@ def address_of(value, what: str) -> int:
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         return int(interface["data"][0])
-    raise TypeError(f"{what} is an array argument: pass a GPUArray (gpuarray.to_gpu(a)), not {type(value).__name__}")
+    raise TypeError(
+        f"{what} is an array argument: pass a GPUArray (gpuarray.to_gpu(a)), not {type(value).__name__}"
+    )
 
 
 def typed_args(kernel: "_cuda_c.Kernel", declared: Sequence, values: Sequence) -> List:

@@ -73,7 +73,17 @@ class DynamicSourceModule(SourceModule):
     """PyCUDA's module for dynamic parallelism; the emulator runs it as a plain module."""
 
 
-def compile(source: str, nvcc: str = "nvcc", options=None, keep: bool = False, no_extern_c: bool = False, arch=None, code=None, cache_dir=None, include_dirs=()):  # noqa: A001 (PyCUDA's name)
+def compile(
+    source: str,
+    nvcc: str = "nvcc",
+    options=None,
+    keep: bool = False,
+    no_extern_c: bool = False,
+    arch=None,
+    code=None,
+    cache_dir=None,
+    include_dirs=(),
+):  # noqa: A001 (PyCUDA's name)
     """The PTX PyCUDA would load (for the emulator's architecture)."""
     module = SourceModule(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir, include_dirs)
     names = _cuda_c.kernel_names(source)

@@ -24,5 +24,10 @@ def _elementwise(function):
 sin, cos, tan = _elementwise(np.sin), _elementwise(np.cos), _elementwise(np.tan)
 asin, acos, atan = _elementwise(np.arcsin), _elementwise(np.arccos), _elementwise(np.arctan)
 sinh, cosh, tanh = _elementwise(np.sinh), _elementwise(np.cosh), _elementwise(np.tanh)
-exp, log, log10, sqrt = _elementwise(np.exp), _elementwise(np.log), _elementwise(np.log10), _elementwise(np.sqrt)
+exp, log, log10, sqrt = (
+    _elementwise(np.exp),
+    _elementwise(np.log),
+    _elementwise(np.log10),
+    _elementwise(np.sqrt),
+)
 fabs, floor, ceil = _elementwise(np.fabs), _elementwise(np.floor), _elementwise(np.ceil)

@@ -97,7 +97,9 @@ class Context:
 class DeviceAllocation:
     """``mem_alloc``'s result: ``int(allocation)`` is its device address."""
 
-    def __init__(self, nbytes: int, label: str = "", *, uninit: bool = True, owner=None, address: Optional[int] = None):
+    def __init__(
+        self, nbytes: int, label: str = "", *, uninit: bool = True, owner=None, address: Optional[int] = None
+    ):
         if address is None:
             self._allocation: Optional[Allocation] = Allocation(nbytes, label, uninit=uninit)
             self._address = self._allocation.address
@@ -347,8 +349,18 @@ class event_flags:  # noqa: N801 (PyCUDA's name)
 # -- kernels ---------------------------------------------------------------------------------
 
 _PREPARED_CHARS = {
-    "b": np.int8, "B": np.uint8, "h": np.int16, "H": np.uint16, "i": np.int32, "I": np.uint32,
-    "l": np.int64, "L": np.uint64, "q": np.int64, "Q": np.uint64, "f": np.float32, "d": np.float64,
+    "b": np.int8,
+    "B": np.uint8,
+    "h": np.int16,
+    "H": np.uint16,
+    "i": np.int32,
+    "I": np.uint32,
+    "l": np.int64,
+    "L": np.uint64,
+    "q": np.int64,
+    "Q": np.uint64,
+    "f": np.float32,
+    "d": np.float64,
     "?": np.bool_,
 }
 
@@ -390,7 +402,9 @@ class Function:
         _cuda_c.check_arity(kernel, len(args))
         marshalled, handlers = [], []
         for index, (value, param) in enumerate(zip(args, kernel.params)):
-            marshalled.append(self._argument(value, param, index, param.describe(index, kernel.name), handlers))
+            marshalled.append(
+                self._argument(value, param, index, param.describe(index, kernel.name), handlers)
+            )
         return marshalled, handlers
 
     @staticmethod
@@ -444,7 +458,16 @@ class Function:
                 handler.post_call()
 
     @_cuda_c.user_facing
-    def __call__(self, *args, block=None, grid=(1, 1), stream=None, shared: int = 0, texrefs=(), time_kernel: bool = False):
+    def __call__(
+        self,
+        *args,
+        block=None,
+        grid=(1, 1),
+        stream=None,
+        shared: int = 0,
+        texrefs=(),
+        time_kernel: bool = False,
+    ):
         if block is None:
             raise ValueError("must specify block size")
         start = time.perf_counter()
@@ -467,11 +490,17 @@ class Function:
         if self._prepared is None:
             raise LogicError("prepared_call before prepare()")
         if len(args) != len(self._prepared):
-            raise TypeError(f"{self.function_name} was prepared for {len(self._prepared)} arguments, {len(args)} given")
+            raise TypeError(
+                f"{self.function_name} was prepared for {len(self._prepared)} arguments, {len(args)} given"
+            )
         converted = []
         for value, kind in zip(args, self._prepared):
             if kind is None:
-                converted.append(DeviceAllocation(0, address=_address(value)) if not isinstance(value, (DeviceAllocation, ArgumentHandler)) else value)
+                converted.append(
+                    DeviceAllocation(0, address=_address(value))
+                    if not isinstance(value, (DeviceAllocation, ArgumentHandler))
+                    else value
+                )
             else:
                 converted.append(kind(value))
         return converted

@@ -67,7 +67,9 @@ class ElementwiseKernel:
     @_cuda_c.user_facing
     def __call__(self, *args, range=None, slice=None, stream=None):  # noqa: A002 (PyCUDA's names)
         if range is not None or slice is not None:
-            raise NotImplementedError("racetrack's ElementwiseKernel runs over the whole array; range= and slice= are not supported")
+            raise NotImplementedError(
+                "racetrack's ElementwiseKernel runs over the whole array; range= and slice= are not supported"
+            )
         if len(args) != len(self.arguments):
             raise TypeError(f"{self.name} takes {len(self.arguments)} arguments, {len(args)} given")
         n = _generated.first_size(self.arguments, args)

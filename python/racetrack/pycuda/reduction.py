@@ -129,9 +129,13 @@ class ReductionKernel:
         self._stage2 = self._program.kernel(f"{name}_stage2")
 
     @_cuda_c.user_facing
-    def __call__(self, *args, stream=None, out: Optional[GPUArray] = None, allocator=None, range=None, slice=None):  # noqa: A002
+    def __call__(
+        self, *args, stream=None, out: Optional[GPUArray] = None, allocator=None, range=None, slice=None
+    ):  # noqa: A002
         if range is not None or slice is not None:
-            raise NotImplementedError("racetrack's ReductionKernel reduces the whole array; range= and slice= are not supported")
+            raise NotImplementedError(
+                "racetrack's ReductionKernel reduces the whole array; range= and slice= are not supported"
+            )
         if len(args) != len(self.arguments):
             raise TypeError(f"{self.name} takes {len(self.arguments)} arguments, {len(args)} given")
         where = _cuda_c.where()
