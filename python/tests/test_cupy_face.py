@@ -169,3 +169,14 @@ void add(const float *a, const float *b, float *out)
     add((5,), (5,), (a, b, out))
     assert cp.allclose(out, a.get() + b.get())
     assert out.shape == (5, 5)
+
+
+def test_raw_module_from_a_cu_file_names_that_file(tmp_path):
+    source = tmp_path / "last_wins.cu"
+    source.write_text('extern "C" __global__ void last_wins(int *x)\n{\n    x[0] = threadIdx.x;\n}\n')
+    module = cp.RawModule(path=str(source))
+    with pytest.raises(racetrack.RaceError) as caught:
+        module.get_function("last_wins")((1,), (32,), (cp.zeros(1, dtype=cp.int32),))
+    assert "last_wins.cu:3" in str(caught.value)
+    with pytest.raises(ValueError, match=r"\.cu"):
+        cp.RawModule(path=str(tmp_path / "kernels.cubin"))
