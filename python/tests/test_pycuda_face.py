@@ -220,3 +220,19 @@ def test_struct_by_value_and_uninitialized_reads():
     drv.memset_d32(never_written, 0, 4)
     STRUCTS.get_function("copy")(drv.Out(out), never_written, block=(4, 1, 1))
     assert out.tolist() == [0, 0, 0, 0]
+
+
+@pytest.mark.parametrize("schedule", ["hardware", "random", "adversarial"])
+def test_generated_kernels_are_clean_under_every_schedule(schedule):
+    total = ReductionKernel(np.int32, "0", "a + b", "x[i]", "const int *x", name="total")
+    double = ElementwiseKernel("int *x, int *y", "y[i] = 2 * x[i]", "double_it")
+    values = np.arange(70_000, dtype=np.int32) % 7
+    x = gpuarray.to_gpu(values)
+    y = gpuarray.empty_like(x)
+    with racetrack.checking(raise_on_finding=False, schedule=schedule, seed=5) as report:
+        got = int(total(x).get())
+        double(x, y)
+    assert report.clean, str(report)
+    assert report.launches == [("total_stage1", 0), ("total_stage2", 0), ("double_it", 0)]
+    assert got == int(values.sum())
+    assert np.array_equal(y.get(), 2 * values)
