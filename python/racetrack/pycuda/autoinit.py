@@ -1,7 +1,8 @@
-"""``import racetrack.pycuda.autoinit``: the emulated device is ready on import."""
+"""``import racetrack.pycuda.autoinit``: what ``import pycuda.autoinit`` sets up, on the
+emulator: ``device`` (the one emulated device) and its ``context``."""
 
-from .._core import device
-from . import driver
+from . import driver as _driver
 
-device = device()  # noqa: F811  (PyCUDA's autoinit exposes `device` and `context`)
-context = driver.Context
+_driver.init()
+device = _driver.Device(0)
+context = device.make_context()

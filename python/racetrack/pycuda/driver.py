@@ -1,81 +1,283 @@
-"""``racetrack.pycuda.driver``: memory, the ``In``/``Out``/``InOut`` argument wrappers, and the
-few driver calls tutorials make."""
+"""``racetrack.pycuda.driver``: PyCUDA's driver API over the emulator: memory
+(``mem_alloc``, ``memcpy_htod``, ``memcpy_dtoh``), argument wrappers (``In``, ``Out``, ``InOut``),
+contexts, streams and events, and ``Function``, what ``SourceModule.get_function`` returns.
+
+The emulator runs each launch and copy to its end when it is issued, so synchronizing is
+always already done; events read the emulator's clock (the milliseconds it has spent running
+kernels), so ``end.time_since(start)`` measures the emulator's own work between two records.
+"""
 
 from __future__ import annotations
 
+import time
+from typing import List, Optional, Tuple
+
 import numpy as np
 
-from .._core import device as _device
-from .._core import CompileError  # noqa: F401  (pycuda.driver.CompileError)
+from .. import _core, _cuda_c
+from .._core import device
+from .._device_array import Allocation, DeviceArray, bytes_view
+
+
+class Error(Exception):
+    """PyCUDA's base error."""
+
+
+class LogicError(Error):
+    """A call the driver refuses (a symbol or function that is not there, a bad argument)."""
+
+
+#: What ``SourceModule`` raises for a source NVRTC refuses: ``racetrack.CompileError``, whose
+#: text is NVRTC's log.
+CompileError = _core.CompileError
+
+
+def init(flags: int = 0) -> None:
+    """Nothing to set up: the emulator starts on first use."""
+
+
+class Device:
+    """The emulated device (there is one: ``Device(0)``)."""
+
+    def __init__(self, number: int = 0):
+        if int(number) != 0:
+            raise LogicError(f"there is one emulated device (Device(0)), not Device({number})")
+        self.number = 0
+
+    @staticmethod
+    def count() -> int:
+        return 1
+
+    def name(self) -> str:
+        return "Racetrack PTX emulator"
+
+    def compute_capability(self) -> Tuple[int, int]:
+        return (9, 0)
+
+    def total_memory(self) -> int:
+        return 80 * 1024**3
+
+    def make_context(self, flags: int = 0) -> "Context":
+        return Context(self)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Device)
+
+    def __hash__(self) -> int:
+        return 0
+
+
+class Context:
+    """The one context; every call on it is already done when it returns."""
+
+    def __init__(self, dev: Optional[Device] = None):
+        self.device = dev or Device(0)
+
+    @staticmethod
+    def synchronize() -> None:
+        """Launches and copies finish when issued on the emulator."""
+
+    @staticmethod
+    def get_device() -> Device:
+        return Device(0)
+
+    def push(self) -> None:
+        pass
+
+    def pop(self) -> None:
+        pass
+
+    def detach(self) -> None:
+        pass
+
+
+# -- memory ----------------------------------------------------------------------------------
 
 
 class DeviceAllocation:
     """``mem_alloc``'s result: ``int(allocation)`` is its device address."""
 
-    def __init__(self, nbytes: int, label: str = "mem_alloc"):
+    def __init__(
+        self, nbytes: int, label: str = "", *, uninit: bool = True, owner=None, address: Optional[int] = None
+    ):
+        if address is None:
+            self._allocation: Optional[Allocation] = Allocation(nbytes, label, uninit=uninit)
+            self._address = self._allocation.address
+        else:  # a view of memory someone else owns (a module's global, a GPUArray's buffer)
+            self._allocation = None
+            self._address = int(address)
+        self._owner = owner
         self.nbytes = int(nbytes)
-        self.address = _device().alloc(self.nbytes, label, uninit=True)
+
+    @property
+    def owns_start(self) -> bool:
+        """Whether this is the start of an allocation of its own (``mem_alloc``'s)."""
+        return self._allocation is not None
 
     def __int__(self) -> int:
-        return self.address
+        return self._address
 
     __index__ = __int__
 
-    def free(self) -> None:
-        if self.address:
-            _device().free(self.address)
-            self.address = 0
+    def __add__(self, offset: int) -> int:
+        return self._address + int(offset)
+
+    __radd__ = __add__
 
     def __repr__(self) -> str:
-        return f"<racetrack DeviceAllocation {self.nbytes} bytes at {self.address:#x}>"
+        return f"<racetrack DeviceAllocation {self.nbytes} bytes at {self._address:#x}>"
+
+    def free(self) -> None:
+        if self._allocation is not None:
+            self._allocation.free()
+
+    def relabel(self, label: str) -> None:
+        """Names the buffer in reports (``hist[65]``)."""
+        device().relabel(self._address, label)
 
 
 def mem_alloc(nbytes: int) -> DeviceAllocation:
-    return DeviceAllocation(nbytes)
+    """Uninitialized device memory, as ``cudaMalloc`` gives (initcheck reports reads of bytes
+    nothing wrote)."""
+    return DeviceAllocation(int(nbytes))
 
 
-def _bytes(array: np.ndarray) -> np.ndarray:
-    return np.ravel(np.ascontiguousarray(array), order="K").view(np.uint8)
+def mem_alloc_like(ary: np.ndarray) -> DeviceAllocation:
+    return DeviceAllocation(np.asarray(ary).nbytes)
+
+
+def mem_get_info() -> Tuple[int, int]:
+    total = Device(0).total_memory()
+    return (total, total)
+
+
+def _address(dest) -> int:
+    if hasattr(dest, "gpudata"):
+        return int(dest.gpudata)
+    return int(dest)
+
+
+def _host_bytes(src) -> np.ndarray:
+    array = np.asarray(src)
+    if not array.flags.c_contiguous:
+        raise ValueError("host memory for a copy must be C-contiguous (np.ascontiguousarray)")
+    return array.reshape(-1).view(np.uint8)
 
 
 def memcpy_htod(dest, src) -> None:
-    _device().write(int(dest), _bytes(np.asarray(src)))
+    """Host (a NumPy array or buffer) → device."""
+    data = _host_bytes(src)
+    if data.size:
+        device().write(_address(dest), data)
 
 
 def memcpy_dtoh(dest: np.ndarray, src) -> None:
-    if not dest.flags.c_contiguous:
-        raise ValueError("memcpy_dtoh needs a C-contiguous destination")
-    _device().read_into(int(src), dest.reshape(-1).view(np.uint8))
+    """Device → host, into the C-contiguous NumPy array ``dest``."""
+    if not dest.flags.c_contiguous or not dest.flags.writeable:
+        raise ValueError("memcpy_dtoh needs a writeable, C-contiguous NumPy array")
+    if dest.nbytes:
+        device().read_into(_address(src), dest.reshape(-1).view(np.uint8))
 
 
 def memcpy_dtod(dest, src, size: int) -> None:
-    _device().copy(int(dest), int(src), int(size))
+    if int(size):
+        device().copy(_address(dest), _address(src), int(size))
 
 
-def to_device(array) -> DeviceAllocation:
-    array = np.asarray(array)
-    allocation = DeviceAllocation(array.nbytes, "to_device")
-    memcpy_htod(allocation, array)
+def memcpy_htod_async(dest, src, stream=None) -> None:
+    memcpy_htod(dest, src)
+
+
+def memcpy_dtoh_async(dest, src, stream=None) -> None:
+    memcpy_dtoh(dest, src)
+
+
+def memcpy_dtod_async(dest, src, size: int, stream=None) -> None:
+    memcpy_dtod(dest, src, size)
+
+
+def _memset(dest, value, count: int, dtype) -> None:
+    fill = np.full(int(count), value, dtype=dtype)
+    if fill.nbytes:
+        device().write(_address(dest), bytes_view(fill))
+
+
+def memset_d8(dest, data: int, count: int) -> None:
+    _memset(dest, np.uint8(data), count, np.uint8)
+
+
+def memset_d16(dest, data: int, count: int) -> None:
+    _memset(dest, np.uint16(data), count, np.uint16)
+
+
+def memset_d32(dest, data: int, count: int) -> None:
+    _memset(dest, np.uint32(data), count, np.uint32)
+
+
+def to_device(buffer) -> DeviceAllocation:
+    """A new allocation holding a copy of ``buffer``."""
+    data = _host_bytes(buffer)
+    allocation = DeviceAllocation(data.size)
+    memcpy_htod(allocation, data)
     return allocation
 
 
-def from_device(allocation, shape, dtype, order="C") -> np.ndarray:
-    out = np.empty(shape, dtype, order=order)
-    memcpy_dtoh(out, allocation)
-    return out
+def from_device(devptr, shape, dtype, order: str = "C") -> np.ndarray:
+    result = np.empty(shape, dtype=dtype, order=order)
+    memcpy_dtoh(result, devptr)
+    return result
+
+
+def from_device_like(devptr, other: np.ndarray) -> np.ndarray:
+    return from_device(devptr, other.shape, other.dtype)
+
+
+def pagelocked_empty(shape, dtype, order: str = "C", mem_flags: int = 0) -> np.ndarray:
+    return np.empty(shape, dtype=dtype, order=order)
+
+
+def pagelocked_zeros(shape, dtype, order: str = "C", mem_flags: int = 0) -> np.ndarray:
+    return np.zeros(shape, dtype=dtype, order=order)
+
+
+def pagelocked_empty_like(array: np.ndarray, mem_flags: int = 0) -> np.ndarray:
+    return np.empty_like(array)
+
+
+# -- argument handlers -----------------------------------------------------------------------
 
 
 class ArgumentHandler:
-    """A host array a kernel reads (``In``), writes (``Out``) or both (``InOut``): copied to the
-    device before the launch and back after it, as PyCUDA does."""
+    """A host array passed to a kernel: copied to a device buffer before the launch, back
+    after it, as the subclass says."""
 
     copy_in = False
     copy_out = False
 
     def __init__(self, array: np.ndarray):
         if not isinstance(array, np.ndarray):
-            raise TypeError(f"{type(self).__name__} takes a NumPy array")
+            raise TypeError(f"{type(self).__name__} takes a NumPy array, not {type(array).__name__}")
         self.array = array
+        self._device: Optional[DeviceAllocation] = None
+
+    def get_device_alloc(self) -> DeviceAllocation:
+        if self._device is None:
+            # Out(): uninitialized, as the real buffer would be; In/InOut: the host's data.
+            self._device = DeviceAllocation(self.array.nbytes)
+        return self._device
+
+    def pre_call(self, stream=None) -> None:
+        if self.copy_in:
+            memcpy_htod(self.get_device_alloc(), np.ascontiguousarray(self.array))
+
+    def post_call(self, stream=None) -> None:
+        if self.copy_out:
+            if self.array.flags.c_contiguous:
+                memcpy_dtoh(self.array, self.get_device_alloc())
+            else:
+                staging = np.empty_like(self.array, order="C")
+                memcpy_dtoh(staging, self.get_device_alloc())
+                self.array[...] = staging
 
 
 class In(ArgumentHandler):
@@ -91,56 +293,34 @@ class InOut(ArgumentHandler):
     copy_out = True
 
 
-class Context:
-    @staticmethod
-    def synchronize() -> None:
-        """Every launch has finished when it returns, on the emulator."""
-
-    @staticmethod
-    def get_device() -> "Device":
-        return Device(0)
-
-    @staticmethod
-    def pop() -> None:
-        pass
-
-
-class Device:
-    def __init__(self, number: int = 0):
-        if number != 0:
-            raise ValueError("the emulator is device 0")
-
-    @staticmethod
-    def count() -> int:
-        return 1
-
-    def name(self) -> str:
-        return "Racetrack PTX emulator"
-
-    def compute_capability(self):
-        return (9, 0)
-
-
-def init(flags: int = 0) -> None:
-    pass
+# -- streams and events ----------------------------------------------------------------------
 
 
 class Stream:
+    """Accepted wherever PyCUDA takes a stream; work is finished when it is issued."""
+
+    def __init__(self, flags: int = 0):
+        self.flags = flags
+
     def synchronize(self) -> None:
         pass
 
     def is_done(self) -> bool:
         return True
 
+    def wait_for_event(self, event: "Event") -> None:
+        pass
+
 
 class Event:
-    """Records the emulator's clock (the time it has spent running kernels)."""
+    """Records the emulator's clock."""
 
     def __init__(self, flags: int = 0):
-        self._clock_ms = None
+        self.flags = flags
+        self._clock_ms: Optional[float] = None
 
-    def record(self, stream=None) -> "Event":
-        self._clock_ms = _device().clock_ms
+    def record(self, stream: Optional[Stream] = None) -> "Event":
+        self._clock_ms = device().clock_ms
         return self
 
     def synchronize(self) -> "Event":
@@ -149,8 +329,193 @@ class Event:
     def query(self) -> bool:
         return True
 
-    def time_since(self, earlier: "Event") -> float:
-        return self._clock_ms - earlier._clock_ms
+    def time_since(self, event: "Event") -> float:
+        """Milliseconds of the emulator's clock from ``event`` to this one."""
+        if self._clock_ms is None or event._clock_ms is None:
+            raise LogicError("both events must be recorded before the time between them is asked")
+        return self._clock_ms - event._clock_ms
 
-    def time_till(self, later: "Event") -> float:
-        return later._clock_ms - self._clock_ms
+    def time_till(self, event: "Event") -> float:
+        return event.time_since(self)
+
+
+class event_flags:  # noqa: N801 (PyCUDA's name)
+    DEFAULT = 0
+    BLOCKING_SYNC = 1
+    DISABLE_TIMING = 2
+    INTERPROCESS = 4
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+_PREPARED_CHARS = {
+    "b": np.int8,
+    "B": np.uint8,
+    "h": np.int16,
+    "H": np.uint16,
+    "i": np.int32,
+    "I": np.uint32,
+    "l": np.int64,
+    "L": np.uint64,
+    "q": np.int64,
+    "Q": np.uint64,
+    "f": np.float32,
+    "d": np.float64,
+    "?": np.bool_,
+}
+
+
+def _dim3(value, what: str) -> Tuple[int, int, int]:
+    from .._core import dim3
+
+    return dim3(value, what)
+
+
+class Function:
+    """A kernel of a ``SourceModule``: call it with its arguments and ``block=(x, y, z)``,
+    ``grid=(x, y)``, ``shared=`` bytes of dynamic shared memory.
+
+    Arguments are what PyCUDA takes: device memory (``mem_alloc``'s result, a ``GPUArray``),
+    ``In``/``Out``/``InOut`` around a NumPy array, and NumPy scalars (``np.int32(n)``) for
+    by-value parameters. A Python ``int`` or ``float`` is refused, as PyCUDA refuses it, since
+    its C type would be a guess; so is a NumPy scalar whose bytes a GPU would misread (a
+    ``np.float64`` for a ``float`` parameter), which on a GPU silently computes garbage.
+    """
+
+    max_threads_per_block = 1024
+    num_regs = 0
+    shared_size_bytes = 0
+    local_size_bytes = 0
+    const_size_bytes = 0
+
+    def __init__(self, program: "_cuda_c.Program", name: str):
+        self._program = program
+        self._kernel = program.kernel(name)
+        self.function_name = name
+        self._prepared: Optional[List] = None
+
+    def __repr__(self) -> str:
+        return f"<racetrack pycuda Function {self.function_name}>"
+
+    def _marshal(self, args) -> Tuple[list, List[ArgumentHandler]]:
+        kernel = self._kernel
+        _cuda_c.check_arity(kernel, len(args))
+        marshalled, handlers = [], []
+        for index, (value, param) in enumerate(zip(args, kernel.params)):
+            marshalled.append(
+                self._argument(value, param, index, param.describe(index, kernel.name), handlers)
+            )
+        return marshalled, handlers
+
+    @staticmethod
+    def _argument(value, param, index, what, handlers):
+        if isinstance(value, ArgumentHandler):
+            handlers.append(value)
+            return _cuda_c.pointer(int(value.get_device_alloc()), param, what, allocation_start=True)
+        if isinstance(value, DeviceAllocation):
+            return _cuda_c.pointer(int(value), param, what, allocation_start=value.owns_start)
+        if isinstance(value, (np.generic, np.bool_)):
+            return _cuda_c.by_value(np.asarray(value), param, what)
+        if isinstance(value, np.ndarray):
+            if param.array and value.nbytes >= param.size:
+                return _cuda_c.by_value(value, param, what)
+            raise TypeError(
+                f"{what}: a NumPy array is host memory, which a kernel cannot read; wrap it in "
+                "drv.In(a), drv.Out(a) or drv.InOut(a), or copy it with gpuarray.to_gpu(a)"
+            )
+        if isinstance(value, bool) or isinstance(value, (int, float, complex)):
+            raise TypeError(
+                f"invalid type on parameter #{index} (0-based): {what} was given a Python "
+                f"{type(value).__name__}, and PyCUDA passes only NumPy scalars by value; pass "
+                f"{_cuda_c.numpy_hint(param)}({value!r})"
+            )
+        if isinstance(value, DeviceArray):
+            return _cuda_c.pointer(value.ptr, param, what, allocation_start=value.starts_allocation)
+        interface = getattr(value, "__cuda_array_interface__", None)
+        if interface is not None:
+            return _cuda_c.pointer(int(interface["data"][0]), param, what)
+        gpudata = getattr(value, "gpudata", None)
+        if gpudata is not None:
+            return _cuda_c.pointer(int(gpudata), param, what)
+        raise TypeError(f"invalid type on parameter #{index} (0-based): {type(value).__name__}")
+
+    def _launch(self, args, block, grid, shared: int, where_text: str) -> None:
+        marshalled, handlers = self._marshal(args)
+        for handler in handlers:
+            handler.pre_call()
+        try:
+            _cuda_c.launch(
+                self._kernel,
+                _dim3(grid, "grid"),
+                _dim3(block, "block"),
+                marshalled,
+                shared_bytes=int(shared),
+                where_text=where_text,
+            )
+        finally:
+            # As PyCUDA does, Out/InOut arrays get the device's contents back, findings or not.
+            for handler in handlers:
+                handler.post_call()
+
+    @_cuda_c.user_facing
+    def __call__(
+        self,
+        *args,
+        block=None,
+        grid=(1, 1),
+        stream=None,
+        shared: int = 0,
+        texrefs=(),
+        time_kernel: bool = False,
+    ):
+        if block is None:
+            raise ValueError("must specify block size")
+        start = time.perf_counter()
+        self._launch(args, block, grid, shared, _cuda_c.where())
+        if time_kernel:
+            return time.perf_counter() - start
+        return None
+
+    def prepare(self, arg_types, shared=None, texrefs=()) -> "Function":
+        """Fixes the argument types (a ``struct``-style string such as ``"PPi"`` or a list of
+        NumPy types); ``prepared_call`` then converts Python numbers to them."""
+        if isinstance(arg_types, str):
+            types = [None if char == "P" else _PREPARED_CHARS[char] for char in arg_types]
+        else:
+            types = [None if t in ("P", np.intp) else np.dtype(t).type for t in arg_types]
+        self._prepared = types
+        return self
+
+    def _prepared_args(self, args):
+        if self._prepared is None:
+            raise LogicError("prepared_call before prepare()")
+        if len(args) != len(self._prepared):
+            raise TypeError(
+                f"{self.function_name} was prepared for {len(self._prepared)} arguments, {len(args)} given"
+            )
+        converted = []
+        for value, kind in zip(args, self._prepared):
+            if kind is None:
+                converted.append(
+                    DeviceAllocation(0, address=_address(value))
+                    if not isinstance(value, (DeviceAllocation, ArgumentHandler))
+                    else value
+                )
+            else:
+                converted.append(kind(value))
+        return converted
+
+    @_cuda_c.user_facing
+    def prepared_call(self, grid, block, *args, shared_size: int = 0) -> None:
+        self._launch(self._prepared_args(args), block, grid, shared_size, _cuda_c.where())
+
+    @_cuda_c.user_facing
+    def prepared_timed_call(self, grid, block, *args, shared_size: int = 0):
+        start = time.perf_counter()
+        self._launch(self._prepared_args(args), block, grid, shared_size, _cuda_c.where())
+        elapsed = time.perf_counter() - start
+        return lambda: elapsed
+
+    @_cuda_c.user_facing
+    def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0) -> None:
+        self._launch(self._prepared_args(args), block, grid, shared_size, _cuda_c.where())

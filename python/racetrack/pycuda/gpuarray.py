@@ -1,67 +1,118 @@
-"""``racetrack.pycuda.gpuarray``: ``to_gpu``, ``empty``, ``zeros``, ``empty_like``,
-``zeros_like`` and ``GPUArray.get()``; arrays live in the emulator's memory."""
+"""``racetrack.pycuda.gpuarray``: PyCUDA's ``GPUArray`` in the emulator's memory:
+``to_gpu``, ``empty``, ``zeros``, ``empty_like``, ``zeros_like``, ``arange``, ``.get()``,
+``.gpudata`` (pass it, or the array itself, to a kernel), and the elementwise arithmetic a
+tutorial checks results with (done on the host with NumPy; your kernels are what is checked)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..cuda._arrays import DeviceNDArray
+from .._core import device
+from .._device_array import DeviceArray
+from .driver import DeviceAllocation
 
 
-class GPUArray(DeviceNDArray):
-    """An array in the emulator's memory; a kernel argument passes its address."""
+class _Borrowed:
+    """Memory a ``GPUArray`` views but does not own (``GPUArray(..., gpudata=allocation)``)."""
+
+    def __init__(self, address: int, owner):
+        self.address = int(address)
+        self._owner = owner
+
+    def relabel(self, label: str) -> None:
+        device().relabel(self.address, label)
+
+
+class GPUArray(DeviceArray):
+    """An array in the emulator's memory, as PyCUDA's ``GPUArray`` (C-contiguous)."""
+
+    def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order: str = "C"):
+        if order != "C":
+            raise NotImplementedError("racetrack's GPUArray is C-contiguous; order='F' is not supported")
+        borrowed = None if gpudata is None else _Borrowed(int(gpudata), gpudata)
+        super().__init__(shape, dtype, allocation=borrowed)
+        self.base = base
 
     @property
-    def gpudata(self) -> int:
-        return self.address
+    def gpudata(self) -> DeviceAllocation:
+        """The array's memory, as a kernel argument or for ``memcpy_*``."""
+        return DeviceAllocation(self.nbytes, address=self.ptr, owner=self)
 
     @property
-    def ptr(self) -> int:
-        return self.address
+    def mem_size(self) -> int:
+        return self.size
 
-    def get(self, ary=None, pagelocked: bool = False, stream=None) -> np.ndarray:
-        return self.copy_to_host(ary)
+    def get(self, ary=None, pagelocked: bool = False, async_: bool = False, stream=None) -> np.ndarray:
+        """The contents as a NumPy array."""
+        return super().get(ary)
 
-    def set(self, ary, stream=None) -> None:
-        self.copy_to_device(ary)
+    def get_async(self, stream=None, ary=None) -> np.ndarray:
+        return super().get(ary)
 
-    def fill(self, value, stream=None) -> "GPUArray":
-        self.copy_to_device(np.full(self.shape, value, self.dtype))
-        return self
+    def set(self, ary, async_: bool = False, stream=None) -> None:
+        super().set(ary)
+
+    def set_async(self, ary, stream=None) -> None:
+        super().set(ary)
 
     def __repr__(self) -> str:
         return repr(self.get())
 
-
-def _new(shape, dtype, uninit: bool) -> GPUArray:
-    array = object.__new__(GPUArray)
-    DeviceNDArray.__init__(array, shape, dtype, "C", uninit=uninit)
-    return array
+    def __str__(self) -> str:
+        return str(self.get())
 
 
 def to_gpu(ary, allocator=None) -> GPUArray:
-    host = np.ascontiguousarray(ary)
-    array = _new(host.shape, host.dtype, uninit=False)
-    array.copy_to_device(host)
-    return array
+    """A ``GPUArray`` holding a copy of the NumPy array ``ary``."""
+    host = np.asarray(ary)
+    made = GPUArray(host.shape, host.dtype)
+    made.set(host)
+    return made
 
 
-def empty(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    """Uninitialized, as on a GPU: initcheck reports a kernel reading what nothing wrote."""
-    return _new(shape, dtype, uninit=True)
+to_gpu_async = to_gpu
 
 
-def zeros(shape, dtype=np.float64, allocator=None, order="C") -> GPUArray:
-    return _new(shape, dtype, uninit=False)
+def empty(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:
+    """Uninitialized, as ``cudaMalloc`` gives (initcheck reports reads of what nothing wrote)."""
+    return GPUArray(shape, dtype, order=order)
 
 
-def empty_like(other, dtype=None) -> GPUArray:
+def zeros(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:
+    return empty(shape, dtype, order=order).fill(0)
+
+
+def ones(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:
+    return empty(shape, dtype, order=order).fill(1)
+
+
+def empty_like(other, dtype=None, order: str = "C") -> GPUArray:
     return empty(other.shape, dtype or other.dtype)
 
 
-def zeros_like(other, dtype=None) -> GPUArray:
+def zeros_like(other, dtype=None, order: str = "C") -> GPUArray:
     return zeros(other.shape, dtype or other.dtype)
+
+
+def ones_like(other, dtype=None, order: str = "C") -> GPUArray:
+    return ones(other.shape, dtype or other.dtype)
 
 
 def arange(*args, dtype=None) -> GPUArray:
     return to_gpu(np.arange(*args, dtype=dtype))
+
+
+def sum(a: GPUArray, dtype=None, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    return a.sum(dtype)
+
+
+def dot(a: GPUArray, b: GPUArray, dtype=None, stream=None) -> GPUArray:
+    return to_gpu(np.asarray(np.dot(a.get().ravel(), b.get().ravel()), dtype=dtype))
+
+
+def max(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    return a.max()
+
+
+def min(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    return a.min()

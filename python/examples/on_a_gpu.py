@@ -1,0 +1,122 @@
+"""The PyCUDA and CuPy examples on a real GPU, with the real libraries in place of racetrack's
+faces: what changing the import line back does.
+
+    python on_a_gpu.py            # on a machine with an NVIDIA GPU and CuPy (and PyCUDA, if any)
+
+Each example's fixed kernels run and are compared with NumPy; each broken one runs too, with
+no checker to stop it, and the script prints what it computed beside the right answer (a racy
+counter loses counts; a race may also happen to give the right answer, which is why a checker
+is needed). Ends with `N passed, N failed`.
+"""
+
+import importlib.util
+import pathlib
+import sys
+import types
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def stand_in(**faces) -> None:
+    """Makes `import racetrack…` give the real libraries, as the examples' import lines
+    would if they named them."""
+    racetrack = types.ModuleType("racetrack")
+    for name in ("RaceError", "SyncError", "MemoryAccessError", "FindingError"):
+        setattr(racetrack, name, type(name, (Exception,), {}))
+    sys.modules["racetrack"] = racetrack
+    for name, module in faces.items():
+        setattr(racetrack, name.split(".")[0], sys.modules[module.split(".")[0]])
+        sys.modules[f"racetrack.{name}"] = sys.modules[module]
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+results = {"passed": 0, "failed": 0}
+
+
+def check(what: str, ok: bool, detail: str = "") -> None:
+    results["passed" if ok else "failed"] += 1
+    print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail else ''}")
+
+
+def cupy_examples() -> None:
+    import cupy  # noqa: F401
+
+    stand_in(cupy="cupy")
+    rng = np.random.default_rng(0)
+    counter = load("cupy_ch4_counter")
+    x = rng.random(100_000).astype(np.float32)
+    want = int((x > 0.5).sum())
+    check("cupy ch4 count_atomic", counter.count_above(x, 0.5) == want)
+    print(f"     count_racy on the GPU: {counter.count_above(x, 0.5, counter.count_racy)} (right: {want})")
+    block_sum = load("cupy_ch2_block_sum")
+    x = rng.random(5000).astype(np.float32)
+    got = float(block_sum.block_sums(x).astype(np.float64).sum())
+    exact = float(x.astype(np.float64).sum())
+    check("cupy ch2 tree_sum", abs(got - exact) <= 16 * np.finfo(np.float32).eps * exact, f"{got} vs {exact}")
+    scan = load("cupy_ch6_scan")
+    x = rng.integers(-100, 100, 1000).astype(np.int32)
+    check("cupy ch6 scan_double_buffer", np.array_equal(scan.inclusive_scan(x), np.cumsum(x, dtype=np.int32)))
+    wrong = int((scan.inclusive_scan(x, "scan_single_buffer") != np.cumsum(x, dtype=np.int32)).sum())
+    print(f"     scan_single_buffer on the GPU: {wrong} of {x.size} sums wrong this run")
+
+
+def pycuda_examples() -> None:
+    import pycuda.autoinit  # noqa: F401
+    import pycuda.compiler  # noqa: F401
+    import pycuda.driver  # noqa: F401
+    import pycuda.elementwise  # noqa: F401
+    import pycuda.gpuarray  # noqa: F401
+    import pycuda.reduction  # noqa: F401
+
+    stand_in(
+        **{
+            "pycuda": "pycuda",
+            "pycuda.autoinit": "pycuda.autoinit",
+            "pycuda.driver": "pycuda.driver",
+            "pycuda.compiler": "pycuda.compiler",
+            "pycuda.gpuarray": "pycuda.gpuarray",
+            "pycuda.elementwise": "pycuda.elementwise",
+            "pycuda.reduction": "pycuda.reduction",
+        }
+    )
+    rng = np.random.default_rng(1)
+    histogram = load("pycuda_ch4_histogram")
+    data = rng.integers(0, 256, 100_000).astype(np.uint8)
+    check(
+        "pycuda ch4 histogram_shared",
+        np.array_equal(histogram.histogram(data), np.bincount(data, minlength=256)),
+    )
+    reduction = load("pycuda_ch2_reduction")
+    x = rng.random(5000).astype(np.float32)
+    exact = float(x.astype(np.float64).sum())
+    bound = 64 * np.finfo(np.float32).eps * exact
+    check(
+        "pycuda ch2 tree_sum", abs(float(reduction.block_sums(x).astype(np.float64).sum()) - exact) <= bound
+    )
+    check("pycuda ch2 ReductionKernel", abs(reduction.reduction_kernel_sum(x) - exact) <= bound)
+    saxpy = load("pycuda_ch1_saxpy")
+    x = rng.random(1000).astype(np.float32)
+    y = rng.random(1000).astype(np.float32)
+    bound = np.finfo(np.float32).eps * (2 * x + y)
+    check(
+        "pycuda ch1 ElementwiseKernel saxpy",
+        bool(np.all(np.abs(saxpy.run(2.0, x, y) - (2 * x + y)) <= bound)),
+    )
+
+
+if __name__ == "__main__":
+    for name, run in (("CuPy", cupy_examples), ("PyCUDA", pycuda_examples)):
+        try:
+            run()
+        except ImportError as error:
+            print(f"skip {name}: {error}")
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    sys.exit(1 if results["failed"] else 0)

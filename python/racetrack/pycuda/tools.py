@@ -1,0 +1,118 @@
+"""``racetrack.pycuda.tools``: the type helpers PyCUDA's kernel generators use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+_CTYPES = {
+    np.dtype(np.bool_): "bool",
+    np.dtype(np.int8): "signed char",
+    np.dtype(np.uint8): "unsigned char",
+    np.dtype(np.int16): "short",
+    np.dtype(np.uint16): "unsigned short",
+    np.dtype(np.int32): "int",
+    np.dtype(np.uint32): "unsigned int",
+    np.dtype(np.int64): "long long",
+    np.dtype(np.uint64): "unsigned long long",
+    np.dtype(np.float32): "float",
+    np.dtype(np.float64): "double",
+}
+
+# C spellings a kernel's argument list may use, for the NumPy type behind each.
+_DTYPES = {
+    "bool": np.bool_,
+    "char": np.int8,
+    "signed char": np.int8,
+    "unsigned char": np.uint8,
+    "short": np.int16,
+    "signed short": np.int16,
+    "unsigned short": np.uint16,
+    "int": np.int32,
+    "signed int": np.int32,
+    "signed": np.int32,
+    "unsigned int": np.uint32,
+    "unsigned": np.uint32,
+    "long": np.int64,
+    "signed long": np.int64,
+    "unsigned long": np.uint64,
+    "long long": np.int64,
+    "signed long long": np.int64,
+    "unsigned long long": np.uint64,
+    "size_t": np.uint64,
+    "ptrdiff_t": np.int64,
+    "int8_t": np.int8,
+    "uint8_t": np.uint8,
+    "int16_t": np.int16,
+    "uint16_t": np.uint16,
+    "int32_t": np.int32,
+    "uint32_t": np.uint32,
+    "int64_t": np.int64,
+    "uint64_t": np.uint64,
+    "float": np.float32,
+    "double": np.float64,
+}
+
+
+def dtype_to_ctype(dtype) -> str:
+    """The C type of a NumPy dtype (``float32`` → ``float``)."""
+    found = _CTYPES.get(np.dtype(dtype))
+    if found is None:
+        raise ValueError(f"no C type for the dtype {np.dtype(dtype)}")
+    return found
+
+
+def ctype_to_dtype(ctype: str) -> np.dtype:
+    words = " ".join(ctype.replace("const", " ").replace("volatile", " ").split())
+    found = _DTYPES.get(words)
+    if found is None:
+        raise ValueError(f"no NumPy type for the C type {ctype!r}")
+    return np.dtype(found)
+
+
+@dataclass(frozen=True)
+class VectorArg:
+    """An array argument (``float *x``) of a generated kernel."""
+
+    dtype: np.dtype
+    name: str
+
+    def declarator(self) -> str:
+        return f"{dtype_to_ctype(self.dtype)} *{self.name}"
+
+
+@dataclass(frozen=True)
+class ScalarArg:
+    """A by-value argument (``float a``) of a generated kernel."""
+
+    dtype: np.dtype
+    name: str
+
+    def declarator(self) -> str:
+        return f"{dtype_to_ctype(self.dtype)} {self.name}"
+
+
+def parse_c_arg(text: str):
+    """``"float *x"`` → ``VectorArg(float32, "x")``; ``"unsigned int n"`` → ``ScalarArg``."""
+    text = text.replace("__restrict__", " ").replace("__restrict", " ").strip()
+    if not text:
+        raise ValueError("an empty argument in a kernel's argument list")
+    pointer = "*" in text or text.endswith("[]")
+    cleaned = text.replace("*", " ").replace("[]", " ").split()
+    if len(cleaned) < 2:
+        raise ValueError(f"argument {text!r} needs a type and a name")
+    name = cleaned[-1]
+    dtype = ctype_to_dtype(" ".join(cleaned[:-1]))
+    return VectorArg(dtype, name) if pointer else ScalarArg(dtype, name)
+
+
+def parse_arguments(arguments):
+    """An argument list as a C string (``"float *x, float a"``) or a list of ``VectorArg`` and
+    ``ScalarArg``."""
+    if isinstance(arguments, str):
+        return [parse_c_arg(part) for part in arguments.split(",")]
+    parsed = []
+    for argument in arguments:
+        parsed.append(parse_c_arg(argument) if isinstance(argument, str) else argument)
+    return parsed

@@ -1,0 +1,103 @@
+"""The PyCUDA forms of the chapters' kernels: fixed ones match NumPy on generated inputs, broken
+ones raise at their BUG line in the example's `.py` file."""
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import racetrack
+from cuda_c_markers import assert_reported_at, load
+
+EXAMPLES_PER_TEST = int(os.environ.get("RACETRACK_PY_EXAMPLES", "12"))
+generated = settings(
+    max_examples=EXAMPLES_PER_TEST,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+EPS32 = float(np.finfo(np.float32).eps)
+
+histogram = load("pycuda_ch4_histogram")
+reduction = load("pycuda_ch2_reduction")
+saxpy = load("pycuda_ch1_saxpy")
+
+
+@generated
+@given(
+    data=arrays(np.uint8, st.integers(1, 3000), elements=st.integers(0, 255)),
+    blocks=st.integers(1, 6),
+)
+def test_ch4_shared_histogram_matches_numpy(data, blocks):
+    assert np.array_equal(
+        histogram.histogram(data, "histogram_shared", blocks), np.bincount(data, minlength=256)
+    )
+
+
+def test_ch4_racy_histogram_raises_at_its_bug_line():
+    with pytest.raises(racetrack.RaceError) as caught:
+        histogram.histogram(np.zeros(512, dtype=np.uint8), "histogram_racy")
+    assert_reported_at(caught.value, "pycuda_ch4_histogram", "void histogram_racy(")
+    assert "histo[0]" in str(caught.value)
+
+
+def sum_bound(x: np.ndarray, terms_per_thread: int, levels: int) -> float:
+    """Recursive summation's bound: each float32 addition on a path to the result rounds once,
+    and a path has at most `terms_per_thread` sequential additions plus one per tree level."""
+    return (terms_per_thread + levels + 1) * EPS32 * float(np.abs(x.astype(np.float64)).sum())
+
+
+@generated
+@given(
+    x=arrays(np.float32, st.integers(1, 2000), elements=st.floats(-1e3, 1e3, width=32)),
+    blocks=st.integers(1, 5),
+)
+def test_ch2_tree_sum_matches_numpy(x, blocks):
+    sums = reduction.block_sums(x, "tree_sum", blocks)
+    terms = -(-x.size // (blocks * reduction.THREADS))
+    exact = float(x.astype(np.float64).sum())
+    assert abs(float(sums.astype(np.float64).sum()) - exact) <= sum_bound(x, terms, 7)
+
+
+@generated
+@given(x=arrays(np.float32, st.integers(1, 3000), elements=st.floats(-1e3, 1e3, width=32)))
+def test_ch2_reduction_kernel_matches_numpy(x):
+    from racetrack.pycuda.reduction import BLOCK, MAX_BLOCKS
+
+    blocks = min(MAX_BLOCKS, -(-x.size // BLOCK))
+    terms = -(-x.size // (blocks * BLOCK))
+    # The first pass's loop and tree (8 levels), then the second pass's one term and tree.
+    exact = float(x.astype(np.float64).sum())
+    assert abs(reduction.reduction_kernel_sum(x) - exact) <= sum_bound(x, terms + 1 + 8, 8)
+
+
+def test_ch2_tree_without_barrier_raises_at_its_bug_line():
+    x = np.ones(reduction.THREADS * 2, dtype=np.float32)
+    with pytest.raises(racetrack.RaceError) as caught:
+        reduction.block_sums(x, "tree_no_sync", 2)
+    assert_reported_at(caught.value, "pycuda_ch2_reduction", "void tree_no_sync(")
+
+
+@generated
+@given(
+    data=st.data(),
+    n=st.integers(1, 2500),
+)
+def test_ch1_elementwise_saxpy_matches_numpy(data, n):
+    x = data.draw(arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)))
+    y = data.draw(arrays(np.float32, n, elements=st.floats(-1e3, 1e3, width=32)))
+    a = data.draw(st.floats(-10, 10, width=32))
+    got = saxpy.run(a, x, y)
+    # NVRTC may fuse a*x + y into one fma (one rounding where NumPy rounds twice).
+    want = np.float32(a) * x + y
+    bound = EPS32 * (np.abs(np.float32(a) * x) + np.abs(y))
+    assert np.all(np.abs(got.astype(np.float64) - want.astype(np.float64)) <= bound)
+
+
+def test_ch1_elementwise_out_of_bounds_raises_at_its_python_line():
+    x = np.arange(300, dtype=np.float32)
+    with pytest.raises(racetrack.MemoryAccessError) as caught:
+        saxpy.run(2.0, x, x, saxpy.saxpy_shifted)
+    assert_reported_at(caught.value, "pycuda_ch1_saxpy", "saxpy_shifted = ElementwiseKernel(")
