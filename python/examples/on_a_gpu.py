@@ -1,7 +1,7 @@
-"""The PyCUDA and CuPy examples on a real GPU, with the real libraries in place of racetrack's
+"""The Numba, PyCUDA and CuPy examples on a real GPU, with the real libraries in place of racetrack's
 faces: what changing the import line back does.
 
-    python on_a_gpu.py            # on a machine with an NVIDIA GPU and CuPy (and PyCUDA, if any)
+    python on_a_gpu.py            # on a machine with an NVIDIA GPU and numba-cuda, CuPy, PyCUDA
 
 Each example's fixed kernels run and are compared with NumPy; each broken one runs too, with
 no checker to stop it, and the script prints what it computed beside the right answer (a racy
@@ -44,6 +44,38 @@ results = {"passed": 0, "failed": 0}
 def check(what: str, ok: bool, detail: str = "") -> None:
     results["passed" if ok else "failed"] += 1
     print(f"{'ok  ' if ok else 'FAIL'} {what}{': ' + detail if detail else ''}")
+
+
+def numba_examples() -> None:
+    from numba import cuda
+
+    if not cuda.is_available():
+        raise ImportError("numba.cuda sees no GPU")
+    stand_in()
+    sys.modules["racetrack"].cuda = cuda  # `from racetrack import cuda` gives Numba's own
+    rng = np.random.default_rng(2)
+    atomics = load("ch4_atomics")
+    check("numba ch4 atomic_increment", atomics.increment(64, 256) == 64 * 256)
+    racy = atomics.increment(64, 256, atomics.racy_increment)
+    print(f"     racy_increment on the GPU: {racy} (right: {64 * 256})")
+    data = rng.integers(0, 1000, 100_000).astype(np.int32)
+    for kernel in ("histogram_global", "histogram_shared"):
+        got = atomics.histogram(data, getattr(atomics, kernel))
+        check(f"numba ch4 {kernel}", np.array_equal(got, atomics.histogram_numpy(data)))
+    reductions = load("ch2_reductions")
+    x = rng.random(100_000).astype(np.float32)
+    exact = float(x.astype(np.float64).sum())
+    got = float(reductions.total(x))
+    check("numba ch2 tree_sum", abs(got - exact) <= 64 * np.finfo(np.float32).eps * exact, f"{got} vs {exact}")
+    scans = load("ch6_scans")
+    x = rng.integers(-100, 100, 1000).astype(np.int32)
+    check("numba ch6 hillis_steele", np.array_equal(scans.inclusive_scan(x), np.cumsum(x, dtype=np.int32)))
+    matmul = load("ch7_matmul")
+    a = rng.random((100, 70)).astype(np.float32)
+    b = rng.random((70, 90)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    got = matmul.matmul(a, b)
+    check("numba ch7 matmul_tiled", bool(np.all(np.abs(got - exact) <= matmul.error_bound(a, b))))
 
 
 def cupy_examples() -> None:
@@ -113,7 +145,7 @@ def pycuda_examples() -> None:
 
 
 if __name__ == "__main__":
-    for name, run in (("CuPy", cupy_examples), ("PyCUDA", pycuda_examples)):
+    for name, run in (("Numba", numba_examples), ("CuPy", cupy_examples), ("PyCUDA", pycuda_examples)):
         try:
             run()
         except ImportError as error:
