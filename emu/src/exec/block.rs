@@ -18,8 +18,10 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
             return Step::Idle;
         }
     }
-    if w.lanes.is_some() {
-        super::lanes::interleave(&ctx.m.code, w);
+    if w.lanes.is_some()
+        && let Some(ins) = ctx.m.code.get(w.pc as usize)
+    {
+        w.interleave(&ins.op);
     }
     if exec(ctx, state, w).is_some() {
         check_barriers(ctx, warps, state);

@@ -1,5 +1,6 @@
-//! The lanes schedule's part inside a warp ([`Schedule::Lanes`]): lanes of one warp that run
-//! apart, as independent thread scheduling lets them since Volta.
+//! The schedules' seeded generator, and the lanes schedule's part inside a warp
+//! (`Schedule::Lanes`): lanes of one warp that run apart, as independent thread scheduling lets
+//! them since Volta. `Warp::interleave` (in `warp.rs`) applies what this decides.
 //!
 //! The other schedules keep a converged warp together: an instruction runs for lanes 0 to 31
 //! in order, and every lane finishes it before any lane starts the next. Racecheck orders
@@ -15,7 +16,26 @@
 //! merge where their PCs meet. Lanes still meet where CUDA makes them: warp-synchronous
 //! instructions wait for their mask, barriers for the block.
 
-use super::*;
+use crate::ir::{Op, Space};
+
+/// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn seeded(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub(crate) fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub(crate) fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
 
 /// A warp's splitter: its own seeded generator, so that what a warp does depends on the seed
 /// and the warp only, not on how the other warps' turns went.
@@ -24,17 +44,13 @@ pub(crate) struct Interleave {
 }
 
 impl Interleave {
-    /// The splitter of warp `warp` of block `block` under `schedule`, or `None` when the
-    /// schedule keeps warps together.
-    pub(crate) fn for_warp(schedule: Schedule, block: u64, warp: u32) -> Option<Interleave> {
-        let Schedule::Lanes { seed } = schedule else {
-            return None;
-        };
+    /// The splitter of warp `warp` of block `block` under the lanes schedule of `seed`.
+    pub(crate) fn for_warp(seed: u64, block: u64, warp: u32) -> Interleave {
         let mut mix = Rng::seeded(seed ^ 0x1A9E_5EED);
         let start = mix.next() ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (warp as u64) << 48;
-        Some(Interleave {
+        Interleave {
             rng: Rng::seeded(start),
-        })
+        }
     }
 
     /// True once in `n` times.
@@ -42,63 +58,41 @@ impl Interleave {
         self.rng.below(n) == 0
     }
 
-    /// A random lane of `lanes` (not empty).
-    fn lane_of(&mut self, lanes: u32) -> u8 {
-        let mut k = self.rng.below(lanes.count_ones() as usize);
-        let mut rest = lanes;
+    /// The group ahead reached another memory access: whether it hands the warp back to the
+    /// lanes behind (once in four; a race needs it to get past the access that would have
+    /// ordered it, so mostly it goes on).
+    pub(crate) fn hands_back(&mut self) -> bool {
+        self.one_in(4)
+    }
+
+    /// At a memory access of `group` (converged lanes): the part that runs ahead and the lane
+    /// that leads it, or `None` when the group keeps together (once in four, and always for a
+    /// lone lane). The part always has the group's highest lane and never its lowest, the order
+    /// lockstep never takes (it runs a group's lanes from the lowest up), and any of the lanes
+    /// between; any of its lanes leads it (where the part diverges, the leader's side goes on).
+    pub(crate) fn split(&mut self, group: u32) -> Option<(u32, u8)> {
+        if group.count_ones() < 2 || self.one_in(4) {
+            return None;
+        }
+        let highest = 1 << (31 - group.leading_zeros());
+        let lowest = 1 << group.trailing_zeros();
+        let part = ((self.rng.next() as u32 & group) | highest) & !lowest;
+        let mut k = self.rng.below(part.count_ones() as usize);
+        let mut rest = part;
         while k > 0 {
             rest &= rest - 1;
             k -= 1;
         }
-        rest.trailing_zeros() as u8
+        Some((part, rest.trailing_zeros() as u8))
     }
 }
 
 /// Whether `op` reads or writes memory other threads can see: shared or global (through a
 /// generic address too), not a thread's own local memory or parameters.
-fn shared_with_others(op: &Op) -> bool {
+pub(crate) fn shared_with_others(op: &Op) -> bool {
     let space = match op {
         Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => *space,
         _ => return false,
     };
     matches!(space, Space::Global | Space::Shared | Space::Generic)
-}
-
-/// Before warp `w` runs its next instruction: at a memory access, the group ahead may hand the
-/// warp back, and a group of several lanes may split.
-pub(crate) fn interleave(code: &[Instr], w: &mut Warp) {
-    let Some(ins) = code.get(w.pc as usize) else {
-        return;
-    };
-    if !shared_with_others(&ins.op) {
-        return;
-    }
-    let Some(lanes) = w.lanes.as_mut() else {
-        return;
-    };
-    let ahead = w.favored.is_some_and(|f| w.active & (1 << f) != 0);
-    if ahead {
-        // The group ahead reached another access: it goes on (mostly: a race needs it to get
-        // past the access that would have ordered it), or the lanes behind get a turn.
-        if lanes.one_in(4) {
-            w.favored = None;
-            w.regroup();
-        }
-        return;
-    }
-    if w.active.count_ones() < 2 || lanes.one_in(4) {
-        return;
-    }
-    // A random part of the group runs ahead: always its highest lane and never its lowest, the
-    // order lockstep never takes (it runs a group's lanes from the lowest up), and any of the
-    // lanes between.
-    let group = w.active;
-    let highest = 1 << (31 - group.leading_zeros());
-    let lowest = 1 << group.trailing_zeros();
-    let part = ((lanes.rng.next() as u32 & group) | highest) & !lowest;
-    // Any of its lanes leads it: where the group ahead diverges, the leader's side goes on.
-    let leader = lanes.lane_of(part);
-    w.flush();
-    w.active = part;
-    w.favored = Some(leader);
 }

@@ -2,6 +2,7 @@
 //! (hardware order, seeded random, adversarial), and barrier release. What ends a launch that
 //! never finishes is in `watchdog.rs`.
 
+use super::lanes::Rng;
 use super::*;
 
 /// What a launch leaves: its report, its trace when one was asked for, and the stream
@@ -356,25 +357,6 @@ pub(crate) struct Launch<'a> {
     pub(crate) watchdog: Watchdog,
 }
 
-/// Deterministic PRNG (splitmix64): schedules must repeat for a seed, and need no dependency.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn seeded(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 pub(crate) enum Step {
     Ran,
     Idle,
@@ -612,7 +594,7 @@ impl Launch<'_> {
                 }
                 let n = self.warps.len();
                 let adversarial = matches!(self.ctx.opts.schedule, Schedule::Adversarial { .. });
-                let mut rng = Rng(seed ^ 0x5EED);
+                let mut rng = Rng::seeded(seed ^ 0x5EED);
                 'outer: loop {
                     if self.must_stop() {
                         break;
@@ -725,7 +707,10 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
             frames,
             spin: 0,
             favored: None,
-            lanes: lanes::Interleave::for_warp(ctx.opts.schedule, block, wi),
+            lanes: match ctx.opts.schedule {
+                Schedule::Lanes { seed } => Some(lanes::Interleave::for_warp(seed, block, wi)),
+                _ => None,
+            },
         };
     }
     if let Some(shared) = ctx.mem.shared(slot).get_mut(0..ctx.shared_init.len()) {

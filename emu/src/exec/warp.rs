@@ -107,6 +107,29 @@ impl Warp {
         }
     }
 
+    /// Under the lanes schedule, before the instruction `op` runs (see `lanes.rs`): at a memory
+    /// access the group ahead may hand the warp back, and a group of several lanes may split.
+    pub(crate) fn interleave(&mut self, op: &Op) {
+        if !super::lanes::shared_with_others(op) {
+            return;
+        }
+        let Some(lanes) = self.lanes.as_mut() else {
+            return;
+        };
+        if self.favored.is_some_and(|f| self.active & (1 << f) != 0) {
+            if lanes.hands_back() {
+                self.favored = None;
+                self.regroup();
+            }
+            return;
+        }
+        if let Some((part, leader)) = lanes.split(self.active) {
+            self.flush();
+            self.active = part;
+            self.favored = Some(leader);
+        }
+    }
+
     #[inline]
     pub(crate) fn runnable(&self) -> u32 {
         self.live & !self.blocked
