@@ -14,8 +14,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use comfy_table::{Table, presets};
@@ -346,44 +344,15 @@ pub fn run(
         .iter()
         .flat_map(|&p| artifact.graphs.iter().map(move |g| (p, g)))
         .collect();
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; pairs.len()]);
-    let failure: Mutex<Option<HiraceError>> = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.max(1) {
-            scope.spawn(|| {
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(program, graph)) = pairs.get(index) else {
-                        break;
-                    };
-                    let args = check_args(artifact, program, graph, out, options);
-                    match run_one(racetrack, program, graph, &args) {
-                        Ok(run) => {
-                            results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(run);
-                            progress();
-                        }
-                        Err(error) => {
-                            failure
-                                .lock()
-                                .unwrap_or_else(|e| e.into_inner())
-                                .get_or_insert(error);
-                            break;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(error);
-    }
-    Ok(results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .flatten()
-        .collect())
+    crate::run::each_in_parallel(
+        &pairs,
+        jobs,
+        |_| progress(),
+        |&(program, graph)| {
+            let args = check_args(artifact, program, graph, out, options);
+            run_one(racetrack, program, graph, &args)
+        },
+    )
 }
 
 /// `racetrack check` of `program` on `graph` as its `main` launches it.

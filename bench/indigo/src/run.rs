@@ -183,44 +183,9 @@ impl Suite {
         options: &RunOptions,
         progress: impl Fn(usize) + Sync,
     ) -> Result<Vec<Run>, SuiteError> {
-        let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<Run>>> = Mutex::new(vec![None; pairs.len()]);
-        let failure: Mutex<Option<SuiteError>> = Mutex::new(None);
-        std::thread::scope(|scope| {
-            for _ in 0..jobs.max(1) {
-                scope.spawn(|| {
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&(code, graph)) = pairs.get(index) else {
-                            break;
-                        };
-                        match self.run_one(racetrack, code, &self.graphs[graph], options) {
-                            Ok(run) => {
-                                let mut results = results.lock().unwrap_or_else(|e| e.into_inner());
-                                results[index] = Some(run);
-                                progress(index);
-                            }
-                            Err(error) => {
-                                failure
-                                    .lock()
-                                    .unwrap_or_else(|e| e.into_inner())
-                                    .get_or_insert(error);
-                                break;
-                            }
-                        }
-                    }
-                });
-            }
-        });
-        if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            return Err(error);
-        }
-        Ok(results
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .into_iter()
-            .flatten()
-            .collect())
+        each_in_parallel(pairs, jobs, progress, |&(code, graph)| {
+            self.run_one(racetrack, code, &self.graphs[graph], options)
+        })
     }
 
     fn run_one(
@@ -282,4 +247,51 @@ pub fn parse_findings(stdout: &[u8]) -> Outcome {
             })
             .collect(),
     )
+}
+
+/// `run` of every item, `jobs` at a time; the results come back in the items' order, and
+/// `progress` hears each finished item's index. The first error ends every job and is returned.
+pub(crate) fn each_in_parallel<T: Sync, R: Send, E: Send>(
+    items: &[T],
+    jobs: usize,
+    progress: impl Fn(usize) + Sync,
+    run: impl Fn(&T) -> Result<R, E> + Sync,
+) -> Result<Vec<R>, E> {
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<R>>> = Mutex::new(items.iter().map(|_| None).collect());
+    let failure: Mutex<Option<E>> = Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.max(1) {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(item) = items.get(index) else {
+                        break;
+                    };
+                    match run(item) {
+                        Ok(result) => {
+                            results.lock().unwrap_or_else(|e| e.into_inner())[index] = Some(result);
+                            progress(index);
+                        }
+                        Err(error) => {
+                            failure
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .get_or_insert(error);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    if let Some(error) = failure.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(error);
+    }
+    Ok(results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+        .collect())
 }
