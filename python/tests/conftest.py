@@ -1,7 +1,19 @@
+import os
 import pathlib
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Every generated-input test: RACETRACK_PY_EXAMPLES inputs each (CI asks for fewer), no deadline
+# (a launch on the emulator takes what it takes), large arrays allowed.
+settings.register_profile(
+    "racetrack",
+    max_examples=int(os.environ.get("RACETRACK_PY_EXAMPLES", "12")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("racetrack")
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))

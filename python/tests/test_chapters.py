@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -20,14 +20,6 @@ import ch6_scans
 import ch7_matmul
 from conftest import bug_line
 
-EXAMPLES_PER_TEST = int(os.environ.get("RACETRACK_PY_EXAMPLES", "12"))
-generated = settings(
-    max_examples=EXAMPLES_PER_TEST,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    # Nothing written into the clone: every run draws its examples afresh.
-    database=None,
-)
 f32 = st.floats(-1e3, 1e3, width=32)
 sizes = st.integers(1, 700)
 
@@ -39,7 +31,6 @@ def f32_array(size):
 # ---- fixed kernels match NumPy ----
 
 
-@generated
 @given(st.data())
 def test_ch1_scale_and_add_match_numpy(data):
     n = data.draw(sizes)
@@ -50,7 +41,6 @@ def test_ch1_scale_and_add_match_numpy(data):
     assert np.array_equal(ch1_map.run_add(x, y), x + y)
 
 
-@generated
 @given(st.data())
 def test_ch1_sigmoid_grid_stride_matches_numpy(data):
     x = data.draw(arrays(np.float64, data.draw(sizes), elements=st.floats(-30, 30)))
@@ -60,7 +50,6 @@ def test_ch1_sigmoid_grid_stride_matches_numpy(data):
     assert np.allclose(ch1_map.run_sigmoid(x, blocks), want, rtol=8 * np.finfo(np.float64).eps, atol=0)
 
 
-@generated
 @given(st.data())
 def test_ch1_broadcast_add_matches_numpy(data):
     rows, cols = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 40))
@@ -69,7 +58,6 @@ def test_ch1_broadcast_add_matches_numpy(data):
     assert np.array_equal(ch1_map.run_broadcast_add(matrix, row), matrix + row)
 
 
-@generated
 @given(st.data())
 def test_ch2_tree_sum_matches_numpy(data):
     x = data.draw(arrays(np.float32, data.draw(sizes), elements=st.floats(0, 1, width=32)))
@@ -80,20 +68,17 @@ def test_ch2_tree_sum_matches_numpy(data):
         assert abs(got - chunk.sum()) <= 7 * np.finfo(np.float32).eps * np.abs(chunk).sum()
 
 
-@generated
 @given(st.integers(1, 40), st.integers(1, 40), st.integers(0, 2**32 - 1))
 def test_ch3_life_step_matches_numpy(rows, cols, seed):
     board = (np.random.default_rng(seed).random((rows, cols)) < 0.35).astype(np.int32)
     assert np.array_equal(ch3_life.step(board), ch3_life.step_numpy(board))
 
 
-@generated
 @given(st.integers(1, 12), st.integers(1, 96))
 def test_ch4_atomic_increment_counts_every_thread(blocks, threads):
     assert ch4_atomics.increment(blocks, threads) == blocks * threads
 
 
-@generated
 @given(arrays(np.int32, st.integers(1, 3000), elements=st.integers(0, 10_000)), st.integers(1, 8))
 def test_ch4_histograms_match_numpy(data, blocks):
     want = ch4_atomics.histogram_numpy(data)
@@ -101,7 +86,6 @@ def test_ch4_histograms_match_numpy(data, blocks):
     assert np.array_equal(ch4_atomics.histogram(data, ch4_atomics.histogram_shared, blocks), want)
 
 
-@generated
 @given(st.data())
 def test_ch5_dot_products_match_numpy_within_their_bound(data):
     n = data.draw(st.integers(1, 3000))
@@ -114,13 +98,11 @@ def test_ch5_dot_products_match_numpy_within_their_bound(data):
     assert abs(ch5_mutex_dot.dot_locked(x, y, blocks) - exact) <= bound
 
 
-@generated
 @given(arrays(np.int32, st.integers(1, ch6_scans.THREADS), elements=st.integers(-1000, 1000)))
 def test_ch6_scan_matches_numpy(x):
     assert np.array_equal(ch6_scans.inclusive_scan(x), np.cumsum(x, dtype=np.int32))
 
 
-@generated
 @given(st.integers(1, 24), st.integers(1, 24), st.integers(1, 24), st.integers(0, 2**32 - 1))
 def test_ch7_matmuls_match_numpy_within_their_bound(m, k, n, seed):
     rng = np.random.default_rng(seed)

@@ -1,23 +1,16 @@
 """The CuPy forms of the chapters' kernels: fixed ones match NumPy on generated inputs, broken
 ones raise at their `// BUG` line in the example's `.py` file."""
 
-import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import racetrack
 from cuda_c_markers import assert_reported_at, load
 
-EXAMPLES_PER_TEST = int(os.environ.get("RACETRACK_PY_EXAMPLES", "12"))
-generated = settings(
-    max_examples=EXAMPLES_PER_TEST,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 EPS32 = float(np.finfo(np.float32).eps)
 
 counter = load("cupy_ch4_counter")
@@ -25,7 +18,6 @@ block_sum = load("cupy_ch2_block_sum")
 scan = load("cupy_ch6_scan")
 
 
-@generated
 @given(
     x=arrays(np.float32, st.integers(1, 3000), elements=st.floats(0, 1, width=32)),
     threshold=st.floats(0, 1, width=32),
@@ -40,7 +32,6 @@ def test_ch4_racy_counter_raises_at_its_bug_line():
     assert_reported_at(caught.value, "cupy_ch4_counter", "void count_racy(")
 
 
-@generated
 @given(
     x=arrays(np.float32, st.integers(1, 2000), elements=st.floats(-1e3, 1e3, width=32)),
     blocks=st.integers(1, 5),
@@ -60,7 +51,6 @@ def test_ch2_barrier_in_if_raises_sync_error_at_its_bug_line():
     assert_reported_at(caught.value, "cupy_ch2_block_sum", "void tree_sync_in_if(")
 
 
-@generated
 @given(x=arrays(np.int32, st.integers(1, 1024), elements=st.integers(-1000, 1000)))
 def test_ch6_double_buffer_scan_matches_numpy(x):
     assert np.array_equal(scan.inclusive_scan(x), np.cumsum(x, dtype=np.int32))

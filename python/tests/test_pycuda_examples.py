@@ -1,23 +1,16 @@
 """The PyCUDA forms of the chapters' kernels: fixed ones match NumPy on generated inputs, broken
 ones raise at their BUG line in the example's `.py` file."""
 
-import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import racetrack
 from cuda_c_markers import assert_reported_at, load
 
-EXAMPLES_PER_TEST = int(os.environ.get("RACETRACK_PY_EXAMPLES", "12"))
-generated = settings(
-    max_examples=EXAMPLES_PER_TEST,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
 EPS32 = float(np.finfo(np.float32).eps)
 
 histogram = load("pycuda_ch4_histogram")
@@ -25,7 +18,6 @@ reduction = load("pycuda_ch2_reduction")
 saxpy = load("pycuda_ch1_saxpy")
 
 
-@generated
 @given(
     data=arrays(np.uint8, st.integers(1, 3000), elements=st.integers(0, 255)),
     blocks=st.integers(1, 6),
@@ -49,7 +41,6 @@ def sum_bound(x: np.ndarray, terms_per_thread: int, levels: int) -> float:
     return (terms_per_thread + levels + 1) * EPS32 * float(np.abs(x.astype(np.float64)).sum())
 
 
-@generated
 @given(
     x=arrays(np.float32, st.integers(1, 2000), elements=st.floats(-1e3, 1e3, width=32)),
     blocks=st.integers(1, 5),
@@ -61,7 +52,6 @@ def test_ch2_tree_sum_matches_numpy(x, blocks):
     assert abs(float(sums.astype(np.float64).sum()) - exact) <= sum_bound(x, terms, 7)
 
 
-@generated
 @given(x=arrays(np.float32, st.integers(1, 3000), elements=st.floats(-1e3, 1e3, width=32)))
 def test_ch2_reduction_kernel_matches_numpy(x):
     from racetrack.pycuda.reduction import BLOCK, MAX_BLOCKS
@@ -80,7 +70,6 @@ def test_ch2_tree_without_barrier_raises_at_its_bug_line():
     assert_reported_at(caught.value, "pycuda_ch2_reduction", "void tree_no_sync(")
 
 
-@generated
 @given(
     data=st.data(),
     n=st.integers(1, 2500),
