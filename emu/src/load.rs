@@ -17,6 +17,7 @@ impl Module {
         module.cas_seed = crate::cas_seed::analyze(&module);
         module.polls = crate::poll::analyze(&module);
         module.stretch = crate::stretch::analyze(&module);
+        module.quiet = crate::stretch::analyze_quiet(&module);
         if share_slots {
             crate::regalloc::compact(&mut module);
         }

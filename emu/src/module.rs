@@ -43,6 +43,9 @@ pub struct Module {
     pub(crate) polls: Vec<bool>,
     /// Per instruction: the rounds a lane there surely keeps to its block (`stretch.rs`).
     pub(crate) stretch: Vec<u32>,
+    /// Per instruction: the rounds a lane there surely changes nothing beyond its block, loads
+    /// of global memory allowed (`stretch.rs`).
+    pub(crate) quiet: Vec<u32>,
 }
 
 /// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:

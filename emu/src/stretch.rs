@@ -7,6 +7,12 @@
 //! `pc` surely runs `stretch[pc]` instructions before it reaches a stop: the fewest steps along
 //! the function's control flow from `pc` to one. A warp runs at most one instruction a round, so
 //! for that many rounds it keeps to its block, whatever its lanes' branches do.
+//!
+//! A lane's *quiet* stretch counts the same way to the nearest instruction that may *change*
+//! something beyond its block: it runs through loads of global, generic and constant memory.
+//! When every resident block is quiet for a while, no block writes global memory in those
+//! rounds, so each block's loads read what they would read in one core's order, whichever core
+//! runs it and whenever: the blocks run that long apart, loads and all.
 
 use std::collections::VecDeque;
 
@@ -14,17 +20,37 @@ use crate::ir::{Op, Reach};
 use crate::module::Module;
 
 /// The longest stretch counted: longer ones end here and start again.
-pub(crate) const MAX_STRETCH: u32 = 64;
+pub(crate) const MAX_STRETCH: u32 = 256;
 
 impl Module {
     /// The rounds a lane at `pc` surely keeps to its block; none past the code's end.
     pub(crate) fn stretch_at(&self, pc: u32) -> u32 {
         self.stretch.get(pc as usize).copied().unwrap_or(0)
     }
+
+    /// The rounds a lane at `pc` surely changes nothing beyond its block (it may load global
+    /// memory); none past the code's end.
+    pub(crate) fn quiet_at(&self, pc: u32) -> u32 {
+        self.quiet.get(pc as usize).copied().unwrap_or(0)
+    }
 }
 
 /// Per instruction: the rounds a lane there surely keeps to its block, at most [`MAX_STRETCH`].
 pub(crate) fn analyze(m: &Module) -> Vec<u32> {
+    stretches(m, |op| op.reach() != Reach::Block)
+}
+
+/// Per instruction: the rounds a lane there surely changes nothing beyond its block, at most
+/// [`MAX_STRETCH`]: as [`analyze`], with loads from any space running through.
+pub(crate) fn analyze_quiet(m: &Module) -> Vec<u32> {
+    stretches(m, |op| {
+        op.reach() != Reach::Block && !matches!(op, Op::Ld { .. })
+    })
+}
+
+/// Per instruction: the fewest steps along the control flow to an instruction that `stops`, a
+/// call, a return or an exit, at most [`MAX_STRETCH`].
+fn stretches(m: &Module, stops_at: impl Fn(&Op) -> bool) -> Vec<u32> {
     let n = m.code.len();
     let mut stretch = vec![MAX_STRETCH; n];
     let mut before: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -36,7 +62,7 @@ pub(crate) fn analyze(m: &Module) -> Vec<u32> {
             let ins = &m.code[pc as usize];
             ins.successors(pc, end, &mut next);
             let leaves = matches!(ins.op, Op::Call { .. } | Op::Ret | Op::Exit);
-            if leaves || ins.op.reach() != Reach::Block || next.is_empty() {
+            if leaves || stops_at(&ins.op) || next.is_empty() {
                 stretch[pc as usize] = 0;
                 stops.push_back(pc);
                 continue;
@@ -97,6 +123,25 @@ mod tests {
         assert_eq!(&s[..5], &[4, 3, 2, 1, 0]);
         // The other path: two adds, a shared store and a barrier keep to the block.
         assert_eq!(&s[5..11], &[4, 3, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn a_quiet_stretch_runs_through_global_loads_to_the_nearest_store() {
+        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n\
+             .reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n.const .align 4 .b8 c[16];\n\
+             ld.param.u64 %rd1, [p];\n\
+             ld.global.u32 %r1, [%rd1];\n\
+             ld.u32 %r2, [%rd1+4];\n\
+             ld.const.u32 %r3, [c];\n\
+             add.u32 %r4, %r1, %r2;\n\
+             atom.global.add.u32 %r5, [%rd1], %r4;\n\
+             st.global.u32 [%rd1+8], %r3;\n\
+             ret;\n}\n";
+        let m = Module::parse(ptx).expect("test PTX parses");
+        // Through three loads (global, generic, constant) to the atomic, which writes.
+        assert_eq!(&analyze_quiet(&m)[..7], &[5, 4, 3, 2, 1, 0, 0]);
+        // Loads stop the stretch that keeps to the block.
+        assert_eq!(&analyze(&m)[..7], &[1, 0, 0, 0, 1, 0, 0]);
     }
 
     #[test]

@@ -494,13 +494,15 @@ impl Launch<'_> {
         let mut stalled_rounds = 0u64;
         let mut patience = STALL_ROUNDS;
         let entry_stretch = self.ctx.m.stretch_at(self.entry_pc);
+        let entry_quiet = self.ctx.m.quiet_at(self.entry_pc);
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
                 // A block's start comes after what the blocks did before it.
                 self.join_waiting(&mut rounds.unjoined);
                 let (slot, block) = self.claim_next_block();
                 // On several cores, the core that runs a new block prepares it.
-                let later = crew.is_some() && rounds.start_later(slot, block, entry_stretch);
+                let later =
+                    crew.is_some() && rounds.start_later(slot, block, entry_stretch, entry_quiet);
                 if !later {
                     self.prepare_claimed(slot, block);
                     rounds.started(slot);

@@ -1,10 +1,11 @@
 //! Which rounds of the hardware schedule may run on several cores, and how many at a time.
 //!
 //! Before a round, each resident block's coming rounds are known well enough: how long its live
-//! lanes keep to the block (its *stretch*, from `stretch.rs`), and otherwise which lines of global
-//! memory its next instructions may touch (its *footprint*). Blocks that keep to themselves run
-//! that many rounds apart; blocks whose footprints do not meet on a line one of them writes run
-//! one round apart; anything else runs on one core. `parallel.rs` runs what this plans.
+//! lanes change nothing beyond the block, loads of global memory allowed (its *quiet stretch*,
+//! from `stretch.rs`), and otherwise which lines of global memory its next instructions may touch
+//! (its *footprint*). While every block is quiet no one writes global memory, so they run that
+//! many rounds apart; blocks whose footprints do not meet on a line one of them writes run one
+//! round apart; anything else runs on one core. `parallel.rs` runs what this plans.
 
 use super::allocs::{LOCAL_WIN, SHARED_WIN, WIN};
 use super::collector::Collector;
@@ -36,8 +37,9 @@ type Footprint = Option<Vec<Span>>;
 
 /// What a block's coming rounds may do, made right after its turn.
 pub(super) struct Ahead {
-    /// Rounds it surely keeps to itself: no lane reaches global memory, the launch, or its
-    /// function's end (see `stretch.rs`).
+    /// Rounds it surely changes nothing beyond itself: no lane writes global memory, reaches
+    /// the launch, or its function's end (see `stretch.rs`); loads may come. When every
+    /// resident block is quiet, no one writes what the loads read, so the blocks run apart.
     stretch: u32,
     /// Where it may touch global memory in the next round; empty when `stretch` is not 0.
     footprint: Footprint,
@@ -221,7 +223,7 @@ impl Rounds {
     /// would keep to the block for a while from the kernel's first instruction (`stretch`
     /// rounds), the core that runs the block prepares it in its turn; otherwise (false) the
     /// launch must prepare it now, since its footprint needs its registers.
-    pub(crate) fn start_later(&mut self, slot: u32, block: u64, stretch: u32) -> bool {
+    pub(crate) fn start_later(&mut self, slot: u32, block: u64, stretch: u32, quiet: u32) -> bool {
         if stretch == 0 {
             return false;
         }
@@ -235,7 +237,7 @@ impl Rounds {
         // Every warp of a fresh block is at the entry with all its lanes: what `ahead` would
         // find once it was ready.
         self.ahead[slot] = Some(Ahead {
-            stretch,
+            stretch: quiet,
             footprint: Some(Vec::new()),
         });
         self.unprepared[slot] = Some(block);
@@ -249,27 +251,32 @@ impl Rounds {
     }
 }
 
-/// What the block's coming rounds may do: how long its warps keep to the block, and, when not
-/// even for one round, where they may touch global memory in the next.
+/// What the block's coming rounds may do: how long its warps change nothing beyond the block,
+/// and, when they may touch global memory in the next round, where.
 pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
-    let mut stretch = MAX_STRETCH;
+    let (mut stretch, mut quiet) = (MAX_STRETCH, MAX_STRETCH);
     for w in warps {
         if w.active != 0 {
             stretch = stretch.min(ctx.m.stretch_at(w.pc));
+            quiet = quiet.min(ctx.m.quiet_at(w.pc));
         }
         lanes!(w.live & !w.active, l, {
             stretch = stretch.min(ctx.m.stretch_at(w.lane_pc[l]));
+            quiet = quiet.min(ctx.m.quiet_at(w.lane_pc[l]));
         });
-        if stretch == 0 {
-            return Ahead {
-                stretch,
-                footprint: footprint(ctx, warps, state, slot),
-            };
+        if quiet == 0 {
+            break;
         }
     }
+    // A block about to load global memory needs its footprint too: it may share a round with
+    // a block that writes.
     Ahead {
-        stretch,
-        footprint: Some(Vec::new()),
+        stretch: quiet,
+        footprint: if stretch == 0 {
+            footprint(ctx, warps, state, slot)
+        } else {
+            Some(Vec::new())
+        },
     }
 }
 

@@ -383,6 +383,7 @@ impl Parser {
             cas_seed: Vec::new(),
             polls: Vec::new(),
             stretch: Vec::new(),
+            quiet: Vec::new(),
         })
     }
 
