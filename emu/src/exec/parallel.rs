@@ -8,14 +8,15 @@
 //! round, and the launch adds the turns up round by round in block order: the order of one core.
 
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::block;
 use super::block::Step;
 use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
-use super::plan::{Ahead, Outcome, Rounds, Turn, ahead, rounds_unwatched};
+use super::plan::{Ahead, Outcome, Rounds, Turn, ahead, quiet_rounds, rounds_unwatched};
+use crate::stretch::MAX_STRETCH;
 use super::timing::Lap;
 use super::views::{BlockViews, RawSlice};
 use super::warp::{BlockState, Warp};
@@ -104,8 +105,10 @@ impl Launch<'_> {
 #[derive(Default)]
 struct Job {
     blocks: Vec<Resident>,
-    /// Rounds in the turn.
+    /// Rounds the turn surely runs, and the most it may run when the blocks meet and find
+    /// they all stay quiet longer (see [`Crew::meet`]).
     rounds: u32,
+    most: u32,
     /// Per block, after its turn: its slot, what it did, and what its next rounds may do.
     turns: Vec<(u32, Turn)>,
     /// The resident blocks' memory, when slots were added since the last round.
@@ -116,6 +119,8 @@ struct Job {
     busy: std::time::Duration,
     /// The turn's counters, taken out of its blocks' outcomes by the worker.
     counts: Counts,
+    /// Rounds the turn ran (none when the job had no blocks).
+    ran: u32,
 }
 
 /// What blocks did that adds up in any order: taken out of their outcomes where they ran, so
@@ -166,6 +171,15 @@ pub(crate) struct Crew {
     /// The launch's thread, and the workers' once they have started: who to wake.
     launch: std::thread::Thread,
     workers: Mutex<Vec<std::thread::Thread>>,
+    /// Where a turn's shares meet when their rounds run out (see [`Crew::meet`]): how many
+    /// have come, the fewest quiet rounds any of them has, how many all of them have once
+    /// everyone came, and a count of meetings that tells a new one from the last.
+    arrived: AtomicUsize,
+    fewest: AtomicU32,
+    agreed: AtomicU32,
+    meetings: AtomicU64,
+    /// The turn's shares with blocks: who meets.
+    parties: AtomicUsize,
 }
 
 /// Tells the launch when its worker panics.
@@ -176,6 +190,10 @@ impl Drop for PanicAlarm<'_> {
         if std::thread::panicking() {
             self.0.failed.store(true, Ordering::Release);
             self.0.launch.unpark();
+            // Shares waiting at a meeting give up too.
+            for worker in self.0.workers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                worker.unpark();
+            }
         }
     }
 }
@@ -340,52 +358,131 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Runs the warps of the block in `slot` for `rounds` rounds, one instruction each a round,
-/// after preparing the slot for block `fresh` at `entry` when it has just been claimed: what it
-/// did, round by round, and what its next rounds may do.
+/// A block's turn as it runs, segment by segment.
+struct Running {
+    block: Resident,
+    done: Vec<u32>,
+    outcomes: Vec<Outcome>,
+    ran_last: bool,
+}
+
+/// Runs the warps of the block for `rounds` rounds, one instruction each a round, from the
+/// turn's round `from`, after preparing the slot for block `fresh` at `entry` when it has just
+/// been claimed; what order shows is kept round by round.
 ///
 /// # Safety
 /// The block's warps, state and memory are touched by no one else meanwhile.
-unsafe fn run_block(
-    ctx: &mut Ctx,
-    Resident {
+unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, entry: u32, from: u32, rounds: u32) {
+    let Resident {
         slot,
         warps,
         state,
         fresh,
-    }: Resident,
-    entry: u32,
-    rounds: u32,
-) -> Turn {
-    let (mut done, mut outcomes) = (Vec::new(), Vec::new());
-    let mut ran_last = false;
-    let mut ahead_of_it = Ahead::UNKNOWN;
-    if let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
-        let state = &mut state[0];
-        if let Some(block) = fresh {
-            super::block::prepare_block(ctx, entry, slot, block, warps);
+    } = &mut running.block;
+    let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) else {
+        return;
+    };
+    let state = &mut state[0];
+    if let Some(block) = fresh.take() {
+        super::block::prepare_block(ctx, entry, *slot, block, warps);
+    }
+    for round in from..from + rounds {
+        running.ran_last = false;
+        for wi in 0..warps.len() {
+            if let Step::Ran = block::step(ctx, warps, state, wi) {
+                running.ran_last = true;
+            }
         }
-        for round in 0..rounds {
-            ran_last = false;
-            for wi in 0..warps.len() {
-                if let Step::Ran = block::step(ctx, warps, state, wi) {
-                    ran_last = true;
+        if ctx.made_ordered() {
+            running.done.push(round);
+            running.outcomes.push(ctx.outcome());
+        }
+    }
+}
+
+/// Runs a share of a turn's blocks: `first` rounds, then, while the turn has fewer than `most`
+/// and every block of every share stays quiet (they meet to find out, `parties` shares in
+/// all), as many more as all stay quiet. Each block's turn, and how many rounds the turn ran.
+/// A block runs its rounds of a segment in one go, its warps in this core's cache.
+///
+/// # Safety
+/// The blocks' warps, states and memory are touched by no one else meanwhile.
+unsafe fn run_share(
+    ctx: &mut Ctx,
+    crew: &Crew,
+    blocks: &[Resident],
+    first: u32,
+    most: u32,
+    parties: usize,
+    turns: &mut Vec<(u32, Turn)>,
+) -> u32 {
+    if blocks.is_empty() {
+        return 0;
+    }
+    let mut running: Vec<Running> = blocks
+        .iter()
+        .map(|&block| Running {
+            block,
+            done: Vec::new(),
+            outcomes: Vec::new(),
+            ran_last: false,
+        })
+        .collect();
+    let (mut at, mut segment) = (0, first);
+    loop {
+        for block in &mut running {
+            // SAFETY: as the caller promises.
+            unsafe { run_segment(ctx, block, crew.entry, at, segment) };
+        }
+        at += segment;
+        if at >= most {
+            break;
+        }
+        let quiet = running
+            .iter()
+            .map(|r| {
+                let warps = r.block.warps.get_mut(0..r.block.warps.len());
+                let state = r.block.state.get_mut(0..1);
+                match (warps, state) {
+                    (Some(warps), Some(state)) => quiet_rounds(ctx, warps, &state[0]),
+                    _ => 0,
                 }
-            }
-            if ctx.made_ordered() {
-                done.push(round);
-                outcomes.push(ctx.outcome());
-            }
+            })
+            .min()
+            .unwrap_or(MAX_STRETCH);
+        let all = crew.meet(parties, quiet);
+        if all == 0 {
+            break;
         }
-        ahead_of_it = ahead(ctx, warps, state, slot);
+        segment = all.min(most - at);
     }
-    Turn {
-        rounds: done,
-        outcomes,
-        rest: ctx.made_anything().then(|| ctx.outcome()),
-        ran_last,
-        ahead: ahead_of_it,
+    // What they did after the last round that made something in order (counters) joins with
+    // the last block's turn: it adds up in any order.
+    let mut rest = ctx.made_anything().then(|| ctx.outcome());
+    let count = running.len();
+    for (k, r) in running.into_iter().enumerate() {
+        let Resident {
+            slot, warps, state, ..
+        } = r.block;
+        let ahead_of_it = match (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
+            (Some(warps), Some(state)) => ahead(ctx, warps, &state[0], slot),
+            _ => Ahead::UNKNOWN,
+        };
+        turns.push((
+            slot,
+            Turn {
+                rounds: r.done,
+                outcomes: r.outcomes,
+                rest: None,
+                ran_last: r.ran_last,
+                ahead: ahead_of_it,
+            },
+        ));
+        if k + 1 == count {
+            turns.last_mut().expect("just pushed").1.rest = rest.take();
+        }
     }
+    at
 }
 
 impl Crew {
@@ -398,7 +495,44 @@ impl Crew {
             failed: AtomicBool::new(false),
             launch: std::thread::current(),
             workers: Mutex::new(Vec::with_capacity(workers)),
+            arrived: AtomicUsize::new(0),
+            fewest: AtomicU32::new(u32::MAX),
+            agreed: AtomicU32::new(0),
+            meetings: AtomicU64::new(0),
+            parties: AtomicUsize::new(0),
         }
+    }
+
+    /// A share whose rounds ran out, with `quiet` rounds its blocks surely stay quiet, meets the
+    /// turn's other `parties - 1`: the rounds every block of every share stays quiet, which all
+    /// of them then run on (none: the turn ends). Shares meet without the launch, so a turn goes
+    /// on for as long as its blocks keep to themselves, and what a static count could not tell
+    /// ahead (barriers waiting for the slowest warp, branches not taken) the pcs tell here.
+    fn meet(&self, parties: usize, quiet: u32) -> u32 {
+        if parties <= 1 {
+            return quiet;
+        }
+        let meeting = self.meetings.load(Ordering::Acquire);
+        self.fewest.fetch_min(quiet, Ordering::AcqRel);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == parties {
+            let agreed = self.fewest.swap(u32::MAX, Ordering::AcqRel);
+            self.agreed.store(agreed, Ordering::Release);
+            self.arrived.store(0, Ordering::Release);
+            self.meetings.store(meeting + 1, Ordering::Release);
+            self.launch.unpark();
+            for worker in self.workers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                worker.unpark();
+            }
+            return agreed;
+        }
+        wait_until(|| {
+            self.meetings.load(Ordering::Acquire) != meeting || self.failed.load(Ordering::Acquire)
+        });
+        if self.failed.load(Ordering::Acquire) {
+            // A share panicked: the others end the turn, and the launch reports it.
+            return 0;
+        }
+        self.agreed.load(Ordering::Acquire)
     }
 
     /// Starts a round (or, with `u64::MAX`, sends the workers home) and wakes them.
@@ -433,12 +567,22 @@ impl Crew {
                 ctx.lend_logs(&mut job.spares);
                 let job = &mut *job;
                 job.turns.clear();
-                for &block in &job.blocks {
-                    // SAFETY: the launch gives each block to one worker, and waits for them all
-                    // before it touches a block again.
-                    let mut turn = unsafe { run_block(&mut ctx, block, self.entry, job.rounds) };
-                    job.counts.take(&mut turn);
-                    job.turns.push((block.slot, turn));
+                let parties = self.parties.load(Ordering::Acquire);
+                // SAFETY: the launch gives each block to one worker, and waits for them all
+                // before it touches a block again.
+                job.ran = unsafe {
+                    run_share(
+                        &mut ctx,
+                        self,
+                        &job.blocks,
+                        job.rounds,
+                        job.most,
+                        parties,
+                        &mut job.turns,
+                    )
+                };
+                for (_, turn) in &mut job.turns {
+                    job.counts.take(turn);
                 }
                 ctx.unused_logs(&mut job.spares);
                 job.busy += started.elapsed();
@@ -534,6 +678,8 @@ impl Launch<'_> {
         };
         own.lend_logs(&mut lend(mine.len()));
         let mut taken = 0;
+        let parties = (theirs.len().min(workers)) + usize::from(!mine.is_empty());
+        crew.parties.store(parties, Ordering::Release);
         for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             job.blocks.clear();
@@ -543,6 +689,7 @@ impl Launch<'_> {
             taken += count;
             job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
             job.rounds = planned;
+            job.most = most.max(planned);
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
@@ -558,10 +705,21 @@ impl Launch<'_> {
         self.join_waiting(&mut rounds.unjoined);
         let running = std::time::Instant::now();
         let mut counts = Counts::default();
-        for &slot in mine {
-            let block = of_slot(slot);
-            // SAFETY: the workers run only the other blocks.
-            let mut turn = unsafe { run_block(own, block, crew.entry, planned) };
+        let own_blocks: Vec<Resident> = mine.iter().map(|&slot| of_slot(slot)).collect();
+        let mut own_turns = Vec::with_capacity(own_blocks.len());
+        // SAFETY: the workers run only the other blocks.
+        let mut ran = unsafe {
+            run_share(
+                own,
+                crew,
+                &own_blocks,
+                planned,
+                most.max(planned),
+                parties,
+                &mut own_turns,
+            )
+        };
+        for (slot, mut turn) in own_turns {
             counts.take(&mut turn);
             rounds.turns[slot as usize] = Some(turn);
         }
@@ -580,6 +738,7 @@ impl Launch<'_> {
         let joining = Lap::start(self.ctx.detector_time());
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
+            ran = ran.max(std::mem::take(&mut job.ran));
             self.ctx.add_counts(std::mem::take(&mut job.counts));
             for (slot, turn) in job.turns.drain(..) {
                 rounds.turns[slot as usize] = Some(turn);
@@ -599,10 +758,11 @@ impl Launch<'_> {
             let turn = rounds.turns[slot as usize].as_ref();
             turn.is_some_and(|t| t.ran_last)
         });
-        rounds.parallel_rounds += planned as u64;
-        if planned > 1 {
-            rounds.stretched_rounds += planned as u64;
+        rounds.parallel_rounds += ran as u64;
+        if ran > 1 {
+            rounds.stretched_rounds += ran as u64;
         }
+        rounds.met_rounds += (ran - planned) as u64;
         // In block order, for the join.
         for &slot in resident {
             if let Some(mut turn) = rounds.turns[slot as usize].take() {
@@ -612,7 +772,7 @@ impl Launch<'_> {
             }
         }
         self.clocks.joins += joining.stop(self.ctx.detector_time());
-        Some((planned, progressed))
+        Some((ran, progressed))
     }
 
     /// Joins the last turn's findings and race-detector calls into the launch's, round by
@@ -716,7 +876,7 @@ mod tests {
     #[test]
     fn a_block_prepared_by_the_core_that_runs_it_finds_a_fresh_slot() {
         let module = Module::parse(LEFTOVERS).unwrap();
-        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0)));
+        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0, 0)));
         let blocks = 8;
         let memory = |threads: u32, checkers: bool| {
             let options = RunOptions {
@@ -756,7 +916,7 @@ mod tests {
             // The launch's garbage, which no block wrote.
             assert!((0..96).all(|tid| word(2 * tid) > blocks), "{report}");
         }
-        let (_, _, _, prepared) = ROUNDS_RUN.with(|r| r.get());
+        let (_, _, _, prepared, _) = ROUNDS_RUN.with(|r| r.get());
         assert!(prepared >= 6, "{prepared} blocks prepared in their turns");
     }
 
@@ -770,7 +930,7 @@ mod tests {
     /// threads).
     #[test]
     fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
-        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0)));
+        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0, 0)));
         let on_cores = |threads: u32| {
             move |options: RunOptions| {
                 let one = RunOptions {
@@ -806,16 +966,22 @@ mod tests {
             checked > 300 && unchecked == checked,
             "{checked} and {unchecked} launches"
         );
-        let (parallel, serial, stretched, prepared) = ROUNDS_RUN.with(|r| r.get());
+        let (parallel, serial, stretched, prepared, met) = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
         // Many run in stretches: shared-memory trees, tiles' inner loops.
         // Most kernels start with parameter loads, far enough from global memory for the core
         // that runs a new block to prepare it.
+        // Most stretched rounds run on after the blocks met: loads, and barriers that wait for
+        // the slowest warp, which no count made ahead can see past.
         assert!(
-            parallel > 30_000 && serial > 1000 && stretched > 10_000 && prepared > 1000,
-            "{parallel} parallel ({stretched} in stretches) and {serial} serial rounds, \
-             {prepared} blocks prepared in their turns"
+            parallel > 30_000
+                && serial > 1000
+                && stretched > 10_000
+                && prepared > 1000
+                && met > 10_000,
+            "{parallel} parallel ({stretched} in stretches, {met} after meeting) and {serial} \
+             serial rounds, {prepared} blocks prepared in their turns"
         );
     }
 }

@@ -98,8 +98,10 @@ pub(crate) struct Rounds {
     /// Rounds run on several cores, and on one because blocks met or an instruction needed it.
     pub(super) parallel_rounds: u64,
     pub(super) serial_rounds: u64,
-    /// Rounds run on several cores in stretches of two or more between joins.
+    /// Rounds run on several cores in stretches of two or more between joins, and of them
+    /// those run after the blocks met and found they all stayed quiet longer.
     pub(super) stretched_rounds: u64,
+    pub(super) met_rounds: u64,
     /// Blocks prepared by the core that ran them.
     pub(super) prepared_in_turns: u64,
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
@@ -115,10 +117,11 @@ const MAX_BACKOFF: u32 = 64;
 
 #[cfg(test)]
 thread_local! {
-    /// Rounds run on several cores, on one, and in stretches, and blocks prepared in their
-    /// turns, by this thread's launches: for tests to see that each happens.
-    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64, u64)> =
-        const { std::cell::Cell::new((0, 0, 0, 0)) };
+    /// Rounds run on several cores, on one, and in stretches, blocks prepared in their turns,
+    /// and rounds run after the blocks met, by this thread's launches: for tests to see that
+    /// each happens.
+    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64, u64, u64)> =
+        const { std::cell::Cell::new((0, 0, 0, 0, 0)) };
 }
 
 impl Rounds {
@@ -126,12 +129,13 @@ impl Rounds {
     pub(crate) fn tally(&self) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
-            let (parallel, serial, stretched, prepared) = r.get();
+            let (parallel, serial, stretched, prepared, met) = r.get();
             r.set((
                 parallel + self.parallel_rounds,
                 serial + self.serial_rounds,
                 stretched + self.stretched_rounds,
                 prepared + self.prepared_in_turns,
+                met + self.met_rounds,
             ));
         });
     }
@@ -254,6 +258,21 @@ impl Rounds {
 /// What the block's coming rounds may do: how long its warps change nothing beyond the block,
 /// and, when they may touch global memory in the next round, where.
 pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
+    let (stretch, quiet) = stretches(ctx, warps);
+    // A block about to load global memory needs its footprint too: it may share a round with
+    // a block that writes.
+    Ahead {
+        stretch: quiet,
+        footprint: if stretch == 0 {
+            footprint(ctx, warps, state, slot)
+        } else {
+            Some(Vec::new())
+        },
+    }
+}
+
+/// The rounds the block's warps surely keep to the block, and surely stay quiet.
+fn stretches(ctx: &Ctx, warps: &[Warp]) -> (u32, u32) {
     let (mut stretch, mut quiet) = (MAX_STRETCH, MAX_STRETCH);
     for w in warps {
         if w.active != 0 {
@@ -268,16 +287,28 @@ pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) ->
             break;
         }
     }
-    // A block about to load global memory needs its footprint too: it may share a round with
-    // a block that writes.
-    Ahead {
-        stretch: quiet,
-        footprint: if stretch == 0 {
-            footprint(ctx, warps, state, slot)
-        } else {
-            Some(Vec::new())
-        },
+    (stretch, quiet)
+}
+
+/// The rounds the block's warps surely change nothing beyond the block; none once it has
+/// finished, which lets the launch start the next block.
+pub(super) fn quiet_rounds(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> u32 {
+    if state.live == 0 {
+        return 0;
     }
+    let mut quiet = MAX_STRETCH;
+    for w in warps {
+        if w.active != 0 {
+            quiet = quiet.min(ctx.m.quiet_at(w.pc));
+        }
+        lanes!(w.live & !w.active, l, {
+            quiet = quiet.min(ctx.m.quiet_at(w.lane_pc[l]));
+        });
+        if quiet == 0 {
+            break;
+        }
+    }
+    quiet
 }
 
 /// Where the block's warps may touch global memory in their next turn.
