@@ -18,6 +18,7 @@ impl Module {
         module.polls = crate::poll::analyze(&module);
         module.stretch = crate::stretch::analyze(&module);
         module.quiet = crate::stretch::analyze_quiet(&module);
+        module.exits = crate::stretch::analyze_exits(&module);
         if share_slots {
             crate::regalloc::compact(&mut module);
         }

@@ -46,6 +46,8 @@ pub struct Module {
     /// Per instruction: the rounds a lane there surely changes nothing beyond its block, loads
     /// of global memory allowed (`stretch.rs`).
     pub(crate) quiet: Vec<u32>,
+    /// Per instruction: the fewest steps a lane there takes to end its thread (`stretch.rs`).
+    pub(crate) exits: Vec<u32>,
 }
 
 /// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:

@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use crate::ir::{Op, Reach};
+use crate::ir::{Function, Op, Reach};
 use crate::module::Module;
 
 /// The longest stretch counted: longer ones end here and start again.
@@ -33,24 +33,74 @@ impl Module {
     pub(crate) fn quiet_at(&self, pc: u32) -> u32 {
         self.quiet.get(pc as usize).copied().unwrap_or(0)
     }
+
+    /// The fewest rounds before a lane at `pc` can end its thread; none past the code's end.
+    pub(crate) fn exit_at(&self, pc: u32) -> u32 {
+        self.exits.get(pc as usize).copied().unwrap_or(0)
+    }
+}
+
+/// What an instruction is to a count of steps.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// The count ends here.
+    Stops,
+    /// The lane goes on to the instruction's successors.
+    Runs,
+    /// The lane's thread ends here: nothing after it to count, and nothing that stops.
+    Ends,
+}
+
+/// Whether `op` of function `f` ends its thread: `exit` anywhere, `ret` from a kernel.
+fn ends_thread(f: &Function, op: &Op) -> bool {
+    matches!(op, Op::Exit) || (f.is_entry && matches!(op, Op::Ret))
 }
 
 /// Per instruction: the rounds a lane there surely keeps to its block, at most [`MAX_STRETCH`].
 pub(crate) fn analyze(m: &Module) -> Vec<u32> {
-    stretches(m, |op| op.reach() != Reach::Block)
-}
-
-/// Per instruction: the rounds a lane there surely changes nothing beyond its block, at most
-/// [`MAX_STRETCH`]: as [`analyze`], with loads from any space running through.
-pub(crate) fn analyze_quiet(m: &Module) -> Vec<u32> {
-    stretches(m, |op| {
-        op.reach() != Reach::Block && !matches!(op, Op::Ld { .. })
+    stretches(m, |_, op| {
+        let leaves = matches!(op, Op::Call { .. } | Op::Ret | Op::Exit);
+        if leaves || op.reach() != Reach::Block {
+            Kind::Stops
+        } else {
+            Kind::Runs
+        }
     })
 }
 
-/// Per instruction: the fewest steps along the control flow to an instruction that `stops`, a
-/// call, a return or an exit, at most [`MAX_STRETCH`].
-fn stretches(m: &Module, stops_at: impl Fn(&Op) -> bool) -> Vec<u32> {
+/// Per instruction: the rounds a lane there surely changes nothing beyond its block, at most
+/// [`MAX_STRETCH`]: as [`analyze`], with loads from any space running through, and a thread's
+/// end stopping nothing (a block that finishes is [`analyze_exits`]'s business).
+pub(crate) fn analyze_quiet(m: &Module) -> Vec<u32> {
+    stretches(m, |f, op| {
+        if ends_thread(f, op) {
+            Kind::Ends
+        } else if matches!(op, Op::Call { .. } | Op::Ret)
+            || (op.reach() != Reach::Block && !matches!(op, Op::Ld { .. }))
+        {
+            Kind::Stops
+        } else {
+            Kind::Runs
+        }
+    })
+}
+
+/// Per instruction: the fewest steps from there to the end of the lane's thread, at most
+/// [`MAX_STRETCH`]. A block cannot finish before its farthest lane has taken that many.
+pub(crate) fn analyze_exits(m: &Module) -> Vec<u32> {
+    stretches(m, |f, op| {
+        if ends_thread(f, op) {
+            Kind::Stops
+        } else {
+            Kind::Runs
+        }
+    })
+}
+
+/// Per instruction: the fewest steps along the control flow to an instruction that stops (by
+/// `kind`; an instruction with nowhere to go that does not end its thread stops too), at most
+/// [`MAX_STRETCH`].
+fn stretches(m: &Module, kind: impl Fn(&Function, &Op) -> Kind) -> Vec<u32> {
     let n = m.code.len();
     let mut stretch = vec![MAX_STRETCH; n];
     let mut before: Vec<Vec<u32>> = vec![Vec::new(); n];
@@ -61,15 +111,19 @@ fn stretches(m: &Module, stops_at: impl Fn(&Op) -> bool) -> Vec<u32> {
         for pc in f.start..end {
             let ins = &m.code[pc as usize];
             ins.successors(pc, end, &mut next);
-            let leaves = matches!(ins.op, Op::Call { .. } | Op::Ret | Op::Exit);
-            if leaves || stops_at(&ins.op) || next.is_empty() {
-                stretch[pc as usize] = 0;
-                stops.push_back(pc);
-                continue;
+            match kind(f, &ins.op) {
+                Kind::Ends => continue,
+                Kind::Stops => {}
+                Kind::Runs if next.is_empty() => {}
+                Kind::Runs => {
+                    for &s in &next {
+                        before[s as usize].push(pc);
+                    }
+                    continue;
+                }
             }
-            for &s in &next {
-                before[s as usize].push(pc);
-            }
+            stretch[pc as usize] = 0;
+            stops.push_back(pc);
         }
     }
     // Breadth first from the stops, backwards along the control flow: each instruction's
@@ -142,6 +196,28 @@ mod tests {
         assert_eq!(&analyze_quiet(&m)[..7], &[5, 4, 3, 2, 1, 0, 0]);
         // Loads stop the stretch that keeps to the block.
         assert_eq!(&analyze(&m)[..7], &[1, 0, 0, 0, 1, 0, 0]);
+    }
+
+    #[test]
+    fn a_kernel_s_end_stops_no_quiet_stretch_and_counts_the_steps_to_finish() {
+        let s = |body: &str| {
+            let ptx = format!(
+                ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+                 .reg .pred %p<4>;\n.reg .b32 %r<8>;\n{body}\n}}\n"
+            );
+            let m = Module::parse(&ptx).expect("test PTX parses");
+            (analyze_quiet(&m), analyze_exits(&m))
+        };
+        let (quiet, exits) = s("mov.u32 %r1, %tid.x;\n\
+             setp.eq.u32 %p1, %r1, 0;\n\
+             @%p1 bra DONE;\n\
+             add.u32 %r2, %r1, 1;\n\
+             DONE:\n\
+             ret;");
+        // Nothing here writes beyond the block: the `ret` ends the thread and stops nothing.
+        assert_eq!(&quiet[..5], &[MAX_STRETCH; 5], "{quiet:?}");
+        // The branch may jump straight to the `ret`.
+        assert_eq!(&exits[..5], &[3, 2, 1, 1, 0]);
     }
 
     #[test]

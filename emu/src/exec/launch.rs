@@ -494,7 +494,9 @@ impl Launch<'_> {
         let mut stalled_rounds = 0u64;
         let mut patience = STALL_ROUNDS;
         let entry_stretch = self.ctx.m.stretch_at(self.entry_pc);
-        let entry_quiet = self.ctx.m.quiet_at(self.entry_pc);
+        // A fresh block's lanes are all at the entry.
+        let entry_quiet =
+            (self.ctx.m.quiet_at(self.entry_pc)).min(self.ctx.m.exit_at(self.entry_pc));
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
                 // A block's start comes after what the blocks did before it.

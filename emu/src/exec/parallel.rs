@@ -16,13 +16,13 @@ use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
 use super::plan::{Ahead, Outcome, Rounds, Turn, ahead, quiet_rounds, rounds_unwatched};
-use crate::stretch::MAX_STRETCH;
 use super::timing::Lap;
 use super::views::{BlockViews, RawSlice};
 use super::warp::{BlockState, Warp};
 use crate::ir::*;
 use crate::race;
 use crate::race::Racecheck;
+use crate::stretch::MAX_STRETCH;
 
 /// Below this many threads in a grid, starting the workers costs more than they save. Tests
 /// start them for every launch, so that the corpus's small launches run in parallel too.
@@ -191,7 +191,13 @@ impl Drop for PanicAlarm<'_> {
             self.0.failed.store(true, Ordering::Release);
             self.0.launch.unpark();
             // Shares waiting at a meeting give up too.
-            for worker in self.0.workers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            for worker in self
+                .0
+                .workers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+            {
                 worker.unpark();
             }
         }
@@ -520,7 +526,12 @@ impl Crew {
             self.arrived.store(0, Ordering::Release);
             self.meetings.store(meeting + 1, Ordering::Release);
             self.launch.unpark();
-            for worker in self.workers.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+            for worker in self
+                .workers
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+            {
                 worker.unpark();
             }
             return agreed;
@@ -772,6 +783,9 @@ impl Launch<'_> {
             }
         }
         self.clocks.joins += joining.stop(self.ctx.detector_time());
+        if std::env::var_os("DBG_PLAN").is_some() {
+            eprintln!("turn planned={planned} ran={ran} most={most}");
+        }
         Some((ran, progressed))
     }
 

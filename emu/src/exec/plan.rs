@@ -258,7 +258,7 @@ impl Rounds {
 /// What the block's coming rounds may do: how long its warps change nothing beyond the block,
 /// and, when they may touch global memory in the next round, where.
 pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
-    let (stretch, quiet) = stretches(ctx, warps);
+    let (stretch, quiet) = stretches(ctx, warps, state);
     // A block about to load global memory needs its footprint too: it may share a round with
     // a block that writes.
     Ahead {
@@ -271,44 +271,46 @@ pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) ->
     }
 }
 
-/// The rounds the block's warps surely keep to the block, and surely stay quiet.
-fn stretches(ctx: &Ctx, warps: &[Warp]) -> (u32, u32) {
-    let (mut stretch, mut quiet) = (MAX_STRETCH, MAX_STRETCH);
+/// The rounds the block's warps surely keep to the block, and surely stay quiet (see
+/// [`quiet_rounds`]).
+fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, u32) {
+    let mut stretch = MAX_STRETCH;
     for w in warps {
         if w.active != 0 {
             stretch = stretch.min(ctx.m.stretch_at(w.pc));
-            quiet = quiet.min(ctx.m.quiet_at(w.pc));
         }
         lanes!(w.live & !w.active, l, {
             stretch = stretch.min(ctx.m.stretch_at(w.lane_pc[l]));
-            quiet = quiet.min(ctx.m.quiet_at(w.lane_pc[l]));
         });
-        if quiet == 0 {
+        if stretch == 0 {
             break;
         }
     }
-    (stretch, quiet)
+    (stretch, quiet_rounds(ctx, warps, state))
 }
 
-/// The rounds the block's warps surely change nothing beyond the block; none once it has
-/// finished, which lets the launch start the next block.
+/// The rounds the block surely changes nothing beyond itself: no lane writes beyond it or
+/// reaches the launch, and it does not finish, which would let the launch start the next
+/// block (it finishes when its farthest lane ends its thread); none once it has finished.
 pub(super) fn quiet_rounds(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> u32 {
     if state.live == 0 {
         return 0;
     }
-    let mut quiet = MAX_STRETCH;
+    let (mut quiet, mut finish) = (MAX_STRETCH, 0);
     for w in warps {
         if w.active != 0 {
             quiet = quiet.min(ctx.m.quiet_at(w.pc));
+            finish = finish.max(ctx.m.exit_at(w.pc));
         }
         lanes!(w.live & !w.active, l, {
             quiet = quiet.min(ctx.m.quiet_at(w.lane_pc[l]));
+            finish = finish.max(ctx.m.exit_at(w.lane_pc[l]));
         });
         if quiet == 0 {
-            break;
+            return 0;
         }
     }
-    quiet
+    quiet.min(finish)
 }
 
 /// Where the block's warps may touch global memory in their next turn.

@@ -384,6 +384,7 @@ impl Parser {
             polls: Vec::new(),
             stretch: Vec::new(),
             quiet: Vec::new(),
+            exits: Vec::new(),
         })
     }
 
