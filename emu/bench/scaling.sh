@@ -10,7 +10,8 @@
 #   cp target/release/examples/throughput .gpu/bin/      # after stage, which empties .gpu/
 # and on the machine, from the same root:
 #   bash emu/bench/scaling.sh
-# THROUGHPUT=... and RACETRACK=... name other binaries; THREADS="1 2 4" other thread counts.
+# THROUGHPUT=... and RACETRACK=... name other binaries (RACETRACK=none skips the end-to-end
+# table); THREADS="1 2 4" other thread counts; RESIDENT="16384" other residencies.
 set -uo pipefail
 throughput=${THROUGHPUT:-.gpu/bin/throughput}
 racetrack=${RACETRACK:-.gpu/bin/racetrack}
@@ -29,7 +30,10 @@ echo "## reduce_better $n floats, $grid x 1024, all checkers; ms; busy = each th
 echo
 echo "| threads | resident threads | launch ms | speedup | interpreter | race detector | joins | waiting | other | turns | cores' worth | busy per thread |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-for resident in 16384 32768; do
+# A first run warms what a process's first launch on a fresh machine pays for (page faults,
+# clocks coming up), so that the one-thread row is not the machine's cold start.
+RACETRACK_THREADS=1 "$throughput" $n $grid all 16384 >/dev/null 2>&1
+for resident in ${RESIDENT:-16384 32768}; do
     one=""
     for t in $THREADS; do
         # The second table's row: | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores |

@@ -148,6 +148,20 @@ impl Kernel {
         shape: LaunchShape,
         args: &[HostArg],
     ) -> Result<Outcome> {
+        let every: Vec<usize> = (0..args.len()).collect();
+        self.run_keeping(device, shape, args, &every)
+    }
+
+    /// [`Kernel::run`], downloading only the buffers of the arguments in `kept` (and of their
+    /// structs' fields): the others' outputs are `None`. A report shows a few buffers, and
+    /// copying back a large input it does not show took most of the time after a launch.
+    pub fn run_keeping(
+        &self,
+        device: &mut Device,
+        shape: LaunchShape,
+        args: &[HostArg],
+        kept: &[usize],
+    ) -> Result<Outcome> {
         self.check_args(args.iter().map(|arg| (arg.kind(), arg.to_string())))?;
         let fill = Timer::start(Phase::Fill);
         let mut slots = Vec::with_capacity(args.len());
@@ -216,8 +230,9 @@ impl Kernel {
         })?;
         let _copy_back = Timer::start(Phase::CopyBack);
         let mut outputs = Vec::with_capacity(args.len());
-        for (arg, slot) in args.iter().zip(&slots) {
+        for (index, (arg, slot)) in args.iter().zip(&slots).enumerate() {
             outputs.push(match (arg, slot) {
+                _ if !kept.contains(&index) => None,
                 (HostArg::Buffer { data, .. }, Slot::Buffer(buffer, _)) => {
                     Some(HostData::from_bytes(data.ty(), &device.download(buffer)?))
                 }
@@ -229,6 +244,9 @@ impl Kernel {
             let (HostArg::Struct { fields, .. }, Slot::Struct(field_slots, _)) = (arg, slot) else {
                 continue;
             };
+            if !kept.contains(&index) {
+                continue;
+            }
             for (field, field_slot) in fields.iter().zip(field_slots) {
                 if let (HostArg::Buffer { label, data, .. }, Slot::Buffer(buffer, _)) =
                     (field, field_slot)
