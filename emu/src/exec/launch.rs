@@ -13,6 +13,7 @@ use super::launch_state::{Launch, Watchdog};
 use super::limits::{MAX_ALL_AT_ONCE_THREADS, MAX_REGISTER_BYTES, MAX_SHARED, STALL_ROUNDS};
 use super::parallel::{Crew, Dismissal, detector_shards};
 use super::plan::Rounds;
+use super::plan::Waiting;
 use super::splitter::Rng;
 use super::timing::{Clocks, Lap};
 use super::views::{BlockMemory, BlockViews, Globals};
@@ -401,6 +402,16 @@ impl Launch<'_> {
     /// whose memory is made here), its barrier state, and the race detector's word of it.
     /// Its warps and memory are made ready by [`prepare_block`], on the core that will run it.
     pub(crate) fn claim_next_block(&mut self) -> (u32, u64) {
+        let (slot, block) = self.claim_slot();
+        if let Some(race) = self.ctx.race.as_mut() {
+            race.block_started(slot, block);
+        }
+        (slot, block)
+    }
+
+    /// [`Launch::claim_next_block`] without the race detector's word of it, which the caller
+    /// gives in order.
+    fn claim_slot(&mut self) -> (u32, u64) {
         let block = self.started;
         self.started += 1;
         self.ctx.progress += 1;
@@ -435,9 +446,6 @@ impl Launch<'_> {
         state.first_exit = None;
         state.bars.clear();
         state.bars.resize(16, Bar::default());
-        if let Some(race) = self.ctx.race.as_mut() {
-            race.block_started(slot, block);
-        }
         (slot, block)
     }
 
@@ -499,9 +507,15 @@ impl Launch<'_> {
             (self.ctx.m.quiet_at(self.entry_pc)).min(self.ctx.m.exit_at(self.entry_pc));
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
-                // A block's start comes after what the blocks did before it.
-                self.join_waiting(&mut rounds.unjoined);
-                let (slot, block) = self.claim_next_block();
+                // A block's start comes after what the blocks did before it: on several cores,
+                // it waits in line with what they did.
+                let (slot, block) = if crew.is_some() {
+                    let (slot, block) = self.claim_slot();
+                    rounds.waiting.push_back(Waiting::Started { slot, block });
+                    (slot, block)
+                } else {
+                    self.claim_next_block()
+                };
                 // On several cores, the core that runs a new block prepares it.
                 let later =
                     crew.is_some() && rounds.start_later(slot, block, entry_stretch, entry_quiet);
@@ -520,7 +534,7 @@ impl Launch<'_> {
             };
             let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
-                self.join_waiting(&mut rounds.unjoined);
+                self.join_waiting(&mut rounds.waiting);
                 let lap = Lap::start(self.ctx.detector_time());
                 for &slot in &resident {
                     if let Some(block) = rounds.take_unprepared(slot) {
@@ -551,9 +565,13 @@ impl Launch<'_> {
             while k < resident.len() {
                 let b = resident[k];
                 if self.blocks[b as usize].live == 0 {
-                    self.join_waiting(&mut rounds.unjoined);
                     resident.remove(k);
-                    self.finish_block(b);
+                    if crew.is_some() {
+                        rounds.waiting.push_back(Waiting::Finished { slot: b });
+                        self.free_slots.push(b);
+                    } else {
+                        self.finish_block(b);
+                    }
                 } else {
                     k += 1;
                 }
@@ -590,7 +608,7 @@ impl Launch<'_> {
                 }
             }
         }
-        self.join_waiting(&mut rounds.unjoined);
+        self.join_waiting(&mut rounds.waiting);
         rounds
     }
 

@@ -7,6 +7,7 @@
 //! What order shows (findings, the race detector's calls) each block's turn keeps apart, round by
 //! round, and the launch adds the turns up round by round in block order: the order of one core.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -15,7 +16,7 @@ use super::block::Step;
 use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
-use super::plan::{Ahead, Outcome, Rounds, Turn, ahead, quiet_rounds, rounds_unwatched};
+use super::plan::{Ahead, Outcome, Rounds, Turn, Waiting, ahead, quiet_rounds, rounds_unwatched};
 use super::timing::Lap;
 use super::views::{BlockViews, RawSlice};
 use super::warp::{BlockState, Warp};
@@ -408,11 +409,13 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, entry: u32, from: u3
 
 /// Runs a share of a turn's blocks: `first` rounds, then, while the turn has fewer than `most`
 /// and every block of every share stays quiet (they meet to find out, `parties` shares in
-/// all), as many more as all stay quiet. Each block's turn, and how many rounds the turn ran.
+/// all), as many more as all stay quiet. Each block's turn, and how many rounds the turn ran;
+/// the time spent waiting for the others at meetings adds to `meeting`.
 /// A block runs its rounds of a segment in one go, its warps in this core's cache.
 ///
 /// # Safety
 /// The blocks' warps, states and memory are touched by no one else meanwhile.
+#[allow(clippy::too_many_arguments)]
 unsafe fn run_share(
     ctx: &mut Ctx,
     crew: &Crew,
@@ -421,6 +424,7 @@ unsafe fn run_share(
     most: u32,
     parties: usize,
     turns: &mut Vec<(u32, Turn)>,
+    meeting: &mut std::time::Duration,
 ) -> u32 {
     if blocks.is_empty() {
         return 0;
@@ -456,7 +460,9 @@ unsafe fn run_share(
             })
             .min()
             .unwrap_or(MAX_STRETCH);
+        let met = std::time::Instant::now();
         let all = crew.meet(parties, quiet);
+        *meeting += met.elapsed();
         if all == 0 {
             break;
         }
@@ -579,6 +585,7 @@ impl Crew {
                 let job = &mut *job;
                 job.turns.clear();
                 let parties = self.parties.load(Ordering::Acquire);
+                let mut meeting = std::time::Duration::ZERO;
                 // SAFETY: the launch gives each block to one worker, and waits for them all
                 // before it touches a block again.
                 job.ran = unsafe {
@@ -590,13 +597,14 @@ impl Crew {
                         job.most,
                         parties,
                         &mut job.turns,
+                        &mut meeting,
                     )
                 };
                 for (_, turn) in &mut job.turns {
                     job.counts.take(turn);
                 }
                 ctx.unused_logs(&mut job.spares);
-                job.busy += started.elapsed();
+                job.busy += started.elapsed().saturating_sub(meeting);
             }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
                 self.launch.unpark();
@@ -712,12 +720,11 @@ impl Launch<'_> {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
         self.clocks.joins += planning.stop(self.ctx.detector_time());
-        // The last turn's findings and calls, while the workers run this one.
-        self.join_waiting(&mut rounds.unjoined);
         let running = std::time::Instant::now();
         let mut counts = Counts::default();
         let own_blocks: Vec<Resident> = mine.iter().map(|&slot| of_slot(slot)).collect();
         let mut own_turns = Vec::with_capacity(own_blocks.len());
+        let mut meeting = std::time::Duration::ZERO;
         // SAFETY: the workers run only the other blocks.
         let mut ran = unsafe {
             run_share(
@@ -728,6 +735,7 @@ impl Launch<'_> {
                 most.max(planned),
                 parties,
                 &mut own_turns,
+                &mut meeting,
             )
         };
         for (slot, mut turn) in own_turns {
@@ -735,11 +743,14 @@ impl Launch<'_> {
             rounds.turns[slot as usize] = Some(turn);
         }
         self.ctx.add_counts(counts);
-        self.clocks.interpreter += running.elapsed();
+        self.clocks.interpreter += running.elapsed().saturating_sub(meeting);
+        self.clocks.waiting += meeting;
+        // What earlier turns did joins while the workers run this one, as far as it gets.
+        let finished =
+            || crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire);
+        self.join_until(&mut rounds.waiting, finished);
         let waiting = std::time::Instant::now();
-        wait_until(|| {
-            crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire)
-        });
+        wait_until(finished);
         self.clocks.waiting += waiting.elapsed();
         self.clocks.turns += 1;
         assert!(
@@ -774,14 +785,17 @@ impl Launch<'_> {
             rounds.stretched_rounds += ran as u64;
         }
         rounds.met_rounds += (ran - planned) as u64;
-        // In block order, for the join.
+        // In line for the join, round by round in block order, as one core would have made
+        // them.
+        let mut turns = Vec::with_capacity(resident.len());
         for &slot in resident {
             if let Some(mut turn) = rounds.turns[slot as usize].take() {
                 rounds.ahead[slot as usize] =
                     Some(std::mem::replace(&mut turn.ahead, Ahead::UNKNOWN));
-                rounds.unjoined.push(turn);
+                turns.push(turn);
             }
         }
+        line_up(turns, &mut rounds.waiting);
         self.clocks.joins += joining.stop(self.ctx.detector_time());
         if std::env::var_os("DBG_PLAN").is_some() {
             eprintln!("turn planned={planned} ran={ran} most={most}");
@@ -789,38 +803,66 @@ impl Launch<'_> {
         Some((ran, progressed))
     }
 
-    /// Joins the last turn's findings and race-detector calls into the launch's, round by
-    /// round and in block order, as one core would have made them. The launch calls this
-    /// before it makes any of its own: a round on one core, a block's start or end, its report.
-    pub(crate) fn join_waiting(&mut self, unjoined: &mut Vec<Turn>) {
-        if unjoined.is_empty() {
+    /// Joins everything waiting into the launch's findings and race-detector calls. The launch
+    /// calls this before it makes any of its own: a round on one core, its report.
+    pub(crate) fn join_waiting(&mut self, waiting: &mut VecDeque<Waiting>) {
+        self.join_until(waiting, || false);
+    }
+
+    /// Joins what waits, in line, until `enough` says to stop or nothing is left.
+    fn join_until(&mut self, waiting: &mut VecDeque<Waiting>, enough: impl Fn() -> bool) {
+        if waiting.is_empty() {
             return;
         }
         let joining = Lap::start(self.ctx.detector_time());
-        let mut ordered: Vec<u32> = unjoined
-            .iter()
-            .flat_map(|t| t.rounds.iter().copied())
-            .collect();
-        ordered.sort_unstable();
-        ordered.dedup();
-        let mut turns: Vec<_> = unjoined
-            .drain(..)
-            .map(|turn| (turn.rounds, turn.outcomes.into_iter(), 0, turn.rest))
-            .collect();
-        for round in ordered {
-            for (done, outcomes, at, _) in &mut turns {
-                if done.get(*at) == Some(&round) {
-                    *at += 1;
-                    if let Some(outcome) = outcomes.next() {
-                        self.ctx.join(outcome);
+        while !enough() {
+            let Some(next) = waiting.pop_front() else {
+                break;
+            };
+            match next {
+                Waiting::Outcome(outcome) => self.ctx.join(outcome),
+                Waiting::Started { slot, block } => {
+                    if let Some(race) = self.ctx.race.as_mut() {
+                        race.block_started(slot, block);
+                    }
+                }
+                Waiting::Finished { slot } => {
+                    if let Some(race) = self.ctx.race.as_mut() {
+                        race.block_finished(slot);
                     }
                 }
             }
         }
-        for rest in turns.into_iter().filter_map(|(.., rest)| rest) {
-            self.ctx.join(rest);
-        }
         self.clocks.joins += joining.stop(self.ctx.detector_time());
+    }
+}
+
+/// Puts a turn's outcomes in line, round by round and in block order (`turns` is in block
+/// order), as one core would have made them; what each block did after its last ordered round
+/// (counters) last.
+fn line_up(turns: Vec<Turn>, waiting: &mut VecDeque<Waiting>) {
+    let mut ordered: Vec<u32> = turns
+        .iter()
+        .flat_map(|t| t.rounds.iter().copied())
+        .collect();
+    ordered.sort_unstable();
+    ordered.dedup();
+    let mut turns: Vec<_> = turns
+        .into_iter()
+        .map(|turn| (turn.rounds, turn.outcomes.into_iter(), 0, turn.rest))
+        .collect();
+    for round in ordered {
+        for (done, outcomes, at, _) in &mut turns {
+            if done.get(*at) == Some(&round) {
+                *at += 1;
+                if let Some(outcome) = outcomes.next() {
+                    waiting.push_back(Waiting::Outcome(outcome));
+                }
+            }
+        }
+    }
+    for rest in turns.into_iter().filter_map(|(.., rest)| rest) {
+        waiting.push_back(Waiting::Outcome(rest));
     }
 }
 

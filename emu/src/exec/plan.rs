@@ -107,9 +107,18 @@ pub(crate) struct Rounds {
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
-    /// The last turn's blocks' turns, in block order, their counters already joined: their
-    /// findings and race-detector calls wait to join the launch's.
-    pub(crate) unjoined: Vec<Turn>,
+    /// What waits to join the launch's findings and race-detector calls, in one core's order:
+    /// the turns' outcomes round by round in block order (their counters already joined), and
+    /// the blocks that finished and started between turns. The launch joins it while workers
+    /// run, as far as it gets before they finish (see `parallel.rs`).
+    pub(super) waiting: std::collections::VecDeque<Waiting>,
+}
+
+/// Something in line to join the launch's findings and race-detector calls.
+pub(super) enum Waiting {
+    Outcome(Outcome),
+    Started { slot: u32, block: u64 },
+    Finished { slot: u32 },
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.
