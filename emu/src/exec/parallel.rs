@@ -690,7 +690,8 @@ impl Launch<'_> {
         };
         let mut lend = |count: usize| match self.ctx.race.as_mut() {
             Some(Racecheck::Piped(pipe)) => {
-                let streams = count * planned as usize * pipe.shard_count();
+                // Blocks that meet may run on to `most` rounds.
+                let streams = count * most.max(planned) as usize * pipe.shard_count();
                 pipe.lend(streams.min(count * share))
             }
             _ => Vec::new(),

@@ -115,12 +115,10 @@ fn run_check(args: &CheckArgs) -> Result<ExitCode> {
     let mut device = timings::time(Phase::Open, || Device::open(args.backend))?;
     device.set_emu_settings(args.emu_settings());
     start_watchdog(args, &device);
-    let outcome = prepared.kernel.run_keeping(
-        &mut device,
-        args.shape(),
-        &prepared.args,
-        &prepared.shown,
-    )?;
+    let outcome =
+        prepared
+            .kernel
+            .run_keeping(&mut device, args.shape(), &prepared.args, &prepared.shown)?;
     let report = CheckReport {
         backend: device.kind(),
         banner: device.banner(),
