@@ -160,11 +160,25 @@ struct Resident {
 
 /// The launch's workers: each runs some of a round's blocks, the same slots round after round
 /// while it can (their warps stay in its core's cache), with a `Ctx` of its own.
+/// A value on cache lines of its own: what many threads spin on must not share a line with
+/// what they write, or every write sends the line to every spinner (with 24 parties at a
+/// meeting, hundreds of transfers each time).
+#[repr(align(128))]
+#[derive(Default)]
+struct OwnLine<T>(T);
+
+impl<T> std::ops::Deref for OwnLine<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 pub(crate) struct Crew {
     /// Bumped to start a round; `u64::MAX` sends the workers home.
-    round: AtomicU64,
-    done: AtomicUsize,
-    jobs: Vec<Mutex<Job>>,
+    round: OwnLine<AtomicU64>,
+    done: OwnLine<AtomicUsize>,
+    jobs: Vec<OwnLine<Mutex<Job>>>,
     /// The kernel's first instruction, where the blocks the workers prepare start.
     entry: u32,
     /// A worker panicked: the launch must not wait for it.
@@ -175,10 +189,10 @@ pub(crate) struct Crew {
     /// Where a turn's shares meet when their rounds run out (see [`Crew::meet`]): how many
     /// have come, the fewest quiet rounds any of them has, how many all of them have once
     /// everyone came, and a count of meetings that tells a new one from the last.
-    arrived: AtomicUsize,
-    fewest: AtomicU32,
+    arrived: OwnLine<AtomicUsize>,
+    fewest: OwnLine<AtomicU32>,
     agreed: AtomicU32,
-    meetings: AtomicU64,
+    meetings: OwnLine<AtomicU64>,
     /// The turn's shares with blocks: who meets.
     parties: AtomicUsize,
 }
@@ -500,17 +514,19 @@ unsafe fn run_share(
 impl Crew {
     pub(crate) fn new(workers: usize, entry: u32) -> Crew {
         Crew {
-            round: AtomicU64::new(0),
-            done: AtomicUsize::new(0),
-            jobs: (0..workers).map(|_| Mutex::new(Job::default())).collect(),
+            round: OwnLine(AtomicU64::new(0)),
+            done: OwnLine(AtomicUsize::new(0)),
+            jobs: (0..workers)
+                .map(|_| OwnLine(Mutex::new(Job::default())))
+                .collect(),
             entry,
             failed: AtomicBool::new(false),
             launch: std::thread::current(),
             workers: Mutex::new(Vec::with_capacity(workers)),
-            arrived: AtomicUsize::new(0),
-            fewest: AtomicU32::new(u32::MAX),
+            arrived: OwnLine(AtomicUsize::new(0)),
+            fewest: OwnLine(AtomicU32::new(u32::MAX)),
             agreed: AtomicU32::new(0),
-            meetings: AtomicU64::new(0),
+            meetings: OwnLine(AtomicU64::new(0)),
             parties: AtomicUsize::new(0),
         }
     }
@@ -618,7 +634,7 @@ impl Crew {
 
     /// Each worker's time running blocks so far.
     pub(crate) fn busy(&self) -> Vec<std::time::Duration> {
-        let busy = |job: &Mutex<Job>| job.lock().unwrap_or_else(|e| e.into_inner()).busy;
+        let busy = |job: &OwnLine<Mutex<Job>>| job.lock().unwrap_or_else(|e| e.into_inner()).busy;
         self.jobs.iter().map(busy).collect()
     }
 }
