@@ -27,7 +27,7 @@ def test_the_numba_face_before_python_3_10_says_why_in_one_line():
     assert "Python >= 3.10" in message and "numba-cuda 0.30.4" in message
     # Raised by the face itself, before anything of Numba's runs, and chained to nothing.
     innermost = traceback.extract_tb(caught.tb)[-1]
-    assert innermost.filename.endswith(("racetrack/cuda/__init__.py", "racetrack\\cuda\\__init__.py"))
+    assert innermost.filename.endswith(("racetrack/cuda/_requires.py", "racetrack\\cuda\\_requires.py"))
     assert caught.value.__cause__ is None and caught.value.__context__ is None
 
 

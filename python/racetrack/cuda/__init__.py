@@ -10,27 +10,12 @@ runs it; a race, a barrier not every thread reaches, or an access out of bounds 
 from __future__ import annotations
 
 import contextlib
-import sys
-from importlib import metadata as _metadata
 
-# Numba's CUDA compiler is what turns these kernels into PTX. Its pinned release, numba-cuda
-# 0.30.4 (like the numba >= 0.61 it needs), ships wheels for CPython 3.10 and later only, so
-# the package installs it there alone; here is the one line that says so, instead of a
-# ModuleNotFoundError, or a traceback from deep inside an older Numba.
-_NEEDS = "racetrack.cuda (the Numba face) needs Python >= 3.10 and numba-cuda 0.30.4"
-if sys.version_info < (3, 10):
-    raise ImportError(
-        f"{_NEEDS}; this is Python {sys.version_info[0]}.{sys.version_info[1]}, where the PyCUDA "
-        "and CuPy faces (racetrack.pycuda, racetrack.cupy) work"
-    )
-# Asked of the installed distributions, not by importing: without numba-cuda, `numba.cuda` may
-# still import (older numba's own CUDA target) and fail later, inside Numba.
-try:
-    _metadata.version("numba-cuda")
-except _metadata.PackageNotFoundError:
-    raise ImportError(f"{_NEEDS}, which is not installed: pip install 'numba-cuda==0.30.4'") from None
+# First: where Numba's CUDA compiler cannot be (Python 3.9, or numba-cuda not installed), this
+# raises the one ImportError that says so, before anything of Numba's is imported.
+from . import _requires  # noqa: F401
 
-import numba.cuda as _numba_cuda  # noqa: E402 (after the check above)
+import numba.cuda as _numba_cuda
 
 # What kernels call on the device is Numba's own: kernels are typed by Numba against these
 # very objects (see _compile.py), so they can be imported from here or from numba.cuda.
