@@ -83,6 +83,18 @@ def test_ch2_book_tree_sum_matches_numpy_block_by_block(x):
         assert abs(float(got) - float(chunk.sum())) <= sum_bound(chunk, 1, 7)
 
 
+@given(x=arrays(np.float32, st.integers(1, 2000), elements=st.floats(-1e3, 1e3, width=32)))
+def test_ch2_book_prepared_call_gives_the_plain_calls_sums(x):
+    # The same kernel on the same inputs: the same sums, bit for bit (block_sums is held to
+    # NumPy above).
+    assert np.array_equal(reductions.block_sums_prepared(x), reductions.block_sums(x))
+
+
+def test_ch2_book_prepare_refuses_a_float_for_the_int_count():
+    with pytest.raises(TypeError, match=r"`int n`\) is a 4-byte integer, but the format gives it 'f'"):
+        reductions.module.get_function("tree_sum").prepare("PfP")
+
+
 def test_ch2_book_tree_without_barrier_raises_at_its_bug_line():
     x = np.ones(reductions.THREADS * 3, dtype=np.float32)
     with pytest.raises(racetrack.RaceError) as caught:
