@@ -54,6 +54,17 @@ def block_sums(x, kernel=tree_sum):
     return partial
 
 
+# ANCHOR: prepared
+def block_sums_prepared(x):
+    """The same launch through PyCUDA's prepared call: the types fixed once, then plain numbers."""
+    blocks = max(1, (x.size + THREADS - 1) // THREADS)
+    x_gpu, partial_gpu = drv.to_device(x), drv.mem_alloc(blocks * 4)
+    tree_sum = module.get_function("tree_sum").prepare("PiP")  # const float *x, int n, float *partial
+    tree_sum.prepared_call((blocks, 1), (THREADS, 1, 1), x_gpu, x.size, partial_gpu)
+    return drv.from_device(partial_gpu, (blocks,), np.float32)
+# ANCHOR_END: prepared
+
+
 if __name__ == "__main__":
     import racetrack
 

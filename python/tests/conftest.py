@@ -19,6 +19,19 @@ EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))
 
 
+def skip_without_the_numba_face() -> None:
+    """Skips the calling test module where the Numba face cannot exist: on CPython 3.9, which
+    numba-cuda 0.30.4 has no wheels for, with the face's own ImportError as the reason. From 3.10
+    on this does nothing, so a Numba face that fails to import fails the tests instead of
+    skipping them."""
+    if sys.version_info >= (3, 10):
+        return
+    try:
+        import racetrack.cuda  # noqa: F401
+    except ImportError as error:
+        pytest.skip(str(error), allow_module_level=True)
+
+
 def bug_line(kernel) -> int:
     """The line of the `# BUG` marker in a broken kernel's source."""
     import inspect

@@ -8,6 +8,10 @@ import subprocess
 import sys
 
 import racetrack
+from conftest import skip_without_the_numba_face
+
+# The walk-through is a Numba kernel (`from racetrack import cuda`).
+skip_without_the_numba_face()
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 SNAPSHOTS = pathlib.Path(__file__).resolve().parent / "snapshots"

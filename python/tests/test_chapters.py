@@ -10,15 +10,18 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import racetrack
+from conftest import bug_line, skip_without_the_numba_face
 
-import ch1_map
-import ch2_reductions
-import ch3_life
-import ch4_atomics
-import ch5_mutex_dot
-import ch6_scans
-import ch7_matmul
-from conftest import bug_line
+# The chapters' examples are Numba kernels (`from racetrack import cuda`).
+skip_without_the_numba_face()
+
+import ch1_map  # noqa: E402
+import ch2_reductions  # noqa: E402
+import ch3_life  # noqa: E402
+import ch4_atomics  # noqa: E402
+import ch5_mutex_dot  # noqa: E402
+import ch6_scans  # noqa: E402
+import ch7_matmul  # noqa: E402
 
 f32 = st.floats(-1e3, 1e3, width=32)
 sizes = st.integers(1, 700)

@@ -16,6 +16,8 @@ EPS32 = float(np.finfo(np.float32).eps)
 counter = load("cupy_ch4_counter")
 block_sum = load("cupy_ch2_block_sum")
 scan = load("cupy_ch6_scan")
+# The book's "From Python" page shows this one.
+atomics = load("cupy_ch4_atomics")
 
 
 @given(
@@ -60,3 +62,32 @@ def test_ch6_single_buffer_scan_raises_at_its_bug_line():
     with pytest.raises(racetrack.RaceError) as caught:
         scan.inclusive_scan(np.arange(200, dtype=np.int32), "scan_single_buffer")
     assert_reported_at(caught.value, "cupy_ch6_scan", "void scan_single_buffer(")
+
+
+@given(blocks=st.integers(1, 12), threads=st.integers(1, 256))
+def test_ch4_book_atomic_increment_counts_every_thread(blocks, threads):
+    assert atomics.increment(blocks, threads) == blocks * threads
+
+
+@pytest.mark.parametrize("blocks, threads", [(10, 16), (2, 128)])
+def test_ch4_book_racy_increment_raises_at_its_bug_line(blocks, threads):
+    with pytest.raises(racetrack.RaceError) as caught:
+        atomics.increment(blocks, threads, atomics.racy_increment)
+    assert_reported_at(caught.value, "cupy_ch4_atomics", "void racy_increment(")
+
+
+@given(
+    data=arrays(np.int32, st.integers(1, 3000), elements=st.integers(0, 10**6)),
+    blocks=st.integers(1, 6),
+)
+def test_ch4_book_shared_histogram_matches_numpy(data, blocks):
+    assert np.array_equal(
+        atomics.histogram(data, blocks), np.bincount(data % atomics.BINS, minlength=atomics.BINS)
+    )
+
+
+def test_ch4_book_histogram_merged_without_barrier_raises_at_its_bug_line():
+    data = np.arange(2000, dtype=np.int32)
+    with pytest.raises(racetrack.RaceError) as caught:
+        atomics.histogram(data, 4, atomics.histogram_no_merge_barrier)
+    assert_reported_at(caught.value, "cupy_ch4_atomics", "void histogram_no_merge_barrier(")

@@ -5,12 +5,17 @@ import traceback
 
 import numpy as np
 import pytest
-from numba import float32, int32
 
 import racetrack
-from racetrack import cuda
-from racetrack.cuda import random
 from racetrack._core import relative_path
+from conftest import skip_without_the_numba_face
+
+skip_without_the_numba_face()
+
+from numba import float32, int32  # noqa: E402 (after the skip: Numba exists from Python 3.10)
+
+from racetrack import cuda  # noqa: E402
+from racetrack.cuda import random  # noqa: E402
 
 WEIGHTS = np.array([0.5, 2.0, -1.0], dtype=np.float32)
 

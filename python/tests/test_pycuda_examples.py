@@ -15,6 +15,8 @@ EPS32 = float(np.finfo(np.float32).eps)
 
 histogram = load("pycuda_ch4_histogram")
 reduction = load("pycuda_ch2_reduction")
+# The book's "From Python" page shows this one.
+reductions = load("pycuda_ch2_reductions")
 saxpy = load("pycuda_ch1_saxpy")
 
 
@@ -68,6 +70,38 @@ def test_ch2_tree_without_barrier_raises_at_its_bug_line():
     with pytest.raises(racetrack.RaceError) as caught:
         reduction.block_sums(x, "tree_no_sync", 2)
     assert_reported_at(caught.value, "pycuda_ch2_reduction", "void tree_no_sync(")
+
+
+@given(x=arrays(np.float32, st.integers(1, 2000), elements=st.floats(-1e3, 1e3, width=32)))
+def test_ch2_book_tree_sum_matches_numpy_block_by_block(x):
+    partial = reductions.block_sums(x)
+    threads = reductions.THREADS
+    assert partial.shape == (-(-x.size // threads),)
+    for block, got in enumerate(partial):
+        chunk = x[block * threads : (block + 1) * threads].astype(np.float64)
+        # One load per thread, then 7 tree levels: each rounds once on a path to the sum.
+        assert abs(float(got) - float(chunk.sum())) <= sum_bound(chunk, 1, 7)
+
+
+@given(x=arrays(np.float32, st.integers(1, 2000), elements=st.floats(-1e3, 1e3, width=32)))
+def test_ch2_book_prepared_call_gives_the_plain_calls_sums(x):
+    # The same kernel on the same inputs: the same sums, bit for bit (block_sums is held to
+    # NumPy above).
+    assert np.array_equal(reductions.block_sums_prepared(x), reductions.block_sums(x))
+
+
+def test_ch2_book_prepare_refuses_a_float_for_the_int_count():
+    with pytest.raises(TypeError, match=r"`int n`\) is a 4-byte integer, but the format gives it 'f'"):
+        reductions.module.get_function("tree_sum").prepare("PfP")
+
+
+def test_ch2_book_tree_without_barrier_raises_at_its_bug_line():
+    x = np.ones(reductions.THREADS * 3, dtype=np.float32)
+    with pytest.raises(racetrack.RaceError) as caught:
+        reductions.block_sums(x, reductions.tree_sum_no_sync)
+    assert_reported_at(caught.value, "pycuda_ch2_reductions", "void tree_sum_no_sync(")
+    # What the book's page says it reports.
+    assert "cache[32]" in str(caught.value)
 
 
 @given(

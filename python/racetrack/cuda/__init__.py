@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import contextlib
 
+# First: where Numba's CUDA compiler cannot be (Python 3.9, or numba-cuda not installed), this
+# raises the one ImportError that says so, before anything of Numba's is imported.
+from . import _requires  # noqa: F401
+
 import numba.cuda as _numba_cuda
 
 # What kernels call on the device is Numba's own: kernels are typed by Numba against these

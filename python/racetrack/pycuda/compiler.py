@@ -42,18 +42,16 @@ class SourceModule:
         text, name = _cuda_c.mapped_source(source, "kernel.cu", prefix, suffix)
         self._program = _cuda_c.Program(text, name, _cuda_c.parse_options(options, include_dirs))
         self._program.compile_eagerly()
-        self._functions = {}
 
     def get_function(self, name: str) -> Function:
-        """The kernel ``name``; ``LogicError`` when the source defines none of that name."""
-        found = self._functions.get(name)
-        if found is None:
-            try:
-                found = Function(self._program, name)
-            except ValueError as error:
-                raise LogicError(f"cuModuleGetFunction failed: named symbol not found: {error}") from None
-            self._functions[name] = found
-        return found
+        """The kernel ``name``; ``LogicError`` when the source defines none of that name.
+
+        A new ``Function`` each time, as PyCUDA's, so that one caller's ``prepare`` is not
+        another's; the compiled kernel under it is shared (``Program.kernel`` keeps it)."""
+        try:
+            return Function(self._program, name)
+        except ValueError as error:
+            raise LogicError(f"cuModuleGetFunction failed: named symbol not found: {error}") from None
 
     def get_global(self, name: str) -> Tuple[DeviceAllocation, int]:
         """A ``__constant__`` or ``__device__`` variable: ``(its memory, its size in bytes)``,

@@ -9,12 +9,13 @@ kernels), so ``end.time_since(start)`` measures the emulator's own work between 
 
 from __future__ import annotations
 
-import time
+import struct
 from typing import List, Optional, Tuple
 
 import numpy as np
 
 from .. import _core, _cuda_c
+from . import _prepared
 from .._core import device
 from .._device_array import Allocation, DeviceArray, bytes_view
 
@@ -348,22 +349,6 @@ class event_flags:  # noqa: N801 (PyCUDA's name)
 
 # -- kernels ---------------------------------------------------------------------------------
 
-_PREPARED_CHARS = {
-    "b": np.int8,
-    "B": np.uint8,
-    "h": np.int16,
-    "H": np.uint16,
-    "i": np.int32,
-    "I": np.uint32,
-    "l": np.int64,
-    "L": np.uint64,
-    "q": np.int64,
-    "Q": np.uint64,
-    "f": np.float32,
-    "d": np.float64,
-    "?": np.bool_,
-}
-
 
 def _dim3(value, what: str) -> Tuple[int, int, int]:
     from .._core import dim3
@@ -380,6 +365,9 @@ class Function:
     by-value parameters. A Python ``int`` or ``float`` is refused, as PyCUDA refuses it, since
     its C type would be a guess; so is a NumPy scalar whose bytes a GPU would misread (a
     ``np.float64`` for a ``float`` parameter), which on a GPU silently computes garbage.
+
+    Prepared calls (``prepare("PfI")``, then ``prepared_call(grid, block, *args)``) fix the
+    types once as ``struct`` format characters and take Python numbers, as PyCUDA's do.
     """
 
     max_threads_per_block = 1024
@@ -392,7 +380,9 @@ class Function:
         self._program = program
         self._kernel = program.kernel(name)
         self.function_name = name
-        self._prepared: Optional[List] = None
+        #: What ``prepare`` made of its argument, as PyCUDA keeps it: a ``struct`` format.
+        self.arg_format: Optional[str] = None
+        self._prepared: Optional[Tuple[str, List[_prepared.Item]]] = None
 
     def __repr__(self) -> str:
         return f"<racetrack pycuda Function {self.function_name}>"
@@ -458,64 +448,116 @@ class Function:
                 handler.post_call()
 
     @_cuda_c.user_facing
-    def __call__(
-        self,
-        *args,
-        block=None,
-        grid=(1, 1),
-        stream=None,
-        shared: int = 0,
-        texrefs=(),
-        time_kernel: bool = False,
-    ):
+    def __call__(self, *args, **kwargs):
+        """Launches with ``block=`` (required), ``grid=(1, 1)``, ``shared=`` bytes of dynamic
+        shared memory and ``stream=``; with ``time_kernel=True`` it returns the launch's
+        seconds on the emulator's clock (what ``drv.Event`` measures)."""
+        grid = kwargs.pop("grid", (1, 1))
+        stream = kwargs.pop("stream", None)
+        block = kwargs.pop("block", None)
+        shared = kwargs.pop("shared", 0)
+        texrefs = kwargs.pop("texrefs", [])
+        time_kernel = kwargs.pop("time_kernel", False)
+        if kwargs:
+            raise ValueError(f"extra keyword arguments: {','.join(kwargs)}")
         if block is None:
             raise ValueError("must specify block size")
-        start = time.perf_counter()
+        _no_textures(texrefs)
+        if time_kernel and stream is not None:
+            # PyCUDA asserts the same: an asynchronous launch has not ended when the call returns.
+            raise ValueError("can't time the kernel on an asynchronous invocation (stream=...)")
+        clock_before = device().clock_ms
         self._launch(args, block, grid, shared, _cuda_c.where())
         if time_kernel:
-            return time.perf_counter() - start
+            return (device().clock_ms - clock_before) * 1e-3
         return None
 
-    def prepare(self, arg_types, shared=None, texrefs=()) -> "Function":
-        """Fixes the argument types (a ``struct``-style string such as ``"PPi"`` or a list of
-        NumPy types); ``prepared_call`` then converts Python numbers to them."""
-        if isinstance(arg_types, str):
-            types = [None if char == "P" else _PREPARED_CHARS[char] for char in arg_types]
-        else:
-            types = [None if t in ("P", np.intp) else np.dtype(t).type for t in arg_types]
-        self._prepared = types
+    # -- prepared calls: the arguments' types fixed once, as struct format characters --------
+
+    def prepare(self, arg_types, texrefs=()) -> "Function":
+        """Fixes the arguments' types: a ``struct`` format such as ``"PfI"`` (``P`` a pointer:
+        a ``DeviceAllocation`` or an int address), or a list of NumPy scalar types and dtypes
+        (anything else in it is a pointer), as PyCUDA takes them. The format is matched with the
+        kernel's parameters now: one that a GPU would misread raises ``TypeError``."""
+        _no_textures(texrefs)
+        self.arg_format = _prepared.arg_format(arg_types)
+        order, items = _prepared.parse(self.arg_format)
+        _prepared.check_format(self._kernel, self.arg_format, items)
+        self._prepared = (order, items)
         return self
 
-    def _prepared_args(self, args):
+    def _prepared_args(self, call: str, block, args, kwargs) -> Tuple[list, int]:
+        """The launch arguments of a prepared call, and its dynamic shared memory."""
         if self._prepared is None:
-            raise LogicError("prepared_call before prepare()")
-        if len(args) != len(self._prepared):
+            raise LogicError(f"{call} of {self.function_name} before prepare(...)")
+        if not isinstance(block, tuple):
+            # PyCUDA treats a non-tuple here as the first argument of the pre-2011 form, whose
+            # block came from set_block_shape (deprecated, and not here).
             raise TypeError(
-                f"{self.function_name} was prepared for {len(self._prepared)} arguments, {len(args)} given"
+                f"{call}(grid, block, ...): block must be a tuple such as (128, 1, 1), "
+                f"not {type(block).__name__}"
             )
-        converted = []
-        for value, kind in zip(args, self._prepared):
-            if kind is None:
-                converted.append(
-                    DeviceAllocation(0, address=_address(value))
-                    if not isinstance(value, (DeviceAllocation, ArgumentHandler))
-                    else value
-                )
-            else:
-                converted.append(kind(value))
-        return converted
+        shared_size = kwargs.pop("shared_size", 0)
+        if kwargs:
+            raise TypeError(f"unknown keyword arguments: {', '.join(kwargs)}")
+        order, items = self._prepared
+        if len(args) != len(items):
+            raise struct.error(
+                f"{self.function_name} was prepared as {self.arg_format!r}, for {len(items)} "
+                f"arguments; {len(args)} given"
+            )
+        launch_args = [
+            _prepared.launch_arg(self._kernel, index, order, item, value)
+            for index, (item, value) in enumerate(zip(items, args))
+        ]
+        return launch_args, int(shared_size or 0)
+
+    def _launch_prepared(self, launch_args, block, grid, shared: int) -> None:
+        _cuda_c.launch(
+            self._kernel,
+            _dim3(grid, "grid"),
+            _dim3(block, "block"),
+            launch_args,
+            shared_bytes=shared,
+            where_text=_cuda_c.where(),
+        )
 
     @_cuda_c.user_facing
-    def prepared_call(self, grid, block, *args, shared_size: int = 0) -> None:
-        self._launch(self._prepared_args(args), block, grid, shared_size, _cuda_c.where())
+    def prepared_call(self, grid, block, *args, **kwargs) -> None:
+        """Launches with the prepared argument types: ``grid`` (``(x, y)``), ``block``
+        (``(x, y, z)``), the arguments, and ``shared_size=`` bytes of dynamic shared memory."""
+        launch_args, shared = self._prepared_args("prepared_call", block, args, kwargs)
+        self._launch_prepared(launch_args, block, grid, shared)
 
     @_cuda_c.user_facing
-    def prepared_timed_call(self, grid, block, *args, shared_size: int = 0):
-        start = time.perf_counter()
-        self._launch(self._prepared_args(args), block, grid, shared_size, _cuda_c.where())
-        elapsed = time.perf_counter() - start
-        return lambda: elapsed
+    def prepared_timed_call(self, grid, block, *args, **kwargs):
+        """``prepared_call`` between two events; returns a function that gives the launch's
+        seconds on the emulator's clock, as PyCUDA's gives the GPU's."""
+        launch_args, shared = self._prepared_args("prepared_timed_call", block, args, kwargs)
+        start, end = Event(), Event()
+        start.record()
+        self._launch_prepared(launch_args, block, grid, shared)
+        end.record()
+
+        def get_call_time() -> float:
+            end.synchronize()
+            return end.time_since(start) * 1e-3
+
+        return get_call_time
 
     @_cuda_c.user_facing
-    def prepared_async_call(self, grid, block, stream, *args, shared_size: int = 0) -> None:
-        self._launch(self._prepared_args(args), block, grid, shared_size, _cuda_c.where())
+    def prepared_async_call(self, grid, block, stream, *args, **kwargs) -> None:
+        """``prepared_call`` on ``stream`` (a ``Stream`` or ``None``); the emulator has run it
+        to its end when this returns."""
+        if stream is not None and not isinstance(stream, Stream):
+            raise TypeError(
+                f"prepared_async_call(grid, block, stream, ...): stream must be a drv.Stream or "
+                f"None, not {type(stream).__name__}"
+            )
+        launch_args, shared = self._prepared_args("prepared_async_call", block, args, kwargs)
+        self._launch_prepared(launch_args, block, grid, shared)
+
+
+def _no_textures(texrefs) -> None:
+    if texrefs:
+        raise LogicError("texture references are not emulated (texrefs=...)")
