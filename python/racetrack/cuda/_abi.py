@@ -105,8 +105,10 @@ class Marshalled:
         if isinstance(value, np.void):
 
             def copy_back(a=array, v=value):
+                # An np.void from `array[i]` is a view of that array: field by field, it is written.
+                written = a[0]
                 for name in v.dtype.names or ():
-                    v[name] = a[0][name]
+                    v[name] = written[name]
 
             self.after.append(copy_back)
         self.args.append(("ptr", array.address))
