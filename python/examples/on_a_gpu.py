@@ -76,6 +76,53 @@ def numba_examples() -> None:
     exact = a.astype(np.float64) @ b.astype(np.float64)
     got = matmul.matmul(a, b)
     check("numba ch7 matmul_tiled", bool(np.all(np.abs(got - exact) <= matmul.error_bound(a, b))))
+    numba_ufuncs(rng)
+    numba_memory_kinds(rng)
+    numba_records()
+
+
+def numba_ufuncs(rng) -> None:
+    ufuncs = load("ufuncs")
+    x = rng.random(10_000).astype(np.float32)
+    y = rng.random(10_000).astype(np.float32)
+    exact = 3.0 * x.astype(np.float64) + y
+    got = ufuncs.scaled_add(np.float32(3), x, y)
+    check("numba vectorize scaled_add", bool(np.all(np.abs(got - exact) <= np.finfo(np.float32).eps * (3 * x + y))))
+    levels = rng.integers(0, ufuncs.LEVELS, 1000).astype(np.int32)
+    check("numba vectorize brightness", np.array_equal(ufuncs.brightness(levels), ufuncs.brightness_numpy(levels)))
+    rows = rng.random((500, 64)).astype(np.float32)
+    exact = (rows.astype(np.float64) ** 2).sum(axis=1)
+    got = ufuncs.row_dot(rows, rows)
+    check("numba guvectorize row_dot", bool(np.all(np.abs(got - exact) <= 65 * np.finfo(np.float32).eps * exact)))
+    ints = rng.integers(-100, 100, (300, 50)).astype(np.int32)
+    check("numba guvectorize running_sum", np.array_equal(ufuncs.running_sum(ints), np.cumsum(ints, axis=1, dtype=np.int32)))
+    # The broken one writes past its last row; on a GPU that lands in whatever follows.
+    ones = np.ones((300, 50), np.int32)
+    wrong = int((ufuncs.running_sum_past_the_row(ones) != np.cumsum(ones, axis=1, dtype=np.int32)).sum())
+    print(f"     running_sum_past_the_row on the GPU: {wrong} of {ones.size} sums wrong this run")
+
+
+def numba_memory_kinds(rng) -> None:
+    memory = load("memory_kinds")
+    x = rng.standard_normal(100_000).astype(np.float32)
+    want = int((x > 0).sum())
+    check("numba mapped_array count_positive", memory.count_positive_mapped(x) == want)
+    print(f"     count_positive_racy on the GPU: {memory.count_positive_mapped(x, memory.count_positive_racy)} (right: {want})")
+    values = rng.standard_normal(5000).astype(np.float32)
+    check("numba managed_array clamp", np.array_equal(memory.clamp_managed(values, -1, 1), np.clip(values, -1, 1)))
+    values = rng.standard_normal(5000)
+    want = values * 3.0
+    check("numba cuda.mapped scale", np.array_equal(memory.scale_mapped(values, 3.0), want))
+
+
+def numba_records() -> None:
+    records = load("records")
+    start = records.random_particles(10_000, wall=100)
+    moved = records.simulate(start, 1, 100, 50)
+    check("numba records advance", np.array_equal(moved, records.simulate_numpy(start, 1, 100, 50)))
+    want = int(moved["bounces"].sum())
+    check("numba records total_bounces", records.count_bounces(moved) == want)
+    print(f"     total_bounces_into_record on the GPU: {records.count_bounces_into_record(moved)} (right: {want})")
 
 
 def cupy_examples() -> None:

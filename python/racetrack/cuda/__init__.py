@@ -16,6 +16,7 @@ import contextlib
 from . import _requires  # noqa: F401
 
 import numba.cuda as _numba_cuda
+import numpy as np
 
 # What kernels call on the device is Numba's own: kernels are typed by Numba against these
 # very objects (see _compile.py), so they can be imported from here or from numba.cuda.
@@ -29,6 +30,7 @@ from numba.cuda import (  # noqa: F401
     blockIdx,
     brev,
     cbrt,
+    cg,
     clz,
     const,
     eq_sync,
@@ -63,16 +65,23 @@ from numba.cuda import (  # noqa: F401
 
 from ._arrays import (  # noqa: F401  (re-exported: the face)
     DeviceNDArray,
+    ManagedNDArray,
+    MappedNDArray,
     as_cuda_array,
     device_array,
     device_array_like,
     is_cuda_array,
+    managed_array,
+    mapped_array,
+    mapped_array_like,
     to_device,
 )
+from ._arrays import mapped_device_array as _mapped_device_array, unmap as _unmap
 from ._compile import COMPUTE_CAPABILITY, DeviceFunction
-from ._kernel import Kernel
+from ._kernel import Kernel, UnsupportedOnTheEmulator  # noqa: F401
 from . import random  # noqa: F401  (racetrack.cuda.random, as numba.cuda.random)
 from ._reduce import Reduce
+from ._vectorize import guvectorize, vectorize  # noqa: F401  (re-exported: the face)
 from ._streams import (  # noqa: F401  (re-exported: the face)
     Event,
     Stream,
@@ -175,7 +184,20 @@ def close() -> None:
 
 @contextlib.contextmanager
 def pinned(*arrays):
+    """Page-locking changes only how fast copies go; the emulator's copies are what they are."""
     yield
+
+
+@contextlib.contextmanager
+def mapped(*arrays, stream=0):  # noqa: F811  (Numba's keyword, shadowing cuda.stream here only)
+    """``with cuda.mapped(a, b) as (d_a, d_b):`` device arrays over the host arrays' own memory:
+    what a kernel writes through them is in ``a`` and ``b`` after the launch."""
+    device_arrays = [_mapped_device_array(np.asarray(a), f"mapped_{i}") for i, a in enumerate(arrays)]
+    try:
+        yield device_arrays[0] if len(device_arrays) == 1 else device_arrays
+    finally:
+        for device_array_ in device_arrays:
+            _unmap(device_array_)
 
 
 @contextlib.contextmanager
@@ -183,13 +205,10 @@ def defer_cleanup():
     yield
 
 
-def pinned_array(shape, dtype=float, strides=None, order="C"):
-    import numpy as np
-
+def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
+    """Page-locked host memory is host memory: a NumPy array."""
     return np.empty(shape, dtype=dtype, order=order)
 
 
 def pinned_array_like(ary):
-    import numpy as np
-
     return np.empty_like(ary)

@@ -7,9 +7,12 @@ A kernel's parameters are Numba's flattening of its arguments' types:
   ``int64`` per dimension each;
 - a boolean: one byte; an integer or float: itself, at its width;
 - a complex number: its real and imaginary parts;
-- a tuple: its items, each flattened in turn.
+- a tuple: its items, each flattened in turn;
+- a record (one element of a structured array): a pointer to a device copy of its bytes.
 
-Host arrays are copied to the device before the launch and back after it, as Numba does.
+Host arrays and records are copied to the device before the launch and back after it, as Numba
+does. Mapped and managed arrays are not staged: the kernel gets their own device memory, and
+the host's side of it is brought up to date before the launch and after it (see _arrays.py).
 """
 
 from __future__ import annotations
@@ -22,13 +25,16 @@ import numpy as np
 from numba.core import types as nbtypes
 
 from .._core import device
-from ._arrays import DeviceNDArray, _bytes_view
+from ._arrays import DeviceNDArray, _bytes_view, mapped_device_view
 
 
 def numba_type(value):
     """The Numba type Numba would give ``value`` as a kernel argument."""
     if isinstance(value, DeviceNDArray):
         return nbtypes.Array(numba.from_dtype(value.dtype), value.ndim, value.get_numba_type_layout())
+    mapped = mapped_device_view(value) if isinstance(value, np.ndarray) else None
+    if mapped is not None:
+        return numba_type(mapped)
     if isinstance(value, np.ndarray) and not (value.flags.c_contiguous or value.flags.f_contiguous):
         # Staged through a contiguous copy (see `Marshalled.add`), so typed as one.
         return nbtypes.Array(numba.from_dtype(value.dtype), value.ndim, "C")
@@ -79,16 +85,45 @@ class Marshalled:
             self.args.append((("i" if ty.signed else "u") + str(ty.bitwidth), int(value)))
         elif isinstance(ty, nbtypes.Float):
             self.args.append(("f" + str(ty.bitwidth), float(value)))
+        elif isinstance(ty, nbtypes.Record):
+            self._add_record(value, ty, label)
         else:
             raise TypeError(
                 f"argument {label!r} is a {ty}, which racetrack.cuda cannot pass to a kernel "
                 "(arrays, scalars, complex numbers and tuples of them can be passed)"
             )
 
+    def _add_record(self, value, ty, label: str) -> None:
+        """A record goes by pointer to a device copy, copied back after (Numba's InOut)."""
+        record = np.asarray(value) if isinstance(value, np.void) else np.asarray(value).reshape(())
+        if record.dtype.itemsize != ty.size:
+            raise TypeError(f"argument {label!r} is a {record.dtype}, but the kernel's signature says {ty}")
+        holder = np.array(record).reshape(1)
+        array = DeviceNDArray(1, holder.dtype, uninit=False, label=label)
+        device().write(array.address, _bytes_view(holder))
+        self.staged.append(array)
+        if isinstance(value, np.void):
+
+            def copy_back(a=array, v=value):
+                # An np.void from `array[i]` is a view of that array: field by field, it is written.
+                written = a[0]
+                for name in v.dtype.names or ():
+                    v[name] = written[name]
+
+            self.after.append(copy_back)
+        self.args.append(("ptr", array.address))
+
     def _add_array(self, value, ty, label: str) -> None:
+        mapped = mapped_device_view(value) if isinstance(value, np.ndarray) else None
+        if mapped is not None:
+            value = mapped
         if isinstance(value, DeviceNDArray):
             array = value
             device().relabel(array._allocation.address, label)
+            if array._allocation.host is not None:
+                # Mapped memory: the host's writes in, the kernel's out, as one memory would.
+                array._allocation.push()
+                self.after.append(array._allocation.pull)
         else:
             host = np.asarray(value)
             if numba.from_dtype(host.dtype) != ty.dtype or host.ndim != ty.ndim:

@@ -1,6 +1,12 @@
 """Device arrays in the emulator's memory, as Numba's ``DeviceNDArray`` behaves: made by
 ``to_device`` and ``device_array``, copied with ``copy_to_host``/``copy_to_device``, indexed and
-sliced into views of the same memory."""
+sliced into views of the same memory.
+
+Mapped and managed memory (``mapped_array``, ``managed_array``, ``cuda.mapped(...)``) is memory
+both sides see. The emulator's memory is its own, so such an allocation keeps a host buffer
+beside it: the host's bytes go to the device before every launch and copy that uses it, and
+come back after, so that the host reads what a kernel wrote (after ``cuda.synchronize()``, as
+on a GPU; here launches end when issued, so already right after the launch)."""
 
 from __future__ import annotations
 
@@ -28,11 +34,24 @@ def _free(address: int) -> None:
 
 
 class _Allocation:
-    """Device memory, freed when the last array viewing it is gone."""
+    """Device memory, freed when the last array viewing it is gone. ``host``, for mapped and
+    managed memory, is the host buffer (1-D uint8) the same bytes live in on the host side."""
 
-    def __init__(self, nbytes: int, label: str, uninit: bool):
+    def __init__(self, nbytes: int, label: str, uninit: bool, host: Optional[np.ndarray] = None):
         self.address = device().alloc(nbytes, label, uninit=uninit)
+        self.host = host
         weakref.finalize(self, _free, self.address)
+        self.push()
+
+    def push(self) -> None:
+        """Mapped memory: what the host wrote, to the device (before the device reads it)."""
+        if self.host is not None and self.host.size:
+            device().write(self.address, self.host)
+
+    def pull(self) -> None:
+        """Mapped memory: what the device wrote, to the host (after the device is done)."""
+        if self.host is not None and self.host.size:
+            device().read_into(self.address, self.host)
 
 
 def _contiguous_strides(shape, itemsize: int, order: str) -> Tuple[int, ...]:
@@ -53,7 +72,15 @@ class DeviceNDArray:
 
     __cuda_memory__ = True
 
-    def __init__(self, shape, dtype, order: str = "C", *, uninit: bool = True, label: str = ""):
+    def __init__(
+        self,
+        shape,
+        dtype,
+        order: str = "C",
+        *,
+        uninit: bool = True,
+        label: str = "",
+    ):
         if isinstance(shape, (int, np.integer)):
             shape = (int(shape),)
         self.shape = tuple(int(s) for s in shape)
@@ -62,6 +89,7 @@ class DeviceNDArray:
         self.label = label or f"device_array_{next(_names)}"
         self._allocation = _Allocation(self.nbytes, self.label, uninit)
         self._offset = 0
+        self.stream = 0
 
     # -- shape and layout --
 
@@ -132,6 +160,7 @@ class DeviceNDArray:
         view.label = self.label
         view._allocation = self._allocation
         view._offset = self._offset + int(offset_bytes)
+        view.stream = self.stream
         return view
 
     def _locate(self, key):
@@ -160,6 +189,7 @@ class DeviceNDArray:
     def __getitem__(self, key):
         shape, strides, offset = self._locate(key)
         if shape == ():
+            self._allocation.push()
             element = np.empty(1, self.dtype)
             device().read_into(self.address + offset, element.view(np.uint8))
             return element[0]
@@ -169,6 +199,7 @@ class DeviceNDArray:
         shape, strides, offset = self._locate(key)
         if shape == ():
             device().write(self.address + offset, np.array([value], self.dtype).view(np.uint8))
+            self._allocation.pull()
             return
         view = self._view(shape, strides, offset)
         view.copy_to_device(np.broadcast_to(np.asarray(value, self.dtype), shape))
@@ -183,8 +214,40 @@ class DeviceNDArray:
         shape = self._layout().reshape(newshape, order=order).shape
         return self._view(shape, _contiguous_strides(shape, self.dtype.itemsize, order), 0)
 
-    def ravel(self, order: str = "C") -> "DeviceNDArray":
+    def ravel(self, order: str = "C", stream=0) -> "DeviceNDArray":
         return self.reshape(self.size, order=order)
+
+    def split(self, section: int, stream=0):
+        """Views of ``section`` elements each (the last may be shorter), as Numba's: 1-D arrays
+        of unit stride only."""
+        if self.ndim != 1:
+            raise ValueError("only support 1d array")
+        if self.strides[0] != self.dtype.itemsize:
+            raise ValueError("only support unit stride")
+        itemsize = self.dtype.itemsize
+        for begin in range(0, self.size, int(section)):
+            end = min(begin + int(section), self.size)
+            yield self._view((end - begin,), self.strides, begin * itemsize)
+
+    def squeeze(self, axis=None, stream=0) -> "DeviceNDArray":
+        """A view without the axes of length one (those of ``axis`` when given)."""
+        squeezed = self._layout().squeeze(axis=axis)
+        return self._view(squeezed.shape, squeezed.strides, 0)
+
+    def bind(self, stream=0) -> "DeviceNDArray":
+        """The same array with ``stream`` as its default stream (work is done when issued)."""
+        view = self._view(self.shape, self.strides, 0)
+        view.stream = stream
+        return view
+
+    def view(self, dtype) -> "DeviceNDArray":
+        """The same bytes read as another dtype of the same size."""
+        dtype = np.dtype(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise ValueError(f"a device array view must keep the item size ({self.dtype.itemsize} bytes)")
+        view = self._view(self.shape, self.strides, 0)
+        view.dtype = dtype
+        return view
 
     # -- copies --
 
@@ -197,6 +260,7 @@ class DeviceNDArray:
     def _host_window(self):
         """The device bytes under the array, copied to the host, and the array over them."""
         low, high = self._span()
+        self._allocation.push()
         window = np.empty(high - low, np.uint8)
         device().read_into(self.address + low, window)
         host = np.ndarray(self.shape, self.dtype, buffer=window, offset=-low, strides=self.strides)
@@ -220,6 +284,7 @@ class DeviceNDArray:
             window, low, view = self._host_window()
             view[...] = host
             device().write(self.address + low, window)
+        self._allocation.pull()
 
     def copy_to_host(self, ary: Optional[np.ndarray] = None, stream=0) -> np.ndarray:
         """The array's contents in host memory: into ``ary`` when given, else a new array."""
@@ -236,6 +301,7 @@ class DeviceNDArray:
             self.is_f_contiguous() and ary.flags.f_contiguous and ary.shape == self.shape
         )
         if same_order:
+            self._allocation.push()
             device().read_into(self.address, _bytes_view(ary))
         else:
             _, _, view = self._host_window()
@@ -278,3 +344,123 @@ def as_cuda_array(obj, sync: bool = True) -> DeviceNDArray:
     if isinstance(obj, DeviceNDArray):
         return obj
     raise TypeError(f"{type(obj).__name__} is not an array in the emulator's memory")
+
+
+# -- memory the host and the device share ---------------------------------------------------
+
+
+class MappedNDArray(np.ndarray):
+    """``cuda.mapped_array``: a NumPy array in host memory the device sees too. Pass it to a
+    kernel as it is; what the kernel writes is in it after the launch."""
+
+    _racetrack_allocation: Optional[_Allocation] = None
+
+    def __array_finalize__(self, obj) -> None:
+        # A view of a mapped array is mapped too; a new array NumPy computed from one is not.
+        allocation = getattr(obj, "_racetrack_allocation", None)
+        if allocation is not None and _offset_in(self, allocation) is None:
+            allocation = None
+        self._racetrack_allocation = allocation
+
+
+class ManagedNDArray(MappedNDArray):
+    """``cuda.managed_array``: unified memory, which host and device both read and write."""
+
+
+def _offset_in(array: np.ndarray, allocation: _Allocation) -> Optional[int]:
+    """Where ``array``'s first element is in ``allocation``'s host buffer, if every element
+    it covers is inside that buffer."""
+    if allocation.host is None:
+        return None
+    base = allocation.host.__array_interface__["data"][0]
+    start = array.__array_interface__["data"][0] - base
+    low = sum(min(0, (n - 1) * s) for n, s in zip(array.shape, array.strides))
+    high = sum(max(0, (n - 1) * s) for n, s in zip(array.shape, array.strides)) + array.itemsize
+    if array.size and (start + low < 0 or start + high > allocation.host.size):
+        return None
+    return start
+
+
+def mapped_device_view(array: np.ndarray) -> Optional[DeviceNDArray]:
+    """The device side of a mapped or managed host array (or of a view of one); None for any
+    other array."""
+    allocation = getattr(array, "_racetrack_allocation", None)
+    if allocation is None:
+        return None
+    offset = _offset_in(array, allocation)
+    if offset is None:
+        return None
+    view = object.__new__(DeviceNDArray)
+    view.shape = tuple(array.shape)
+    view.dtype = array.dtype
+    view.strides = tuple(array.strides)
+    view.label = device_label(allocation)
+    view._allocation = allocation
+    view._offset = offset
+    view.stream = 0
+    return view
+
+
+def device_label(allocation: _Allocation) -> str:
+    return getattr(allocation, "label", "mapped_array")
+
+
+def _shared_host_array(kind, shape, dtype, strides, order: str, label: str):
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if strides is not None:
+        nbytes = (
+            sum((n - 1) * s for n, s in zip(shape, strides)) + dtype.itemsize if all(shape) else 0
+        )
+    host = np.zeros(max(nbytes, 0), np.uint8)
+    # The host buffer is initialized memory (np.empty's garbage is still the host's to read),
+    # so initcheck has nothing to say about a kernel reading it.
+    allocation = _Allocation(max(nbytes, 1), label, uninit=False, host=host)
+    allocation.label = label
+    array = np.ndarray(shape, dtype, buffer=host, strides=strides, order=order).view(kind)
+    array._racetrack_allocation = allocation
+    return array
+
+
+def mapped_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0, portable=False, wc=False):
+    """``cuda.mapped_array``: host memory the device reads and writes (zero-copy)."""
+    return _shared_host_array(MappedNDArray, shape, dtype, strides, order, f"mapped_array_{next(_names)}")
+
+
+def mapped_array_like(ary, stream=0, portable=False, wc=False):
+    order = "F" if ary.flags.f_contiguous and not ary.flags.c_contiguous else "C"
+    return mapped_array(ary.shape, ary.dtype, order=order)
+
+
+def managed_array(shape, dtype=np.float64, strides=None, order: str = "C", stream=0, attach_global=True):
+    """``cuda.managed_array``: unified memory, one array for host and device."""
+    return _shared_host_array(ManagedNDArray, shape, dtype, strides, order, f"managed_array_{next(_names)}")
+
+
+def mapped_device_array(host: np.ndarray, label: str) -> DeviceNDArray:
+    """A device array over a host array's own bytes (``cuda.mapped(host)``)."""
+    if not (host.flags.c_contiguous or host.flags.f_contiguous):
+        raise ValueError("cuda.mapped needs contiguous host arrays (np.ascontiguousarray makes one)")
+    if not host.flags.writeable:
+        raise ValueError("cuda.mapped needs writeable host arrays: the device may write them")
+    allocation = _Allocation(max(host.nbytes, 1), label, uninit=False, host=_bytes_view(host))
+    allocation.label = label
+    view = object.__new__(DeviceNDArray)
+    view.shape = tuple(host.shape)
+    view.dtype = host.dtype
+    view.strides = tuple(host.strides)
+    view.label = label
+    view._allocation = allocation
+    view._offset = 0
+    view.stream = 0
+    return view
+
+
+def unmap(array: DeviceNDArray) -> None:
+    """The end of ``cuda.mapped``: the host has the last of the device's writes, and the
+    device array no longer reaches the host's memory."""
+    array._allocation.pull()
+    array._allocation.host = None

@@ -112,8 +112,11 @@ def compile_kernel(py_func, signature, options: Optional[Dict[str, Any]] = None)
     options = dict(options or {})
     with warnings.catch_warnings():
         # A lambda (cuda.reduce(lambda a, b: a + b)) has no source of its own for line info;
-        # its lines are the caller's, which is what reports should name anyway.
-        warnings.filterwarnings("ignore", message=r".*<lambda>", category=NumbaDebugInfoWarning)
+        # its lines are the caller's, which is what reports should name anyway. Nor have the
+        # kernels Numba generates around a (gu)vectorized function, whose body has lines.
+        warnings.filterwarnings(
+            "ignore", message=r".*(<lambda>|__vectorized_|__gufunc_)", category=NumbaDebugInfoWarning
+        )
         ptx, _ = numba_cuda.compile_ptx(
             for_numba(py_func),
             signature,

@@ -14,6 +14,18 @@ from ._abi import Marshalled, numba_type
 from ._compile import compile_kernel
 
 
+#: What Numba's PTX calls for a grid group (``cuda.cg.this_grid()``): CUDA's device runtime,
+#: which finds the grid barrier a cooperative launch sets up.
+_GRID_GROUP_CALLS = ("cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
+
+
+class UnsupportedOnTheEmulator(NotImplementedError):
+    """A kernel needs something the emulator does not do; the message says what."""
+
+
+UnsupportedOnTheEmulator.__module__ = "racetrack.cuda"  # as users would import it
+
+
 class Kernel:
     """A ``@cuda.jit`` kernel. Index it with a launch configuration and call it:
     ``kernel[blocks, threads](args)``, ``kernel[blocks, threads, stream, shared_bytes](args)``."""
@@ -41,6 +53,12 @@ class Kernel:
         compiled = self._compiled.get(signature)
         if compiled is None:
             ptx = compile_kernel(self.py_func, signature, self.options)
+            if any(call in ptx for call in _GRID_GROUP_CALLS):
+                raise UnsupportedOnTheEmulator(
+                    f"{self.__name__} uses cuda.cg.this_grid(): grid-wide sync needs a cooperative "
+                    "launch, which the emulator does not run (split the kernel into two launches "
+                    "where it syncs)"
+                )
             source = _core.relative_path(inspect.getsourcefile(self.py_func) or "<kernel>")
             module = _core.PtxModule(ptx, source)
             compiled = (module, module.entries[0])
@@ -128,6 +146,6 @@ class _Launch:
         where = f"{_core.relative_path(caller.f_code.co_filename)}:{caller.f_lineno}"
         try:
             self.kernel._run(self, args, where)
-        except _core.FindingError as error:
+        except (_core.FindingError, UnsupportedOnTheEmulator) as error:
             # The traceback ends here, at the user's launch line, not inside Racetrack.
             raise error.with_traceback(None) from None
