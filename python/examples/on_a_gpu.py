@@ -181,6 +181,11 @@ def pycuda_examples() -> None:
         "pycuda ch2 tree_sum", abs(float(reduction.block_sums(x).astype(np.float64).sum()) - exact) <= bound
     )
     check("pycuda ch2 ReductionKernel", abs(reduction.reduction_kernel_sum(x) - exact) <= bound)
+    reductions = load("pycuda_ch2_reductions")
+    check(
+        "pycuda ch2 prepared_call tree_sum",
+        abs(float(reductions.block_sums_prepared(x).astype(np.float64).sum()) - exact) <= bound,
+    )
     saxpy = load("pycuda_ch1_saxpy")
     x = rng.random(1000).astype(np.float32)
     y = rng.random(1000).astype(np.float32)
