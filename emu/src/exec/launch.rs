@@ -467,7 +467,9 @@ impl Launch<'_> {
     /// Round robin over the resident blocks' warps, one instruction each, in warp order; a block
     /// that finishes makes room for the next one.
     pub(crate) fn run_hardware(&mut self) {
-        let workers = self.crew_size();
+        // A worker beyond one per resident block would only spin, on a core the others' turns
+        // (and the system) could use.
+        let workers = self.crew_size().min(self.resident_blocks as usize);
         if workers == 0 {
             self.run_rounds(None);
             return;

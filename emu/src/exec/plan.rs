@@ -115,6 +115,10 @@ pub(crate) struct Rounds {
 }
 
 /// Something in line to join the launch's findings and race-detector calls.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "nearly every item is an outcome: boxing would allocate one per block and round"
+)]
 pub(super) enum Waiting {
     Outcome(Outcome),
     Started { slot: u32, block: u64 },
