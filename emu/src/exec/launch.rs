@@ -506,7 +506,7 @@ impl Launch<'_> {
         let entry_stretch = self.ctx.m.stretch_at(self.entry_pc);
         // A fresh block's lanes are all at the entry.
         let entry_quiet =
-            (self.ctx.m.quiet_at(self.entry_pc)).min(self.ctx.m.exit_at(self.entry_pc));
+            (self.ctx.m.quiet_at(self.entry_pc)).min(self.ctx.m.exit_at(self.entry_pc) + 1);
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
                 // A block's start comes after what the blocks did before it: on several cores,

@@ -79,10 +79,47 @@ impl Launch<'_> {
         let until_stall = (self.started < self.nblocks).then(|| patience.saturating_sub(stalled));
         let per_round = resident.len() as u64 * self.ctx.wpb as u64 * 32;
         let mut due = self.ctx.opts.step_budget;
-        if self.ctx.opts.watchdog_window != 0 {
-            due = due.min(self.watchdog.next_check);
+        let window = self.ctx.opts.watchdog_window;
+        if window != 0 {
+            // When something progressed since the watchdog's last look, its next one only notes
+            // that, which the launch can do after the turn from the rounds' counts
+            // ([`Launch::watchdog_rounds`]); the one after that may find the kernel stuck and
+            // must see the blocks as they are.
+            let next = if self.ctx.progress != self.watchdog.progress_seen {
+                self.watchdog.next_check.saturating_add(window)
+            } else {
+                self.watchdog.next_check
+            };
+            due = due.min(next);
         }
         rounds_unwatched(until_stall, per_round, self.ctx.thread_instrs, due)
+    }
+
+    /// The watchdog's looks that fell inside a turn's rounds before its last, as one core would
+    /// have made them after each round: `rounds` holds each round's thread-instructions and
+    /// progress, summed over the turn's blocks, and the turn started at `instrs` and
+    /// `progress`. Each such look finds progress since the one before (the turn was planned so
+    /// that only its last round can reach a look that might not, see
+    /// [`Launch::rounds_unwatched`]), and notes it; the last round's look is the launch's own.
+    fn watchdog_rounds(&mut self, rounds: &[(u64, u64)], mut instrs: u64, mut progress: u64) {
+        let window = self.ctx.opts.watchdog_window;
+        if window == 0 || rounds.len() < 2 {
+            return;
+        }
+        for &(round_instrs, round_progress) in &rounds[..rounds.len() - 1] {
+            instrs += round_instrs;
+            progress += round_progress;
+            let watchdog = &mut self.watchdog;
+            if instrs >= watchdog.next_check {
+                debug_assert_ne!(progress, watchdog.progress_seen);
+                #[cfg(test)]
+                WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.set(looks.get() + 1));
+                watchdog.next_check = instrs.saturating_add(window);
+                watchdog.progress_seen = progress;
+                watchdog.quiet_since = instrs;
+                watchdog.registers = None;
+            }
+        }
     }
 
     /// Whether this launch's rounds may run on several cores at all.
@@ -100,6 +137,12 @@ impl Launch<'_> {
             && !heap
             && matches!(ctx.race, None | Some(Racecheck::Piped(_)))
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The watchdog's looks made from a turn's counts by this thread's launches.
+    static WATCHDOG_LOOKS_IN_TURNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// What a worker is given for a turn (one round or a stretch of them), and gives back.
@@ -385,6 +428,8 @@ struct Running {
     done: Vec<u32>,
     outcomes: Vec<Outcome>,
     ran_last: bool,
+    /// Per round: the thread-instructions it ran and the progress it made.
+    counts: Vec<(u64, u64)>,
 }
 
 /// Runs the warps of the block for `rounds` rounds, one instruction each a round, from the
@@ -409,11 +454,15 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, entry: u32, from: u3
     }
     for round in from..from + rounds {
         running.ran_last = false;
+        let before = (ctx.thread_instrs, ctx.progress);
         for wi in 0..warps.len() {
             if let Step::Ran = block::step(ctx, warps, state, wi) {
                 running.ran_last = true;
             }
         }
+        running
+            .counts
+            .push((ctx.thread_instrs - before.0, ctx.progress - before.1));
         if ctx.made_ordered() {
             running.done.push(round);
             running.outcomes.push(ctx.outcome());
@@ -450,6 +499,7 @@ unsafe fn run_share(
             done: Vec::new(),
             outcomes: Vec::new(),
             ran_last: false,
+            counts: Vec::new(),
         })
         .collect();
     let (mut at, mut segment) = (0, first);
@@ -502,6 +552,7 @@ unsafe fn run_share(
                 rest: None,
                 ran_last: r.ran_last,
                 ahead: ahead_of_it,
+                counts: r.counts,
             },
         ));
         if k + 1 == count {
@@ -658,6 +709,7 @@ impl Launch<'_> {
         most: u32,
     ) -> Option<(u32, bool)> {
         let planning = Lap::start(self.ctx.detector_time());
+        let (instrs_before, progress_before) = (self.ctx.thread_instrs, self.ctx.progress);
         let workers = crew.jobs.len();
         let parts = (workers + 1).min(resident.len());
         let planned = if parts < 2 {
@@ -802,6 +854,17 @@ impl Launch<'_> {
             rounds.stretched_rounds += ran as u64;
         }
         rounds.met_rounds += (ran - planned) as u64;
+        // The watchdog's looks inside the turn, from its rounds' counts summed over blocks.
+        let mut counts = vec![(0u64, 0u64); ran as usize];
+        for &slot in resident {
+            if let Some(turn) = rounds.turns[slot as usize].as_ref() {
+                for (sum, count) in counts.iter_mut().zip(&turn.counts) {
+                    sum.0 += count.0;
+                    sum.1 += count.1;
+                }
+            }
+        }
+        self.watchdog_rounds(&counts, instrs_before, progress_before);
         // In line for the join, round by round in block order, as one core would have made
         // them.
         let mut turns = Vec::with_capacity(resident.len());
@@ -905,6 +968,7 @@ impl Drop for Dismissal<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::WATCHDOG_LOOKS_IN_TURNS;
     use crate::exec::plan::ROUNDS_RUN;
     use crate::module::Module;
     use crate::options::RunOptions;
@@ -1025,6 +1089,9 @@ mod tests {
             };
             on_cores(threads)(options)
         });
+        // A watchdog that looks every few rounds, so that turns run past its looks, which the
+        // launch then makes from the turns' counts.
+        WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.set(0));
         let unchecked = crate::committed::runs_alike("three cores, no checkers", 5, parse, |o| {
             on_cores(3)(RunOptions {
                 racecheck: false,
@@ -1032,9 +1099,15 @@ mod tests {
                 memcheck: false,
                 initcheck: false,
                 resident_threads: 3 * 96,
+                watchdog_window: 4096,
                 ..o
             })
         });
+        let looks = WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.get());
+        assert!(
+            looks > 500,
+            "{looks} watchdog looks made from turns' counts"
+        );
         assert!(
             checked > 300 && unchecked == checked,
             "{checked} and {unchecked} launches"

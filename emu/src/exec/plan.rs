@@ -64,6 +64,9 @@ pub(crate) struct Turn {
     /// Whether a warp ran in the turn's last round.
     pub(super) ran_last: bool,
     pub(super) ahead: Ahead,
+    /// Per round: the thread-instructions it ran and the progress it made (the watchdog's
+    /// looks inside the turn are made from them).
+    pub(super) counts: Vec<(u64, u64)>,
 }
 
 /// What a block did in its turn that the launch adds to its own, in block order.
@@ -303,8 +306,10 @@ fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, u32) {
 }
 
 /// The rounds the block surely changes nothing beyond itself: no lane writes beyond it or
-/// reaches the launch, and it does not finish, which would let the launch start the next
-/// block (it finishes when its farthest lane ends its thread); none once it has finished.
+/// reaches the launch, and it does not finish before the last of them (finishing lets the
+/// launch start the next block, which it does after a turn's last round as one core does
+/// after any round; a block finishes when its farthest lane ends its thread, a round after it
+/// reaches its end); none once it has finished.
 pub(super) fn quiet_rounds(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> u32 {
     if state.live == 0 {
         return 0;
@@ -323,7 +328,7 @@ pub(super) fn quiet_rounds(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> u32
             return 0;
         }
     }
-    quiet.min(finish)
+    quiet.min(finish + 1)
 }
 
 /// Where the block's warps may touch global memory in their next turn.
