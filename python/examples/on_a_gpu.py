@@ -79,6 +79,7 @@ def numba_examples() -> None:
     numba_ufuncs(rng)
     numba_memory_kinds(rng)
     numba_records()
+    numba_many_gpus(rng)
 
 
 def numba_ufuncs(rng) -> None:
@@ -123,6 +124,42 @@ def numba_records() -> None:
     want = int(moved["bounces"].sum())
     check("numba records total_bounces", records.count_bounces(moved) == want)
     print(f"     total_bounces_into_record on the GPU: {records.count_bounces_into_record(moved)} (right: {want})")
+
+
+def numba_many_gpus(rng) -> None:
+    """Chapter 8 on every GPU of the machine: skipped, saying so, with fewer than two."""
+    from numba import cuda
+
+    if len(cuda.gpus) < 2:
+        print(f"skip numba ch8 (many GPUs): it needs 2 GPUs, and this machine has {len(cuda.gpus)}")
+        return
+    many = load("ch8_many_gpus")  # once: it remembers which peer access it enabled
+    ranks = len(cuda.gpus)
+    x = rng.uniform(-1, 1, 1_000_003).astype(np.float32)
+    exact = float(x.astype(np.float64).sum())
+    bound = many.split_sum_error_bound(x, 64)
+    got = many.sum_by_copies(x, 64)
+    check(f"numba ch8 sum_by_copies ({ranks} GPUs)", abs(got - exact) <= bound, f"{got} vs {exact}")
+    # GPU 0 reads every other GPU's block sums; in the ring each GPU reads its predecessor's chunks.
+    pairs = {(0, p) for p in range(1, ranks)} | {(r, (r - 1) % ranks) for r in range(ranks)}
+    blocked = sorted((r, o) for r, o in pairs if not cuda.gpus[r].get_primary_context().can_access_peer(o))
+    if blocked:
+        print(f"skip numba ch8 sum_over_peers and the ring: GPU {blocked[0][0]} cannot access GPU {blocked[0][1]}'s memory")
+        return
+    got = many.sum_over_peers(x, 64)
+    check("numba ch8 sum_over_peers", abs(got - exact) <= bound, f"{got} vs {exact}")
+    n = 1_000_001  # not a multiple of the ring's size, so the wrong offset shows
+    inputs = [rng.uniform(0.5, 1, n).astype(np.float32) for _ in range(ranks)]
+    want = np.sum(np.asarray(inputs, np.float64), axis=0)
+    bound = many.all_reduce_error_bound(inputs)
+    outputs = many.all_reduce(inputs, 80, 256)
+    check("numba ch8 ring all_reduce", all(bool(np.all(np.abs(out - want) <= bound)) for out in outputs))
+    outputs = many.all_reduce(inputs, 80, 256, gather_step=many.ring_gather_without_wait, gather_waits=False)
+    wrong = sum(int((np.abs(out - want) > bound).sum()) for out in outputs)
+    print(f"     ring without the event wait on the GPUs: {wrong} of {n * ranks} values wrong this run")
+    outputs = many.all_reduce(inputs, 80, 256, reduce_step=many.ring_reduce_wrong_offset)
+    wrong = sum(int((np.abs(out - want) > bound).sum()) for out in outputs)
+    print(f"     ring_reduce_wrong_offset on the GPUs: {wrong} of {n * ranks} values wrong (n % {ranks} = {n % ranks} per device)")
 
 
 def cupy_examples() -> None:

@@ -159,7 +159,9 @@ _device: Optional[_native.Emulator] = None
 
 
 def device() -> _native.Emulator:
-    """The emulated device every face allocates on and launches to (one per process)."""
+    """The emulator every face allocates on and launches to (one per process). It holds
+    ``RACETRACK_DEVICES`` devices (2 unless set); the Numba face's ``cuda.gpus`` selects among
+    them, and the others work on device 0."""
     global _device
     with _device_lock:
         if _device is None:
@@ -176,12 +178,20 @@ def relative_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
+#: PTX entry names (Numba mangles them) to the names users wrote, for reports of races between
+#: streams, which name the other launch by its entry.
+entry_names = {}
+
+
 def _error_for(findings: Sequence[Finding], kernel: str, where: str) -> FindingError:
     first = findings[0]
     head = f"{kernel}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
     if where:
         head += f" in the launch at {where}"
     text = "\n\n".join(finding.text for finding in findings)
+    for entry, name in entry_names.items():
+        if entry in text:
+            text = text.replace(entry, name)
     cls = _ERROR_FOR_CATEGORY.get(first.category, FindingError)
     return cls(f"{head}\n{text}", findings)
 
@@ -196,18 +206,27 @@ def launch(
     shared_bytes: int = 0,
     kernel_name: Optional[str] = None,
     where: str = "",
+    stream: Optional[int] = None,
 ) -> _native.LaunchResult:
     """Runs one kernel on :func:`device` with the options of the enclosing
     :func:`checking` block, prints what the kernel printed, and raises the
     :class:`FindingError` for what the checkers found (or adds it to the block's report).
 
     ``args`` are ``(type, value)`` pairs (python/README.md lists the types); ``where`` names
-    the launch (``my.py:31``) in the exception's first line.
+    the launch (``my.py:31``) in the exception's first line. ``stream`` is the emulator's
+    number for a stream (``device().create_stream()``): the launch is queued on it, and its
+    accesses that race with unordered work on other streams are findings too; without one it
+    runs on the current device after everything queued before it.
     """
     state = _current.get()
-    result = device().launch(
-        module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
-    )
+    if stream is None:
+        result = device().launch(
+            module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
+        )
+    else:
+        result = device().launch_on(
+            stream, module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
+        )
     if result.printf:
         print(result.printf, end="")
     name = kernel_name or entry

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
-use ptx_emu::{DevicePtr, EmuError, LaunchConfig, Module};
+use ptx_emu::{DevicePtr, EmuError, EventId, LaunchConfig, Module, RunReport, StreamId};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -92,16 +92,114 @@ pub struct Emulator {
     emulator: ptx_emu::Emulator,
     /// Time spent running launches: the clock events record.
     busy: Duration,
+    /// The emulator's streams, by the number Python holds (the emulator's ids are its own).
+    streams: Vec<StreamId>,
+    /// The emulator's events, likewise by number.
+    events: Vec<EventId>,
+}
+
+/// The emulator's devices when `RACETRACK_DEVICES` names no other number: chapter 8's ring
+/// needs two, as `cargo run -p ch8-many-gpus` emulates by default (`--devices 2`).
+const DEFAULT_DEVICES: u32 = 2;
+
+/// `RACETRACK_DEVICES`, or [`DEFAULT_DEVICES`]; a value that is not a number from 1 to 64 is an
+/// error naming it.
+fn device_count_from_env() -> PyResult<u32> {
+    match std::env::var("RACETRACK_DEVICES") {
+        Err(_) => Ok(DEFAULT_DEVICES),
+        Ok(text) => text
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|count| (1..=64).contains(count))
+            .ok_or_else(|| {
+                EmulatorError::new_err(format!(
+                    "RACETRACK_DEVICES={text:?}: the emulator holds from 1 to 64 devices"
+                ))
+            }),
+    }
+}
+
+fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid: [grid.0, grid.1, grid.2],
+        block: [block.0, block.1, block.2],
+        dynamic_shared_bytes: shared_bytes,
+    }
+}
+
+fn findings_of(py: Python<'_>, report: &RunReport) -> PyResult<Vec<Py<Finding>>> {
+    report
+        .findings
+        .iter()
+        .map(|finding| Py::new(py, Finding::from(finding)))
+        .collect()
+}
+
+impl Emulator {
+    fn stream(&self, stream: usize) -> PyResult<StreamId> {
+        self.streams
+            .get(stream)
+            .copied()
+            .ok_or_else(|| EmulatorError::new_err(format!("stream {stream} was never created")))
+    }
+
+    fn event(&self, event: usize) -> PyResult<EventId> {
+        self.events
+            .get(event)
+            .copied()
+            .ok_or_else(|| EmulatorError::new_err(format!("event {event} was never recorded")))
+    }
+
+    /// Runs `run` with the Python thread state released, adding its time to the clock.
+    fn timed<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        run: impl FnOnce(&mut ptx_emu::Emulator) -> T + Send,
+    ) -> (T, Duration) {
+        let emulator = &mut self.emulator;
+        let (ran, elapsed) = py.detach(|| {
+            let start = Instant::now();
+            let ran = run(emulator);
+            (ran, start.elapsed())
+        });
+        self.busy += elapsed;
+        (ran, elapsed)
+    }
+
+    fn launch_result(
+        py: Python<'_>,
+        report: RunReport,
+        elapsed: Duration,
+    ) -> PyResult<LaunchResult> {
+        Ok(LaunchResult {
+            findings: findings_of(py, &report)?,
+            printf: report.printf_output(),
+            completed: report.completed,
+            thread_instructions: report.thread_instructions,
+            elapsed_ms: elapsed.as_secs_f64() * 1e3,
+        })
+    }
 }
 
 #[pymethods]
 impl Emulator {
+    /// An emulator holding `devices` devices (`RACETRACK_DEVICES`, else 2), device 0 current.
     #[new]
-    fn new() -> Self {
-        Self {
-            emulator: ptx_emu::Emulator::new(),
+    #[pyo3(signature = (devices = None))]
+    fn new(devices: Option<u32>) -> PyResult<Self> {
+        let mut emulator = ptx_emu::Emulator::new();
+        let count = match devices {
+            Some(count) => count,
+            None => device_count_from_env()?,
+        };
+        emulator.set_device_count(count).map_err(emulator_error)?;
+        Ok(Self {
+            emulator,
             busy: Duration::ZERO,
-        }
+            streams: Vec::new(),
+            events: Vec::new(),
+        })
     }
 
     /// Allocates `nbytes` of global memory and returns its address. `label` names it in
@@ -209,32 +307,12 @@ impl Emulator {
             Some(options) => options.run_options()?,
             None => Options::default().run_options()?,
         };
-        let config = LaunchConfig {
-            grid: [grid.0, grid.1, grid.2],
-            block: [block.0, block.1, block.2],
-            dynamic_shared_bytes: shared_bytes,
-        };
+        let config = launch_config(grid, block, shared_bytes);
         let module = Arc::clone(&module.module);
-        let emulator = &mut self.emulator;
-        let (ran, elapsed) = py.detach(|| {
-            let start = Instant::now();
-            let ran = emulator.launch(&module, entry, &config, &args, &run_options);
-            (ran, start.elapsed())
+        let (ran, elapsed) = self.timed(py, |emulator| {
+            emulator.launch(&module, entry, &config, &args, &run_options)
         });
-        self.busy += elapsed;
-        let report = ran.map_err(emulator_error)?;
-        let findings = report
-            .findings
-            .iter()
-            .map(|finding| Py::new(py, Finding::from(finding)))
-            .collect::<PyResult<_>>()?;
-        Ok(LaunchResult {
-            findings,
-            printf: report.printf_output(),
-            completed: report.completed,
-            thread_instructions: report.thread_instructions,
-            elapsed_ms: elapsed.as_secs_f64() * 1e3,
-        })
+        Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
     }
 
     /// The emulator's clock in milliseconds: the time it has spent running launches. Events
@@ -242,5 +320,145 @@ impl Emulator {
     #[getter]
     fn clock_ms(&self) -> f64 {
         self.busy.as_secs_f64() * 1e3
+    }
+
+    // ---- several devices: chapter 8 ----
+
+    /// How many devices the emulator holds.
+    #[getter]
+    fn device_count(&self) -> u32 {
+        self.emulator.device_count()
+    }
+
+    /// The device later allocations and launches without a stream go to (`cudaSetDevice`).
+    #[getter]
+    fn current_device(&self) -> u32 {
+        self.emulator.current_device()
+    }
+
+    fn set_device(&mut self, device: u32) -> PyResult<()> {
+        self.emulator.set_device(device).map_err(emulator_error)
+    }
+
+    /// The device whose memory holds `address`, or `None` outside every allocation.
+    fn device_of(&self, address: u64) -> Option<u32> {
+        self.emulator.device_of(DevicePtr(address))
+    }
+
+    /// Lets kernels on the current device load and store `peer`'s memory
+    /// (`cudaDeviceEnablePeerAccess(peer)`); without it such an access is a finding.
+    fn enable_peer_access(&mut self, peer: u32) -> PyResult<()> {
+        self.emulator
+            .enable_peer_access(peer)
+            .map_err(emulator_error)
+    }
+
+    fn peer_access_enabled(&self, from: u32, to: u32) -> bool {
+        self.emulator.peer_access_enabled(from, to)
+    }
+
+    /// A new stream on the current device; returns its number.
+    fn create_stream(&mut self) -> usize {
+        self.streams.push(self.emulator.create_stream());
+        self.streams.len() - 1
+    }
+
+    /// The device whose work `stream` queues.
+    fn stream_device(&self, stream: usize) -> PyResult<u32> {
+        Ok(self.emulator.stream_device(self.stream(stream)?))
+    }
+
+    /// Records an event on `stream` (`cudaEventRecord`) and returns its number: a stream that
+    /// waits for it waits for everything queued on `stream` so far.
+    fn record_event(&mut self, stream: usize) -> PyResult<usize> {
+        let stream = self.stream(stream)?;
+        let event = self.emulator.record_event(stream).map_err(emulator_error)?;
+        self.events.push(event);
+        Ok(self.events.len() - 1)
+    }
+
+    /// Makes `stream`'s later work wait for `event` (`cudaStreamWaitEvent`), on any device.
+    fn wait_event(&mut self, stream: usize, event: usize) -> PyResult<()> {
+        let (stream, event) = (self.stream(stream)?, self.event(event)?);
+        self.emulator
+            .wait_event(stream, event)
+            .map_err(emulator_error)
+    }
+
+    /// The host waits for everything queued on `stream` (`cudaStreamSynchronize`).
+    fn synchronize_stream(&mut self, stream: usize) -> PyResult<()> {
+        let stream = self.stream(stream)?;
+        self.emulator
+            .synchronize_stream(stream)
+            .map_err(emulator_error)
+    }
+
+    /// The host waits for every stream of every device (`cudaDeviceSynchronize` on each).
+    /// Returns what held work found when it ran, and streams stuck behind waits no work can meet.
+    fn synchronize(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Finding>>> {
+        let report = self.emulator.synchronize().map_err(emulator_error)?;
+        findings_of(py, &report)
+    }
+
+    /// [`Emulator::launch`] queued on `stream`, on the stream's device: besides the launch's own
+    /// findings, its accesses that race with earlier work on other streams that no stream order,
+    /// event wait or synchronization orders before it.
+    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None))]
+    #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
+    fn launch_on(
+        &mut self,
+        py: Python<'_>,
+        stream: usize,
+        module: &PtxModule,
+        entry: &str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        args: &Bound<'_, PyList>,
+        shared_bytes: u32,
+        options: Option<PyRef<'_, Options>>,
+    ) -> PyResult<LaunchResult> {
+        let stream = self.stream(stream)?;
+        let args = args
+            .iter()
+            .enumerate()
+            .map(|(index, arg)| kernel_arg(index, &arg))
+            .collect::<PyResult<Vec<_>>>()?;
+        let run_options = match options {
+            Some(options) => options.run_options()?,
+            None => Options::default().run_options()?,
+        };
+        let config = launch_config(grid, block, shared_bytes);
+        let module = Arc::clone(&module.module);
+        let (ran, elapsed) = self.timed(py, |emulator| {
+            emulator.launch_on(stream, &module, entry, &config, &args, &run_options)
+        });
+        Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
+    }
+
+    /// Copies `nbytes` from `source` to `destination` queued on `stream` (`cudaMemcpyAsync`, or
+    /// `cudaMemcpyPeerAsync` across devices: a copy needs no peer access). Returns the copy's
+    /// races with earlier unordered work on other streams.
+    #[pyo3(signature = (stream, destination, source, nbytes, racecheck = true))]
+    fn copy_on(
+        &mut self,
+        py: Python<'_>,
+        stream: usize,
+        destination: u64,
+        source: u64,
+        nbytes: usize,
+        racecheck: bool,
+    ) -> PyResult<Vec<Py<Finding>>> {
+        let stream = self.stream(stream)?;
+        let report = self
+            .emulator
+            .copy_on(
+                stream,
+                DevicePtr(destination),
+                DevicePtr(source),
+                nbytes,
+                racecheck,
+            )
+            .map_err(emulator_error)?;
+        findings_of(py, &report)
     }
 }

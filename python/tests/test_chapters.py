@@ -2,6 +2,8 @@
 every broken one fails as documented, at its `# BUG` line."""
 
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ import ch4_atomics  # noqa: E402
 import ch5_mutex_dot  # noqa: E402
 import ch6_scans  # noqa: E402
 import ch7_matmul  # noqa: E402
+import ch8_many_gpus  # noqa: E402
 
 f32 = st.floats(-1e3, 1e3, width=32)
 sizes = st.integers(1, 700)
@@ -172,3 +175,129 @@ def test_fixed_kernels_are_clean_under_random_schedules():
             ch4_atomics.histogram(DATA, ch4_atomics.histogram_shared, 4)
             ch6_scans.inclusive_scan(SCAN)
         assert report.clean and len(report.launches) == 3
+
+
+# ---- chapter 8: several devices (RACETRACK_DEVICES, 2 unless set) ----
+
+
+# A ring and a peer need two devices; RACETRACK_DEVICES=1 leaves the chapter out, saying why.
+needs_two_devices = pytest.mark.skipif(
+    racetrack.device().device_count < 2, reason="chapter 8 needs RACETRACK_DEVICES >= 2"
+)
+
+
+def ring_inputs(ranks, n, seed, low=-1.0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(low, 1, n).astype(np.float32) for _ in range(ranks)]
+
+
+@needs_two_devices
+@given(st.integers(0, 3000), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_ch8_split_sums_match_numpy_within_their_bound(n, blocks, seed):
+    x = np.random.default_rng(seed).uniform(-1, 1, n).astype(np.float32)
+    exact = float(x.astype(np.float64).sum())
+    bound = ch8_many_gpus.split_sum_error_bound(x, blocks)
+    assert abs(ch8_many_gpus.sum_by_copies(x, blocks) - exact) <= bound
+    assert abs(ch8_many_gpus.sum_over_peers(x, blocks) - exact) <= bound
+
+
+@needs_two_devices
+@given(st.integers(1, 700), st.integers(1, 4), st.sampled_from([1, 32, 64, 100]), st.integers(0, 2**32 - 1))
+def test_ch8_ring_all_reduce_matches_numpy_on_every_device(n, blocks, threads, seed):
+    inputs = ring_inputs(len(racetrack.cuda.gpus), n, seed)
+    outputs = ch8_many_gpus.all_reduce(inputs, blocks, threads)
+    want = np.sum(np.asarray(inputs, np.float64), axis=0)
+    bound = ch8_many_gpus.all_reduce_error_bound(inputs)
+    for output in outputs:
+        assert np.all(np.abs(output - want) <= bound)
+        # Every device ends with the same bits: the all-gather copies one device's sums.
+        assert np.array_equal(output.view(np.uint32), outputs[0].view(np.uint32))
+
+
+@needs_two_devices
+def test_ch8_ring_is_clean_under_random_schedules():
+    inputs = ring_inputs(len(racetrack.cuda.gpus), 257, 8)
+    for seed in range(2):
+        with racetrack.checking(schedule="random", seed=seed) as report:
+            ch8_many_gpus.all_reduce(inputs, 3, 32)
+        assert report.clean and report.launches
+
+
+@needs_two_devices
+def test_ch8_ring_without_wait_races_across_devices_at_its_bug_line():
+    kernel = ch8_many_gpus.ring_gather_without_wait
+    with pytest.raises(racetrack.RaceError) as raised:
+        ch8_many_gpus.all_reduce(ring_inputs(len(racetrack.cuda.gpus), 101, 3), gather_step=kernel, gather_waits=False)
+    line = bug_line(kernel)
+    assert f"ch8_many_gpus.py:{line}" in str(raised.value)
+    assert {finding.kind for finding in raised.value.findings} == {"stream-race"}
+    assert all(line in finding.lines for finding in raised.value.findings), str(raised.value)
+    assert "between streams" in str(raised.value) and "ring_reduce_step on device" in str(raised.value)
+
+
+@needs_two_devices
+def test_ch8_ring_gather_without_wait_is_clean_when_the_host_waits():
+    # The broken kernel's body is the fixed one's: what breaks it is the host's missing wait.
+    inputs = ring_inputs(len(racetrack.cuda.gpus), 101, 4)
+    outputs = ch8_many_gpus.all_reduce(inputs, gather_step=ch8_many_gpus.ring_gather_without_wait)
+    assert np.all(np.abs(outputs[0] - np.sum(inputs, axis=0, dtype=np.float64)) <= ch8_many_gpus.all_reduce_error_bound(inputs))
+
+
+@needs_two_devices
+@given(st.integers(1, 700), st.integers(0, 2**32 - 1))
+def test_ch8_ring_wrong_offset_is_wrong_exactly_when_ranks_do_not_divide_n(n, seed):
+    ranks = len(racetrack.cuda.gpus)
+    # Positive values, so a value left out of the sum always shows.
+    inputs = ring_inputs(ranks, n, seed, low=0.5)
+    outputs = ch8_many_gpus.all_reduce(inputs, reduce_step=ch8_many_gpus.ring_reduce_wrong_offset)
+    within = np.abs(outputs[0] - np.sum(inputs, axis=0, dtype=np.float64)) <= ch8_many_gpus.all_reduce_error_bound(inputs)
+    if n % ranks:
+        assert not within[-(n % ranks):].any()
+    else:
+        assert within.all()
+
+
+NO_PEER_ACCESS = """
+import numpy as np, racetrack, ch8_many_gpus
+try:
+    ch8_many_gpus.sum_over_peers(np.ones(1000, np.float32), 2, with_peer_access=False)
+except racetrack.MemoryAccessError as error:
+    print(error.findings[0].kind, error.lines, str(error).splitlines()[0])
+"""
+
+
+@needs_two_devices
+def test_ch8_reading_a_peer_without_peer_access_is_a_memory_finding_at_the_read():
+    # Peer access, once enabled, stays for the process (numba-cuda has no way to disable it):
+    # a fresh interpreter reads device 1's block sums from device 0 without it.
+    examples = os.path.dirname(ch8_many_gpus.__file__)
+    ran = subprocess.run([sys.executable, "-c", NO_PEER_ACCESS], cwd=examples, capture_output=True, text=True,
+                         env={**os.environ, "RACETRACK_DEVICES": "2"}, timeout=600)
+    lines, first = __import__("inspect").getsourcelines(ch8_many_gpus.add_block_sums.py_func)
+    read = first + next(i for i, text in enumerate(lines) if "acc += sums[j]" in text)
+    assert ran.stdout.startswith(f"no-peer-access [{read}]"), ran.stdout + ran.stderr
+    assert "add_block_sums" in ran.stdout
+
+
+@needs_two_devices
+def test_ch8_numba_device_api():
+    cuda = racetrack.cuda
+    assert len(cuda.gpus) == racetrack.device().device_count >= 2
+    with cuda.gpus[1]:
+        assert cuda.get_current_device().id == 1
+        on_one = cuda.to_device(np.arange(5, dtype=np.float32))
+        stream = cuda.stream()
+    assert cuda.get_current_device().id == 0
+    assert racetrack.device().device_of(on_one.address) == 1
+    on_zero = cuda.device_array(5, np.float32)
+    on_zero.copy_to_device(on_one)  # across devices: a copy needs no peer access
+    assert np.array_equal(on_zero.copy_to_host(), np.arange(5, dtype=np.float32))
+    with pytest.raises(ValueError, match="device 0 is current"):
+        ch8_many_gpus.ring_gather_step[1, 32, stream](on_zero, on_zero, 0, 1)
+    with pytest.raises(ValueError, match="does not exist"):
+        cuda.select_device(len(cuda.gpus))
+    assert [device.id for device in cuda.list_devices()] == list(range(len(cuda.gpus)))
+    context = cuda.current_context()
+    assert context.can_access_peer(1) and not context.can_access_peer(0)
+    with pytest.raises(TypeError, match="handle"):
+        context.enable_peer_access(cuda.gpus[1].get_primary_context())

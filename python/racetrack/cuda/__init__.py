@@ -82,6 +82,17 @@ from ._kernel import Kernel, UnsupportedOnTheEmulator  # noqa: F401
 from . import random  # noqa: F401  (racetrack.cuda.random, as numba.cuda.random)
 from ._reduce import Reduce
 from ._vectorize import guvectorize, vectorize  # noqa: F401  (re-exported: the face)
+from ._devices import (  # noqa: F401  (re-exported: the face)
+    Context,
+    Device,
+    current_context,
+    current_device_id,
+    detect,
+    get_current_device,
+    gpus,
+    list_devices,
+    select_device,
+)
 from ._streams import (  # noqa: F401  (re-exported: the face)
     Event,
     Stream,
@@ -91,6 +102,7 @@ from ._streams import (  # noqa: F401  (re-exported: the face)
     legacy_default_stream,
     per_thread_default_stream,
     stream,
+    synchronize_device,
 )
 
 reduce = Reduce
@@ -119,7 +131,9 @@ def jit(func_or_sig=None, device: bool = False, **options):
 
 
 def synchronize() -> None:
-    """Every launch and copy on the emulator has finished by the time it returns."""
+    """The host waits for everything queued on the current device (``cuCtxSynchronize``, as
+    Numba's): every stream of it is then ordered before what the host queues next."""
+    synchronize_device(current_device_id())
 
 
 def is_available() -> bool:
@@ -129,53 +143,6 @@ def is_available() -> bool:
 
 def is_supported_version() -> bool:
     return True
-
-
-def detect() -> bool:
-    print("Found 1 CUDA device (emulated)")
-    print(f"id 0    b'Racetrack PTX emulator'    [SUPPORTED] (compute capability {COMPUTE_CAPABILITY[0]}.{COMPUTE_CAPABILITY[1]})")
-    print("Summary:\n\t1/1 devices are supported")
-    return True
-
-
-class _Device:
-    id = 0
-    name = b"Racetrack PTX emulator"
-    compute_capability = COMPUTE_CAPABILITY
-    MAX_THREADS_PER_BLOCK = 1024
-    MAX_BLOCK_DIM_X = 1024
-    MAX_BLOCK_DIM_Y = 1024
-    MAX_BLOCK_DIM_Z = 64
-    MAX_GRID_DIM_X = 2**31 - 1
-    MAX_GRID_DIM_Y = 65535
-    MAX_GRID_DIM_Z = 65535
-    MAX_SHARED_MEMORY_PER_BLOCK = 48 * 1024
-    WARP_SIZE = 32
-    MULTIPROCESSOR_COUNT = 1
-
-    def reset(self) -> None:
-        pass
-
-    def __repr__(self) -> str:
-        return "<CUDA device 0 'Racetrack PTX emulator'>"
-
-
-_DEVICE = _Device()
-gpus = [_DEVICE]
-
-
-def get_current_device() -> _Device:
-    return _DEVICE
-
-
-def select_device(device_id: int = 0) -> _Device:
-    if device_id != 0:
-        raise ValueError("the emulator is device 0")
-    return _DEVICE
-
-
-def list_devices():
-    return list(gpus)
 
 
 def close() -> None:

@@ -16,7 +16,27 @@ from typing import Optional, Tuple
 
 import numpy as np
 
+from .. import _core
 from .._core import device
+from ._streams import native_stream, synchronize_device
+
+
+def _synchronize_device_of(array: "DeviceNDArray") -> None:
+    """A copy on the legacy default stream starts after everything queued on the array's
+    device, and the host waits for it: the host is then ordered after that device's streams."""
+    synchronize_device(array._allocation.device_id)
+
+
+def _raise_stream_findings(findings, what: str) -> None:
+    """A copy on a stream that races with other streams' work fails as a launch would."""
+    if not findings:
+        return
+    state = _core._current.get()
+    if state.report is not None:
+        state.report.launches.append((what, len(findings)))
+    if state.raise_on_finding:
+        raise _core._error_for(findings, what, "")
+    state.report.findings.extend(findings)
 
 _names = itertools.count(1)
 
@@ -38,6 +58,8 @@ class _Allocation:
     managed memory, is the host buffer (1-D uint8) the same bytes live in on the host side."""
 
     def __init__(self, nbytes: int, label: str, uninit: bool, host: Optional[np.ndarray] = None):
+        # On the current device (``with cuda.gpus[i]:``), as Numba allocates in the current context.
+        self.device_id = device().current_device
         self.address = device().alloc(nbytes, label, uninit=uninit)
         self.host = host
         weakref.finalize(self, _free, self.address)
@@ -267,9 +289,23 @@ class DeviceNDArray:
         return window, low, host
 
     def copy_to_device(self, ary, stream=0) -> None:
-        """Copies a host array (or another device array) of the same size into this one."""
+        """Copies a host array (or another device array, on any device) of the same size into
+        this one. A copy between device arrays on a stream is queued there: racecheck orders it
+        with the other streams' work, as a launch on it."""
         if isinstance(ary, DeviceNDArray):
+            stream_id = native_stream(stream)
+            if ary.size != self.size or ary.dtype != self.dtype:
+                raise ValueError(
+                    f"copy of a {ary.dtype}[{ary.size}] device array into a {self.dtype}[{self.size}] one"
+                )
+            both_contiguous = ary.is_c_contiguous() and self.is_c_contiguous()
+            if stream_id is not None and both_contiguous and self.size:
+                findings = device().copy_on(stream_id, self.address, ary.address, self.nbytes)
+                _raise_stream_findings(findings, "copy_to_device")
+                return
+            _synchronize_device_of(ary)
             ary = ary.copy_to_host()
+        _synchronize_device_of(self)
         host = np.asarray(ary, dtype=self.dtype)
         if host.size != self.size:
             raise ValueError(f"copy of {host.size} elements into a device array of {self.size}")
@@ -297,6 +333,9 @@ class DeviceNDArray:
             )
         if self.size == 0:
             return ary
+        if native_stream(stream) is not None:
+            stream.synchronize()  # the host reads the bytes now, so it waits for the stream first
+        _synchronize_device_of(self)
         same_order = (self.is_c_contiguous() and ary.flags.c_contiguous) or (
             self.is_f_contiguous() and ary.flags.f_contiguous and ary.shape == self.shape
         )

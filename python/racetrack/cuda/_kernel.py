@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -12,11 +13,28 @@ from numba.core import sigutils
 from .. import _core
 from ._abi import Marshalled, numba_type
 from ._compile import compile_kernel
+from ._streams import native_stream
 
 
 #: What Numba's PTX calls for a grid group (``cuda.cg.this_grid()``): CUDA's device runtime,
 #: which finds the grid barrier a cooperative launch sets up.
 _GRID_GROUP_CALLS = ("cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
+
+
+#: Numba's environment pointer, which every module declares and a CUDA kernel never reads.
+_NUMBA_ENV = re.compile(r"^\.(?:common|visible|weak)\s+\.global\s+\.align\s+\d+\s+\.u64\s+(_ZN08NumbaEnv\S+);$", re.M)
+
+
+def _without_unused_numba_env(ptx: str) -> str:
+    """The PTX without Numba's environment pointer where nothing reads it. The emulator keeps a
+    module's global variables on device 0 only, and refuses to launch a module that has any on
+    another device; this one is never used, so kernels run on every device (a blank line keeps
+    the PTX's line numbers)."""
+
+    def drop(match):
+        return "" if ptx.count(match.group(1)) == 1 else match.group(0)
+
+    return _NUMBA_ENV.sub(drop, ptx)
 
 
 class UnsupportedOnTheEmulator(NotImplementedError):
@@ -60,8 +78,9 @@ class Kernel:
                     "where it syncs)"
                 )
             source = _core.relative_path(inspect.getsourcefile(self.py_func) or "<kernel>")
-            module = _core.PtxModule(ptx, source)
+            module = _core.PtxModule(_without_unused_numba_env(ptx), source)
             compiled = (module, module.entries[0])
+            _core.entry_names[module.entries[0]] = self.__name__
             self._compiled[signature] = compiled
         return compiled
 
@@ -113,6 +132,7 @@ class Kernel:
             raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, {len(args)} given")
         signature = self._signature_for(args)
         module, entry = self._compile(signature)
+        stream = native_stream(launch.stream)
         marshalled = Marshalled()
         for value, ty, name in zip(args, signature, self._params):
             marshalled.add(value, ty, name)
@@ -126,6 +146,7 @@ class Kernel:
                 shared_bytes=launch.shared_bytes,
                 kernel_name=self.__name__,
                 where=where,
+                stream=stream,
             )
         finally:
             # As Numba does, host arrays get the device's contents back, findings or not.

@@ -1,26 +1,61 @@
-"""Streams and events. The emulator runs each launch and copy to its end when it is issued, so
-work on every stream is already complete when the host could next look; events read the
-emulator's clock (``racetrack.device().clock_ms``: the time it has spent running kernels), so
-``event_elapsed_time`` measures the emulator's own work between two records."""
+"""Streams and events, per device. The emulator runs each launch and copy to its end when it is
+issued, and checks what a GPU would not: that work on one stream which touches memory that work
+on another stream touched is ordered after it, by an event the stream waited for
+(``event.wait(stream)``, Numba's ``cuStreamWaitEvent``) or by the host synchronizing. Work that
+nothing orders is a race between streams, reported at the kernel's line.
+
+A stream belongs to the device current when it was made, an event to the device current when it
+was made; an event is recorded on a stream of its own device, and any device's stream may wait
+for it. The default stream is CUDA's legacy one: work on it (launches, copies without a stream)
+starts after everything queued before, as the emulator's launches without a stream do.
+
+Events also read the emulator's clock (``racetrack.device().clock_ms``: the time it has spent
+running kernels), so ``event_elapsed_time`` measures the emulator's own work between records."""
 
 from __future__ import annotations
 
 import contextlib
+from typing import Dict, List, Optional
 
 from .._core import device
+from ._devices import current_device_id
+
+#: Every stream made so far, by device: what the legacy default stream and
+#: ``cuda.synchronize()`` wait for.
+_streams_of: Dict[int, List[int]] = {}
+
+
+def synchronize_device(device_id: int) -> None:
+    """The host waits for everything queued on ``device_id``'s streams (``cuCtxSynchronize``)."""
+    for stream_id in _streams_of.get(device_id, ()):
+        device().synchronize_stream(stream_id)
 
 
 class Stream:
-    """``cuda.stream()``: accepted wherever Numba takes a stream; work is done when issued."""
+    """``cuda.stream()``: a stream on the current device."""
 
-    def __init__(self, name: str = "stream"):
+    def __init__(self, name: str = "stream", native: bool = True):
         self.name = name
+        self.device_id = current_device_id()
+        self._id: Optional[int] = None
+        if native:
+            self._id = device().create_stream()
+            _streams_of.setdefault(self.device_id, []).append(self._id)
 
     def __repr__(self) -> str:
-        return f"<racetrack {self.name}>"
+        if self._id is None:
+            return f"<racetrack {self.name}>"
+        return f"<racetrack stream on device {self.device_id}>"
+
+    def __int__(self) -> int:
+        return 0 if self._id is None else self._id + 1
 
     def synchronize(self) -> None:
-        """Every launch and copy on the emulator has already finished."""
+        """The host waits for everything queued on this stream."""
+        if self._id is None:
+            synchronize_device(current_device_id())
+        else:
+            device().synchronize_stream(self._id)
 
     @contextlib.contextmanager
     def auto_synchronize(self):
@@ -31,21 +66,62 @@ class Stream:
         callback(self, None, arg)
 
 
+def native_stream(stream) -> Optional[int]:
+    """The emulator's number for ``stream`` (``None`` for the default stream, 0 or ``None``), after
+    checking that it belongs to the current device, as a launch or copy on it needs."""
+    if stream is None or (isinstance(stream, int) and stream == 0):
+        return None
+    if not isinstance(stream, Stream):
+        raise TypeError(f"a stream is a cuda.stream() or 0, not {type(stream).__name__}")
+    if stream._id is not None and stream.device_id != current_device_id():
+        raise ValueError(
+            f"{stream!r} is used while device {current_device_id()} is current: work goes on a "
+            f"stream of the current device (make it current with `with cuda.gpus[{stream.device_id}]:`)"
+        )
+    return stream._id
+
+
 class Event:
-    """``cuda.event()``: records the emulator's clock."""
+    """``cuda.event()``: an event of the current device."""
 
     def __init__(self, timing: bool = True):
         self.timing = timing
+        self.device_id = current_device_id()
         self._clock_ms = None
+        #: The emulator's event for the last record, for streams that wait for it.
+        self._id: Optional[int] = None
 
     def record(self, stream=0) -> None:
+        """Marks everything queued so far on ``stream`` (a stream of this event's device)."""
+        if self.device_id != current_device_id():
+            raise ValueError(
+                f"an event of device {self.device_id} is recorded while device {current_device_id()} "
+                f"is current: record it on a stream of its own device (inside `with cuda.gpus[{self.device_id}]:`)"
+            )
+        stream_id = native_stream(stream)
+        if stream_id is None:
+            # The legacy default stream: everything queued on the device so far.
+            stream_id = _default_stream_of(self.device_id)
+            for other in _streams_of.get(self.device_id, ()):
+                if other != stream_id:
+                    device().wait_event(stream_id, device().record_event(other))
+        self._id = device().record_event(stream_id)
         self._clock_ms = device().clock_ms
 
     def synchronize(self) -> None:
-        """Recorded work is finished when it is issued on the emulator."""
+        """The host waits for the recorded work (here: for its stream)."""
+        if self._id is not None:
+            synchronize_device(self.device_id)
 
     def wait(self, stream=0) -> None:
-        """A stream waiting for this event: already satisfied."""
+        """Work queued on ``stream`` (of any device) from now on waits for the recorded work. An
+        event never recorded is no wait at all, as in CUDA."""
+        if self._id is None:
+            return
+        stream_id = native_stream(stream)
+        waiting = [stream_id] if stream_id is not None else _streams_of.get(current_device_id(), [])
+        for each in waiting:
+            device().wait_event(each, self._id)
 
     def query(self) -> bool:
         return True
@@ -63,7 +139,18 @@ def event_elapsed_time(start: Event, end: Event) -> float:
     return end._clock_ms - start._clock_ms
 
 
-_DEFAULT = Stream("default stream")
+#: A hidden stream per device on which events "recorded on the default stream" are recorded.
+_default_streams: Dict[int, int] = {}
+
+
+def _default_stream_of(device_id: int) -> int:
+    if device_id not in _default_streams:
+        _default_streams[device_id] = device().create_stream()
+        _streams_of.setdefault(device_id, []).append(_default_streams[device_id])
+    return _default_streams[device_id]
+
+
+_DEFAULT = Stream("default stream", native=False)
 
 
 def stream() -> Stream:
