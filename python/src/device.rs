@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use numpy::{PyReadonlyArray1, PyReadwriteArray1};
-use ptx_emu::{DevicePtr, EmuError, EventId, LaunchConfig, Module, RunReport, StreamId};
+use ptx_emu::{
+    DevicePtr, EmuError, EventId, KernelArg, LaunchConfig, Module, RunOptions, RunReport, StreamId,
+};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -118,6 +120,23 @@ fn device_count_from_env() -> PyResult<u32> {
                 ))
             }),
     }
+}
+
+/// A launch's arguments from Python's list, and its options (the defaults when none are given).
+fn launch_args(
+    args: &Bound<'_, PyList>,
+    options: Option<PyRef<'_, Options>>,
+) -> PyResult<(Vec<KernelArg>, RunOptions)> {
+    let args = args
+        .iter()
+        .enumerate()
+        .map(|(index, arg)| kernel_arg(index, &arg))
+        .collect::<PyResult<Vec<_>>>()?;
+    let run_options = match options {
+        Some(options) => options.run_options()?,
+        None => Options::default().run_options()?,
+    };
+    Ok((args, run_options))
 }
 
 fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u32) -> LaunchConfig {
@@ -298,15 +317,7 @@ impl Emulator {
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
     ) -> PyResult<LaunchResult> {
-        let args = args
-            .iter()
-            .enumerate()
-            .map(|(index, arg)| kernel_arg(index, &arg))
-            .collect::<PyResult<Vec<_>>>()?;
-        let run_options = match options {
-            Some(options) => options.run_options()?,
-            None => Options::default().run_options()?,
-        };
+        let (args, run_options) = launch_args(args, options)?;
         let config = launch_config(grid, block, shared_bytes);
         let module = Arc::clone(&module.module);
         let (ran, elapsed) = self.timed(py, |emulator| {
@@ -418,15 +429,7 @@ impl Emulator {
         options: Option<PyRef<'_, Options>>,
     ) -> PyResult<LaunchResult> {
         let stream = self.stream(stream)?;
-        let args = args
-            .iter()
-            .enumerate()
-            .map(|(index, arg)| kernel_arg(index, &arg))
-            .collect::<PyResult<Vec<_>>>()?;
-        let run_options = match options {
-            Some(options) => options.run_options()?,
-            None => Options::default().run_options()?,
-        };
+        let (args, run_options) = launch_args(args, options)?;
         let config = launch_config(grid, block, shared_bytes);
         let module = Arc::clone(&module.module);
         let (ran, elapsed) = self.timed(py, |emulator| {

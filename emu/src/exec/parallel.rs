@@ -247,17 +247,8 @@ impl Drop for PanicAlarm<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.failed.store(true, Ordering::Release);
-            self.0.launch.unpark();
-            // Shares waiting at a meeting give up too.
-            for worker in self
-                .0
-                .workers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-            {
-                worker.unpark();
-            }
+            // The launch, and shares waiting at a meeting, give up.
+            self.0.wake_everyone();
         }
     }
 }
@@ -582,6 +573,15 @@ impl Crew {
         }
     }
 
+    /// Wakes the launch's thread and every worker that sleeps waiting.
+    fn wake_everyone(&self) {
+        self.launch.unpark();
+        let workers = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        for worker in workers.iter() {
+            worker.unpark();
+        }
+    }
+
     /// A share whose rounds ran out, with `quiet` rounds its blocks surely stay quiet, meets the
     /// turn's other `parties - 1`: the rounds every block of every share stays quiet, which all
     /// of them then run on (none: the turn ends). Shares meet without the launch, so a turn goes
@@ -598,15 +598,7 @@ impl Crew {
             self.agreed.store(agreed, Ordering::Release);
             self.arrived.store(0, Ordering::Release);
             self.meetings.store(meeting + 1, Ordering::Release);
-            self.launch.unpark();
-            for worker in self
-                .workers
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .iter()
-            {
-                worker.unpark();
-            }
+            self.wake_everyone();
             return agreed;
         }
         wait_until(|| {
