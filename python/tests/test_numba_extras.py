@@ -12,12 +12,15 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import racetrack
-from racetrack import cuda
+from conftest import bug_line, skip_without_the_numba_face
 
-import memory_kinds
-import records
-import ufuncs
-from conftest import bug_line
+skip_without_the_numba_face()
+
+from racetrack import cuda  # noqa: E402  (after the skip: on Python 3.9 there is no Numba face)
+
+import memory_kinds  # noqa: E402
+import records  # noqa: E402
+import ufuncs  # noqa: E402
 
 def inside_numba(frames):
     return [frame for frame in frames if "numba_cuda" in frame.filename or "/numba/" in frame.filename]
