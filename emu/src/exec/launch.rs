@@ -456,10 +456,8 @@ impl Launch<'_> {
         prepare_block(&self.ctx, self.entry_pc, slot, block, warps);
     }
 
-    pub(crate) fn finish_block(&mut self, slot: u32) {
-        if let Some(race) = self.ctx.race.as_mut() {
-            race.block_finished(slot);
-        }
+    /// Frees a finished block's slot; the race detector hears of it in line (`Waiting`).
+    fn free_slot(&mut self, slot: u32) {
         // The slot's warps keep their call stacks' room for the next block (`start_next_block`).
         self.free_slots.push(slot);
     }
@@ -509,15 +507,11 @@ impl Launch<'_> {
             (self.ctx.m.quiet_at(self.entry_pc)).min(self.ctx.m.exit_at(self.entry_pc) + 1);
         loop {
             while (resident.len() as u32) < self.resident_blocks && self.started < nblocks {
-                // A block's start comes after what the blocks did before it: on several cores,
-                // it waits in line with what they did.
-                let (slot, block) = if crew.is_some() {
-                    let (slot, block) = self.claim_slot();
-                    rounds.waiting.push_back(Waiting::Started { slot, block });
-                    (slot, block)
-                } else {
-                    self.claim_next_block()
-                };
+                // A block's start comes after what the blocks did before it: it waits in line
+                // with what they did, which joins before the next round on one core, or while
+                // the next turn runs on several.
+                let (slot, block) = self.claim_slot();
+                rounds.waiting.push_back(Waiting::Started { slot, block });
                 // On several cores, the core that runs a new block prepares it.
                 let later =
                     crew.is_some() && rounds.start_later(slot, block, entry_stretch, entry_quiet);
@@ -568,12 +562,8 @@ impl Launch<'_> {
                 let b = resident[k];
                 if self.blocks[b as usize].live == 0 {
                     resident.remove(k);
-                    if crew.is_some() {
-                        rounds.waiting.push_back(Waiting::Finished { slot: b });
-                        self.free_slots.push(b);
-                    } else {
-                        self.finish_block(b);
-                    }
+                    rounds.waiting.push_back(Waiting::Finished { slot: b });
+                    self.free_slot(b);
                 } else {
                     k += 1;
                 }

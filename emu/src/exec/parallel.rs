@@ -201,8 +201,6 @@ struct Resident {
     fresh: Option<u64>,
 }
 
-/// The launch's workers: each runs some of a round's blocks, the same slots round after round
-/// while it can (their warps stay in its core's cache), with a `Ctx` of its own.
 /// A value on cache lines of its own: what many threads spin on must not share a line with
 /// what they write, or every write sends the line to every spinner (with 24 parties at a
 /// meeting, hundreds of transfers each time).
@@ -217,6 +215,8 @@ impl<T> std::ops::Deref for OwnLine<T> {
     }
 }
 
+/// The launch's workers: each runs some of a round's blocks, the same slots round after round
+/// while it can (their warps stay in its core's cache), with a `Ctx` of its own.
 pub(crate) struct Crew {
     /// Bumped to start a round; `u64::MAX` sends the workers home.
     round: OwnLine<AtomicU64>,
@@ -523,11 +523,7 @@ unsafe fn run_share(
         }
         segment = all.min(most - at);
     }
-    // What they did after the last round that made something in order (counters) joins with
-    // the last block's turn: it adds up in any order.
-    let mut rest = ctx.made_anything().then(|| ctx.outcome());
-    let count = running.len();
-    for (k, r) in running.into_iter().enumerate() {
+    for r in running {
         let Resident {
             slot, warps, state, ..
         } = r.block;
@@ -546,9 +542,11 @@ unsafe fn run_share(
                 counts: r.counts,
             },
         ));
-        if k + 1 == count {
-            turns.last_mut().expect("just pushed").1.rest = rest.take();
-        }
+    }
+    // What they did after the last round that made something in order (counters) joins with
+    // the last block's turn: it adds up in any order.
+    if let Some((_, last)) = turns.last_mut() {
+        last.rest = ctx.made_anything().then(|| ctx.outcome());
     }
     at
 }
