@@ -37,6 +37,21 @@ __device__ rt_out_t rt_reduce(rt_out_t a, rt_out_t b)
     );
 }}
 
+// The block's values, one per thread, folded by a shared-memory tree (a barrier between
+// levels); every thread gets the total.
+__device__ rt_out_t rt_block_reduce(rt_out_t *rt_cache, unsigned int tid, rt_out_t rt_acc)
+{{
+    rt_cache[tid] = rt_acc;
+    __syncthreads();
+    for (unsigned int half = {block} / 2; half > 0; half /= 2) {{
+        if (tid < half) {{
+            rt_cache[tid] = rt_reduce(rt_cache[tid], rt_cache[tid + half]);
+        }}
+        __syncthreads();
+    }}
+    return rt_cache[0];
+}}
+
 extern "C" __global__ void {name}_stage1({declarations}rt_out_t *rt_partial, unsigned long long n)
 {{
     __shared__ rt_out_t rt_cache[{block}];
@@ -50,16 +65,9 @@ extern "C" __global__ void {name}_stage1({declarations}rt_out_t *rt_partial, uns
 @@MAP@@
         ));
     }}
-    rt_cache[tid] = rt_acc;
-    __syncthreads();
-    for (unsigned int half = {block} / 2; half > 0; half /= 2) {{
-        if (tid < half) {{
-            rt_cache[tid] = rt_reduce(rt_cache[tid], rt_cache[tid + half]);
-        }}
-        __syncthreads();
-    }}
+    const rt_out_t rt_total = rt_block_reduce(rt_cache, tid, rt_acc);
     if (tid == 0) {{
-        rt_partial[blockIdx.x] = rt_cache[0];
+        rt_partial[blockIdx.x] = rt_total;
     }}
 }}
 
@@ -73,16 +81,9 @@ extern "C" __global__ void {name}_stage2(const rt_out_t *rt_in, rt_out_t *rt_out
     for (unsigned long long i = tid; i < n; i += {block}) {{
         rt_acc = rt_reduce(rt_acc, rt_in[i]);
     }}
-    rt_cache[tid] = rt_acc;
-    __syncthreads();
-    for (unsigned int half = {block} / 2; half > 0; half /= 2) {{
-        if (tid < half) {{
-            rt_cache[tid] = rt_reduce(rt_cache[tid], rt_cache[tid + half]);
-        }}
-        __syncthreads();
-    }}
+    const rt_out_t rt_total = rt_block_reduce(rt_cache, tid, rt_acc);
     if (tid == 0) {{
-        rt_out[0] = rt_cache[0];
+        rt_out[0] = rt_total;
     }}
 }}
 """
