@@ -215,9 +215,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         "where the median launches' time went, ms (on the launch's thread; busy: every thread's time at work, the launch's first)"
     );
     println!(
-        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth |"
+        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth | meetings | workers at meetings | workers starting turns | between turns |"
     );
-    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|");
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|");
     for row in breakdowns {
         println!("{row}");
     }
@@ -228,8 +228,15 @@ fn main() -> Result<(), Box<dyn Error>> {
 fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
     let ms = |d: std::time::Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
     let busy: Vec<String> = t.threads.iter().map(|b| ms(b.busy)).collect();
+    let workers: Vec<&ptx_emu::ThreadBusy> = t
+        .threads
+        .iter()
+        .filter(|b| b.name.starts_with("launch worker"))
+        .collect();
+    let meeting: Vec<String> = workers.iter().map(|b| ms(b.meeting)).collect();
+    let starting: Vec<String> = workers.iter().map(|b| ms(b.starting)).collect();
     format!(
-        "| {n} | {grid} | {checkers} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
+        "| {n} | {grid} | {checkers} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} |",
         ms(t.total),
         ms(t.interpreter),
         ms(t.race_detector),
@@ -239,6 +246,10 @@ fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
         t.turns,
         t.serial_rounds,
         busy.join(" "),
-        t.cores_busy()
+        t.cores_busy(),
+        t.meetings,
+        meeting.join(" "),
+        starting.join(" "),
+        ms(t.between_turns)
     )
 }

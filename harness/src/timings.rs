@@ -304,10 +304,12 @@ mod tests {
                 ptx_emu::ThreadBusy {
                     name: "launch".into(),
                     busy: Duration::from_millis(80),
+                    ..ptx_emu::ThreadBusy::default()
                 },
                 ptx_emu::ThreadBusy {
                     name: "launch worker 1".into(),
                     busy: Duration::from_millis(70),
+                    ..ptx_emu::ThreadBusy::default()
                 },
             ],
             ..ptx_emu::LaunchTimings::default()

@@ -489,7 +489,8 @@ impl Launch<'_> {
             let crew = (started == workers).then_some((&crew, &mut own));
             self.run_rounds(crew).tally();
         });
-        self.clocks.workers = crew.busy();
+        self.clocks.workers = crew.clocks();
+        self.clocks.meetings = crew.meetings();
     }
 
     /// The hardware schedule's rounds, on the crew's cores too when there is one.

@@ -17,7 +17,7 @@ use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
 use super::plan::{Ahead, Outcome, Rounds, Turn, Waiting, ahead, quiet_rounds, rounds_unwatched};
-use super::timing::Lap;
+use super::timing::{Lap, WorkerClocks};
 use super::views::{BlockViews, RawSlice};
 use super::warp::{BlockState, Warp};
 use crate::ir::*;
@@ -159,8 +159,13 @@ struct Job {
     views: Option<BlockViews>,
     /// Emptied race-detector logs lent by the pipe, for the blocks' calls.
     spares: Vec<Vec<race::Call>>,
-    /// Time the worker spent running its blocks, over the launch.
+    /// When the launch handed the job out, for the time the worker took to start it.
+    given: Option<std::time::Instant>,
+    /// Over the launch: the worker's time running its blocks, waiting at meetings for the
+    /// other shares, and starting turns after the launch handed them out.
     busy: std::time::Duration,
+    meeting: std::time::Duration,
+    starting: std::time::Duration,
     /// The turn's counters, taken out of its blocks' outcomes by the worker.
     counts: Counts,
     /// Rounds the turn ran (none when the job had no blocks).
@@ -635,6 +640,9 @@ impl Crew {
             {
                 let started = std::time::Instant::now();
                 let mut job = self.jobs[index].lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(given) = job.given.take() {
+                    job.starting += started.saturating_duration_since(given);
+                }
                 if let Some(views) = job.views.take() {
                     ctx.mem = views;
                 }
@@ -662,6 +670,7 @@ impl Crew {
                 }
                 ctx.unused_logs(&mut job.spares);
                 job.busy += started.elapsed().saturating_sub(meeting);
+                job.meeting += meeting;
             }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
                 self.launch.unpark();
@@ -673,10 +682,22 @@ impl Crew {
         self.signal(u64::MAX);
     }
 
-    /// Each worker's time running blocks so far.
-    pub(crate) fn busy(&self) -> Vec<std::time::Duration> {
-        let busy = |job: &OwnLine<Mutex<Job>>| job.lock().unwrap_or_else(|e| e.into_inner()).busy;
-        self.jobs.iter().map(busy).collect()
+    /// Each worker's time so far: running blocks, at meetings, starting turns.
+    pub(crate) fn clocks(&self) -> Vec<WorkerClocks> {
+        let clocks = |job: &OwnLine<Mutex<Job>>| {
+            let job = job.lock().unwrap_or_else(|e| e.into_inner());
+            WorkerClocks {
+                busy: job.busy,
+                meeting: job.meeting,
+                starting: job.starting,
+            }
+        };
+        self.jobs.iter().map(clocks).collect()
+    }
+
+    /// Meetings held so far.
+    pub(crate) fn meetings(&self) -> u64 {
+        self.meetings.load(Ordering::Acquire)
     }
 }
 
@@ -772,8 +793,12 @@ impl Launch<'_> {
                 job.views = Some(self.ctx.mem.clone());
             }
             job.spares.append(&mut lend(slots.len()));
+            job.given = Some(std::time::Instant::now());
         }
         crew.done.store(0, Ordering::Release);
+        if let Some(ended) = self.clocks.turn_ended.take() {
+            self.clocks.between_turns += ended.elapsed();
+        }
         crew.signal(crew.round.load(Ordering::Acquire) + 1);
         if rounds.turns.len() < self.blocks.len() {
             rounds.turns.resize_with(self.blocks.len(), || None);
@@ -810,6 +835,7 @@ impl Launch<'_> {
         self.join_until(&mut rounds.waiting, finished);
         let waiting = std::time::Instant::now();
         wait_until(finished);
+        self.clocks.turn_ended = Some(std::time::Instant::now());
         self.clocks.waiting += waiting.elapsed();
         self.clocks.turns += 1;
         assert!(

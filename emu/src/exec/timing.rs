@@ -32,6 +32,11 @@ pub struct LaunchTimings {
     /// Turns run on several cores, and rounds run on one core.
     pub turns: u64,
     pub serial_rounds: u64,
+    /// Times the workers' shares met inside turns to agree on more rounds (`Crew::meet`).
+    pub meetings: u64,
+    /// The launch's time from the end of a turn to the start of the next, when its workers had
+    /// nothing to run (part of `joins` and `other`).
+    pub between_turns: Duration,
     /// Every thread of the launch, its own first.
     pub threads: Vec<ThreadBusy>,
 }
@@ -42,6 +47,18 @@ pub struct ThreadBusy {
     /// `launch`, `launch worker N` or `racecheck N`.
     pub name: String,
     pub busy: Duration,
+    /// A worker's time waiting at meetings for the other shares of its turns, and between the
+    /// launch handing out a turn and the worker starting it (zero for other threads).
+    pub meeting: Duration,
+    pub starting: Duration,
+}
+
+/// A worker's clocks over a launch (see [`ThreadBusy`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WorkerClocks {
+    pub(crate) busy: Duration,
+    pub(crate) meeting: Duration,
+    pub(crate) starting: Duration,
 }
 
 impl LaunchTimings {
@@ -92,7 +109,30 @@ impl std::fmt::Display for LaunchTimings {
             "busy per thread, ms (launch, workers, racecheck shards): {}; {:.2} cores' worth",
             busy.join(" "),
             self.cores_busy()
-        )
+        )?;
+        let workers: Vec<&ThreadBusy> = self
+            .threads
+            .iter()
+            .filter(|t| t.name.starts_with("launch worker"))
+            .collect();
+        if !workers.is_empty() {
+            let each = |of: fn(&ThreadBusy) -> Duration| {
+                let list: Vec<String> = workers
+                    .iter()
+                    .map(|t| format!("{:.1}", ms(of(t))))
+                    .collect();
+                list.join(" ")
+            };
+            write!(
+                f,
+                "\n{:.1} ms between turns; {} meetings; per worker, ms, at meetings: {}; starting turns: {}",
+                ms(self.between_turns),
+                self.meetings,
+                each(|t| t.meeting),
+                each(|t| t.starting)
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -105,7 +145,11 @@ pub(crate) struct Clocks {
     pub(crate) waiting: Duration,
     pub(crate) turns: u64,
     pub(crate) serial_rounds: u64,
-    pub(crate) workers: Vec<Duration>,
+    pub(crate) meetings: u64,
+    pub(crate) between_turns: Duration,
+    /// When the last turn ended, while no other has started.
+    pub(crate) turn_ended: Option<Instant>,
+    pub(crate) workers: Vec<WorkerClocks>,
 }
 
 impl Clocks {
@@ -121,19 +165,23 @@ impl Clocks {
         let mut threads = vec![ThreadBusy {
             name: "launch".into(),
             busy: total.saturating_sub(self.waiting),
+            ..ThreadBusy::default()
         }];
         threads.extend(
             self.workers
                 .iter()
                 .enumerate()
-                .map(|(i, &busy)| ThreadBusy {
+                .map(|(i, clocks)| ThreadBusy {
                     name: format!("launch worker {}", i + 1),
-                    busy,
+                    busy: clocks.busy,
+                    meeting: clocks.meeting,
+                    starting: clocks.starting,
                 }),
         );
         threads.extend(shards.iter().enumerate().map(|(i, &busy)| ThreadBusy {
             name: format!("racecheck {}", i + 1),
             busy,
+            ..ThreadBusy::default()
         }));
         LaunchTimings {
             total,
@@ -143,6 +191,8 @@ impl Clocks {
             waiting: self.waiting,
             turns: self.turns,
             serial_rounds: self.serial_rounds,
+            meetings: self.meetings,
+            between_turns: self.between_turns,
             threads,
         }
     }
