@@ -11,7 +11,7 @@ use super::devices::OpCheck;
 use super::emulator::Emulator;
 use super::launch_state::{Launch, Watchdog};
 use super::limits::{MAX_ALL_AT_ONCE_THREADS, MAX_REGISTER_BYTES, MAX_SHARED, STALL_ROUNDS};
-use super::parallel::{Crew, Dismissal, detector_shards};
+use super::parallel::{Crew, Dismissal, MOST_WAITING, detector_shards};
 use super::plan::Rounds;
 use super::plan::Waiting;
 use super::splitter::Rng;
@@ -531,13 +531,20 @@ impl Launch<'_> {
             };
             let (ran, mut progressed) = in_parallel.unwrap_or((1, false));
             if in_parallel.is_none() {
-                self.join_waiting(&mut rounds.waiting);
+                // With a crew, the round's findings and calls wait in line behind the turns',
+                // which join while the next turn runs, rather than make the launch join them
+                // all now, with the crew waiting.
+                let in_line = crew.is_some() && rounds.waiting.len() < MOST_WAITING;
+                if !in_line {
+                    self.join_waiting(&mut rounds.waiting);
+                }
                 let lap = Lap::start(self.ctx.detector_time());
                 for &slot in &resident {
                     if let Some(block) = rounds.take_unprepared(slot) {
                         self.prepare_claimed(slot, block);
                     }
                 }
+                let aside = in_line.then(|| self.ctx.set_aside());
                 for &b in &resident {
                     let b = b as usize;
                     let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
@@ -546,6 +553,12 @@ impl Launch<'_> {
                         if let Step::Ran = block::step(&mut self.ctx, warps, state, wi) {
                             progressed = true;
                         }
+                    }
+                }
+                if let Some(aside) = aside {
+                    rounds.in_line_rounds += 1;
+                    if let Some(outcome) = self.ctx.in_line(aside) {
+                        rounds.waiting.push_back(Waiting::Outcome(outcome));
                     }
                 }
                 self.clocks.interpreter += lap.stop(self.ctx.detector_time());

@@ -48,6 +48,15 @@ pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
     }
 }
 
+/// The most outcomes that may wait in line before a round on the launch's core joins them
+/// first instead of lining up behind them: while turns run, the line is joined beside them; a
+/// launch whose rounds all run on one core would otherwise keep every round's calls until its
+/// end. Tests join sooner, so that both ways run.
+#[cfg(not(test))]
+pub(crate) const MOST_WAITING: usize = 16 * 1024;
+#[cfg(test)]
+pub(crate) const MOST_WAITING: usize = 64;
+
 /// From this many workers on, the launch's thread runs no blocks of a turn: it joins the
 /// previous turn's outcomes while the workers run this one (see [`Launch::parallel_rounds`]),
 /// and with a block of its own that join would make it the turn's last core. Tests free it
@@ -376,6 +385,53 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Sets aside the launch's findings, refusal and piped race detector, so that a round run
+    /// here leaves what order shows as a worker's round does, to wait in line behind what the
+    /// workers' turns left (see [`Ctx::in_line`]).
+    pub(crate) fn set_aside(&mut self) -> Aside {
+        let piped = match &mut self.race {
+            Some(Racecheck::Piped(pipe)) => {
+                let shards = pipe.shard_count();
+                let mut log = race::Log::new(shards);
+                log.streams.pool = pipe.lend(shards);
+                self.race.replace(Racecheck::Logged(log))
+            }
+            _ => None,
+        };
+        Aside {
+            piped,
+            findings: std::mem::take(&mut self.findings),
+            refusal: self.refusal.take(),
+        }
+    }
+
+    /// What the rounds run since [`Ctx::set_aside`] left for the line, if anything; the launch's
+    /// own are back. Their counters stay in the launch's, which adds up in any order.
+    pub(crate) fn in_line(&mut self, aside: Aside) -> Option<Outcome> {
+        let mut log = None;
+        if let Some(piped) = aside.piped {
+            if let Some(Racecheck::Logged(mut logged)) = self.race.replace(piped) {
+                if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
+                    pipe.take_back(&mut logged.streams.pool);
+                }
+                log = (logged.streams.calls > 0).then_some(logged);
+            }
+        }
+        let findings = std::mem::replace(&mut self.findings, aside.findings);
+        let refusal = std::mem::replace(&mut self.refusal, aside.refusal);
+        let made = log.is_some() || !findings.list.is_empty() || refusal.is_some();
+        made.then_some(Outcome {
+            findings,
+            log,
+            thread_instrs: 0,
+            clock: 0,
+            progress: 0,
+            aborted: false,
+            refusal,
+            touched_global_sync: false,
+        })
+    }
+
     /// Adds blocks' counters to the launch's (the step budget, the watchdog and a stop read
     /// them before the next turn).
     fn add_counts(&mut self, counts: Counts) {
@@ -416,6 +472,14 @@ impl<'a> Ctx<'a> {
             }
         }
     }
+}
+
+/// The launch's own findings, refusal and piped race detector while a round on its core waits
+/// in line (see [`Ctx::set_aside`]).
+pub(crate) struct Aside {
+    piped: Option<Racecheck>,
+    findings: Collector,
+    refusal: Option<crate::error::EmuError>,
 }
 
 /// A block's turn as it runs, segment by segment.
@@ -985,7 +1049,7 @@ impl Drop for Dismissal<'_> {
 #[cfg(test)]
 mod tests {
     use super::WATCHDOG_LOOKS_IN_TURNS;
-    use crate::exec::plan::ROUNDS_RUN;
+    use crate::exec::plan::{ROUNDS_RUN, RoundsRun};
     use crate::module::Module;
     use crate::options::RunOptions;
 
@@ -1029,7 +1093,7 @@ mod tests {
     #[test]
     fn a_block_prepared_by_the_core_that_runs_it_finds_a_fresh_slot() {
         let module = Module::parse(LEFTOVERS).unwrap();
-        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0, 0)));
+        ROUNDS_RUN.with(|r| r.set(RoundsRun::default()));
         let blocks = 8;
         let memory = |threads: u32, checkers: bool| {
             let options = RunOptions {
@@ -1069,7 +1133,7 @@ mod tests {
             // The launch's garbage, which no block wrote.
             assert!((0..96).all(|tid| word(2 * tid) > blocks), "{report}");
         }
-        let (_, _, _, prepared, _) = ROUNDS_RUN.with(|r| r.get());
+        let prepared = ROUNDS_RUN.with(|r| r.get()).prepared;
         assert!(prepared >= 6, "{prepared} blocks prepared in their turns");
     }
 
@@ -1083,7 +1147,7 @@ mod tests {
     /// threads).
     #[test]
     fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
-        ROUNDS_RUN.with(|r| r.set((0, 0, 0, 0, 0)));
+        ROUNDS_RUN.with(|r| r.set(RoundsRun::default()));
         let on_cores = |threads: u32| {
             move |options: RunOptions| {
                 let one = RunOptions {
@@ -1128,22 +1192,33 @@ mod tests {
             checked > 300 && unchecked == checked,
             "{checked} and {unchecked} launches"
         );
-        let (parallel, serial, stretched, prepared, met) = ROUNDS_RUN.with(|r| r.get());
+        let RoundsRun {
+            parallel,
+            serial,
+            stretched,
+            prepared,
+            met,
+            in_line,
+        } = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
         // Many run in stretches: shared-memory trees, tiles' inner loops.
         // Most kernels start with parameter loads, far enough from global memory for the core
         // that runs a new block to prepare it.
         // Most stretched rounds run on after the blocks met: loads, and barriers that wait for
-        // the slowest warp, which no count made ahead can see past.
+        // the slowest warp, which no count made ahead can see past. Most serial rounds leave
+        // what they found to wait in line behind the turns' (and some join the line first, when
+        // it grew long).
         assert!(
             parallel > 30_000
                 && serial > 1000
                 && stretched > 10_000
                 && prepared > 1000
-                && met > 10_000,
+                && met > 10_000
+                && in_line > serial / 2
+                && in_line < serial,
             "{parallel} parallel ({stretched} in stretches, {met} after meeting) and {serial} \
-             serial rounds, {prepared} blocks prepared in their turns"
+             serial rounds ({in_line} in line), {prepared} blocks prepared in their turns"
         );
     }
 }

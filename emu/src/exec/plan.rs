@@ -107,6 +107,8 @@ pub(crate) struct Rounds {
     pub(super) met_rounds: u64,
     /// Blocks prepared by the core that ran them.
     pub(super) prepared_in_turns: u64,
+    /// Rounds on one core whose findings and calls waited in line behind turns'.
+    pub(crate) in_line_rounds: u64,
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
@@ -131,13 +133,26 @@ pub(super) enum Waiting {
 /// Rounds a refused round's successors run on one core at most before looking again.
 const MAX_BACKOFF: u32 = 64;
 
+/// A thread's launches' rounds, for tests to see that each way of running them happens.
+#[cfg(test)]
+#[derive(Clone, Copy, Default)]
+pub(crate) struct RoundsRun {
+    /// Rounds run on several cores, on one, and in stretches.
+    pub(crate) parallel: u64,
+    pub(crate) serial: u64,
+    pub(crate) stretched: u64,
+    /// Blocks prepared in their turns.
+    pub(crate) prepared: u64,
+    /// Rounds run after the blocks met.
+    pub(crate) met: u64,
+    /// Rounds on one core whose findings and calls waited in line behind turns'.
+    pub(crate) in_line: u64,
+}
+
 #[cfg(test)]
 thread_local! {
-    /// Rounds run on several cores, on one, and in stretches, blocks prepared in their turns,
-    /// and rounds run after the blocks met, by this thread's launches: for tests to see that
-    /// each happens.
-    pub(crate) static ROUNDS_RUN: std::cell::Cell<(u64, u64, u64, u64, u64)> =
-        const { std::cell::Cell::new((0, 0, 0, 0, 0)) };
+    pub(crate) static ROUNDS_RUN: std::cell::Cell<RoundsRun> =
+        const { std::cell::Cell::new(RoundsRun { parallel: 0, serial: 0, stretched: 0, prepared: 0, met: 0, in_line: 0 }) };
 }
 
 impl Rounds {
@@ -145,14 +160,15 @@ impl Rounds {
     pub(crate) fn tally(&self) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
-            let (parallel, serial, stretched, prepared, met) = r.get();
-            r.set((
-                parallel + self.parallel_rounds,
-                serial + self.serial_rounds,
-                stretched + self.stretched_rounds,
-                prepared + self.prepared_in_turns,
-                met + self.met_rounds,
-            ));
+            let run = r.get();
+            r.set(RoundsRun {
+                parallel: run.parallel + self.parallel_rounds,
+                serial: run.serial + self.serial_rounds,
+                stretched: run.stretched + self.stretched_rounds,
+                prepared: run.prepared + self.prepared_in_turns,
+                met: run.met + self.met_rounds,
+                in_line: run.in_line + self.in_line_rounds,
+            });
         });
     }
 
