@@ -33,7 +33,7 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|-
 # A first run warms what a process's first launch on a fresh machine pays for (page faults,
 # clocks coming up), so that the one-thread row is not the machine's cold start.
 RACETRACK_THREADS=1 "$throughput" $n $grid all 16384 >/dev/null 2>&1
-for resident in ${RESIDENT:-24576 16384 32768}; do
+for resident in ${RESIDENT:-28672 24576}; do
     one=""
     for t in $THREADS; do
         # The second table's row: | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores | meetings | at meetings | starting | between turns |

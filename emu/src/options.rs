@@ -2,11 +2,12 @@
 
 use crate::memory_model::MemoryModel;
 
-/// Twelve SMs' worth of 2048 threads: enough blocks interleave to show races between blocks,
-/// few enough that their register files stay in the host's cache. Twelve rather than eight so
-/// that 1,024-thread blocks (24 at a time) share out evenly on many cores: two each on 12 or
-/// 14 workers, one each on 24 or more (see BENCHMARK.md, "Many cores").
-pub const DEFAULT_RESIDENT_THREADS: u32 = 24 * 1024;
+/// Fourteen SMs' worth of 2048 threads: enough blocks interleave to show races between blocks,
+/// few enough that their register files stay in the host's cache. Fourteen so that 1,024-thread
+/// blocks (28 at a time) share out evenly on many cores: 16 threads leave 14 workers beside the
+/// launch and a race detector shard, which run two each, and 32 threads one each (see
+/// BENCHMARK.md, "Many cores").
+pub const DEFAULT_RESIDENT_THREADS: u32 = 28 * 1024;
 /// `cudaLimitPrintfFifoSize`'s default.
 pub const DEFAULT_PRINTF_BUFFER_BYTES: usize = 1 << 20;
 /// Thread-instructions with no progress before the watchdog compares the threads' registers.
