@@ -16,7 +16,9 @@ use super::block::Step;
 use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
-use super::plan::{Ahead, Outcome, Rounds, Turn, Waiting, ahead, quiet_rounds, rounds_unwatched};
+use super::plan::{
+    Ahead, LinedUp, Outcome, Rounds, Turn, Waiting, ahead, quiet_rounds, rounds_unwatched,
+};
 use super::timing::{Lap, WorkerClocks};
 use super::views::{BlockViews, RawSlice};
 use super::warp::{BlockState, Warp};
@@ -945,8 +947,8 @@ impl Launch<'_> {
             }
         }
         self.watchdog_rounds(&counts, instrs_before, progress_before);
-        // In line for the join, round by round in block order, as one core would have made
-        // them.
+        // In line for the join, to come out round by round in block order, as one core would
+        // have made them.
         let mut turns = Vec::with_capacity(resident.len());
         for &slot in resident {
             if let Some(mut turn) = rounds.turns[slot as usize].take() {
@@ -955,11 +957,8 @@ impl Launch<'_> {
                 turns.push(turn);
             }
         }
-        line_up(turns, &mut rounds.waiting);
+        rounds.waiting.push_back(Waiting::Turn(LinedUp::new(turns)));
         self.clocks.joins += joining.stop(self.ctx.detector_time());
-        if std::env::var_os("DBG_PLAN").is_some() {
-            eprintln!("turn planned={planned} ran={ran} most={most}");
-        }
         Some((ran, progressed))
     }
 
@@ -980,6 +979,12 @@ impl Launch<'_> {
                 break;
             };
             match next {
+                Waiting::Turn(mut lined) => {
+                    if let Some(outcome) = lined.next() {
+                        waiting.push_front(Waiting::Turn(lined));
+                        self.ctx.join(outcome);
+                    }
+                }
                 Waiting::Outcome(outcome) => self.ctx.join(outcome),
                 Waiting::Started { slot, block } => {
                     if let Some(race) = self.ctx.race.as_mut() {
@@ -994,35 +999,6 @@ impl Launch<'_> {
             }
         }
         self.clocks.joins += joining.stop(self.ctx.detector_time());
-    }
-}
-
-/// Puts a turn's outcomes in line, round by round and in block order (`turns` is in block
-/// order), as one core would have made them; what each block did after its last ordered round
-/// (counters) last.
-fn line_up(turns: Vec<Turn>, waiting: &mut VecDeque<Waiting>) {
-    let mut ordered: Vec<u32> = turns
-        .iter()
-        .flat_map(|t| t.rounds.iter().copied())
-        .collect();
-    ordered.sort_unstable();
-    ordered.dedup();
-    let mut turns: Vec<_> = turns
-        .into_iter()
-        .map(|turn| (turn.rounds, turn.outcomes.into_iter(), 0, turn.rest))
-        .collect();
-    for round in ordered {
-        for (done, outcomes, at, _) in &mut turns {
-            if done.get(*at) == Some(&round) {
-                *at += 1;
-                if let Some(outcome) = outcomes.next() {
-                    waiting.push_back(Waiting::Outcome(outcome));
-                }
-            }
-        }
-    }
-    for rest in turns.into_iter().filter_map(|(.., rest)| rest) {
-        waiting.push_back(Waiting::Outcome(rest));
     }
 }
 

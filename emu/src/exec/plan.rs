@@ -126,8 +126,77 @@ pub(crate) struct Rounds {
 )]
 pub(super) enum Waiting {
     Outcome(Outcome),
-    Started { slot: u32, block: u64 },
-    Finished { slot: u32 },
+    /// A turn's blocks' outcomes, which come out in one core's order as the join takes them.
+    Turn(LinedUp),
+    Started {
+        slot: u32,
+        block: u64,
+    },
+    Finished {
+        slot: u32,
+    },
+}
+
+/// A turn's outcomes in line, round by round and in block order, as one core would have made
+/// them; what each block did after its last ordered round (counters) last. Put in order as the
+/// join takes them, while the workers run the next turn, rather than between turns.
+pub(super) struct LinedUp {
+    /// Per block, in block order: the rounds that left an outcome, how many of them came out,
+    /// and the outcomes still in line.
+    blocks: Vec<(Vec<u32>, usize, std::vec::IntoIter<Outcome>)>,
+    rests: std::vec::IntoIter<Outcome>,
+    /// The round coming out, and the next block to look at in it.
+    round: u32,
+    next: usize,
+}
+
+impl LinedUp {
+    /// `turns` in block order.
+    pub(super) fn new(turns: Vec<Turn>) -> LinedUp {
+        let mut rests = Vec::new();
+        let blocks = turns
+            .into_iter()
+            .map(|turn| {
+                rests.extend(turn.rest);
+                (turn.rounds, 0, turn.outcomes.into_iter())
+            })
+            .collect();
+        let mut lined = LinedUp {
+            blocks,
+            rests: rests.into_iter(),
+            round: 0,
+            next: 0,
+        };
+        lined.round = lined.first_round_left();
+        lined
+    }
+
+    /// The earliest round some block has an outcome of left in line.
+    fn first_round_left(&self) -> u32 {
+        let left = self.blocks.iter().filter_map(|(done, at, _)| done.get(*at));
+        left.copied().min().unwrap_or(u32::MAX)
+    }
+}
+
+impl Iterator for LinedUp {
+    type Item = Outcome;
+
+    fn next(&mut self) -> Option<Outcome> {
+        while self.round != u32::MAX {
+            while let Some((done, at, outcomes)) = self.blocks.get_mut(self.next) {
+                self.next += 1;
+                if done.get(*at) == Some(&self.round) {
+                    *at += 1;
+                    if let Some(outcome) = outcomes.next() {
+                        return Some(outcome);
+                    }
+                }
+            }
+            self.round = self.first_round_left();
+            self.next = 0;
+        }
+        self.rests.next()
+    }
 }
 
 /// Rounds a refused round's successors run on one core at most before looking again.
