@@ -411,13 +411,13 @@ impl<'a> Ctx<'a> {
     /// own are back. Their counters stay in the launch's, which adds up in any order.
     pub(crate) fn in_line(&mut self, aside: Aside) -> Option<Outcome> {
         let mut log = None;
-        if let Some(piped) = aside.piped {
-            if let Some(Racecheck::Logged(mut logged)) = self.race.replace(piped) {
-                if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
-                    pipe.take_back(&mut logged.streams.pool);
-                }
-                log = (logged.streams.calls > 0).then_some(logged);
+        if let Some(piped) = aside.piped
+            && let Some(Racecheck::Logged(mut logged)) = self.race.replace(piped)
+        {
+            if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
+                pipe.take_back(&mut logged.streams.pool);
             }
+            log = (logged.streams.calls > 0).then_some(logged);
         }
         let findings = std::mem::replace(&mut self.findings, aside.findings);
         let refusal = std::mem::replace(&mut self.refusal, aside.refusal);
