@@ -486,11 +486,12 @@ impl Launch<'_> {
                     .spawn_scoped(scope, move || crew.work(index, fork));
                 started += worker.is_ok() as usize;
             }
-            let crew = (started == workers).then_some((&crew, &mut own));
-            self.run_rounds(crew).tally();
+            let on_several = (started == workers).then_some((&crew, &mut own));
+            self.run_rounds(on_several).tally(crew.taken_over());
         });
         self.clocks.workers = crew.clocks();
         self.clocks.meetings = crew.meetings();
+        self.clocks.taken_over = crew.taken_over();
     }
 
     /// The hardware schedule's rounds, on the crew's cores too when there is one.

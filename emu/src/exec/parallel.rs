@@ -8,8 +8,8 @@
 //! round, and the launch adds the turns up round by round in block order: the order of one core.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::block;
 use super::block::Step;
@@ -57,7 +57,7 @@ pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
 #[cfg(not(test))]
 pub(crate) const MOST_WAITING: usize = 16 * 1024;
 #[cfg(test)]
-pub(crate) const MOST_WAITING: usize = 64;
+pub(crate) const MOST_WAITING: usize = 4;
 
 /// From this many workers on, the launch's thread runs no blocks of a turn: it joins the
 /// previous turn's outcomes while the workers run this one (see [`Launch::parallel_rounds`]),
@@ -159,7 +159,10 @@ thread_local! {
 /// What a worker is given for a turn (one round or a stretch of them), and gives back.
 #[derive(Default)]
 struct Job {
-    blocks: Vec<Resident>,
+    /// The turn's blocks, and the worker's share of them, which it runs first (see
+    /// [`run_share`]).
+    board: Option<Arc<Board>>,
+    share: std::ops::Range<usize>,
     /// Rounds the turn surely runs, and the most it may run when the blocks meet and find
     /// they all stay quiet longer (see [`Crew::meet`]).
     rounds: u32,
@@ -197,13 +200,25 @@ struct Counts {
 impl Counts {
     /// Takes the counters out of a block's turn.
     fn take(&mut self, turn: &mut Turn) {
-        for outcome in turn.outcomes.iter_mut().chain(turn.rest.as_mut()) {
-            self.thread_instrs += std::mem::take(&mut outcome.thread_instrs);
-            self.clock += std::mem::take(&mut outcome.clock);
-            self.progress += std::mem::take(&mut outcome.progress);
-            self.aborted |= std::mem::take(&mut outcome.aborted);
-            self.touched_global_sync |= std::mem::take(&mut outcome.touched_global_sync);
+        for outcome in &mut turn.outcomes {
+            self.take_outcome(outcome);
         }
+    }
+
+    fn add(&mut self, other: Counts) {
+        self.thread_instrs += other.thread_instrs;
+        self.clock += other.clock;
+        self.progress += other.progress;
+        self.aborted |= other.aborted;
+        self.touched_global_sync |= other.touched_global_sync;
+    }
+
+    fn take_outcome(&mut self, outcome: &mut Outcome) {
+        self.thread_instrs += std::mem::take(&mut outcome.thread_instrs);
+        self.clock += std::mem::take(&mut outcome.clock);
+        self.progress += std::mem::take(&mut outcome.progress);
+        self.aborted |= std::mem::take(&mut outcome.aborted);
+        self.touched_global_sync |= std::mem::take(&mut outcome.touched_global_sync);
     }
 }
 
@@ -254,6 +269,8 @@ pub(crate) struct Crew {
     meetings: OwnLine<AtomicU64>,
     /// The turn's shares with blocks: who meets.
     parties: AtomicUsize,
+    /// Segments of blocks a share ran for another share (see [`Board`]).
+    taken_over: AtomicU64,
 }
 
 /// Tells the launch when its worker panics.
@@ -494,6 +511,66 @@ struct Running {
     counts: Vec<(u64, u64)>,
 }
 
+/// A turn's blocks in slot order, each share's first: any share may run a block's next
+/// segment, so that a share on a slower core (cloud machines lend cores that run at different
+/// speeds) leaves its last blocks to the others instead of making the whole turn wait.
+struct Board {
+    blocks: Vec<OwnLine<OnBoard>>,
+}
+
+/// A block of the board: how many of the turn's segments shares have claimed (the share that
+/// claims segment `k` moves it from `k` to `k + 1`, and alone runs it), and its turn so far.
+struct OnBoard {
+    claimed: AtomicU32,
+    running: std::cell::UnsafeCell<Running>,
+}
+
+// SAFETY: a block's `running` is touched only by the share that claimed its current segment,
+// and segments follow each other through the meetings' release and acquire (see `run_share`).
+unsafe impl Sync for OnBoard {}
+
+impl Board {
+    fn new(blocks: impl Iterator<Item = Resident>) -> Board {
+        let blocks = blocks
+            .map(|block| {
+                OwnLine(OnBoard {
+                    claimed: AtomicU32::new(0),
+                    running: std::cell::UnsafeCell::new(Running {
+                        block,
+                        done: Vec::new(),
+                        outcomes: Vec::new(),
+                        ran_last: false,
+                        counts: Vec::new(),
+                    }),
+                })
+            })
+            .collect();
+        Board { blocks }
+    }
+
+    /// Claims block `index`'s segment `segment` for the caller: true when no share had.
+    fn claim(&self, index: usize, segment: u32) -> bool {
+        let claimed = &self.blocks[index].claimed;
+        claimed.load(Ordering::Acquire) == segment
+            && claimed
+                .compare_exchange(segment, segment + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+    }
+
+    /// The order a share looks at the blocks in: its own share first, then, to take over
+    /// others' blocks, backwards from the block before its share (the others work forwards
+    /// through theirs, so they meet late).
+    fn order(&self, share: &std::ops::Range<usize>) -> impl Iterator<Item = usize> + use<> {
+        let count = self.blocks.len();
+        let start = share.start;
+        let own = share.clone();
+        let others = (1..=count)
+            .map(move |back| (start + count - back) % count)
+            .filter(move |index| !own.contains(index));
+        share.clone().chain(others)
+    }
+}
+
 /// Runs the warps of the block for `rounds` rounds, one instruction each a round, from the
 /// turn's round `from`, after preparing the slot for block `fresh` at `entry` when it has just
 /// been claimed; what order shows is kept round by round.
@@ -533,68 +610,74 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, entry: u32, from: u3
 }
 
 /// Runs a share of a turn's blocks: `first` rounds, then, while the turn has fewer than `most`
-/// and every block of every share stays quiet (they meet to find out, `parties` shares in
-/// all), as many more as all stay quiet. Each block's turn, and how many rounds the turn ran;
-/// the time spent waiting for the others at meetings adds to `meeting`.
+/// and every block stays quiet (the shares meet to find out, `parties` of them), as many more
+/// as all stay quiet. A share runs a segment of its own blocks first and then of any block of
+/// the `board` no share has claimed yet, so the turn ends when the work does rather than when
+/// the slowest core's share does. Returns how many rounds the turn ran, with the turns of the
+/// blocks whose last segment this share ran added to `turns`, and the counters its rounds left
+/// after their last outcome; the time spent waiting at meetings adds to `meeting`.
 /// A block runs its rounds of a segment in one go, its warps in this core's cache.
 ///
 /// # Safety
-/// The blocks' warps, states and memory are touched by no one else meanwhile.
+/// The board's blocks' warps, states and memory are touched by no one but the turn's shares.
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_share(
     ctx: &mut Ctx,
     crew: &Crew,
-    blocks: &[Resident],
+    board: &Board,
+    share: &std::ops::Range<usize>,
     first: u32,
     most: u32,
     parties: usize,
     turns: &mut Vec<(u32, Turn)>,
     meeting: &mut std::time::Duration,
-) -> u32 {
-    if blocks.is_empty() {
-        return 0;
+) -> (u32, Counts) {
+    let mut counts = Counts::default();
+    if share.is_empty() {
+        return (0, counts);
     }
-    let mut running: Vec<Running> = blocks
-        .iter()
-        .map(|&block| Running {
-            block,
-            done: Vec::new(),
-            outcomes: Vec::new(),
-            ran_last: false,
-            counts: Vec::new(),
-        })
-        .collect();
-    let (mut at, mut segment) = (0, first);
+    let (mut at, mut length, mut segment) = (0, first, 0);
+    let mut ran = Vec::new();
+    let mut taken_over = 0;
     loop {
-        for block in &mut running {
-            // SAFETY: as the caller promises.
-            unsafe { run_segment(ctx, block, crew.entry, at, segment) };
+        ran.clear();
+        let mut quiet = MAX_STRETCH;
+        for index in board.order(share) {
+            if !board.claim(index, segment) {
+                continue;
+            }
+            // SAFETY: this share alone claimed the block's segment; its last one ended before
+            // the meeting this share came from, and the caller's promise covers the rest.
+            let running = unsafe { &mut *board.blocks[index].running.get() };
+            unsafe { run_segment(ctx, running, crew.entry, at, length) };
+            if at + length < most {
+                let block = &running.block;
+                let warps = block.warps.get_mut(0..block.warps.len());
+                let state = block.state.get_mut(0..1);
+                quiet = quiet.min(match (warps, state) {
+                    (Some(warps), Some(state)) => quiet_rounds(ctx, warps, &state[0]),
+                    _ => 0,
+                });
+            }
+            ran.push(index);
+            taken_over += u64::from(!share.contains(&index));
         }
-        at += segment;
+        at += length;
+        segment += 1;
         if at >= most {
             break;
         }
-        let quiet = running
-            .iter()
-            .map(|r| {
-                let warps = r.block.warps.get_mut(0..r.block.warps.len());
-                let state = r.block.state.get_mut(0..1);
-                match (warps, state) {
-                    (Some(warps), Some(state)) => quiet_rounds(ctx, warps, &state[0]),
-                    _ => 0,
-                }
-            })
-            .min()
-            .unwrap_or(MAX_STRETCH);
         let met = std::time::Instant::now();
         let all = crew.meet(parties, quiet);
         *meeting += met.elapsed();
         if all == 0 {
             break;
         }
-        segment = all.min(most - at);
+        length = all.min(most - at);
     }
-    for r in running {
+    for index in ran {
+        // SAFETY: this share ran the block's last segment, and no share claims another.
+        let r = unsafe { &mut *board.blocks[index].running.get() };
         let Resident {
             slot, warps, state, ..
         } = r.block;
@@ -602,24 +685,25 @@ unsafe fn run_share(
             (Some(warps), Some(state)) => ahead(ctx, warps, &state[0], slot),
             _ => Ahead::UNKNOWN,
         };
-        turns.push((
-            slot,
-            Turn {
-                rounds: r.done,
-                outcomes: r.outcomes,
-                rest: None,
-                ran_last: r.ran_last,
-                ahead: ahead_of_it,
-                counts: r.counts,
-            },
-        ));
+        let mut turn = Turn {
+            rounds: std::mem::take(&mut r.done),
+            outcomes: std::mem::take(&mut r.outcomes),
+            ran_last: r.ran_last,
+            ahead: ahead_of_it,
+            counts: std::mem::take(&mut r.counts),
+        };
+        counts.take(&mut turn);
+        turns.push((slot, turn));
     }
-    // What they did after the last round that made something in order (counters) joins with
-    // the last block's turn: it adds up in any order.
-    if let Some((_, last)) = turns.last_mut() {
-        last.rest = ctx.made_anything().then(|| ctx.outcome());
+    // What the rounds did after their last outcome is counters only (an outcome is taken after
+    // every round that made something in order), which add up in any order.
+    if ctx.made_anything() {
+        counts.take_outcome(&mut ctx.outcome());
     }
-    at
+    if taken_over > 0 {
+        crew.taken_over.fetch_add(taken_over, Ordering::Relaxed);
+    }
+    (at, counts)
 }
 
 impl Crew {
@@ -639,6 +723,7 @@ impl Crew {
             agreed: AtomicU32::new(0),
             meetings: OwnLine(AtomicU64::new(0)),
             parties: AtomicUsize::new(0),
+            taken_over: AtomicU64::new(0),
         }
     }
 
@@ -717,22 +802,24 @@ impl Crew {
                 job.turns.clear();
                 let parties = self.parties.load(Ordering::Acquire);
                 let mut meeting = std::time::Duration::ZERO;
-                // SAFETY: the launch gives each block to one worker, and waits for them all
-                // before it touches a block again.
-                job.ran = unsafe {
-                    run_share(
-                        &mut ctx,
-                        self,
-                        &job.blocks,
-                        job.rounds,
-                        job.most,
-                        parties,
-                        &mut job.turns,
-                        &mut meeting,
-                    )
-                };
-                for (_, turn) in &mut job.turns {
-                    job.counts.take(turn);
+                if let Some(board) = job.board.take() {
+                    // SAFETY: the launch hands the board's blocks to this turn's shares only,
+                    // and waits for them all before it touches a block again.
+                    let (ran, counts) = unsafe {
+                        run_share(
+                            &mut ctx,
+                            self,
+                            &board,
+                            &job.share,
+                            job.rounds,
+                            job.most,
+                            parties,
+                            &mut job.turns,
+                            &mut meeting,
+                        )
+                    };
+                    job.ran = ran;
+                    job.counts.add(counts);
                 }
                 ctx.unused_logs(&mut job.spares);
                 job.busy += started.elapsed().saturating_sub(meeting);
@@ -764,6 +851,11 @@ impl Crew {
     /// Meetings held so far.
     pub(crate) fn meetings(&self) -> u64 {
         self.meetings.load(Ordering::Acquire)
+    }
+
+    /// Segments of blocks shares ran for others so far.
+    pub(crate) fn taken_over(&self) -> u64 {
+        self.taken_over.load(Ordering::Acquire)
     }
 }
 
@@ -842,23 +934,23 @@ impl Launch<'_> {
             _ => Vec::new(),
         };
         own.lend_logs(&mut lend(mine.len()));
-        let mut taken = 0;
+        let board = Arc::new(Board::new(rounds.by_slot.iter().map(|&slot| of_slot(slot))));
+        let mut taken = mine.len();
         let parties = (theirs.len().min(workers)) + usize::from(!mine.is_empty());
         crew.parties.store(parties, Ordering::Release);
         for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
-            job.blocks.clear();
             // Shares as even as they go, the larger ones first.
             let count = theirs.len() / workers + usize::from(index < theirs.len() % workers);
-            let slots = &theirs[taken..taken + count];
+            job.share = taken..taken + count;
             taken += count;
-            job.blocks.extend(slots.iter().map(|&slot| of_slot(slot)));
+            job.board = Some(Arc::clone(&board));
             job.rounds = planned;
             job.most = most.max(planned);
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
-            job.spares.append(&mut lend(slots.len()));
+            job.spares.append(&mut lend(count));
             job.given = Some(std::time::Instant::now());
         }
         crew.done.store(0, Ordering::Release);
@@ -871,16 +963,15 @@ impl Launch<'_> {
         }
         self.clocks.joins += planning.stop(self.ctx.detector_time());
         let running = std::time::Instant::now();
-        let mut counts = Counts::default();
-        let own_blocks: Vec<Resident> = mine.iter().map(|&slot| of_slot(slot)).collect();
-        let mut own_turns = Vec::with_capacity(own_blocks.len());
+        let mut own_turns = Vec::with_capacity(mine.len());
         let mut meeting = std::time::Duration::ZERO;
-        // SAFETY: the workers run only the other blocks.
-        let mut ran = unsafe {
+        // SAFETY: the board's blocks are the turn's shares' only, until they all finished.
+        let (mut ran, counts) = unsafe {
             run_share(
                 own,
                 crew,
-                &own_blocks,
+                &board,
+                &(0..mine.len()),
                 planned,
                 most.max(planned),
                 parties,
@@ -888,8 +979,8 @@ impl Launch<'_> {
                 &mut meeting,
             )
         };
-        for (slot, mut turn) in own_turns {
-            counts.take(&mut turn);
+        drop(board);
+        for (slot, turn) in own_turns {
             rounds.turns[slot as usize] = Some(turn);
         }
         self.ctx.add_counts(counts);
@@ -1175,6 +1266,7 @@ mod tests {
             prepared,
             met,
             in_line,
+            taken_over,
         } = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
@@ -1192,9 +1284,11 @@ mod tests {
                 && prepared > 1000
                 && met > 10_000
                 && in_line > serial / 2
-                && in_line < serial,
+                && in_line < serial
+                && taken_over > 100,
             "{parallel} parallel ({stretched} in stretches, {met} after meeting) and {serial} \
-             serial rounds ({in_line} in line), {prepared} blocks prepared in their turns"
+             serial rounds ({in_line} in line), {prepared} blocks prepared in their turns, \
+             {taken_over} segments taken over from other shares"
         );
     }
 }

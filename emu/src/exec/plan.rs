@@ -59,8 +59,6 @@ pub(crate) struct Turn {
     /// stop), and for each what the block did up to its end since the one before.
     pub(super) rounds: Vec<u32>,
     pub(super) outcomes: Vec<Outcome>,
-    /// What it did after the last of those, if anything: counters, which add up in any order.
-    pub(super) rest: Option<Outcome>,
     /// Whether a warp ran in the turn's last round.
     pub(super) ran_last: bool,
     pub(super) ahead: Ahead,
@@ -138,13 +136,12 @@ pub(super) enum Waiting {
 }
 
 /// A turn's outcomes in line, round by round and in block order, as one core would have made
-/// them; what each block did after its last ordered round (counters) last. Put in order as the
-/// join takes them, while the workers run the next turn, rather than between turns.
+/// them. Put in order as the join takes them, while the workers run the next turn, rather than
+/// between turns.
 pub(super) struct LinedUp {
     /// Per block, in block order: the rounds that left an outcome, how many of them came out,
     /// and the outcomes still in line.
     blocks: Vec<(Vec<u32>, usize, std::vec::IntoIter<Outcome>)>,
-    rests: std::vec::IntoIter<Outcome>,
     /// The round coming out, and the next block to look at in it.
     round: u32,
     next: usize,
@@ -153,17 +150,12 @@ pub(super) struct LinedUp {
 impl LinedUp {
     /// `turns` in block order.
     pub(super) fn new(turns: Vec<Turn>) -> LinedUp {
-        let mut rests = Vec::new();
         let blocks = turns
             .into_iter()
-            .map(|turn| {
-                rests.extend(turn.rest);
-                (turn.rounds, 0, turn.outcomes.into_iter())
-            })
+            .map(|turn| (turn.rounds, 0, turn.outcomes.into_iter()))
             .collect();
         let mut lined = LinedUp {
             blocks,
-            rests: rests.into_iter(),
             round: 0,
             next: 0,
         };
@@ -195,7 +187,7 @@ impl Iterator for LinedUp {
             self.round = self.first_round_left();
             self.next = 0;
         }
-        self.rests.next()
+        None
     }
 }
 
@@ -216,17 +208,20 @@ pub(crate) struct RoundsRun {
     pub(crate) met: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line: u64,
+    /// Segments of blocks a share ran for another.
+    pub(crate) taken_over: u64,
 }
 
 #[cfg(test)]
 thread_local! {
     pub(crate) static ROUNDS_RUN: std::cell::Cell<RoundsRun> =
-        const { std::cell::Cell::new(RoundsRun { parallel: 0, serial: 0, stretched: 0, prepared: 0, met: 0, in_line: 0 }) };
+        const { std::cell::Cell::new(RoundsRun { parallel: 0, serial: 0, stretched: 0, prepared: 0, met: 0, in_line: 0, taken_over: 0 }) };
 }
 
 impl Rounds {
-    /// Counts the launch's rounds where tests can see them.
-    pub(crate) fn tally(&self) {
+    /// Counts the launch's rounds, and the segments of blocks its shares ran for others, where
+    /// tests can see them.
+    pub(crate) fn tally(&self, _taken_over: u64) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
             let run = r.get();
@@ -237,6 +232,7 @@ impl Rounds {
                 prepared: run.prepared + self.prepared_in_turns,
                 met: run.met + self.met_rounds,
                 in_line: run.in_line + self.in_line_rounds,
+                taken_over: run.taken_over + _taken_over,
             });
         });
     }

@@ -34,6 +34,8 @@ pub struct LaunchTimings {
     pub serial_rounds: u64,
     /// Times the workers' shares met inside turns to agree on more rounds (`Crew::meet`).
     pub meetings: u64,
+    /// Segments of blocks that a share ran for another, whose core was slower.
+    pub taken_over: u64,
     /// The launch's time from the end of a turn to the start of the next, when its workers had
     /// nothing to run (part of `joins` and `other`).
     pub between_turns: Duration,
@@ -125,9 +127,10 @@ impl std::fmt::Display for LaunchTimings {
             };
             write!(
                 f,
-                "\n{:.1} ms between turns; {} meetings; per worker, ms, at meetings: {}; starting turns: {}",
+                "\n{:.1} ms between turns; {} meetings; {} segments taken over; per worker, ms, at meetings: {}; starting turns: {}",
                 ms(self.between_turns),
                 self.meetings,
+                self.taken_over,
                 each(|t| t.meeting),
                 each(|t| t.starting)
             )?;
@@ -146,6 +149,7 @@ pub(crate) struct Clocks {
     pub(crate) turns: u64,
     pub(crate) serial_rounds: u64,
     pub(crate) meetings: u64,
+    pub(crate) taken_over: u64,
     pub(crate) between_turns: Duration,
     /// When the last turn ended, while no other has started.
     pub(crate) turn_ended: Option<Instant>,
@@ -192,6 +196,7 @@ impl Clocks {
             turns: self.turns,
             serial_rounds: self.serial_rounds,
             meetings: self.meetings,
+            taken_over: self.taken_over,
             between_turns: self.between_turns,
             threads,
         }
