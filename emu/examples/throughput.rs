@@ -215,9 +215,9 @@ fn main() -> Result<(), Box<dyn Error>> {
         "where the median launches' time went, ms (on the launch's thread; busy: every thread's time at work, the launch's first)"
     );
     println!(
-        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth | meetings | workers at meetings | workers starting turns | between turns |"
+        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth | meetings | workers at meetings | workers starting turns | between turns | segments taken over |"
     );
-    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|");
+    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|");
     for row in breakdowns {
         println!("{row}");
     }
@@ -236,7 +236,7 @@ fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
     let meeting: Vec<String> = workers.iter().map(|b| ms(b.meeting)).collect();
     let starting: Vec<String> = workers.iter().map(|b| ms(b.starting)).collect();
     format!(
-        "| {n} | {grid} | {checkers} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} |",
+        "| {n} | {grid} | {checkers} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
         ms(t.total),
         ms(t.interpreter),
         ms(t.race_detector),
@@ -250,6 +250,7 @@ fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
         t.meetings,
         meeting.join(" "),
         starting.join(" "),
-        ms(t.between_turns)
+        ms(t.between_turns),
+        t.taken_over
     )
 }
