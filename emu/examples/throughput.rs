@@ -217,7 +217,9 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!(
         "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth | meetings | workers at meetings | workers starting turns | between turns | segments taken over |"
     );
-    println!("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|");
+    println!(
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|"
+    );
     for row in breakdowns {
         println!("{row}");
     }

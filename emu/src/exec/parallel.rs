@@ -205,14 +205,6 @@ impl Counts {
         }
     }
 
-    fn add(&mut self, other: Counts) {
-        self.thread_instrs += other.thread_instrs;
-        self.clock += other.clock;
-        self.progress += other.progress;
-        self.aborted |= other.aborted;
-        self.touched_global_sync |= other.touched_global_sync;
-    }
-
     fn take_outcome(&mut self, outcome: &mut Outcome) {
         self.thread_instrs += std::mem::take(&mut outcome.thread_instrs);
         self.clock += std::mem::take(&mut outcome.clock);
@@ -614,8 +606,8 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, entry: u32, from: u3
 /// as all stay quiet. A share runs a segment of its own blocks first and then of any block of
 /// the `board` no share has claimed yet, so the turn ends when the work does rather than when
 /// the slowest core's share does. Returns how many rounds the turn ran, with the turns of the
-/// blocks whose last segment this share ran added to `turns`, and the counters its rounds left
-/// after their last outcome; the time spent waiting at meetings adds to `meeting`.
+/// blocks whose last segment this share ran added to `turns`, and every counter its rounds
+/// left added to `counts`; the time spent waiting at meetings adds to `meeting`.
 /// A block runs its rounds of a segment in one go, its warps in this core's cache.
 ///
 /// # Safety
@@ -630,11 +622,11 @@ unsafe fn run_share(
     most: u32,
     parties: usize,
     turns: &mut Vec<(u32, Turn)>,
+    counts: &mut Counts,
     meeting: &mut std::time::Duration,
-) -> (u32, Counts) {
-    let mut counts = Counts::default();
+) -> u32 {
     if share.is_empty() {
-        return (0, counts);
+        return 0;
     }
     let (mut at, mut length, mut segment) = (0, first, 0);
     let mut ran = Vec::new();
@@ -703,7 +695,7 @@ unsafe fn run_share(
     if taken_over > 0 {
         crew.taken_over.fetch_add(taken_over, Ordering::Relaxed);
     }
-    (at, counts)
+    at
 }
 
 impl Crew {
@@ -805,7 +797,7 @@ impl Crew {
                 if let Some(board) = job.board.take() {
                     // SAFETY: the launch hands the board's blocks to this turn's shares only,
                     // and waits for them all before it touches a block again.
-                    let (ran, counts) = unsafe {
+                    job.ran = unsafe {
                         run_share(
                             &mut ctx,
                             self,
@@ -815,11 +807,10 @@ impl Crew {
                             job.most,
                             parties,
                             &mut job.turns,
+                            &mut job.counts,
                             &mut meeting,
                         )
                     };
-                    job.ran = ran;
-                    job.counts.add(counts);
                 }
                 ctx.unused_logs(&mut job.spares);
                 job.busy += started.elapsed().saturating_sub(meeting);
@@ -966,7 +957,8 @@ impl Launch<'_> {
         let mut own_turns = Vec::with_capacity(mine.len());
         let mut meeting = std::time::Duration::ZERO;
         // SAFETY: the board's blocks are the turn's shares' only, until they all finished.
-        let (mut ran, counts) = unsafe {
+        let mut counts = Counts::default();
+        let mut ran = unsafe {
             run_share(
                 own,
                 crew,
@@ -976,6 +968,7 @@ impl Launch<'_> {
                 most.max(planned),
                 parties,
                 &mut own_turns,
+                &mut counts,
                 &mut meeting,
             )
         };
