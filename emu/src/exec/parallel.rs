@@ -198,19 +198,13 @@ struct Counts {
 }
 
 impl Counts {
-    /// Takes the counters out of a block's turn.
-    fn take(&mut self, turn: &mut Turn) {
-        for outcome in &mut turn.outcomes {
-            self.take_outcome(outcome);
-        }
-    }
-
-    fn take_outcome(&mut self, outcome: &mut Outcome) {
-        self.thread_instrs += std::mem::take(&mut outcome.thread_instrs);
-        self.clock += std::mem::take(&mut outcome.clock);
-        self.progress += std::mem::take(&mut outcome.progress);
-        self.aborted |= std::mem::take(&mut outcome.aborted);
-        self.touched_global_sync |= std::mem::take(&mut outcome.touched_global_sync);
+    /// Takes the counters a worker's blocks left in its context.
+    fn take(&mut self, ctx: &mut Ctx) {
+        self.thread_instrs += std::mem::take(&mut ctx.thread_instrs);
+        self.clock += std::mem::take(&mut ctx.clock);
+        self.progress += std::mem::take(&mut ctx.progress);
+        self.aborted |= std::mem::take(&mut ctx.aborted);
+        self.touched_global_sync |= std::mem::take(&mut ctx.touched_global_sync);
     }
 }
 
@@ -360,39 +354,34 @@ impl<'a> Ctx<'a> {
     }
 
     /// Whether the blocks run since the last outcome made something whose order among blocks
-    /// matters: findings, race-detector calls, a stop.
+    /// matters: findings, race-detector calls, a refusal. (A stop is a counter: the launch
+    /// stops after the turn whichever block stopped it.)
     fn made_ordered(&self) -> bool {
         let logged = match &self.race {
             Some(Racecheck::Logged(log)) => log.streams.calls > 0,
             _ => false,
         };
-        logged || !self.findings.list.is_empty() || self.aborted || self.refusal.is_some()
+        logged || !self.findings.list.is_empty() || self.refusal.is_some()
     }
 
-    /// Whether the blocks run since the last outcome did anything the launch must add up.
-    fn made_anything(&self) -> bool {
-        self.thread_instrs != 0
-            || self.progress != 0
-            || self.clock != 0
-            || self.touched_global_sync
-            || self.made_ordered()
-    }
-
-    /// Takes what the worker's blocks did since the last outcome, leaving it ready for more.
+    /// Takes what the worker's blocks made since the last outcome whose order among blocks
+    /// matters, leaving the counters, which its share sums at its end.
     fn outcome(&mut self) -> Outcome {
         let log = match self.race.as_mut() {
             Some(Racecheck::Logged(log)) => Some(log.take()),
             _ => None,
         };
+        // Positions count from the log's start, which the next outcome's log starts again.
+        let findings = if self.findings.list.is_empty() {
+            self.findings.position = 0;
+            None
+        } else {
+            Some(Box::new(std::mem::take(&mut self.findings)))
+        };
         Outcome {
-            findings: std::mem::take(&mut self.findings),
+            findings,
             log,
-            thread_instrs: std::mem::take(&mut self.thread_instrs),
-            clock: std::mem::take(&mut self.clock),
-            progress: std::mem::take(&mut self.progress),
-            aborted: std::mem::take(&mut self.aborted),
-            refusal: self.refusal.take(),
-            touched_global_sync: std::mem::take(&mut self.touched_global_sync),
+            refusal: self.refusal.take().map(Box::new),
         }
     }
 
@@ -423,23 +412,21 @@ impl<'a> Ctx<'a> {
         if let Some(piped) = aside.piped
             && let Some(Racecheck::Logged(mut logged)) = self.race.replace(piped)
         {
+            if logged.streams.calls > 0 {
+                log = Some(logged.take());
+            }
             if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
                 pipe.take_back(&mut logged.streams.pool);
             }
-            log = (logged.streams.calls > 0).then_some(logged);
         }
         let findings = std::mem::replace(&mut self.findings, aside.findings);
         let refusal = std::mem::replace(&mut self.refusal, aside.refusal);
-        let made = log.is_some() || !findings.list.is_empty() || refusal.is_some();
+        let findings = (!findings.list.is_empty()).then(|| Box::new(findings));
+        let made = log.is_some() || findings.is_some() || refusal.is_some();
         made.then_some(Outcome {
             findings,
             log,
-            thread_instrs: 0,
-            clock: 0,
-            progress: 0,
-            aborted: false,
-            refusal,
-            touched_global_sync: false,
+            refusal: refusal.map(Box::new),
         })
     }
 
@@ -453,18 +440,11 @@ impl<'a> Ctx<'a> {
         self.touched_global_sync |= counts.touched_global_sync;
     }
 
-    /// Adds a block's turn to the launch's, as if it had run here after everything before: its
-    /// counters (those [`Counts::take`] left), a refusal, findings and race-detector calls.
+    /// Adds a block's round to the launch's, as if it had run here after everything before: a
+    /// refusal, findings and race-detector calls.
     fn join(&mut self, outcome: Outcome) {
-        self.add_counts(Counts {
-            thread_instrs: outcome.thread_instrs,
-            clock: outcome.clock,
-            progress: outcome.progress,
-            aborted: outcome.aborted,
-            touched_global_sync: outcome.touched_global_sync,
-        });
         if self.refusal.is_none() {
-            self.refusal = outcome.refusal;
+            self.refusal = outcome.refusal.map(|refusal| *refusal);
         }
         // The turn counted positions from its own start; before it, this many accesses went
         // to the detector.
@@ -475,7 +455,9 @@ impl<'a> Ctx<'a> {
         if let (Some(Racecheck::Piped(pipe)), Some(log)) = (self.race.as_mut(), outcome.log) {
             pipe.append(log);
         }
-        self.findings.absorb(outcome.findings, 2 * sent_before);
+        if let Some(findings) = outcome.findings {
+            self.findings.absorb(*findings, 2 * sent_before);
+        }
         if let Some(Racecheck::Piped(pipe)) = self.race.as_mut() {
             self.findings.position = 2 * pipe.accesses;
             if !pipe.found.is_empty() {
@@ -677,21 +659,16 @@ unsafe fn run_share(
             (Some(warps), Some(state)) => ahead(ctx, warps, &state[0], slot),
             _ => Ahead::UNKNOWN,
         };
-        let mut turn = Turn {
+        let turn = Turn {
             rounds: std::mem::take(&mut r.done),
             outcomes: std::mem::take(&mut r.outcomes),
             ran_last: r.ran_last,
             ahead: ahead_of_it,
             counts: std::mem::take(&mut r.counts),
         };
-        counts.take(&mut turn);
         turns.push((slot, turn));
     }
-    // What the rounds did after their last outcome is counters only (an outcome is taken after
-    // every round that made something in order), which add up in any order.
-    if ctx.made_anything() {
-        counts.take_outcome(&mut ctx.outcome());
-    }
+    counts.take(ctx);
     if taken_over > 0 {
         crew.taken_over.fetch_add(taken_over, Ordering::Relaxed);
     }

@@ -68,15 +68,13 @@ pub(crate) struct Turn {
 }
 
 /// What a block did in its turn that the launch adds to its own, in block order.
+/// Its counters are not here: they add up in any order, so the share sums them as it goes.
+/// What is here is small (the launch's thread moves one per block and round that made
+/// something, from the core that made it), and rarely more than a log.
 pub(super) struct Outcome {
-    pub(super) findings: Collector,
-    pub(super) log: Option<race::Log>,
-    pub(super) thread_instrs: u64,
-    pub(super) clock: u64,
-    pub(super) progress: u64,
-    pub(super) aborted: bool,
-    pub(super) refusal: Option<EmuError>,
-    pub(super) touched_global_sync: bool,
+    pub(super) findings: Option<Box<Collector>>,
+    pub(super) log: Option<race::Logged>,
+    pub(super) refusal: Option<Box<EmuError>>,
 }
 
 /// The launch's side of its rounds on several cores: what the resident blocks' coming rounds
@@ -118,10 +116,6 @@ pub(crate) struct Rounds {
 }
 
 /// Something in line to join the launch's findings and race-detector calls.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "nearly every item is an outcome: boxing would allocate one per block and round"
-)]
 pub(super) enum Waiting {
     Outcome(Outcome),
     /// A turn's blocks' outcomes, which come out in one core's order as the join takes them.

@@ -434,13 +434,25 @@ impl Log {
     }
 
     /// The calls logged so far, leaving an empty log with the spare streams.
-    pub(crate) fn take(&mut self) -> Log {
+    pub(crate) fn take(&mut self) -> Logged {
         let shards = self.streams.parts.len();
         let fresh = Streams::lazy(shards, std::mem::take(&mut self.streams.pool));
-        Log {
-            streams: std::mem::replace(&mut self.streams, fresh),
+        let streams = std::mem::replace(&mut self.streams, fresh);
+        Logged {
+            parts: streams.parts,
+            accesses: streams.accesses,
+            calls: streams.calls,
         }
     }
+}
+
+/// A log's calls as they wait in line for the launch's pipe: each shard's stream, and how many
+/// accesses and calls they hold. Small, since the launch's thread moves one per block and round
+/// that made calls, from the core that made it.
+pub(crate) struct Logged {
+    pub(crate) parts: Vec<Vec<Call>>,
+    pub(crate) accesses: u64,
+    pub(crate) calls: usize,
 }
 
 impl Packed {

@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use super::access::{Acquire, Hit, Kind, Region, Sem, Who};
-use super::calls::{AccessCall, Call, Log, Packed, Streams};
+use super::calls::{AccessCall, Call, Log, Logged, Packed, Streams};
 use super::detector::Race;
 use crate::ir::Scope;
 use crate::memory_model::MemoryModel;
@@ -468,14 +468,14 @@ impl Pipe {
         let shards = self.answered.len();
         let fresh = Streams::new(shards, &mut self.spare);
         let own = std::mem::replace(&mut self.own, fresh);
-        self.add_parts(self.own_first, own);
+        self.add_parts(self.own_first, own.parts);
         self.own_first = self.accesses;
     }
 
     /// Adds each shard's stream of `streams`, whose first access is number `first`, to the
     /// batch as it is.
-    fn add_parts(&mut self, first: u64, streams: Streams) {
-        for (parts, part) in self.parts.iter_mut().zip(streams.parts) {
+    fn add_parts(&mut self, first: u64, streams: Vec<Vec<Call>>) {
+        for (parts, part) in self.parts.iter_mut().zip(streams) {
             if part.is_empty() {
                 keep_spare(&mut self.spare, part);
             } else {
@@ -485,21 +485,20 @@ impl Pipe {
     }
 
     /// Sends a block's calls: its streams join the batch as they are, after what came before.
-    pub(crate) fn append(&mut self, log: Log) {
+    pub(crate) fn append(&mut self, log: Logged) {
         self.close_own();
-        let (accesses, calls) = (log.streams.accesses, log.streams.calls);
-        self.add_parts(self.accesses, log.streams);
-        self.accesses += accesses;
+        self.add_parts(self.accesses, log.parts);
+        self.accesses += log.accesses;
         self.own_first = self.accesses;
-        self.queued(calls);
+        self.queued(log.calls);
     }
 
-    /// Emptied streams for workers to fill, up to `count`.
     /// Emptied streams kept for reuse.
     pub(crate) fn spares(&self) -> usize {
         self.spare.len()
     }
 
+    /// Emptied streams for workers to fill, up to `count`.
     pub(crate) fn lend(&mut self, count: usize) -> Vec<Vec<Call>> {
         let keep = self.spare.len().saturating_sub(count);
         self.spare.split_off(keep)
