@@ -485,7 +485,7 @@ struct Running {
     counts: Vec<(u64, u64)>,
 }
 
-/// A turn's blocks in slot order, each share's first: any share may run a block's next
+/// A turn's blocks in slot order, each share a run of them: any share may run a block's next
 /// segment, so that a share on a slower core (cloud machines lend cores that run at different
 /// speeds) leaves its last blocks to the others instead of making the whole turn wait.
 struct Board {
