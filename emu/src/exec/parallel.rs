@@ -889,7 +889,7 @@ impl Launch<'_> {
         };
         // Each block's share of the spare streams, so that the first job does not take them
         // all and leave the others to allocate theirs.
-        let share = match self.ctx.race.as_ref() {
+        let spares_per_block = match self.ctx.race.as_ref() {
             Some(Racecheck::Piped(pipe)) => pipe.spares() / resident.len(),
             _ => 0,
         };
@@ -897,7 +897,7 @@ impl Launch<'_> {
             Some(Racecheck::Piped(pipe)) => {
                 // Blocks that meet may run on to `most` rounds.
                 let streams = count * most.max(planned) as usize * pipe.shard_count();
-                pipe.lend(streams.min(count * share))
+                pipe.lend(streams.min(count * spares_per_block))
             }
             _ => Vec::new(),
         };
@@ -1130,7 +1130,7 @@ mod tests {
     #[test]
     fn a_block_prepared_by_the_core_that_runs_it_finds_a_fresh_slot() {
         let module = Module::parse(LEFTOVERS).unwrap();
-        ROUNDS_RUN.with(|r| r.set(RoundsRun::default()));
+        ROUNDS_RUN.with(|r| r.set(RoundsRun::NONE));
         let blocks = 8;
         let memory = |threads: u32, checkers: bool| {
             let options = RunOptions {
@@ -1184,7 +1184,7 @@ mod tests {
     /// threads).
     #[test]
     fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
-        ROUNDS_RUN.with(|r| r.set(RoundsRun::default()));
+        ROUNDS_RUN.with(|r| r.set(RoundsRun::NONE));
         let on_cores = |threads: u32| {
             move |options: RunOptions| {
                 let one = RunOptions {

@@ -190,7 +190,7 @@ const MAX_BACKOFF: u32 = 64;
 
 /// A thread's launches' rounds, for tests to see that each way of running them happens.
 #[cfg(test)]
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 pub(crate) struct RoundsRun {
     /// Rounds run on several cores, on one, and in stretches.
     pub(crate) parallel: u64,
@@ -207,15 +207,29 @@ pub(crate) struct RoundsRun {
 }
 
 #[cfg(test)]
+impl RoundsRun {
+    pub(crate) const NONE: RoundsRun = RoundsRun {
+        parallel: 0,
+        serial: 0,
+        stretched: 0,
+        prepared: 0,
+        met: 0,
+        in_line: 0,
+        taken_over: 0,
+    };
+}
+
+#[cfg(test)]
 thread_local! {
     pub(crate) static ROUNDS_RUN: std::cell::Cell<RoundsRun> =
-        const { std::cell::Cell::new(RoundsRun { parallel: 0, serial: 0, stretched: 0, prepared: 0, met: 0, in_line: 0, taken_over: 0 }) };
+        const { std::cell::Cell::new(RoundsRun::NONE) };
 }
 
 impl Rounds {
     /// Counts the launch's rounds, and the segments of blocks its shares ran for others, where
     /// tests can see them.
-    pub(crate) fn tally(&self, _taken_over: u64) {
+    #[cfg_attr(not(test), allow(unused_variables))]
+    pub(crate) fn tally(&self, taken_over: u64) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
             let run = r.get();
@@ -226,7 +240,7 @@ impl Rounds {
                 prepared: run.prepared + self.prepared_in_turns,
                 met: run.met + self.met_rounds,
                 in_line: run.in_line + self.in_line_rounds,
-                taken_over: run.taken_over + _taken_over,
+                taken_over: run.taken_over + taken_over,
             });
         });
     }
