@@ -186,6 +186,31 @@ impl Emulator {
         (ran, elapsed)
     }
 
+    /// Runs `entry` of `module` on `shape` (grid, block, dynamic shared bytes) with `args`:
+    /// queued on `stream`, or as [`ptx_emu::Emulator::launch`] runs a launch without one.
+    #[allow(clippy::too_many_arguments)] // a launch's parts, as `launch` and `launch_on` take them
+    fn run_kernel(
+        &mut self,
+        py: Python<'_>,
+        stream: Option<StreamId>,
+        module: &PtxModule,
+        entry: &str,
+        (grid, block, shared_bytes): ((u32, u32, u32), (u32, u32, u32), u32),
+        args: &Bound<'_, PyList>,
+        options: Option<PyRef<'_, Options>>,
+    ) -> PyResult<LaunchResult> {
+        let (args, run_options) = launch_args(args, options)?;
+        let config = launch_config(grid, block, shared_bytes);
+        let module = Arc::clone(&module.module);
+        let (ran, elapsed) = self.timed(py, |emulator| match stream {
+            Some(stream) => {
+                emulator.launch_on(stream, &module, entry, &config, &args, &run_options)
+            }
+            None => emulator.launch(&module, entry, &config, &args, &run_options),
+        });
+        Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
+    }
+
     fn launch_result(
         py: Python<'_>,
         report: RunReport,
@@ -317,13 +342,8 @@ impl Emulator {
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
     ) -> PyResult<LaunchResult> {
-        let (args, run_options) = launch_args(args, options)?;
-        let config = launch_config(grid, block, shared_bytes);
-        let module = Arc::clone(&module.module);
-        let (ran, elapsed) = self.timed(py, |emulator| {
-            emulator.launch(&module, entry, &config, &args, &run_options)
-        });
-        Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
+        let shape = (grid, block, shared_bytes);
+        self.run_kernel(py, None, module, entry, shape, args, options)
     }
 
     /// The emulator's clock in milliseconds: the time it has spent running launches. Events
@@ -429,13 +449,8 @@ impl Emulator {
         options: Option<PyRef<'_, Options>>,
     ) -> PyResult<LaunchResult> {
         let stream = self.stream(stream)?;
-        let (args, run_options) = launch_args(args, options)?;
-        let config = launch_config(grid, block, shared_bytes);
-        let module = Arc::clone(&module.module);
-        let (ran, elapsed) = self.timed(py, |emulator| {
-            emulator.launch_on(stream, &module, entry, &config, &args, &run_options)
-        });
-        Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
+        let shape = (grid, block, shared_bytes);
+        self.run_kernel(py, Some(stream), module, entry, shape, args, options)
     }
 
     /// Copies `nbytes` from `source` to `destination` queued on `stream` (`cudaMemcpyAsync`, or
