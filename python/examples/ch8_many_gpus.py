@@ -24,15 +24,12 @@ THREADS = 128  # the reduction kernels' block: a power of two, one shared float 
 # ---- a sum split over devices ----
 
 
-@cuda.jit
-def block_sums(part, sums):
-    """One float per block: the block's grid-stride share of `part`, summed by a tree."""
+@cuda.jit(device=True)
+def block_total(value):
+    """Every thread's `value` added up by a tree in shared memory; thread 0 gets the block's total."""
     cache = cuda.shared.array(THREADS, float32)
     tid = cuda.threadIdx.x
-    total = float32(0.0)
-    for j in range(cuda.grid(1), part.shape[0], cuda.gridsize(1)):
-        total += part[j]
-    cache[tid] = total
+    cache[tid] = value
     cuda.syncthreads()
     step = THREADS // 2
     while step > 0:
@@ -40,28 +37,29 @@ def block_sums(part, sums):
             cache[tid] += cache[tid + step]
         cuda.syncthreads()
         step //= 2
-    if tid == 0:
-        sums[cuda.blockIdx.x] = cache[0]
+    return cache[0]
+
+
+@cuda.jit
+def block_sums(part, sums):
+    """One float per block: the block's grid-stride share of `part`, summed by a tree."""
+    total = float32(0.0)
+    for j in range(cuda.grid(1), part.shape[0], cuda.gridsize(1)):
+        total += part[j]
+    total = block_total(total)
+    if cuda.threadIdx.x == 0:
+        sums[cuda.blockIdx.x] = total
 
 
 @cuda.jit
 def add_block_sums(sums, total):
     """One block adds `sums` (this device's gathered sums, or a peer's read in place) into total[0]."""
-    cache = cuda.shared.array(THREADS, float32)
-    tid = cuda.threadIdx.x
     acc = float32(0.0)
-    for j in range(tid, sums.shape[0], THREADS):
+    for j in range(cuda.threadIdx.x, sums.shape[0], THREADS):
         acc += sums[j]  # a peer's memory when `sums` is on another device: needs peer access
-    cache[tid] = acc
-    cuda.syncthreads()
-    step = THREADS // 2
-    while step > 0:
-        if tid < step:
-            cache[tid] += cache[tid + step]
-        cuda.syncthreads()
-        step //= 2
-    if tid == 0:
-        total[0] += cache[0]
+    acc = block_total(acc)
+    if cuda.threadIdx.x == 0:
+        total[0] += acc
 
 
 def _slices(x, devices):
