@@ -28,7 +28,7 @@ grid=2560
 echo "## $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
 echo "## reduce_better $n floats, $grid x 1024, all checkers; ms; busy = each thread's time at work (launch, workers, racecheck shards)"
 echo
-echo "| threads | resident threads | launch ms | speedup | interpreter | race detector | joins | waiting | other | turns | cores' worth | busy per thread | meetings | workers at meetings | workers starting turns | between turns | segments taken over |"
+echo "| threads | resident threads | launch ms | speedup | interpreter | race detector | joins | waiting | other | turns | cores' worth | busy per thread | waits for others' blocks | workers held up | workers starting turns | between turns | segments taken over |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|---:|---:|"
 # A first run warms what a process's first launch on a fresh machine pays for (page faults,
 # clocks coming up), so that the one-thread row is not the machine's cold start.
@@ -36,17 +36,17 @@ RACETRACK_THREADS=1 "$throughput" $n $grid all 16384 >/dev/null 2>&1
 for resident in ${RESIDENT:-28672 24576}; do
     one=""
     for t in $THREADS; do
-        # The second table's row: | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores | meetings | at meetings | starting | between turns | taken over |
+        # The second table's row: | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores | waits | held up | between turns | taken over |
         row=$(RACETRACK_THREADS=$t "$throughput" $n $grid all $resident 2>&1 | grep "^| $n | $grid | all | [0-9.]* | [0-9.]* |" | tail -1)
         if [ -z "$row" ]; then
             echo "| $t | $resident | failed: $("$throughput" $n $grid all $resident 2>&1 | tail -1) |"
             continue
         fi
-        IFS='|' read -r _ _ _ _ launch interp det joins waiting other turns _ busy worth meetings met starting between taken _ <<<"$row"
+        IFS='|' read -r _ _ _ _ launch interp det joins waiting other turns _ busy worth waits held starting between taken _ <<<"$row"
         launch=$(echo "$launch" | tr -d ' ')
         [ -z "$one" ] && one=$launch
         speedup=$(awk -v a="$one" -v b="$launch" 'BEGIN { printf "%.2f", a / b }')
-        echo "| $t | $resident | $launch | $speedup |$interp|$det|$joins|$waiting|$other|$turns|$worth|$busy|$meetings|$met|$starting|$between|$taken|"
+        echo "| $t | $resident | $launch | $speedup |$interp|$det|$joins|$waiting|$other|$turns|$worth|$busy|$waits|$held|$starting|$between|$taken|"
     done
 done
 

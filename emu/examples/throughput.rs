@@ -215,7 +215,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "where the median launches' time went, ms (on the launch's thread; busy: every thread's time at work, the launch's first)"
     );
     println!(
-        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth | meetings | workers at meetings | workers starting turns | between turns | segments taken over |"
+        "| elements | blocks | checkers | launch | interpreter | race detector | joins | waiting | other | turns | rounds on one core | busy per thread | cores' worth | waits for others' blocks | workers held up | workers starting turns | between turns | segments taken over |"
     );
     println!(
         "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---:|---:|"
@@ -235,7 +235,7 @@ fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
         .iter()
         .filter(|b| b.name.starts_with("launch worker"))
         .collect();
-    let meeting: Vec<String> = workers.iter().map(|b| ms(b.meeting)).collect();
+    let held_up: Vec<String> = workers.iter().map(|b| ms(b.held_up)).collect();
     let starting: Vec<String> = workers.iter().map(|b| ms(b.starting)).collect();
     format!(
         "| {n} | {grid} | {checkers} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} | {} | {} | {} | {} | {} |",
@@ -249,8 +249,8 @@ fn breakdown(n: usize, grid: u32, checkers: &str, t: &LaunchTimings) -> String {
         t.serial_rounds,
         busy.join(" "),
         t.cores_busy(),
-        t.meetings,
-        meeting.join(" "),
+        t.waits,
+        held_up.join(" "),
         starting.join(" "),
         ms(t.between_turns),
         t.taken_over

@@ -490,7 +490,7 @@ impl Launch<'_> {
             self.run_rounds(on_several).tally(crew.taken_over());
         });
         self.clocks.workers = crew.clocks();
-        self.clocks.meetings = crew.meetings();
+        self.clocks.waits = crew.waits();
         self.clocks.taken_over = crew.taken_over();
     }
 
@@ -547,6 +547,11 @@ impl Launch<'_> {
                 }
                 let aside = in_line.then(|| self.ctx.set_aside());
                 for &b in &resident {
+                    // A block that ran this round ahead of the launch's gives it from there.
+                    if let Some(ran) = self.round_ahead(&mut rounds, b, in_line) {
+                        progressed |= ran;
+                        continue;
+                    }
                     let b = b as usize;
                     let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
                     let state = &mut self.blocks[b];
@@ -576,6 +581,7 @@ impl Launch<'_> {
             while k < resident.len() {
                 let b = resident[k];
                 if self.blocks[b as usize].live == 0 {
+                    debug_assert_eq!(rounds.lead(b), 0, "a block finished ahead of the launch");
                     resident.remove(k);
                     rounds.waiting.push_back(Waiting::Finished { slot: b });
                     self.free_slot(b);

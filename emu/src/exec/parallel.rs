@@ -16,8 +16,9 @@ use super::block::Step;
 use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
+use super::plan;
 use super::plan::{
-    Ahead, LinedUp, Outcome, Rounds, Turn, Waiting, ahead, quiet_rounds, rounds_unwatched,
+    Ahead, Lead, LinedUp, Outcome, RoundCount, Rounds, Turn, Waiting, rounds_unwatched,
 };
 use super::timing::{Lap, WorkerClocks};
 use super::views::{BlockViews, RawSlice};
@@ -25,7 +26,6 @@ use super::warp::{BlockState, Warp};
 use crate::ir::*;
 use crate::race;
 use crate::race::Racecheck;
-use crate::stretch::MAX_STRETCH;
 
 /// Below this many threads in a grid, starting the workers costs more than they save. Tests
 /// start them for every launch, so that the corpus's small launches run in parallel too.
@@ -163,27 +163,19 @@ struct Job {
     /// [`run_share`]).
     board: Option<Arc<Board>>,
     share: std::ops::Range<usize>,
-    /// Rounds the turn surely runs, and the most it may run when the blocks meet and find
-    /// they all stay quiet longer (see [`Crew::meet`]).
-    rounds: u32,
-    most: u32,
-    /// Per block, after its turn: its slot, what it did, and what its next rounds may do.
-    turns: Vec<(u32, Turn)>,
     /// The resident blocks' memory, when slots were added since the last round.
     views: Option<BlockViews>,
     /// Emptied race-detector logs lent by the pipe, for the blocks' calls.
     spares: Vec<Vec<race::Call>>,
     /// When the launch handed the job out, for the time the worker took to start it.
     given: Option<std::time::Instant>,
-    /// Over the launch: the worker's time running its blocks, waiting at meetings for the
-    /// other shares, and starting turns after the launch handed them out.
+    /// Over the launch: the worker's time running its blocks, waiting for other shares' blocks
+    /// to move, and starting turns after the launch handed them out.
     busy: std::time::Duration,
-    meeting: std::time::Duration,
+    held_up: std::time::Duration,
     starting: std::time::Duration,
     /// The turn's counters, taken out of its blocks' outcomes by the worker.
     counts: Counts,
-    /// Rounds the turn ran (none when the job had no blocks).
-    ran: u32,
 }
 
 /// What blocks did that adds up in any order: taken out of their outcomes where they ran, so
@@ -219,8 +211,7 @@ struct Resident {
 }
 
 /// A value on cache lines of its own: what many threads spin on must not share a line with
-/// what they write, or every write sends the line to every spinner (with 24 parties at a
-/// meeting, hundreds of transfers each time).
+/// what they write, or every write sends the line to every spinner.
 #[repr(align(128))]
 #[derive(Default)]
 struct OwnLine<T>(T);
@@ -246,15 +237,8 @@ pub(crate) struct Crew {
     /// The launch's thread, and the workers' once they have started: who to wake.
     launch: std::thread::Thread,
     workers: Mutex<Vec<std::thread::Thread>>,
-    /// Where a turn's shares meet when their rounds run out (see [`Crew::meet`]): how many
-    /// have come, the fewest quiet rounds any of them has, how many all of them have once
-    /// everyone came, and a count of meetings that tells a new one from the last.
-    arrived: OwnLine<AtomicUsize>,
-    fewest: OwnLine<AtomicU32>,
-    agreed: AtomicU32,
-    meetings: OwnLine<AtomicU64>,
-    /// The turn's shares with blocks: who meets.
-    parties: AtomicUsize,
+    /// Times a share found nothing to run and waited for the others' blocks.
+    waits: AtomicU64,
     /// Segments of blocks a share ran for another share (see [`Board`]).
     taken_over: AtomicU64,
 }
@@ -266,7 +250,7 @@ impl Drop for PanicAlarm<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.0.failed.store(true, Ordering::Release);
-            // The launch, and shares waiting at a meeting, give up.
+            // The launch, and shares waiting for others' blocks, give up.
             self.0.wake_everyone();
         }
     }
@@ -478,57 +462,118 @@ pub(crate) struct Aside {
 /// A block's turn as it runs, segment by segment.
 struct Running {
     block: Resident,
+    /// The rounds that left an outcome, counted from the turn's start, and the outcomes.
     done: Vec<u32>,
     outcomes: Vec<Outcome>,
-    ran_last: bool,
-    /// Per round: the thread-instructions it ran and the progress it made.
-    counts: Vec<(u64, u64)>,
+    /// Per round from the turn's start: what the block did that the launch counts. A block
+    /// that ran ahead of the launch's rounds starts its turn with those rounds.
+    counts: Vec<RoundCount>,
+    /// What its next rounds may do, as of where it stopped.
+    ahead: Ahead,
 }
 
-/// A turn's blocks in slot order, each share a run of them: any share may run a block's next
-/// segment, so that a share on a slower core (cloud machines lend cores that run at different
-/// speeds) leaves its last blocks to the others instead of making the whole turn wait.
+/// A turn's blocks in slot order, each share a run of them. Each block goes as far as it may on
+/// its own (see [`run_share`]); any share may run a block's next segment, so that a share on a
+/// slower core (cloud machines lend cores that run at different speeds) leaves its last blocks
+/// to the others instead of making the whole turn wait.
 struct Board {
     blocks: Vec<OwnLine<OnBoard>>,
+    /// Rounds every block may run whatever they do (the launch looked at them), and the most
+    /// any block runs.
+    planned: u32,
+    most: u32,
+    /// Bumped whenever a share puts back a block that changed: shares with nothing to run wait
+    /// for it, or for the nearest horizon to move.
+    changes: OwnLine<AtomicU64>,
+    /// Blocks being run now.
+    running: OwnLine<AtomicUsize>,
 }
 
-/// A block of the board: how many of the turn's segments shares have claimed (the share that
-/// claims segment `k` moves it from `k` to `k + 1`, and alone runs it), and its turn so far.
+/// The rounds of a block still to be counted (see [`run_block`]).
+const NOT_COUNTED: u32 = u32::MAX;
+
+/// A block of the board: whether a share runs it now, how far it got, and its turn so far.
 struct OnBoard {
-    claimed: AtomicU32,
-    running: std::cell::UnsafeCell<Running>,
+    taken: AtomicBool,
+    /// The round it reached, from the turn's start.
+    reached: AtomicU32,
+    /// The round before which it surely changes nothing beyond itself: once every block's
+    /// horizon is past a round, no one writes global memory before it, and every block may
+    /// load global memory until then.
+    horizon: AtomicU32,
+    /// Rounds from `reached` it surely keeps to itself, global loads excluded, which it may run
+    /// past the others' horizons ([`NOT_COUNTED`] before it was looked at).
+    keeps_to_itself: AtomicU32,
+    /// On lines of its own: the share running the block writes it every round, while the
+    /// others read the atomics above.
+    running: OwnLine<std::cell::UnsafeCell<Running>>,
 }
 
-// SAFETY: a block's `running` is touched only by the share that claimed its current segment,
-// and segments follow each other through the meetings' release and acquire (see `run_share`).
+// SAFETY: a block's `running` is touched only by the share that took it (`taken`), and takes
+// follow each other through `taken`'s release and acquire (see `run_share`).
 unsafe impl Sync for OnBoard {}
 
 impl Board {
-    fn new(blocks: impl Iterator<Item = Resident>) -> Board {
+    fn new(blocks: impl Iterator<Item = Running>, planned: u32, most: u32) -> Board {
         let blocks = blocks
-            .map(|block| {
+            .map(|running| {
                 OwnLine(OnBoard {
-                    claimed: AtomicU32::new(0),
-                    running: std::cell::UnsafeCell::new(Running {
-                        block,
-                        done: Vec::new(),
-                        outcomes: Vec::new(),
-                        ran_last: false,
-                        counts: Vec::new(),
-                    }),
+                    taken: AtomicBool::new(false),
+                    reached: AtomicU32::new(running.counts.len() as u32),
+                    horizon: AtomicU32::new(planned),
+                    keeps_to_itself: AtomicU32::new(NOT_COUNTED),
+                    running: OwnLine(std::cell::UnsafeCell::new(running)),
                 })
             })
             .collect();
-        Board { blocks }
+        Board {
+            blocks,
+            planned,
+            most,
+            changes: OwnLine(AtomicU64::new(0)),
+            running: OwnLine(AtomicUsize::new(0)),
+        }
     }
 
-    /// Claims block `index`'s segment `segment` for the caller: true when no share had.
-    fn claim(&self, index: usize, segment: u32) -> bool {
-        let claimed = &self.blocks[index].claimed;
-        claimed.load(Ordering::Acquire) == segment
-            && claimed
-                .compare_exchange(segment, segment + 1, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
+    /// The round before which every block may load global memory: the nearest horizon, or
+    /// the turn's most.
+    fn bound(&self) -> u32 {
+        let nearest = self
+            .blocks
+            .iter()
+            .map(|b| b.horizon.load(Ordering::Acquire));
+        nearest.min().unwrap_or(0).min(self.most)
+    }
+
+    /// Whether block `index` has rounds to run, as far as its share can tell with `bound`.
+    fn runnable(&self, index: usize, bound: u32) -> bool {
+        let block = &self.blocks[index];
+        let reached = block.reached.load(Ordering::Acquire);
+        reached < self.most
+            && (reached < bound || block.keeps_to_itself.load(Ordering::Acquire) > 0)
+    }
+
+    /// Takes block `index` for the caller: true when no share had it.
+    fn take(&self, index: usize) -> bool {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        let taken = &self.blocks[index].taken;
+        let took = !taken.load(Ordering::Acquire)
+            && taken
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
+        if !took {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+        }
+        took
+    }
+
+    /// Puts block `index` back, with what changed published.
+    fn put_back(&self, index: usize, changed: bool) {
+        if changed {
+            self.changes.fetch_add(1, Ordering::SeqCst);
+        }
+        self.blocks[index].taken.store(false, Ordering::Release);
+        self.running.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// The order a share looks at the blocks in: its own share first, then, to take over
@@ -546,133 +591,193 @@ impl Board {
 }
 
 /// Runs the warps of the block for `rounds` rounds, one instruction each a round, from the
-/// turn's round `from`, after preparing the slot for block `fresh` at `entry` when it has just
-/// been claimed; what order shows is kept round by round.
+/// turn's round `from`; what order shows is kept round by round. Returns whether a warp ran in
+/// the last round.
 ///
 /// # Safety
 /// The block's warps, state and memory are touched by no one else meanwhile.
-unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, entry: u32, from: u32, rounds: u32) {
-    let Resident {
-        slot,
-        warps,
-        state,
-        fresh,
-    } = &mut running.block;
+unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, from: u32, rounds: u32) -> bool {
+    let Resident { warps, state, .. } = &mut running.block;
     let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) else {
-        return;
+        return false;
     };
     let state = &mut state[0];
-    if let Some(block) = fresh.take() {
-        super::block::prepare_block(ctx, entry, *slot, block, warps);
-    }
+    let mut ran = false;
     for round in from..from + rounds {
-        running.ran_last = false;
+        ran = false;
         let before = (ctx.thread_instrs, ctx.progress);
         for wi in 0..warps.len() {
             if let Step::Ran = block::step(ctx, warps, state, wi) {
-                running.ran_last = true;
+                ran = true;
             }
         }
-        running
-            .counts
-            .push((ctx.thread_instrs - before.0, ctx.progress - before.1));
+        running.counts.push(RoundCount {
+            instrs: ctx.thread_instrs - before.0,
+            progress: ctx.progress - before.1,
+            ran,
+        });
         if ctx.made_ordered() {
             running.done.push(round);
             running.outcomes.push(ctx.outcome());
         }
     }
+    ran
 }
 
-/// Runs a share of a turn's blocks: `first` rounds, then, while the turn has fewer than `most`
-/// and every block stays quiet (the shares meet to find out, `parties` of them), as many more
-/// as all stay quiet. A share runs a segment of its own blocks first and then of any block of
-/// the `board` no share has claimed yet, so the turn ends when the work does rather than when
-/// the slowest core's share does. Returns how many rounds the turn ran, with the turns of the
-/// blocks whose last segment this share ran added to `turns`, and every counter its rounds
-/// left added to `counts`; the time spent waiting at meetings adds to `meeting`.
-/// A block runs its rounds of a segment in one go, its warps in this core's cache.
+/// Runs a block the caller took as far as it may go for now: while its rounds come before
+/// every block's horizon (`bound`, which the caller keeps and this renews), and past it while
+/// they keep to the block (no global memory at all, no end: no one else can tell when they
+/// ran). After each segment the block's new horizon is published, so that the others may go
+/// on. Returns whether it ran, and whether anything of it changed.
+///
+/// # Safety
+/// The block's warps, state and memory are touched by no one else meanwhile.
+unsafe fn run_block(
+    ctx: &mut Ctx,
+    entry: u32,
+    board: &Board,
+    on: &OnBoard,
+    running: &mut Running,
+    bound: &mut u32,
+) -> (bool, bool) {
+    let Resident {
+        slot,
+        warps,
+        state,
+        fresh,
+    } = running.block;
+    let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) else {
+        return (false, false);
+    };
+    let state = &mut state[0];
+    if let Some(block) = fresh {
+        super::block::prepare_block(ctx, entry, slot, block, warps);
+        running.block.fresh = None;
+    }
+    let mut keeps = on.keeps_to_itself.load(Ordering::Relaxed);
+    let mut counted = None;
+    let mut changed = false;
+    if keeps == NOT_COUNTED {
+        let (stretch, quiet) = plan::stretches(ctx, warps, state);
+        keeps = if state.live > 0 { stretch } else { 0 };
+        counted = Some((stretch, quiet));
+        let reached = running.counts.len() as u32;
+        on.horizon
+            .fetch_max(board.planned.max(reached + quiet), Ordering::AcqRel);
+        changed = true;
+    }
+    let mut ran = false;
+    loop {
+        let reached = running.counts.len() as u32;
+        if reached >= board.most {
+            break;
+        }
+        if reached >= *bound {
+            *bound = board.bound();
+        }
+        let rounds = bound
+            .saturating_sub(reached)
+            .max(keeps)
+            .min(board.most - reached);
+        if rounds == 0 {
+            break;
+        }
+        // SAFETY: the caller's promise.
+        let ran_last = unsafe { run_segment(ctx, running, reached, rounds) };
+        ran = true;
+        let (stretch, quiet) = plan::stretches(ctx, warps, state);
+        // A block none of whose warps ran stays as it is until another block changes
+        // something: it goes no further alone.
+        keeps = if ran_last && state.live > 0 {
+            stretch
+        } else {
+            0
+        };
+        counted = Some((stretch, quiet));
+        let reached = reached + rounds;
+        on.reached.store(reached, Ordering::Release);
+        on.horizon
+            .fetch_max(board.planned.max(reached + quiet), Ordering::AcqRel);
+        changed = true;
+    }
+    let (stretch, quiet) = counted.unwrap_or_else(|| plan::stretches(ctx, warps, state));
+    running.ahead = plan::ahead_from(ctx, warps, state, slot, stretch, quiet);
+    on.keeps_to_itself.store(keeps, Ordering::Release);
+    (ran, changed)
+}
+
+/// Runs a share of a turn's blocks, and then any block of the `board` another share has not
+/// got to: each block as far as it may go (see [`run_block`]), until no block can go further.
+/// Every block first runs the rounds the launch planned; past them, a block loads global memory
+/// only before every block's horizon, and goes past that horizon only through rounds that
+/// keep to itself, so a tree of barriers over shared memory runs to its end without waiting
+/// for the other blocks. The turn ends where the nearest horizon is: blocks that went past it
+/// are ahead of the launch's rounds (see `plan::Lead`). Every counter the share's rounds left
+/// is added to `counts`; the time spent waiting for other shares' blocks adds to `held_up`.
 ///
 /// # Safety
 /// The board's blocks' warps, states and memory are touched by no one but the turn's shares.
-#[allow(clippy::too_many_arguments)]
 unsafe fn run_share(
     ctx: &mut Ctx,
     crew: &Crew,
     board: &Board,
     share: &std::ops::Range<usize>,
-    first: u32,
-    most: u32,
-    parties: usize,
-    turns: &mut Vec<(u32, Turn)>,
     counts: &mut Counts,
-    meeting: &mut std::time::Duration,
-) -> u32 {
-    if share.is_empty() {
-        return 0;
-    }
-    let (mut at, mut length, mut segment) = (0, first, 0);
-    let mut ran = Vec::new();
+    held_up: &mut std::time::Duration,
+) {
     let mut taken_over = 0;
+    let mut waits = 0;
     loop {
-        ran.clear();
-        let mut quiet = MAX_STRETCH;
+        let seen = board.changes.load(Ordering::SeqCst);
+        let mut bound = board.bound();
+        let mut ran_any = false;
         for index in board.order(share) {
-            if !board.claim(index, segment) {
+            if !board.runnable(index, bound) || !board.take(index) {
                 continue;
             }
-            // SAFETY: this share alone claimed the block's segment; its last one ended before
-            // the meeting this share came from, and the caller's promise covers the rest.
-            let running = unsafe { &mut *board.blocks[index].running.get() };
-            unsafe { run_segment(ctx, running, crew.entry, at, length) };
-            if at + length < most {
-                let block = &running.block;
-                let warps = block.warps.get_mut(0..block.warps.len());
-                let state = block.state.get_mut(0..1);
-                quiet = quiet.min(match (warps, state) {
-                    (Some(warps), Some(state)) => quiet_rounds(ctx, warps, &state[0]),
-                    _ => 0,
-                });
+            let on = &board.blocks[index];
+            // SAFETY: this share alone took the block; the last share to run it put it back
+            // before, and the caller's promise covers the rest.
+            let running = unsafe { &mut *on.running.get() };
+            let (ran, changed) =
+                unsafe { run_block(ctx, crew.entry, board, on, running, &mut bound) };
+            board.put_back(index, changed);
+            ran_any |= ran;
+            taken_over += u64::from(ran && !share.contains(&index));
+        }
+        if ran_any {
+            continue;
+        }
+        let settled = || {
+            board.running.load(Ordering::SeqCst) == 0
+                && board.changes.load(Ordering::SeqCst) == seen
+        };
+        if settled() || crew.failed.load(Ordering::Acquire) {
+            break;
+        }
+        // Others run blocks whose horizons hold this share's back: wait for one to move.
+        waits += 1;
+        let waited = std::time::Instant::now();
+        let moved = || {
+            board.changes.load(Ordering::SeqCst) != seen
+                || board.bound() > bound
+                || board.running.load(Ordering::SeqCst) == 0
+                || crew.failed.load(Ordering::Acquire)
+        };
+        if crate::spin::spin_for(|| moved().then_some(())).is_none() {
+            while !moved() {
+                std::thread::park_timeout(std::time::Duration::from_micros(50));
             }
-            ran.push(index);
-            taken_over += u64::from(!share.contains(&index));
         }
-        at += length;
-        segment += 1;
-        if at >= most {
-            break;
-        }
-        let met = std::time::Instant::now();
-        let all = crew.meet(parties, quiet);
-        *meeting += met.elapsed();
-        if all == 0 {
-            break;
-        }
-        length = all.min(most - at);
-    }
-    for index in ran {
-        // SAFETY: this share ran the block's last segment, and no share claims another.
-        let r = unsafe { &mut *board.blocks[index].running.get() };
-        let Resident {
-            slot, warps, state, ..
-        } = r.block;
-        let ahead_of_it = match (warps.get_mut(0..warps.len()), state.get_mut(0..1)) {
-            (Some(warps), Some(state)) => ahead(ctx, warps, &state[0], slot),
-            _ => Ahead::UNKNOWN,
-        };
-        let turn = Turn {
-            rounds: std::mem::take(&mut r.done),
-            outcomes: std::mem::take(&mut r.outcomes),
-            ran_last: r.ran_last,
-            ahead: ahead_of_it,
-            counts: std::mem::take(&mut r.counts),
-        };
-        turns.push((slot, turn));
+        *held_up += waited.elapsed();
     }
     counts.take(ctx);
     if taken_over > 0 {
         crew.taken_over.fetch_add(taken_over, Ordering::Relaxed);
     }
-    at
+    if waits > 0 {
+        crew.waits.fetch_add(waits, Ordering::Relaxed);
+    }
 }
 
 impl Crew {
@@ -687,11 +792,7 @@ impl Crew {
             failed: AtomicBool::new(false),
             launch: std::thread::current(),
             workers: Mutex::new(Vec::with_capacity(workers)),
-            arrived: OwnLine(AtomicUsize::new(0)),
-            fewest: OwnLine(AtomicU32::new(u32::MAX)),
-            agreed: AtomicU32::new(0),
-            meetings: OwnLine(AtomicU64::new(0)),
-            parties: AtomicUsize::new(0),
+            waits: AtomicU64::new(0),
             taken_over: AtomicU64::new(0),
         }
     }
@@ -703,35 +804,6 @@ impl Crew {
         for worker in workers.iter() {
             worker.unpark();
         }
-    }
-
-    /// A share whose rounds ran out, with `quiet` rounds its blocks surely stay quiet, meets the
-    /// turn's other `parties - 1`: the rounds every block of every share stays quiet, which all
-    /// of them then run on (none: the turn ends). Shares meet without the launch, so a turn goes
-    /// on for as long as its blocks keep to themselves, and what a static count could not tell
-    /// ahead (barriers waiting for the slowest warp, branches not taken) the pcs tell here.
-    fn meet(&self, parties: usize, quiet: u32) -> u32 {
-        if parties <= 1 {
-            return quiet;
-        }
-        let meeting = self.meetings.load(Ordering::Acquire);
-        self.fewest.fetch_min(quiet, Ordering::AcqRel);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == parties {
-            let agreed = self.fewest.swap(u32::MAX, Ordering::AcqRel);
-            self.agreed.store(agreed, Ordering::Release);
-            self.arrived.store(0, Ordering::Release);
-            self.meetings.store(meeting + 1, Ordering::Release);
-            self.wake_everyone();
-            return agreed;
-        }
-        wait_until(|| {
-            self.meetings.load(Ordering::Acquire) != meeting || self.failed.load(Ordering::Acquire)
-        });
-        if self.failed.load(Ordering::Acquire) {
-            // A share panicked: the others end the turn, and the launch reports it.
-            return 0;
-        }
-        self.agreed.load(Ordering::Acquire)
     }
 
     /// Starts a round (or, with `u64::MAX`, sends the workers home) and wakes them.
@@ -768,30 +840,24 @@ impl Crew {
                 }
                 ctx.lend_logs(&mut job.spares);
                 let job = &mut *job;
-                job.turns.clear();
-                let parties = self.parties.load(Ordering::Acquire);
-                let mut meeting = std::time::Duration::ZERO;
+                let mut held_up = std::time::Duration::ZERO;
                 if let Some(board) = job.board.take() {
                     // SAFETY: the launch hands the board's blocks to this turn's shares only,
                     // and waits for them all before it touches a block again.
-                    job.ran = unsafe {
+                    unsafe {
                         run_share(
                             &mut ctx,
                             self,
                             &board,
                             &job.share,
-                            job.rounds,
-                            job.most,
-                            parties,
-                            &mut job.turns,
                             &mut job.counts,
-                            &mut meeting,
+                            &mut held_up,
                         )
                     };
                 }
                 ctx.unused_logs(&mut job.spares);
-                job.busy += started.elapsed().saturating_sub(meeting);
-                job.meeting += meeting;
+                job.busy += started.elapsed().saturating_sub(held_up);
+                job.held_up += held_up;
             }
             if self.done.fetch_add(1, Ordering::AcqRel) + 1 == self.jobs.len() {
                 self.launch.unpark();
@@ -803,22 +869,22 @@ impl Crew {
         self.signal(u64::MAX);
     }
 
-    /// Each worker's time so far: running blocks, at meetings, starting turns.
+    /// Each worker's time so far: running blocks, waiting for others' blocks, starting turns.
     pub(crate) fn clocks(&self) -> Vec<WorkerClocks> {
         let clocks = |job: &OwnLine<Mutex<Job>>| {
             let job = job.lock().unwrap_or_else(|e| e.into_inner());
             WorkerClocks {
                 busy: job.busy,
-                meeting: job.meeting,
+                held_up: job.held_up,
                 starting: job.starting,
             }
         };
         self.jobs.iter().map(clocks).collect()
     }
 
-    /// Meetings held so far.
-    pub(crate) fn meetings(&self) -> u64 {
-        self.meetings.load(Ordering::Acquire)
+    /// Times a share waited for others' blocks so far.
+    pub(crate) fn waits(&self) -> u64 {
+        self.waits.load(Ordering::Acquire)
     }
 
     /// Segments of blocks shares ran for others so far.
@@ -860,6 +926,7 @@ impl Launch<'_> {
             self.clocks.joins += planning.stop(self.ctx.detector_time());
             return None;
         };
+        let most = most.max(planned);
         let wpb = self.ctx.wpb as usize;
         // By slot, so that a block stays on one core from round to round.
         rounds.by_slot.clear();
@@ -876,15 +943,25 @@ impl Launch<'_> {
         let warps = RawSlice::of(&mut self.warps);
         let states = RawSlice::of(&mut self.blocks);
         let (unprepared, prepared) = (&mut rounds.unprepared, &mut rounds.prepared_in_turns);
+        let leads = &mut rounds.leads;
         let mut of_slot = |slot: u32| {
             let at = slot as usize;
             let fresh = unprepared.get_mut(at).and_then(Option::take);
             *prepared += fresh.is_some() as u64;
-            Resident {
-                slot,
-                warps: warps.sub(at * wpb..(at + 1) * wpb),
-                state: states.sub(at..at + 1),
-                fresh,
+            // A block ahead of the launch's rounds starts its turn with the rounds it ran.
+            let lead = leads.get_mut(at).map(std::mem::take).unwrap_or_default();
+            let (counts, done, outcomes) = lead.into_turn_start();
+            Running {
+                block: Resident {
+                    slot,
+                    warps: warps.sub(at * wpb..(at + 1) * wpb),
+                    state: states.sub(at..at + 1),
+                    fresh,
+                },
+                done,
+                outcomes,
+                counts,
+                ahead: Ahead::UNKNOWN,
             }
         };
         // Each block's share of the spare streams, so that the first job does not take them
@@ -895,17 +972,19 @@ impl Launch<'_> {
         };
         let mut lend = |count: usize| match self.ctx.race.as_mut() {
             Some(Racecheck::Piped(pipe)) => {
-                // Blocks that meet may run on to `most` rounds.
-                let streams = count * most.max(planned) as usize * pipe.shard_count();
+                // Blocks may run on to `most` rounds.
+                let streams = count * most as usize * pipe.shard_count();
                 pipe.lend(streams.min(count * spares_per_block))
             }
             _ => Vec::new(),
         };
         own.lend_logs(&mut lend(mine.len()));
-        let board = Arc::new(Board::new(rounds.by_slot.iter().map(|&slot| of_slot(slot))));
+        let board = Arc::new(Board::new(
+            rounds.by_slot.iter().map(|&slot| of_slot(slot)),
+            planned,
+            most,
+        ));
         let mut taken = mine.len();
-        let parties = (theirs.len().min(workers)) + usize::from(!mine.is_empty());
-        crew.parties.store(parties, Ordering::Release);
         for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             // Shares as even as they go, the larger ones first.
@@ -913,8 +992,6 @@ impl Launch<'_> {
             job.share = taken..taken + count;
             taken += count;
             job.board = Some(Arc::clone(&board));
-            job.rounds = planned;
-            job.most = most.max(planned);
             if new_views {
                 job.views = Some(self.ctx.mem.clone());
             }
@@ -926,36 +1003,26 @@ impl Launch<'_> {
             self.clocks.between_turns += ended.elapsed();
         }
         crew.signal(crew.round.load(Ordering::Acquire) + 1);
-        if rounds.turns.len() < self.blocks.len() {
-            rounds.turns.resize_with(self.blocks.len(), || None);
-        }
         self.clocks.joins += planning.stop(self.ctx.detector_time());
         let running = std::time::Instant::now();
-        let mut own_turns = Vec::with_capacity(mine.len());
-        let mut meeting = std::time::Duration::ZERO;
-        // SAFETY: the board's blocks are the turn's shares' only, until they all finished.
+        let mut held_up = std::time::Duration::ZERO;
         let mut counts = Counts::default();
-        let mut ran = unsafe {
-            run_share(
-                own,
-                crew,
-                &board,
-                &(0..mine.len()),
-                planned,
-                most.max(planned),
-                parties,
-                &mut own_turns,
-                &mut counts,
-                &mut meeting,
-            )
-        };
-        drop(board);
-        for (slot, turn) in own_turns {
-            rounds.turns[slot as usize] = Some(turn);
+        if !mine.is_empty() {
+            // SAFETY: the board's blocks are the turn's shares' only, until they all finished.
+            unsafe {
+                run_share(
+                    own,
+                    crew,
+                    &board,
+                    &(0..mine.len()),
+                    &mut counts,
+                    &mut held_up,
+                )
+            };
         }
         self.ctx.add_counts(counts);
-        self.clocks.interpreter += running.elapsed().saturating_sub(meeting);
-        self.clocks.waiting += meeting;
+        self.clocks.interpreter += running.elapsed().saturating_sub(held_up);
+        self.clocks.waiting += held_up;
         // What earlier turns did joins while the workers run this one, as far as it gets.
         let finished =
             || crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire);
@@ -972,11 +1039,7 @@ impl Launch<'_> {
         let joining = Lap::start(self.ctx.detector_time());
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
-            ran = ran.max(std::mem::take(&mut job.ran));
             self.ctx.add_counts(std::mem::take(&mut job.counts));
-            for (slot, turn) in job.turns.drain(..) {
-                rounds.turns[slot as usize] = Some(turn);
-            }
             if let Some(Racecheck::Piped(pipe)) = self.ctx.race.as_mut() {
                 pipe.take_back(&mut job.spares);
             }
@@ -986,24 +1049,84 @@ impl Launch<'_> {
             own.unused_logs(&mut unused);
             pipe.take_back(&mut unused);
         }
+        // The turn ends where the block that went least far stopped; the others are ahead.
+        // SAFETY: every share of the turn finished.
+        let mut ran_by_slot: Vec<(u32, Running)> = board
+            .blocks
+            .iter()
+            .map(|on| {
+                let running = unsafe { &mut *on.running.get() };
+                let block = running.block;
+                let empty = Running {
+                    block,
+                    done: Vec::new(),
+                    outcomes: Vec::new(),
+                    counts: Vec::new(),
+                    ahead: Ahead::UNKNOWN,
+                };
+                (block.slot, std::mem::replace(running, empty))
+            })
+            .collect();
+        drop(board);
+        let ran = ran_by_slot
+            .iter()
+            .map(|(_, r)| r.counts.len() as u32)
+            .min()
+            .unwrap_or(0);
+        if rounds.turns.len() < self.blocks.len() {
+            rounds.turns.resize_with(self.blocks.len(), || None);
+        }
+        if rounds.leads.len() < self.blocks.len() {
+            rounds.leads.resize_with(self.blocks.len(), Lead::default);
+        }
+        let (mut ahead_instrs, mut ahead_progress) = (0, 0);
+        for (slot, mut r) in ran_by_slot.drain(..) {
+            let beyond = r.done.partition_point(|&round| round < ran);
+            let lead = &mut rounds.leads[slot as usize];
+            lead.counts = r.counts.split_off(ran as usize).into();
+            lead.outcomes = (r
+                .done
+                .split_off(beyond)
+                .into_iter()
+                .map(|round| round - ran))
+            .zip(r.outcomes.split_off(beyond))
+            .collect();
+            lead.taken = 0;
+            for count in &lead.counts {
+                ahead_instrs += count.instrs;
+                ahead_progress += count.progress;
+            }
+            rounds.rounds_ahead += lead.counts.len() as u64;
+            rounds.turns[slot as usize] = Some(Turn {
+                rounds: r.done,
+                outcomes: r.outcomes,
+                ahead: r.ahead,
+                counts: r.counts,
+            });
+        }
+        // Rounds ahead count once the launch's rounds reach them, as one core counts them.
+        let (before_instrs, before_progress) = rounds.lead_counts;
+        self.ctx.thread_instrs = self.ctx.thread_instrs + before_instrs - ahead_instrs;
+        self.ctx.progress = self.ctx.progress + before_progress - ahead_progress;
+        rounds.lead_counts = (ahead_instrs, ahead_progress);
         // A round in which no warp ran changes nothing, so neither do the ones after it: whether
         // the last one ran tells whether all did.
         let progressed = resident.iter().any(|&slot| {
             let turn = rounds.turns[slot as usize].as_ref();
-            turn.is_some_and(|t| t.ran_last)
+            turn.is_some_and(|t| t.counts.get(ran as usize - 1).is_some_and(|c| c.ran))
         });
         rounds.parallel_rounds += ran as u64;
         if ran > 1 {
             rounds.stretched_rounds += ran as u64;
         }
-        rounds.met_rounds += (ran - planned) as u64;
+        rounds.past_plan_rounds += ran.saturating_sub(planned) as u64;
         // The watchdog's looks inside the turn, from its rounds' counts summed over blocks.
         let mut counts = vec![(0u64, 0u64); ran as usize];
         for &slot in resident {
             if let Some(turn) = rounds.turns[slot as usize].as_ref() {
                 for (sum, count) in counts.iter_mut().zip(&turn.counts) {
-                    sum.0 += count.0;
-                    sum.1 += count.1;
+                    sum.0 += count.instrs;
+                    sum.1 += count.progress;
                 }
             }
         }
@@ -1021,6 +1144,37 @@ impl Launch<'_> {
         rounds.waiting.push_back(Waiting::Turn(LinedUp::new(turns)));
         self.clocks.joins += joining.stop(self.ctx.detector_time());
         Some((ran, progressed))
+    }
+
+    /// Block `slot`'s part in a round on one core, when the block ran that round ahead (see
+    /// `plan::Lead`): its counts join the launch's, and its outcome, in block order, the line
+    /// (`in_line`, where the round's own outcomes wait too) or the launch's own. Returns
+    /// whether a warp of it ran; `None` when the block must run the round.
+    pub(crate) fn round_ahead(
+        &mut self,
+        rounds: &mut Rounds,
+        slot: u32,
+        in_line: bool,
+    ) -> Option<bool> {
+        let (count, outcome) = rounds.leads.get_mut(slot as usize)?.take_round()?;
+        rounds.ahead_taken_alone += 1;
+        rounds.lead_counts.0 -= count.instrs;
+        rounds.lead_counts.1 -= count.progress;
+        self.ctx.thread_instrs += count.instrs;
+        self.ctx.progress += count.progress;
+        if let Some(outcome) = outcome {
+            if in_line {
+                // What the blocks before it in this round left comes first.
+                if self.ctx.made_ordered() {
+                    let before = self.ctx.outcome();
+                    rounds.waiting.push_back(Waiting::Outcome(before));
+                }
+                rounds.waiting.push_back(Waiting::Outcome(outcome));
+            } else {
+                self.ctx.join(outcome);
+            }
+        }
+        Some(count.ran)
     }
 
     /// Joins everything waiting into the launch's findings and race-detector calls. The launch
@@ -1234,7 +1388,9 @@ mod tests {
             serial,
             stretched,
             prepared,
-            met,
+            past_plan,
+            ahead,
+            ahead_taken_alone,
             in_line,
             taken_over,
         } = ROUNDS_RUN.with(|r| r.get());
@@ -1243,8 +1399,9 @@ mod tests {
         // Many run in stretches: shared-memory trees, tiles' inner loops.
         // Most kernels start with parameter loads, far enough from global memory for the core
         // that runs a new block to prepare it.
-        // Most stretched rounds run on after the blocks met: loads, and barriers that wait for
-        // the slowest warp, which no count made ahead can see past. Most serial rounds leave
+        // Most stretched rounds run past the plan: loads, and barriers that wait for the slowest
+        // warp, which no count made ahead can see past. Blocks run ahead through trees of
+        // barriers, and rounds on one core take some of those rounds. Most serial rounds leave
         // what they found to wait in line behind the turns' (and some join the line first, when
         // it grew long).
         assert!(
@@ -1252,13 +1409,16 @@ mod tests {
                 && serial > 1000
                 && stretched > 10_000
                 && prepared > 1000
-                && met > 10_000
+                && past_plan > 10_000
+                && ahead > 10_000
+                && ahead_taken_alone > 100
                 && in_line > serial / 2
                 && in_line < serial
                 && taken_over > 100,
-            "{parallel} parallel ({stretched} in stretches, {met} after meeting) and {serial} \
-             serial rounds ({in_line} in line), {prepared} blocks prepared in their turns, \
-             {taken_over} segments taken over from other shares"
+            "{parallel} parallel ({stretched} in stretches, {past_plan} past the plan) and \
+             {serial} serial rounds ({in_line} in line), {ahead} rounds ahead of the launch's \
+             ({ahead_taken_alone} taken by serial rounds), {prepared} blocks prepared in their \
+             turns, {taken_over} blocks taken over from other shares"
         );
     }
 }

@@ -53,18 +53,75 @@ impl Ahead {
     };
 }
 
-/// A block's turn on several cores: what it did, and what its next rounds may do.
+/// A block's turn on several cores: what it did, and what its next rounds may do. Rounds count
+/// from the turn's start; a block that ran ahead of the others (see `parallel.rs`) has more of
+/// them than the turn.
 pub(crate) struct Turn {
     /// The rounds that left something whose order matters (findings, race-detector calls, a
     /// stop), and for each what the block did up to its end since the one before.
     pub(super) rounds: Vec<u32>,
     pub(super) outcomes: Vec<Outcome>,
-    /// Whether a warp ran in the turn's last round.
-    pub(super) ran_last: bool,
     pub(super) ahead: Ahead,
-    /// Per round: the thread-instructions it ran and the progress it made (the watchdog's
-    /// looks inside the turn are made from them).
-    pub(super) counts: Vec<(u64, u64)>,
+    /// Per round: the thread-instructions it ran, the progress it made, and whether a warp ran
+    /// (the watchdog's looks inside the turn are made from them).
+    pub(super) counts: Vec<RoundCount>,
+}
+
+/// What a block's round did that the launch counts.
+#[derive(Clone, Copy, Default)]
+pub(super) struct RoundCount {
+    pub(super) instrs: u64,
+    pub(super) progress: u64,
+    pub(super) ran: bool,
+}
+
+/// The rounds a block ran ahead of the launch's: rounds that keep to the block (no global
+/// memory, not even loads, and no end), which it ran while others had yet to reach the round
+/// where one of them writes. They wait here, counts and outcomes, until the launch's rounds
+/// reach them: a round on one core takes the block's from here instead of running it, and the
+/// block's next turn starts after them.
+#[derive(Default)]
+pub(super) struct Lead {
+    /// Per round ahead, first to last.
+    pub(super) counts: std::collections::VecDeque<RoundCount>,
+    /// The rounds that left an outcome, counted from the first round ahead, and the outcomes.
+    pub(super) outcomes: std::collections::VecDeque<(u32, Outcome)>,
+    /// Rounds ahead already taken, which the rounds of `outcomes` count from.
+    pub(super) taken: u32,
+}
+
+impl Lead {
+    /// Rounds the block is ahead.
+    pub(super) fn len(&self) -> u32 {
+        self.counts.len() as u32
+    }
+
+    /// The first round ahead, which the launch's rounds just reached: its counts, and its
+    /// outcome if it left one.
+    pub(super) fn take_round(&mut self) -> Option<(RoundCount, Option<Outcome>)> {
+        let count = self.counts.pop_front()?;
+        let outcome = match self.outcomes.front() {
+            Some(&(round, _)) if round == self.taken => self.outcomes.pop_front().map(|o| o.1),
+            _ => None,
+        };
+        self.taken += 1;
+        if self.counts.is_empty() {
+            self.taken = 0;
+        }
+        Some((count, outcome))
+    }
+
+    /// The rounds ahead as the start of the block's next turn: counts, rounds with outcomes
+    /// (from the turn's start) and outcomes.
+    pub(super) fn into_turn_start(self) -> (Vec<RoundCount>, Vec<u32>, Vec<Outcome>) {
+        let taken = self.taken;
+        let (rounds, outcomes) = self
+            .outcomes
+            .into_iter()
+            .map(|(round, outcome)| (round - taken, outcome))
+            .unzip();
+        (self.counts.into(), rounds, outcomes)
+    }
 }
 
 /// What a block did in its turn that the launch adds to its own, in block order.
@@ -98,9 +155,9 @@ pub(crate) struct Rounds {
     pub(super) parallel_rounds: u64,
     pub(super) serial_rounds: u64,
     /// Rounds run on several cores in stretches of two or more between joins, and of them
-    /// those run after the blocks met and found they all stayed quiet longer.
+    /// those run past the plan, as the blocks found they all stayed quiet longer.
     pub(super) stretched_rounds: u64,
-    pub(super) met_rounds: u64,
+    pub(super) past_plan_rounds: u64,
     /// Blocks prepared by the core that ran them.
     pub(super) prepared_in_turns: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
@@ -108,6 +165,14 @@ pub(crate) struct Rounds {
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
+    /// Per slot: the rounds its block ran ahead of the launch's, if any; and the
+    /// thread-instructions and progress of all of them, which the launch's counters leave out
+    /// until its rounds reach them (the step budget and the watchdog count one core's rounds).
+    pub(super) leads: Vec<Lead>,
+    pub(super) lead_counts: (u64, u64),
+    /// Rounds blocks ran ahead of the launch's, and of them those a round on one core took.
+    pub(super) rounds_ahead: u64,
+    pub(super) ahead_taken_alone: u64,
     /// What waits to join the launch's findings and race-detector calls, in one core's order:
     /// the turns' outcomes round by round in block order (their counters already joined), and
     /// the blocks that finished and started between turns. The launch joins it while workers
@@ -198,8 +263,11 @@ pub(crate) struct RoundsRun {
     pub(crate) stretched: u64,
     /// Blocks prepared in their turns.
     pub(crate) prepared: u64,
-    /// Rounds run after the blocks met.
-    pub(crate) met: u64,
+    /// Rounds run past those planned, as the blocks found they stayed quiet longer.
+    pub(crate) past_plan: u64,
+    /// Rounds blocks ran ahead of the launch's, and of them those a round on one core took.
+    pub(crate) ahead: u64,
+    pub(crate) ahead_taken_alone: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line: u64,
     /// Segments of blocks a share ran for another.
@@ -213,7 +281,9 @@ impl RoundsRun {
         serial: 0,
         stretched: 0,
         prepared: 0,
-        met: 0,
+        past_plan: 0,
+        ahead: 0,
+        ahead_taken_alone: 0,
         in_line: 0,
         taken_over: 0,
     };
@@ -238,7 +308,9 @@ impl Rounds {
                 serial: run.serial + self.serial_rounds,
                 stretched: run.stretched + self.stretched_rounds,
                 prepared: run.prepared + self.prepared_in_turns,
-                met: run.met + self.met_rounds,
+                past_plan: run.past_plan + self.past_plan_rounds,
+                ahead: run.ahead + self.rounds_ahead,
+                ahead_taken_alone: run.ahead_taken_alone + self.ahead_taken_alone,
                 in_line: run.in_line + self.in_line_rounds,
                 taken_over: run.taken_over + taken_over,
             });
@@ -265,13 +337,17 @@ impl Rounds {
                 let warps = &launch.warps[slot * wpb..(slot + 1) * wpb];
                 ahead(&launch.ctx, warps, &launch.blocks[slot], slot as u32)
             });
-            stretch = stretch.min(ahead.stretch);
+            // A block ahead is quiet until the launch's rounds reach it, and then as it is.
+            stretch = stretch.min(ahead.stretch + self.lead(slot as u32));
         }
         if stretch > 0 {
             return self.accept(stretch.min(most).max(1));
         }
         self.spans.clear();
         for &slot in resident {
+            if self.lead(slot) > 0 {
+                continue;
+            }
             let footprint = self.ahead[slot as usize].as_ref().map(|a| &a.footprint);
             match footprint {
                 Some(Some(spans)) => self.spans.extend_from_slice(spans),
@@ -303,6 +379,11 @@ impl Rounds {
             return self.refuse();
         }
         self.accept(1)
+    }
+
+    /// Rounds the block in `slot` ran ahead of the launch's.
+    pub(crate) fn lead(&self, slot: u32) -> u32 {
+        self.leads.get(slot as usize).map_or(0, Lead::len)
     }
 
     fn accept(&mut self, rounds: u32) -> Option<u32> {
@@ -364,6 +445,18 @@ impl Rounds {
 /// and, when they may touch global memory in the next round, where.
 pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) -> Ahead {
     let (stretch, quiet) = stretches(ctx, warps, state);
+    ahead_from(ctx, warps, state, slot, stretch, quiet)
+}
+
+/// [`ahead`], with the block's [`stretches`] already counted.
+pub(super) fn ahead_from(
+    ctx: &Ctx,
+    warps: &[Warp],
+    state: &BlockState,
+    slot: u32,
+    stretch: u32,
+    quiet: u32,
+) -> Ahead {
     // A block about to load global memory needs its footprint too: it may share a round with
     // a block that writes.
     Ahead {
@@ -378,7 +471,7 @@ pub(super) fn ahead(ctx: &Ctx, warps: &[Warp], state: &BlockState, slot: u32) ->
 
 /// The rounds the block's warps surely keep to the block, and surely stay quiet (see
 /// [`quiet_rounds`]).
-fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, u32) {
+pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, u32) {
     let mut stretch = MAX_STRETCH;
     for w in warps {
         if w.active != 0 {

@@ -32,8 +32,9 @@ pub struct LaunchTimings {
     /// Turns run on several cores, and rounds run on one core.
     pub turns: u64,
     pub serial_rounds: u64,
-    /// Times the workers' shares met inside turns to agree on more rounds (`Crew::meet`).
-    pub meetings: u64,
+    /// Times a worker's share found no block it could run and waited for others' blocks to
+    /// move (see `run_share` in `parallel.rs`).
+    pub waits: u64,
     /// Segments of blocks that a share ran for another, whose core was slower.
     pub taken_over: u64,
     /// The launch's time from the end of a turn to the start of the next, when its workers had
@@ -49,9 +50,9 @@ pub struct ThreadBusy {
     /// `launch`, `launch worker N` or `racecheck N`.
     pub name: String,
     pub busy: Duration,
-    /// A worker's time waiting at meetings for the other shares of its turns, and between the
-    /// launch handing out a turn and the worker starting it (zero for other threads).
-    pub meeting: Duration,
+    /// A worker's time waiting for other shares' blocks to move, and between the launch
+    /// handing out a turn and the worker starting it (zero for other threads).
+    pub held_up: Duration,
     pub starting: Duration,
 }
 
@@ -59,7 +60,7 @@ pub struct ThreadBusy {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct WorkerClocks {
     pub(crate) busy: Duration,
-    pub(crate) meeting: Duration,
+    pub(crate) held_up: Duration,
     pub(crate) starting: Duration,
 }
 
@@ -127,11 +128,11 @@ impl std::fmt::Display for LaunchTimings {
             };
             write!(
                 f,
-                "\n{:.1} ms between turns; {} meetings; {} segments taken over; per worker, ms, at meetings: {}; starting turns: {}",
+                "\n{:.1} ms between turns; {} waits for others' blocks; {} segments taken over; per worker, ms, held up: {}; starting turns: {}",
                 ms(self.between_turns),
-                self.meetings,
+                self.waits,
                 self.taken_over,
-                each(|t| t.meeting),
+                each(|t| t.held_up),
                 each(|t| t.starting)
             )?;
         }
@@ -148,7 +149,7 @@ pub(crate) struct Clocks {
     pub(crate) waiting: Duration,
     pub(crate) turns: u64,
     pub(crate) serial_rounds: u64,
-    pub(crate) meetings: u64,
+    pub(crate) waits: u64,
     pub(crate) taken_over: u64,
     pub(crate) between_turns: Duration,
     /// When the last turn ended, while no other has started.
@@ -178,7 +179,7 @@ impl Clocks {
                 .map(|(i, clocks)| ThreadBusy {
                     name: format!("launch worker {}", i + 1),
                     busy: clocks.busy,
-                    meeting: clocks.meeting,
+                    held_up: clocks.held_up,
                     starting: clocks.starting,
                 }),
         );
@@ -195,7 +196,7 @@ impl Clocks {
             waiting: self.waiting,
             turns: self.turns,
             serial_rounds: self.serial_rounds,
-            meetings: self.meetings,
+            waits: self.waits,
             taken_over: self.taken_over,
             between_turns: self.between_turns,
             threads,

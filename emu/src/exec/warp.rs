@@ -16,6 +16,8 @@ pub(crate) struct Bar {
 
 /// A resident block's barrier state (one per slot).
 #[derive(Default)]
+// Neighbouring slots' states are written by different cores (see `Warp`).
+#[repr(align(64))]
 pub(crate) struct BlockState {
     pub(crate) live: u32,
     pub(crate) exited: u32,
@@ -25,6 +27,9 @@ pub(crate) struct BlockState {
 }
 
 #[derive(Default)]
+// A cache line of its own: neighbouring slots' warps run on different cores, and a warp's
+// fields change every instruction.
+#[repr(align(64))]
 pub(crate) struct Warp {
     /// Global linear block index.
     pub(crate) block: u64,
