@@ -659,7 +659,7 @@ unsafe fn run_block(
     let mut changed = false;
     if keeps == NOT_COUNTED {
         let (stretch, quiet) = plan::stretches(ctx, warps, state);
-        keeps = if state.live > 0 { stretch } else { 0 };
+        keeps = stretch;
         counted = Some((stretch, quiet));
         let reached = running.counts.len() as u32;
         on.horizon
@@ -688,11 +688,7 @@ unsafe fn run_block(
         let (stretch, quiet) = plan::stretches(ctx, warps, state);
         // A block none of whose warps ran stays as it is until another block changes
         // something: it goes no further alone.
-        keeps = if ran_last && state.live > 0 {
-            stretch
-        } else {
-            0
-        };
+        keeps = if ran_last { stretch } else { 0 };
         counted = Some((stretch, quiet));
         let reached = reached + rounds;
         on.reached.store(reached, Ordering::Release);

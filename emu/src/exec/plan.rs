@@ -469,48 +469,35 @@ pub(super) fn ahead_from(
     }
 }
 
-/// The rounds the block's warps surely keep to the block, and surely stay quiet (see
-/// [`quiet_rounds`]).
+/// The rounds the block's warps surely keep to the block, and the rounds it surely changes
+/// nothing beyond itself: no lane writes beyond it or reaches the launch, and it does not finish
+/// before the last of them (finishing lets the launch start the next block, which it does after
+/// a turn's last round as one core does after any round; a block finishes when its farthest
+/// lane ends its thread, a round after it reaches its end). Neither once it has finished.
 pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, u32) {
-    let mut stretch = MAX_STRETCH;
-    for w in warps {
-        if w.active != 0 {
-            stretch = stretch.min(ctx.m.stretch_at(w.pc));
-        }
-        lanes!(w.live & !w.active, l, {
-            stretch = stretch.min(ctx.m.stretch_at(w.lane_pc[l]));
-        });
-        if stretch == 0 {
-            break;
-        }
-    }
-    (stretch, quiet_rounds(ctx, warps, state))
-}
-
-/// The rounds the block surely changes nothing beyond itself: no lane writes beyond it or
-/// reaches the launch, and it does not finish before the last of them (finishing lets the
-/// launch start the next block, which it does after a turn's last round as one core does
-/// after any round; a block finishes when its farthest lane ends its thread, a round after it
-/// reaches its end); none once it has finished.
-pub(super) fn quiet_rounds(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> u32 {
     if state.live == 0 {
-        return 0;
+        return (0, 0);
     }
-    let (mut quiet, mut finish) = (MAX_STRETCH, 0);
+    // Per lane: (stretch, quiet, finish), the first two the fewest, the last the most.
+    let mut counts = (MAX_STRETCH, MAX_STRETCH, 0);
+    let lane_at = |counts: &mut (u32, u32, u32), pc: u32| {
+        counts.0 = counts.0.min(ctx.m.stretch_at(pc));
+        counts.1 = counts.1.min(ctx.m.quiet_at(pc));
+        counts.2 = counts.2.max(ctx.m.exit_at(pc));
+    };
     for w in warps {
         if w.active != 0 {
-            quiet = quiet.min(ctx.m.quiet_at(w.pc));
-            finish = finish.max(ctx.m.exit_at(w.pc));
+            lane_at(&mut counts, w.pc);
         }
         lanes!(w.live & !w.active, l, {
-            quiet = quiet.min(ctx.m.quiet_at(w.lane_pc[l]));
-            finish = finish.max(ctx.m.exit_at(w.lane_pc[l]));
+            lane_at(&mut counts, w.lane_pc[l]);
         });
-        if quiet == 0 {
-            return 0;
+        if counts.0 == 0 && counts.1 == 0 {
+            return (0, 0);
         }
     }
-    quiet.min(finish + 1)
+    let (stretch, quiet, finish) = counts;
+    (stretch, quiet.min(finish + 1))
 }
 
 /// Where the block's warps may touch global memory in their next turn.
