@@ -468,8 +468,9 @@ struct Running {
     /// Per round from the turn's start: what the block did that the launch counts. A block
     /// that ran ahead of the launch's rounds starts its turn with those rounds.
     counts: Vec<RoundCount>,
-    /// What its next rounds may do, as of where it stopped.
-    ahead: Ahead,
+    /// What its next rounds may do, as of where it stopped; `None` when no share took it (the
+    /// launch looks at it itself).
+    ahead: Option<Ahead>,
 }
 
 /// A turn's blocks in slot order, each share a run of them. Each block goes as far as it may on
@@ -697,7 +698,7 @@ unsafe fn run_block(
         changed = true;
     }
     let (stretch, quiet) = counted.unwrap_or_else(|| plan::stretches(ctx, warps, state));
-    running.ahead = plan::ahead_from(ctx, warps, state, slot, stretch, quiet);
+    running.ahead = Some(plan::ahead_from(ctx, warps, state, slot, stretch, quiet));
     on.keeps_to_itself.store(keeps, Ordering::Release);
     (ran, changed)
 }
@@ -957,7 +958,7 @@ impl Launch<'_> {
                 done,
                 outcomes,
                 counts,
-                ahead: Ahead::UNKNOWN,
+                ahead: None,
             }
         };
         // Each block's share of the spare streams, so that the first job does not take them
@@ -1058,7 +1059,7 @@ impl Launch<'_> {
                     done: Vec::new(),
                     outcomes: Vec::new(),
                     counts: Vec::new(),
-                    ahead: Ahead::UNKNOWN,
+                    ahead: None,
                 };
                 (block.slot, std::mem::replace(running, empty))
             })
@@ -1132,8 +1133,7 @@ impl Launch<'_> {
         let mut turns = Vec::with_capacity(resident.len());
         for &slot in resident {
             if let Some(mut turn) = rounds.turns[slot as usize].take() {
-                rounds.ahead[slot as usize] =
-                    Some(std::mem::replace(&mut turn.ahead, Ahead::UNKNOWN));
+                rounds.ahead[slot as usize] = turn.ahead.take();
                 turns.push(turn);
             }
         }

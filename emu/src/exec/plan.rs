@@ -45,14 +45,6 @@ pub(super) struct Ahead {
     footprint: Footprint,
 }
 
-impl Ahead {
-    /// Nothing known: the block's next round must be looked at.
-    pub(super) const UNKNOWN: Ahead = Ahead {
-        stretch: 0,
-        footprint: None,
-    };
-}
-
 /// A block's turn on several cores: what it did, and what its next rounds may do. Rounds count
 /// from the turn's start; a block that ran ahead of the others (see `parallel.rs`) has more of
 /// them than the turn.
@@ -61,7 +53,8 @@ pub(crate) struct Turn {
     /// stop), and for each what the block did up to its end since the one before.
     pub(super) rounds: Vec<u32>,
     pub(super) outcomes: Vec<Outcome>,
-    pub(super) ahead: Ahead,
+    /// What its next rounds may do, if a share took it (see `parallel.rs`).
+    pub(super) ahead: Option<Ahead>,
     /// Per round: the thread-instructions it ran, the progress it made, and whether a warp ran
     /// (the watchdog's looks inside the turn are made from them).
     pub(super) counts: Vec<RoundCount>,
