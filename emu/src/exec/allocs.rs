@@ -1,6 +1,8 @@
 //! Device memory's layout (the windows of the address space) and its allocations: what the
 //! emulator holds for each, with the bitmaps that track written bytes.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::report::Access;
 
 /// Generic addresses in this window are shared memory (`cvta.shared` adds it).
@@ -71,6 +73,41 @@ pub(crate) fn all_bits(bits: &[u64], off: usize, len: usize) -> bool {
         || bits
             .get(w + 1)
             .is_some_and(|&x| x & want(rest) == want(rest))
+}
+
+/// [`all_bits`] over words other cores may set bits of meanwhile (see
+/// `RawSlice::shared_bits_for`): the bits asked about are the caller's alone in the round.
+#[inline(always)]
+pub(crate) fn all_bits_shared(bits: &[AtomicU64], off: usize, len: usize) -> bool {
+    let (w, b) = (off / 64, off % 64);
+    let want = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+    let word = |i: usize| bits.get(i).map(|x| x.load(Ordering::Relaxed));
+    let first = want(len.min(64 - b)) << b;
+    if word(w).is_none_or(|x| x & first != first) {
+        return false;
+    }
+    let rest = (b + len).saturating_sub(64);
+    rest == 0 || word(w + 1).is_some_and(|x| x & want(rest) == want(rest))
+}
+
+/// Marks `off..off + len` of words other cores may set bits of meanwhile written.
+#[inline(always)]
+pub(crate) fn mark_bits_shared(bits: &[AtomicU64], off: usize, len: usize) {
+    let mut at = off;
+    let end = off + len;
+    while at < end {
+        let (w, b) = (at / 64, at % 64);
+        let n = (64 - b).min(end - at);
+        let mask = if n >= 64 {
+            u64::MAX
+        } else {
+            ((1u64 << n) - 1) << b
+        };
+        if let Some(x) = bits.get(w) {
+            x.fetch_or(mask, Ordering::Relaxed);
+        }
+        at += n;
+    }
 }
 
 /// Marks `off..off + len` of a bitmap written, a word at a time where it can.

@@ -1,7 +1,7 @@
 //! The checkers' hooks on each access: racecheck (shadow memory and synchronization), initcheck,
 //! and the collector that merges repeated findings into one with a count.
 
-use super::allocs::{all_bits, mark_bits_fast};
+use super::allocs::{all_bits, all_bits_shared, mark_bits_fast, mark_bits_shared};
 use super::ctx::{Ctx, Tgt};
 use super::devices::OpAccess;
 use super::instr::atom_name;
@@ -611,8 +611,8 @@ impl Ctx<'_> {
             Tgt::G(i, off) => match self.allocs.written(i) {
                 None => true,
                 Some(bits) => {
-                    let (bits, off) = bits.bits_for(off, size as usize);
-                    all_bits(bits, off, size as usize)
+                    let (bits, off) = bits.shared_bits_for(off, size as usize);
+                    all_bits_shared(bits, off, size as usize)
                 }
             },
             _ => true,
@@ -633,8 +633,8 @@ impl Ctx<'_> {
             }
             Tgt::G(i, off) => {
                 if let Some(bits) = self.allocs.written(i) {
-                    let (bits, off) = bits.bits_for(off, size as usize);
-                    mark_bits_fast(bits, off, size as usize);
+                    let (bits, off) = bits.shared_bits_for(off, size as usize);
+                    mark_bits_shared(bits, off, size as usize);
                 }
             }
             _ => {}

@@ -2,9 +2,9 @@
 //!
 //! Before a round, each resident block's coming rounds are known well enough: how long its live
 //! lanes change nothing beyond the block, loads of global memory allowed (its *quiet stretch*,
-//! from `stretch.rs`), and otherwise which lines of global memory its next instructions may touch
+//! from `stretch.rs`), and otherwise which bytes of global memory its next instructions may touch
 //! (its *footprint*). While every block is quiet no one writes global memory, so they run that
-//! many rounds apart; blocks whose footprints do not meet on a line one of them writes run one
+//! many rounds apart; blocks whose footprints do not meet on bytes one of them writes run one
 //! round apart; anything else runs on one core. `parallel.rs` runs what this plans.
 
 use super::allocs::{LOCAL_WIN, SHARED_WIN, WIN};
@@ -17,11 +17,12 @@ use crate::ir::*;
 use crate::race;
 use crate::stretch::MAX_STRETCH;
 
-/// Blocks share a line of global memory when they touch the same 64 bytes: initcheck keeps one
-/// word of bits per 64 bytes, which two blocks must not both write.
-const LINE: u64 = 64;
+/// How far apart a warp's lanes' addresses may lie and still make one span: lanes close together
+/// make one, scattered ones (a column of a matrix) one each.
+const SPAN_SLACK: u64 = 64;
 
-/// Global memory a block may touch in a round: `start..end`, in whole lines.
+/// Global memory a block may touch in a round: `start..end`, byte by byte (initcheck's bits of
+/// global memory are set atomically, so blocks may write different bytes of one line at once).
 #[derive(Clone, Copy)]
 struct Span {
     start: u64,
@@ -605,14 +606,14 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
         return true;
     }
     let span = |start: u64, end: u64| Span {
-        start: start / LINE * LINE,
-        end: end.div_ceil(LINE).saturating_mul(LINE),
+        start,
+        end,
         writes,
         slot,
     };
     // Lanes close together make one span; scattered ones (a column of a matrix) one each, so
     // that blocks writing neighbouring columns do not seem to meet.
-    if high - low <= 2 * count as u64 * bytes + LINE {
+    if high - low <= 2 * count as u64 * bytes + SPAN_SLACK {
         out.push(span(low, high));
     } else {
         out.extend(

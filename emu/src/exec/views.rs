@@ -10,6 +10,7 @@
 
 use std::marker::PhantomData;
 use std::ops::{Deref, Range};
+use std::sync::atomic::AtomicU64;
 
 use super::allocs::{Allocation, Heap};
 
@@ -261,6 +262,25 @@ impl RawSlice<u64> {
             .min(self.len)
             .max(first);
         let words = self.get_mut(first..end).unwrap_or_default();
+        (words, off - first * 64)
+    }
+
+    /// [`RawSlice::bits_for`] for a global allocation's written bits, as atomic words: blocks on
+    /// different cores write different bytes of one 64-byte line in the same round (each
+    /// block's `partial[blockIdx.x]`), and so set bits of one word.
+    #[inline(always)]
+    pub(crate) fn shared_bits_for(&self, off: usize, len: usize) -> (&[AtomicU64], usize) {
+        let first = (off / 64).min(self.len);
+        let end = off
+            .saturating_add(len)
+            .div_ceil(64)
+            .min(self.len)
+            .max(first);
+        // SAFETY: `first..end` lies in the buffer; `AtomicU64` has `u64`'s size and alignment,
+        // and while views exist the words are only reached through them, atomically here.
+        let words = unsafe {
+            std::slice::from_raw_parts(self.ptr.add(first) as *const AtomicU64, end - first)
+        };
         (words, off - first * 64)
     }
 }
