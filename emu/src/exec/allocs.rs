@@ -50,38 +50,24 @@ pub(crate) struct Heap {
     pub(crate) limit: u64,
 }
 
-/// Sets bits `off..off + len` of a bitmap.
-pub(crate) fn mark_bits(bits: &mut [u64], off: usize, len: usize) {
-    for b in off..off + len {
-        if let Some(w) = bits.get_mut(b / 64) {
-            *w |= 1 << (b % 64);
-        }
-    }
-}
-
 /// Whether bits `off..off + len` (at most 64) of a bitmap are all set.
 #[inline(always)]
 pub(crate) fn all_bits(bits: &[u64], off: usize, len: usize) -> bool {
-    let (w, b) = (off / 64, off % 64);
-    let want = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let first = want(len.min(64 - b)) << b;
-    if bits.get(w).is_none_or(|&x| x & first != first) {
-        return false;
-    }
-    let rest = (b + len).saturating_sub(64);
-    rest == 0
-        || bits
-            .get(w + 1)
-            .is_some_and(|&x| x & want(rest) == want(rest))
+    all_bits_in(|i| bits.get(i).copied(), off, len)
 }
 
 /// [`all_bits`] over words other cores may set bits of meanwhile (see
 /// `RawSlice::shared_bits_for`): the bits asked about are the caller's alone in the round.
 #[inline(always)]
 pub(crate) fn all_bits_shared(bits: &[AtomicU64], off: usize, len: usize) -> bool {
+    all_bits_in(|i| bits.get(i).map(|x| x.load(Ordering::Relaxed)), off, len)
+}
+
+/// [`all_bits`] over the bitmap's words as `word` reads them.
+#[inline(always)]
+fn all_bits_in(word: impl Fn(usize) -> Option<u64>, off: usize, len: usize) -> bool {
     let (w, b) = (off / 64, off % 64);
     let want = |n: usize| if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-    let word = |i: usize| bits.get(i).map(|x| x.load(Ordering::Relaxed));
     let first = want(len.min(64 - b)) << b;
     if word(w).is_none_or(|x| x & first != first) {
         return false;
@@ -90,40 +76,39 @@ pub(crate) fn all_bits_shared(bits: &[AtomicU64], off: usize, len: usize) -> boo
     rest == 0 || word(w + 1).is_some_and(|x| x & want(rest) == want(rest))
 }
 
+/// The words of a bitmap that bits `off..off + len` fall in, each with the mask of those bits.
+#[inline(always)]
+fn word_masks(off: usize, len: usize) -> impl Iterator<Item = (usize, u64)> {
+    let end = off + len;
+    let mut at = off;
+    std::iter::from_fn(move || {
+        (at < end).then(|| {
+            let (w, b) = (at / 64, at % 64);
+            let n = (64 - b).min(end - at);
+            at += n;
+            let low = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
+            (w, low << b)
+        })
+    })
+}
+
 /// Marks `off..off + len` of words other cores may set bits of meanwhile written.
 #[inline(always)]
 pub(crate) fn mark_bits_shared(bits: &[AtomicU64], off: usize, len: usize) {
-    let mut at = off;
-    let end = off + len;
-    while at < end {
-        let (w, b) = (at / 64, at % 64);
-        let n = (64 - b).min(end - at);
-        let mask = if n >= 64 {
-            u64::MAX
-        } else {
-            ((1u64 << n) - 1) << b
-        };
+    for (w, mask) in word_masks(off, len) {
         if let Some(x) = bits.get(w) {
             x.fetch_or(mask, Ordering::Relaxed);
         }
-        at += n;
     }
 }
 
-/// Marks `off..off + len` of a bitmap written, a word at a time where it can.
+/// Sets bits `off..off + len` of a bitmap, a word at a time.
 #[inline(always)]
-pub(crate) fn mark_bits_fast(bits: &mut [u64], off: usize, len: usize) {
-    let (w, b) = (off / 64, off % 64);
-    if b + len <= 64 {
+pub(crate) fn mark_bits(bits: &mut [u64], off: usize, len: usize) {
+    for (w, mask) in word_masks(off, len) {
         if let Some(x) = bits.get_mut(w) {
-            *x |= (if len >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << len) - 1
-            }) << b;
+            *x |= mask;
         }
-    } else {
-        mark_bits(bits, off, len);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The checkers' hooks on each access: racecheck (shadow memory and synchronization), initcheck,
 //! and the collector that merges repeated findings into one with a count.
 
-use super::allocs::{all_bits, all_bits_shared, mark_bits_fast, mark_bits_shared};
+use super::allocs::{all_bits, all_bits_shared, mark_bits, mark_bits_shared};
 use super::ctx::{Ctx, Tgt};
 use super::devices::OpAccess;
 use super::instr::atom_name;
@@ -629,7 +629,7 @@ impl Ctx<'_> {
         match tgt {
             Tgt::S(off) if self.opts.initcheck => {
                 let (bits, off) = self.slot_bits(w.slot, off, size);
-                mark_bits_fast(bits, off, size as usize);
+                mark_bits(bits, off, size as usize);
             }
             Tgt::G(i, off) => {
                 if let Some(bits) = self.allocs.written(i) {

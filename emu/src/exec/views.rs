@@ -253,6 +253,14 @@ impl RawSlice<u64> {
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
     pub(crate) fn bits_for(&self, off: usize, len: usize) -> (&mut [u64], usize) {
+        let words = self.bit_words(off, len);
+        let first = words.start;
+        (self.get_mut(words).unwrap_or_default(), off - first * 64)
+    }
+
+    /// The words holding the bits of `len` bytes at byte `off`, clamped to the buffer.
+    #[inline(always)]
+    fn bit_words(&self, off: usize, len: usize) -> Range<usize> {
         let first = (off / 64).min(self.len);
         // `min` then `max`, not `clamp`: its assertion kept it from being inlined (1.4 % of a
         // one-core profile, on every store to global memory).
@@ -261,8 +269,7 @@ impl RawSlice<u64> {
             .div_ceil(64)
             .min(self.len)
             .max(first);
-        let words = self.get_mut(first..end).unwrap_or_default();
-        (words, off - first * 64)
+        first..end
     }
 
     /// [`RawSlice::bits_for`] for a global allocation's written bits, as atomic words: blocks on
@@ -270,17 +277,12 @@ impl RawSlice<u64> {
     /// block's `partial[blockIdx.x]`), and so set bits of one word.
     #[inline(always)]
     pub(crate) fn shared_bits_for(&self, off: usize, len: usize) -> (&[AtomicU64], usize) {
-        let first = (off / 64).min(self.len);
-        let end = off
-            .saturating_add(len)
-            .div_ceil(64)
-            .min(self.len)
-            .max(first);
-        // SAFETY: `first..end` lies in the buffer; `AtomicU64` has `u64`'s size and alignment,
+        let Range { start, end } = self.bit_words(off, len);
+        // SAFETY: `start..end` lies in the buffer; `AtomicU64` has `u64`'s size and alignment,
         // and while views exist the words are only reached through them, atomically here.
         let words = unsafe {
-            std::slice::from_raw_parts(self.ptr.add(first) as *const AtomicU64, end - first)
+            std::slice::from_raw_parts(self.ptr.add(start) as *const AtomicU64, end - start)
         };
-        (words, off - first * 64)
+        (words, off - start * 64)
     }
 }
