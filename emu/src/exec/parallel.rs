@@ -17,9 +17,7 @@ use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
 use super::plan;
-use super::plan::{
-    Ahead, Lead, LinedUp, Outcome, RoundCount, Rounds, Turn, Waiting, rounds_unwatched,
-};
+use super::plan::{Lead, LinedUp, Outcome, RoundCount, Rounds, Turn, Waiting, rounds_unwatched};
 use super::timing::{Lap, WorkerClocks};
 use super::views::{BlockViews, RawSlice};
 use super::warp::{BlockState, Warp};
@@ -459,18 +457,12 @@ pub(crate) struct Aside {
     refusal: Option<crate::error::EmuError>,
 }
 
-/// A block's turn as it runs, segment by segment.
+/// A block and its turn as it runs, segment by segment. A block that ran ahead of the launch's
+/// rounds starts its turn with those rounds; its `ahead` is `None` until a share takes it (the
+/// launch looks at a block no share took itself).
 struct Running {
     block: Resident,
-    /// The rounds that left an outcome, counted from the turn's start, and the outcomes.
-    done: Vec<u32>,
-    outcomes: Vec<Outcome>,
-    /// Per round from the turn's start: what the block did that the launch counts. A block
-    /// that ran ahead of the launch's rounds starts its turn with those rounds.
-    counts: Vec<RoundCount>,
-    /// What its next rounds may do, as of where it stopped; `None` when no share took it (the
-    /// launch looks at it itself).
-    ahead: Option<Ahead>,
+    turn: Turn,
 }
 
 /// A turn's blocks in slot order, each share a run of them. Each block goes as far as it may on
@@ -510,6 +502,15 @@ struct OnBoard {
     running: OwnLine<std::cell::UnsafeCell<Running>>,
 }
 
+impl OnBoard {
+    /// The block reached round `reached`, and stays quiet `quiet` rounds from there.
+    fn publish(&self, board: &Board, reached: u32, quiet: u32) {
+        self.reached.store(reached, Ordering::Release);
+        self.horizon
+            .fetch_max(board.planned.max(reached + quiet), Ordering::AcqRel);
+    }
+}
+
 // SAFETY: a block's `running` is touched only by the share that took it (`taken`), and takes
 // follow each other through `taken`'s release and acquire (see `run_share`).
 unsafe impl Sync for OnBoard {}
@@ -520,7 +521,7 @@ impl Board {
             .map(|running| {
                 OwnLine(OnBoard {
                     taken: AtomicBool::new(false),
-                    reached: AtomicU32::new(running.counts.len() as u32),
+                    reached: AtomicU32::new(running.turn.counts.len() as u32),
                     horizon: AtomicU32::new(planned),
                     keeps_to_itself: AtomicU32::new(NOT_COUNTED),
                     running: OwnLine(std::cell::UnsafeCell::new(running)),
@@ -612,14 +613,14 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, from: u32, rounds: u
                 ran = true;
             }
         }
-        running.counts.push(RoundCount {
+        running.turn.counts.push(RoundCount {
             instrs: ctx.thread_instrs - before.0,
             progress: ctx.progress - before.1,
             ran,
         });
         if ctx.made_ordered() {
-            running.done.push(round);
-            running.outcomes.push(ctx.outcome());
+            running.turn.rounds.push(round);
+            running.turn.outcomes.push(ctx.outcome());
         }
     }
     ran
@@ -656,20 +657,17 @@ unsafe fn run_block(
         running.block.fresh = None;
     }
     let mut keeps = on.keeps_to_itself.load(Ordering::Relaxed);
+    let uncounted = keeps == NOT_COUNTED;
     let mut counted = None;
-    let mut changed = false;
-    if keeps == NOT_COUNTED {
+    if uncounted {
         let (stretch, quiet) = plan::stretches(ctx, warps, state);
         keeps = stretch;
         counted = Some((stretch, quiet));
-        let reached = running.counts.len() as u32;
-        on.horizon
-            .fetch_max(board.planned.max(reached + quiet), Ordering::AcqRel);
-        changed = true;
+        on.publish(board, running.turn.counts.len() as u32, quiet);
     }
     let mut ran = false;
     loop {
-        let reached = running.counts.len() as u32;
+        let reached = running.turn.counts.len() as u32;
         if reached >= board.most {
             break;
         }
@@ -691,16 +689,12 @@ unsafe fn run_block(
         // something: it goes no further alone.
         keeps = if ran_last { stretch } else { 0 };
         counted = Some((stretch, quiet));
-        let reached = reached + rounds;
-        on.reached.store(reached, Ordering::Release);
-        on.horizon
-            .fetch_max(board.planned.max(reached + quiet), Ordering::AcqRel);
-        changed = true;
+        on.publish(board, reached + rounds, quiet);
     }
     let (stretch, quiet) = counted.unwrap_or_else(|| plan::stretches(ctx, warps, state));
-    running.ahead = Some(plan::ahead_from(ctx, warps, state, slot, stretch, quiet));
+    running.turn.ahead = Some(plan::ahead_from(ctx, warps, state, slot, stretch, quiet));
     on.keeps_to_itself.store(keeps, Ordering::Release);
-    (ran, changed)
+    (ran, ran || uncounted)
 }
 
 /// Runs a share of a turn's blocks, and then any block of the `board` another share has not
@@ -941,13 +935,15 @@ impl Launch<'_> {
         let states = RawSlice::of(&mut self.blocks);
         let (unprepared, prepared) = (&mut rounds.unprepared, &mut rounds.prepared_in_turns);
         let leads = &mut rounds.leads;
+        // What the blocks ran ahead counts again from now: its rounds are the turn's first.
+        let mut ahead_counted = (0, 0);
         let mut of_slot = |slot: u32| {
             let at = slot as usize;
             let fresh = unprepared.get_mut(at).and_then(Option::take);
             *prepared += fresh.is_some() as u64;
-            // A block ahead of the launch's rounds starts its turn with the rounds it ran.
             let lead = leads.get_mut(at).map(std::mem::take).unwrap_or_default();
-            let (counts, done, outcomes) = lead.into_turn_start();
+            let (instrs, progress) = lead.counted();
+            ahead_counted = (ahead_counted.0 + instrs, ahead_counted.1 + progress);
             Running {
                 block: Resident {
                     slot,
@@ -955,10 +951,7 @@ impl Launch<'_> {
                     state: states.sub(at..at + 1),
                     fresh,
                 },
-                done,
-                outcomes,
-                counts,
-                ahead: None,
+                turn: lead.into_turn(),
             }
         };
         // Each block's share of the spare streams, so that the first job does not take them
@@ -981,6 +974,8 @@ impl Launch<'_> {
             planned,
             most,
         ));
+        self.ctx.thread_instrs += ahead_counted.0;
+        self.ctx.progress += ahead_counted.1;
         let mut taken = mine.len();
         for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
@@ -1046,66 +1041,30 @@ impl Launch<'_> {
             own.unused_logs(&mut unused);
             pipe.take_back(&mut unused);
         }
-        // The turn ends where the block that went least far stopped; the others are ahead.
-        // SAFETY: every share of the turn finished.
-        let mut ran_by_slot: Vec<(u32, Running)> = board
-            .blocks
-            .iter()
-            .map(|on| {
-                let running = unsafe { &mut *on.running.get() };
-                let block = running.block;
-                let empty = Running {
-                    block,
-                    done: Vec::new(),
-                    outcomes: Vec::new(),
-                    counts: Vec::new(),
-                    ahead: None,
-                };
-                (block.slot, std::mem::replace(running, empty))
-            })
+        // Every worker put the board down before it said it was done.
+        let board = Arc::into_inner(board).expect("a worker kept the turn's board");
+        let blocks: Vec<Running> = (board.blocks.into_iter())
+            .map(|on| on.0.running.0.into_inner())
             .collect();
-        drop(board);
-        let ran = ran_by_slot
-            .iter()
-            .map(|(_, r)| r.counts.len() as u32)
-            .min()
-            .unwrap_or(0);
+        // The turn ends where the block that went least far stopped; the others are ahead, and
+        // their rounds past it count once the launch's rounds reach them, as one core counts.
+        let reached = blocks.iter().map(|r| r.turn.counts.len() as u32);
+        let ran = reached.min().unwrap_or(0);
         if rounds.turns.len() < self.blocks.len() {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
         if rounds.leads.len() < self.blocks.len() {
             rounds.leads.resize_with(self.blocks.len(), Lead::default);
         }
-        let (mut ahead_instrs, mut ahead_progress) = (0, 0);
-        for (slot, mut r) in ran_by_slot.drain(..) {
-            let beyond = r.done.partition_point(|&round| round < ran);
-            let lead = &mut rounds.leads[slot as usize];
-            lead.counts = r.counts.split_off(ran as usize).into();
-            lead.outcomes = (r
-                .done
-                .split_off(beyond)
-                .into_iter()
-                .map(|round| round - ran))
-            .zip(r.outcomes.split_off(beyond))
-            .collect();
-            lead.taken = 0;
-            for count in &lead.counts {
-                ahead_instrs += count.instrs;
-                ahead_progress += count.progress;
-            }
-            rounds.rounds_ahead += lead.counts.len() as u64;
-            rounds.turns[slot as usize] = Some(Turn {
-                rounds: r.done,
-                outcomes: r.outcomes,
-                ahead: r.ahead,
-                counts: r.counts,
-            });
+        for Running { block, mut turn } in blocks {
+            let lead = turn.split_ahead(ran);
+            let (instrs, progress) = lead.counted();
+            self.ctx.thread_instrs -= instrs;
+            self.ctx.progress -= progress;
+            rounds.rounds_ahead += lead.len() as u64;
+            rounds.leads[block.slot as usize] = lead;
+            rounds.turns[block.slot as usize] = Some(turn);
         }
-        // Rounds ahead count once the launch's rounds reach them, as one core counts them.
-        let (before_instrs, before_progress) = rounds.lead_counts;
-        self.ctx.thread_instrs = self.ctx.thread_instrs + before_instrs - ahead_instrs;
-        self.ctx.progress = self.ctx.progress + before_progress - ahead_progress;
-        rounds.lead_counts = (ahead_instrs, ahead_progress);
         // A round in which no warp ran changes nothing, so neither do the ones after it: whether
         // the last one ran tells whether all did.
         let progressed = resident.iter().any(|&slot| {
@@ -1154,8 +1113,6 @@ impl Launch<'_> {
     ) -> Option<bool> {
         let (count, outcome) = rounds.leads.get_mut(slot as usize)?.take_round()?;
         rounds.ahead_taken_alone += 1;
-        rounds.lead_counts.0 -= count.instrs;
-        rounds.lead_counts.1 -= count.progress;
         self.ctx.thread_instrs += count.instrs;
         self.ctx.progress += count.progress;
         if let Some(outcome) = outcome {

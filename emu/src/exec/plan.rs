@@ -77,11 +77,11 @@ pub(super) struct RoundCount {
 #[derive(Default)]
 pub(super) struct Lead {
     /// Per round ahead, first to last.
-    pub(super) counts: std::collections::VecDeque<RoundCount>,
+    counts: std::collections::VecDeque<RoundCount>,
     /// The rounds that left an outcome, counted from the first round ahead, and the outcomes.
-    pub(super) outcomes: std::collections::VecDeque<(u32, Outcome)>,
+    outcomes: std::collections::VecDeque<(u32, Outcome)>,
     /// Rounds ahead already taken, which the rounds of `outcomes` count from.
-    pub(super) taken: u32,
+    taken: u32,
 }
 
 impl Lead {
@@ -105,16 +105,44 @@ impl Lead {
         Some((count, outcome))
     }
 
-    /// The rounds ahead as the start of the block's next turn: counts, rounds with outcomes
-    /// (from the turn's start) and outcomes.
-    pub(super) fn into_turn_start(self) -> (Vec<RoundCount>, Vec<u32>, Vec<Outcome>) {
+    /// The rounds ahead as the start of the block's next turn.
+    pub(super) fn into_turn(self) -> Turn {
         let taken = self.taken;
         let (rounds, outcomes) = self
             .outcomes
             .into_iter()
             .map(|(round, outcome)| (round - taken, outcome))
             .unzip();
-        (self.counts.into(), rounds, outcomes)
+        Turn {
+            rounds,
+            outcomes,
+            ahead: None,
+            counts: self.counts.into(),
+        }
+    }
+
+    /// The thread-instructions and progress of the rounds ahead, which the launch's counters
+    /// leave out until its rounds reach them (the step budget and the watchdog count one core's
+    /// rounds).
+    pub(super) fn counted(&self) -> (u64, u64) {
+        let sum = |(instrs, progress), c: &RoundCount| (instrs + c.instrs, progress + c.progress);
+        self.counts.iter().fold((0, 0), sum)
+    }
+}
+
+impl Turn {
+    /// Ends the turn after round `ran`: the rounds the block ran past it are ahead of the
+    /// launch's.
+    pub(super) fn split_ahead(&mut self, ran: u32) -> Lead {
+        let beyond = self.rounds.partition_point(|&round| round < ran);
+        let rounds = self.rounds.split_off(beyond).into_iter();
+        Lead {
+            counts: self.counts.split_off(ran as usize).into(),
+            outcomes: (rounds.map(|round| round - ran))
+                .zip(self.outcomes.split_off(beyond))
+                .collect(),
+            taken: 0,
+        }
     }
 }
 
@@ -159,11 +187,8 @@ pub(crate) struct Rounds {
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
-    /// Per slot: the rounds its block ran ahead of the launch's, if any; and the
-    /// thread-instructions and progress of all of them, which the launch's counters leave out
-    /// until its rounds reach them (the step budget and the watchdog count one core's rounds).
+    /// Per slot: the rounds its block ran ahead of the launch's, if any.
     pub(super) leads: Vec<Lead>,
-    pub(super) lead_counts: (u64, u64),
     /// Rounds blocks ran ahead of the launch's, and of them those a round on one core took.
     pub(super) rounds_ahead: u64,
     pub(super) ahead_taken_alone: u64,
