@@ -52,8 +52,8 @@ done
 
 
 # One run of one thread times one core, and on a virtual machine a core's speed moves from run to
-# run (on the device machine a lone pinned one-thread run took 558 ms in one call and 1,125 ms in
-# another). So the ratio the issue asks for is taken over runs that alternate, one thread and
+# run (on the device machine a lone one-thread run took 570 ms in one call and, pinned to one core,
+# 1,125 ms in another). So the ratio the issue asks for is taken over runs that alternate, one thread and
 # SPEEDUP_THREADS, from the medians, beside the ratio against the fastest one-thread run (the
 # ratio as bad as this machine made it). `steal` is the time the hypervisor gave the cores to
 # others while the run went, from /proc/stat: a fair share of the variation when it is not 0.
