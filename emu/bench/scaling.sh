@@ -33,11 +33,17 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|-
 # A first run warms what a process's first launch on a fresh machine pays for (page faults,
 # clocks coming up), so that the one-thread row is not the machine's cold start.
 RACETRACK_THREADS=1 "$throughput" $n $grid all 16384 >/dev/null 2>&1
-for resident in ${RESIDENT:-28672 24576}; do
+default_resident=28672
+# throughput's second-table row for one launch (the median of three), THREADS RESIDENT:
+# | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores | waits | held up | starting | between turns | taken over |
+launch_row() {
+    RACETRACK_THREADS=$1 "$throughput" $n $grid all "$2" 2>&1 |
+        grep "^| $n | $grid | all | [0-9.]* | [0-9.]* |" | tail -1
+}
+for resident in ${RESIDENT:-$default_resident 24576}; do
     one=""
     for t in $THREADS; do
-        # The second table's row: | n | grid | checkers | launch | interpreter | detector | joins | waiting | other | turns | rounds | busy | cores | waits | held up | between turns | taken over |
-        row=$(RACETRACK_THREADS=$t "$throughput" $n $grid all $resident 2>&1 | grep "^| $n | $grid | all | [0-9.]* | [0-9.]* |" | tail -1)
+        row=$(launch_row "$t" "$resident")
         if [ -z "$row" ]; then
             echo "| $t | $resident | failed: $("$throughput" $n $grid all $resident 2>&1 | tail -1) |"
             continue
@@ -60,10 +66,7 @@ done
 speedup_threads=${SPEEDUP_THREADS:-16}
 if [ "$speedup_threads" -le "$cores" ]; then
     steal() { awk '/^cpu / { print $9 + 0, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
-    launch_ms() { # THREADS
-        RACETRACK_THREADS=$1 "$throughput" $n $grid all 28672 2>&1 |
-            grep "^| $n | $grid | all | [0-9.]* | [0-9.]* |" | tail -1 | cut -d'|' -f5 | tr -d ' '
-    }
+    launch_ms() { launch_row "$1" $default_resident | cut -d'|' -f5 | tr -d ' '; }
     ones="" manys=""
     read -r steal_before total_before < <(steal)
     for _ in $(seq "${PAIRS:-7}"); do
