@@ -487,7 +487,8 @@ impl Launch<'_> {
                 started += worker.is_ok() as usize;
             }
             let on_several = (started == workers).then_some((&crew, &mut own));
-            self.run_rounds(on_several).tally(crew.taken_over());
+            self.run_rounds(on_several)
+                .tally(crew.taken_over(), crew.cut_short());
         });
         self.clocks.workers = crew.clocks();
         self.clocks.waits = crew.waits();

@@ -237,8 +237,10 @@ pub(crate) struct Crew {
     workers: Mutex<Vec<std::thread::Thread>>,
     /// Times a share found nothing to run and waited for the others' blocks.
     waits: AtomicU64,
-    /// Segments of blocks a share ran for another share (see [`Board`]).
+    /// Segments of blocks a share ran for another share (see [`Board`]), and segments that
+    /// stopped at [`SEGMENT_ROUNDS`] with rounds left to run.
     taken_over: AtomicU64,
+    cut_short: AtomicU64,
 }
 
 /// Tells the launch when its worker panics.
@@ -482,6 +484,13 @@ struct Board {
     running: OwnLine<AtomicUsize>,
 }
 
+/// The most rounds a share runs of a block before it puts the block back. A block runs its
+/// whole tree of barriers in one go otherwise (about 110 rounds of `reduce_better`), so a share
+/// on a slower core kept its blocks to the end of the wave while the others waited; put back
+/// every 16 rounds (about 50 µs), a block the owner is not running is there for a share that
+/// has run out of its own (see BENCHMARK.md, "The clock of a lone core").
+const SEGMENT_ROUNDS: u32 = 16;
+
 /// The rounds of a block still to be counted (see [`run_block`]).
 const NOT_COUNTED: u32 = u32::MAX;
 
@@ -549,7 +558,11 @@ impl Board {
 
     /// Whether block `index` has rounds to run, as far as its share can tell with `bound`.
     fn runnable(&self, index: usize, bound: u32) -> bool {
-        let block = &self.blocks[index];
+        self.runnable_alone(&self.blocks[index], bound)
+    }
+
+    /// [`Board::runnable`], for a block the caller holds.
+    fn runnable_alone(&self, block: &OnBoard, bound: u32) -> bool {
         let reached = block.reached.load(Ordering::Acquire);
         reached < self.most
             && (reached < bound || block.keeps_to_itself.load(Ordering::Acquire) > 0)
@@ -626,11 +639,12 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, from: u32, rounds: u
     ran
 }
 
-/// Runs a block the caller took as far as it may go for now: while its rounds come before
-/// every block's horizon (`bound`, which the caller keeps and this renews), and past it while
-/// they keep to the block (no global memory at all, no end: no one else can tell when they
-/// ran). After each segment the block's new horizon is published, so that the others may go
-/// on. Returns whether it ran, and whether anything of it changed.
+/// Runs a block the caller took as far as it may go for now, [`SEGMENT_ROUNDS`] at most: while
+/// its rounds come before every block's horizon (`bound`, which the caller keeps and this
+/// renews), and past it while they keep to the block (no global memory at all, no end: no one
+/// else can tell when they ran). After each segment the block's new horizon is published, so that the others may go
+/// on. Returns whether it ran, whether anything of it changed, and whether it stopped at
+/// [`SEGMENT_ROUNDS`] with rounds it might have run.
 ///
 /// # Safety
 /// The block's warps, state and memory are touched by no one else meanwhile.
@@ -641,7 +655,7 @@ unsafe fn run_block(
     on: &OnBoard,
     running: &mut Running,
     bound: &mut u32,
-) -> (bool, bool) {
+) -> (bool, bool, bool) {
     let Resident {
         slot,
         warps,
@@ -649,7 +663,7 @@ unsafe fn run_block(
         fresh,
     } = running.block;
     let (Some(warps), Some(state)) = (warps.get_mut(0..warps.len()), state.get_mut(0..1)) else {
-        return (false, false);
+        return (false, false, false);
     };
     let state = &mut state[0];
     if let Some(block) = fresh {
@@ -666,7 +680,8 @@ unsafe fn run_block(
         on.publish(board, running.turn.counts.len() as u32, quiet);
     }
     let mut ran = false;
-    loop {
+    let mut rounds_here = 0;
+    while rounds_here < SEGMENT_ROUNDS {
         let reached = running.turn.counts.len() as u32;
         if reached >= board.most {
             break;
@@ -677,10 +692,12 @@ unsafe fn run_block(
         let rounds = bound
             .saturating_sub(reached)
             .max(keeps)
-            .min(board.most - reached);
+            .min(board.most - reached)
+            .min(SEGMENT_ROUNDS - rounds_here);
         if rounds == 0 {
             break;
         }
+        rounds_here += rounds;
         // SAFETY: the caller's promise.
         let ran_last = unsafe { run_segment(ctx, running, reached, rounds) };
         ran = true;
@@ -694,11 +711,13 @@ unsafe fn run_block(
     let (stretch, quiet) = counted.unwrap_or_else(|| plan::stretches(ctx, warps, state));
     running.turn.ahead = Some(plan::ahead_from(ctx, warps, state, slot, stretch, quiet));
     on.keeps_to_itself.store(keeps, Ordering::Release);
-    (ran, ran || uncounted)
+    let cut = rounds_here == SEGMENT_ROUNDS && board.runnable_alone(on, *bound);
+    (ran, ran || uncounted, cut)
 }
 
-/// Runs a share of a turn's blocks, and then any block of the `board` another share has not
-/// got to: each block as far as it may go (see [`run_block`]), until no block can go further.
+/// Runs a share of a turn's blocks, and, whenever none of them can go on, a segment of any block
+/// of the `board` that no share runs at the moment: each block as far as it may go (see
+/// [`run_block`]), until no block can go further.
 /// Every block first runs the rounds the launch planned; past them, a block loads global memory
 /// only before every block's horizon, and goes past that horizon only through rounds that
 /// keep to itself, so a tree of barriers over shared memory runs to its end without waiting
@@ -717,12 +736,19 @@ unsafe fn run_share(
     held_up: &mut std::time::Duration,
 ) {
     let mut taken_over = 0;
+    let mut cut_short = 0;
     let mut waits = 0;
     loop {
         let seen = board.changes.load(Ordering::SeqCst);
         let mut bound = board.bound();
         let mut ran_any = false;
         for index in board.order(share) {
+            let own = share.contains(&index);
+            // Others' blocks only once the share's own have nothing to run, and one segment
+            // at a time: the owner may be back for it.
+            if ran_any && !own {
+                break;
+            }
             if !board.runnable(index, bound) || !board.take(index) {
                 continue;
             }
@@ -730,11 +756,15 @@ unsafe fn run_share(
             // SAFETY: this share alone took the block; the last share to run it put it back
             // before, and the caller's promise covers the rest.
             let running = unsafe { &mut *on.running.get() };
-            let (ran, changed) =
+            let (ran, changed, cut) =
                 unsafe { run_block(ctx, crew.entry, board, on, running, &mut bound) };
+            cut_short += u64::from(cut);
             board.put_back(index, changed);
             ran_any |= ran;
-            taken_over += u64::from(ran && !share.contains(&index));
+            taken_over += u64::from(ran && !own);
+            if ran && !own {
+                break;
+            }
         }
         if ran_any {
             continue;
@@ -766,6 +796,9 @@ unsafe fn run_share(
     if taken_over > 0 {
         crew.taken_over.fetch_add(taken_over, Ordering::Relaxed);
     }
+    if cut_short > 0 {
+        crew.cut_short.fetch_add(cut_short, Ordering::Relaxed);
+    }
     if waits > 0 {
         crew.waits.fetch_add(waits, Ordering::Relaxed);
     }
@@ -785,6 +818,7 @@ impl Crew {
             workers: Mutex::new(Vec::with_capacity(workers)),
             waits: AtomicU64::new(0),
             taken_over: AtomicU64::new(0),
+            cut_short: AtomicU64::new(0),
         }
     }
 
@@ -881,6 +915,11 @@ impl Crew {
     /// Segments of blocks shares ran for others so far.
     pub(crate) fn taken_over(&self) -> u64 {
         self.taken_over.load(Ordering::Acquire)
+    }
+
+    /// Segments that stopped at [`SEGMENT_ROUNDS`] with rounds left, so far.
+    pub(crate) fn cut_short(&self) -> u64 {
+        self.cut_short.load(Ordering::Acquire)
     }
 }
 
@@ -1346,6 +1385,7 @@ mod tests {
             ahead_taken_alone,
             in_line,
             taken_over,
+            cut_short,
         } = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
@@ -1356,7 +1396,8 @@ mod tests {
         // warp, which no count made ahead can see past. Blocks run ahead through trees of
         // barriers, and rounds on one core take some of those rounds. Most serial rounds leave
         // what they found to wait in line behind the turns' (and some join the line first, when
-        // it grew long).
+        // it grew long). Loops and trees run longer than a segment, which the share puts back
+        // for others to take (about 8,000 times on the 2-core machine).
         assert!(
             parallel > 30_000
                 && serial > 1000
@@ -1367,11 +1408,13 @@ mod tests {
                 && ahead_taken_alone > 100
                 && in_line > serial / 2
                 && in_line < serial
-                && taken_over > 100,
+                && taken_over > 100
+                && cut_short > 1000,
             "{parallel} parallel ({stretched} in stretches, {past_plan} past the plan) and \
              {serial} serial rounds ({in_line} in line), {ahead} rounds ahead of the launch's \
              ({ahead_taken_alone} taken by serial rounds), {prepared} blocks prepared in their \
-             turns, {taken_over} blocks taken over from other shares"
+             turns, {taken_over} blocks taken over from other shares, {cut_short} segments \
+             cut short"
         );
     }
 }

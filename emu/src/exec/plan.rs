@@ -289,8 +289,9 @@ pub(crate) struct RoundsRun {
     pub(crate) ahead_taken_alone: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line: u64,
-    /// Segments of blocks a share ran for another.
+    /// Segments of blocks a share ran for another, and segments cut short with rounds left.
     pub(crate) taken_over: u64,
+    pub(crate) cut_short: u64,
 }
 
 #[cfg(test)]
@@ -305,6 +306,7 @@ impl RoundsRun {
         ahead_taken_alone: 0,
         in_line: 0,
         taken_over: 0,
+        cut_short: 0,
     };
 }
 
@@ -315,10 +317,10 @@ thread_local! {
 }
 
 impl Rounds {
-    /// Counts the launch's rounds, and the segments of blocks its shares ran for others, where
-    /// tests can see them.
+    /// Counts the launch's rounds, the segments of blocks its shares ran for others and those
+    /// cut short, where tests can see them.
     #[cfg_attr(not(test), allow(unused_variables))]
-    pub(crate) fn tally(&self, taken_over: u64) {
+    pub(crate) fn tally(&self, taken_over: u64, cut_short: u64) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
             let run = r.get();
@@ -332,6 +334,7 @@ impl Rounds {
                 ahead_taken_alone: run.ahead_taken_alone + self.ahead_taken_alone,
                 in_line: run.in_line + self.in_line_rounds,
                 taken_over: run.taken_over + taken_over,
+                cut_short: run.cut_short + cut_short,
             });
         });
     }
