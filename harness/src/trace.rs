@@ -82,6 +82,15 @@ pub struct Recorded {
 
 /// Runs and records the launch `args` describe, and lays the trace out for `args.out`.
 pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
+    let resolved;
+    let args = if args.check.entry.is_none() {
+        let mut named = args.clone();
+        check::resolve_entry(&mut named.check)?;
+        resolved = named;
+        &resolved
+    } else {
+        args
+    };
     let prepared = check::prepare(&args.check)?;
     let kernel = prepared.kernel.source();
     // A file compiled with -I/-D/--std or a C++ name has its PTX from the front end already,
@@ -243,7 +252,7 @@ pub fn command_line(args: &TraceArgs) -> String {
     }
     words.extend([
         "--entry".to_string(),
-        c.entry.clone(),
+        c.entry().to_string(),
         "--grid".to_string(),
         dim_arg(c.grid),
         "--block".to_string(),
@@ -417,7 +426,10 @@ impl Layout {
             ("format", json!("racetrack-trace")),
             ("version", json!(FORMAT_VERSION)),
             ("command", json!(command_line(args))),
-            ("kernel", json!({ "file": path, "entry": args.check.entry })),
+            (
+                "kernel",
+                json!({ "file": path, "entry": args.check.entry() }),
+            ),
             (
                 "launch",
                 json!({

@@ -166,6 +166,51 @@ fn atomic_increment_counts_160_and_exits_0() {
     );
 }
 
+/// `--entry` left out: a file's only kernel runs, as if it were named; a file with several, or
+/// with one template, is refused with the names to choose from.
+#[test]
+fn the_entry_may_be_left_out_when_the_file_has_one_kernel() {
+    let launch = |file: &str| {
+        racetrack(&[
+            "check",
+            file,
+            "--grid",
+            "10",
+            "--block",
+            "16",
+            "--arg",
+            "i32[1]=zeros",
+            "--backend",
+            "emu",
+            "--json",
+        ])
+    };
+    let run = launch(ATOMIC);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).expect("the report is JSON");
+    assert_eq!(report["launch"]["entry"], "atomic_increment");
+    let two = scratch(
+        "two_kernels.cu",
+        b"__global__ void first(int *x) { x[0] = 1; }\n__global__ void second(int *x) { x[0] = 2; }\n",
+    );
+    let run = launch(two.to_str().expect("a UTF-8 path"));
+    assert_refused(
+        &run,
+        "has 2 kernels; name the one to launch with --entry: it defines first and second",
+    );
+    assert_one_line(&run);
+    let template = scratch(
+        "one_template.cu",
+        b"template <typename T, int BLOCK>\n__global__ void fill(T *x) { x[threadIdx.x % BLOCK] = T(1); }\n",
+    );
+    let run = launch(template.to_str().expect("a UTF-8 path"));
+    assert_refused(
+        &run,
+        "defines one kernel, the template fill<T, BLOCK>: name an instance with --entry, e.g. --entry 'fill<float, 256>'",
+    );
+    assert_one_line(&run);
+}
+
 #[test]
 fn json_output_parses_and_names_the_finding_lines() {
     let run = racetrack(&[

@@ -109,6 +109,21 @@ fn writes_a_json_trace_of_the_racy_increment() {
     assert!(writes.iter().all(|l| l[3] == 1));
 }
 
+/// Without `--entry`, the file's only kernel is traced, and the trace names it and records the
+/// command that replays it.
+#[test]
+fn a_trace_without_entry_names_the_file_s_only_kernel() {
+    let out = out_path("racy-unnamed.json");
+    let mut args = racy_args(out.to_str().unwrap());
+    args.retain(|&arg| arg != "--entry" && arg != "racy_increment");
+    let run = racetrack(&args);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let trace: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(trace["kernel"]["entry"], "racy_increment");
+    let command = trace["command"].as_str().unwrap();
+    assert!(command.contains("--entry racy_increment"), "{command}");
+}
+
 #[test]
 fn a_js_trace_registers_itself_under_its_file_name() {
     let out = out_path("racy-increment.hardware.js");

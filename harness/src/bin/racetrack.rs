@@ -3,7 +3,7 @@
 //! `racetrack ptx` regenerates `kernels/ptx/` with the pinned NVRTC; `racetrack ptx --check`
 //! lists committed PTX that is stale and fails if there is any.
 //!
-//! `racetrack check FILE.cu --entry NAME --grid G --block B --arg SPEC…` runs one kernel of
+//! `racetrack check FILE.cu [--entry NAME] --grid G --block B --arg SPEC…` runs one kernel of
 //! your own, on a GPU or on the emulator with its checkers, and prints what it wrote.
 //!
 //! `racetrack trace FILE.cu … --out trace.json` runs it on the emulator and records every step
@@ -64,8 +64,12 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
-        Command::Check(args) => run_check(&args),
-        Command::Trace(args) => run_trace(&args),
+        Command::Check(mut args) => check::resolve_entry(&mut args)
+            .map_err(Into::into)
+            .and_then(|()| run_check(&args)),
+        Command::Trace(mut args) => check::resolve_entry(&mut args.check)
+            .map_err(Into::into)
+            .and_then(|()| run_trace(&args)),
         Command::Doctor { fetch } => run_doctor(fetch),
     };
     match result {
@@ -172,7 +176,7 @@ fn start_watchdog(args: &CheckArgs, device: &Device) {
         return;
     }
     let timeout = args.timeout;
-    let entry = args.entry.clone();
+    let entry = args.entry().to_string();
     let hint = if device.kind().is_cuda() {
         "; run it with --backend emu to see where its threads are stuck"
     } else {

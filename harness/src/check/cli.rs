@@ -89,16 +89,17 @@ Examples:
       --grid 4 --block 256 --arg f32[1000]=random:1 --arg out:f32[1]=zeros --arg i32=1000 \\
       --show out --backend emu";
 
-/// `racetrack check FILE.cu --entry NAME --grid G --block B --arg SPEC…`
+/// `racetrack check FILE.cu [--entry NAME] --grid G --block B --arg SPEC…`
 #[derive(Debug, Clone, clap::Args)]
 pub struct CheckArgs {
     /// The .cu file; errors and reports name its lines as `FILE:LINE`
     pub file: String,
 
     /// The kernel to launch, named as in the source: sum, ns::sum, 'reduce<float, 256>' (a
-    /// template's instance), 'scale(float*, int)' (one of overloads)
+    /// template's instance), 'scale(float*, int)' (one of overloads); may be left out when the
+    /// file defines one kernel
     #[arg(long, value_name = "NAME")]
-    pub entry: String,
+    pub entry: Option<String>,
 
     /// Also search DIR for #include "…" and <…> (repeatable), after the file's own folder and
     /// before the CUDA headers: -I include
@@ -202,6 +203,11 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
+    /// The kernel's name as given, or as [`super::resolve_entry`] found it; empty before either.
+    pub fn entry(&self) -> &str {
+        self.entry.as_deref().unwrap_or_default()
+    }
+
     pub fn emu_settings(&self) -> EmuSettings {
         EmuSettings {
             schedule: self.schedule.with_seed(self.seed),

@@ -308,6 +308,16 @@ fn not_a_buffer() -> CheckError {
     CheckError::Refused("a pointer argument points into an argument that is not a buffer".into())
 }
 
+/// Fills in `--entry` when it was left out: the file's only kernel (see
+/// [`Program::only_kernel`]), so that what is reported and recorded names it.
+pub fn resolve_entry(args: &mut CheckArgs) -> Result<()> {
+    if args.entry.is_none() {
+        let program = Program::load(&args.file, &args.compile_flags())?;
+        args.entry = Some(program.only_kernel()?);
+    }
+    Ok(())
+}
+
 /// Everything up to the launch: compile, check the arguments, make their data. Runs before a
 /// device is opened, so bad input never waits for a GPU.
 #[derive(Debug)]
@@ -321,7 +331,11 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
     let shown = args.shown()?;
     let program = Program::load(&args.file, &args.compile_flags())?;
     let names: Vec<String> = args.symbols.iter().map(|spec| spec.name.clone()).collect();
-    let mut kernel = program.kernel_with_symbols(&args.entry, &names)?;
+    let entry = match &args.entry {
+        Some(entry) => entry.clone(),
+        None => program.only_kernel()?,
+    };
+    let mut kernel = program.kernel_with_symbols(&entry, &names)?;
     kernel.set_symbols(&args.symbols)?;
     kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
     let host_args = timings::time(Phase::Fill, || super::args::resolve_all(&args.args))?;

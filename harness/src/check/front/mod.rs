@@ -205,6 +205,41 @@ impl Program {
         }
     }
 
+    /// The kernel to launch when `--entry` was left out: the file's only kernel, by its source
+    /// name. A file with several kernels, none, or one template (whose instance only the user
+    /// can choose) is refused with the kernels there are.
+    pub fn only_kernel(&self) -> Result<String> {
+        nvrtc::require_nvrtc()?;
+        let ptx_entries: Vec<String> = self.entries()?.into_iter().map(|e| e.name).collect();
+        let kernels = names::kernel_list(&self.scan, &ptx_entries);
+        let template = |listed: &str| {
+            self.scan
+                .kernels()
+                .find(|function| function.template.is_some() && names::listed(function) == listed)
+        };
+        match kernels.as_slice() {
+            [only] => match template(only) {
+                Some(function) => Err(CheckError::Entry(format!(
+                    "{} defines one kernel, the template {only}: name an instance with --entry, e.g. --entry '{}'",
+                    self.path,
+                    names::example_instance(function)
+                ))),
+                None => Ok(only.clone()),
+            },
+            [] => Err(CheckError::Entry(names::defines(
+                self.path,
+                &self.scan,
+                &ptx_entries,
+            ))),
+            _ => Err(CheckError::Entry(format!(
+                "{} has {} kernels; name the one to launch with --entry: {}",
+                self.path,
+                kernels.len(),
+                names::defines(self.path, &self.scan, &ptx_entries)
+            ))),
+        }
+    }
+
     /// Compiles the file with the kernel `entry` names, as a user writes it: `sum`, `ns::sum`,
     /// `reduce<float, 256>` (instantiated here), `scale(float*, int)`. The error says what to
     /// write instead: the kernels there are, an overload's candidates, a template's parameters.
