@@ -140,13 +140,12 @@ fn threads_change_nothing_that_check_reports() {
     assert_one_line(&zero);
 }
 
-#[test]
-fn atomic_increment_counts_160_and_exits_0() {
-    let run = racetrack(&[
-        "check",
-        ATOMIC,
-        "--entry",
-        "atomic_increment",
+/// `racetrack check FILE ENTRY… --grid 10 --block 16 --arg i32[1]=zeros --backend BACKEND`: the
+/// launch of `ATOMIC` that counts to 160.
+fn count_to_160(file: &str, entry: &[&str], backend: &str) -> Run {
+    let mut args = vec!["check", file];
+    args.extend_from_slice(entry);
+    args.extend([
         "--grid",
         "10",
         "--block",
@@ -154,8 +153,16 @@ fn atomic_increment_counts_160_and_exits_0() {
         "--arg",
         "i32[1]=zeros",
         "--backend",
-        "emu",
+        backend,
     ]);
+    racetrack(&args)
+}
+
+/// Also with `--entry` left out: the file's only kernel runs, and the report is the same.
+#[test]
+fn atomic_increment_counts_160_and_exits_0() {
+    let launch = |file: &str, entry: &[&str]| count_to_160(file, entry, "emu");
+    let run = launch(ATOMIC, &["--entry", "atomic_increment"]);
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("nothing found"), "{}", run.stdout);
     assert!(
@@ -164,36 +171,19 @@ fn atomic_increment_counts_160_and_exits_0() {
         "{}",
         run.stdout
     );
-}
-
-/// `--entry` left out: a file's only kernel runs, as if it were named; a file with several, or
-/// with one template, is refused with the names to choose from.
-#[test]
-fn the_entry_may_be_left_out_when_the_file_has_one_kernel() {
-    let launch = |file: &str| {
-        racetrack(&[
-            "check",
-            file,
-            "--grid",
-            "10",
-            "--block",
-            "16",
-            "--arg",
-            "i32[1]=zeros",
-            "--backend",
-            "emu",
-            "--json",
-        ])
-    };
-    let run = launch(ATOMIC);
-    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).expect("the report is JSON");
-    assert_eq!(report["launch"]["entry"], "atomic_increment");
+    let unnamed = launch(ATOMIC, &[]);
+    assert_eq!(
+        (unnamed.code, &unnamed.stdout),
+        (0, &run.stdout),
+        "{}",
+        unnamed.stderr
+    );
+    // A file with several kernels, or one template, is refused with the names to choose from.
     let two = scratch(
         "two_kernels.cu",
         b"__global__ void first(int *x) { x[0] = 1; }\n__global__ void second(int *x) { x[0] = 2; }\n",
     );
-    let run = launch(two.to_str().expect("a UTF-8 path"));
+    let run = launch(two.to_str().expect("a UTF-8 path"), &[]);
     assert_refused(
         &run,
         "has 2 kernels; name the one to launch with --entry: it defines first and second",
@@ -203,7 +193,7 @@ fn the_entry_may_be_left_out_when_the_file_has_one_kernel() {
         "one_template.cu",
         b"template <typename T, int BLOCK>\n__global__ void fill(T *x) { x[threadIdx.x % BLOCK] = T(1); }\n",
     );
-    let run = launch(template.to_str().expect("a UTF-8 path"));
+    let run = launch(template.to_str().expect("a UTF-8 path"), &[]);
     assert_refused(
         &run,
         "defines one kernel, the template fill<T, BLOCK>: name an instance with --entry, e.g. --entry 'fill<float, 256>'",
@@ -679,20 +669,7 @@ fn compile_errors_show_nvrtc_s_log_at_path_colon_line() {
 
 #[test]
 fn the_cuda_backend_runs_without_checkers_or_says_why_it_cannot() {
-    let run = racetrack(&[
-        "check",
-        ATOMIC,
-        "--entry",
-        "atomic_increment",
-        "--grid",
-        "10",
-        "--block",
-        "16",
-        "--arg",
-        "i32[1]=zeros",
-        "--backend",
-        "cuda",
-    ]);
+    let run = count_to_160(ATOMIC, &["--entry", "atomic_increment"], "cuda");
     if harness::backend::cuda_driver_present() && run.code == 0 {
         assert!(run.stdout.starts_with("backend: cuda — "), "{}", run.stdout);
         assert!(run.stdout.contains("checkers: not run"), "{}", run.stdout);
