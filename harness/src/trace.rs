@@ -82,16 +82,18 @@ pub struct Recorded {
 
 /// Runs and records the launch `args` describe, and lays the trace out for `args.out`.
 pub fn record(args: &TraceArgs) -> Result<Recorded, TraceError> {
-    let resolved;
-    let args = if args.check.entry.is_none() {
-        let mut named = args.clone();
-        check::resolve_entry(&mut named.check)?;
-        resolved = named;
-        &resolved
-    } else {
-        args
-    };
     let prepared = check::prepare(&args.check)?;
+    // Without `--entry`, the trace names the kernel `prepare` found, and its command does too.
+    let named;
+    let args = match args.check.entry {
+        Some(_) => args,
+        None => {
+            let mut with_entry = args.clone();
+            with_entry.check.entry = Some(prepared.kernel.source().entry.to_string());
+            named = with_entry;
+            &named
+        }
+    };
     let kernel = prepared.kernel.source();
     // A file compiled with -I/-D/--std or a C++ name has its PTX from the front end already,
     // under the mangled symbol; the project's own kernels compile with the defaults.
@@ -252,7 +254,7 @@ pub fn command_line(args: &TraceArgs) -> String {
     }
     words.extend([
         "--entry".to_string(),
-        c.entry().to_string(),
+        c.entry.clone().unwrap_or_default(),
         "--grid".to_string(),
         dim_arg(c.grid),
         "--block".to_string(),
@@ -426,10 +428,7 @@ impl Layout {
             ("format", json!("racetrack-trace")),
             ("version", json!(FORMAT_VERSION)),
             ("command", json!(command_line(args))),
-            (
-                "kernel",
-                json!({ "file": path, "entry": args.check.entry() }),
-            ),
+            ("kernel", json!({ "file": path, "entry": args.check.entry })),
             (
                 "launch",
                 json!({

@@ -460,8 +460,8 @@ pub(crate) struct Aside {
 }
 
 /// A block and its turn as it runs, segment by segment. A block that ran ahead of the launch's
-/// rounds starts its turn with those rounds; its `ahead` is `None` until a share takes it (the
-/// launch looks at a block no share took itself).
+/// rounds starts its turn with those rounds; its `ahead` is `None` until a share stops it for
+/// the turn (the launch looks itself at a block whose `ahead` is unknown).
 struct Running {
     block: Resident,
     turn: Turn,
@@ -642,9 +642,9 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, from: u32, rounds: u
 /// Runs a block the caller took as far as it may go for now, [`SEGMENT_ROUNDS`] at most: while
 /// its rounds come before every block's horizon (`bound`, which the caller keeps and this
 /// renews), and past it while they keep to the block (no global memory at all, no end: no one
-/// else can tell when they ran). After each segment the block's new horizon is published, so that the others may go
-/// on. Returns whether it ran, whether anything of it changed, and whether it stopped at
-/// [`SEGMENT_ROUNDS`] with rounds it might have run.
+/// else can tell when they ran). After each segment the block's new horizon is published, so
+/// that the others may go on. Returns whether it ran, whether anything of it changed, and
+/// whether it stopped at [`SEGMENT_ROUNDS`] with rounds it might have run.
 ///
 /// # Safety
 /// The block's warps, state and memory are touched by no one else meanwhile.
@@ -708,10 +708,13 @@ unsafe fn run_block(
         counted = Some((stretch, quiet));
         on.publish(board, reached + rounds, quiet);
     }
-    let (stretch, quiet) = counted.unwrap_or_else(|| plan::stretches(ctx, warps, state));
-    running.turn.ahead = Some(plan::ahead_from(ctx, warps, state, slot, stretch, quiet));
     on.keeps_to_itself.store(keeps, Ordering::Release);
     let cut = rounds_here == SEGMENT_ROUNDS && board.runnable_alone(on, *bound);
+    // A block cut short is taken again: what its next rounds may do is made where it stops.
+    running.turn.ahead = (!cut).then(|| {
+        let (stretch, quiet) = counted.unwrap_or_else(|| plan::stretches(ctx, warps, state));
+        plan::ahead_from(ctx, warps, state, slot, stretch, quiet)
+    });
     (ran, ran || uncounted, cut)
 }
 

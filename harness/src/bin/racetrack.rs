@@ -64,12 +64,8 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
-        Command::Check(mut args) => check::resolve_entry(&mut args)
-            .map_err(Into::into)
-            .and_then(|()| run_check(&args)),
-        Command::Trace(mut args) => check::resolve_entry(&mut args.check)
-            .map_err(Into::into)
-            .and_then(|()| run_trace(&args)),
+        Command::Check(args) => run_check(&args),
+        Command::Trace(args) => run_trace(&args),
         Command::Doctor { fetch } => run_doctor(fetch),
     };
     match result {
@@ -118,7 +114,7 @@ fn run_check(args: &CheckArgs) -> Result<ExitCode> {
     let prepared = check::prepare(args)?;
     let mut device = timings::time(Phase::Open, || Device::open(args.backend))?;
     device.set_emu_settings(args.emu_settings());
-    start_watchdog(args, &device);
+    start_watchdog(args, prepared.kernel.source().entry, &device);
     let outcome =
         prepared
             .kernel
@@ -154,7 +150,13 @@ fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     // Only the emulator records; a GPU (chosen by --backend or RACETRACK_BACKEND) is not used.
     let device = Device::open(harness::BackendChoice::Emu)?;
-    start_watchdog(&args.check, &device);
+    // The kernel is found as the run starts: a file's only kernel goes by the file's name here.
+    let check = &args.check;
+    start_watchdog(
+        check,
+        check.entry.as_deref().unwrap_or(&check.file),
+        &device,
+    );
     let recorded = trace::record(args)?;
     trace::write(args, &recorded)?;
     println!(
@@ -169,14 +171,14 @@ fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Ends the process when the run outlasts `--timeout`: a GPU kernel that spins forever never
-/// returns control, and exiting is the one way to take the device back.
-fn start_watchdog(args: &CheckArgs, device: &Device) {
+/// Ends the process when the run of `entry` outlasts `--timeout`: a GPU kernel that spins
+/// forever never returns control, and exiting is the one way to take the device back.
+fn start_watchdog(args: &CheckArgs, entry: &str, device: &Device) {
     if args.timeout.is_zero() {
         return;
     }
     let timeout = args.timeout;
-    let entry = args.entry().to_string();
+    let entry = entry.to_string();
     let hint = if device.kind().is_cuda() {
         "; run it with --backend emu to see where its threads are stuck"
     } else {

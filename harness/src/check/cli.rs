@@ -203,11 +203,6 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
-    /// The kernel's name as given, or as [`super::resolve_entry`] found it; empty before either.
-    pub fn entry(&self) -> &str {
-        self.entry.as_deref().unwrap_or_default()
-    }
-
     pub fn emu_settings(&self) -> EmuSettings {
         EmuSettings {
             schedule: self.schedule.with_seed(self.seed),

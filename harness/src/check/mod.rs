@@ -30,7 +30,7 @@ pub use cli::{CheckArgs, HELP, Show, parse_dim3, parse_seconds};
 pub use data::{ElemType, HostData, HostElement, Number, Stats};
 pub use front::Program;
 pub use report::{CheckReport, SHOWN_ELEMENTS};
-pub use run::{Kernel, Outcome, Prepared, prepare, resolve_entry};
+pub use run::{Kernel, Outcome, Prepared, prepare};
 pub use signature::{EntrySignature, Param, ParamClass, entry_signatures};
 pub use symbols::{KernelSymbol, SymbolSpec};
 

@@ -308,18 +308,9 @@ fn not_a_buffer() -> CheckError {
     CheckError::Refused("a pointer argument points into an argument that is not a buffer".into())
 }
 
-/// Fills in `--entry` when it was left out: the file's only kernel (see
-/// [`Program::only_kernel`]), so that what is reported and recorded names it.
-pub fn resolve_entry(args: &mut CheckArgs) -> Result<()> {
-    if args.entry.is_none() {
-        let program = Program::load(&args.file, &args.compile_flags())?;
-        args.entry = Some(program.only_kernel()?);
-    }
-    Ok(())
-}
-
 /// Everything up to the launch: compile, check the arguments, make their data. Runs before a
-/// device is opened, so bad input never waits for a GPU.
+/// device is opened, so bad input never waits for a GPU. Without `--entry`, the kernel is the
+/// file's only one ([`Program::only_kernel`]), and the prepared kernel carries its name.
 #[derive(Debug)]
 pub struct Prepared {
     pub kernel: Kernel,
