@@ -179,26 +179,24 @@ fn atomic_increment_counts_160_and_exits_0() {
         unnamed.stderr
     );
     // A file with several kernels, or one template, is refused with the names to choose from.
-    let two = scratch(
-        "two_kernels.cu",
-        b"__global__ void first(int *x) { x[0] = 1; }\n__global__ void second(int *x) { x[0] = 2; }\n",
-    );
-    let run = launch(two.to_str().expect("a UTF-8 path"), &[]);
-    assert_refused(
-        &run,
-        "has 2 kernels; name the one to launch with --entry: it defines first and second",
-    );
-    assert_one_line(&run);
-    let template = scratch(
-        "one_template.cu",
-        b"template <typename T, int BLOCK>\n__global__ void fill(T *x) { x[threadIdx.x % BLOCK] = T(1); }\n",
-    );
-    let run = launch(template.to_str().expect("a UTF-8 path"), &[]);
-    assert_refused(
-        &run,
-        "defines one kernel, the template fill<T, BLOCK>: name an instance with --entry, e.g. --entry 'fill<float, 256>'",
-    );
-    assert_one_line(&run);
+    let refused: [(&str, &[u8], &str); 2] = [
+        (
+            "two_kernels.cu",
+            b"__global__ void first(int *x) { x[0] = 1; }\n__global__ void second(int *x) { x[0] = 2; }\n",
+            "has 2 kernels; name the one to launch with --entry: it defines first and second",
+        ),
+        (
+            "one_template.cu",
+            b"template <typename T, int BLOCK>\n__global__ void fill(T *x) { x[threadIdx.x % BLOCK] = T(1); }\n",
+            "defines one kernel, the template fill<T, BLOCK>: name an instance with --entry, e.g. --entry 'fill<float, 256>'",
+        ),
+    ];
+    for (name, source, expected) in refused {
+        let file = scratch(name, source);
+        let run = launch(file.to_str().expect("a UTF-8 path"), &[]);
+        assert_refused(&run, expected);
+        assert_one_line(&run);
+    }
 }
 
 #[test]
