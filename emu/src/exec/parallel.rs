@@ -1118,17 +1118,22 @@ impl Launch<'_> {
             rounds.stretched_rounds += ran as u64;
         }
         rounds.past_plan_rounds += ran.saturating_sub(planned) as u64;
-        // The watchdog's looks inside the turn, from its rounds' counts summed over blocks.
-        let mut counts = vec![(0u64, 0u64); ran as usize];
-        for &slot in resident {
-            if let Some(turn) = rounds.turns[slot as usize].as_ref() {
-                for (sum, count) in counts.iter_mut().zip(&turn.counts) {
-                    sum.0 += count.instrs;
-                    sum.1 += count.progress;
+        // The watchdog's looks inside the turn, from its rounds' counts summed over blocks. The
+        // launch's count now ends with the turn's last round: a look falls inside only when it
+        // reached the next one (about one turn in four), and only then are the blocks' counts,
+        // which their workers' caches hold, read again.
+        if self.ctx.thread_instrs >= self.watchdog.next_check {
+            let mut counts = vec![(0u64, 0u64); ran as usize];
+            for &slot in resident {
+                if let Some(turn) = rounds.turns[slot as usize].as_ref() {
+                    for (sum, count) in counts.iter_mut().zip(&turn.counts) {
+                        sum.0 += count.instrs;
+                        sum.1 += count.progress;
+                    }
                 }
             }
+            self.watchdog_rounds(&counts, instrs_before, progress_before);
         }
-        self.watchdog_rounds(&counts, instrs_before, progress_before);
         // In line for the join, to come out round by round in block order, as one core would
         // have made them.
         let mut turns = Vec::with_capacity(resident.len());

@@ -511,8 +511,15 @@ pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, 
         if w.active != 0 {
             lane_at(&mut counts, w.pc);
         }
+        // Lanes left behind by a branch mostly wait at one pc (a tree's `if (tid < s)`): each
+        // pc counts once, which was most of a segment's looking at its block.
+        let mut last_pc = None;
         lanes!(w.live & !w.active, l, {
-            lane_at(&mut counts, w.lane_pc[l]);
+            let pc = w.lane_pc[l];
+            if last_pc != Some(pc) {
+                last_pc = Some(pc);
+                lane_at(&mut counts, pc);
+            }
         });
         if counts.0 == 0 && counts.1 == 0 {
             return (0, 0);
