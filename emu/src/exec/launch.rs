@@ -477,7 +477,7 @@ impl Launch<'_> {
             self.run_rounds(None);
             return;
         }
-        let crew = Crew::new(workers, self.entry_pc);
+        let crew = Crew::new(workers, self.entry_pc, self.ctx.opts.cores());
         let forks: Vec<Ctx> = (0..workers).map(|_| self.ctx.fork()).collect();
         let mut own = self.ctx.fork();
         std::thread::scope(|scope| {

@@ -237,6 +237,8 @@ pub(crate) struct Crew {
     workers: Mutex<Vec<std::thread::Thread>>,
     /// Times a share found nothing to run and waited for the others' blocks.
     waits: AtomicU64,
+    /// How long the launch's thread spins for a turn's end when it runs no share.
+    launch_spin: std::time::Duration,
     /// Segments of blocks a share ran for another share (see [`Board`]), and segments that
     /// stopped at [`SEGMENT_ROUNDS`] with rounds left to run.
     taken_over: AtomicU64,
@@ -259,7 +261,12 @@ impl Drop for PanicAlarm<'_> {
 /// Waits until `ready` holds: spinning for up to [`crate::spin::SPIN`], then sleeping until woken
 /// (whoever makes it hold wakes the waiter; a spurious wake-up only checks again).
 fn wait_until(ready: impl Fn() -> bool) {
-    if crate::spin::spin_for(|| ready().then_some(())).is_some() {
+    wait_spinning(crate::spin::SPIN, ready);
+}
+
+/// [`wait_until`], spinning for up to `spin`.
+fn wait_spinning(spin: std::time::Duration, ready: impl Fn() -> bool) {
+    if crate::spin::spin_for_up_to(spin, || ready().then_some(())).is_some() {
         return;
     }
     while !ready() {
@@ -808,7 +815,17 @@ unsafe fn run_share(
 }
 
 impl Crew {
-    pub(crate) fn new(workers: usize, entry: u32) -> Crew {
+    /// A crew of `workers` for a launch whose kernel starts at `entry`. When the machine has a
+    /// core for each of the launch's `threads`, the launch's thread, free of shares, spins through
+    /// a turn (see [`crate::spin::TURN_SPIN`]); with fewer, it sleeps soon, leaving its core to
+    /// the workers.
+    pub(crate) fn new(workers: usize, entry: u32, threads: usize) -> Crew {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let launch_spin = if cores >= threads {
+            crate::spin::TURN_SPIN
+        } else {
+            crate::spin::SPIN
+        };
         Crew {
             round: OwnLine(AtomicU64::new(0)),
             done: OwnLine(AtomicUsize::new(0)),
@@ -820,6 +837,7 @@ impl Crew {
             launch: std::thread::current(),
             workers: Mutex::new(Vec::with_capacity(workers)),
             waits: AtomicU64::new(0),
+            launch_spin,
             taken_over: AtomicU64::new(0),
             cut_short: AtomicU64::new(0),
         }
@@ -883,7 +901,9 @@ impl Crew {
                         )
                     };
                 }
-                ctx.unused_logs(&mut job.spares);
+                // The emptied logs its blocks did not use stay with the worker for its next
+                // turn: handed back, the launch's thread read every one of them, from this
+                // core's cache, while the workers waited for the next turn.
                 job.busy += started.elapsed().saturating_sub(held_up);
                 job.held_up += held_up;
             }
@@ -1062,7 +1082,12 @@ impl Launch<'_> {
             || crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire);
         self.join_until(&mut rounds.waiting, finished);
         let waiting = std::time::Instant::now();
-        wait_until(finished);
+        let spin = if mine.is_empty() {
+            crew.launch_spin
+        } else {
+            crate::spin::SPIN
+        };
+        wait_spinning(spin, finished);
         self.clocks.turn_ended = Some(std::time::Instant::now());
         self.clocks.waiting += waiting.elapsed();
         self.clocks.turns += 1;
