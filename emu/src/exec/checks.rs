@@ -174,7 +174,7 @@ impl Ctx<'_> {
                     // accesses sent before it.
                     self.findings.position = 2 * log.accesses();
                 }
-                Some(Racecheck::Finished(_)) => {}
+                Some(Racecheck::Finished(..)) => {}
                 None => {}
             }
             o = wend;
@@ -233,10 +233,11 @@ impl Ctx<'_> {
         let Some(Racecheck::Piped(pipe)) = self.race.as_mut() else {
             return Default::default();
         };
-        let shards = pipe.finish();
+        let (shards, shadow_bytes) = pipe.finish();
+        super::launch::free_aside(shards);
         let times = (pipe.detector_time, std::mem::take(&mut pipe.shard_busy));
         self.report_found();
-        self.race = Some(Racecheck::Finished(shards));
+        self.race = Some(Racecheck::Finished(shadow_bytes));
         times
     }
 

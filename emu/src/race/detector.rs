@@ -197,14 +197,12 @@ impl Race {
 
     /// Bytes the shadow takes now: chunks (with their pattern thread lists) and stamps.
     pub(crate) fn shadow_bytes(&self) -> u64 {
-        Race::shadow_bytes_of(std::slice::from_ref(self))
+        ShadowSize::bytes(&[self.shadow_size()])
     }
 
-    /// Bytes one detector's shadow would take that the shards' together hold: each chunk is in
-    /// one shard; a region's chunk list is as long as the longest shard's (an allocation's is
-    /// whole from its first access, a slot's reaches the furthest chunk touched); the stamps are
-    /// those any shard made.
-    pub(crate) fn shadow_bytes_of(shards: &[Race]) -> u64 {
+    /// What this detector's shadow holds. A shard makes it on its own thread as it finishes,
+    /// where its cache holds the chunks: read from the launch's thread, they took 2-3 ms.
+    pub(crate) fn shadow_size(&self) -> ShadowSize {
         let chunk = |c: &Chunk| match c {
             Chunk::Empty => 0,
             Chunk::Compact(slots) => {
@@ -214,24 +212,15 @@ impl Race {
             }
             Chunk::Explicit(_) => std::mem::size_of::<[[Rec; 3]; CHUNK_WORDS]>(),
         };
-        let regions = |of: fn(&Race) -> &Vec<Shadow>| {
-            let count = shards.iter().map(|r| of(r).len()).max().unwrap_or(0);
-            (0..count)
-                .map(|i| {
-                    let shadows = shards.iter().filter_map(|r| of(r).get(i));
-                    let longest = shadows.clone().map(|sh| sh.chunks.len()).max().unwrap_or(0);
-                    let held: usize = shadows.flat_map(|sh| sh.chunks.iter().map(chunk)).sum();
-                    longest * std::mem::size_of::<Chunk>() + held
-                })
-                .sum::<usize>()
+        let regions = |shadows: &[Shadow]| {
+            let region = |sh: &Shadow| (sh.chunks.len(), sh.chunks.iter().map(chunk).sum());
+            shadows.iter().map(region).collect()
         };
-        let chunks = regions(|r| &r.global) + regions(|r| &r.shared);
-        let stamps: HashSet<StampKey> = shards
-            .iter()
-            .flat_map(|r| r.stamps.iter().skip(1).copied())
-            .collect();
-        let stamps = stamps.len() + 1;
-        (chunks + stamps * std::mem::size_of::<StampKey>() * 3) as u64
+        ShadowSize {
+            global: regions(&self.global),
+            shared: regions(&self.shared),
+            stamps: self.stamps.iter().skip(1).copied().collect(),
+        }
     }
 
     pub(super) fn stamp(&mut self, key: StampKey) -> u32 {
@@ -436,5 +425,40 @@ impl Race {
             return None;
         }
         Some(Cause::StrongData)
+    }
+}
+
+/// What one detector's shadow holds, for [`ShadowSize::bytes`]: per region, its chunk list's
+/// length and the bytes its chunks hold; and the stamps it made.
+pub(crate) struct ShadowSize {
+    global: Vec<(usize, usize)>,
+    shared: Vec<(usize, usize)>,
+    stamps: Vec<StampKey>,
+}
+
+impl ShadowSize {
+    /// Bytes one detector's shadow would take that the shards' together hold: each chunk is in
+    /// one shard; a region's chunk list is as long as the longest shard's (an allocation's is
+    /// whole from its first access, a slot's reaches the furthest chunk touched); the stamps are
+    /// those any shard made.
+    pub(crate) fn bytes(shards: &[ShadowSize]) -> u64 {
+        let regions = |of: fn(&ShadowSize) -> &Vec<(usize, usize)>| {
+            let count = shards.iter().map(|s| of(s).len()).max().unwrap_or(0);
+            (0..count)
+                .map(|i| {
+                    let sizes = shards.iter().filter_map(|s| of(s).get(i));
+                    let longest = sizes.clone().map(|&(len, _)| len).max().unwrap_or(0);
+                    let held: usize = sizes.map(|&(_, held)| held).sum();
+                    longest * std::mem::size_of::<Chunk>() + held
+                })
+                .sum::<usize>()
+        };
+        let chunks = regions(|s| &s.global) + regions(|s| &s.shared);
+        let stamps: HashSet<StampKey> = shards
+            .iter()
+            .flat_map(|s| s.stamps.iter().copied())
+            .collect();
+        let stamps = stamps.len() + 1;
+        (chunks + stamps * std::mem::size_of::<StampKey>() * 3) as u64
     }
 }

@@ -26,7 +26,6 @@ mod sync;
 // What the interpreter uses, from the rooms that define it (nothing in `race/` imports these).
 pub(crate) use access::{Acc, Acquire, Cause, Hit, Kind, Region, Sem, Who};
 pub(crate) use calls::{Call, Log, Logged, run_place, word_access_bits};
-pub(crate) use detector::Race;
 pub(crate) use pipe::{Found, Racecheck};
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 
 use super::access::{Acquire, Hit, Kind, Region, Sem, Who};
 use super::calls::{AccessCall, Call, Log, Logged, Packed, Streams};
-use super::detector::Race;
+use super::detector::{Race, ShadowSize};
 use crate::ir::Scope;
 use crate::memory_model::MemoryModel;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, channel, sync_channel};
@@ -70,8 +70,8 @@ pub(crate) enum Racecheck {
     Piped(Pipe),
     /// A worker's calls in a round run on several cores, for the launch's pipe.
     Logged(Log),
-    /// A piped detector's shards once the launch ended, for the size of their shadow.
-    Finished(Vec<Race>),
+    /// A piped detector once the launch ended: the bytes its shards' shadow held.
+    Finished(u64),
 }
 
 impl Racecheck {
@@ -106,7 +106,7 @@ impl Racecheck {
             Racecheck::Inline(race) => race.apply(&call),
             Racecheck::Piped(pipe) => pipe.push(call),
             Racecheck::Logged(log) => log.streams.push(call),
-            Racecheck::Finished(_) => {}
+            Racecheck::Finished(..) => {}
         }
     }
 
@@ -130,7 +130,7 @@ impl Racecheck {
             Racecheck::Inline(race) => {
                 race.sync_op(region, word, who, kind, acquire, release, scope, pc)
             }
-            Racecheck::Piped(_) | Racecheck::Logged(_) | Racecheck::Finished(_) => {
+            Racecheck::Piped(_) | Racecheck::Logged(_) | Racecheck::Finished(..) => {
                 let sem = Sem {
                     scope,
                     ..Sem::PLAIN
@@ -244,13 +244,14 @@ impl Race {
     /// the conflicts it found, each with the number of the access that found it. Every call but
     /// an access changes state that all shards keep alike (threads' clocks, barrier epochs,
     /// flags); an access's word is kept by one shard, and the others get its marks. Returns the
-    /// shard when the interpreter hangs up, with the time it spent applying calls.
+    /// shard when the interpreter hangs up, with what its shadow holds and the time it spent
+    /// applying calls.
     fn serve(
         mut self,
         shard: usize,
         calls: Receiver<Batch>,
         back: Sender<Returned>,
-    ) -> (Race, Duration) {
+    ) -> (Race, ShadowSize, Duration) {
         let mut busy = Duration::ZERO;
         while let Some(batch) = next_batch(&calls) {
             let started = Instant::now();
@@ -267,7 +268,8 @@ impl Race {
                 batch,
             });
         }
-        (self, busy)
+        let size = self.shadow_size();
+        (self, size, busy)
     }
 }
 
@@ -310,7 +312,7 @@ pub(crate) struct Pipe {
     spare: Vec<Vec<Call>>,
     /// Conflicts received and not yet turned into findings, in access order.
     pub(crate) found: Vec<Found>,
-    shards: Vec<JoinHandle<(Race, Duration)>>,
+    shards: Vec<JoinHandle<(Race, ShadowSize, Duration)>>,
     /// Time the interpreter's thread spent on the detector: applying batches when the detector
     /// runs there, and waiting for the shards at the end.
     pub(crate) detector_time: Duration,
@@ -573,12 +575,13 @@ impl Pipe {
 
     /// Sends what is left, waits for the shards to apply everything, and returns them; the
     /// conflicts still to report are in `found`.
-    pub(crate) fn finish(&mut self) -> Vec<Race> {
+    pub(crate) fn finish(&mut self) -> (Vec<Race>, u64) {
         if self.queued > 0 || self.own.calls > 0 {
             self.send();
         }
         if let Some(race) = self.local.take() {
-            return vec![race];
+            let bytes = race.shadow_bytes();
+            return (vec![race], bytes);
         }
         let started = Instant::now();
         self.to_shards.clear();
@@ -588,17 +591,20 @@ impl Pipe {
                 Err(_) => break,
             }
         }
-        let (races, busy) = self
-            .shards
-            .drain(..)
-            .map(|shard| match shard.join() {
+        let mut races = Vec::with_capacity(self.shards.len());
+        let mut sizes = Vec::with_capacity(self.shards.len());
+        self.shard_busy.clear();
+        for shard in self.shards.drain(..) {
+            let (race, size, busy) = match shard.join() {
                 Ok(done) => done,
                 Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .unzip();
-        self.shard_busy = busy;
+            };
+            races.push(race);
+            sizes.push(size);
+            self.shard_busy.push(busy);
+        }
         self.detector_time += started.elapsed();
-        races
+        (races, ShadowSize::bytes(&sizes))
     }
 }
 
