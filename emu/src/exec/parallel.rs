@@ -185,6 +185,14 @@ struct Counts {
     progress: u64,
     aborted: bool,
     touched_global_sync: bool,
+    /// Of the share's own blocks once the turn settled (see [`end_turns`]): the
+    /// thread-instructions and progress of the rounds they ran past the turn's end, which the
+    /// launch leaves out until its rounds reach them, and how many rounds those are; and
+    /// whether a warp of theirs ran in the turn's last round.
+    ahead_instrs: u64,
+    ahead_progress: u64,
+    rounds_ahead: u64,
+    ran_last: bool,
 }
 
 impl Counts {
@@ -479,6 +487,8 @@ pub(crate) struct Aside {
 struct Running {
     block: Resident,
     turn: Turn,
+    /// The rounds the block ran past the turn's end, once the turn settled.
+    lead: Lead,
 }
 
 /// A turn's blocks in slot order, each share a run of them. Each block goes as far as it may on
@@ -761,7 +771,7 @@ unsafe fn run_share(
     let mut taken_over = 0;
     let mut cut_short = 0;
     let mut waits = 0;
-    loop {
+    let settled = loop {
         let seen = board.changes.load(Ordering::SeqCst);
         let mut bound = board.bound();
         let mut ran_any = false;
@@ -796,8 +806,11 @@ unsafe fn run_share(
             board.running.load(Ordering::SeqCst) == 0
                 && board.changes.load(Ordering::SeqCst) == seen
         };
-        if settled() || crew.failed.load(Ordering::Acquire) {
-            break;
+        if settled() {
+            break true;
+        }
+        if crew.failed.load(Ordering::Acquire) {
+            break false;
         }
         // Others run blocks whose horizons hold this share's back: wait for one to move.
         waits += 1;
@@ -814,6 +827,10 @@ unsafe fn run_share(
             }
         }
         *held_up += waited.elapsed();
+    };
+    if settled {
+        // SAFETY: the turn settled, so no share takes a block of it again.
+        unsafe { end_turns(board, share, counts) };
     }
     counts.take(ctx);
     if taken_over > 0 {
@@ -824,6 +841,34 @@ unsafe fn run_share(
     }
     if waits > 0 {
         crew.waits.fetch_add(waits, Ordering::Relaxed);
+    }
+}
+
+/// Ends the turns of a share's own blocks where the block that went least far stopped (every
+/// share finds the same round, since no block moves again): each keeps the rounds it ran past
+/// it as its lead, and `counts` what the launch needs of them. Made here, where the blocks'
+/// turns are in cache, rather than by the launch's thread while every worker waits for it.
+///
+/// # Safety
+/// The turn settled: no share runs or takes a block of the board again.
+unsafe fn end_turns(board: &Board, share: &std::ops::Range<usize>, counts: &mut Counts) {
+    let reached = board
+        .blocks
+        .iter()
+        .map(|b| b.reached.load(Ordering::Acquire));
+    let ran = reached.min().unwrap_or(0);
+    for index in share.clone() {
+        // SAFETY: the caller's promise; the share that last ran the block put it back before.
+        let running = unsafe { &mut *board.blocks[index].running.get() };
+        running.lead = running.turn.split_ahead(ran);
+        let (instrs, progress) = running.lead.counted();
+        counts.ahead_instrs += instrs;
+        counts.ahead_progress += progress;
+        counts.rounds_ahead += running.lead.len() as u64;
+        let last = ran
+            .checked_sub(1)
+            .and_then(|r| running.turn.counts.get(r as usize));
+        counts.ran_last |= last.is_some_and(|c| c.ran);
     }
 }
 
@@ -1028,6 +1073,7 @@ impl Launch<'_> {
                     fresh,
                 },
                 turn: lead.into_turn(),
+                lead: Lead::default(),
             }
         };
         // Each block's share of the spare streams, so that the first job does not take them
@@ -1089,6 +1135,7 @@ impl Launch<'_> {
             };
         }
         self.ctx.add_counts(counts);
+        let mut ended = counts;
         self.clocks.interpreter += running.elapsed().saturating_sub(held_up);
         self.clocks.waiting += held_up;
         // What earlier turns did joins while the workers run this one, as far as it gets.
@@ -1112,7 +1159,12 @@ impl Launch<'_> {
         let joining = Lap::start(self.ctx.detector_time());
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
-            self.ctx.add_counts(std::mem::take(&mut job.counts));
+            let counts = std::mem::take(&mut job.counts);
+            self.ctx.add_counts(counts);
+            ended.ahead_instrs += counts.ahead_instrs;
+            ended.ahead_progress += counts.ahead_progress;
+            ended.rounds_ahead += counts.rounds_ahead;
+            ended.ran_last |= counts.ran_last;
             if let Some(Racecheck::Piped(pipe)) = self.ctx.race.as_mut() {
                 pipe.take_back(&mut job.spares);
             }
@@ -1124,34 +1176,29 @@ impl Launch<'_> {
         }
         // Every worker put the board down before it said it was done.
         let board = Arc::into_inner(board).expect("a worker kept the turn's board");
-        let blocks: Vec<Running> = (board.blocks.into_iter())
-            .map(|on| on.0.running.0.into_inner())
-            .collect();
-        // The turn ends where the block that went least far stopped; the others are ahead, and
-        // their rounds past it count once the launch's rounds reach them, as one core counts.
-        let reached = blocks.iter().map(|r| r.turn.counts.len() as u32);
-        let ran = reached.min().unwrap_or(0);
         if rounds.turns.len() < self.blocks.len() {
             rounds.turns.resize_with(self.blocks.len(), || None);
         }
         if rounds.leads.len() < self.blocks.len() {
             rounds.leads.resize_with(self.blocks.len(), Lead::default);
         }
-        for Running { block, mut turn } in blocks {
-            let lead = turn.split_ahead(ran);
-            let (instrs, progress) = lead.counted();
-            self.ctx.thread_instrs -= instrs;
-            self.ctx.progress -= progress;
-            rounds.rounds_ahead += lead.len() as u64;
+        // The shares ended each block's turn where the block that went least far stopped; the
+        // others are ahead, and their rounds past it count once the launch's rounds reach them,
+        // as one core counts (see `end_turns`).
+        let mut ran = u32::MAX;
+        for on in board.blocks {
+            let Running { block, turn, lead } = on.0.running.0.into_inner();
+            ran = ran.min(turn.counts.len() as u32);
             rounds.leads[block.slot as usize] = lead;
             rounds.turns[block.slot as usize] = Some(turn);
         }
+        let ran = if ran == u32::MAX { 0 } else { ran };
+        self.ctx.thread_instrs -= ended.ahead_instrs;
+        self.ctx.progress -= ended.ahead_progress;
+        rounds.rounds_ahead += ended.rounds_ahead;
         // A round in which no warp ran changes nothing, so neither do the ones after it: whether
         // the last one ran tells whether all did.
-        let progressed = resident.iter().any(|&slot| {
-            let turn = rounds.turns[slot as usize].as_ref();
-            turn.is_some_and(|t| t.counts.get(ran as usize - 1).is_some_and(|c| c.ran))
-        });
+        let progressed = ended.ran_last;
         rounds.parallel_rounds += ran as u64;
         if ran > 1 {
             rounds.stretched_rounds += ran as u64;
