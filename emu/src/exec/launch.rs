@@ -492,7 +492,7 @@ impl Launch<'_> {
             }
             let on_several = (started == workers).then_some((&crew, &mut own));
             self.run_rounds(on_several)
-                .tally(crew.taken_over(), crew.cut_short());
+                .tally(crew.taken_over(), crew.cut_short(), crew.met());
         });
         self.clocks.workers = crew.clocks();
         self.clocks.waits = crew.waits();

@@ -8,7 +8,7 @@
 //! round, and the launch adds the turns up round by round in block order: the order of one core.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::block;
@@ -251,6 +251,8 @@ pub(crate) struct Crew {
     /// stopped at [`SEGMENT_ROUNDS`] with rounds left to run.
     taken_over: AtomicU64,
     cut_short: AtomicU64,
+    /// Rounds on which every block of a turn stopped and the shares let them run together.
+    met: AtomicU64,
 }
 
 /// Tells the launch when its worker panics.
@@ -506,6 +508,22 @@ struct Board {
     changes: OwnLine<AtomicU64>,
     /// Blocks being run now.
     running: OwnLine<AtomicUsize>,
+    /// Whether the blocks may meet on a round once they all stopped: [`OPEN`], [`DECIDING`]
+    /// while a share decides it, [`OVER`] once one found they may not (see [`Board::settle`]).
+    meeting: OwnLine<AtomicU8>,
+}
+
+/// States of [`Board::meeting`].
+const OPEN: u8 = 0;
+const DECIDING: u8 = 1;
+const OVER: u8 = 2;
+
+/// What a share that found its turn settled does next.
+enum Settled {
+    /// The turn is over.
+    Over,
+    /// The blocks may go on, or something moved: look at them again.
+    Again,
 }
 
 /// The most rounds a share runs of a block before it puts the block back. A block runs its
@@ -573,7 +591,87 @@ impl Board {
             most,
             changes: OwnLine(AtomicU64::new(0)),
             running: OwnLine(AtomicUsize::new(0)),
+            meeting: OwnLine(AtomicU8::new(OPEN)),
         }
+    }
+
+    /// A share found no block it could run, none running, and nothing changed since `seen`.
+    /// Unless another share decides it already, decides whether the blocks, all stopped at one
+    /// round, may run it together: as the launch would plan the next turn's first round, from
+    /// the footprints the shares made where they stopped the blocks. The blocks reach the store
+    /// that ends a wave of `reduce_better` together, and meeting there saves the wave a turn.
+    /// Returns [`Settled::Again`] when they may (their horizons now let each run the round), or
+    /// something moved meanwhile; [`Settled::Over`] once a share found they may not. Returns
+    /// `true` in the second place when this share let them go on.
+    ///
+    /// # Safety
+    /// The board's blocks' warps and states are touched by no one but the turn's shares.
+    unsafe fn settle(&self, seen: u64, failed: &AtomicBool) -> (Settled, bool) {
+        loop {
+            match (self.meeting).compare_exchange(
+                OPEN,
+                DECIDING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    let still = self.running.load(Ordering::SeqCst) == 0
+                        && self.changes.load(Ordering::SeqCst) == seen;
+                    if !still {
+                        self.meeting.store(OPEN, Ordering::Release);
+                        return (Settled::Again, false);
+                    }
+                    // SAFETY: no block runs, and none is taken while the meeting is decided:
+                    // none is runnable, and its horizon moves only below.
+                    if let Some(round) = unsafe { self.meeting_round() } {
+                        for on in &self.blocks {
+                            on.horizon.fetch_max(round + 1, Ordering::AcqRel);
+                        }
+                        self.changes.fetch_add(1, Ordering::SeqCst);
+                        self.meeting.store(OPEN, Ordering::Release);
+                        return (Settled::Again, true);
+                    }
+                    self.meeting.store(OVER, Ordering::Release);
+                    return (Settled::Over, false);
+                }
+                Err(OVER) => return (Settled::Over, false),
+                Err(_) => {
+                    while self.meeting.load(Ordering::Acquire) == DECIDING {
+                        if failed.load(Ordering::Acquire) {
+                            return (Settled::Over, false);
+                        }
+                        std::hint::spin_loop();
+                    }
+                }
+            }
+        }
+    }
+
+    /// The round every block stopped at, when they may all run it together: each is alive,
+    /// stopped there with its footprint made, and the footprints keep apart; and the turn may
+    /// run one more round.
+    ///
+    /// # Safety
+    /// No share runs or takes a block meanwhile.
+    unsafe fn meeting_round(&self) -> Option<u32> {
+        let round = self.blocks.first()?.reached.load(Ordering::Acquire);
+        if round >= self.most {
+            return None;
+        }
+        let mut aheads = Vec::with_capacity(self.blocks.len());
+        for on in &self.blocks {
+            if on.reached.load(Ordering::Acquire) != round {
+                return None;
+            }
+            // SAFETY: the caller's promise; the share that last ran the block put it back.
+            let running = unsafe { &*on.running.get() };
+            let state = running.block.state.get(0..1);
+            if !state.is_some_and(|state| state[0].live > 0) {
+                return None;
+            }
+            aheads.push(running.turn.ahead.as_ref());
+        }
+        plan::next_round_apart(aheads.into_iter()).then_some(round)
     }
 
     /// The round before which every block may load global memory: the nearest horizon, or
@@ -771,6 +869,7 @@ unsafe fn run_share(
     let mut taken_over = 0;
     let mut cut_short = 0;
     let mut waits = 0;
+    let mut met = 0;
     let settled = loop {
         let seen = board.changes.load(Ordering::SeqCst);
         let mut bound = board.bound();
@@ -807,7 +906,14 @@ unsafe fn run_share(
                 && board.changes.load(Ordering::SeqCst) == seen
         };
         if settled() {
-            break true;
+            // SAFETY: the caller's promise.
+            match unsafe { board.settle(seen, &crew.failed) } {
+                (Settled::Over, _) => break true,
+                (Settled::Again, let_go) => {
+                    met += u64::from(let_go);
+                    continue;
+                }
+            }
         }
         if crew.failed.load(Ordering::Acquire) {
             break false;
@@ -838,6 +944,9 @@ unsafe fn run_share(
     }
     if cut_short > 0 {
         crew.cut_short.fetch_add(cut_short, Ordering::Relaxed);
+    }
+    if met > 0 {
+        crew.met.fetch_add(met, Ordering::Relaxed);
     }
     if waits > 0 {
         crew.waits.fetch_add(waits, Ordering::Relaxed);
@@ -898,6 +1007,7 @@ impl Crew {
             launch_spin,
             taken_over: AtomicU64::new(0),
             cut_short: AtomicU64::new(0),
+            met: AtomicU64::new(0),
         }
     }
 
@@ -1002,6 +1112,11 @@ impl Crew {
     /// Segments that stopped at [`SEGMENT_ROUNDS`] with rounds left, so far.
     pub(crate) fn cut_short(&self) -> u64 {
         self.cut_short.load(Ordering::Acquire)
+    }
+
+    /// Rounds the shares met on so far (see [`Board::settle`]).
+    pub(crate) fn met(&self) -> u64 {
+        self.met.load(Ordering::Acquire)
     }
 }
 
@@ -1480,6 +1595,7 @@ mod tests {
             in_line,
             taken_over,
             cut_short,
+            met,
         } = ROUNDS_RUN.with(|r| r.get());
         // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
         // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
@@ -1491,7 +1607,9 @@ mod tests {
         // barriers, and rounds on one core take some of those rounds. Most serial rounds leave
         // what they found to wait in line behind the turns' (and some join the line first, when
         // it grew long). Loops and trees run longer than a segment, which the share puts back
-        // for others to take (about 8,000 times on the 2-core machine).
+        // for others to take (about 8,000 times on the 2-core machine). Blocks that stop at one
+        // round with footprints apart meet there and run it without the launch (about 1,400
+        // times).
         assert!(
             parallel > 30_000
                 && serial > 1000
@@ -1503,12 +1621,13 @@ mod tests {
                 && in_line > serial / 2
                 && in_line < serial
                 && taken_over > 100
-                && cut_short > 1000,
+                && cut_short > 1000
+                && met > 500,
             "{parallel} parallel ({stretched} in stretches, {past_plan} past the plan) and \
              {serial} serial rounds ({in_line} in line), {ahead} rounds ahead of the launch's \
              ({ahead_taken_alone} taken by serial rounds), {prepared} blocks prepared in their \
              turns, {taken_over} blocks taken over from other shares, {cut_short} segments \
-             cut short"
+             cut short, {met} rounds met on"
         );
     }
 }

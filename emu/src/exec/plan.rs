@@ -292,6 +292,8 @@ pub(crate) struct RoundsRun {
     /// Segments of blocks a share ran for another, and segments cut short with rounds left.
     pub(crate) taken_over: u64,
     pub(crate) cut_short: u64,
+    /// Turns in which every block stopped at one round and the shares let them all run it.
+    pub(crate) met: u64,
 }
 
 #[cfg(test)]
@@ -307,6 +309,7 @@ impl RoundsRun {
         in_line: 0,
         taken_over: 0,
         cut_short: 0,
+        met: 0,
     };
 }
 
@@ -318,9 +321,9 @@ thread_local! {
 
 impl Rounds {
     /// Counts the launch's rounds, the segments of blocks its shares ran for others and those
-    /// cut short, where tests can see them.
+    /// cut short, and the rounds its shares met on, where tests can see them.
     #[cfg_attr(not(test), allow(unused_variables))]
-    pub(crate) fn tally(&self, taken_over: u64, cut_short: u64) {
+    pub(crate) fn tally(&self, taken_over: u64, cut_short: u64, met: u64) {
         #[cfg(test)]
         ROUNDS_RUN.with(|r| {
             let run = r.get();
@@ -335,6 +338,7 @@ impl Rounds {
                 in_line: run.in_line + self.in_line_rounds,
                 taken_over: run.taken_over + taken_over,
                 cut_short: run.cut_short + cut_short,
+                met: run.met + met,
             });
         });
     }
@@ -376,31 +380,11 @@ impl Rounds {
                 _ => return self.refuse(),
             }
         }
-        self.spans.sort_unstable_by_key(|s| s.start);
-        // Spans that overlap, directly or through others, form a cluster; a cluster that a block
-        // writes and another touches makes the round run on one core.
-        let mut spans = self.spans.iter();
-        let Some(first) = spans.next() else {
-            return self.accept(1);
-        };
-        let (mut end, mut slot, mut writes, mut shared) =
-            (first.end, first.slot, first.writes, false);
-        for s in spans {
-            if s.start >= end {
-                if shared && writes {
-                    return self.refuse();
-                }
-                (end, slot, writes, shared) = (s.end, s.slot, s.writes, false);
-                continue;
-            }
-            end = end.max(s.end);
-            writes |= s.writes;
-            shared |= s.slot != slot;
+        if spans_apart(&mut self.spans) {
+            self.accept(1)
+        } else {
+            self.refuse()
         }
-        if shared && writes {
-            return self.refuse();
-        }
-        self.accept(1)
     }
 
     /// Rounds the block in `slot` ran ahead of the launch's.
@@ -527,6 +511,46 @@ pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, 
     }
     let (stretch, quiet, finish) = counts;
     (stretch, quiet.min(finish + 1))
+}
+
+/// Whether blocks' footprints keep apart: spans that overlap, directly or through others, form a
+/// cluster, and a cluster that a block writes and another touches makes the round run on one
+/// core. Sorts `spans`.
+fn spans_apart(spans: &mut [Span]) -> bool {
+    spans.sort_unstable_by_key(|s| s.start);
+    let mut spans = spans.iter();
+    let Some(first) = spans.next() else {
+        return true;
+    };
+    let (mut end, mut slot, mut writes, mut shared) = (first.end, first.slot, first.writes, false);
+    for s in spans {
+        if s.start >= end {
+            if shared && writes {
+                return false;
+            }
+            (end, slot, writes, shared) = (s.end, s.slot, s.writes, false);
+            continue;
+        }
+        end = end.max(s.end);
+        writes |= s.writes;
+        shared |= s.slot != slot;
+    }
+    !(shared && writes)
+}
+
+/// Whether the next round of blocks whose coming rounds are `aheads` may run on several cores,
+/// as [`Rounds::plan`] decides it at a turn's start: every footprint known, and none meeting
+/// another on bytes one of them writes. A share asks it when every block of its turn stopped at
+/// one round (see `parallel.rs`).
+pub(super) fn next_round_apart<'a>(aheads: impl Iterator<Item = Option<&'a Ahead>>) -> bool {
+    let mut spans = Vec::new();
+    for ahead in aheads {
+        match ahead.and_then(|a| a.footprint.as_ref()) {
+            Some(footprint) => spans.extend_from_slice(footprint),
+            None => return false,
+        }
+    }
+    spans_apart(&mut spans)
 }
 
 /// Where the block's warps may touch global memory in their next turn.
