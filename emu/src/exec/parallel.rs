@@ -666,7 +666,7 @@ impl Board {
             // SAFETY: the caller's promise; the share that last ran the block put it back.
             let running = unsafe { &*on.running.get() };
             let state = running.block.state.get(0..1);
-            if !state.is_some_and(|state| state[0].live > 0) {
+            if state.is_none_or(|state| state[0].live == 0) {
                 return None;
             }
             aheads.push(running.turn.ahead.as_ref());
