@@ -518,12 +518,16 @@ const OPEN: u8 = 0;
 const DECIDING: u8 = 1;
 const OVER: u8 = 2;
 
-/// What a share that found its turn settled does next.
+/// What a share that found its turn settled learns of it.
 enum Settled {
     /// The turn is over.
     Over,
-    /// The blocks may go on, or something moved: look at them again.
-    Again,
+    /// This share let the blocks meet on their round: look at them again.
+    Met,
+    /// Something moved meanwhile, or another share let the blocks meet: look again.
+    Moved,
+    /// A worker panicked.
+    Failed,
 }
 
 /// The most rounds a share runs of a block before it puts the block back. A block runs its
@@ -600,26 +604,23 @@ impl Board {
     /// round, may run it together: as the launch would plan the next turn's first round, from
     /// the footprints the shares made where they stopped the blocks. The blocks reach the store
     /// that ends a wave of `reduce_better` together, and meeting there saves the wave a turn.
-    /// Returns [`Settled::Again`] when they may (their horizons now let each run the round), or
-    /// something moved meanwhile; [`Settled::Over`] once a share found they may not. Returns
-    /// `true` in the second place when this share let them go on.
+    /// When they may, their horizons now let each run the round.
     ///
     /// # Safety
     /// The board's blocks' warps and states are touched by no one but the turn's shares.
-    unsafe fn settle(&self, seen: u64, failed: &AtomicBool) -> (Settled, bool) {
+    unsafe fn settle(&self, seen: u64, failed: &AtomicBool) -> Settled {
+        let deciding = || {
+            let meeting = &self.meeting;
+            meeting.compare_exchange(OPEN, DECIDING, Ordering::AcqRel, Ordering::Acquire)
+        };
         loop {
-            match (self.meeting).compare_exchange(
-                OPEN,
-                DECIDING,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match deciding() {
                 Ok(_) => {
                     let still = self.running.load(Ordering::SeqCst) == 0
                         && self.changes.load(Ordering::SeqCst) == seen;
                     if !still {
                         self.meeting.store(OPEN, Ordering::Release);
-                        return (Settled::Again, false);
+                        return Settled::Moved;
                     }
                     // SAFETY: no block runs, and none is taken while the meeting is decided:
                     // none is runnable, and its horizon moves only below.
@@ -629,16 +630,16 @@ impl Board {
                         }
                         self.changes.fetch_add(1, Ordering::SeqCst);
                         self.meeting.store(OPEN, Ordering::Release);
-                        return (Settled::Again, true);
+                        return Settled::Met;
                     }
                     self.meeting.store(OVER, Ordering::Release);
-                    return (Settled::Over, false);
+                    return Settled::Over;
                 }
-                Err(OVER) => return (Settled::Over, false),
+                Err(OVER) => return Settled::Over,
                 Err(_) => {
                     while self.meeting.load(Ordering::Acquire) == DECIDING {
                         if failed.load(Ordering::Acquire) {
-                            return (Settled::Over, false);
+                            return Settled::Failed;
                         }
                         std::hint::spin_loop();
                     }
@@ -908,11 +909,13 @@ unsafe fn run_share(
         if settled() {
             // SAFETY: the caller's promise.
             match unsafe { board.settle(seen, &crew.failed) } {
-                (Settled::Over, _) => break true,
-                (Settled::Again, let_go) => {
-                    met += u64::from(let_go);
+                Settled::Over => break true,
+                Settled::Failed => break false,
+                Settled::Met => {
+                    met += 1;
                     continue;
                 }
+                Settled::Moved => continue,
             }
         }
         if crew.failed.load(Ordering::Acquire) {
