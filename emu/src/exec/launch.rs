@@ -296,9 +296,9 @@ impl Emulator {
         };
         let (trace, op_check) = (l.ctx.trace.take(), l.ctx.op_check.take());
         let clocks = std::mem::take(&mut l.clocks);
-        // A detector that answered each access at once is freed aside too (see `free_aside`);
-        // the rest is freed here, in the launch's time.
-        if let Some(race) = l.ctx.race.take() {
+        // A detector that answered each access at once is freed aside too, as a piped one's
+        // shards were (see `free_aside`); the rest is freed here, in the launch's time.
+        if let Some(race @ Racecheck::Inline(_)) = l.ctx.race.take() {
             free_aside(race);
         }
         drop(l);

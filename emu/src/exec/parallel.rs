@@ -204,6 +204,14 @@ impl Counts {
         self.aborted |= std::mem::take(&mut ctx.aborted);
         self.touched_global_sync |= std::mem::take(&mut ctx.touched_global_sync);
     }
+
+    /// Adds what another share found of its own blocks as the turn ended (see [`end_turns`]).
+    fn add_ended(&mut self, other: &Counts) {
+        self.ahead_instrs += other.ahead_instrs;
+        self.ahead_progress += other.ahead_progress;
+        self.rounds_ahead += other.rounds_ahead;
+        self.ran_last |= other.ran_last;
+    }
 }
 
 /// A resident block as a worker gets it for a turn.
@@ -1279,10 +1287,7 @@ impl Launch<'_> {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
             let counts = std::mem::take(&mut job.counts);
             self.ctx.add_counts(counts);
-            ended.ahead_instrs += counts.ahead_instrs;
-            ended.ahead_progress += counts.ahead_progress;
-            ended.rounds_ahead += counts.rounds_ahead;
-            ended.ran_last |= counts.ran_last;
+            ended.add_ended(&counts);
             if let Some(Racecheck::Piped(pipe)) = self.ctx.race.as_mut() {
                 pipe.take_back(&mut job.spares);
             }

@@ -163,7 +163,6 @@ pub(crate) struct Rounds {
     /// Per slot: what the block's coming rounds may do, if known (a worker makes it right after
     /// the block's turn, while the block's warps are still in its cache).
     pub(super) ahead: Vec<Option<Ahead>>,
-    spans: Vec<Span>,
     /// The round's slots in slot order, and per slot its block's turn.
     pub(super) by_slot: Vec<u32>,
     pub(super) turns: Vec<Option<Turn>>,
@@ -369,22 +368,10 @@ impl Rounds {
         if stretch > 0 {
             return self.accept(stretch.min(most).max(1));
         }
-        self.spans.clear();
-        for &slot in resident {
-            if self.lead(slot) > 0 {
-                continue;
-            }
-            let footprint = self.ahead[slot as usize].as_ref().map(|a| &a.footprint);
-            match footprint {
-                Some(Some(spans)) => self.spans.extend_from_slice(spans),
-                _ => return self.refuse(),
-            }
-        }
-        if spans_apart(&mut self.spans) {
-            self.accept(1)
-        } else {
-            self.refuse()
-        }
+        // A block ahead touches no global memory in this round.
+        let now = resident.iter().filter(|&&slot| self.lead(slot) == 0);
+        let apart = next_round_apart(now.map(|&slot| self.ahead[slot as usize].as_ref()));
+        if apart { self.accept(1) } else { self.refuse() }
     }
 
     /// Rounds the block in `slot` ran ahead of the launch's.
@@ -513,11 +500,21 @@ pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, 
     (stretch, quiet.min(finish + 1))
 }
 
-/// Whether blocks' footprints keep apart: spans that overlap, directly or through others, form a
-/// cluster, and a cluster that a block writes and another touches makes the round run on one
-/// core. Sorts `spans`.
-fn spans_apart(spans: &mut [Span]) -> bool {
+/// Whether the next round of blocks whose coming rounds are `aheads` may run on several cores:
+/// every footprint known, and none meeting another on bytes one of them writes. The launch asks
+/// it at a turn's start ([`Rounds::plan`]), a share when every block of its turn stopped at one
+/// round (see `parallel.rs`).
+pub(super) fn next_round_apart<'a>(aheads: impl Iterator<Item = Option<&'a Ahead>>) -> bool {
+    let mut spans = Vec::new();
+    for ahead in aheads {
+        match ahead.and_then(|a| a.footprint.as_ref()) {
+            Some(footprint) => spans.extend_from_slice(footprint),
+            None => return false,
+        }
+    }
     spans.sort_unstable_by_key(|s| s.start);
+    // Spans that overlap, directly or through others, form a cluster; a cluster that a block
+    // writes and another touches makes the round run on one core.
     let mut spans = spans.iter();
     let Some(first) = spans.next() else {
         return true;
@@ -536,21 +533,6 @@ fn spans_apart(spans: &mut [Span]) -> bool {
         shared |= s.slot != slot;
     }
     !(shared && writes)
-}
-
-/// Whether the next round of blocks whose coming rounds are `aheads` may run on several cores,
-/// as [`Rounds::plan`] decides it at a turn's start: every footprint known, and none meeting
-/// another on bytes one of them writes. A share asks it when every block of its turn stopped at
-/// one round (see `parallel.rs`).
-pub(super) fn next_round_apart<'a>(aheads: impl Iterator<Item = Option<&'a Ahead>>) -> bool {
-    let mut spans = Vec::new();
-    for ahead in aheads {
-        match ahead.and_then(|a| a.footprint.as_ref()) {
-            Some(footprint) => spans.extend_from_slice(footprint),
-            None => return false,
-        }
-    }
-    spans_apart(&mut spans)
 }
 
 /// Where the block's warps may touch global memory in their next turn.
