@@ -2,5 +2,23 @@
 //! events, errors) over the PTX emulator, so that a whole program built by nvcc with
 //! `-cudart shared` runs without a GPU, every launch checked. `racetrack run` loads it in place
 //! of NVIDIA's `libcudart.so.13`.
+//!
+//! Every exported function is the C API's: it takes the runtime's lock, never unwinds into the
+//! program, and returns the error CUDA would. `cudart/README.md` lists what is covered.
 
+pub mod abi;
+pub mod device;
+pub mod errors;
+mod exit;
 pub mod fatbin;
+pub mod launch;
+pub mod memory;
+mod out;
+pub mod register;
+mod report;
+pub mod runtime;
+pub mod site;
+pub mod streams;
+
+pub use out::{FINDINGS_ENV, LOG_ENV, PREFIX};
+pub use runtime::{CHECKS_OFF_ENV, DEVICES_ENV, SCHEDULE_ENV};

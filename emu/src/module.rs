@@ -77,6 +77,19 @@ impl Module {
             .map(|f| f.name.as_str())
     }
 
+    /// The sizes in bytes of kernel `entry`'s parameters, in order (its PTX name): how a host
+    /// that holds only pointers to the arguments (`cudaLaunchKernel`'s `args`) reads them.
+    pub fn param_sizes(&self, entry: &str) -> Option<Vec<u32>> {
+        let f = self.funcs.iter().find(|f| f.is_entry && f.name == entry)?;
+        Some(f.params.iter().map(|p| p.size).collect())
+    }
+
+    /// The `.global` and `.const` variables of the module, by the names reports use, with their
+    /// sizes in bytes.
+    pub fn variables(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.globals.iter().map(|g| (g.name.as_str(), g.init.len()))
+    }
+
     pub(crate) fn file_name(&self, file: u32) -> &str {
         self.files
             .get(&file)

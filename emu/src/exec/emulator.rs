@@ -74,6 +74,53 @@ impl Emulator {
         self.insert_alloc(garbage, label, Some(vec![0; bytes.div_ceil(64)]))
     }
 
+    /// Allocates `bytes` of global memory at the address `base`, holding `data`: memory that
+    /// the host reaches at the same address (pinned, mapped or managed memory, which unified
+    /// addressing gives one address on both sides). Refused when it would overlap an allocation
+    /// or a window the emulator keeps for itself.
+    pub fn alloc_at(
+        &mut self,
+        base: u64,
+        data: Vec<u8>,
+        label: &str,
+    ) -> Result<DevicePtr, EmuError> {
+        let end = base
+            .checked_add(data.len().max(1) as u64)
+            .ok_or_else(|| EmuError::HostAccess(format!("allocation at {base:#x} wraps around")))?;
+        let reserved = [(0, GLOBAL_BASE), (crate::module::GLOBAL_VAR_BASE, u64::MAX)];
+        let overlaps = |lo: u64, hi: u64| base < hi && lo < end;
+        if reserved.iter().any(|&(lo, hi)| overlaps(lo, hi))
+            || (GLOBAL_BASE..self.next).contains(&base)
+            || self
+                .allocs
+                .iter()
+                .any(|a| overlaps(a.base, a.base + a.data.len().max(1) as u64))
+        {
+            return Err(EmuError::HostAccess(format!(
+                "{} bytes at {base:#x} overlap memory the emulator already holds",
+                data.len()
+            )));
+        }
+        let a = Allocation {
+            base,
+            data,
+            label: label.to_string(),
+            heap: None,
+            written: None,
+            device: self.devices.current,
+        };
+        let i = self.allocs.partition_point(|x| x.base <= base);
+        self.allocs.insert(i, a);
+        Ok(DevicePtr(base))
+    }
+
+    /// The allocation that holds `ptr`: its start, its size and its label.
+    pub fn allocation_of(&self, ptr: DevicePtr) -> Option<(DevicePtr, usize, &str)> {
+        let i = find_alloc(&self.allocs, ptr.0, 1)?;
+        let a = &self.allocs[i];
+        Some((DevicePtr(a.base), a.data.len(), a.label.as_str()))
+    }
+
     pub(crate) fn insert_alloc(
         &mut self,
         data: Vec<u8>,

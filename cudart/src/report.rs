@@ -1,0 +1,111 @@
+//! Findings as the runtime reports them: the checker's report of the kernel (its `.cu` lines),
+//! then the host line of the launch that ran it; or a host-side bug at the line of the call.
+
+use ptx_emu::{Finding, RunReport};
+
+use crate::runtime::{HostFinding, Runtime};
+use crate::site::{Place, Site, source_line};
+
+/// How a report names one launch: `histogram<<<(4,1,1), (256,1,1)>>> at histogram.cu:71 (main)`.
+#[derive(Clone, Debug)]
+pub struct LaunchName {
+    pub kernel: String,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub site: Option<Site>,
+}
+
+fn dims(d: [u32; 3]) -> String {
+    match d {
+        [x, 1, 1] => x.to_string(),
+        [x, y, 1] => format!("({x},{y})"),
+        [x, y, z] => format!("({x},{y},{z})"),
+    }
+}
+
+fn quote(place: &Place) -> String {
+    match (&place.file, place.line) {
+        (Some(file), Some(line)) => source_line(file, line)
+            .map(|text| format!("\n    {line} | {text}"))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn json_string(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn record(rt: &mut Runtime, kind: &str, text: &str, lines: &[u32], host: &Place) {
+    rt.findings += 1;
+    let lines: Vec<String> = lines.iter().map(u32::to_string).collect();
+    let json = format!(
+        "{{\"kind\":{},\"lines\":[{}],\"host\":{},\"text\":{}}}",
+        json_string(kind),
+        lines.join(","),
+        host.file_line()
+            .map_or_else(|| "null".to_string(), |at| json_string(&at)),
+        json_string(text)
+    );
+    rt.out.record(&json);
+}
+
+/// A host-side bug found in the API call `call`, made at `site`.
+pub fn host_finding(rt: &mut Runtime, call: &str, site: Option<Site>, finding: HostFinding) {
+    let place = rt.place(site);
+    let text = format!(
+        "{}: {}\n  in {call} at {place}{}",
+        finding.kind,
+        finding.text,
+        quote(&place)
+    );
+    rt.out.say(&text);
+    let lines: Vec<u32> = place.line.into_iter().collect();
+    record(rt, finding.kind, &text, &lines, &place);
+}
+
+fn kind_name(finding: &Finding) -> String {
+    let title = finding.to_string();
+    title
+        .split([':', '('])
+        .next()
+        .unwrap_or("finding")
+        .trim()
+        .to_string()
+}
+
+/// What the checkers found in a launch (or in work that ran later, at a synchronization).
+pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &RunReport) {
+    let place = rt.place(launch.and_then(|l| l.site));
+    for finding in &report.findings {
+        let mut text = crate::site::shorten_paths(&finding.to_string());
+        if let Some(launch) = launch {
+            text.push_str(&format!(
+                "\n  in the launch of {}<<<{}, {}>>> at {place}{}",
+                launch.kernel,
+                dims(launch.grid),
+                dims(launch.block),
+                quote(&place)
+            ));
+        }
+        rt.out.say(&text);
+        let kind = kind_name(finding);
+        record(rt, &kind, &text, &finding.lines(), &place);
+    }
+}
+
+/// One line of the runtime's that is not a finding: a refusal, a limit of the emulator.
+pub fn note(rt: &mut Runtime, text: &str) {
+    rt.out.say(text);
+}

@@ -1,0 +1,340 @@
+//! The runtime's state, one per process, and the wrapper every API entry point goes through:
+//! it takes the state's lock, turns a panic into `cudaErrorUnknown` with a line saying so,
+//! and keeps `cudaGetLastError`'s error and the sticky errors a lost context gives.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use ptx_emu::{Emulator, EventId, Module, RunOptions, Schedule, StreamId};
+
+use crate::errors;
+use crate::fatbin;
+use crate::out::Output;
+use crate::site::{Place, Site};
+
+/// Set by `racetrack run`: how many devices the emulated machine has.
+pub const DEVICES_ENV: &str = "RACETRACK_DEVICES";
+/// Set by `racetrack run`: the schedule (`hardware`, `random:SEED`, `adversarial`, `lanes:SEED`).
+pub const SCHEDULE_ENV: &str = "RACETRACK_SCHEDULE";
+/// Set by `racetrack run`: checkers to leave off, comma-separated (`race,sync,mem,init`).
+pub const CHECKS_OFF_ENV: &str = "RACETRACK_CHECKS_OFF";
+
+/// A failed call: the CUDA error it returns, and, for a host-side bug, the finding to report.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: i32,
+    pub finding: Option<HostFinding>,
+    /// Where to report it, when not at the call itself (a launch's `<<<…>>>`).
+    pub site: Option<Site>,
+}
+
+impl Failure {
+    pub fn code(code: i32) -> Failure {
+        Failure {
+            code,
+            finding: None,
+            site: None,
+        }
+    }
+
+    /// A host-side bug: reported at the call's line, and the call returns `code`.
+    pub fn host(code: i32, kind: &'static str, text: String) -> Failure {
+        Failure {
+            code,
+            finding: Some(HostFinding { kind, text }),
+            site: None,
+        }
+    }
+}
+
+/// A bug only the host side can make (a copy past an allocation's end, a freed pointer).
+#[derive(Debug)]
+pub struct HostFinding {
+    pub kind: &'static str,
+    pub text: String,
+}
+
+pub type ApiResult<T = ()> = Result<T, Failure>;
+
+/// One registered fatbinary: its images, and its PTX parsed the first time a kernel or variable
+/// of it is used.
+pub struct Fatbin {
+    pub images: Result<Vec<fatbin::Image>, String>,
+    pub module: Option<Result<Arc<Module>, String>>,
+}
+
+pub struct Function {
+    pub fatbin: usize,
+    /// The PTX name (`_Z9histogramPKhiPj`).
+    pub name: String,
+}
+
+pub struct Variable {
+    pub fatbin: usize,
+    pub name: String,
+    pub size: usize,
+    /// For a `__managed__` variable: the host's copy, which the program reaches through the
+    /// pointer the runtime wrote at registration.
+    pub managed_host: Option<usize>,
+}
+
+/// `<<<grid, block, shared, stream>>>` between `__cudaPushCallConfiguration` and the launch.
+#[derive(Clone, Copy, Debug)]
+pub struct CallConfig {
+    pub grid: crate::abi::Dim3,
+    pub block: crate::abi::Dim3,
+    pub shared: usize,
+    pub stream: usize,
+    pub site: Option<Site>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AllocKind {
+    Device,
+    /// `cudaMallocHost`, `cudaHostAlloc`: host memory the device reaches at the same address.
+    PinnedHost,
+    Managed,
+}
+
+#[derive(Clone, Debug)]
+pub struct Allocation {
+    pub size: usize,
+    pub label: String,
+    pub kind: AllocKind,
+    pub device: u32,
+    pub site: Option<Site>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Freed {
+    pub base: u64,
+    pub size: usize,
+    pub label: String,
+    pub freed_at: Option<Site>,
+}
+
+pub struct StreamEntry {
+    pub id: StreamId,
+    pub device: u32,
+    /// Waits for the legacy default stream, and it for this one (not `cudaStreamNonBlocking`).
+    pub blocking: bool,
+    pub destroyed: bool,
+    /// Operations queued so far; the legacy stream's implicit waits skip streams with nothing new.
+    pub ops: u64,
+}
+
+pub struct EventEntry {
+    pub recorded: Option<EventId>,
+    pub at: Option<Instant>,
+    pub timing: bool,
+    pub destroyed: bool,
+}
+
+pub struct Runtime {
+    pub emu: Emulator,
+    pub options: RunOptions,
+    pub out: Output,
+    pub fatbins: Vec<Fatbin>,
+    pub functions: HashMap<usize, Function>,
+    /// `__cudaGetKernel`'s handles: index + 1 into this list.
+    pub kernel_handles: Vec<usize>,
+    pub variables: HashMap<usize, Variable>,
+    pub configs: Vec<CallConfig>,
+    /// The `<<<…>>>` site of the launch whose configuration was just popped.
+    pub launch_site: Option<Site>,
+    pub last_error: i32,
+    pub sticky: i32,
+    pub allocations: BTreeMap<u64, Allocation>,
+    pub freed: Vec<Freed>,
+    pub streams: Vec<StreamEntry>,
+    /// Per device: the index in `streams` of its legacy default stream.
+    pub legacy: Vec<usize>,
+    /// The last op count of stream `b` that the legacy stream of its device waited for, and of
+    /// the legacy stream that `b` waited for.
+    pub joined: HashMap<(usize, usize), u64>,
+    pub events: Vec<EventEntry>,
+    /// Device `printf` output held until the host next synchronizes, as a GPU delivers it.
+    pub printf: String,
+    pub findings: usize,
+    pub started: Instant,
+    pub host_window_next: u64,
+    pub places: HashMap<usize, Place>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime").finish_non_exhaustive()
+    }
+}
+
+/// Pinned and managed memory is mapped here, where it can have the same address in the
+/// emulator: above its device allocations, below the windows it keeps for module variables,
+/// the device heap and shared and local memory.
+pub const HOST_WINDOW: u64 = 0x0000_4000_0000_0000;
+
+fn options_from_env() -> RunOptions {
+    let mut options = RunOptions::default();
+    if let Ok(schedule) = std::env::var(SCHEDULE_ENV) {
+        let (name, seed) = schedule.split_once(':').unwrap_or((&schedule, "0"));
+        let seed = seed.parse().unwrap_or(0);
+        options.schedule = match name {
+            "random" => Schedule::Random { seed },
+            "adversarial" => Schedule::Adversarial { seed },
+            "lanes" => Schedule::Lanes { seed },
+            _ => Schedule::Hardware,
+        };
+    }
+    if let Ok(off) = std::env::var(CHECKS_OFF_ENV) {
+        for check in off.split(',') {
+            match check.trim() {
+                "race" => options.racecheck = false,
+                "sync" => options.synccheck = false,
+                "mem" => options.memcheck = false,
+                "init" => options.initcheck = false,
+                _ => {}
+            }
+        }
+    }
+    options
+}
+
+impl Runtime {
+    fn new() -> Runtime {
+        let mut emu = Emulator::new();
+        let devices = std::env::var(DEVICES_ENV)
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1u32)
+            .clamp(1, 64);
+        let _ = emu.set_device_count(devices);
+        let mut streams = Vec::new();
+        let mut legacy = Vec::new();
+        for device in 0..devices {
+            let _ = emu.set_device(device);
+            legacy.push(streams.len());
+            streams.push(StreamEntry {
+                id: emu.create_stream(),
+                device,
+                blocking: true,
+                destroyed: false,
+                ops: 0,
+            });
+        }
+        let _ = emu.set_device(0);
+        Runtime {
+            emu,
+            options: options_from_env(),
+            out: Output::from_env(),
+            fatbins: Vec::new(),
+            functions: HashMap::new(),
+            kernel_handles: Vec::new(),
+            variables: HashMap::new(),
+            configs: Vec::new(),
+            launch_site: None,
+            last_error: errors::SUCCESS,
+            sticky: errors::SUCCESS,
+            allocations: BTreeMap::new(),
+            freed: Vec::new(),
+            streams,
+            legacy,
+            joined: HashMap::new(),
+            events: Vec::new(),
+            printf: String::new(),
+            findings: 0,
+            started: Instant::now(),
+            host_window_next: HOST_WINDOW,
+            places: HashMap::new(),
+        }
+    }
+
+    /// Where `site` is in the program, resolved once.
+    pub fn place(&mut self, site: Option<Site>) -> Place {
+        let Some(site) = site else {
+            return Place::default();
+        };
+        self.places
+            .entry(site.0[0])
+            .or_insert_with(|| site.resolve())
+            .clone()
+    }
+}
+
+static RUNTIME: Mutex<Option<Runtime>> = Mutex::new(None);
+
+pub fn lock() -> MutexGuard<'static, Option<Runtime>> {
+    RUNTIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Runs one API call on the runtime: `name` is the C function's, for the lines that name it.
+/// Returns the CUDA error code.
+pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
+    let site = crate::site::caller();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut guard = lock();
+        let rt = guard.get_or_insert_with(|| {
+            crate::exit::install();
+            Runtime::new()
+        });
+        let result = if rt.sticky != errors::SUCCESS && !name.starts_with("cudaGetError") {
+            Err(Failure::code(rt.sticky))
+        } else {
+            call(rt)
+        };
+        match result {
+            Ok(()) => errors::SUCCESS,
+            Err(failure) => {
+                if let Some(finding) = failure.finding {
+                    crate::report::host_finding(rt, name, failure.site.or(site), finding);
+                }
+                rt.last_error = failure.code;
+                failure.code
+            }
+        }
+    }));
+    match outcome {
+        Ok(code) => code,
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("no message");
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!(
+                    "{}{name} failed inside Racetrack's runtime ({why}): a bug in Racetrack, please report it\n",
+                    crate::out::PREFIX
+                )
+                .as_bytes(),
+            );
+            errors::UNKNOWN
+        }
+    }
+}
+
+/// Like [`api`] for calls that return something other than an error code: runs `call` on the
+/// runtime, `fallback` if the runtime panicked.
+pub fn query<T>(fallback: T, call: impl FnOnce(&mut Runtime) -> T) -> T {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut guard = lock();
+        let rt = guard.get_or_insert_with(|| {
+            crate::exit::install();
+            Runtime::new()
+        });
+        call(rt)
+    }))
+    .unwrap_or(fallback)
+}
+
+/// The state without waiting: for a crash handler, which must not wait for a lock its own
+/// thread may hold.
+pub fn try_lock() -> Result<MutexGuard<'static, Option<Runtime>>, ()> {
+    match RUNTIME.try_lock() {
+        Ok(guard) => Ok(guard),
+        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => Err(()),
+    }
+}
