@@ -221,7 +221,15 @@ fn launch_at(
         kernel_args.push(KernelArg::Bytes(bytes));
     }
     let shown = display_name(&name);
-    check_pointer_args(rt, &name, &shown, &kernel_args)?;
+    if let Some(finding) = check_pointer_args(rt, &name, &shown, &kernel_args)? {
+        // On a GPU the launch succeeds, the kernel faults at its first access through the
+        // pointer, and the host's next wait returns the error, which sticks.
+        report::host_finding(rt, "cudaLaunchKernel", site, finding);
+        if rt.sticky == errors::SUCCESS {
+            rt.sticky = errors::ILLEGAL_ADDRESS;
+        }
+        return Ok(());
+    }
     let config = LaunchConfig {
         grid: grid.array(),
         block: block.array(),
@@ -257,9 +265,14 @@ fn launch_at(
 }
 
 /// Pointer arguments that are not device memory: a host pointer, or a freed allocation.
-fn check_pointer_args(rt: &mut Runtime, name: &str, shown: &str, args: &[KernelArg]) -> ApiResult {
+fn check_pointer_args(
+    rt: &mut Runtime,
+    name: &str,
+    shown: &str,
+    args: &[KernelArg],
+) -> ApiResult<Option<crate::runtime::HostFinding>> {
     let Some(pointers) = pointer_params(name) else {
-        return Ok(());
+        return Ok(None);
     };
     for (i, (arg, is_pointer)) in args.iter().zip(pointers).enumerate() {
         let KernelArg::Bytes(bytes) = arg else {
@@ -294,11 +307,10 @@ fn check_pointer_args(rt: &mut Runtime, name: &str, shown: &str, args: &[KernelA
             _ => None,
         };
         if let Some((kind, text)) = text {
-            // On a GPU the kernel faults at its first access through the pointer.
-            return Err(Failure::host(errors::ILLEGAL_ADDRESS, kind, text));
+            return Ok(Some(crate::runtime::HostFinding { kind, text }));
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Whether `address` is in a mapping of this process: memory the host can read.

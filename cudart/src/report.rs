@@ -89,7 +89,7 @@ fn kind_name(finding: &Finding) -> String {
 pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &RunReport) {
     let place = rt.place(launch.and_then(|l| l.site));
     for finding in &report.findings {
-        let mut text = crate::site::shorten_paths(&finding.to_string());
+        let mut text = demangle_in(&crate::site::shorten_paths(&finding.to_string()));
         if let Some(launch) = launch {
             text.push_str(&format!(
                 "\n  in the launch of {}<<<{}, {}>>> at {place}{}",
@@ -103,6 +103,28 @@ pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &R
         let kind = kind_name(finding);
         record(rt, &kind, &text, &finding.lines(), &place);
     }
+}
+
+/// Kernel names as the program spells them: the emulator names operations by PTX names.
+fn demangle_in(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("_Z") {
+        let at_word_start = start == 0 || !rest.as_bytes()[start - 1].is_ascii_alphanumeric();
+        out.push_str(&rest[..start]);
+        let word_len = rest[start..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len() - start);
+        let word = &rest[start..start + word_len];
+        if at_word_start {
+            out.push_str(&crate::launch::display_name(word));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[start + word_len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// One line of the runtime's that is not a finding: a refusal, a limit of the emulator.

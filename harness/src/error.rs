@@ -33,6 +33,9 @@ pub enum HarnessError {
         variant: String,
         error: Box<HarnessError>,
     },
+    /// `racetrack run` cannot build or run the program: one sentence (or nvcc's log) saying why.
+    #[error("{0}")]
+    Run(String),
     /// NVRTC is nowhere and could not be fetched: the sentence says why and what to run.
     #[error("{0}")]
     NoNvrtc(String),

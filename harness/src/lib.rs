@@ -23,6 +23,7 @@ pub mod provision;
 pub mod ptx;
 pub mod python_sites;
 pub mod report;
+pub mod run;
 pub mod testing;
 pub mod timings;
 pub mod trace;

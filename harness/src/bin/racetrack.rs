@@ -44,6 +44,16 @@ enum Command {
     /// and every finding, as the JSON trace that the book's players replay (emu/TRACE.md)
     #[command(after_help = check::HELP)]
     Trace(Box<TraceArgs>),
+    /// Build a whole CUDA program with nvcc and run its own main on the emulator, through
+    /// Racetrack's CUDA runtime, with every checker on every launch (or on a GPU with
+    /// NVIDIA's runtime: --backend cuda); `racetrack run [nvcc flags] FILES… -- ARGS` or
+    /// `racetrack run ./prog ARGS` for a program built by `nvcc -cudart shared`
+    #[command(after_help = harness::run::HELP)]
+    Run {
+        /// Racetrack's options, nvcc's flags, the files, then `--` and the program's arguments
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
+        args: Vec<std::ffi::OsString>,
+    },
     /// What this machine has for Racetrack (GPU and driver, NVRTC, CUDA headers, cuBLAS, mdbook,
     /// Chromium), where each piece came from, and what to do about each one that is missing
     Doctor {
@@ -67,6 +77,7 @@ fn main() -> ExitCode {
         Command::Check(args) => run_check(&args),
         Command::Trace(args) => run_trace(&args),
         Command::Doctor { fetch } => run_doctor(fetch),
+        Command::Run { args } => run_program(&args),
     };
     match result {
         Ok(code) => code,
@@ -74,6 +85,121 @@ fn main() -> ExitCode {
             eprintln!("error: {error:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Racetrack's own lines, marked as the runtime marks them.
+fn say(request: &harness::run::RunRequest, text: &str) {
+    let marked: String = text.lines().map(|l| format!("racetrack: {l}\n")).collect();
+    match &request.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+            if let Ok(mut file) = file {
+                let _ = std::io::Write::write_all(&mut file, marked.as_bytes());
+            }
+        }
+        None => eprint!("{marked}"),
+    }
+}
+
+fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
+    use harness::run::{self, Program, Runtime};
+    let request = run::parse(raw)?;
+    let choice = match request.backend {
+        Some(choice) => choice,
+        None => harness::BackendChoice::from_env()?,
+    };
+    let cuda = match choice {
+        harness::BackendChoice::Cuda => true,
+        harness::BackendChoice::Emu => false,
+        harness::BackendChoice::Auto => Device::open(harness::BackendChoice::Auto)
+            .map(|d| d.kind().is_cuda())
+            .unwrap_or(false),
+    };
+    let work = run::work_folder();
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    let (program, args, toolchain) = match &request.program {
+        Program::Source { flags, files, ignored, args } => {
+            if !ignored.is_empty() {
+                say(&request, &format!("left out {} (Racetrack builds PTX for sm_90, which the emulator runs and a GPU compiles)", ignored.join(", ")));
+            }
+            let toolchain = harness::nvcc::require_nvcc()?;
+            let program = run::build(&toolchain, flags, files, &work)?;
+            (program, args.clone(), Some(toolchain))
+        }
+        Program::Binary { path, args } => (path.clone(), args.clone(), None),
+    };
+    if request.build_only {
+        println!("{}", program.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !run::loads_shared_runtime(&program) {
+        bail!(
+            "{} carries NVIDIA's CUDA runtime inside it (nvcc's default, -cudart static), where Racetrack cannot take its place: build it with -cudart shared, or give racetrack run its sources",
+            program.display()
+        );
+    }
+    let outcome = if cuda {
+        let toolchain = match toolchain {
+            Some(t) => t,
+            None => harness::nvcc::require_nvcc()?,
+        };
+        run::execute(&request, &program, &args, Runtime::Nvidia(&toolchain.runtime_lib_dir), &work)?
+    } else {
+        let library = run::our_runtime()?;
+        let missing = run::missing_functions(&program, &library);
+        if !missing.is_empty() {
+            say(&request, &format!(
+                "this program calls {} that Racetrack's runtime does not provide yet; it runs until the first call of one, which ends it",
+                missing.join(", ")
+            ));
+        }
+        let folder = run::prepare_runtime_folder(&library, &work)?;
+        run::execute(&request, &program, &args, Runtime::Racetrack(&folder), &work)?
+    };
+    if let Some(path) = &request.json {
+        let json = serde_json::to_string_pretty(&serde_json::json!({
+            "backend": if cuda { "cuda" } else { "emu" },
+            "exit_code": outcome.status.code(),
+            "findings": outcome.findings,
+        }))?;
+        if path.as_os_str() == "-" {
+            println!("{json}");
+        } else {
+            std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let code = match (outcome.status.code(), outcome.status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => {
+            say(&request, &format!("the program was ended by signal {signal} ({})", signal_name(signal)));
+            128 + signal
+        }
+        _ => 1,
+    };
+    if !cuda {
+        let n = outcome.findings.len();
+        say(&request, &match n {
+            0 => "no findings".to_string(),
+            1 => "1 finding".to_string(),
+            n => format!("{n} findings"),
+        });
+    }
+    Ok(match request.error_exitcode {
+        Some(error_code) if !outcome.findings.is_empty() => ExitCode::from(error_code),
+        _ => ExitCode::from(code.clamp(0, 255) as u8),
+    })
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGSEGV => "SIGSEGV, a bad memory access in the host code",
+        libc::SIGABRT => "SIGABRT, the program aborted",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE, an arithmetic error",
+        libc::SIGKILL => "SIGKILL",
+        _ => "a signal",
     }
 }
 
