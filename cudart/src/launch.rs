@@ -20,6 +20,8 @@ const MAX_BLOCK: [u32; 3] = [1024, 1024, 64];
 const MAX_THREADS: u64 = 1024;
 const MAX_GRID: [u32; 3] = [i32::MAX as u32, 65535, 65535];
 pub const MAX_SHARED: usize = 48 * 1024;
+/// What a kernel may have once it opts in (sm_90: 227 KiB).
+pub const OPT_IN_SHARED: usize = 227 * 1024;
 
 #[unsafe(no_mangle)]
 pub extern "C" fn __cudaPushCallConfiguration(
@@ -108,7 +110,7 @@ pub fn display_name(name: &str) -> String {
     head.strip_prefix("void ").unwrap_or(head).to_string()
 }
 
-fn check_shape(grid: Dim3, block: Dim3, shared: usize) -> ApiResult {
+fn check_shape(grid: Dim3, block: Dim3, shared: usize, max_shared: usize) -> ApiResult {
     let (g, b) = (grid.array(), block.array());
     let threads: u64 = b.iter().map(|&d| d as u64).product();
     let bad = |why: String| {
@@ -147,13 +149,16 @@ fn check_shape(grid: Dim3, block: Dim3, shared: usize) -> ApiResult {
             b[0], b[1], b[2]
         )));
     }
-    if shared > MAX_SHARED {
+    if shared > max_shared {
+        let how = if max_shared == MAX_SHARED {
+            " without cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, …)"
+        } else {
+            ", as cudaFuncSetAttribute set it"
+        };
         return Err(Failure::host(
             errors::INVALID_VALUE,
             "launch the device cannot run",
-            format!(
-                "{shared} bytes of dynamic shared memory (at most {MAX_SHARED} without cudaFuncSetAttribute)"
-            ),
+            format!("{shared} bytes of dynamic shared memory (at most {max_shared}{how})"),
         ));
     }
     Ok(())
@@ -196,8 +201,8 @@ fn launch_at(
             format!("{function:#x} is not a __global__ function of the program"),
         ));
     };
-    let (fatbin, name) = (f.fatbin, f.name.clone());
-    check_shape(grid, block, shared)?;
+    let (fatbin, name, max_shared) = (f.fatbin, f.name.clone(), f.max_dynamic_shared);
+    check_shape(grid, block, shared, max_shared)?;
     let index = stream_index(rt, stream)?;
     let module = register::module(rt, fatbin)?;
     let Some(sizes) = module.param_sizes(&name) else {

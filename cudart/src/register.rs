@@ -78,6 +78,7 @@ pub extern "C" fn __cudaRegisterFunction(
                 Function {
                     fatbin,
                     name: c_str(device_name),
+                    max_dynamic_shared: crate::launch::MAX_SHARED,
                 },
             );
         }

@@ -68,6 +68,9 @@ pub struct Function {
     pub fatbin: usize,
     /// The PTX name (`_Z9histogramPKhiPj`).
     pub name: String,
+    /// Dynamic shared memory a launch may ask for: 48 KiB until the program opts in to more
+    /// (`cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, …)`).
+    pub max_dynamic_shared: usize,
 }
 
 pub struct Variable {
@@ -174,7 +177,11 @@ impl std::fmt::Debug for Runtime {
 pub const HOST_WINDOW: u64 = 0x0000_4000_0000_0000;
 
 fn options_from_env() -> RunOptions {
-    let mut options = RunOptions::default();
+    let mut options = RunOptions {
+        // The launch path checks what a kernel opted in to; the emulator holds what sm_90 can.
+        shared_limit: crate::launch::OPT_IN_SHARED as u32,
+        ..RunOptions::default()
+    };
     if let Ok(schedule) = std::env::var(SCHEDULE_ENV) {
         let (name, seed) = schedule.split_once(':').unwrap_or((&schedule, "0"));
         let seed = seed.parse().unwrap_or(0);

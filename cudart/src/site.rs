@@ -84,9 +84,16 @@ impl Site {
             .filter(|&&ip| ip != 0)
             .map(|&ip| resolve_one(ip))
             .collect();
+        // CUDA's own wrappers are skipped: by their header's lines, or by name in a program
+        // built without line tables.
+        let cudas_own = |p: &Place| match (&p.file, &p.function) {
+            (Some(file), _) => is_cuda_header(file),
+            (None, Some(f)) => ["cuda", "__cuda", "__device_stub"].iter().any(|w| f.starts_with(w)),
+            (None, None) => true,
+        };
         places
             .iter()
-            .find(|p| p.file.as_deref().is_some_and(|f| !is_cuda_header(f)))
+            .find(|p| !cudas_own(p))
             .or(places.first())
             .cloned()
             .map(|p| Place {

@@ -71,7 +71,15 @@ pub struct RunOptions {
     /// blocks on several cores and racecheck runs on cores of its own (see README, "Every
     /// core"); what a launch finds and computes is the same for every value.
     pub threads: u32,
+    /// Bytes of shared memory (static and dynamic together) a block may have: 48 KiB, what a
+    /// launch gets without asking; a CUDA runtime raises it to what the device allows a
+    /// kernel that opts in (227 KiB on sm_90) and checks the opt-in itself.
+    pub shared_limit: u32,
 }
+
+/// Shared memory a block gets without `cudaFuncSetAttribute`: [`RunOptions::shared_limit`]'s
+/// default.
+pub const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 
 /// The environment variable that sets [`RunOptions::threads`] when it is 0 (the command lines'
 /// `--threads` reads it too).
@@ -109,6 +117,7 @@ impl Default for RunOptions {
             bank_conflicts: false,
             memory_model: MemoryModel::Racecheck,
             threads: 0,
+            shared_limit: DEFAULT_SHARED_LIMIT,
         }
     }
 }

@@ -10,7 +10,7 @@ use super::ctx::Ctx;
 use super::devices::OpCheck;
 use super::emulator::Emulator;
 use super::launch_state::{Launch, Watchdog};
-use super::limits::{MAX_ALL_AT_ONCE_THREADS, MAX_REGISTER_BYTES, MAX_SHARED, STALL_ROUNDS};
+use super::limits::{MAX_ALL_AT_ONCE_THREADS, MAX_REGISTER_BYTES, STALL_ROUNDS};
 use super::parallel::{Crew, Dismissal, MOST_WAITING, detector_shards};
 use super::plan::Rounds;
 use super::plan::Waiting;
@@ -135,10 +135,12 @@ impl Emulator {
             return Err(bad(format!("{nblocks} blocks are too many to trace")));
         }
         let total_shared = module.static_shared as u64 + config.dynamic_shared_bytes as u64;
-        if total_shared > MAX_SHARED as u64 {
+        if total_shared > options.shared_limit as u64 {
             return Err(bad(format!(
-                "{} bytes of static + {} bytes of dynamic shared memory exceed 48 KiB",
-                module.static_shared, config.dynamic_shared_bytes
+                "{} bytes of static + {} bytes of dynamic shared memory exceed {} KiB",
+                module.static_shared,
+                config.dynamic_shared_bytes,
+                options.shared_limit / 1024
             )));
         }
         if args.len() != f.params.len() {

@@ -1,6 +1,5 @@
 //! Limits of a launch that the interpreter's rooms share.
 
-pub(crate) const MAX_SHARED: u32 = 48 * 1024;
 /// Backward branches a diverged warp may take while other lanes wait before those lanes get a
 /// turn (independent thread scheduling; see README, "Reconvergence").
 pub(crate) const SPIN_LIMIT: u32 = 64;
