@@ -9,8 +9,9 @@
 //! `racetrack trace FILE.cu … --out trace.json` runs it on the emulator and records every step
 //! (emu/TRACE.md); the book's players replay such traces.
 //!
-//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, cuBLAS, NCCL, mdbook,
-//! Chromium), where each came from, and what to do about what is missing.
+//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, nvcc and its C++
+//! compiler, cuBLAS, NCCL, mdbook, Chromium), where each came from, and what to do about what is
+//! missing.
 
 use std::process::ExitCode;
 
@@ -44,11 +45,12 @@ enum Command {
     /// and every finding, as the JSON trace that the book's players replay (emu/TRACE.md)
     #[command(after_help = check::HELP)]
     Trace(Box<TraceArgs>),
-    /// What this machine has for Racetrack (GPU and driver, NVRTC, CUDA headers, cuBLAS, mdbook,
-    /// Chromium), where each piece came from, and what to do about each one that is missing
+    /// What this machine has for Racetrack (GPU and driver, NVRTC, CUDA headers, nvcc and its C++
+    /// compiler, cuBLAS, mdbook, Chromium), where each piece came from, and what to do about each
+    /// one that is missing
     Doctor {
-        /// Fetch NVRTC and CUDA's headers into Racetrack's cache now if they are missing
-        /// (otherwise that happens the first time something compiles)
+        /// Fetch NVRTC, CUDA's headers and nvcc into Racetrack's cache now if they are missing
+        /// (otherwise that happens the first time something needs them)
         #[arg(long)]
         fetch: bool,
     },
@@ -81,6 +83,7 @@ fn run_doctor(fetch: bool) -> Result<ExitCode> {
     if fetch {
         harness::nvrtc::require_nvrtc()?;
         harness::nvrtc::require_cuda_headers()?;
+        harness::nvcc::require_nvcc()?;
     }
     println!("racetrack doctor: what this machine has for Racetrack\n");
     print!("{}", harness::doctor::Diagnosis::examine());
