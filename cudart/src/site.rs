@@ -88,7 +88,9 @@ impl Site {
         // built without line tables.
         let cudas_own = |p: &Place| match (&p.file, &p.function) {
             (Some(file), _) => is_cuda_header(file),
-            (None, Some(f)) => ["cuda", "__cuda", "__device_stub"].iter().any(|w| f.starts_with(w)),
+            (None, Some(f)) => ["cuda", "__cuda", "__device_stub"]
+                .iter()
+                .any(|w| f.starts_with(w)),
             (None, None) => true,
         };
         places

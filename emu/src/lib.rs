@@ -60,9 +60,8 @@ pub use exec::timing::{LaunchTimings, ThreadBusy};
 pub use memory_model::MemoryModel;
 pub use module::Module;
 pub use options::{
-    DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_SHARED_LIMIT, DEFAULT_STEP_BUDGET, DEFAULT_WATCHDOG_WINDOW,
-    RunOptions,
-    Schedule, THREADS_ENV,
+    DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_SHARED_LIMIT, DEFAULT_STEP_BUDGET,
+    DEFAULT_WATCHDOG_WINDOW, RunOptions, Schedule, THREADS_ENV,
 };
 pub use report::{
     Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,

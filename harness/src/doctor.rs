@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::compile_cache::{CACHE_ENV, CompileCache};
+use crate::nvcc::{self, NvccNotFound};
 use crate::nvrtc::{self, PINNED_VERSION};
 use crate::provision::{self, Piece};
 
@@ -53,6 +54,8 @@ impl Diagnosis {
                 gpu(),
                 nvrtc_row(),
                 headers_row(),
+                nvcc_row(),
+                host_compiler_row(),
                 python_row(),
                 cache_row(),
                 compile_cache_row(),
@@ -174,7 +177,14 @@ fn nvrtc_row() -> Row {
             };
             Row::found(PIECE, format!("{version} at {place}"), note)
         }
-        None => Row::missing(PIECE, fetch_advice(Piece::Nvrtc, "compiles every kernel")),
+        None => Row::missing(
+            PIECE,
+            fetch_advice(
+                Piece::Nvrtc,
+                &nvrtc::searched_places(),
+                "compiles every kernel",
+            ),
+        ),
     }
 }
 
@@ -196,20 +206,64 @@ fn headers_row() -> Row {
         PIECE,
         fetch_advice(
             Piece::Headers,
+            &nvrtc::searched_places(),
             "only `racetrack check` on files that include them needs them",
         ),
     )
 }
 
-fn fetch_advice(piece: Piece, what_for: &str) -> String {
+fn nvcc_row() -> Row {
+    const PIECE: &str = "nvcc";
+    match nvcc::find_nvcc() {
+        Ok(found) => Row::found(
+            PIECE,
+            format!(
+                "{} at {} ({})",
+                found.version,
+                provision::display_path(&found.nvcc),
+                found.found
+            ),
+            "`racetrack run` builds whole programs with it",
+        ),
+        Err(NvccNotFound::Nowhere { searched }) => Row::missing(
+            PIECE,
+            fetch_advice(
+                Piece::Nvcc,
+                &searched,
+                "only `racetrack run` needs it, for whole programs",
+            ),
+        ),
+        Err(refused) => Row::missing(PIECE, refused.to_string()),
+    }
+}
+
+fn host_compiler_row() -> Row {
+    const PIECE: &str = "C++ compiler";
+    match nvcc::host_compiler() {
+        Ok(found) => {
+            let chosen = if found.found == "PATH" {
+                String::new()
+            } else {
+                format!(", chosen by {}", found.found)
+            };
+            Row::found(
+                PIECE,
+                format!("{} at {}{chosen}", found.version, found.path.display()),
+                "nvcc builds the host code of `racetrack run`'s programs with it",
+            )
+        }
+        Err(error) => Row::missing(PIECE, format!("{error}; only `racetrack run` needs it")),
+    }
+}
+
+fn fetch_advice(piece: Piece, searched: &str, what_for: &str) -> String {
     let fetch = if std::env::var_os(provision::OFFLINE_ENV).is_some() {
         format!("{} is set, so it is not fetched", provision::OFFLINE_ENV)
     } else {
         "fetched into Racetrack's cache the first time it is needed (or now: `racetrack doctor --fetch`)".to_string()
     };
     format!(
-        "not found in {} ({what_for}): {fetch}; by hand: `{}`",
-        nvrtc::searched_places(),
+        "not found in {searched} ({what_for}): {fetch}; by hand: `{}`",
         piece.manual_command()
     )
 }
@@ -229,7 +283,7 @@ fn python_row() -> Row {
             Row::found(
                 PIECE,
                 format!("python {python}, {pip}"),
-                "what Racetrack fetches NVRTC and the headers with",
+                "what Racetrack fetches NVRTC, the headers and nvcc with",
             )
         }
         Err(problem) => Row::missing(
@@ -245,7 +299,7 @@ fn cache_row() -> Row {
     const PIECE: &str = "Racetrack's cache";
     match provision::cache_root() {
         Some(root) => {
-            let held: Vec<String> = [Piece::Nvrtc, Piece::Headers]
+            let held: Vec<String> = [Piece::Nvrtc, Piece::Headers, Piece::Nvcc]
                 .into_iter()
                 .filter(|piece| provision::installed(*piece).is_some())
                 .map(Piece::folder_name)
@@ -428,6 +482,8 @@ mod tests {
             "GPU and driver",
             "NVRTC",
             "CUDA headers",
+            "nvcc",
+            "C++ compiler",
             "Compile cache",
             "cuBLAS",
             "mdbook",

@@ -42,6 +42,13 @@ pub enum HarnessError {
     /// CUDA's headers are nowhere and could not be fetched, as for [`HarnessError::NoNvrtc`].
     #[error("{0}")]
     NoCudaHeaders(String),
+    /// nvcc 13.0 is nowhere and could not be fetched, or RACETRACK_NVCC names another: the
+    /// sentence says why and what to do.
+    #[error("{0}")]
+    NoNvcc(String),
+    /// No C++ compiler for nvcc's host code; the sentence says what to install.
+    #[error("{0}")]
+    NoHostCompiler(String),
     #[error("{path} does not compile (NVRTC's log follows):\n{log}")]
     Compile { path: String, log: String },
     #[error(

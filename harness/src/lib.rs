@@ -18,6 +18,7 @@ mod emu_backend;
 pub mod error;
 pub mod kernel;
 pub mod launch;
+pub mod nvcc;
 pub mod nvrtc;
 pub mod provision;
 pub mod ptx;

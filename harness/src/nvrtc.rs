@@ -24,6 +24,13 @@ pub const PINNED_NVRTC: &str = "nvidia-cuda-nvrtc==13.0.88";
 pub const PINNED_RUNTIME: &str = "nvidia-cuda-runtime==13.0.96";
 /// CCCL (libcu++, CUB), which `cooperative_groups.h` includes (`<nv/target>`, `<cuda/atomic>`).
 pub const PINNED_CCCL: &str = "nvidia-cuda-cccl==13.0.85";
+/// nvcc of the same release, for `racetrack run`'s whole programs: the driver and its tools
+/// (`ptxas`, `nvlink`, `fatbinary`, `cudafe++`) …
+pub const PINNED_NVCC: &str = "nvidia-cuda-nvcc==13.0.88";
+/// … `cicc` and libNVVM, which nvcc runs for device code …
+pub const PINNED_NVVM: &str = "nvidia-nvvm==13.0.88";
+/// … and the `crt/` headers every translation unit includes, which nvcc's wheel leaves out.
+pub const PINNED_CRT: &str = "nvidia-cuda-crt==13.0.88";
 pub const PINNED_VERSION: (i32, i32) = (13, 0);
 
 /// The architecture of the PTX the emulator runs and `kernels/ptx/` holds.
@@ -605,13 +612,20 @@ mod tests {
     use super::*;
 
     /// CI proves the fresh-machine path: it installs no NVIDIA wheel itself, so every test that
-    /// compiles gets NVRTC and the headers through [`provision`]; the README names the pins for
-    /// those who install them by hand.
+    /// compiles gets NVRTC, the headers and nvcc through [`provision`]; the README names the
+    /// pins for those who install them by hand.
     #[test]
     fn ci_leaves_the_pinned_wheels_to_racetrack_and_the_readme_names_them() {
         let ci = include_str!("../../.ci/run");
         let readme = include_str!("../../README.md");
-        for pin in [PINNED_NVRTC, PINNED_RUNTIME, PINNED_CCCL] {
+        for pin in [
+            PINNED_NVRTC,
+            PINNED_RUNTIME,
+            PINNED_CCCL,
+            PINNED_NVCC,
+            PINNED_NVVM,
+            PINNED_CRT,
+        ] {
             let (name, version) = pin.split_once("==").unwrap_or((pin, ""));
             assert!(!ci.contains(name), ".ci/run installs {name} itself");
             assert!(
@@ -623,7 +637,7 @@ mod tests {
             ci.contains("XDG_CACHE_HOME"),
             ".ci/run must start from an empty cache"
         );
-        for piece in [Piece::Nvrtc, Piece::Headers] {
+        for piece in [Piece::Nvrtc, Piece::Headers, Piece::Nvcc] {
             assert!(
                 ci.contains(&piece.folder_name()),
                 ".ci/run does not check that {} was fetched",

@@ -1,5 +1,6 @@
-//! Fetching the pinned CUDA pieces Racetrack compiles with (NVRTC, CUDA's headers) into its
-//! per-user cache when they are nowhere else, so that a fresh machine needs only Rust and python3.
+//! Fetching the pinned CUDA pieces Racetrack compiles with (NVRTC, CUDA's headers, nvcc) into
+//! its per-user cache when they are nowhere else, so that a fresh machine needs only Rust and
+//! python3 (and a C++ compiler for nvcc's host code).
 //!
 //! pip does the fetching (`python3 -m pip install --target …`): it knows the user's index, proxy
 //! and mirror settings, which Racetrack must not guess. Each piece is installed into a folder of
@@ -12,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::nvrtc::{PINNED_CCCL, PINNED_NVRTC, PINNED_RUNTIME, PINNED_VERSION};
+use crate::nvrtc::{
+    PINNED_CCCL, PINNED_CRT, PINNED_NVCC, PINNED_NVRTC, PINNED_NVVM, PINNED_RUNTIME, PINNED_VERSION,
+};
 
 /// Set to 1 to never touch the network: a missing piece is an error naming the command to run.
 pub const OFFLINE_ENV: &str = "RACETRACK_OFFLINE";
@@ -25,6 +28,8 @@ pub enum Piece {
     /// CUDA's headers (`cuda_fp16.h`, `cooperative_groups.h`) and CCCL's (libcu++, CUB), for
     /// `racetrack check` on files that include them.
     Headers,
+    /// nvcc with everything it runs and includes, for `racetrack run`'s whole programs.
+    Nvcc,
 }
 
 impl Piece {
@@ -33,6 +38,13 @@ impl Piece {
         match self {
             Self::Nvrtc => &[PINNED_NVRTC],
             Self::Headers => &[PINNED_RUNTIME, PINNED_CCCL],
+            Self::Nvcc => &[
+                PINNED_NVCC,
+                PINNED_NVVM,
+                PINNED_CRT,
+                PINNED_RUNTIME,
+                PINNED_CCCL,
+            ],
         }
     }
 
@@ -41,6 +53,7 @@ impl Piece {
         match self {
             Self::Nvrtc => "NVRTC",
             Self::Headers => "CUDA's headers",
+            Self::Nvcc => "nvcc",
         }
     }
 
@@ -48,6 +61,9 @@ impl Piece {
         match self {
             Self::Nvrtc => "the CUDA compiler every kernel goes through",
             Self::Headers => "the file includes a header that comes with them",
+            Self::Nvcc => {
+                "the CUDA compiler `racetrack run` builds whole programs with (about 270 MB)"
+            }
         }
     }
 
@@ -61,6 +77,7 @@ impl Piece {
         let stem = match self {
             Self::Nvrtc => "nvrtc",
             Self::Headers => "headers",
+            Self::Nvcc => "nvcc",
         };
         format!("{stem}-{}", versions.join("-"))
     }
@@ -98,8 +115,74 @@ impl Piece {
                     Err(format!("it lacks {}", missing.join(", ")))
                 }
             }
+            Self::Nvcc => {
+                let version = crate::nvcc::probe(&cu13.join("bin/nvcc"))
+                    .map_err(|problem| format!("its nvcc {problem}"))?;
+                if version.full != PINNED_NVCC_VERSION {
+                    return Err(format!(
+                        "its nvcc is {}, not {PINNED_NVCC_VERSION}",
+                        version.full
+                    ));
+                }
+                let missing: Vec<&str> = [
+                    "lib64/libcudart.so",
+                    "lib/libcudart.so.13",
+                    "include/cuda_runtime.h",
+                    "include/crt/host_defines.h",
+                    "nvvm/bin/cicc",
+                ]
+                .into_iter()
+                .filter(|file| !cu13.join(file).is_file())
+                .collect();
+                if missing.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!("it lacks {}", missing.join(", ")))
+                }
+            }
         }
     }
+
+    /// What pip's install lacks to be used as it is: nvcc's profile links from `lib64/`, the
+    /// wheels ship `lib/`, and `-cudart shared` asks the linker for `libcudart.so`, of which
+    /// the runtime's wheel ships only the versioned file. Relative links, so the folder can be
+    /// renamed into place.
+    fn finish_install(self, root: &Path) -> Result<(), String> {
+        if self != Self::Nvcc {
+            return Ok(());
+        }
+        let cu13 = root.join("nvidia/cu13");
+        for (link, target) in [
+            (cu13.join("lib64"), "lib"),
+            (cu13.join("lib/libcudart.so"), "libcudart.so.13"),
+        ] {
+            if std::fs::symlink_metadata(&link).is_ok() {
+                continue;
+            }
+            symlink(target, &link)
+                .map_err(|error| format!("cannot link {} to {target} ({error})", link.display()))?;
+        }
+        Ok(())
+    }
+}
+
+/// The nvcc version [`Piece::Nvcc`] installs, as `nvcc --version` prints it after `V`.
+pub const PINNED_NVCC_VERSION: &str = "13.0.88";
+
+#[cfg(unix)]
+fn symlink(target: &str, link: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(not(unix))]
+fn symlink(_target: &str, link: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        format!(
+            "{} needs a symbolic link, which only Unix has here",
+            link.display()
+        ),
+    ))
 }
 
 /// Why a piece could not be provided; each is one sentence with the command to run by hand.
@@ -262,7 +345,10 @@ fn install(piece: Piece, cache: &Path, root: &Path, searched: &str) -> Result<()
     );
     let started = Instant::now();
     run_pip(piece, &staging, searched)?;
-    if let Err(problem) = piece.is_complete(&staging) {
+    if let Err(problem) = piece
+        .finish_install(&staging)
+        .and_then(|()| piece.is_complete(&staging))
+    {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(ProvisionError::Unusable {
             wheels,
@@ -482,6 +568,11 @@ mod tests {
         assert_eq!(Piece::Nvrtc.folder_name(), "nvrtc-13.0.88");
         assert_eq!(Piece::Headers.folder_name(), "headers-13.0.96-13.0.85");
         assert_eq!(
+            Piece::Nvcc.folder_name(),
+            "nvcc-13.0.88-13.0.88-13.0.88-13.0.96-13.0.85"
+        );
+        assert!(PINNED_NVCC.ends_with(PINNED_NVCC_VERSION));
+        assert_eq!(
             Piece::Headers.manual_command(),
             "python3 -m pip install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85"
         );
@@ -494,6 +585,7 @@ mod tests {
         std::fs::create_dir_all(dir.join("nvidia/cu13/include")).unwrap_or_default();
         assert!(Piece::Headers.is_complete(&dir).is_err());
         assert!(Piece::Nvrtc.is_complete(&dir).is_err());
+        assert!(Piece::Nvcc.is_complete(&dir).is_err());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

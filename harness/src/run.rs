@@ -131,10 +131,9 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
             "--json" => request.json = Some(value(&mut i, name, inline)?.into()),
             "--error-exitcode" => {
                 let v = value(&mut i, name, inline)?;
-                request.error_exitcode = Some(
-                    v.parse()
-                        .map_err(|_| bad(format!("--error-exitcode {v}: give a number from 0 to 255")))?,
-                );
+                request.error_exitcode = Some(v.parse().map_err(|_| {
+                    bad(format!("--error-exitcode {v}: give a number from 0 to 255"))
+                })?);
             }
             "--schedule" => {
                 let v = value(&mut i, name, inline)?;
@@ -176,7 +175,11 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
                 }
             }
             "--build-only" => request.build_only = true,
-            _ if rest.is_empty() && binary.is_none() && !arg.starts_with('-') && is_executable(Path::new(arg)) => {
+            _ if rest.is_empty()
+                && binary.is_none()
+                && !arg.starts_with('-')
+                && is_executable(Path::new(arg)) =>
+            {
                 // The binary form: everything after the program is its own.
                 let mut program_args = before[i + 1..].to_vec();
                 program_args.extend(after.iter().cloned());
@@ -201,22 +204,61 @@ fn is_executable(path: &Path) -> bool {
         .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic))
         .is_ok()
         && magic == *b"\x7fELF"
-        && path.extension().is_none_or(|e| e != "o" && e != "so" && e != "a")
+        && path
+            .extension()
+            .is_none_or(|e| e != "o" && e != "so" && e != "a")
 }
 
 /// nvcc flags that take their value as the next argument.
 const FLAGS_WITH_VALUE: &[&str] = &[
-    "-I", "-D", "-U", "-L", "-l", "-o", "-x", "-ccbin", "-Xcompiler", "-Xlinker", "-Xptxas",
-    "-Xnvlink", "-Xfatbin", "-arch", "-code", "-gencode", "-include", "-isystem", "-maxrregcount",
-    "--include-path", "--define-macro", "--library", "--library-path", "--output-file",
-    "--compiler-options", "--linker-options", "--gpu-architecture", "--gpu-code",
-    "--generate-code", "--compiler-bindir", "-std", "--std", "-rdc", "--relocatable-device-code",
+    "-I",
+    "-D",
+    "-U",
+    "-L",
+    "-l",
+    "-o",
+    "-x",
+    "-ccbin",
+    "-Xcompiler",
+    "-Xlinker",
+    "-Xptxas",
+    "-Xnvlink",
+    "-Xfatbin",
+    "-arch",
+    "-code",
+    "-gencode",
+    "-include",
+    "-isystem",
+    "-maxrregcount",
+    "--include-path",
+    "--define-macro",
+    "--library",
+    "--library-path",
+    "--output-file",
+    "--compiler-options",
+    "--linker-options",
+    "--gpu-architecture",
+    "--gpu-code",
+    "--generate-code",
+    "--compiler-bindir",
+    "-std",
+    "--std",
+    "-rdc",
+    "--relocatable-device-code",
 ];
 
 /// Flags Racetrack makes its own choice for, noted and left out.
 const IGNORED: &[&str] = &[
-    "-o", "--output-file", "-arch", "--gpu-architecture", "-code", "--gpu-code", "-gencode",
-    "--generate-code", "-cudart", "--cudart",
+    "-o",
+    "--output-file",
+    "-arch",
+    "--gpu-architecture",
+    "-code",
+    "--gpu-code",
+    "-gencode",
+    "--generate-code",
+    "-cudart",
+    "--cudart",
 ];
 
 /// Libraries that reach a GPU through NVIDIA's driver, beyond the runtime API.
@@ -249,7 +291,9 @@ fn source_program(rest: &[String], args: Vec<String>) -> Result<Program> {
             let library = if name == "-l" {
                 value.clone()
             } else {
-                arg.strip_prefix("-l").filter(|l| !l.is_empty() && !arg.starts_with("-lineinfo")).map(str::to_string)
+                arg.strip_prefix("-l")
+                    .filter(|l| !l.is_empty() && !arg.starts_with("-lineinfo"))
+                    .map(str::to_string)
             };
             if let Some(lib) = library.filter(|l| GPU_LIBRARIES.contains(&l.as_str())) {
                 return Err(bad(format!(
@@ -323,7 +367,8 @@ pub fn our_runtime() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("RACETRACK_CUDART") {
         return Ok(PathBuf::from(path));
     }
-    let exe = std::env::current_exe().map_err(|e| bad(format!("cannot find racetrack itself: {e}")))?;
+    let exe =
+        std::env::current_exe().map_err(|e| bad(format!("cannot find racetrack itself: {e}")))?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     let candidates = [
         dir.join("libcudart.so"),
@@ -337,7 +382,7 @@ pub fn our_runtime() -> Result<PathBuf> {
 }
 
 /// A folder holding `libcudart.so.13`, the name the program asks the loader for.
-fn runtime_folder(library: &Path, work: &Path) -> Result<PathBuf> {
+pub fn prepare_runtime_folder(library: &Path, work: &Path) -> Result<PathBuf> {
     let dir = work.join("cudart");
     std::fs::create_dir_all(&dir).map_err(|e| bad(format!("{}: {e}", dir.display())))?;
     let link = dir.join("libcudart.so.13");
@@ -345,7 +390,8 @@ fn runtime_folder(library: &Path, work: &Path) -> Result<PathBuf> {
     let target = library
         .canonicalize()
         .map_err(|e| bad(format!("{}: {e}", library.display())))?;
-    std::os::unix::fs::symlink(&target, &link).map_err(|e| bad(format!("{}: {e}", link.display())))?;
+    std::os::unix::fs::symlink(&target, &link)
+        .map_err(|e| bad(format!("{}: {e}", link.display())))?;
     Ok(dir)
 }
 
@@ -362,7 +408,12 @@ pub const BUILD_FLAGS: &[&str] = &[
 ];
 
 /// Builds a program from source into `work`, or reuses the build of the same sources and flags.
-pub fn build(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[PathBuf], work: &Path) -> Result<PathBuf> {
+pub fn build(
+    toolchain: &crate::nvcc::Toolchain,
+    flags: &[String],
+    files: &[PathBuf],
+    work: &Path,
+) -> Result<PathBuf> {
     let key = build_key(toolchain, flags, files);
     let out = work.join(format!("prog-{key}"));
     if out.is_file() {
@@ -370,7 +421,12 @@ pub fn build(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[Path
     }
     let partial = work.join(format!("prog-{key}.partial-{}", std::process::id()));
     let mut command = toolchain.command();
-    command.args(BUILD_FLAGS).args(flags).args(files).arg("-o").arg(&partial);
+    command
+        .args(BUILD_FLAGS)
+        .args(flags)
+        .args(files)
+        .arg("-o")
+        .arg(&partial);
     let output = command
         .output()
         .map_err(|e| bad(format!("cannot run {}: {e}", toolchain.nvcc.display())))?;
@@ -391,7 +447,11 @@ pub fn build(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[Path
 fn build_key(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[PathBuf]) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(toolchain.version.as_bytes());
-    for flag in BUILD_FLAGS.iter().copied().chain(flags.iter().map(String::as_str)) {
+    for flag in BUILD_FLAGS
+        .iter()
+        .copied()
+        .chain(flags.iter().map(String::as_str))
+    {
         hasher.update(flag.as_bytes());
         hasher.update(b"\0");
     }
@@ -399,7 +459,10 @@ fn build_key(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[Path
     for file in files {
         hasher.update(file.to_string_lossy().as_bytes());
         hasher.update(&std::fs::read(file).unwrap_or_default());
-        folders.push(file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf));
+        folders.push(
+            file.parent()
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        );
     }
     let mut i = 0;
     while i < flags.len() {
@@ -444,7 +507,14 @@ fn build_key(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[Path
 pub fn missing_functions(program: &Path, runtime: &Path) -> Vec<String> {
     let symbols = |path: &Path, undefined: bool| -> Option<Vec<String>> {
         let mut command = Command::new("nm");
-        command.arg("-D").arg(if undefined { "--undefined-only" } else { "--defined-only" }).arg(path);
+        command
+            .arg("-D")
+            .arg(if undefined {
+                "--undefined-only"
+            } else {
+                "--defined-only"
+            })
+            .arg(path);
         let output = command.output().ok()?;
         output.status.success().then(|| {
             String::from_utf8_lossy(&output.stdout)
@@ -478,7 +548,13 @@ pub fn loads_shared_runtime(program: &Path) -> bool {
 }
 
 /// Runs the program with the environment of the chosen runtime and waits for it.
-pub fn execute(request: &RunRequest, program: &Path, args: &[String], runtime: Runtime<'_>, work: &Path) -> Result<Outcome> {
+pub fn execute(
+    request: &RunRequest,
+    program: &Path,
+    args: &[String],
+    runtime: Runtime<'_>,
+    work: &Path,
+) -> Result<Outcome> {
     let findings_file = work.join(format!("findings-{}.jsonl", std::process::id()));
     let _ = std::fs::remove_file(&findings_file);
     let mut command = Command::new(program);
@@ -487,7 +563,10 @@ pub fn execute(request: &RunRequest, program: &Path, args: &[String], runtime: R
         Runtime::Racetrack(folder) => {
             let library = folder.join("libcudart.so.13");
             command.env("LD_PRELOAD", prepend_env("LD_PRELOAD", &library, " "));
-            command.env("LD_LIBRARY_PATH", prepend_env("LD_LIBRARY_PATH", folder, ":"));
+            command.env(
+                "LD_LIBRARY_PATH",
+                prepend_env("LD_LIBRARY_PATH", folder, ":"),
+            );
             command.env(crate::run::FINDINGS_ENV, &findings_file);
             if let Some(log) = &request.log_file {
                 command.env(LOG_ENV, log);
@@ -506,7 +585,10 @@ pub fn execute(request: &RunRequest, program: &Path, args: &[String], runtime: R
             }
         }
         Runtime::Nvidia(folder) => {
-            command.env("LD_LIBRARY_PATH", prepend_env("LD_LIBRARY_PATH", folder, ":"));
+            command.env(
+                "LD_LIBRARY_PATH",
+                prepend_env("LD_LIBRARY_PATH", folder, ":"),
+            );
         }
     }
     let status = command
@@ -554,8 +636,6 @@ pub fn work_folder() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("racetrack-run"))
 }
 
-pub use runtime_folder as prepare_runtime_folder;
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -572,13 +652,32 @@ mod tests {
         std::fs::write(&file, "int main() {}").unwrap();
         let file = file.to_str().unwrap();
         let request = parse(&os(&[
-            "--json", "out.json", "-I", "include", "-DN=4", "-O3", "-arch=sm_80", file, "-o", "prog",
-            "--error-exitcode", "3", "--", "4096", "--verbose",
+            "--json",
+            "out.json",
+            "-I",
+            "include",
+            "-DN=4",
+            "-O3",
+            "-arch=sm_80",
+            file,
+            "-o",
+            "prog",
+            "--error-exitcode",
+            "3",
+            "--",
+            "4096",
+            "--verbose",
         ]))
         .unwrap();
         assert_eq!(request.json, Some(PathBuf::from("out.json")));
         assert_eq!(request.error_exitcode, Some(3));
-        let Program::Source { flags, files, ignored, args } = request.program else {
+        let Program::Source {
+            flags,
+            files,
+            ignored,
+            args,
+        } = request.program
+        else {
             panic!("a source program")
         };
         assert_eq!(flags, ["-I", "include", "-DN=4", "-O3"]);
@@ -592,7 +691,10 @@ mod tests {
     fn what_cannot_run_is_refused_in_one_sentence() {
         for (args, words) in [
             (&["prog.txt"][..], "not a source file"),
-            (&["--backend", "gpu", "x.cu"][..], "choose auto, emu or cuda"),
+            (
+                &["--backend", "gpu", "x.cu"][..],
+                "choose auto, emu or cuda",
+            ),
             (&["-lcublas", "x.cu"][..], "libcublas reaches the GPU"),
             (&["-rdc=true", "x.cu"][..], "separate compilation"),
             (&["--error-exitcode", "300", "x.cu"][..], "from 0 to 255"),

@@ -1,10 +1,11 @@
-//! Racetrack fetches its pinned NVRTC and CUDA headers itself: concurrent first runs fetch each
-//! once, a half-finished or failed install is never used, and what cannot be fetched is one
-//! sentence with the command to run.
+//! Racetrack fetches its pinned NVRTC, CUDA headers and nvcc itself: concurrent first runs fetch
+//! each once, a half-finished or failed install is never used, what cannot be fetched is one
+//! sentence with the command to run, and the nvcc it installs builds whole programs.
 //!
-//! pip is played by a stand-in `python3` first on `PATH`, which copies the NVRTC and headers this
-//! test process found (fetching them first if need be) and logs each install: no network, and the
-//! machine's own wheels are out of sight (the stand-in knows no site-packages).
+//! pip is played by a stand-in `python3` first on `PATH`, which copies the NVRTC, headers and
+//! nvcc this test process found (fetching them first if need be; nvcc as pip lays out its wheels,
+//! without the links Racetrack adds) and logs each install: no network, and the machine's own
+//! wheels are out of sight (the stand-in knows no site-packages).
 
 // Test helpers panic with context on purpose; a failed unwrap is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -12,6 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use harness::nvcc::{Origin, Toolchain};
 use harness::testing::outputs_of_concurrent;
 
 const FAKE_PYTHON: &str = r#"#!/bin/sh
@@ -35,6 +37,9 @@ if [ -n "$FAKE_PIP_FAIL" ]; then
   exit 1
 fi
 case "$wheels" in
+  *nvidia-cuda-nvcc*)
+    mkdir -p "$target/nvidia" && cp -r "$NVCC_SRC" "$target/nvidia/cu13" &&
+      rm -f "$target/nvidia/cu13/lib64" "$target/nvidia/cu13/lib/libcudart.so" ;;
   *nvrtc*) mkdir -p "$target/nvidia/cu13/lib" && cp "$NVRTC_SRC"/libnvrtc* "$target/nvidia/cu13/lib/" ;;
   *) mkdir -p "$target/nvidia/cu13" && cp -r "$HEADERS_SRC" "$target/nvidia/cu13/include" ;;
 esac
@@ -89,6 +94,7 @@ impl Scene {
             .env_remove("LD_LIBRARY_PATH")
             .env_remove("CUDA_PATH")
             .env_remove("RACETRACK_OFFLINE")
+            .env_remove("RACETRACK_NVCC")
             .env(
                 "PATH",
                 format!("{}:/usr/bin:/bin", self.dir.join("bin").display()),
@@ -96,7 +102,8 @@ impl Scene {
             .env("XDG_CACHE_HOME", self.dir.join("cache"))
             .env("FAKE_PIP_LOG", self.dir.join("pip.log"))
             .env("NVRTC_SRC", &sources.nvrtc_lib)
-            .env("HEADERS_SRC", &sources.include);
+            .env("HEADERS_SRC", &sources.include)
+            .env("NVCC_SRC", &sources.nvcc_root);
         if fail {
             command.env("FAKE_PIP_FAIL", "1");
         }
@@ -110,10 +117,28 @@ impl Drop for Scene {
     }
 }
 
-/// Where this process's NVRTC and CUDA headers are, for the stand-in pip to copy.
+/// Where this process's NVRTC, CUDA headers and nvcc are, for the stand-in pip to copy.
 struct Sources {
     nvrtc_lib: PathBuf,
     include: PathBuf,
+    /// The `nvidia/cu13` folder of a pip-installed nvcc.
+    nvcc_root: PathBuf,
+}
+
+impl Scene {
+    /// NVRTC and the headers already in the scene's cache, linked to this process's own, so
+    /// that `doctor --fetch` goes on to nvcc.
+    fn with_nvrtc_and_headers(self, sources: &Sources) -> Self {
+        for (piece, inner, source) in [
+            ("nvrtc-13.0.88", "lib", &sources.nvrtc_lib),
+            ("headers-13.0.96-13.0.85", "include", &sources.include),
+        ] {
+            let cu13 = self.cache().join(piece).join("nvidia/cu13");
+            std::fs::create_dir_all(&cu13).unwrap();
+            std::os::unix::fs::symlink(source, cu13.join(inner)).unwrap();
+        }
+        self
+    }
 }
 
 fn sources() -> Sources {
@@ -127,19 +152,109 @@ fn sources() -> Sources {
         .into_iter()
         .find(|dir| dir.join("cooperative_groups.h").is_file())
         .expect("a folder with cooperative_groups.h");
+    let nvcc = harness::nvcc::require_nvcc().unwrap_or_else(|error| panic!("{error}"));
+    let nvcc_root = nvcc
+        .nvcc
+        .canonicalize()
+        .unwrap()
+        .ancestors()
+        .nth(2)
+        .map(Path::to_path_buf)
+        .unwrap();
     Sources {
         nvrtc_lib: library.parent().map(Path::to_path_buf).unwrap(),
         include,
+        nvcc_root,
     }
 }
 
-/// A toolkit at the fixed path cannot be hidden from a child process.
-fn toolkit_in_the_way() -> bool {
-    let there = Path::new("/usr/local/cuda/lib64/libnvrtc.so.13").exists();
-    if there {
-        eprintln!("NVRTC is installed under /usr/local/cuda here, so nothing would be fetched");
+/// Whether this machine's nvcc was installed by pip, which the stand-in pip can copy; a
+/// toolkit's has another layout (and is in the way, see [`toolkit_in_the_way`]).
+fn pip_laid_out(sources: &Sources) -> bool {
+    let pip = sources.nvcc_root.join("lib/libcudart.so.13").is_file()
+        && sources.nvcc_root.join("nvvm/bin/cicc").is_file();
+    if !pip {
+        eprintln!(
+            "nvcc here is not laid out as pip installs it ({}), so the stand-in pip cannot copy it",
+            sources.nvcc_root.display()
+        );
     }
-    there
+    pip
+}
+
+/// A toolkit at a fixed path (or nvcc in `/usr/bin`, which the scenes' `PATH` keeps) cannot be
+/// hidden from a child process.
+fn toolkit_in_the_way() -> bool {
+    if Path::new("/usr/local/cuda/lib64/libnvrtc.so.13").exists() {
+        eprintln!("NVRTC is installed under /usr/local/cuda here, so nothing would be fetched");
+        return true;
+    }
+    let nvcc = ["/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc", "/bin/nvcc"]
+        .into_iter()
+        .find(|nvcc| Toolchain::at(Path::new(nvcc), Origin::Toolkit).is_ok());
+    if let Some(nvcc) = nvcc {
+        eprintln!("nvcc 13.0 is installed as {nvcc} here, so it would not be fetched");
+    }
+    nvcc.is_some()
+}
+
+/// Ten lines of a whole program, host code and all, as `racetrack run` will be given.
+const PROGRAM: &str = r#"#include <cstdio>
+__global__ void add_index(int *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] += i;
+}
+int main() {
+    int *x;
+    cudaMalloc(&x, 100 * sizeof(int));
+    add_index<<<4, 32>>>(x, 100);
+    return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
+}
+"#;
+
+/// Builds [`PROGRAM`] in `dir` with `toolchain` against the shared runtime, and checks that the
+/// program asks for `libcudart.so.13` by its soname, as Racetrack's own runtime answers.
+fn builds_a_whole_program(toolchain: &Toolchain, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("program.cu"), PROGRAM).unwrap();
+    let output = toolchain
+        .command()
+        .args(["-cudart", "shared", "-o", "program", "program.cu"])
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|error| panic!("{} does not start: {error}", toolchain.nvcc.display()));
+    assert!(output.status.success(), "{toolchain:?}\n{}", text(&output));
+    let program = std::fs::read(dir.join("program")).unwrap();
+    assert!(program.starts_with(b"\x7fELF"), "not an executable");
+    assert!(
+        program
+            .windows(b"libcudart.so.13\0".len())
+            .any(|window| window == b"libcudart.so.13\0"),
+        "the program does not need libcudart.so.13"
+    );
+}
+
+#[test]
+fn the_toolchain_builds_a_whole_program_against_the_shared_runtime() {
+    // The host compiler first: without one the sentence says what to install.
+    let host = harness::nvcc::host_compiler().unwrap_or_else(|error| panic!("{error}"));
+    assert!(!host.version.is_empty(), "{host:?}");
+    let toolchain = harness::nvcc::require_nvcc().unwrap_or_else(|error| panic!("{error}"));
+    assert!(toolchain.version.starts_with("13.0."), "{toolchain:?}");
+    assert!(
+        toolchain.runtime_lib_dir.join("libcudart.so.13").is_file(),
+        "{toolchain:?}"
+    );
+    assert!(
+        toolchain.include_dir.join("cuda_runtime.h").is_file(),
+        "{toolchain:?}"
+    );
+    let dir = std::env::temp_dir().join(format!(
+        "racetrack-provision-program-{}",
+        std::process::id()
+    ));
+    builds_a_whole_program(&toolchain, &dir);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn text(output: &Output) -> String {
@@ -149,6 +264,15 @@ fn text(output: &Output) -> String {
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)
     )
+}
+
+/// The line of `racetrack doctor`'s output that starts with `start`, or nothing.
+fn row(output: &Output, start: &str) -> String {
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find(|line| line.starts_with(start))
+        .unwrap_or_default()
+        .to_string()
 }
 
 fn staging_left(cache: &Path) -> Vec<String> {
@@ -169,6 +293,9 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
         return;
     }
     let sources = sources();
+    if !pip_laid_out(&sources) {
+        return;
+    }
     let scene = Scene::new("concurrent");
     // What a killed install left behind: removed under the lock, never used.
     let leftover = scene.cache().join(".fetching-nvrtc-13.0.88-999999");
@@ -190,19 +317,30 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
         vec![
             "install nvidia-cuda-nvrtc==13.0.88",
             "install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
+            "install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
         ],
         "each piece is installed once"
     );
-    let announced = outputs
-        .iter()
-        .filter(|output| {
-            String::from_utf8_lossy(&output.stderr).contains("racetrack: fetching NVRTC")
-        })
-        .count();
-    assert_eq!(
-        announced, 1,
-        "one process fetches, the others wait and use it"
-    );
+    for piece in ["NVRTC", "nvcc"] {
+        let announced = outputs
+            .iter()
+            .filter(|output| {
+                String::from_utf8_lossy(&output.stderr)
+                    .contains(&format!("racetrack: fetching {piece} "))
+            })
+            .count();
+        assert_eq!(
+            announced, 1,
+            "one process fetches {piece}, the others wait and use it"
+        );
+    }
+    for output in &outputs {
+        assert!(
+            row(output, "✓ nvcc").contains(" 13.0.88 at "),
+            "{}",
+            text(output)
+        );
+    }
 
     assert!(
         scene
@@ -217,6 +355,23 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
             .is_file()
     );
     assert_eq!(staging_left(&scene.cache()), Vec::<String>::new());
+
+    // The links pip's layout lacks were made, so the installed nvcc needs nothing else.
+    let cu13 = scene
+        .cache()
+        .join("nvcc-13.0.88-13.0.88-13.0.88-13.0.96-13.0.85/nvidia/cu13");
+    assert_eq!(
+        std::fs::read_link(cu13.join("lib64")).unwrap(),
+        Path::new("lib")
+    );
+    let toolchain = Toolchain::at(&cu13.join("bin/nvcc"), Origin::Cache).unwrap();
+    assert_eq!(toolchain.version, "13.0.88");
+    assert!(
+        toolchain.command().get_envs().next().is_none(),
+        "{toolchain:?}"
+    );
+    builds_a_whole_program(&toolchain, &scene.dir.join("program"));
+
     // A later run finds it in the cache and does not ask pip again.
     let again = scene.racetrack(&sources, false).output().unwrap();
     assert!(again.status.success(), "{}", text(&again));
@@ -225,7 +380,7 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
         "{}",
         text(&again)
     );
-    assert_eq!(scene.pip_log().len(), 2);
+    assert_eq!(scene.pip_log().len(), 3);
 }
 
 #[test]
@@ -330,4 +485,65 @@ fn offline_never_runs_pip() {
         text(&output)
     );
     assert!(scene.pip_log().is_empty(), "pip ran: {:?}", scene.pip_log());
+}
+
+#[test]
+fn offline_with_no_nvcc_is_one_line_with_the_command_to_run() {
+    if toolkit_in_the_way() {
+        return;
+    }
+    let sources = sources();
+    let scene = Scene::new("offline-nvcc").with_nvrtc_and_headers(&sources);
+    let output = scene
+        .racetrack(&sources, false)
+        .env("RACETRACK_OFFLINE", "1")
+        .output()
+        .unwrap();
+    harness::testing::assert_one_line_error(
+        &output,
+        "nvcc was not found in CUDA_PATH, /usr/local/cuda, PATH, python3's site-packages (nvidia/cu13) and Racetrack's cache",
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(
+            "RACETRACK_OFFLINE is set, so Racetrack did not fetch it; run `python3 -m pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85`"
+        ),
+        "{}",
+        text(&output)
+    );
+    assert!(scene.pip_log().is_empty(), "pip ran: {:?}", scene.pip_log());
+}
+
+#[test]
+fn racetrack_nvcc_of_another_release_is_refused_not_passed_over() {
+    let sources = sources();
+    let scene = Scene::new("nvcc-12").with_nvrtc_and_headers(&sources);
+    let fake = scene.dir.join("bin/nvcc");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let refusal = format!(
+        "RACETRACK_NVCC is {}, which is nvcc 12.4.131, not 13.0; Racetrack needs nvcc 13.0: point RACETRACK_NVCC at one, or unset it so that Racetrack finds or fetches one",
+        fake.display()
+    );
+    let output = scene
+        .racetrack(&sources, false)
+        .env("RACETRACK_NVCC", &fake)
+        .output()
+        .unwrap();
+    harness::testing::assert_one_line_error(&output, &refusal);
+    assert!(scene.pip_log().is_empty(), "pip ran: {:?}", scene.pip_log());
+    let doctor = scene
+        .racetrack_with(&sources, false, &["doctor"])
+        .env("RACETRACK_NVCC", &fake)
+        .output()
+        .unwrap();
+    assert!(doctor.status.success(), "{}", text(&doctor));
+    assert!(
+        row(&doctor, "✗ nvcc").ends_with(&refusal),
+        "{}",
+        text(&doctor)
+    );
 }

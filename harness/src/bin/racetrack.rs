@@ -9,8 +9,9 @@
 //! `racetrack trace FILE.cu … --out trace.json` runs it on the emulator and records every step
 //! (emu/TRACE.md); the book's players replay such traces.
 //!
-//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, cuBLAS, NCCL, mdbook,
-//! Chromium), where each came from, and what to do about what is missing.
+//! `racetrack doctor` says what this machine has (GPU, NVRTC, CUDA headers, nvcc and its C++
+//! compiler, cuBLAS, NCCL, mdbook, Chromium), where each came from, and what to do about what is
+//! missing.
 
 use std::process::ExitCode;
 
@@ -54,11 +55,12 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "ARGS")]
         args: Vec<std::ffi::OsString>,
     },
-    /// What this machine has for Racetrack (GPU and driver, NVRTC, CUDA headers, cuBLAS, mdbook,
-    /// Chromium), where each piece came from, and what to do about each one that is missing
+    /// What this machine has for Racetrack (GPU and driver, NVRTC, CUDA headers, nvcc and its C++
+    /// compiler, cuBLAS, mdbook, Chromium), where each piece came from, and what to do about each
+    /// one that is missing
     Doctor {
-        /// Fetch NVRTC and CUDA's headers into Racetrack's cache now if they are missing
-        /// (otherwise that happens the first time something compiles)
+        /// Fetch NVRTC, CUDA's headers and nvcc into Racetrack's cache now if they are missing
+        /// (otherwise that happens the first time something needs them)
         #[arg(long)]
         fetch: bool,
     },
@@ -93,7 +95,10 @@ fn say(request: &harness::run::RunRequest, text: &str) {
     let marked: String = text.lines().map(|l| format!("racetrack: {l}\n")).collect();
     match &request.log_file {
         Some(path) => {
-            let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path);
             if let Ok(mut file) = file {
                 let _ = std::io::Write::write_all(&mut file, marked.as_bytes());
             }
@@ -119,9 +124,20 @@ fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
     let work = run::work_folder();
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let (program, args, toolchain) = match &request.program {
-        Program::Source { flags, files, ignored, args } => {
+        Program::Source {
+            flags,
+            files,
+            ignored,
+            args,
+        } => {
             if !ignored.is_empty() {
-                say(&request, &format!("left out {} (Racetrack builds PTX for sm_90, which the emulator runs and a GPU compiles)", ignored.join(", ")));
+                say(
+                    &request,
+                    &format!(
+                        "left out {} (Racetrack builds PTX for sm_90, which the emulator runs and a GPU compiles)",
+                        ignored.join(", ")
+                    ),
+                );
             }
             let toolchain = harness::nvcc::require_nvcc()?;
             let program = run::build(&toolchain, flags, files, &work)?;
@@ -144,18 +160,33 @@ fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
             Some(t) => t,
             None => harness::nvcc::require_nvcc()?,
         };
-        run::execute(&request, &program, &args, Runtime::Nvidia(&toolchain.runtime_lib_dir), &work)?
+        run::execute(
+            &request,
+            &program,
+            &args,
+            Runtime::Nvidia(&toolchain.runtime_lib_dir),
+            &work,
+        )?
     } else {
         let library = run::our_runtime()?;
         let missing = run::missing_functions(&program, &library);
         if !missing.is_empty() {
-            say(&request, &format!(
-                "this program calls {} that Racetrack's runtime does not provide yet; it runs until the first call of one, which ends it",
-                missing.join(", ")
-            ));
+            say(
+                &request,
+                &format!(
+                    "this program calls {} that Racetrack's runtime does not provide yet; it runs until the first call of one, which ends it",
+                    missing.join(", ")
+                ),
+            );
         }
         let folder = run::prepare_runtime_folder(&library, &work)?;
-        run::execute(&request, &program, &args, Runtime::Racetrack(&folder), &work)?
+        run::execute(
+            &request,
+            &program,
+            &args,
+            Runtime::Racetrack(&folder),
+            &work,
+        )?
     };
     if let Some(path) = &request.json {
         let json = serde_json::to_string_pretty(&serde_json::json!({
@@ -173,18 +204,27 @@ fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
     let code = match (outcome.status.code(), outcome.status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => {
-            say(&request, &format!("the program was ended by signal {signal} ({})", signal_name(signal)));
+            say(
+                &request,
+                &format!(
+                    "the program was ended by signal {signal} ({})",
+                    signal_name(signal)
+                ),
+            );
             128 + signal
         }
         _ => 1,
     };
     if !cuda {
         let n = outcome.findings.len();
-        say(&request, &match n {
-            0 => "no findings".to_string(),
-            1 => "1 finding".to_string(),
-            n => format!("{n} findings"),
-        });
+        say(
+            &request,
+            &match n {
+                0 => "no findings".to_string(),
+                1 => "1 finding".to_string(),
+                n => format!("{n} findings"),
+            },
+        );
     }
     Ok(match request.error_exitcode {
         Some(error_code) if !outcome.findings.is_empty() => ExitCode::from(error_code),
@@ -207,6 +247,7 @@ fn run_doctor(fetch: bool) -> Result<ExitCode> {
     if fetch {
         harness::nvrtc::require_nvrtc()?;
         harness::nvrtc::require_cuda_headers()?;
+        harness::nvcc::require_nvcc()?;
     }
     println!("racetrack doctor: what this machine has for Racetrack\n");
     print!("{}", harness::doctor::Diagnosis::examine());
