@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Site(pub [usize; FRAMES]);
 
-const FRAMES: usize = 3;
+const FRAMES: usize = 16;
 
 /// The start of this library in memory: frames inside it are the runtime's own.
 fn own_base() -> usize {
@@ -74,7 +74,9 @@ impl std::fmt::Display for Place {
 impl Site {
     /// The site of a faulting instruction (not a return address).
     pub fn at_pc(pc: usize) -> Site {
-        Site([pc + 1, 0, 0])
+        let mut frames = [0; FRAMES];
+        frames[0] = pc + 1;
+        Site(frames)
     }
 
     pub fn resolve(self) -> Place {
@@ -132,14 +134,21 @@ fn resolve_one(return_address: usize) -> Place {
     }
 }
 
-/// Whether `file` is one of the CUDA toolkit's headers (its folder, or the folder above it,
-/// holds `cuda_runtime_api.h`).
+/// Whether `file` is one of the CUDA toolkit's headers: a folder above it holds
+/// `cuda_runtime_api.h` (CCCL's Thrust and CUB sit deep below the toolkit's `include/`).
 fn is_cuda_header(file: &str) -> bool {
-    let path = std::path::Path::new(file);
-    path.ancestors()
-        .skip(1)
-        .take(2)
-        .any(|dir| dir.join("cuda_runtime_api.h").is_file())
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static SEEN: Mutex<Option<HashMap<std::path::PathBuf, bool>>> = Mutex::new(None);
+    let Some(dir) = std::path::Path::new(file).parent() else {
+        return false;
+    };
+    let mut guard = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = guard.get_or_insert_with(HashMap::new);
+    *seen.entry(dir.to_path_buf()).or_insert_with(|| {
+        dir.ancestors()
+            .any(|d| d.join("cuda_runtime_api.h").is_file())
+    })
 }
 
 /// A path as the user typed it: relative to the working folder when it is under it.

@@ -218,6 +218,20 @@ fn bin_int(op: BinOp, t: Ty, a: u64, b: u64, sat: bool) -> u64 {
             };
         }
         BinOp::CopySign => 0,
+        BinOp::BmskClamp | BinOp::BmskWrap => {
+            let (start, width) = if op == BinOp::BmskClamp {
+                (mask(a, 32).min(32), mask(b, 32).min(32))
+            } else {
+                (a & 0x1f, b & 0x1f)
+            };
+            let from = if start >= 32 { 0 } else { u32::MAX << start };
+            let past = if start + width >= 32 {
+                0
+            } else {
+                u32::MAX << (start + width)
+            };
+            return (from & !past) as u64;
+        }
         BinOp::Mul24Lo | BinOp::Mul24Hi => {
             let product = mul24(a, b, t.signed());
             return if op == BinOp::Mul24Hi {

@@ -238,6 +238,9 @@ pub(crate) enum BinOp {
     /// `mul24.lo`/`mul24.hi`: see [`Int3Op::Mad24`].
     Mul24Lo,
     Mul24Hi,
+    /// `bmsk.clamp`/`bmsk.wrap`: a mask of `b` bits from bit `a` (sm_70; CUB's radix sort).
+    BmskClamp,
+    BmskWrap,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -118,6 +118,24 @@ fn shifts_and_bit_operations() {
     );
 }
 
+/// `bmsk`'s two modes, as the PTX ISA defines them: `.clamp` limits start and width to 32,
+/// `.wrap` keeps their low five bits.
+#[test]
+fn bit_masks_clamp_and_wrap() {
+    let w = words(
+        "bmsk.clamp.b32 %r2, 4, 8; st.global.u32 [%rd39], %r2;
+         bmsk.clamp.b32 %r2, 28, 8; st.global.u32 [%rd39+4], %r2;
+         bmsk.clamp.b32 %r2, 40, 8; st.global.u32 [%rd39+8], %r2;
+         bmsk.clamp.b32 %r2, 0, 40; st.global.u32 [%rd39+12], %r2;
+         bmsk.wrap.b32 %r2, 36, 8; st.global.u32 [%rd39+16], %r2;
+         bmsk.wrap.b32 %r2, 0, 32; st.global.u32 [%rd39+20], %r2;",
+    );
+    assert_eq!(
+        &w[..6],
+        &[0x0000_0FF0, 0xF000_0000, 0, u32::MAX, 0x0000_0FF0, 0]
+    );
+}
+
 #[test]
 fn bit_find_of_unsigned_and_signed_values() {
     let w = words(

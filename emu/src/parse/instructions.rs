@@ -151,8 +151,8 @@ impl Parser {
             | "xor" | "shl" | "shr" | "copysign" | "neg" | "abs" | "not" | "cnot" | "popc"
             | "clz" | "brev" | "bfind" | "sqrt" | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin"
             | "cos" | "tanh" | "mad" | "fma" | "setp" | "set" | "selp" | "slct" | "cvt"
-            | "cvta" | "bfe" | "bfi" | "prmt" | "testp" | "mul24" | "mad24" | "lop3" | "shf"
-            | "dp4a" | "dp2a" | "sad" => self.decode_arith(&o),
+            | "cvta" | "bfe" | "bfi" | "bmsk" | "prmt" | "testp" | "mul24" | "mad24" | "lop3"
+            | "shf" | "dp4a" | "dp2a" | "sad" => self.decode_arith(&o),
             "ld" | "ldu" | "st" | "atom" | "red" | "membar" | "fence" | "prefetch"
             | "prefetchu" | "pmevent" | "nanosleep" => self.decode_memory(&o),
             "bra" | "brx" | "call" | "ret" | "exit" | "trap" => self.decode_control(&o),

@@ -335,6 +335,24 @@ impl Parser {
                     e: self.val(&ops[4], Ty::U32, line)?,
                 }
             }
+            "bmsk" => {
+                nops(3)?;
+                let op = if has("clamp") {
+                    BinOp::BmskClamp
+                } else if has("wrap") {
+                    BinOp::BmskWrap
+                } else {
+                    return Err(unsupported());
+                };
+                Op::Bin {
+                    op,
+                    ty: Ty::B32,
+                    d: self.dreg(&ops[0], line)?,
+                    a: self.val(&ops[1], Ty::U32, line)?,
+                    b: self.val(&ops[2], Ty::U32, line)?,
+                    fm,
+                }
+            }
             "prmt" => {
                 nops(4)?;
                 if mods.len() != 1 {
