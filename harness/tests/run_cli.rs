@@ -1,0 +1,298 @@
+//! `racetrack run` end to end: whole programs built by nvcc, run with their own `main` on
+//! Racetrack's CUDA runtime. Fixed programs print their answer and report nothing; broken ones
+//! are reported at their `// BUG:` line, kernel-side and host-side alike. With
+//! `RACETRACK_BACKEND=cuda` each program also runs with NVIDIA's runtime on the GPU, and a fixed
+//! program must print the same there.
+
+use std::path::{Path, PathBuf};
+
+use harness::kernel::line_of_marker;
+use harness::ptx::workspace_root;
+use serde_json::Value;
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    findings: Vec<Value>,
+}
+
+fn racetrack_run(dir: &Path, args: &[&str]) -> Ran {
+    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "run_cli-{}-{}.json",
+        std::process::id(),
+        std::thread::current()
+            .name()
+            .unwrap_or("main")
+            .replace("::", "-")
+    ));
+    let _ = std::fs::remove_file(&json);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_racetrack"))
+        .current_dir(dir)
+        .arg("run")
+        .args(if args.contains(&"--backend") {
+            &[][..]
+        } else {
+            &["--backend", "emu"][..]
+        })
+        .arg("--json")
+        .arg(&json)
+        .args(args)
+        .output()
+        .expect("racetrack runs");
+    let findings = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|v| v["findings"].as_array().cloned())
+        .unwrap_or_default();
+    Ran {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        findings,
+    }
+}
+
+/// What a program's header says it is.
+struct Contract {
+    broken: Option<String>,
+    bug_line: Option<u32>,
+    args: Vec<String>,
+}
+
+fn contract(path: &Path) -> Contract {
+    let source = std::fs::read_to_string(path).expect("program source");
+    let first = source.lines().next().unwrap_or_default();
+    let broken = first
+        .strip_prefix("// BROKEN(")
+        .and_then(|rest| rest.split_once(')'))
+        .map(|(kind, _)| kind.to_string());
+    let args = source
+        .lines()
+        .find_map(|l| l.strip_prefix("// Run: "))
+        .map(|run| run.split_whitespace().skip(1).map(str::to_string).collect())
+        .unwrap_or_default();
+    Contract {
+        broken,
+        bug_line: line_of_marker(&source, "// BUG:"),
+        args,
+    }
+}
+
+/// Whether a finding names `line`: a kernel's line, or the host line of the call or launch.
+fn names_line(finding: &Value, line: u32) -> bool {
+    finding["lines"]
+        .as_array()
+        .is_some_and(|lines| lines.iter().any(|l| l.as_u64() == Some(line as u64)))
+        || finding["host"]
+            .as_str()
+            .is_some_and(|host| host.ends_with(&format!(":{line}")))
+}
+
+fn kind_matches(finding: &Value, broken: &str) -> bool {
+    let kind = finding["kind"].as_str().unwrap_or_default();
+    match broken {
+        "race" => kind.contains("race"),
+        "out-of-bounds" => kind.contains("out-of-bounds"),
+        // A host-side bug: anything but the kernel checkers' kinds.
+        "host" | "launch" => !kind.contains("race") && !kind.contains("out-of-bounds"),
+        _ => true,
+    }
+}
+
+fn check_program(dir: &Path, file: &str) {
+    let path = dir.join(file);
+    let c = contract(&path);
+    let mut args = vec![file];
+    args.push("--");
+    args.extend(c.args.iter().map(String::as_str));
+    let ran = racetrack_run(dir, &args);
+    let context = format!(
+        "{file}: exit {}\nstdout:\n{}\nstderr:\n{}",
+        ran.code, ran.stdout, ran.stderr
+    );
+    assert!(!ran.stderr.contains("panicked"), "{context}");
+    match &c.broken {
+        None => {
+            assert_eq!(ran.code, 0, "{context}");
+            assert!(ran.findings.is_empty(), "{context}");
+            assert!(ran.stderr.contains("racetrack: no findings"), "{context}");
+        }
+        Some(kind) if kind != "wrong-result" => {
+            let line = c.bug_line.expect("a broken program marks its // BUG: line");
+            assert!(
+                ran.findings
+                    .iter()
+                    .any(|f| names_line(f, line) && kind_matches(f, kind)),
+                "{kind} at line {line} expected: {context}"
+            );
+            // Every line Racetrack wrote is marked as Racetrack's.
+            for l in ran
+                .stderr
+                .lines()
+                .filter(|l| l.contains("race (") || l.contains("out-of-bounds"))
+            {
+                assert!(l.starts_with("racetrack: "), "{l}");
+            }
+        }
+        Some(_) => assert_ne!(ran.code, 0, "a wrong result must fail: {context}"),
+    }
+    if c.broken.is_none() && gpu_here() {
+        let mut on_gpu = vec!["--backend", "cuda"];
+        on_gpu.extend(args.iter().copied());
+        let gpu = racetrack_run(dir, &on_gpu);
+        assert_eq!(gpu.code, ran.code, "{file} on the GPU: {}", gpu.stderr);
+        assert_eq!(
+            gpu.stdout, ran.stdout,
+            "{file}: the GPU and the emulator printed differently"
+        );
+    }
+}
+
+/// Whether the GPU side of the comparison runs: once per test binary.
+fn gpu_here() -> bool {
+    static GPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *GPU.get_or_init(harness::testing::gpu_for_test)
+}
+
+fn programs_in(dir: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .expect("programs folder")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with(".cu"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Host-side bugs, one program each: a host pointer in a launch, a copy past an allocation's
+/// end, a freed pointer, a kernel racing an async copy on another stream, a launch no GPU
+/// runs; and one fixed program using streams, events, symbols and pinned memory.
+#[test]
+fn host_side_programs_are_reported_at_their_line() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    for file in programs_in(&dir) {
+        check_program(&dir, &file);
+    }
+}
+
+#[test]
+fn a_fixed_program_prints_its_answer_and_exits_with_its_own_code() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let ran = racetrack_run(&dir, &["fixed_streams.cu", "--", "300"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(
+        ran.stdout,
+        "scale ran with 2 blocks\nn = 300, total = 134550.0, expected 134550.0, calls = 1\nno error\n"
+    );
+}
+
+#[test]
+fn error_exitcode_replaces_the_programs_code_only_when_a_checker_reported() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let racy = racetrack_run(&dir, &["--error-exitcode", "9", "stream_race.cu"]);
+    assert_eq!(racy.code, 9, "{}", racy.stderr);
+    let clean = racetrack_run(&dir, &["--error-exitcode", "9", "fixed_streams.cu"]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+}
+
+#[test]
+fn log_file_takes_racetracks_lines_and_leaves_the_programs_stderr_alone() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_cli-log.txt");
+    let _ = std::fs::remove_file(&log);
+    let ran = racetrack_run(
+        &dir,
+        &["--log-file", log.to_str().unwrap(), "copy_past_end.cu"],
+    );
+    assert!(ran.stderr.is_empty(), "{}", ran.stderr);
+    assert_eq!(ran.stdout, "cudaErrorInvalidValue\n");
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    assert!(
+        logged.contains("racetrack: copy past the end of an allocation"),
+        "{logged}"
+    );
+    assert!(
+        logged.lines().all(|l| l.starts_with("racetrack: ")),
+        "{logged}"
+    );
+}
+
+/// A binary built by plain nvcc (compressed PTX for nvcc's default architecture, no line
+/// tables): its kernels still run, and findings name the function for want of a line.
+#[test]
+fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let toolchain = harness::nvcc::require_nvcc().expect("nvcc");
+    let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_cli-stream_race");
+    let built = toolchain
+        .command()
+        .args(["-cudart", "shared", "-o"])
+        .arg(&exe)
+        .arg(dir.join("stream_race.cu"))
+        .output()
+        .expect("nvcc runs");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let ran = racetrack_run(&dir, &[exe.to_str().unwrap()]);
+    assert_eq!(ran.stdout, "sum = 256\n", "{}", ran.stderr);
+    assert_eq!(ran.findings.len(), 1, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("at main (build with -g for its line)"),
+        "{}",
+        ran.stderr
+    );
+}
+
+#[test]
+fn what_cannot_be_built_or_run_is_one_line() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_cli-bad");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("static.cu"), "int main() { return 0; }\n").unwrap();
+    let toolchain = harness::nvcc::require_nvcc().expect("nvcc");
+    let exe = dir.join("static");
+    let built = toolchain
+        .command()
+        .arg("-o")
+        .arg(&exe)
+        .arg(dir.join("static.cu"))
+        .output()
+        .expect("nvcc runs");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    for (args, words) in [
+        (vec![exe.to_str().unwrap().to_string()], "-cudart static"),
+        (vec!["nothing.cu".to_string()], "no such file"),
+        (
+            vec!["-lcublas".to_string(), "static.cu".to_string()],
+            "libcublas",
+        ),
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let ran = racetrack_run(&dir, &args);
+        assert_eq!(ran.code, 1, "{args:?}: {}", ran.stderr);
+        assert!(ran.stderr.starts_with("error: "), "{}", ran.stderr);
+        assert!(ran.stderr.contains(words), "{args:?}: {}", ran.stderr);
+        assert_eq!(ran.stderr.trim_end().lines().count(), 1, "{}", ran.stderr);
+    }
+    std::fs::write(
+        dir.join("typo.cu"),
+        "int main() { return undefined_name; }\n",
+    )
+    .unwrap();
+    let ran = racetrack_run(&dir, &["typo.cu"]);
+    assert_eq!(ran.code, 1);
+    assert!(
+        ran.stderr.contains("nvcc could not build the program"),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stderr.contains("typo.cu(1)"), "{}", ran.stderr);
+}
