@@ -15,6 +15,7 @@ pub fn install() {
         unsafe {
             libc::atexit(at_exit);
         }
+        crate::managed::reserve();
         install_crash_handler();
     });
 }
@@ -23,6 +24,7 @@ extern "C" fn at_exit() {
     let _ = std::panic::catch_unwind(|| {
         let mut guard = lock();
         if let Some(rt) = guard.as_mut() {
+            crate::managed::open(rt);
             crate::streams::host_waits_for_all(rt);
             crate::out::program_stdout(&std::mem::take(&mut rt.printf));
             crate::out::flush_program_stdout();
@@ -35,7 +37,7 @@ fn install_crash_handler() {
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_crash as usize;
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_RESETHAND;
+        action.sa_flags = libc::SA_SIGINFO;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGSEGV, &action, std::ptr::null_mut());
         libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
@@ -46,12 +48,17 @@ fn install_crash_handler() {
 /// lets the signal end the process as it would have.
 extern "C" fn on_crash(signal: i32, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
     // SAFETY: the kernel hands a valid siginfo and ucontext to an SA_SIGINFO handler.
-    let (address, pc) = unsafe {
+    let (address, pc, wrote) = unsafe {
         let address = (*info).si_addr() as u64;
         let uc = context as *const libc::ucontext_t;
         let pc = (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
-        (address, pc)
+        // The page fault's error code: bit 1 is set for a write.
+        let wrote = (*uc).uc_mcontext.gregs[libc::REG_ERR as usize] & 2 != 0;
+        (address, pc, wrote)
     };
+    if crate::managed::on_fault(address, pc, wrote) {
+        return;
+    }
     // The lock may be held by the crashing thread itself: never wait for it.
     if let Ok(mut guard) = crate::runtime::try_lock()
         && let Some(rt) = guard.as_mut()
@@ -74,8 +81,9 @@ extern "C" fn on_crash(signal: i32, info: *mut libc::siginfo_t, context: *mut li
         );
         rt.out.record(&json);
     }
-    // SAFETY: SA_RESETHAND restored the default action; raising it again ends the process.
+    // SAFETY: the default action restored, raising the signal again ends the process.
     unsafe {
+        libc::signal(signal, libc::SIG_DFL);
         libc::raise(signal);
     }
 }

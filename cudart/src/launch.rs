@@ -266,6 +266,7 @@ fn launch_at(
         site,
     };
     take_report(rt, Some(&launch), report);
+    crate::managed::launched(rt, site);
     Ok(())
 }
 

@@ -12,6 +12,7 @@ pub mod errors;
 mod exit;
 pub mod fatbin;
 pub mod launch;
+mod managed;
 pub mod memory;
 mod out;
 pub mod register;

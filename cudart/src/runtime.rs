@@ -163,6 +163,9 @@ pub struct Runtime {
     pub started: Instant,
     pub host_window_next: u64,
     pub places: HashMap<usize, Place>,
+    /// Set by a launch while managed memory exists, until the host synchronizes: the launch's
+    /// site (see `managed.rs`).
+    pub managed_launch: Option<Option<Site>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -252,6 +255,7 @@ impl Runtime {
             started: Instant::now(),
             host_window_next: HOST_WINDOW,
             places: HashMap::new(),
+            managed_launch: None,
         }
     }
 
@@ -285,11 +289,13 @@ pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
             crate::exit::install();
             Runtime::new()
         });
+        crate::managed::open(rt);
         let result = if rt.sticky != errors::SUCCESS && !name.starts_with("cudaGetError") {
             Err(Failure::code(rt.sticky))
         } else {
             call(rt)
         };
+        crate::managed::close(rt);
         match result {
             Ok(()) => errors::SUCCESS,
             Err(failure) => {
@@ -331,7 +337,10 @@ pub fn query<T>(fallback: T, call: impl FnOnce(&mut Runtime) -> T) -> T {
             crate::exit::install();
             Runtime::new()
         });
-        call(rt)
+        crate::managed::open(rt);
+        let answer = call(rt);
+        crate::managed::close(rt);
+        answer
     }))
     .unwrap_or(fallback)
 }

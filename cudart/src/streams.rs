@@ -82,6 +82,7 @@ pub fn host_waits_for(rt: &mut Runtime, index: usize) -> ApiResult {
     rt.emu
         .synchronize_stream(rt.streams[index].id)
         .map_err(emu_failure)?;
+    crate::managed::synchronized(rt);
     deliver_printf(rt);
     Ok(())
 }
@@ -92,6 +93,7 @@ pub fn host_waits_for_all(rt: &mut Runtime) {
     if let Ok(report) = rt.emu.synchronize() {
         crate::launch::take_report(rt, None, report);
     }
+    crate::managed::synchronized(rt);
     deliver_printf(rt);
 }
 
@@ -325,6 +327,7 @@ pub extern "C" fn cudaEventSynchronize(event: *mut c_void) -> i32 {
             // The host waits for the work before the record: with work run as it is queued,
             // that is every stream's, and nothing later is ordered by it.
             let _ = rt.emu.synchronize_stream(rt.streams[rt.legacy[0]].id);
+            crate::managed::synchronized(rt);
             deliver_printf(rt);
         }
         Ok(())
