@@ -24,7 +24,11 @@ fn page_round(size: usize) -> usize {
 
 /// After a launch: managed memory is the kernel's until the host synchronizes.
 pub fn launched(rt: &mut Runtime, site: Option<Site>) {
-    if rt.allocations.values().any(|a| a.kind == AllocKind::Managed) {
+    if rt
+        .allocations
+        .values()
+        .any(|a| a.kind == AllocKind::Managed)
+    {
         rt.managed_launch = Some(site);
     }
 }
@@ -39,7 +43,13 @@ pub fn open(rt: &mut Runtime) {
     let mut protected = PROTECTED.lock().unwrap_or_else(|p| p.into_inner());
     for (base, len) in protected.drain(..) {
         // SAFETY: `base..base + len` is a mapping `memory::map_host` made.
-        unsafe { libc::mprotect(base as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) };
+        unsafe {
+            libc::mprotect(
+                base as *mut libc::c_void,
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+            )
+        };
     }
     drop(protected);
     report_faults(rt);
@@ -52,7 +62,11 @@ pub fn close(rt: &Runtime) {
         return;
     }
     let mut protected = PROTECTED.lock().unwrap_or_else(|p| p.into_inner());
-    for (&base, a) in rt.allocations.iter().filter(|(_, a)| a.kind == AllocKind::Managed) {
+    for (&base, a) in rt
+        .allocations
+        .iter()
+        .filter(|(_, a)| a.kind == AllocKind::Managed)
+    {
         let len = page_round(a.size);
         // SAFETY: as above.
         if unsafe { libc::mprotect(base as *mut libc::c_void, len, libc::PROT_NONE) } == 0 {
@@ -75,7 +89,13 @@ pub fn on_fault(address: u64, pc: usize, wrote: bool) -> bool {
     };
     let (base, len) = protected.swap_remove(i);
     // SAFETY: mprotect is async-signal-safe; the range is a mapping the runtime made.
-    unsafe { libc::mprotect(base as *mut libc::c_void, len, libc::PROT_READ | libc::PROT_WRITE) };
+    unsafe {
+        libc::mprotect(
+            base as *mut libc::c_void,
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+        )
+    };
     if let Ok(mut faults) = FAULTS.try_lock()
         && faults.len() < faults.capacity()
     {

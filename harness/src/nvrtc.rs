@@ -31,6 +31,10 @@ pub const PINNED_NVCC: &str = "nvidia-cuda-nvcc==13.0.88";
 pub const PINNED_NVVM: &str = "nvidia-nvvm==13.0.88";
 /// … and the `crt/` headers every translation unit includes, which nvcc's wheel leaves out.
 pub const PINNED_CRT: &str = "nvidia-cuda-crt==13.0.88";
+/// `cuda_profiler_api.h` (`cudaProfilerStart`), which NVIDIA's samples include.
+pub const PINNED_PROFILER_API: &str = "nvidia-cuda-profiler-api==13.0.85";
+/// NVTX's headers (`nvtx3/nvToolsExt.h`), which programs that mark ranges for a profiler include.
+pub const PINNED_NVTX: &str = "nvidia-nvtx==13.0.85";
 pub const PINNED_VERSION: (i32, i32) = (13, 0);
 
 /// The architecture of the PTX the emulator runs and `kernels/ptx/` holds.
@@ -625,6 +629,8 @@ mod tests {
             PINNED_NVCC,
             PINNED_NVVM,
             PINNED_CRT,
+            PINNED_PROFILER_API,
+            PINNED_NVTX,
         ] {
             let (name, version) = pin.split_once("==").unwrap_or((pin, ""));
             assert!(!ci.contains(name), ".ci/run installs {name} itself");

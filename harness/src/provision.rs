@@ -14,7 +14,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::nvrtc::{
-    PINNED_CCCL, PINNED_CRT, PINNED_NVCC, PINNED_NVRTC, PINNED_NVVM, PINNED_RUNTIME, PINNED_VERSION,
+    PINNED_CCCL, PINNED_CRT, PINNED_NVCC, PINNED_NVRTC, PINNED_NVTX, PINNED_NVVM,
+    PINNED_PROFILER_API, PINNED_RUNTIME, PINNED_VERSION,
 };
 
 /// Set to 1 to never touch the network: a missing piece is an error naming the command to run.
@@ -44,6 +45,8 @@ impl Piece {
                 PINNED_CRT,
                 PINNED_RUNTIME,
                 PINNED_CCCL,
+                PINNED_PROFILER_API,
+                PINNED_NVTX,
             ],
         }
     }

@@ -376,7 +376,14 @@ pub fn our_runtime() -> Result<PathBuf> {
         dir.join("../libcudart.so"),
         dir.join("../deps/libcudart.so"),
     ];
-    candidates.into_iter().find(|p| p.is_file()).ok_or_else(|| {
+    // `cargo build -p racetrack-cudart` leaves one beside racetrack, a build of the harness one
+    // in deps/: the newer is the one that matches the sources.
+    candidates
+        .into_iter()
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .max_by_key(|(modified, _)| *modified)
+        .map(|(_, p)| p)
+        .ok_or_else(|| {
         bad("Racetrack's CUDA runtime (libcudart.so) is not built beside racetrack: run `cargo build -p racetrack-cudart`")
     })
 }

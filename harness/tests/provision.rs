@@ -359,7 +359,7 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
     // The links pip's layout lacks were made, so the installed nvcc needs nothing else.
     let cu13 = scene
         .cache()
-        .join("nvcc-13.0.88-13.0.88-13.0.88-13.0.96-13.0.85/nvidia/cu13");
+        .join("nvcc-13.0.88-13.0.88-13.0.88-13.0.96-13.0.85-13.0.85-13.0.85/nvidia/cu13");
     assert_eq!(
         std::fs::read_link(cu13.join("lib64")).unwrap(),
         Path::new("lib")

@@ -450,7 +450,15 @@ impl Ctx<'_> {
                          apart, as a GPU may since Volta: __syncwarp() between them orders them"
                     ));
                 }
-                if let Some(gap) = hit.gap.filter(|g| !same_block && g.scope == Scope::Cta) {
+                if let Some(gap) = hit.gap.filter(|g| g.awaits_fence) {
+                    why.push_str(&format!(
+                        "; {} at {} took what the other side released, but an atomic without \
+                         .acquire acquires only with a fence after it: __threadfence() right \
+                         after it (after a lock's spin) orders them",
+                        self.op_name(gap.pc),
+                        self.src(gap.pc),
+                    ));
+                } else if let Some(gap) = hit.gap.filter(|g| !same_block && g.scope == Scope::Cta) {
                     why.push_str(&format!(
                         "; {} at {} has block scope, which orders only within one block — with \
                          device scope ({}) it would order them",

@@ -183,6 +183,9 @@ pub(crate) struct Gap {
     /// fence.
     pub pc: u32,
     pub scope: Scope,
+    /// The thread's own relaxed atomic took in a release that only a fence after it acquires
+    /// (a lock taken with `atomicCAS` and no `__threadfence()` after the spin).
+    pub awaits_fence: bool,
 }
 
 /// A detected conflict: the earlier access and the hazard.

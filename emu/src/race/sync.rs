@@ -23,7 +23,11 @@ impl Race {
             self.tvc[t].join(&seen);
         } else {
             if !self.seen_gpu[t].0.is_empty() {
-                self.gap[t] = Some(Gap { pc, scope });
+                self.gap[t] = Some(Gap {
+                    pc,
+                    scope,
+                    awaits_fence: false,
+                });
             }
             self.cta_fence[t] = pc;
         }
@@ -79,7 +83,20 @@ impl Race {
                 }
                 into(self, DEVICE);
             } else if global && self.sync.contains_key(&(k, word, DEVICE)) {
-                self.gap[t] = Some(Gap { pc, scope });
+                self.gap[t] = Some(Gap {
+                    pc,
+                    scope,
+                    awaits_fence: false,
+                });
+            }
+            if acquire == Acquire::AtNextFence
+                && (!self.seen[t].0.is_empty() || !self.seen_gpu[t].0.is_empty())
+            {
+                self.gap[t] = Some(Gap {
+                    pc,
+                    scope,
+                    awaits_fence: true,
+                });
             }
             if global
                 && let Some(&(releaser, release_pc)) = self.cta_release.get(&(k, word))
@@ -88,6 +105,7 @@ impl Race {
                 self.gap[t] = Some(Gap {
                     pc: release_pc,
                     scope: Scope::Cta,
+                    awaits_fence: false,
                 });
             }
         }

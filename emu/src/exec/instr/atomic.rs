@@ -37,13 +37,17 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 sync: *acquire || *release || polls,
                 silent: false,
             };
-            // The PTX model acquires only with `.acquire` or a fence after; racecheck is lenient
-            // (see README).
-            let acquires = if *acquire || ctx.opts.memory_model == MemoryModel::Racecheck {
-                race::Acquire::Now
-            } else {
-                race::Acquire::AtNextFence
-            };
+            // The PTX model acquires only with `.acquire` or a fence after. Racecheck is
+            // lenient with atomics (see README), except the one that takes a lock: a spinning
+            // `atomicCAS`/`atomicExch` acquires only with a fence after it whose scope reaches
+            // the last holder, or two critical sections race.
+            let takes_lock = polls && matches!(op, AtomOp::Cas | AtomOp::Exch);
+            let acquires =
+                if *acquire || (ctx.opts.memory_model == MemoryModel::Racecheck && !takes_lock) {
+                    race::Acquire::Now
+                } else {
+                    race::Acquire::AtNextFence
+                };
             let tracing = ctx.trace.is_some();
             lanes!(exec, l, {
                 let a = ctx.addr(w, addr, l);
