@@ -457,5 +457,7 @@ pub extern "C" fn cudaHostRegister(_ptr: *mut c_void, _size: usize, _flags: c_ui
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cudaHostUnregister(_ptr: *mut c_void) -> i32 {
-    api("cudaHostUnregister", |_| Err(Failure::code(errors::INVALID_VALUE)))
+    api("cudaHostUnregister", |_| {
+        Err(Failure::code(errors::INVALID_VALUE))
+    })
 }

@@ -162,7 +162,9 @@ pub struct Runtime {
     pub findings: usize,
     pub started: Instant,
     pub host_window_next: u64,
-    pub places: HashMap<usize, Place>,
+    /// Sites resolved so far, by all their frames: CUDA's C++ wrappers share their innermost
+    /// frame among every call of them.
+    pub places: HashMap<Site, Place>,
     /// Set by a launch while managed memory exists, until the host synchronizes: the launch's
     /// site (see `managed.rs`).
     pub managed_launch: Option<Option<Site>>,
@@ -265,7 +267,7 @@ impl Runtime {
             return Place::default();
         };
         self.places
-            .entry(site.0[0])
+            .entry(site)
             .or_insert_with(|| site.resolve())
             .clone()
     }

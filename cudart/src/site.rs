@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 /// Return addresses in the program, innermost first, resolved to a line only when a report
 /// needs it. A few frames are kept: at -O0 CUDA's C++ wrappers (`cudaMalloc<T>`) are calls of
 /// their own, and the line a report names is the program's call of them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Site(pub [usize; FRAMES]);
 
 const FRAMES: usize = 16;

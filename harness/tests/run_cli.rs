@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use harness::kernel::line_of_marker;
-use harness::ptx::workspace_root;
+use harness::ptx::{workspace_binary, workspace_root};
 use serde_json::Value;
 
 struct Ran {
@@ -17,8 +17,16 @@ struct Ran {
     findings: Vec<Value>,
 }
 
+/// A folder for what the tests write: the system's, so that staged test binaries on a GPU
+/// machine (where this build's target folder is not) have one too.
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join("racetrack-run_cli");
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    dir
+}
+
 fn racetrack_run(dir: &Path, args: &[&str]) -> Ran {
-    let json = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+    let json = scratch().join(format!(
         "run_cli-{}-{}.json",
         std::process::id(),
         std::thread::current()
@@ -27,7 +35,7 @@ fn racetrack_run(dir: &Path, args: &[&str]) -> Ran {
             .replace("::", "-")
     ));
     let _ = std::fs::remove_file(&json);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_racetrack"))
+    let output = std::process::Command::new(workspace_binary(env!("CARGO_BIN_EXE_racetrack")))
         .current_dir(dir)
         .arg("run")
         .args(if args.contains(&"--backend") {
@@ -58,6 +66,8 @@ struct Contract {
     broken: Option<String>,
     bug_line: Option<u32>,
     args: Vec<String>,
+    /// `// Devices: N`: how many GPUs the program needs.
+    devices: Option<String>,
 }
 
 fn contract(path: &Path) -> Contract {
@@ -72,10 +82,15 @@ fn contract(path: &Path) -> Contract {
         .find_map(|l| l.strip_prefix("// Run: "))
         .map(|run| run.split_whitespace().skip(1).map(str::to_string).collect())
         .unwrap_or_default();
+    let devices = source
+        .lines()
+        .find_map(|l| l.strip_prefix("// Devices: "))
+        .map(|n| n.trim().to_string());
     Contract {
         broken,
         bug_line: line_of_marker(&source, "// BUG:"),
         args,
+        devices,
     }
 }
 
@@ -93,7 +108,7 @@ fn kind_matches(finding: &Value, broken: &str) -> bool {
     let kind = finding["kind"].as_str().unwrap_or_default();
     match broken {
         "race" => kind.contains("race"),
-        "out-of-bounds" => kind.contains("out-of-bounds"),
+        "out of bounds" | "out-of-bounds" => kind.contains("out-of-bounds"),
         // A host-side bug: anything but the kernel checkers' kinds.
         "host" | "launch" => !kind.contains("race") && !kind.contains("out-of-bounds"),
         _ => true,
@@ -103,7 +118,11 @@ fn kind_matches(finding: &Value, broken: &str) -> bool {
 fn check_program(dir: &Path, file: &str) {
     let path = dir.join(file);
     let c = contract(&path);
-    let mut args = vec![file];
+    let mut args = Vec::new();
+    if let Some(devices) = &c.devices {
+        args.extend(["--devices", devices.as_str()]);
+    }
+    args.push(file);
     args.push("--");
     args.extend(c.args.iter().map(String::as_str));
     let ran = racetrack_run(dir, &args);
@@ -137,7 +156,9 @@ fn check_program(dir: &Path, file: &str) {
         }
         Some(_) => assert_ne!(ran.code, 0, "a wrong result must fail: {context}"),
     }
-    if c.broken.is_none() && gpu_here() {
+    if c.broken.is_none()
+        && gpus_here() >= c.devices.as_deref().map_or(1, |n| n.parse().unwrap_or(1))
+    {
         let mut on_gpu = vec!["--backend", "cuda"];
         on_gpu.extend(args.iter().copied());
         let gpu = racetrack_run(dir, &on_gpu);
@@ -149,10 +170,15 @@ fn check_program(dir: &Path, file: &str) {
     }
 }
 
-/// Whether the GPU side of the comparison runs: once per test binary.
-fn gpu_here() -> bool {
-    static GPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *GPU.get_or_init(harness::testing::gpu_for_test)
+/// How many GPUs the comparison has (0 without a GPU): asked once per test binary.
+fn gpus_here() -> usize {
+    static GPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *GPUS.get_or_init(|| {
+        if !harness::testing::gpu_for_test() {
+            return 0;
+        }
+        harness::Gpus::open(harness::BackendChoice::Cuda, 1, 1).map_or(0, |g| g.count())
+    })
 }
 
 fn programs_in(dir: &Path) -> Vec<String> {
@@ -164,6 +190,33 @@ fn programs_in(dir: &Path) -> Vec<String> {
         .collect();
     files.sort();
     files
+}
+
+/// Every chapter as a whole program, fixed and broken, as a tutorial writes it: the fixed one
+/// prints the CPU's answer and reports nothing, the broken one is reported at its `// BUG:`
+/// line, kernel-side or host-side.
+#[test]
+fn chapter_programs_keep_the_chapters_contract() {
+    let root = workspace_root().join("programs");
+    let mut chapters: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("programs/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    chapters.sort();
+    assert_eq!(chapters.len(), 8, "{chapters:?}");
+    for chapter in chapters {
+        let files = programs_in(&chapter);
+        assert!(
+            files.iter().any(|f| f.ends_with("_broken.cu")) && files.len() >= 2,
+            "{}: a fixed and a broken program",
+            chapter.display()
+        );
+        for file in files {
+            check_program(&chapter, &file);
+        }
+    }
 }
 
 /// Host-side bugs, one program each: a host pointer in a launch, a copy past an allocation's
@@ -200,7 +253,7 @@ fn error_exitcode_replaces_the_programs_code_only_when_a_checker_reported() {
 #[test]
 fn log_file_takes_racetracks_lines_and_leaves_the_programs_stderr_alone() {
     let dir = workspace_root().join("harness/tests/run_programs");
-    let log = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_cli-log.txt");
+    let log = scratch().join("run_cli-log.txt");
     let _ = std::fs::remove_file(&log);
     let ran = racetrack_run(
         &dir,
@@ -225,7 +278,7 @@ fn log_file_takes_racetracks_lines_and_leaves_the_programs_stderr_alone() {
 fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
     let dir = workspace_root().join("harness/tests/run_programs");
     let toolchain = harness::nvcc::require_nvcc().expect("nvcc");
-    let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_cli-stream_race");
+    let exe = scratch().join("run_cli-stream_race");
     let built = toolchain
         .command()
         .args(["-cudart", "shared", "-o"])
@@ -250,7 +303,7 @@ fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
 
 #[test]
 fn what_cannot_be_built_or_run_is_one_line() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("run_cli-bad");
+    let dir = scratch().join("bad");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("static.cu"), "int main() { return 0; }\n").unwrap();
     let toolchain = harness::nvcc::require_nvcc().expect("nvcc");

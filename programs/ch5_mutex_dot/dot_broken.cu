@@ -1,4 +1,4 @@
-// BROKEN(out of bounds): dot.cu reading its float result into a double on the host: the copy back takes 8 bytes from a 4-byte allocation — fixed in dot.cu
+// BROKEN(host): dot.cu reading its float result into a double on the host: the copy back takes 8 bytes from a 4-byte allocation — fixed in dot.cu
 // Build: nvcc -o dot_broken programs/ch5_mutex_dot/dot_broken.cu
 // Run: ./dot_broken 4096
 // Expect: host: copy past the end of an allocation at the BUG line (8 bytes read from d_c, which holds 4); the kernels are clean

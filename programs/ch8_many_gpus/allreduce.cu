@@ -1,6 +1,7 @@
 // FIXED: all-reduce of one vector per device over two devices, as a two-step ring: each device sums one half reading its peer's copy, then copies the other half, summed by its peer, after an event says the peer is done.
 // Build: nvcc -o allreduce programs/ch8_many_gpus/allreduce.cu
 // Run: ./allreduce 4096
+// Devices: 2
 // Thread mapping: grid-stride loops over one half of the vector, reading the peer's buffer through peer access.
 // Shared memory: none.
 // Launch: on each device, 8 blocks of 256 threads per step; n, the first argument, is the length of every device's vector.

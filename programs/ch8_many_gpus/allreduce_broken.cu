@@ -1,6 +1,7 @@
 // BROKEN(race): allreduce.cu without the event wait before step 2: a device copies its peer's half before the peer has finished summing it — fixed in allreduce.cu
 // Build: nvcc -o allreduce_broken programs/ch8_many_gpus/allreduce_broken.cu
 // Run: ./allreduce_broken 4096
+// Devices: 2
 // Expect: race across devices at the BUG line: copy_half on one device reads the peer's half while add_half on the peer may still be writing it
 // Thread mapping: grid-stride loops over one half of the vector, reading the peer's buffer through peer access.
 // Shared memory: none.
