@@ -42,6 +42,7 @@ pub const MEMORY_TYPE_MANAGED: c_int = 3;
 pub const FATBIN_WRAPPER_MAGIC: c_int = 0x466243b1;
 
 #[repr(C)]
+#[derive(Debug)]
 pub struct DeviceProp {
     pub name: [c_char; 256],
     pub uuid: [c_char; 16],
@@ -103,6 +104,7 @@ pub struct DeviceProp {
 }
 
 #[repr(C)]
+#[derive(Debug)]
 pub struct FuncAttributes {
     pub shared_size_bytes: usize,
     pub const_size_bytes: usize,
@@ -118,6 +120,7 @@ pub struct FuncAttributes {
 }
 
 #[repr(C)]
+#[derive(Debug)]
 pub struct PointerAttributes {
     pub memory_type: c_int,
     pub device: c_int,
@@ -126,8 +129,17 @@ pub struct PointerAttributes {
     pub reserved: [std::ffi::c_long; 8],
 }
 
+/// `cudaMemLocation`: where managed memory should live (a hint the emulator has no use for).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct MemLocation {
+    pub kind: c_int,
+    pub id: c_int,
+}
+
 /// `cudaLaunchConfig_t`: the launch of `cudaLaunchKernelExC`.
 #[repr(C)]
+#[derive(Debug)]
 pub struct LaunchConfigEx {
     pub grid_dim: Dim3,
     pub block_dim: Dim3,

@@ -22,11 +22,9 @@ pub fn blocks_per_sm(block: [u32; 3], shared: usize) -> u64 {
     let threads = (block.iter().map(|&d| d as u64).product::<u64>()).max(1);
     let warps_threads = threads.div_ceil(32) * 32;
     let by_threads = THREADS_PER_SM as u64 / warps_threads;
-    let by_shared = if shared == 0 {
-        u64::MAX
-    } else {
-        (SHARED_PER_SM / shared) as u64
-    };
+    let by_shared = SHARED_PER_SM
+        .checked_div(shared)
+        .map_or(u64::MAX, |n| n as u64);
     by_threads.min(by_shared).min(BLOCKS_PER_SM as u64)
 }
 

@@ -36,7 +36,7 @@ fn install_crash_handler() {
     // SAFETY: a zeroed sigaction with a valid handler and SA_SIGINFO is a well-formed request.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_crash as usize;
+        action.sa_sigaction = on_crash as *const () as usize;
         action.sa_flags = libc::SA_SIGINFO;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGSEGV, &action, std::ptr::null_mut());
@@ -60,7 +60,7 @@ extern "C" fn on_crash(signal: i32, info: *mut libc::siginfo_t, context: *mut li
         return;
     }
     // The lock may be held by the crashing thread itself: never wait for it.
-    if let Ok(mut guard) = crate::runtime::try_lock()
+    if let Some(mut guard) = crate::runtime::try_lock()
         && let Some(rt) = guard.as_mut()
         && let Some(text) = crate::memory::describe_device_address(rt, address)
     {

@@ -178,7 +178,7 @@ pub fn launch(
     site: Option<Site>,
 ) -> ApiResult {
     launch_at(rt, function, grid, block, args, shared, stream, site).map_err(|mut failure| {
-        failure.site = failure.site.or(site);
+        failure.site = failure.site.or(site.map(Box::new));
         failure
     })
 }

@@ -15,6 +15,7 @@ use crate::site::{Site, caller, source_line};
 use crate::streams::{before_op, emu_failure, host_waits_for, stream_index};
 
 /// The allocation that holds `[ptr, ptr + len)`, or the reason it is not one.
+#[derive(Debug)]
 pub enum Place<'a> {
     /// In the allocation starting at `base`.
     In(u64, &'a Allocation),
@@ -342,7 +343,7 @@ pub unsafe extern "C" fn cudaHostGetDevicePointer(
 pub extern "C" fn cudaMemPrefetchAsync(
     _ptr: *const c_void,
     _count: usize,
-    _location: [u64; 1],
+    _location: abi::MemLocation,
     _flags: c_uint,
     stream: *mut c_void,
 ) -> i32 {
@@ -356,7 +357,7 @@ pub extern "C" fn cudaMemAdvise(
     _ptr: *const c_void,
     _count: usize,
     _advice: c_int,
-    _location: [u64; 1],
+    _location: abi::MemLocation,
 ) -> i32 {
     api("cudaMemAdvise", |_| Ok(()))
 }

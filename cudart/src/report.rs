@@ -126,8 +126,3 @@ fn demangle_in(text: &str) -> String {
     out.push_str(rest);
     out
 }
-
-/// One line of the runtime's that is not a finding: a refusal, a limit of the emulator.
-pub fn note(rt: &mut Runtime, text: &str) {
-    rt.out.say(text);
-}

@@ -24,9 +24,9 @@ pub const CHECKS_OFF_ENV: &str = "RACETRACK_CHECKS_OFF";
 #[derive(Debug)]
 pub struct Failure {
     pub code: i32,
-    pub finding: Option<HostFinding>,
+    pub finding: Option<Box<HostFinding>>,
     /// Where to report it, when not at the call itself (a launch's `<<<…>>>`).
-    pub site: Option<Site>,
+    pub site: Option<Box<Site>>,
 }
 
 impl Failure {
@@ -42,7 +42,7 @@ impl Failure {
     pub fn host(code: i32, kind: &'static str, text: String) -> Failure {
         Failure {
             code,
-            finding: Some(HostFinding { kind, text }),
+            finding: Some(Box::new(HostFinding { kind, text })),
             site: None,
         }
     }
@@ -59,11 +59,13 @@ pub type ApiResult<T = ()> = Result<T, Failure>;
 
 /// One registered fatbinary: its images, and its PTX parsed the first time a kernel or variable
 /// of it is used.
+#[derive(Debug)]
 pub struct Fatbin {
     pub images: Result<Vec<fatbin::Image>, String>,
     pub module: Option<Result<Arc<Module>, String>>,
 }
 
+#[derive(Debug)]
 pub struct Function {
     pub fatbin: usize,
     /// The PTX name (`_Z9histogramPKhiPj`).
@@ -73,6 +75,7 @@ pub struct Function {
     pub max_dynamic_shared: usize,
 }
 
+#[derive(Debug)]
 pub struct Variable {
     pub fatbin: usize,
     pub name: String,
@@ -117,6 +120,7 @@ pub struct Freed {
     pub freed_at: Option<Site>,
 }
 
+#[derive(Debug)]
 pub struct StreamEntry {
     pub id: StreamId,
     pub device: u32,
@@ -127,6 +131,7 @@ pub struct StreamEntry {
     pub ops: u64,
 }
 
+#[derive(Debug)]
 pub struct EventEntry {
     pub recorded: Option<EventId>,
     pub at: Option<Instant>,
@@ -302,7 +307,8 @@ pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
             Ok(()) => errors::SUCCESS,
             Err(failure) => {
                 if let Some(finding) = failure.finding {
-                    crate::report::host_finding(rt, name, failure.site.or(site), finding);
+                    let at = failure.site.map(|s| *s).or(site);
+                    crate::report::host_finding(rt, name, at, *finding);
                 }
                 rt.last_error = failure.code;
                 failure.code
@@ -349,10 +355,10 @@ pub fn query<T>(fallback: T, call: impl FnOnce(&mut Runtime) -> T) -> T {
 
 /// The state without waiting: for a crash handler, which must not wait for a lock its own
 /// thread may hold.
-pub fn try_lock() -> Result<MutexGuard<'static, Option<Runtime>>, ()> {
+pub fn try_lock() -> Option<MutexGuard<'static, Option<Runtime>>> {
     match RUNTIME.try_lock() {
-        Ok(guard) => Ok(guard),
-        Err(std::sync::TryLockError::Poisoned(p)) => Ok(p.into_inner()),
-        Err(std::sync::TryLockError::WouldBlock) => Err(()),
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(p)) => Some(p.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
     }
 }

@@ -349,3 +349,14 @@ fn what_cannot_be_built_or_run_is_one_line() {
     );
     assert!(ran.stderr.contains("typo.cu(1)"), "{}", ran.stderr);
 }
+
+/// What the book's emulator page shows: chapter 4's histogram as a whole program, its shared
+/// counts bumped without atomics, reported at the kernel's line and the launch's.
+#[test]
+fn the_books_whole_program_report() {
+    let dir = workspace_root().join("programs/ch4_atomics");
+    let ran = racetrack_run(&dir, &["histogram_broken.cu", "--", "4096"]);
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    insta::assert_snapshot!("histogram_broken_on_the_emulator", ran.stderr);
+    insta::assert_snapshot!("histogram_broken_stdout", ran.stdout);
+}

@@ -13,6 +13,7 @@
 
 #define BINS 26
 
+// ANCHOR: kernel
 __global__ void letter_histogram(const char *text, unsigned int n, unsigned int *histo)
 {
     __shared__ unsigned int block_histo[BINS];
@@ -32,6 +33,7 @@ __global__ void letter_histogram(const char *text, unsigned int n, unsigned int 
         atomicAdd(&histo[bin], block_histo[bin]);
     }
 }
+// ANCHOR_END: kernel
 
 int main(int argc, char **argv)
 {
