@@ -10,7 +10,8 @@ use crate::runtime::{ApiResult, Failure, Runtime, api, query};
 use crate::streams::host_waits_for_all;
 
 pub const SM_COUNT: u32 = 132;
-pub const TOTAL_MEMORY: usize = 80 << 30;
+/// An H100 80GB HBM3's `totalGlobalMem`, as its driver reports it.
+pub const TOTAL_MEMORY: usize = 85_017_493_504;
 const SHARED_PER_SM: usize = 228 * 1024;
 const THREADS_PER_SM: u32 = 2048;
 const BLOCKS_PER_SM: u32 = 32;
@@ -333,7 +334,7 @@ pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> 
     api("cudaDeviceGetLimit", |_| {
         let v = match limit {
             0 => 1024,
-            1 => 1 << 20,
+            1 => 8_650_752,
             2 => ptx_emu::DEFAULT_HEAP_BYTES as usize,
             _ => 0,
         };
@@ -356,13 +357,26 @@ pub extern "C" fn cudaFuncSetCacheConfig(_function: *const c_void, _config: c_in
     api("cudaFuncSetCacheConfig", |_| Ok(()))
 }
 
+/// `cudaFuncAttributeMaxDynamicSharedMemorySize` (8) lets a kernel's launches ask for more
+/// dynamic shared memory; the other attributes are hints the emulator has no use for.
 #[unsafe(no_mangle)]
 pub extern "C" fn cudaFuncSetAttribute(
-    _function: *const c_void,
-    _attribute: c_int,
-    _value: c_int,
+    function: *const c_void,
+    attribute: c_int,
+    value: c_int,
 ) -> i32 {
-    api("cudaFuncSetAttribute", |_| Ok(()))
+    api("cudaFuncSetAttribute", |rt| {
+        let Some(f) = rt.functions.get_mut(&(function as usize)) else {
+            return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
+        };
+        if attribute == 8 {
+            if value < 0 || value as usize > crate::launch::OPT_IN_SHARED {
+                return Err(Failure::code(errors::INVALID_VALUE));
+            }
+            f.max_dynamic_shared = value as usize;
+        }
+        Ok(())
+    })
 }
 
 #[unsafe(no_mangle)]

@@ -549,7 +549,6 @@ pub const ERRORS: &[(i32, &str, &str)] = &[
 pub const SUCCESS: i32 = 0;
 pub const INVALID_VALUE: i32 = 1;
 pub const MEMORY_ALLOCATION: i32 = 2;
-pub const INVALID_CONFIGURATION: i32 = 9;
 pub const INVALID_SYMBOL: i32 = 13;
 pub const INVALID_HOST_POINTER: i32 = 16;
 pub const INVALID_DEVICE_POINTER: i32 = 17;

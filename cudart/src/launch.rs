@@ -113,11 +113,13 @@ pub fn display_name(name: &str) -> String {
 fn check_shape(grid: Dim3, block: Dim3, shared: usize, max_shared: usize) -> ApiResult {
     let (g, b) = (grid.array(), block.array());
     let threads: u64 = b.iter().map(|&d| d as u64).product();
+    // CUDA 13's launch path answers every shape a device cannot run with "invalid argument"
+    // (older runtimes said cudaErrorInvalidConfiguration), as an H100 did when asked.
     let bad = |why: String| {
         Failure::host(
-            errors::INVALID_CONFIGURATION,
+            errors::INVALID_VALUE,
             "launch the device cannot run",
-            format!("{why}; the launch returns cudaErrorInvalidConfiguration, as on a GPU"),
+            format!("{why}; the launch returns cudaErrorInvalidValue, as on a GPU"),
         )
     };
     if g.contains(&0) || b.contains(&0) {

@@ -68,6 +68,9 @@ struct Contract {
     args: Vec<String>,
     /// `// Devices: N`: how many GPUs the program needs.
     devices: Option<String>,
+    /// `// Compare: gpu`: a broken program whose output must still be a GPU's (the errors it
+    /// prints).
+    compare_on_gpu: bool,
 }
 
 fn contract(path: &Path) -> Contract {
@@ -87,6 +90,7 @@ fn contract(path: &Path) -> Contract {
         .find_map(|l| l.strip_prefix("// Devices: "))
         .map(|n| n.trim().to_string());
     Contract {
+        compare_on_gpu: broken.is_none() || source.lines().any(|l| l == "// Compare: gpu"),
         broken,
         bug_line: line_of_marker(&source, "// BUG:"),
         args,

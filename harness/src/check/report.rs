@@ -108,9 +108,18 @@ impl CheckReport<'_> {
         if left_out.is_empty() {
             return None;
         }
+        let list = left_out_list(left_out);
+        // A file with its own main is a whole program, which `racetrack run` takes as it is.
+        let whole = if list.starts_with("main (") || list.contains(", main (") {
+            format!(
+                "; `racetrack run {}` runs the whole program, main included",
+                self.kernel.source.path
+            )
+        } else {
+            String::new()
+        };
         Some(format!(
-            "host code left out (NVRTC compiles device code only): {}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif",
-            left_out_list(left_out)
+            "host code left out (NVRTC compiles device code only): {list}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif{whole}"
         ))
     }
 
