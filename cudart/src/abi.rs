@@ -137,6 +137,77 @@ pub struct MemLocation {
     pub id: c_int,
 }
 
+/// `cudaKernelNodeParams`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct KernelNodeParams {
+    pub func: *mut c_void,
+    pub grid_dim: Dim3,
+    pub block_dim: Dim3,
+    pub shared_mem_bytes: c_uint,
+    pub kernel_params: *mut *mut c_void,
+    pub extra: *mut *mut c_void,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Pos {
+    pub x: usize,
+    pub y: usize,
+    pub z: usize,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct PitchedPtr {
+    pub ptr: *mut c_void,
+    pub pitch: usize,
+    pub xsize: usize,
+    pub ysize: usize,
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Extent {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+}
+
+/// `cudaMemcpy3DParms`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct Memcpy3DParms {
+    pub src_array: *mut c_void,
+    pub src_pos: Pos,
+    pub src_ptr: PitchedPtr,
+    pub dst_array: *mut c_void,
+    pub dst_pos: Pos,
+    pub dst_ptr: PitchedPtr,
+    pub extent: Extent,
+    pub kind: c_int,
+}
+
+/// `cudaMemsetParams`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct MemsetParams {
+    pub dst: *mut c_void,
+    pub pitch: usize,
+    pub value: c_uint,
+    pub element_size: c_uint,
+    pub width: usize,
+    pub height: usize,
+}
+
+/// `cudaHostNodeParams`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct HostNodeParams {
+    pub function: Option<unsafe extern "C" fn(*mut c_void)>,
+    pub user_data: *mut c_void,
+}
+
 /// `cudaLaunchConfig_t`: the launch of `cudaLaunchKernelExC`.
 #[repr(C)]
 #[derive(Debug)]
@@ -165,6 +236,9 @@ mod tests {
             696
         );
         assert_eq!(std::mem::size_of::<LaunchConfigEx>(), 56);
+        assert_eq!(std::mem::size_of::<KernelNodeParams>(), 56);
+        assert_eq!(std::mem::size_of::<Memcpy3DParms>(), 160);
+        assert_eq!(std::mem::size_of::<MemsetParams>(), 40);
         assert_eq!(std::mem::size_of::<FuncAttributes>(), 144);
         assert_eq!(std::mem::size_of::<PointerAttributes>(), 88);
     }

@@ -559,6 +559,7 @@ pub const INVALID_DEVICE: i32 = 101;
 pub const INVALID_KERNEL_IMAGE: i32 = 200;
 pub const INVALID_PTX: i32 = 218;
 pub const INVALID_RESOURCE_HANDLE: i32 = 400;
+pub const ILLEGAL_STATE: i32 = 401;
 pub const NOT_READY: i32 = 600;
 pub const ILLEGAL_ADDRESS: i32 = 700;
 pub const LAUNCH_OUT_OF_RESOURCES: i32 = 701;

@@ -227,6 +227,23 @@ fn launch_at(
         };
         kernel_args.push(KernelArg::Bytes(bytes));
     }
+    if let Some(graph) = crate::graphs::capturing(rt, index) {
+        let args = kernel_args
+            .iter()
+            .map(|a| match a {
+                KernelArg::Bytes(b) => b.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        rt.graphs[graph].nodes.push(crate::graphs::Node::Kernel {
+            function,
+            grid,
+            block,
+            shared,
+            args,
+        });
+        return Ok(());
+    }
     let shown = display_name(&name);
     if let Some(finding) = check_pointer_args(rt, &name, &shown, &kernel_args)? {
         // On a GPU the launch succeeds, the kernel faults at its first access through the

@@ -15,6 +15,7 @@ pub mod device;
 pub mod errors;
 mod exit;
 pub mod fatbin;
+pub mod graphs;
 pub mod launch;
 mod managed;
 pub mod memory;

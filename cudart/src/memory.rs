@@ -453,6 +453,15 @@ pub fn copy(
     if !(0..=abi::MEMCPY_DEFAULT).contains(&kind) {
         return Err(Failure::code(errors::INVALID_MEMCPY_DIRECTION));
     }
+    let node = crate::graphs::Node::Memcpy {
+        dst,
+        src,
+        count: len,
+        kind,
+    };
+    if crate::graphs::capture(rt, index, node) {
+        return Ok(());
+    }
     if len == 0 {
         return Ok(());
     }
@@ -727,6 +736,15 @@ fn set(
             "not device memory",
             format!("cudaMemset of {ptr:#x}, which is not memory CUDA allocated (a host pointer?)"),
         ));
+    }
+    let node = crate::graphs::Node::Fill {
+        dst: ptr,
+        pattern: vec![value as u8; count],
+        rows: 1,
+        pitch: count,
+    };
+    if crate::graphs::capture(rt, index, node) {
+        return Ok(());
     }
     let fill = vec![value as u8; count];
     copy(

@@ -173,6 +173,13 @@ pub struct Runtime {
     /// Set by a launch while managed memory exists, until the host synchronizes: the launch's
     /// site (see `managed.rs`).
     pub managed_launch: Option<Option<Site>>,
+    pub graphs: Vec<crate::graphs::Graph>,
+    /// Instantiated graphs: their nodes, child graphs spread out; `None` once destroyed.
+    pub graph_execs: Vec<Option<Vec<crate::graphs::Node>>>,
+    /// Streams capturing, by index in `streams`, and the graph each captures into.
+    pub capturing: HashMap<usize, usize>,
+    /// Events recorded on a capturing stream: a stream that waits for one joins the capture.
+    pub captured_events: HashMap<usize, usize>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -263,6 +270,10 @@ impl Runtime {
             host_window_next: HOST_WINDOW,
             places: HashMap::new(),
             managed_launch: None,
+            graphs: Vec::new(),
+            graph_execs: Vec::new(),
+            capturing: HashMap::new(),
+            captured_events: HashMap::new(),
         }
     }
 

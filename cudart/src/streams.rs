@@ -189,6 +189,11 @@ pub extern "C" fn cudaStreamWaitEvent(
     api("cudaStreamWaitEvent", |rt| {
         let index = stream_index(rt, stream as usize)?;
         let e = event_index(rt, event as usize)?;
+        if let Some(&graph) = rt.captured_events.get(&e) {
+            // Waiting for an event a capture recorded joins the capture.
+            rt.capturing.entry(index).or_insert(graph);
+            return Ok(());
+        }
         let Some(recorded) = rt.events[e].recorded else {
             // Waiting for an event never recorded waits for nothing, as in CUDA.
             return Ok(());
@@ -212,6 +217,13 @@ pub unsafe extern "C" fn cudaStreamAddCallback(
 ) -> i32 {
     let code = api("cudaStreamAddCallback", |rt| {
         let index = stream_index(rt, stream as usize)?;
+        if crate::graphs::capturing(rt, index).is_some() {
+            return Err(Failure::host(
+                errors::NOT_SUPPORTED,
+                "not supported while capturing",
+                "cudaStreamAddCallback on a capturing stream (CUDA refuses it too; use cudaLaunchHostFunc)".to_string(),
+            ));
+        }
         before_op(rt, index)?;
         callback
             .map(|_| ())
@@ -232,14 +244,25 @@ pub unsafe extern "C" fn cudaLaunchHostFunc(
     function: Option<HostFn>,
     user: *mut c_void,
 ) -> i32 {
+    let captured = std::cell::Cell::new(false);
     let code = api("cudaLaunchHostFunc", |rt| {
         let index = stream_index(rt, stream as usize)?;
+        let Some(f) = function else {
+            return Err(Failure::code(errors::INVALID_VALUE));
+        };
+        let node = crate::graphs::Node::Host {
+            function: f,
+            user: user as usize,
+        };
+        if crate::graphs::capture(rt, index, node) {
+            captured.set(true);
+            return Ok(());
+        }
         before_op(rt, index)?;
-        function
-            .map(|_| ())
-            .ok_or(Failure::code(errors::INVALID_VALUE))
+        Ok(())
     });
     if code == errors::SUCCESS
+        && !captured.get()
         && let Some(function) = function
     {
         // SAFETY: the program's host function, called as CUDA calls it.
@@ -312,6 +335,11 @@ pub extern "C" fn cudaEventRecordWithFlags(
 fn record(rt: &mut Runtime, event: *mut c_void, stream: *mut c_void) -> ApiResult {
     let e = event_index(rt, event as usize)?;
     let index = stream_index(rt, stream as usize)?;
+    if let Some(graph) = crate::graphs::capturing(rt, index) {
+        rt.captured_events.insert(e, graph);
+        return Ok(());
+    }
+    rt.captured_events.remove(&e);
     let id = before_op(rt, index)?;
     let recorded = rt.emu.record_event(id).map_err(emu_failure)?;
     rt.events[e].recorded = Some(recorded);
