@@ -70,11 +70,7 @@ pub fn capture(rt: &mut Runtime, stream: usize, node: Node) -> bool {
 
 /// A kernel's arguments as CUDA copies them when it records a launch: one value per
 /// parameter, each as many bytes as the kernel's PTX parameter.
-fn copy_args(
-    rt: &mut Runtime,
-    function: usize,
-    args: *mut *mut c_void,
-) -> ApiResult<Vec<Vec<u8>>> {
+fn copy_args(rt: &mut Runtime, function: usize, args: *mut *mut c_void) -> ApiResult<Vec<Vec<u8>>> {
     let Some(f) = rt.functions.get(&function) else {
         return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
     };

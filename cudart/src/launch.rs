@@ -262,10 +262,16 @@ fn launch_at(
     let id = before_op(rt, index)?;
     memory::push_host_views(rt);
     managed_variables(rt, true);
-    let options = rt.options;
+    let mut options = rt.options;
+    // A cooperative launch's grid workspace, where cooperative groups' grid sync counts blocks.
+    let workspace = rt.cooperative.then(|| rt.emu.alloc(8, "grid barrier"));
+    options.grid_workspace = workspace.map(|w| w.0);
     let result = rt
         .emu
         .launch_on(id, &module, &name, &config, &kernel_args, &options);
+    if let Some(w) = workspace {
+        let _ = rt.emu.free(w);
+    }
     memory::pull_host_views(rt);
     managed_variables(rt, false);
     let report = match result {
@@ -497,7 +503,8 @@ pub extern "C" fn cudaLaunchCooperativeKernel(
             ));
         }
         let site = rt.launch_site.take().or(direct);
-        launch(
+        rt.cooperative = true;
+        let launched = launch(
             rt,
             function as usize,
             grid,
@@ -506,7 +513,9 @@ pub extern "C" fn cudaLaunchCooperativeKernel(
             shared,
             stream as usize,
             site,
-        )
+        );
+        rt.cooperative = false;
+        launched
     })
 }
 

@@ -180,6 +180,8 @@ pub struct Runtime {
     pub capturing: HashMap<usize, usize>,
     /// Events recorded on a capturing stream: a stream that waits for one joins the capture.
     pub captured_events: HashMap<usize, usize>,
+    /// Set by `cudaLaunchCooperativeKernel` around its launch.
+    pub cooperative: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -274,6 +276,7 @@ impl Runtime {
             graph_execs: Vec::new(),
             capturing: HashMap::new(),
             captured_events: HashMap::new(),
+            cooperative: false,
         }
     }
 

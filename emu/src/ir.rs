@@ -115,6 +115,10 @@ pub(crate) enum Sreg {
     /// `%reserved_smem_offset_*`: an address in the block's reserved shared memory (what
     /// cooperative groups keep multi-warp tiles' barriers in), this many bytes into it.
     ReservedSmem(u16),
+    /// `%envreg1`/`%envreg2`: the high and low halves of a cooperative launch's grid
+    /// workspace address ([`crate::RunOptions::grid_workspace`]), 0 in an ordinary launch.
+    EnvRegHi,
+    EnvRegLo,
     Zero,
 }
 
@@ -846,6 +850,10 @@ pub(crate) struct Function {
     pub locals: std::ops::Range<u32>,
     /// It can call itself (directly or through others), so each call needs a frame.
     pub recursive: bool,
+    /// Bytes of the module's static shared variables this function or a function it calls
+    /// names: what a launch of it needs, which a module of many kernels (CUB's) can hold far
+    /// less of than the module's total.
+    pub static_shared: u32,
 }
 
 #[derive(Clone, Debug)]

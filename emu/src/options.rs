@@ -75,6 +75,10 @@ pub struct RunOptions {
     /// launch gets without asking; a CUDA runtime raises it to what the device allows a
     /// kernel that opts in (227 KiB on sm_90) and checks the opt-in itself.
     pub shared_limit: u32,
+    /// A cooperative launch's grid workspace (`cudaLaunchCooperativeKernel`): the address of
+    /// 8 zeroed bytes of global memory, `{ size, barrier }`, which cooperative groups' grid
+    /// sync counts its blocks in. `None` in an ordinary launch, where grid sync traps.
+    pub grid_workspace: Option<u64>,
 }
 
 /// Shared memory a block gets without `cudaFuncSetAttribute`: [`RunOptions::shared_limit`]'s
@@ -118,6 +122,7 @@ impl Default for RunOptions {
             memory_model: MemoryModel::Racecheck,
             threads: 0,
             shared_limit: DEFAULT_SHARED_LIMIT,
+            grid_workspace: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 
 mod instruction_support;
 use instruction_support::*;
+use ptx_emu::{Emulator, KernelArg, LaunchConfig, Module, RunOptions};
 
 #[test]
 fn integer_arithmetic() {
@@ -337,6 +338,37 @@ fn environment_registers_are_zero_outside_a_cooperative_launch() {
     );
     assert_eq!(&w[..3], &[0, 0, 0]);
     assert!(refusal("mov.u32 %r1, %envreg32;").contains("unknown name `%envreg32`"));
+}
+
+/// A cooperative launch hands its grid workspace's address in `%envreg1` (high half) and
+/// `%envreg2` (low half), as the driver does for cooperative groups' grid sync.
+#[test]
+fn environment_registers_hold_a_cooperative_launchs_grid_workspace() {
+    let src = instruction_support::kernel(
+        "",
+        "mov.u32 %r1, %envreg1; st.global.u32 [%rd39], %r1;
+         mov.u32 %r1, %envreg2; st.global.u32 [%rd39+4], %r1;",
+    );
+    let m = Module::parse(&src).expect("parses");
+    let mut emu = Emulator::new();
+    let out = emu.alloc(64, "out");
+    let options = RunOptions {
+        grid_workspace: Some(0x0000_1234_5678_9abc),
+        ..RunOptions::default()
+    };
+    let config = LaunchConfig {
+        grid: [1, 1, 1],
+        block: [1, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    let report = emu
+        .launch(&m, "t", &config, &[KernelArg::Ptr(out)], &options)
+        .expect("runs");
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+    let mut b = vec![0u8; 8];
+    emu.read(out, &mut b).expect("reads");
+    assert_eq!(instruction_support::u32_at(&b, 0), 0x1234);
+    assert_eq!(instruction_support::u32_at(&b, 1), 0x5678_9abc);
 }
 
 #[test]

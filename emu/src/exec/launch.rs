@@ -134,11 +134,11 @@ impl Emulator {
         if trace_limit.is_some() && nblocks > u32::MAX as u64 / wpb as u64 {
             return Err(bad(format!("{nblocks} blocks are too many to trace")));
         }
-        let total_shared = module.static_shared as u64 + config.dynamic_shared_bytes as u64;
+        let total_shared = f.static_shared as u64 + config.dynamic_shared_bytes as u64;
         if total_shared > options.shared_limit as u64 {
             return Err(bad(format!(
                 "{} bytes of static + {} bytes of dynamic shared memory exceed {} KiB",
-                module.static_shared,
+                f.static_shared,
                 config.dynamic_shared_bytes,
                 options.shared_limit / 1024
             )));

@@ -184,6 +184,7 @@ impl Parser {
             tparams: tparams_start..tparams_start,
             locals: locals_start..locals_start,
             recursive: false,
+            static_shared: 0,
         });
         self.scopes = vec![scope];
         self.labels.clear();
@@ -360,6 +361,7 @@ impl Parser {
             }
         }
         self.mark_recursive();
+        self.shared_per_function();
         Ok(Module {
             id: self.id,
             code: self.code,
@@ -444,6 +446,36 @@ impl Parser {
                     todo.extend_from_slice(&self.funcs[g].calls);
                 }
             }
+        }
+    }
+}
+
+impl Parser {
+    /// Each function's [`Function::static_shared`]: the sizes of the shared variables it or
+    /// anything it calls names, each counted once.
+    fn shared_per_function(&mut self) {
+        let size_at: HashMap<u32, u32> = self.shared.iter().map(|v| (v.offset, v.size)).collect();
+        let mut own: Vec<Vec<u32>> = vec![Vec::new(); self.funcs.len()];
+        for &(f, offset) in self.shared_uses.borrow().iter() {
+            if let Some(list) = own.get_mut(f as usize) {
+                list.push(offset);
+            }
+        }
+        for f in 0..self.funcs.len() {
+            let mut seen_funcs = vec![false; self.funcs.len()];
+            let mut offsets = std::collections::BTreeSet::new();
+            let mut stack = vec![f];
+            while let Some(g) = stack.pop() {
+                if std::mem::replace(&mut seen_funcs[g], true) {
+                    continue;
+                }
+                offsets.extend(own[g].iter().copied());
+                stack.extend(self.funcs[g].calls.iter().map(|&c| c as usize));
+            }
+            self.funcs[f].static_shared = offsets
+                .iter()
+                .map(|o| size_at.get(o).copied().unwrap_or(0))
+                .fold(0u32, u32::saturating_add);
         }
     }
 }

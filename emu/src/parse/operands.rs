@@ -157,8 +157,10 @@ impl Parser {
             // An ordinary launch makes every block a cluster of one.
             "%cluster_ctarank" | "%is_explicit_cluster" => Sreg::Zero,
             // The driver's environment registers. A cooperative launch puts the grid barrier's
-            // address in %envreg1/%envreg2; an ordinary launch, the only kind here, leaves them
-            // 0, and cooperative_groups' grid sync then traps, as on a GPU.
+            // address in %envreg1 (high half) and %envreg2 (low half); an ordinary launch leaves
+            // them 0, and cooperative_groups' grid sync then traps, as on a GPU.
+            "%envreg1" => Sreg::EnvRegHi,
+            "%envreg2" => Sreg::EnvRegLo,
             _ if name
                 .strip_prefix("%envreg")
                 .and_then(|n| n.parse::<u32>().ok())
@@ -190,7 +192,10 @@ impl Parser {
                 }
                 match self.lookup(n) {
                     Some(Sym::Reg(r)) => Ok(Opnd::Reg(r)),
-                    Some(Sym::Shared(o)) => Ok(Opnd::Imm(o as u64)),
+                    Some(Sym::Shared(o)) => {
+                        self.shared_uses.borrow_mut().push((self.cur_func, o));
+                        Ok(Opnd::Imm(o as u64))
+                    }
                     Some(Sym::DynShared) => Ok(Opnd::Sreg(Sreg::DynSmemBase)),
                     Some(Sym::Local(o)) => Ok(Opnd::Imm(o as u64)),
                     Some(Sym::Global(a)) => Ok(Opnd::Imm(a)),

@@ -56,6 +56,8 @@ pub(super) struct Parser {
     pub(super) loc_roots: HashMap<(u32, u32), (u32, u32)>,
     pub(super) shared: Vec<SharedVar>,
     pub(super) static_shared: u32,
+    /// Static shared variables each function names: (function, the variable's offset).
+    pub(super) shared_uses: std::cell::RefCell<Vec<(u32, u32)>>,
     pub(super) dyn_names: Vec<String>,
     pub(super) globals: Vec<GlobalVar>,
     pub(super) global_off: u64,
@@ -100,6 +102,7 @@ impl Parser {
             loc_roots: HashMap::new(),
             shared: Vec::new(),
             static_shared: 0,
+            shared_uses: std::cell::RefCell::new(Vec::new()),
             dyn_names: Vec::new(),
             globals: Vec::new(),
             global_off: 0,

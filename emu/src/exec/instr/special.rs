@@ -31,6 +31,8 @@ impl Ctx<'_> {
             Sreg::TotalSmem => self.shared_size as u64,
             Sreg::DynSmemBase => self.dyn_base as u64,
             Sreg::ReservedSmem(offset) => u64::from(self.reserved_base) + u64::from(offset),
+            Sreg::EnvRegHi => self.opts.grid_workspace.map_or(0, |a| a >> 32),
+            Sreg::EnvRegLo => self.opts.grid_workspace.map_or(0, |a| a & 0xffff_ffff),
             Sreg::Zero => 0,
         }
     }
