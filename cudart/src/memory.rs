@@ -1028,3 +1028,67 @@ pub unsafe extern "C" fn cudaGetSymbolSize(size: *mut usize, symbol: *const c_vo
         unsafe { put(size, s) }
     })
 }
+
+/// The device's memory pool: one per device, whose allocations are `cudaMallocAsync`'s.
+const MEM_POOL_HANDLE_BASE: usize = 0x7_0000;
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaDeviceGetDefaultMemPool(pool: *mut *mut c_void, device: c_int) -> i32 {
+    api("cudaDeviceGetDefaultMemPool", |rt| {
+        if device < 0 || device as u32 >= rt.emu.device_count() {
+            return Err(Failure::code(errors::INVALID_DEVICE));
+        }
+        unsafe {
+            put(
+                pool,
+                (MEM_POOL_HANDLE_BASE + device as usize) as *mut c_void,
+            )
+        }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaDeviceGetMemPool(pool: *mut *mut c_void, device: c_int) -> i32 {
+    unsafe { cudaDeviceGetDefaultMemPool(pool, device) }
+}
+
+/// A pool's attributes (release threshold, reuse policies) change when memory goes back to
+/// the system, never what a program computes: they are accepted and reported as zero.
+#[unsafe(no_mangle)]
+pub extern "C" fn cudaMemPoolSetAttribute(
+    _pool: *mut c_void,
+    _attribute: c_int,
+    _value: *mut c_void,
+) -> i32 {
+    api("cudaMemPoolSetAttribute", |_| Ok(()))
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaMemPoolGetAttribute(
+    _pool: *mut c_void,
+    _attribute: c_int,
+    value: *mut c_void,
+) -> i32 {
+    api("cudaMemPoolGetAttribute", |_| unsafe {
+        put(value as *mut u64, 0)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cudaMemPoolTrimTo(_pool: *mut c_void, _keep: usize) -> i32 {
+    api("cudaMemPoolTrimTo", |_| Ok(()))
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaMallocFromPoolAsync(
+    ptr: *mut *mut c_void,
+    size: usize,
+    _pool: *mut c_void,
+    stream: *mut c_void,
+) -> i32 {
+    api("cudaMallocFromPoolAsync", |rt| {
+        stream_index(rt, stream as usize)?;
+        let p = device_malloc(rt, size, "cudaMallocFromPoolAsync");
+        unsafe { put(ptr, p as *mut c_void) }
+    })
+}
