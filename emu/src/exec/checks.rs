@@ -451,10 +451,16 @@ impl Ctx<'_> {
                     ));
                 }
                 if let Some(gap) = hit.gap.filter(|g| g.awaits_fence) {
+                    let (what, after) = match self.op_at(gap.pc) {
+                        Some(Op::Atom { .. }) => (
+                            "an atomic without .acquire",
+                            "right after it (after a lock's spin)",
+                        ),
+                        _ => ("a volatile or relaxed load", "right after it"),
+                    };
                     why.push_str(&format!(
-                        "; {} at {} took what the other side released, but an atomic without \
-                         .acquire acquires only with a fence after it: __threadfence() right \
-                         after it (after a lock's spin) orders them",
+                        "; {} at {} took what the other side released, but {what} acquires only \
+                         with a fence after it: __threadfence() {after} orders them",
                         self.op_name(gap.pc),
                         self.src(gap.pc),
                     ));

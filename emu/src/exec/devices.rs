@@ -59,6 +59,10 @@ pub(crate) struct Footprint {
     written: Vec<u64>,
     strong_read: Vec<u64>,
     strong_written: Vec<u64>,
+    /// Strong accesses at `.gpu` scope (a kernel's `atomicAdd`): strong towards operations on
+    /// the same device, data towards another device's.
+    device_read: Vec<u64>,
+    device_written: Vec<u64>,
 }
 
 /// How an access to memory that another operation touched can conflict with it.
@@ -68,25 +72,31 @@ pub(crate) enum OpAccess {
     Write,
     StrongRead,
     StrongWrite,
+    DeviceRead,
+    DeviceWrite,
 }
 
 impl OpAccess {
     pub(crate) fn of(kind: race::Kind, sem: race::Sem) -> OpAccess {
-        let system_strong = sem.scope == Scope::Sys
-            && matches!(
-                kind,
-                race::Kind::StrongRead | race::Kind::StrongWrite | race::Kind::Rmw
-            );
-        match (kind.writes(), system_strong) {
-            (false, false) => OpAccess::Read,
-            (true, false) => OpAccess::Write,
-            (false, true) => OpAccess::StrongRead,
-            (true, true) => OpAccess::StrongWrite,
+        let strong = matches!(
+            kind,
+            race::Kind::StrongRead | race::Kind::StrongWrite | race::Kind::Rmw
+        );
+        match (kind.writes(), strong, sem.scope) {
+            (false, true, Scope::Sys) => OpAccess::StrongRead,
+            (true, true, Scope::Sys) => OpAccess::StrongWrite,
+            (false, true, Scope::Gpu) => OpAccess::DeviceRead,
+            (true, true, Scope::Gpu) => OpAccess::DeviceWrite,
+            (false, _, _) => OpAccess::Read,
+            (true, _, _) => OpAccess::Write,
         }
     }
 
     pub(crate) fn writes(self) -> bool {
-        matches!(self, OpAccess::Write | OpAccess::StrongWrite)
+        matches!(
+            self,
+            OpAccess::Write | OpAccess::StrongWrite | OpAccess::DeviceWrite
+        )
     }
 }
 
@@ -123,43 +133,56 @@ impl Footprint {
             OpAccess::Write => &mut self.written,
             OpAccess::StrongRead => &mut self.strong_read,
             OpAccess::StrongWrite => &mut self.strong_written,
+            OpAccess::DeviceRead => &mut self.device_read,
+            OpAccess::DeviceWrite => &mut self.device_written,
         };
         set_range(bits, off, len, bytes);
     }
 
     /// The first byte of `off..off + len` where `access` conflicts with this footprint, and
-    /// whether the earlier access there wrote.
+    /// whether the earlier access there wrote. Two strong accesses do not conflict: `.sys` ones
+    /// anywhere, `.gpu` ones when both operations ran on one device (`same_device`); a conflict
+    /// needs a write.
     pub(crate) fn conflict(
         &self,
         access: OpAccess,
         off: usize,
         len: usize,
+        same_device: bool,
     ) -> Option<(usize, bool)> {
-        let earlier_writes: &[&Vec<u64>] = match access {
-            OpAccess::Read | OpAccess::Write => &[&self.written, &self.strong_written],
-            OpAccess::StrongRead | OpAccess::StrongWrite => &[&self.written],
+        let strong_now = match access {
+            OpAccess::StrongRead | OpAccess::StrongWrite => true,
+            OpAccess::DeviceRead | OpAccess::DeviceWrite => same_device,
+            OpAccess::Read | OpAccess::Write => false,
         };
-        let earlier_reads: &[&Vec<u64>] = match access {
-            OpAccess::Read | OpAccess::StrongRead => &[],
-            OpAccess::Write => &[&self.read, &self.strong_read],
-            OpAccess::StrongWrite => &[&self.read],
-        };
-        let first = |sets: &[&Vec<u64>]| {
-            sets.iter()
-                .filter_map(|bits| first_in_range(bits, off, len))
+        let earlier: [(&Vec<u64>, bool, bool); 6] = [
+            (&self.written, false, true),
+            (&self.strong_written, true, true),
+            (&self.device_written, same_device, true),
+            (&self.read, false, false),
+            (&self.strong_read, true, false),
+            (&self.device_read, same_device, false),
+        ];
+        let first = |wrote: bool| {
+            earlier
+                .iter()
+                .filter(|&&(_, _, w)| w == wrote && (wrote || access.writes()))
+                .filter(|&&(_, strong, _)| !(strong && strong_now))
+                .filter_map(|(bits, _, _)| first_in_range(bits, off, len))
                 .min()
         };
-        if let Some(byte) = first(earlier_writes) {
+        if let Some(byte) = first(true) {
             return Some((byte, true));
         }
-        first(earlier_reads).map(|byte| (byte, false))
+        first(false).map(|byte| (byte, false))
     }
 }
 
 /// What a launch on a stream checks and records, by allocation index for the launch's length.
 pub(crate) struct OpCheck {
     /// The earlier operations not ordered before this one: name and footprints by allocation index.
-    pub(crate) unordered: Vec<(String, Vec<Option<Footprint>>)>,
+    /// Each with whether it ran on this operation's device.
+    pub(crate) unordered: Vec<(String, Vec<Option<Footprint>>, bool)>,
     pub(crate) own: Vec<Option<Footprint>>,
     pub(crate) name: String,
 }
@@ -195,14 +218,16 @@ impl OpCheck {
         self.own[index]
             .get_or_insert_with(Footprint::default)
             .record(access, off, len, bytes);
-        self.unordered.iter().find_map(|(name, footprints)| {
-            let footprint = footprints.get(index)?.as_ref()?;
-            let (_, wrote) = footprint.conflict(access, off, len)?;
-            Some(OpConflict {
-                other: name.clone(),
-                hazard: hazard(access, wrote),
+        self.unordered
+            .iter()
+            .find_map(|(name, footprints, same_device)| {
+                let footprint = footprints.get(index)?.as_ref()?;
+                let (_, wrote) = footprint.conflict(access, off, len, *same_device)?;
+                Some(OpConflict {
+                    other: name.clone(),
+                    hazard: hazard(access, wrote),
+                })
             })
-        })
     }
 }
 

@@ -460,7 +460,12 @@ impl Emulator {
                 .iter()
                 .map(|&i| {
                     let op = &self.devices.history[i];
-                    (op.name.clone(), by_index(&self.allocs, &op.footprints))
+                    let same_device = self.devices.streams[op.stream as usize].device == device;
+                    (
+                        op.name.clone(),
+                        by_index(&self.allocs, &op.footprints),
+                        same_device,
+                    )
                 })
                 .collect(),
             own: Vec::new(),
@@ -552,7 +557,8 @@ impl Emulator {
                     let Some(footprint) = op.footprints.get(&a.base) else {
                         continue;
                     };
-                    if let Some((byte, wrote)) = footprint.conflict(access, off, bytes) {
+                    // A copy's accesses are plain: whose device the other side ran on is moot.
+                    if let Some((byte, wrote)) = footprint.conflict(access, off, bytes, false) {
                         findings.push(copy_conflict(
                             a,
                             byte,
