@@ -572,7 +572,7 @@ mod tests {
         assert_eq!(Piece::Headers.folder_name(), "headers-13.0.96-13.0.85");
         assert_eq!(
             Piece::Nvcc.folder_name(),
-            "nvcc-13.0.88-13.0.88-13.0.88-13.0.96-13.0.85"
+            "nvcc-13.0.88-13.0.88-13.0.88-13.0.96-13.0.85-13.0.85-13.0.85"
         );
         assert!(PINNED_NVCC.ends_with(PINNED_NVCC_VERSION));
         assert_eq!(

@@ -317,7 +317,7 @@ fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
         vec![
             "install nvidia-cuda-nvrtc==13.0.88",
             "install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
-            "install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85",
+            "install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 nvidia-cuda-profiler-api==13.0.85 nvidia-nvtx==13.0.85",
         ],
         "each piece is installed once"
     );
@@ -505,7 +505,7 @@ fn offline_with_no_nvcc_is_one_line_with_the_command_to_run() {
     );
     assert!(
         String::from_utf8_lossy(&output.stderr).contains(
-            "RACETRACK_OFFLINE is set, so Racetrack did not fetch it; run `python3 -m pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85`"
+            "RACETRACK_OFFLINE is set, so Racetrack did not fetch it; run `python3 -m pip install nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 nvidia-cuda-profiler-api==13.0.85 nvidia-nvtx==13.0.85`"
         ),
         "{}",
         text(&output)
