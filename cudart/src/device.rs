@@ -166,7 +166,7 @@ pub unsafe extern "C" fn cudaDeviceGetAttribute(
             12 | 82 => 65536,
             13 => 1_980_000,
             14 => 512,
-            15 | 31 | 41 | 19 | 83 | 89 | 95 | 78 | 79 | 80 | 90 => 1,
+            15 | 31 | 41 | 19 | 83 | 89 | 95 | 78 | 79 | 80 | 90 | 115 => 1,
             16 => p.multi_processor_count,
             36 => 2_619_000,
             37 => p.memory_bus_width,

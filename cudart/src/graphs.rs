@@ -530,3 +530,14 @@ pub extern "C" fn cudaGraphLaunch(exec: *mut c_void, stream: *mut c_void) -> i32
     }
     errors::SUCCESS
 }
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaGraphClone(clone: *mut *mut c_void, original: *mut c_void) -> i32 {
+    api("cudaGraphClone", |rt| {
+        let g = graph_index(rt, original)?;
+        let nodes = rt.graphs[g].nodes.clone();
+        let c = new_graph(rt);
+        rt.graphs[c].nodes = nodes;
+        unsafe { put(clone, (GRAPH_HANDLE_BASE + c) as *mut c_void) }
+    })
+}

@@ -134,6 +134,8 @@ pub struct StreamEntry {
 #[derive(Debug)]
 pub struct EventEntry {
     pub recorded: Option<EventId>,
+    /// The stream its last record was queued on.
+    pub stream: Option<usize>,
     pub at: Option<Instant>,
     pub timing: bool,
     pub destroyed: bool,

@@ -286,6 +286,7 @@ fn event_index(rt: &Runtime, handle: usize) -> ApiResult<usize> {
 fn create_event(rt: &mut Runtime, flags: c_uint) -> usize {
     rt.events.push(EventEntry {
         recorded: None,
+        stream: None,
         at: None,
         timing: flags & abi::EVENT_DISABLE_TIMING == 0,
         destroyed: false,
@@ -343,6 +344,7 @@ fn record(rt: &mut Runtime, event: *mut c_void, stream: *mut c_void) -> ApiResul
     let id = before_op(rt, index)?;
     let recorded = rt.emu.record_event(id).map_err(emu_failure)?;
     rt.events[e].recorded = Some(recorded);
+    rt.events[e].stream = Some(index);
     rt.events[e].at = Some(Instant::now());
     Ok(())
 }
@@ -351,12 +353,10 @@ fn record(rt: &mut Runtime, event: *mut c_void, stream: *mut c_void) -> ApiResul
 pub extern "C" fn cudaEventSynchronize(event: *mut c_void) -> i32 {
     api("cudaEventSynchronize", |rt| {
         let e = event_index(rt, event as usize)?;
-        if rt.events[e].recorded.is_some() {
-            // The host waits for the work before the record: with work run as it is queued,
-            // that is every stream's, and nothing later is ordered by it.
-            let _ = rt.emu.synchronize_stream(rt.streams[rt.legacy[0]].id);
-            crate::managed::synchronized(rt);
-            deliver_printf(rt);
+        // The host waits for the work before the record, which ran when it was queued: waiting
+        // for the record's stream orders it before whatever the host does next.
+        if let (Some(_), Some(stream)) = (rt.events[e].recorded, rt.events[e].stream) {
+            host_waits_for(rt, stream)?;
         }
         Ok(())
     })

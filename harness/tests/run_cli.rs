@@ -160,8 +160,7 @@ fn check_program(dir: &Path, file: &str) {
         }
         Some(_) => assert_ne!(ran.code, 0, "a wrong result must fail: {context}"),
     }
-    if c.broken.is_none()
-        && gpus_here() >= c.devices.as_deref().map_or(1, |n| n.parse().unwrap_or(1))
+    if c.compare_on_gpu && gpus_here() >= c.devices.as_deref().map_or(1, |n| n.parse().unwrap_or(1))
     {
         let mut on_gpu = vec!["--backend", "cuda"];
         on_gpu.extend(args.iter().copied());

@@ -32,7 +32,7 @@ impl Ctx<'_> {
             let offset = if (SHARED_WIN..SHARED_WIN + WIN).contains(&a) {
                 Some(a - SHARED_WIN)
             } else if space == Space::Shared {
-                Some(a)
+                Some(a & 0xffff_ffff)
             } else {
                 None
             };
@@ -70,10 +70,12 @@ impl Ctx<'_> {
         if aligned {
             match space {
                 Space::Shared => {
+                    // A `.shared` address is 32 bits wide: arithmetic that went below zero in
+                    // 32 bits and was widened wraps, as on a GPU.
                     let off = if addr >= SHARED_WIN {
                         addr - SHARED_WIN
                     } else {
-                        addr
+                        addr & 0xffff_ffff
                     };
                     if off.saturating_add(size as u64) <= self.shared_size as u64 {
                         return Tgt::S(off as usize);
@@ -112,7 +114,7 @@ impl Ctx<'_> {
                 if (SHARED_WIN..SHARED_WIN + WIN).contains(&addr) {
                     addr - SHARED_WIN
                 } else {
-                    addr
+                    addr & 0xffff_ffff
                 },
             ),
             Space::Local => (

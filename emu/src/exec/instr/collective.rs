@@ -171,29 +171,35 @@ pub(crate) fn run(
                 Op::Redux { .. } => {
                     let exec = (recompute_exec(w, ins.guard) & active) | (members & !active);
                     let signed = matches!(&ins.op, Op::Redux { ty: Ty::S32, .. });
-                    let mut result: Option<u32> = None;
+                    let mut values = [0u32; 32];
                     lanes!(exec, l, {
-                        if let Op::Redux { op, a, .. } = op_of(l) {
-                            let v = ctx.get_ref(w, a, l) as u32;
-                            result = Some(match result {
-                                None => v,
-                                Some(r) => match op {
-                                    ReduxOp::Add => r.wrapping_add(v),
-                                    ReduxOp::Min if signed => (r as i32).min(v as i32) as u32,
-                                    ReduxOp::Max if signed => (r as i32).max(v as i32) as u32,
-                                    ReduxOp::Min => r.min(v),
-                                    ReduxOp::Max => r.max(v),
-                                    ReduxOp::And => r & v,
-                                    ReduxOp::Or => r | v,
-                                    ReduxOp::Xor => r ^ v,
-                                },
-                            });
+                        if let Op::Redux { a, .. } = op_of(l) {
+                            values[l] = ctx.get_ref(w, a, l) as u32;
                         }
                     });
-                    let r = u64::from(result.unwrap_or(0));
+                    // Each lane reduces over the lanes of its own member mask: two tiles of a
+                    // warp (`tiled_partition<16>`) reduce apart in one instruction.
                     lanes!(exec, l, {
-                        if let Op::Redux { d, .. } = op_of(l) {
-                            w.regs[*d as usize][l] = r;
+                        if let Op::Redux { op, d, .. } = op_of(l) {
+                            let group = lane_masks[l] & exec;
+                            let mut result: Option<u32> = None;
+                            for j in (0..32).filter(|j| group & (1 << j) != 0) {
+                                let v = values[j];
+                                result = Some(match result {
+                                    None => v,
+                                    Some(r) => match op {
+                                        ReduxOp::Add => r.wrapping_add(v),
+                                        ReduxOp::Min if signed => (r as i32).min(v as i32) as u32,
+                                        ReduxOp::Max if signed => (r as i32).max(v as i32) as u32,
+                                        ReduxOp::Min => r.min(v),
+                                        ReduxOp::Max => r.max(v),
+                                        ReduxOp::And => r & v,
+                                        ReduxOp::Or => r | v,
+                                        ReduxOp::Xor => r ^ v,
+                                    },
+                                });
+                            }
+                            w.regs[*d as usize][l] = u64::from(result.unwrap_or(0));
                         }
                     });
                 }
