@@ -74,7 +74,8 @@ pub fn warp_access(offsets: &[Option<u32>; 32], bytes: u32) -> (u32, u32, u32) {
         for offset in phase.iter().flatten() {
             active = true;
             let first = offset / 4;
-            let last = (offset + bytes.max(1) - 1) / 4;
+            // A wrapped 32-bit address may sit at the top of the range.
+            let last = offset.saturating_add(bytes.max(1) - 1) / 4;
             for word in first..=last {
                 let bank = &mut words[(word % BANKS) as usize];
                 if !bank.contains(&word) {
