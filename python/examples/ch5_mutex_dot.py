@@ -48,6 +48,7 @@ def dot_mutex(x, y, result, mutex):
     if cuda.threadIdx.x == 0:
         while cuda.atomic.compare_and_swap(mutex, 0, 1) != 0:
             pass
+        cuda.threadfence()  # the lock is ours: nothing inside may be seen before it
         result[0] += cache[0]
         cuda.threadfence()
         cuda.atomic.exch(mutex, 0, 0)
