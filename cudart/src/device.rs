@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::abi;
 use crate::errors;
-use crate::runtime::{ApiResult, Failure, Runtime, api, query};
+use crate::runtime::{ApiResult, Failure, Runtime, api, put, query};
 use crate::streams::host_waits_for_all;
 
 pub const SM_COUNT: u32 = 132;
@@ -27,15 +27,6 @@ pub fn blocks_per_sm(block: [u32; 3], shared: usize) -> u64 {
         .checked_div(shared)
         .map_or(u64::MAX, |n| n as u64);
     by_threads.min(by_shared).min(BLOCKS_PER_SM as u64)
-}
-
-unsafe fn put<T>(out: *mut T, value: T) -> ApiResult {
-    if out.is_null() {
-        return Err(Failure::code(errors::INVALID_VALUE));
-    }
-    // SAFETY: the caller hands a pointer to a `T` it owns, as the C API requires.
-    unsafe { out.write(value) };
-    Ok(())
 }
 
 fn check_device(rt: &Runtime, device: c_int) -> ApiResult<u32> {

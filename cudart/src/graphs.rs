@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_uint, c_void};
 
 use crate::abi::{self, Dim3};
 use crate::errors;
-use crate::runtime::{ApiResult, Failure, Runtime, api, query};
+use crate::runtime::{ApiResult, Failure, Runtime, api, put, query};
 use crate::streams::{HostFn, stream_index};
 
 const GRAPH_HANDLE_BASE: usize = 0x6_0000;
@@ -98,15 +98,6 @@ fn graph_index(rt: &Runtime, handle: *mut c_void) -> ApiResult<usize> {
         Some(g) if !g.destroyed => Ok(index),
         _ => Err(Failure::code(errors::INVALID_VALUE)),
     }
-}
-
-unsafe fn put<T>(out: *mut T, value: T) -> ApiResult {
-    if out.is_null() {
-        return Err(Failure::code(errors::INVALID_VALUE));
-    }
-    // SAFETY: the caller hands a pointer to a `T` it owns, as the C API requires.
-    unsafe { out.write(value) };
-    Ok(())
 }
 
 fn new_graph(rt: &mut Runtime) -> usize {

@@ -10,7 +10,7 @@ use ptx_emu::DevicePtr;
 
 use crate::abi;
 use crate::errors;
-use crate::runtime::{AllocKind, Allocation, ApiResult, Failure, Freed, Runtime, api};
+use crate::runtime::{AllocKind, Allocation, ApiResult, Failure, Freed, Runtime, api, put};
 use crate::site::{Site, caller, source_line};
 use crate::streams::{before_op, emu_failure, host_waits_for, stream_index};
 
@@ -92,15 +92,6 @@ fn label_from_source(rt: &mut Runtime, site: Option<Site>, call: &str) -> String
         (!name.is_empty()).then_some(name)
     })
     .unwrap_or_else(|| format!("{call}'d memory"))
-}
-
-unsafe fn put<T>(out: *mut T, value: T) -> ApiResult {
-    if out.is_null() {
-        return Err(Failure::code(errors::INVALID_VALUE));
-    }
-    // SAFETY: the caller hands a pointer to a `T` it owns, as the C API requires.
-    unsafe { out.write(value) };
-    Ok(())
 }
 
 fn device_malloc(rt: &mut Runtime, size: usize, call: &str) -> u64 {

@@ -378,3 +378,16 @@ pub fn try_lock() -> Option<MutexGuard<'static, Option<Runtime>>> {
         Err(std::sync::TryLockError::WouldBlock) => None,
     }
 }
+
+/// Writes a call's answer through the program's out-pointer: `cudaErrorInvalidValue` for a null one.
+///
+/// # Safety
+/// `out` is null or points to a `T` the program owns, as the C API requires.
+pub unsafe fn put<T>(out: *mut T, value: T) -> ApiResult {
+    if out.is_null() {
+        return Err(Failure::code(errors::INVALID_VALUE));
+    }
+    // SAFETY: the caller's contract above.
+    unsafe { out.write(value) };
+    Ok(())
+}

@@ -9,7 +9,7 @@ use ptx_emu::StreamId;
 
 use crate::abi;
 use crate::errors;
-use crate::runtime::{ApiResult, EventEntry, Failure, Runtime, StreamEntry, api};
+use crate::runtime::{ApiResult, EventEntry, Failure, Runtime, StreamEntry, api, put};
 
 /// Stream handles are this plus an index, so that none is 0, `cudaStreamLegacy` or
 /// `cudaStreamPerThread`.
@@ -113,15 +113,6 @@ fn create(rt: &mut Runtime, flags: c_uint) -> usize {
         ops: 0,
     });
     STREAM_HANDLE_BASE + rt.streams.len() - 1
-}
-
-unsafe fn put<T>(out: *mut T, value: T) -> ApiResult {
-    if out.is_null() {
-        return Err(Failure::code(errors::INVALID_VALUE));
-    }
-    // SAFETY: the caller hands a pointer to a `T` it owns, as the C API requires.
-    unsafe { out.write(value) };
-    Ok(())
 }
 
 #[unsafe(no_mangle)]
