@@ -570,6 +570,7 @@ pub const MISALIGNED_ADDRESS: i32 = 716;
 pub const LAUNCH_FAILURE: i32 = 719;
 pub const COOPERATIVE_LAUNCH_TOO_LARGE: i32 = 720;
 pub const NOT_SUPPORTED: i32 = 801;
+pub const GRAPH_EXEC_UPDATE_FAILURE: i32 = 910;
 pub const UNKNOWN: i32 = 999;
 
 /// Errors after which every later call fails with the same error, as a GPU's context is lost.

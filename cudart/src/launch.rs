@@ -227,7 +227,7 @@ fn launch_at(
         };
         kernel_args.push(KernelArg::Bytes(bytes));
     }
-    if let Some(graph) = crate::graphs::capturing(rt, index) {
+    if crate::graphs::capturing(rt, index).is_some() {
         let args = kernel_args
             .iter()
             .map(|a| match a {
@@ -235,13 +235,14 @@ fn launch_at(
                 _ => Vec::new(),
             })
             .collect();
-        rt.graphs[graph].nodes.push(crate::graphs::Node::Kernel {
+        let node = crate::graphs::Node::Kernel {
             function,
             grid,
             block,
             shared,
             args,
-        });
+        };
+        crate::graphs::capture(rt, index, node);
         return Ok(());
     }
     let shown = display_name(&name);
@@ -399,6 +400,7 @@ pub fn take_report(rt: &mut Runtime, launch: Option<&LaunchName>, report: RunRep
     for record in &report.printf {
         rt.printf.push_str(&record.text);
     }
+    crate::graphs::set_conditions(rt, &report.conditions);
     use ptx_emu::FindingKind as K;
     for finding in &report.findings {
         let sticky = match finding.kind {

@@ -75,7 +75,7 @@ pub fn describe_device_address(rt: &mut Runtime, address: u64) -> Option<String>
 
 /// The name the program gives an allocation, read off the line that made it
 /// (`cudaMalloc(&d_hist, …)` names it `d_hist`).
-fn label_from_source(rt: &mut Runtime, site: Option<Site>, call: &str) -> String {
+pub fn label_from_source(rt: &mut Runtime, site: Option<Site>, call: &str) -> String {
     let place = rt.place(site);
     let text = match (&place.file, place.line) {
         (Some(file), Some(line)) => source_line(file, line),
@@ -125,8 +125,15 @@ pub unsafe extern "C" fn cudaMallocAsync(
     size: usize,
     stream: *mut c_void,
 ) -> i32 {
+    let site = caller();
     api("cudaMallocAsync", |rt| {
-        stream_index(rt, stream as usize)?;
+        let index = stream_index(rt, stream as usize)?;
+        if crate::graphs::capturing(rt, index).is_some() {
+            // Captured, it is an allocation node, whose address it is from now on.
+            let label = label_from_source(rt, site, "cudaMallocAsync");
+            let p = crate::graphs::capture_alloc(rt, index, size, label).unwrap_or_default();
+            return unsafe { put(ptr, p as *mut c_void) };
+        }
         let p = device_malloc(rt, size, "cudaMallocAsync");
         unsafe { put(ptr, p as *mut c_void) }
     })
@@ -221,15 +228,27 @@ pub extern "C" fn cudaFree(ptr: *mut c_void) -> i32 {
             ptr,
             "cudaFree",
             &[AllocKind::Device, AllocKind::Managed],
-        )
+        )?;
+        crate::graphs::released(rt, ptr as u64, None);
+        Ok(())
     })
+}
+
+/// Frees device memory (a graph's free node): `call` names what freed it in reports.
+pub fn free_device(rt: &mut Runtime, ptr: *mut c_void, call: &str) -> ApiResult {
+    free(rt, ptr, call, &[AllocKind::Device])
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cudaFreeAsync(ptr: *mut c_void, stream: *mut c_void) -> i32 {
     api("cudaFreeAsync", |rt| {
-        stream_index(rt, stream as usize)?;
-        free(rt, ptr, "cudaFreeAsync", &[AllocKind::Device])
+        let index = stream_index(rt, stream as usize)?;
+        if crate::graphs::capture_free(rt, index, ptr as u64) {
+            return Ok(());
+        }
+        free(rt, ptr, "cudaFreeAsync", &[AllocKind::Device])?;
+        crate::graphs::released(rt, ptr as u64, Some(index));
+        Ok(())
     })
 }
 

@@ -129,6 +129,8 @@ pub struct StreamEntry {
     pub destroyed: bool,
     /// Operations queued so far; the legacy stream's implicit waits skip streams with nothing new.
     pub ops: u64,
+    /// `ops` when the host last waited for the stream: everything up to there has finished.
+    pub host_waited: u64,
 }
 
 #[derive(Debug)]
@@ -175,13 +177,8 @@ pub struct Runtime {
     /// Set by a launch while managed memory exists, until the host synchronizes: the launch's
     /// site (see `managed.rs`).
     pub managed_launch: Option<Option<Site>>,
-    pub graphs: Vec<crate::graphs::Graph>,
-    /// Instantiated graphs: their nodes, child graphs spread out; `None` once destroyed.
-    pub graph_execs: Vec<Option<Vec<crate::graphs::Node>>>,
-    /// Streams capturing, by index in `streams`, and the graph each captures into.
-    pub capturing: HashMap<usize, usize>,
-    /// Events recorded on a capturing stream: a stream that waits for one joins the capture.
-    pub captured_events: HashMap<usize, usize>,
+    /// Graphs, instantiated graphs, captures, conditional handles and the graph memory pool.
+    pub graphs: crate::graphs::Graphs,
     /// Set by `cudaLaunchCooperativeKernel` around its launch.
     pub cooperative: bool,
 }
@@ -247,6 +244,7 @@ impl Runtime {
                 blocking: true,
                 destroyed: false,
                 ops: 0,
+                host_waited: 0,
             });
         }
         let _ = emu.set_device(0);
@@ -274,10 +272,7 @@ impl Runtime {
             host_window_next: HOST_WINDOW,
             places: HashMap::new(),
             managed_launch: None,
-            graphs: Vec::new(),
-            graph_execs: Vec::new(),
-            capturing: HashMap::new(),
-            captured_events: HashMap::new(),
+            graphs: crate::graphs::Graphs::default(),
             cooperative: false,
         }
     }

@@ -82,6 +82,7 @@ pub fn host_waits_for(rt: &mut Runtime, index: usize) -> ApiResult {
     rt.emu
         .synchronize_stream(rt.streams[index].id)
         .map_err(emu_failure)?;
+    rt.streams[index].host_waited = rt.streams[index].ops;
     crate::managed::synchronized(rt);
     deliver_printf(rt);
     Ok(())
@@ -92,6 +93,9 @@ pub fn host_waits_for(rt: &mut Runtime, index: usize) -> ApiResult {
 pub fn host_waits_for_all(rt: &mut Runtime) {
     if let Ok(report) = rt.emu.synchronize() {
         crate::launch::take_report(rt, None, report);
+    }
+    for s in &mut rt.streams {
+        s.host_waited = s.ops;
     }
     crate::managed::synchronized(rt);
     deliver_printf(rt);
@@ -111,6 +115,7 @@ fn create(rt: &mut Runtime, flags: c_uint) -> usize {
         blocking: flags & abi::STREAM_NON_BLOCKING == 0,
         destroyed: false,
         ops: 0,
+        host_waited: 0,
     });
     STREAM_HANDLE_BASE + rt.streams.len() - 1
 }
@@ -180,9 +185,16 @@ pub extern "C" fn cudaStreamWaitEvent(
     api("cudaStreamWaitEvent", |rt| {
         let index = stream_index(rt, stream as usize)?;
         let e = event_index(rt, event as usize)?;
-        if let Some(&graph) = rt.captured_events.get(&e) {
-            // Waiting for an event a capture recorded joins the capture.
-            rt.capturing.entry(index).or_insert(graph);
+        if let Some(recorded) = rt.graphs.captured_events.get(&e).cloned() {
+            // Waiting for an event a capture recorded joins the capture, after what the
+            // recording stream had captured.
+            match rt.graphs.capturing.get_mut(&index) {
+                Some(c) if c.graph == recorded.graph => c.tail.extend(recorded.tail),
+                Some(_) => return Err(Failure::code(errors::ILLEGAL_STATE)),
+                None => {
+                    rt.graphs.capturing.insert(index, recorded);
+                }
+            }
             return Ok(());
         }
         let Some(recorded) = rt.events[e].recorded else {
@@ -327,11 +339,11 @@ pub extern "C" fn cudaEventRecordWithFlags(
 fn record(rt: &mut Runtime, event: *mut c_void, stream: *mut c_void) -> ApiResult {
     let e = event_index(rt, event as usize)?;
     let index = stream_index(rt, stream as usize)?;
-    if let Some(graph) = crate::graphs::capturing(rt, index) {
-        rt.captured_events.insert(e, graph);
+    if let Some(capture) = rt.graphs.capturing.get(&index).cloned() {
+        rt.graphs.captured_events.insert(e, capture);
         return Ok(());
     }
-    rt.captured_events.remove(&e);
+    rt.graphs.captured_events.remove(&e);
     let id = before_op(rt, index)?;
     let recorded = rt.emu.record_event(id).map_err(emu_failure)?;
     rt.events[e].recorded = Some(recorded);

@@ -675,6 +675,9 @@ pub(crate) enum Builtin {
     AssertFail,
     Malloc,
     Free,
+    /// `cudaGraphSetConditional(handle, value)`: sets the condition of a graph's conditional
+    /// node; the runtime that launched the kernel reads it after the launch.
+    GraphSetConditional,
 }
 
 impl Builtin {
@@ -684,6 +687,7 @@ impl Builtin {
             "__assertfail" => Builtin::AssertFail,
             "malloc" => Builtin::Malloc,
             "free" => Builtin::Free,
+            "cudaGraphSetConditional" => Builtin::GraphSetConditional,
             _ => return None,
         })
     }
@@ -695,6 +699,7 @@ impl Builtin {
             Builtin::AssertFail => (5, 0),
             Builtin::Malloc => (1, 1),
             Builtin::Free => (1, 0),
+            Builtin::GraphSetConditional => (2, 0),
         }
     }
 }

@@ -64,7 +64,7 @@ pub use options::{
     DEFAULT_WATCHDOG_WINDOW, RunOptions, Schedule, THREADS_ENV,
 };
 pub use report::{
-    Access, AccessOp, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
+    Access, AccessOp, ConditionSet, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
     SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
 };
 pub use trace::{

@@ -314,6 +314,16 @@ pub struct PrintfRecord {
     pub text: String,
 }
 
+/// One thread's `cudaGraphSetConditional(handle, value)`: the runtime that launched the kernel
+/// gives the value to the conditional node the handle belongs to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConditionSet {
+    pub handle: u64,
+    pub value: u32,
+    pub thread: ThreadRef,
+    pub at: SourceLoc,
+}
+
 /// What a launch did: the findings, whether every thread ran to its end, and how much work it was.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunReport {
@@ -330,6 +340,8 @@ pub struct RunReport {
     pub printf: Vec<PrintfRecord>,
     /// `printf` calls whose output did not fit in `RunOptions::printf_buffer_bytes`.
     pub printf_dropped: u64,
+    /// `cudaGraphSetConditional` calls, in the order threads made them.
+    pub conditions: Vec<ConditionSet>,
     /// Bytes the race detector's shadow memory took at the end of the launch (0 with racecheck
     /// off): about 1.4 bytes per byte the kernel touched when its accesses are coalesced.
     pub shadow_bytes: u64,
@@ -349,6 +361,7 @@ impl RunReport {
         self.findings.extend(later.findings);
         self.printf.extend(later.printf);
         self.printf_dropped += later.printf_dropped;
+        self.conditions.extend(later.conditions);
         self.completed &= later.completed;
         self.thread_instructions += later.thread_instructions;
     }

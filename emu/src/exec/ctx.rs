@@ -60,6 +60,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) printf: Vec<PrintfRecord>,
     pub(crate) printf_bytes: usize,
     pub(crate) printf_dropped: u64,
+    /// `cudaGraphSetConditional` calls, in the order threads made them.
+    pub(crate) conditions: Vec<crate::report::ConditionSet>,
     /// Set by a strong access or atomic on global memory, where blocks hand data to each other:
     /// the adversarial schedule switches warps there.
     pub(crate) touched_global_sync: bool,

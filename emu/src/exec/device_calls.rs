@@ -7,7 +7,8 @@ use super::limits::MAX_CALL_DEPTH;
 use super::warp::Warp;
 use crate::ir::*;
 use crate::report::{
-    Access, AccessOp, Finding, FindingKind, MemLocation, PrintfRecord, ThreadGroup, ThreadRef,
+    Access, AccessOp, ConditionSet, Finding, FindingKind, MemLocation, PrintfRecord, ThreadGroup,
+    ThreadRef,
 };
 use crate::{printf, report};
 
@@ -362,7 +363,8 @@ impl Ctx<'_> {
     }
 }
 
-/// Runs a call into the device runtime (`vprintf`, `__assertfail`, `malloc`, `free`).
+/// Runs a call into the device runtime (`vprintf`, `__assertfail`, `malloc`, `free`,
+/// `cudaGraphSetConditional`).
 #[inline(always)]
 pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option<u32> {
     let (pc, m) = (w.pc, ctx.m);
@@ -409,6 +411,17 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 Builtin::Free => {
                     lanes!(exec, l, {
                         ctx.free(w, l, arg(w, l, 0, 8), pc);
+                    });
+                }
+                Builtin::GraphSetConditional => {
+                    lanes!(exec, l, {
+                        let thread = ctx.thread_ref(ctx.gid(w, l));
+                        ctx.conditions.push(ConditionSet {
+                            handle: arg(w, l, 0, 8),
+                            value: arg(w, l, 1, 4) as u32,
+                            thread,
+                            at: ctx.src(pc),
+                        });
                     });
                 }
             }

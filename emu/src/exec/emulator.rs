@@ -114,6 +114,22 @@ impl Emulator {
         Ok(DevicePtr(base))
     }
 
+    /// [`Emulator::alloc_at`] for memory that holds garbage until written, as device memory
+    /// CUDA hands out at an address it chose earlier does (a graph's allocation node): initcheck
+    /// reports a kernel's read of any byte nothing wrote.
+    pub fn alloc_uninit_at(
+        &mut self,
+        base: u64,
+        bytes: usize,
+        label: &str,
+    ) -> Result<DevicePtr, EmuError> {
+        let ptr = self.alloc_at(base, vec![0; bytes], label)?;
+        if let Some(a) = self.allocs.iter_mut().find(|a| a.base == base) {
+            a.written = Some(vec![0; bytes.div_ceil(64)]);
+        }
+        Ok(ptr)
+    }
+
     /// The allocation that holds `ptr`: its start, its size and its label.
     pub fn allocation_of(&self, ptr: DevicePtr) -> Option<(DevicePtr, usize, &str)> {
         let i = find_alloc(&self.allocs, ptr.0, 1)?;

@@ -238,6 +238,7 @@ impl Emulator {
             printf: Vec::new(),
             printf_bytes: 0,
             printf_dropped: 0,
+            conditions: Vec::new(),
             touched_global_sync: false,
             trace,
             banks: options.bank_conflicts.then(Box::default),
@@ -294,6 +295,7 @@ impl Emulator {
             thread_instructions,
             printf: std::mem::take(&mut l.ctx.printf),
             printf_dropped: l.ctx.printf_dropped,
+            conditions: std::mem::take(&mut l.ctx.conditions),
             shadow_bytes,
         };
         let (trace, op_check) = (l.ctx.trace.take(), l.ctx.op_check.take());

@@ -341,6 +341,7 @@ impl<'a> Ctx<'a> {
             printf: Vec::new(),
             printf_bytes: 0,
             printf_dropped: 0,
+            conditions: Vec::new(),
             touched_global_sync: false,
             trace: None,
             banks: None,
