@@ -445,22 +445,3 @@ pub extern "C" fn cudaProfilerStop() -> i32 {
     api("cudaProfilerStop", |_| Ok(()))
 }
 
-/// Pinning memory the program allocated itself would need the emulator to hold memory at any
-/// host address; it holds pinned memory in a window of its own instead (`cudaMallocHost`).
-#[unsafe(no_mangle)]
-pub extern "C" fn cudaHostRegister(_ptr: *mut c_void, _size: usize, _flags: c_uint) -> i32 {
-    api("cudaHostRegister", |_| {
-        Err(Failure::host(
-            errors::NOT_SUPPORTED,
-            "not supported by Racetrack's runtime",
-            "cudaHostRegister: allocate the memory with cudaMallocHost or cudaHostAlloc instead, which the emulator reaches at the same address".to_string(),
-        ))
-    })
-}
-
-#[unsafe(no_mangle)]
-pub extern "C" fn cudaHostUnregister(_ptr: *mut c_void) -> i32 {
-    api("cudaHostUnregister", |_| {
-        Err(Failure::code(errors::INVALID_VALUE))
-    })
-}

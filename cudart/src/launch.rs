@@ -329,6 +329,13 @@ fn check_pointer_args(
                     ),
                 ))
             }
+            Place::Host if crate::host_register::registered_at(rt, value).is_some() => Some((
+                "host pointer passed to a kernel",
+                format!(
+                    "argument {} of {shown} is {value:#x}, memory registered with cudaHostRegister, by its host address: the emulated device (cudaDevAttrCanUseHostPointerForRegisteredMem 0) reaches it at the address cudaHostGetDevicePointer gives",
+                    i + 1
+                ),
+            )),
             Place::Host if is_host_memory(value) => Some((
                 "host pointer passed to a kernel",
                 format!(

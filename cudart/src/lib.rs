@@ -16,6 +16,7 @@ pub mod errors;
 mod exit;
 pub mod fatbin;
 pub mod graphs;
+pub mod host_register;
 pub mod launch;
 mod managed;
 pub mod memory;

@@ -54,6 +54,7 @@ fn describe(rt: &mut Runtime, a: &Allocation) -> String {
         AllocKind::Device => "cudaMalloc",
         AllocKind::PinnedHost => "cudaMallocHost",
         AllocKind::Managed => "cudaMallocManaged",
+        AllocKind::Registered => "cudaHostRegister",
     };
     match site.file_line() {
         Some(at) => format!("{} ({} bytes, {how} at {at})", a.label, a.size),
@@ -337,6 +338,10 @@ pub unsafe extern "C" fn cudaHostGetDevicePointer(
     _flags: c_uint,
 ) -> i32 {
     api("cudaHostGetDevicePointer", |rt| {
+        if let Some((start, r)) = crate::host_register::registered_at(rt, host as u64) {
+            let at = r.device + (host as u64 - start);
+            return unsafe { put(device, at as *mut c_void) };
+        }
         match find(rt, host as u64, 1) {
             Place::In(_, a) if a.kind != AllocKind::Device => unsafe { put(device, host) },
             _ => Err(Failure::host(
@@ -836,11 +841,28 @@ pub unsafe extern "C" fn cudaPointerGetAttributes(
     ptr: *const c_void,
 ) -> i32 {
     api("cudaPointerGetAttributes", |rt| {
+        // Registered memory by the program's address: the device reaches it at another.
+        if let Some((start, r)) = crate::host_register::registered_at(rt, ptr as u64) {
+            let at = r.device + (ptr as u64 - start);
+            let device = rt.emu.current_device() as c_int;
+            return unsafe {
+                put(
+                    attributes,
+                    abi::PointerAttributes {
+                        memory_type: abi::MEMORY_TYPE_HOST,
+                        device,
+                        device_pointer: at as *mut c_void,
+                        host_pointer: ptr as *mut c_void,
+                        reserved: [0; 8],
+                    },
+                )
+            };
+        }
         let (memory_type, device) = match find(rt, ptr as u64, 1) {
             Place::In(_, a) | Place::PastEnd(_, a) => (
                 match a.kind {
                     AllocKind::Device => abi::MEMORY_TYPE_DEVICE,
-                    AllocKind::PinnedHost => abi::MEMORY_TYPE_HOST,
+                    AllocKind::PinnedHost | AllocKind::Registered => abi::MEMORY_TYPE_HOST,
                     AllocKind::Managed => abi::MEMORY_TYPE_MANAGED,
                 },
                 a.device as c_int,

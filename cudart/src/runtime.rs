@@ -101,6 +101,8 @@ pub enum AllocKind {
     /// `cudaMallocHost`, `cudaHostAlloc`: host memory the device reaches at the same address.
     PinnedHost,
     Managed,
+    /// `cudaHostRegister`'d memory, at the address the device reaches it (`host_register.rs`).
+    Registered,
 }
 
 #[derive(Clone, Debug)]
@@ -179,6 +181,8 @@ pub struct Runtime {
     pub managed_launch: Option<Option<Site>>,
     /// Graphs, instantiated graphs, captures, conditional handles and the graph memory pool.
     pub graphs: crate::graphs::Graphs,
+    /// `cudaHostRegister`'d ranges, by the program's address.
+    pub registered: crate::host_register::Registrations,
     /// Set by `cudaLaunchCooperativeKernel` around its launch.
     pub cooperative: bool,
 }
@@ -273,6 +277,7 @@ impl Runtime {
             places: HashMap::new(),
             managed_launch: None,
             graphs: crate::graphs::Graphs::default(),
+            registered: Default::default(),
             cooperative: false,
         }
     }
