@@ -770,6 +770,16 @@ fn check_alloc_location(p: &MemAllocNodeParams, device_count: u32) -> ApiResult 
     Ok(())
 }
 
+/// How reports name an allocation node's memory: by the node's variable (`allocNodeA`).
+fn alloc_label(rt: &mut Runtime, site: Option<crate::site::Site>, call: &str) -> String {
+    let node = crate::memory::label_from_source(rt, site, call);
+    if node.ends_with("'d memory") {
+        node
+    } else {
+        format!("the memory of allocation node {node}")
+    }
+}
+
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaGraphAddMemAllocNode(
     node: *mut *mut c_void,
@@ -791,7 +801,7 @@ pub unsafe extern "C" fn cudaGraphAddMemAllocNode(
         let g = graph_index(rt, graph)?;
         // SAFETY: the program passes `count` node handles.
         let deps = unsafe { dependency_list(rt, g, dependencies, count)? };
-        let label = crate::memory::label_from_source(rt, site, "cudaGraphAddMemAllocNode");
+        let label = alloc_label(rt, site, "cudaGraphAddMemAllocNode");
         let (i, address) = add_alloc_node(rt, g, deps, p.bytesize, label);
         p.dptr = address as *mut c_void;
         unsafe { put(node, node_handle(g, i) as *mut c_void) }
@@ -933,7 +943,7 @@ pub unsafe extern "C" fn cudaGraphAddNode(
                     check_alloc_location(a, rt.emu.device_count())?;
                     let g = graph_index(rt, graph)?;
                     let deps = dependency_list(rt, g, dependencies, count)?;
-                    let label = crate::memory::label_from_source(rt, site, "cudaGraphAddNode");
+                    let label = alloc_label(rt, site, "cudaGraphAddNode");
                     let (i, address) = add_alloc_node(rt, g, deps, a.bytesize, label);
                     a.dptr = address as *mut c_void;
                     return put(node, node_handle(g, i) as *mut c_void);

@@ -244,6 +244,67 @@ fn a_fixed_program_prints_its_answer_and_exits_with_its_own_code() {
     );
 }
 
+/// Graphs beyond capture and replay (conditional nodes, memory nodes, updates) and
+/// `cudaHostRegister`: each program prints what CUDA computes, which the GPU comparison in
+/// `host_side_programs_are_reported_at_their_line` checks where there is a GPU; here, the
+/// emulator's output is held to the same text.
+#[test]
+fn graph_and_registered_memory_programs_print_what_cuda_computes() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let expected = [
+        (
+            "graph_conditional.cu",
+            "if x = 4..7 is odd: 0 1 0 1\n\
+             while counting down from 5: 4 3 2 1 0\n\
+             switch on x = 3..0: 12 11 10\n\
+             no error\n",
+        ),
+        (
+            "graph_memory.cu",
+            "b takes a's address: yes\n\
+             after instantiating                             0 MiB in use\n\
+             after the first launch                         64 MiB in use\n\
+             after the second launch, same stream           64 MiB in use\n\
+             sum of both launches: 65792 (expected 65792)\n\
+             captured graph's sum: 288640 (expected 288640)\n\
+             with an allocation kept after its launch       64 MiB in use\n\
+             trimmed while it is kept                       64 MiB in use\n\
+             after cudaFree of it                           64 MiB in use\n\
+             trimmed                                         0 MiB in use\n\
+             high-water mark                                64 MiB\n\
+             high-water mark, reset                          0 MiB\n\
+             no error\n",
+        ),
+        (
+            "graph_update.cu",
+            "set params: y[10] = 70, z[10] = 20\n\
+             update 1: cudaSuccess, cudaGraphExecUpdateSuccess, y[10] = 20\n\
+             update 2: cudaSuccess, cudaGraphExecUpdateSuccess, y[10] = 40\n\
+             update 3: cudaSuccess, cudaGraphExecUpdateSuccess, y[10] = 60\n\
+             longer graph: cudaErrorGraphExecUpdateFailure, cudaGraphExecUpdateErrorTopologyChanged\n\
+             after it: the graph update was not performed because it included changes which violated constraints specific to instantiated graph update\n\
+             still the last update: y[10] = 60\n",
+        ),
+        (
+            "host_register.cu",
+            "before registering: unregistered\n\
+             registered: host (registered)\n\
+             copied through the device: heap[10] = 11, heap[2999] = 3000\n\
+             squared in place: mapped[12] = 144, mapped[2999] = 8994001\n\
+             host wrote 7, kernel squared it: mapped[0] = 49\n\
+             registering it again: cudaErrorHostMemoryAlreadyRegistered\n\
+             unregistered: unregistered, mapped[12] = 144, heap[10] = 11\n\
+             unregistering it again: cudaErrorHostMemoryNotRegistered\n\
+             no error\n",
+        ),
+    ];
+    for (file, stdout) in expected {
+        let ran = racetrack_run(&dir, &[file]);
+        assert_eq!(ran.code, 0, "{file}: {}", ran.stderr);
+        assert_eq!(ran.stdout, stdout, "{file}: {}", ran.stderr);
+    }
+}
+
 #[test]
 fn error_exitcode_replaces_the_programs_code_only_when_a_checker_reported() {
     let dir = workspace_root().join("harness/tests/run_programs");
