@@ -26,7 +26,7 @@ extern "C" fn at_exit() {
         if let Some(rt) = guard.as_mut() {
             crate::managed::open(rt);
             crate::streams::host_waits_for_all(rt);
-            crate::out::program_stdout(&std::mem::take(&mut rt.printf));
+            crate::streams::deliver_printf(rt);
             crate::out::flush_program_stdout();
         }
     });

@@ -405,7 +405,10 @@ fn managed_variables(rt: &mut Runtime, to_device: bool) {
 /// synchronization; a failed assert or a stopped kernel makes the context's error sticky.
 pub fn take_report(rt: &mut Runtime, launch: Option<&LaunchName>, report: RunReport) {
     for record in &report.printf {
-        rt.printf.push_str(&record.text);
+        match record.stream {
+            ptx_emu::OutputStream::Stdout => rt.printf.push_str(&record.text),
+            ptx_emu::OutputStream::Stderr => rt.assert_messages.push_str(&record.text),
+        }
     }
     crate::graphs::set_conditions(rt, &report.conditions);
     use ptx_emu::FindingKind as K;

@@ -68,6 +68,7 @@ impl Output {
 
 unsafe extern "C" {
     static mut stdout: *mut libc::FILE;
+    static mut stderr: *mut libc::FILE;
 }
 
 /// Text for the program's stdout, through C's own `stdout` so that it keeps its place among
@@ -80,6 +81,19 @@ pub fn program_stdout(text: &str) {
     // `text.len()` bytes from a live buffer.
     unsafe {
         libc::fwrite(text.as_ptr() as *const c_void, 1, text.len(), stdout);
+    }
+}
+
+/// Text for the program's stderr (a failed assert's message), through C's `stderr` as the
+/// program's own `fprintf(stderr, …)` would write it.
+pub fn program_stderr(text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    // SAFETY: `stderr` is the C library's stream, valid for the process's life; fwrite copies
+    // `text.len()` bytes from a live buffer.
+    unsafe {
+        libc::fwrite(text.as_ptr() as *const c_void, 1, text.len(), stderr);
     }
 }
 

@@ -170,6 +170,9 @@ pub struct Runtime {
     pub events: Vec<EventEntry>,
     /// Device `printf` output held until the host next synchronizes, as a GPU delivers it.
     pub printf: String,
+    /// Failed asserts' messages, held with `printf`'s output and delivered to stderr, where a
+    /// GPU's driver writes them.
+    pub assert_messages: String,
     pub findings: usize,
     pub started: Instant,
     pub host_window_next: u64,
@@ -271,6 +274,7 @@ impl Runtime {
             joined: HashMap::new(),
             events: Vec::new(),
             printf: String::new(),
+            assert_messages: String::new(),
             findings: 0,
             started: Instant::now(),
             host_window_next: HOST_WINDOW,

@@ -104,6 +104,8 @@ pub fn host_waits_for_all(rt: &mut Runtime) {
 pub fn deliver_printf(rt: &mut Runtime) {
     let text = std::mem::take(&mut rt.printf);
     crate::out::program_stdout(&text);
+    let asserts = std::mem::take(&mut rt.assert_messages);
+    crate::out::program_stderr(&asserts);
 }
 
 fn create(rt: &mut Runtime, flags: c_uint) -> usize {

@@ -307,11 +307,21 @@ impl fmt::Display for Finding {
     }
 }
 
-/// One `printf` call's output (or a failed assert's message, which a GPU prints the same way).
+/// One `printf` call's output, or a failed assert's message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrintfRecord {
     pub thread: ThreadRef,
     pub text: String,
+    /// Where a GPU's driver writes it: `printf` to the program's stdout, a failed assert's
+    /// message to its stderr.
+    pub stream: OutputStream,
+}
+
+/// The host stream a device message goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
 }
 
 /// One thread's `cudaGraphSetConditional(handle, value)`: the runtime that launched the kernel

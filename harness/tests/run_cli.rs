@@ -424,3 +424,34 @@ fn the_books_whole_program_report() {
     insta::assert_snapshot!("histogram_broken_on_the_emulator", ran.stderr);
     insta::assert_snapshot!("histogram_broken_stdout", ran.stdout);
 }
+
+/// A failed device assert's message is the program's stderr, not its stdout, in a GPU's words;
+/// the program's own output and exit code are what it makes of `cudaErrorAssert`.
+#[test]
+fn a_failed_device_assert_is_reported_on_the_programs_stderr() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let log = scratch().join("run_cli-assert-log.txt");
+    let _ = std::fs::remove_file(&log);
+    let args = ["--log-file", log.to_str().unwrap(), "device_assert.cu"];
+    let ran = racetrack_run(&dir, &args);
+    assert_eq!(ran.code, 1, "{}", ran.stderr);
+    assert_eq!(
+        ran.stdout,
+        "cudaErrorAssert: device-side assert triggered\n"
+    );
+    let message = ran.stderr.trim_end();
+    assert!(
+        message.ends_with(
+            "device_assert.cu:10: void check_positive(const int *, int): block: [0,0,0], thread: [5,0,0] Assertion `values[i] > 0` failed."
+        ),
+        "{}",
+        ran.stderr
+    );
+    assert_eq!(message.lines().count(), 1, "{}", ran.stderr);
+    if gpus_here() >= 1 {
+        let mut on_gpu = vec!["--backend", "cuda"];
+        on_gpu.extend(args);
+        let gpu = racetrack_run(&dir, &on_gpu);
+        assert_eq!(gpu.stderr, ran.stderr, "the GPU's assert message differs");
+    }
+}

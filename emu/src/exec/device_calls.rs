@@ -7,7 +7,8 @@ use super::limits::MAX_CALL_DEPTH;
 use super::warp::Warp;
 use crate::ir::*;
 use crate::report::{
-    Access, AccessOp, ConditionSet, Finding, FindingKind, MemLocation, PrintfRecord, ThreadGroup,
+    Access, AccessOp, ConditionSet, Finding, FindingKind, MemLocation, OutputStream, PrintfRecord,
+    ThreadGroup,
     ThreadRef,
 };
 use crate::{printf, report};
@@ -81,17 +82,25 @@ impl Ctx<'_> {
             |addr| self.cstr(w, lane, addr),
         );
         let thread = self.thread_ref(self.gid(w, lane));
-        self.emit(thread, String::from_utf8_lossy(&out).into_owned());
+        self.emit(
+            thread,
+            String::from_utf8_lossy(&out).into_owned(),
+            OutputStream::Stdout,
+        );
         consumed
     }
 
-    pub(crate) fn emit(&mut self, thread: ThreadRef, text: String) {
+    pub(crate) fn emit(&mut self, thread: ThreadRef, text: String, stream: OutputStream) {
         if self.printf_bytes + text.len() > self.opts.printf_buffer_bytes {
             self.printf_dropped += 1;
             return;
         }
         self.printf_bytes += text.len();
-        self.printf.push(PrintfRecord { thread, text });
+        self.printf.push(PrintfRecord {
+            thread,
+            text,
+            stream,
+        });
     }
 
     /// `__assertfail` for the lanes of one warp: each prints the GPU's message, the finding
@@ -124,6 +133,7 @@ impl Ctx<'_> {
                     text(&function),
                     text(&message)
                 ),
+                OutputStream::Stderr,
             );
             first.get_or_insert((t, text(&message), text(&function)));
         }

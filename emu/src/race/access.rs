@@ -149,8 +149,8 @@ pub(crate) struct Sem {
     /// with `.acquire`/`.release`, or a strong load or atomic whose value decides whether a loop
     /// goes on (a poll, a lock's spin). Its word is a flag from then on.
     pub sync: bool,
-    /// A store of the value the word already holds (for plain stores, set only under the lanes
-    /// schedule: see [`Race::same_store_again`](super::detector::Race)).
+    /// A store of the value the word already holds (for plain stores, set only while racecheck
+    /// runs: see [`Race::same_value_stores`](super::detector::Race)).
     pub silent: bool,
 }
 

@@ -475,12 +475,20 @@ impl Packed {
         self.field(16, 3) >= 2 || self.field(22, 1) != 0
     }
 
-    /// A plain read or write of a whole word by a 4-byte access: what a run starts with.
+    /// A plain read or write of a whole word by a 4-byte access: what a run starts with. A run
+    /// of writes that store what their words hold (`Sem::silent`) is one too: its lanes all
+    /// say so, since a run only goes on with the same bits.
     #[inline(always)]
     pub(super) fn plain_word(&self) -> bool {
         let small = self.0[5] & (SHARED - 1);
-        let plain = |kind| Packed::bits(0xF, 4, kind, Sem::PLAIN, Acquire::Never, false);
-        small == plain(Kind::Read) || small == plain(Kind::Write)
+        let plain = |kind, sem| Packed::bits(0xF, 4, kind, sem, Acquire::Never, false);
+        let silent = Sem {
+            silent: true,
+            ..Sem::PLAIN
+        };
+        small == plain(Kind::Read, Sem::PLAIN)
+            || small == plain(Kind::Write, Sem::PLAIN)
+            || small == plain(Kind::Write, silent)
     }
 
     /// Whether `next` is the next lane of the run of `lanes` this access starts: a plain 4-byte

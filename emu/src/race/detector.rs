@@ -17,8 +17,6 @@ pub(super) struct This<'a> {
     pub(super) sem: Sem,
     /// (region key, word): the key of [`Race::sync_words`].
     pub(super) word: (u64, u64),
-    /// The access's instruction.
-    pub(super) pc: u32,
 }
 
 pub(crate) struct Race {
@@ -354,7 +352,6 @@ impl Race {
             kind,
             sem,
             word: sync_word,
-            pc,
         };
         let hit = match shadow.chunks.get_mut(ci) {
             Some(chunk) => self.update(chunk, word % CHUNK_WORDS, cur, mask, &this),

@@ -39,7 +39,7 @@ impl Race {
             ] {
                 if let Some(p) = prev(old[s])
                     && let Some(cause) = conflicts(&p)
-                    && !(s == W && self.same_store_again(&p, this))
+                    && !(s == W && self.same_value_stores(&p, this))
                 {
                     hit = Some(Hit {
                         prev: p,
@@ -82,19 +82,13 @@ impl Race {
         hit
     }
 
-    /// A lane's plain store of the value the word holds, by the same instruction of the same
-    /// warp as the word's last write: what the lanes of one store writing one value are when the
-    /// lanes schedule runs them apart (cooperative groups' reduce stores its result from every
-    /// lane). In lockstep they are one instruction, whose repeats are not checked at all
-    /// (`instr::memory::LaneStores`); apart, the word holds that value whichever lands last.
-    fn same_store_again(&self, p: &Acc, this: &This) -> bool {
-        let tpb = self.tpb as u64;
-        let warp_of = |tid: u64| (tid / tpb, (tid % tpb) / 32);
-        this.kind == Kind::Write
-            && this.sem.silent
-            && !p.strong
-            && p.pc == this.pc
-            && warp_of(p.tid) == warp_of(this.who.tid)
+    /// Two plain stores of the same bytes: the current one stores what the word holds, which is
+    /// what the word's last write (`p`, whose bytes overlap) stored. Whichever lands last, the
+    /// word holds that value, so compute-sanitizer's racecheck reports no hazard for such a pair
+    /// (every thread setting `converged = 1`, threads of many blocks marking one node `true`).
+    /// Reads beside either store, and stores of different values, still race.
+    fn same_value_stores(&self, p: &Acc, this: &This) -> bool {
+        this.kind == Kind::Write && this.sem.silent && !p.strong && !p.atomic
     }
 
     /// Whether a read's record `r` may give way to a read by `who`: none, `who`'s own, or ordered

@@ -2,7 +2,7 @@
 //! of one chunk share a stamp, and when none of them conflicts they move to one pattern at once,
 //! leaving the shadow exactly as recording them one by one would.
 
-use super::access::{Hit, Kind, Rec, STAMP_MASK, Sem, StampKey, Who, rec, rec_sm};
+use super::access::{Hit, Kind, Rec, STAMP_MASK, StampKey, Who, rec, rec_sm};
 use super::calls::AccessCall;
 use super::detector::{Race, This};
 use super::shadow::{ANY_THREAD, CHUNK_WORDS, Chunk, PATTERNS, Pattern, R0, R1, Slot, W};
@@ -28,7 +28,8 @@ const UNTOUCHED: [Slot; 3] = [Slot::EMPTY, Slot::EMPTY, Slot::EMPTY];
 impl Race {
     /// Records `len` accesses like `first`, lane `j` being thread `first.who.tid + j` (resident
     /// thread `first.who.rt + j`, same warp) on word `first.word + j`, all in `first.word`'s
-    /// chunk. `first` must be a plain 4-byte read or write. Calls `found(j, hit)` for each lane
+    /// chunk. `first` must be a plain 4-byte read or write (a write perhaps of the values its
+    /// words hold: see [`Packed::plain_word`](super::calls::Packed)). Calls `found(j, hit)` for each lane
     /// that conflicts, in lane order, as [`Race::access`] one lane at a time would.
     pub(crate) fn access_run(
         &mut self,
@@ -41,6 +42,7 @@ impl Race {
             word,
             who,
             kind,
+            sem,
             pc,
             ..
         } = *first;
@@ -52,7 +54,7 @@ impl Race {
             self.epoch[rt..rt + len].iter().all(|&e| e == epoch) && who.tid >> 32 == last >> 32;
         if !one_stamp {
             for j in 0..len {
-                let hit = self.access(region, word + j, 0xF, 4, &who.lane(j), kind, Sem::PLAIN, pc);
+                let hit = self.access(region, word + j, 0xF, 4, &who.lane(j), kind, sem, pc);
                 if let Some(hit) = hit {
                     found(j, hit);
                 }
@@ -79,9 +81,8 @@ impl Race {
                     let this = This {
                         who: &who,
                         kind,
-                        sem: Sem::PLAIN,
+                        sem,
                         word: (sync_key, (word + j) as u64),
-                        pc,
                     };
                     let cur = rec(who.tid, 0xF, stamp);
                     if let Some(hit) = self.update(chunk, i0 + j, cur, 0xF, &this) {

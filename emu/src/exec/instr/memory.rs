@@ -215,9 +215,10 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                                     sync: release,
                                     silent,
                                 }
-                            } else if w.lanes.is_some() {
-                                // Lanes of this store that run apart: a repeat of the value
-                                // is told by the detector (`Race::same_store_again`).
+                            } else if ctx.race.is_some() {
+                                // A plain store of the value the word holds: the detector
+                                // does not count it as a write-write race with the store that
+                                // put that value there (`Race::same_value_stores`).
                                 let silent =
                                     values.iter().take(vals.len()).enumerate().all(|(i, v)| {
                                         let at = tgt_offset(tgt, i * esize as usize);
