@@ -113,6 +113,7 @@ impl Parser {
             rets = self.param_list()?;
         }
         let name = self.ident()?;
+        self.declared_funcs.insert(name.clone());
         let params = if self.is_p('(') {
             self.param_list()?
         } else {
@@ -387,6 +388,7 @@ impl Parser {
             stretch: Vec::new(),
             quiet: Vec::new(),
             exits: Vec::new(),
+            func_refs: self.func_refs.into_inner(),
         })
     }
 
