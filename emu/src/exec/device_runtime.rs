@@ -569,7 +569,7 @@ impl Emulator {
                 more,
                 depth + 1,
             )?;
-            for finding in &mut child.findings {
+            for finding in child.findings.iter_mut().filter(|f| !f.why.contains(&name)) {
                 finding.why = format!("{} (in {name})", finding.why);
             }
             join_reports(report, child);

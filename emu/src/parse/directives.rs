@@ -409,7 +409,7 @@ impl Parser {
             };
             return Err(EmuError::Unsupported {
                 instruction: format!(
-                    "call to `{}` at {place}, a function the PTX declares but does not define (the emulator provides printf, assert, malloc and free)",
+                    "call to `{}` at {place}, a function the PTX declares but does not define (the emulator provides printf, assert, malloc, free, and the device runtime's launches, streams, copies, cudaMalloc and errors)",
                     c.callee
                 ),
                 line: c.line,
