@@ -422,6 +422,54 @@ pub unsafe fn images_from_wrapper(wrapper: *const c_void) -> Result<Vec<Image>, 
     }
     // SAFETY: `data` follows the two ints, as in the C struct on LP64.
     let data = unsafe { wrapper.add(8).cast::<*const u8>().read_unaligned() };
+    // SAFETY: the caller promises `data` is null or a readable fatbinary.
+    unsafe { images_at(data) }
+}
+
+/// Every translation unit's images, from the wrapper `__cudaRegisterFatBinary` receives. A
+/// program built with `-rdc=true` registers one wrapper of version 2 for all its units: its
+/// `data` is the device link's fatbinary (machine code only), and `filename_or_fatbins` a
+/// NULL-terminated array of each unit's own fatbinary (`__cudaPrelinkedFatbins`), which holds
+/// the unit's PTX. A wrapper of version 1 is one unit.
+///
+/// # Safety
+/// As [`images_from_wrapper`]; for version 2, `filename_or_fatbins` must also be null or point
+/// to a NULL-terminated array of pointers to readable fatbinaries.
+pub unsafe fn units_from_wrapper(wrapper: *const c_void) -> Result<Vec<Vec<Image>>, FatbinError> {
+    // SAFETY: the caller's promise, passed on.
+    let linked = unsafe { images_from_wrapper(wrapper) }?;
+    let bytes = wrapper.cast::<u8>();
+    // SAFETY: `images_from_wrapper` read the magic; the version is the next int.
+    let version = unsafe { bytes.add(4).cast::<u32>().read_unaligned() };
+    let mut units = vec![linked];
+    if version != 2 {
+        return Ok(units);
+    }
+    // SAFETY: the fourth field follows `data`, as in the C struct on LP64.
+    let mut list = unsafe { bytes.add(16).cast::<*const *const u8>().read_unaligned() };
+    // A program links few units; the bound keeps a list without its NULL from running on.
+    for _ in 0..1 << 16 {
+        if list.is_null() {
+            break;
+        }
+        // SAFETY: the caller promises a NULL-terminated array.
+        let data = unsafe { list.read_unaligned() };
+        if data.is_null() {
+            break;
+        }
+        // SAFETY: each entry is a unit's fatbinary, as the caller promises.
+        units.push(unsafe { images_at(data) }?);
+        // SAFETY: the array goes on until its NULL.
+        list = unsafe { list.add(1) };
+    }
+    Ok(units)
+}
+
+/// The images of the fatbinary at `data`.
+///
+/// # Safety
+/// `data` must be null or point to a fatbinary readable for the length its own header gives.
+unsafe fn images_at(data: *const u8) -> Result<Vec<Image>, FatbinError> {
     if data.is_null() {
         return Err(FatbinError::NullData);
     }
@@ -445,6 +493,29 @@ pub unsafe fn images_from_wrapper(wrapper: *const c_void) -> Result<Vec<Image>, 
     // SAFETY: the caller promises the length the header gives is readable.
     let fatbin = unsafe { std::slice::from_raw_parts(data, whole) };
     images(fatbin)
+}
+
+/// Whether a unit is CUDA's device runtime library (`libcudadevrt.a`, linked by `-lcudadevrt`):
+/// its PTX defines the `__cudaCDP2…` functions, which the emulator provides itself.
+fn is_device_runtime(unit: &[Image]) -> bool {
+    unit.iter().filter(|i| i.kind == ImageKind::Ptx).any(|i| {
+        String::from_utf8_lossy(&i.data).lines().any(|l| {
+            (l.starts_with(".visible") || l.starts_with(".weak"))
+                && l.contains(".func")
+                && l.contains("__cudaCDP2")
+        })
+    })
+}
+
+/// The PTX of every unit that carries some, for an emulated sm_`arch` device (as [`ptx_for`]
+/// picks it), leaving out the device runtime library; `None` if no unit has PTX.
+pub fn ptx_of_units(units: &[Vec<Image>], arch: u32) -> Option<Vec<String>> {
+    let texts: Vec<String> = units
+        .iter()
+        .filter(|u| !is_device_runtime(u))
+        .filter_map(|u| ptx_for(u, arch).map(|(_, text)| text))
+        .collect();
+    (!texts.is_empty()).then_some(texts)
 }
 
 /// The PTX to run on an emulated sm_`arch` device, as (its sm number, its text): the newest PTX

@@ -30,9 +30,9 @@ fn c_str(p: *const c_char) -> String {
 pub unsafe extern "C" fn __cudaRegisterFatBinary(wrapper: *mut c_void) -> *mut *mut c_void {
     query(std::ptr::null_mut(), |rt| {
         // SAFETY: nvcc passes its `__fatBinC_Wrapper_t`, which `images_from_wrapper` checks.
-        let images = unsafe { fatbin::images_from_wrapper(wrapper) }.map_err(|e| e.to_string());
+        let units = unsafe { fatbin::units_from_wrapper(wrapper) }.map_err(|e| e.to_string());
         rt.fatbins.push(Fatbin {
-            images,
+            units,
             module: None,
         });
         let slot = Box::new(rt.fatbins.len() - 1);
@@ -155,16 +155,19 @@ pub fn module(rt: &mut Runtime, index: usize) -> ApiResult<Arc<Module>> {
         .get_mut(index)
         .ok_or(Failure::code(errors::INVALID_DEVICE_FUNCTION))?;
     if fatbin.module.is_none() {
-        let parsed = match &fatbin.images {
+        let parsed = match &fatbin.units {
             Err(why) => Err(format!("its device code cannot be read: {why}")),
-            Ok(images) => match fatbin::ptx_for(images, EMULATED_ARCH) {
+            Ok(units) => match fatbin::ptx_of_units(units, EMULATED_ARCH) {
                 None => Err(
                     "it carries no PTX, only machine code for particular GPUs: build it with PTX (nvcc's default, or -gencode arch=compute_90,code=compute_90)"
                         .to_string(),
                 ),
-                Some((_, text)) => Module::parse(&text)
-                    .map(Arc::new)
-                    .map_err(|e| format!("its PTX cannot run on the emulator: {e}")),
+                Some(texts) => {
+                    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                    Module::parse_linked(&texts)
+                        .map(Arc::new)
+                        .map_err(|e| format!("its PTX cannot run on the emulator: {e}"))
+                }
             },
         };
         fatbin.module = Some(parsed);

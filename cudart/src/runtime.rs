@@ -61,7 +61,9 @@ pub type ApiResult<T = ()> = Result<T, Failure>;
 /// of it is used.
 #[derive(Debug)]
 pub struct Fatbin {
-    pub images: Result<Vec<fatbin::Image>, String>,
+    /// The images of each translation unit: one unit, or with `-rdc=true` every unit the
+    /// device link joined (see [`fatbin::units_from_wrapper`]).
+    pub units: Result<Vec<Vec<fatbin::Image>>, String>,
     pub module: Option<Result<Arc<Module>, String>>,
 }
 

@@ -678,6 +678,34 @@ pub(crate) enum Builtin {
     /// `cudaGraphSetConditional(handle, value)`: sets the condition of a graph's conditional
     /// node; the runtime that launched the kernel reads it after the launch.
     GraphSetConditional,
+    /// The device runtime of dynamic parallelism, by the names CUDA 12 and 13's `cudadevrt`
+    /// gives its entry points (`__cudaCDP2…`): see `exec/device_runtime.rs`.
+    Cdp(Cdp),
+}
+
+/// The device runtime calls a kernel makes to launch kernels (`<<<…>>>` in device code), make
+/// streams, copy and allocate.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Cdp {
+    /// `cudaGetParameterBuffer(alignment, size)`, the older form without the kernel.
+    GetParameterBuffer,
+    /// `(kernel, gridDim, blockDim, sharedMem)`: what `<<<…>>>` in device code calls.
+    GetParameterBufferV2,
+    /// `cudaLaunchDevice(kernel, buffer, gridDim, blockDim, sharedMem, stream)`.
+    LaunchDevice,
+    /// `(buffer, stream)`: launches what the buffer was taken for.
+    LaunchDeviceV2,
+    StreamCreateWithFlags,
+    StreamDestroy,
+    GetLastError,
+    PeekAtLastError,
+    GetErrorString,
+    GetErrorName,
+    /// `cudaMalloc(&ptr, size)` in device code: the device heap, as `malloc`.
+    Malloc,
+    Free,
+    MemcpyAsync,
+    MemsetAsync,
 }
 
 impl Builtin {
@@ -688,6 +716,20 @@ impl Builtin {
             "malloc" => Builtin::Malloc,
             "free" => Builtin::Free,
             "cudaGraphSetConditional" => Builtin::GraphSetConditional,
+            "__cudaCDP2GetParameterBuffer" => Builtin::Cdp(Cdp::GetParameterBuffer),
+            "__cudaCDP2GetParameterBufferV2" => Builtin::Cdp(Cdp::GetParameterBufferV2),
+            "__cudaCDP2LaunchDevice" => Builtin::Cdp(Cdp::LaunchDevice),
+            "__cudaCDP2LaunchDeviceV2" => Builtin::Cdp(Cdp::LaunchDeviceV2),
+            "__cudaCDP2StreamCreateWithFlags" => Builtin::Cdp(Cdp::StreamCreateWithFlags),
+            "__cudaCDP2StreamDestroy" => Builtin::Cdp(Cdp::StreamDestroy),
+            "__cudaCDP2GetLastError" => Builtin::Cdp(Cdp::GetLastError),
+            "__cudaCDP2PeekAtLastError" => Builtin::Cdp(Cdp::PeekAtLastError),
+            "__cudaCDP2GetErrorString" => Builtin::Cdp(Cdp::GetErrorString),
+            "__cudaCDP2GetErrorName" => Builtin::Cdp(Cdp::GetErrorName),
+            "__cudaCDP2Malloc" => Builtin::Cdp(Cdp::Malloc),
+            "__cudaCDP2Free" => Builtin::Cdp(Cdp::Free),
+            "__cudaCDP2MemcpyAsync" => Builtin::Cdp(Cdp::MemcpyAsync),
+            "__cudaCDP2MemsetAsync" => Builtin::Cdp(Cdp::MemsetAsync),
             _ => return None,
         })
     }
@@ -700,6 +742,19 @@ impl Builtin {
             Builtin::Malloc => (1, 1),
             Builtin::Free => (1, 0),
             Builtin::GraphSetConditional => (2, 0),
+            Builtin::Cdp(c) => match c {
+                Cdp::GetParameterBuffer => (2, 1),
+                Cdp::GetParameterBufferV2 => (4, 1),
+                Cdp::LaunchDevice => (6, 1),
+                Cdp::LaunchDeviceV2 => (2, 1),
+                Cdp::StreamCreateWithFlags => (2, 1),
+                Cdp::StreamDestroy | Cdp::Free => (1, 1),
+                Cdp::GetLastError | Cdp::PeekAtLastError => (0, 1),
+                Cdp::GetErrorString | Cdp::GetErrorName => (1, 1),
+                Cdp::Malloc => (2, 1),
+                Cdp::MemcpyAsync => (5, 1),
+                Cdp::MemsetAsync => (4, 1),
+            },
         }
     }
 }

@@ -33,6 +33,7 @@ mod error;
 mod exec;
 mod ir;
 mod lex;
+mod link;
 mod load;
 mod memory_model;
 mod module;

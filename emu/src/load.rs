@@ -10,10 +10,25 @@ impl Module {
         Self::parse_with_slots(ptx, true)
     }
 
+    /// Parses the PTX of several translation units built with `-rdc=true` as one module, as
+    /// nvlink links them (`link.rs`): a kernel may launch or call what another unit defines.
+    pub fn parse_linked(units: &[&str]) -> Result<Module, EmuError> {
+        match units {
+            [one] => Self::parse(one),
+            _ => Self::analyzed(
+                crate::parse::module_from_tokens(crate::link::link_tokens(units)?)?,
+                true,
+            ),
+        }
+    }
+
     /// [`Module::parse`], with registers that are never live at once sharing a slot or not
     /// (`regalloc.rs`); the two must run alike, which its tests check on every committed kernel.
     pub(crate) fn parse_with_slots(ptx: &str, share_slots: bool) -> Result<Module, EmuError> {
-        let mut module = crate::parse::module(ptx)?;
+        Self::analyzed(crate::parse::module(ptx)?, share_slots)
+    }
+
+    fn analyzed(mut module: Module, share_slots: bool) -> Result<Module, EmuError> {
         module.cas_seed = crate::cas_seed::analyze(&module);
         module.polls = crate::poll::analyze(&module);
         module.stretch = crate::stretch::analyze(&module);

@@ -300,12 +300,11 @@ fn source_program(rest: &[String], args: Vec<String>) -> Result<Program> {
                     "-l{lib}: racetrack run runs the CUDA runtime API on its emulator, and lib{lib} reaches the GPU through NVIDIA's driver, which it does not emulate"
                 )));
             }
-            if ["-rdc", "--relocatable-device-code"].contains(&name.as_str())
-                && value.as_deref() == Some("true")
-                || ["-dc", "--device-c", "-dlink", "--device-link"].contains(&name.as_str())
-            {
+            // `-rdc=true` builds and device-links the whole program in one step, which is what
+            // racetrack run does; `-dc` and `-dlink` are the steps of a build done by hand.
+            if ["-dc", "--device-c", "-dlink", "--device-link"].contains(&name.as_str()) {
                 return Err(bad(format!(
-                    "{arg}: separate compilation of device code is not supported by racetrack run yet (each translation unit's kernels must be whole in it)"
+                    "{arg}: racetrack run builds and links the whole program in one step; give -rdc=true and every source file instead"
                 )));
             }
             if ["-c", "--compile", "-ptx", "-cubin", "-E", "-M"].contains(&name.as_str()) {
@@ -703,7 +702,7 @@ mod tests {
                 "choose auto, emu or cuda",
             ),
             (&["-lcublas", "x.cu"][..], "libcublas reaches the GPU"),
-            (&["-rdc=true", "x.cu"][..], "separate compilation"),
+            (&["-dc", "x.cu"][..], "give -rdc=true and every source file"),
             (&["--error-exitcode", "300", "x.cu"][..], "from 0 to 255"),
             (&[][..], "give the program's source files"),
         ] {

@@ -68,6 +68,9 @@ struct Contract {
     args: Vec<String>,
     /// `// Devices: N`: how many GPUs the program needs.
     devices: Option<String>,
+    /// The flags of the `// Build: nvcc FLAGS -o prog FILE` line, beyond the output and the
+    /// source (`-rdc=true`).
+    build: Vec<String>,
     /// `// Compare: gpu`: a broken program whose output must still be a GPU's (the errors it
     /// prints).
     compare_on_gpu: bool,
@@ -89,7 +92,22 @@ fn contract(path: &Path) -> Contract {
         .lines()
         .find_map(|l| l.strip_prefix("// Devices: "))
         .map(|n| n.trim().to_string());
+    let mut build = Vec::new();
+    if let Some(line) = source
+        .lines()
+        .find_map(|l| l.strip_prefix("// Build: nvcc "))
+    {
+        let mut words = line.split_whitespace();
+        while let Some(word) = words.next() {
+            if word == "-o" {
+                words.next();
+            } else if ![".cu", ".cpp", ".c"].iter().any(|s| word.ends_with(s)) {
+                build.push(word.to_string());
+            }
+        }
+    }
     Contract {
+        build,
         compare_on_gpu: broken.is_none() || source.lines().any(|l| l == "// Compare: gpu"),
         broken,
         bug_line: line_of_marker(&source, "// BUG:"),
@@ -126,6 +144,7 @@ fn check_program(dir: &Path, file: &str) {
     if let Some(devices) = &c.devices {
         args.extend(["--devices", devices.as_str()]);
     }
+    args.extend(c.build.iter().map(String::as_str));
     args.push(file);
     args.push("--");
     args.extend(c.args.iter().map(String::as_str));

@@ -3,6 +3,7 @@
 
 use super::allocs::{Allocation, GAP, HeapBlock, LOCAL_WIN, SHARED_WIN, WIN};
 use super::ctx::{Ctx, rd_le, wr_le};
+use super::device_runtime::CallArgs;
 use super::limits::MAX_CALL_DEPTH;
 use super::warp::Warp;
 use crate::ir::*;
@@ -432,6 +433,28 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                             thread,
                             at: ctx.src(pc),
                         });
+                    });
+                }
+                Builtin::Cdp(call) => {
+                    let size = match call {
+                        Cdp::GetParameterBuffer
+                        | Cdp::GetParameterBufferV2
+                        | Cdp::GetErrorString
+                        | Cdp::GetErrorName => 8,
+                        _ => 4,
+                    };
+                    lanes!(exec, l, {
+                        let tparam = std::mem::take(&mut w.tparam);
+                        let call_args = CallArgs {
+                            tparam: &tparam,
+                            base: l * ts,
+                            offsets: args,
+                        };
+                        let value = ctx.device_runtime(w, l, *call, &call_args, pc);
+                        w.tparam = tparam;
+                        if let Some(r) = ret {
+                            wr_le(&mut w.tparam, l * ts + *r as usize, size, value);
+                        }
                     });
                 }
             }

@@ -139,6 +139,25 @@ impl Footprint {
         set_range(bits, off, len, bytes);
     }
 
+    /// Adds `other`'s accesses to this footprint.
+    pub(crate) fn join(&mut self, other: &Footprint) {
+        for (into, from) in [
+            (&mut self.read, &other.read),
+            (&mut self.written, &other.written),
+            (&mut self.strong_read, &other.strong_read),
+            (&mut self.strong_written, &other.strong_written),
+            (&mut self.device_read, &other.device_read),
+            (&mut self.device_written, &other.device_written),
+        ] {
+            if into.len() < from.len() {
+                into.resize(from.len(), 0);
+            }
+            for (a, b) in into.iter_mut().zip(from) {
+                *a |= b;
+            }
+        }
+    }
+
     /// The first byte of `off..off + len` where `access` conflicts with this footprint, and
     /// whether the earlier access there wrote. Two strong accesses do not conflict: `.sys` ones
     /// anywhere, `.gpu` ones when both operations ran on one device (`same_device`); a conflict
@@ -182,9 +201,14 @@ impl Footprint {
 pub(crate) struct OpCheck {
     /// The earlier operations not ordered before this one: name and footprints by allocation index.
     /// Each with whether it ran on this operation's device.
-    pub(crate) unordered: Vec<(String, Vec<Option<Footprint>>, bool)>,
+    /// Shared, as the children of one grid are each checked against the same footprints.
+    pub(crate) unordered: Vec<(String, std::sync::Arc<Vec<Option<Footprint>>>, bool)>,
     pub(crate) own: Vec<Option<Footprint>>,
     pub(crate) name: String,
+    /// For a grid that may launch children: its footprint again, cut at each device-side
+    /// launch, so that a child is checked against what its parent did after launching it
+    /// (`device_runtime.rs`).
+    pub(crate) segments: Option<Vec<Vec<Option<Footprint>>>>,
 }
 
 /// An access of the operation being checked that conflicts with an earlier one.
@@ -218,6 +242,14 @@ impl OpCheck {
         self.own[index]
             .get_or_insert_with(Footprint::default)
             .record(access, off, len, bytes);
+        if let Some(segment) = self.segments.as_mut().and_then(|s| s.last_mut()) {
+            if segment.len() <= index {
+                segment.resize(index + 1, None);
+            }
+            segment[index]
+                .get_or_insert_with(Footprint::default)
+                .record(access, off, len, bytes);
+        }
         self.unordered
             .iter()
             .find_map(|(name, footprints, same_device)| {
@@ -228,6 +260,18 @@ impl OpCheck {
                     hazard: hazard(access, wrote),
                 })
             })
+    }
+}
+
+/// Adds footprints by allocation index to others.
+pub(crate) fn join_footprints(into: &mut Vec<Option<Footprint>>, from: &[Option<Footprint>]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), None);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        if let Some(b) = b {
+            a.get_or_insert_with(Footprint::default).join(b);
+        }
     }
 }
 

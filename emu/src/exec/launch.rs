@@ -7,6 +7,7 @@ use super::block;
 use super::block::{Step, prepare_block};
 use super::collector::Collector;
 use super::ctx::Ctx;
+use super::device_runtime::{ChildWork, DeviceRuntime};
 use super::devices::OpCheck;
 use super::emulator::Emulator;
 use super::launch_state::{Launch, Watchdog};
@@ -61,6 +62,8 @@ impl Emulator {
         Ok((report, recorder))
     }
 
+    /// A launch and every grid and copy it queued from the device (dynamic parallelism), which
+    /// it is complete only after (`device_runtime.rs`).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn run_launch_on(
         &mut self,
@@ -73,6 +76,60 @@ impl Emulator {
         options: &RunOptions,
         trace_limit: Option<usize>,
     ) -> Result<LaunchOutcome, EmuError> {
+        let mut op_check = op_check;
+        if let Some(check) = op_check.as_mut()
+            && module.calls_builtin(|f| {
+                matches!(
+                    f,
+                    crate::ir::Builtin::Cdp(
+                        crate::ir::Cdp::LaunchDevice | crate::ir::Cdp::LaunchDeviceV2
+                    )
+                )
+            })
+        {
+            check.segments = Some(vec![Vec::new()]);
+        }
+        let ((mut report, trace, mut op_check), queued) = self.run_grid(
+            device,
+            op_check,
+            module,
+            entry,
+            config,
+            args,
+            options,
+            trace_limit,
+            0,
+        )?;
+        if !queued.is_empty() {
+            let timings = self.last_timings.take();
+            self.run_children(
+                device,
+                module,
+                options,
+                &mut report,
+                &mut op_check,
+                queued,
+                0,
+            )?;
+            self.last_timings = timings;
+        }
+        Ok((report, trace, op_check))
+    }
+
+    /// One grid, at `depth` launches below the host, and the work its threads queued.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run_grid(
+        &mut self,
+        device: u32,
+        op_check: Option<OpCheck>,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        trace_limit: Option<usize>,
+        depth: u32,
+    ) -> Result<(LaunchOutcome, Vec<ChildWork>), EmuError> {
         let started = std::time::Instant::now();
         self.last_timings = None;
         let fidx = module
@@ -243,6 +300,7 @@ impl Emulator {
             trace,
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),
+            cdp: DeviceRuntime::at_depth(depth),
         };
         let mut l = Launch {
             ctx,
@@ -299,6 +357,7 @@ impl Emulator {
             shadow_bytes,
         };
         let (trace, op_check) = (l.ctx.trace.take(), l.ctx.op_check.take());
+        let queued = std::mem::take(&mut l.ctx.cdp.queued);
         let clocks = std::mem::take(&mut l.clocks);
         // A detector that answered each access at once is freed aside too, as a piped one's
         // shards were (see `free_aside`); the rest is freed here, in the launch's time.
@@ -307,7 +366,7 @@ impl Emulator {
         }
         drop(l);
         self.last_timings = Some(clocks.timings(started, race_detector, shards));
-        Ok((report, trace, op_check.map(|check| *check)))
+        Ok(((report, trace, op_check.map(|check| *check)), queued))
     }
 
     /// A recorder for a launch of `module`: its warps, its instructions' lines, the global

@@ -27,6 +27,7 @@ mod checks;
 mod collector;
 mod ctx;
 mod device_calls;
+mod device_runtime;
 pub(crate) mod devices;
 pub(crate) mod emulator;
 mod instr;

@@ -135,7 +135,9 @@ impl Launch<'_> {
     pub(crate) fn may_run_in_parallel(&self) -> bool {
         let ctx = &self.ctx;
         let m = ctx.m;
-        let heap = m.calls_builtin(|f| matches!(f, Builtin::Malloc | Builtin::Free));
+        // The heap's bump pointer, and a device launch's queue, are one per launch.
+        let heap =
+            m.calls_builtin(|f| matches!(f, Builtin::Malloc | Builtin::Free | Builtin::Cdp(_)));
         ctx.opts.cores() > 1
             && self.nblocks > 1
             && self.nblocks * ctx.tpb as u64 >= MIN_PARALLEL_THREADS
@@ -346,6 +348,7 @@ impl<'a> Ctx<'a> {
             trace: None,
             banks: None,
             lane_stores: Vec::with_capacity(32),
+            cdp: super::device_runtime::DeviceRuntime::default(),
         }
     }
 

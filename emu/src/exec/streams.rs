@@ -463,13 +463,14 @@ impl Emulator {
                     let same_device = self.devices.streams[op.stream as usize].device == device;
                     (
                         op.name.clone(),
-                        by_index(&self.allocs, &op.footprints),
+                        std::sync::Arc::new(by_index(&self.allocs, &op.footprints)),
                         same_device,
                     )
                 })
                 .collect(),
             own: Vec::new(),
             name: name.clone(),
+            segments: None,
         });
         let (report, _, check) =
             self.run_launch_on(device, check, module, entry, config, args, options, None)?;

@@ -113,6 +113,7 @@ impl Parser {
             rets = self.param_list()?;
         }
         let name = self.ident()?;
+        self.declared_funcs.insert(name.clone());
         let params = if self.is_p('(') {
             self.param_list()?
         } else {
@@ -387,6 +388,7 @@ impl Parser {
             stretch: Vec::new(),
             quiet: Vec::new(),
             exits: Vec::new(),
+            func_refs: self.func_refs.into_inner(),
         })
     }
 
@@ -407,7 +409,7 @@ impl Parser {
             };
             return Err(EmuError::Unsupported {
                 instruction: format!(
-                    "call to `{}` at {place}, a function the PTX declares but does not define (the emulator provides printf, assert, malloc, free and cudaGraphSetConditional)",
+                    "call to `{}` at {place}, a function the PTX declares but does not define (the emulator provides printf, assert, malloc, free, and the device runtime's launches, streams, copies, cudaMalloc, errors and cudaGraphSetConditional)",
                     c.callee
                 ),
                 line: c.line,

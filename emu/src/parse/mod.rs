@@ -22,7 +22,11 @@ static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
 
 /// PTX text → a `Module`, before its analyses (`load.rs` makes them).
 pub(crate) fn module(ptx: &str) -> Result<Module, EmuError> {
-    let toks = lex(ptx)?;
+    module_from_tokens(lex(ptx)?)
+}
+
+/// Tokens (of one unit, or of several that `link.rs` linked) → a `Module`.
+pub(crate) fn module_from_tokens(toks: Vec<crate::lex::Token>) -> Result<Module, EmuError> {
     let id = NEXT_MODULE_ID.fetch_add(1, Ordering::Relaxed);
     let mut p = Parser::new(toks, id);
     p.module()?;

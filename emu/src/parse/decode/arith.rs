@@ -58,9 +58,14 @@ impl Parser {
                     }
                     (d, a) => {
                         if let Raw::Name(n) = a
-                            && self.func_index.contains_key(n)
+                            && self.lookup(n).is_none()
+                            && self.declared_funcs.contains(n)
                         {
-                            return Err(unsupported());
+                            return Ok(Op::Mov {
+                                ty: t,
+                                d: self.dreg(d, line)?,
+                                a: Opnd::Imm(self.func_addr(n)),
+                            });
                         }
                         Op::Mov {
                             ty: t,
