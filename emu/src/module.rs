@@ -97,6 +97,11 @@ impl Module {
             .unwrap_or("<unknown>")
     }
 
+    /// The function whose code holds `pc`.
+    pub(crate) fn function_at(&self, pc: u32) -> Option<&crate::ir::Function> {
+        self.funcs.iter().find(|f| f.start <= pc && pc < f.end)
+    }
+
     /// The error of a launch that reached `what` at `pc`: the kernel is the entry the
     /// instruction belongs to, or the one that called it.
     pub(crate) fn refusal(&self, pc: u32, what: &Unsupported) -> EmuError {

@@ -73,6 +73,31 @@ pub(super) struct Parser {
     pub(super) cur_loc: u32,
     /// Function being parsed, for `call` bookkeeping.
     pub(super) cur_func: u32,
+    /// Every function declared or defined so far, by name: what a `mov` or an initializer may
+    /// take the address of before its definition.
+    pub(super) declared_funcs: std::collections::HashSet<String>,
+    /// Function addresses to fill in once every function has its index.
+    pub(super) func_addr_fixups: Vec<FuncAddrFixup>,
+}
+
+/// A place that holds a function's address, known once the module is parsed.
+pub(super) struct FuncAddrFixup {
+    pub(super) name: String,
+    pub(super) line: u32,
+    pub(super) place: FuncAddrPlace,
+}
+
+pub(super) enum FuncAddrPlace {
+    /// Bytes `offset..offset + 8` of global variable `var`'s initial value (a vtable entry).
+    Global { var: usize, offset: usize },
+    /// The immediate of the `mov` at this instruction.
+    Mov(usize),
+}
+
+/// One element of an initializer: a number, or a name (a function's or a variable's address).
+pub(super) enum InitItem {
+    Num { negative: bool, text: String },
+    Name(String),
 }
 
 pub(super) fn align_up(v: u32, a: u32) -> u32 {
@@ -117,6 +142,8 @@ impl Parser {
             calls: Vec::new(),
             cur_loc: 0,
             cur_func: 0,
+            declared_funcs: std::collections::HashSet::new(),
+            func_addr_fixups: Vec::new(),
         }
     }
 
