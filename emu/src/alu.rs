@@ -1,5 +1,8 @@
 //! Pure value semantics of PTX arithmetic, comparisons and conversions on register bits.
 
+use std::cmp::Ordering;
+
+use crate::exact::sign_of_sum;
 use crate::ir::*;
 
 #[inline]
@@ -120,13 +123,15 @@ pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
                     } else {
                         (x + y, y)
                     };
-                    let r = redirect32(nearest, &[x, y], |r| two_sum32_error(x, addend, r), fm.rnd);
+                    let error = |r: f32| two_sum32_error(x, addend, r);
+                    let r = redirect32(nearest, &[x, y], |r| order_of_error(error(r)), fm.rnd);
                     zero_sum_sign(r as f64, [x as f64, addend as f64], fm.rnd) as f32
                 }
                 BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => {
-                    redirect32(x * y, &[x, y], |r| x as f64 * y as f64 - r as f64, fm.rnd)
+                    let error = |r: f32| x as f64 * y as f64 - r as f64;
+                    redirect32(x * y, &[x, y], |r| order_of_error(error(r)), fm.rnd)
                 }
-                BinOp::Div => x / y,
+                BinOp::Div => div32(x, y, fm.rnd),
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
                 BinOp::CopySign => y.copysign(x),
@@ -144,13 +149,12 @@ pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
                     } else {
                         (x + y, y)
                     };
-                    let r = redirect64(nearest, &[x, y], |r| two_sum64_error(x, addend, r), fm.rnd);
+                    let error = |r: f64| two_sum64_error(x, addend, r);
+                    let r = redirect64(nearest, &[x, y], |r| order_of_error(error(r)), fm.rnd);
                     zero_sum_sign(r, [x, addend], fm.rnd)
                 }
-                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => {
-                    redirect64(x * y, &[x, y], |r| x.mul_add(y, -r), fm.rnd)
-                }
-                BinOp::Div => x / y,
+                BinOp::MulLo | BinOp::MulHi | BinOp::MulWide => mul64(x, y, fm.rnd),
+                BinOp::Div => div64(x, y, fm.rnd),
                 BinOp::Min => x.min(y),
                 BinOp::Max => x.max(y),
                 BinOp::CopySign => y.copysign(x),
@@ -260,9 +264,9 @@ pub(crate) fn un(op: UnOp, t: Ty, a: u64, fm: FMod) -> u64 {
             let r = match op {
                 UnOp::Neg => -x,
                 UnOp::Abs => x.abs(),
-                UnOp::Sqrt => x.sqrt(),
+                UnOp::Sqrt => sqrt32(x, fm.rnd),
                 UnOp::Rsqrt => 1.0 / x.sqrt(),
-                UnOp::Rcp => 1.0 / x,
+                UnOp::Rcp => div32(1.0, x, fm.rnd),
                 UnOp::Ex2 => x.exp2(),
                 UnOp::Lg2 => x.log2(),
                 UnOp::Sin => x.sin(),
@@ -277,9 +281,9 @@ pub(crate) fn un(op: UnOp, t: Ty, a: u64, fm: FMod) -> u64 {
             let r = match op {
                 UnOp::Neg => -x,
                 UnOp::Abs => x.abs(),
-                UnOp::Sqrt => x.sqrt(),
+                UnOp::Sqrt => sqrt64(x, fm.rnd),
                 UnOp::Rsqrt => 1.0 / x.sqrt(),
-                UnOp::Rcp => 1.0 / x,
+                UnOp::Rcp => div64(1.0, x, fm.rnd),
                 UnOp::Ex2 => x.exp2(),
                 UnOp::Lg2 => x.log2(),
                 UnOp::Sin => x.sin(),
@@ -358,18 +362,23 @@ pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod)
                 ftz32(f32v(b), fm.ftz),
                 ftz32(f32v(c), fm.ftz),
             );
-            let product = x as f64 * y as f64;
-            let exact_minus = |r: f32| {
-                let sum = product + z as f64;
-                (sum - r as f64) + two_sum64_error(product, z as f64, sum)
-            };
-            let mut fused = redirect32(x.mul_add(y, z), &[x, y, z], exact_minus, fm.rnd);
-            if fused == 0.0 && exact_minus(fused) == 0.0 {
-                fused = zero_sum_sign(fused as f64, [product, z as f64], fm.rnd) as f32;
+            let (wx, wy, wz) = (x as f64, y as f64, z as f64);
+            let order = |r: f32| sign_of_sum(&[(r as f64, 1.0), (-wx, wy), (-wz, 1.0)]);
+            let mut fused = redirect32(x.mul_add(y, z), &[x, y, z], order, fm.rnd);
+            if fm.rnd == Rnd::Rm && fused == 0.0 && order(fused) == Ordering::Equal {
+                fused = zero_sum_sign(fused as f64, [wx * wy, wz], fm.rnd) as f32;
             }
             ftz32(sat32(fused, fm.sat), fm.ftz).to_bits() as u64
         }
-        Ty::F64 => sat64(f64v(a).mul_add(f64v(b), f64v(c)), fm.sat).to_bits(),
+        Ty::F64 => {
+            let (x, y, z) = (f64v(a), f64v(b), f64v(c));
+            let order = |r: f64| sign_of_sum(&[(r, 1.0), (-x, y), (-z, 1.0)]);
+            let mut fused = redirect64(x.mul_add(y, z), &[x, y, z], order, fm.rnd);
+            if fm.rnd == Rnd::Rm && fused == 0.0 && order(fused) == Ordering::Equal {
+                fused = zero_sum_sign(fused, [x * y, z], fm.rnd);
+            }
+            sat64(fused, fm.sat).to_bits()
+        }
         _ => {
             let bits = t.bits();
             let p = ival(a, t).wrapping_mul(ival(b, t));
@@ -462,46 +471,131 @@ fn zero_sum_sign(r: f64, addends: [f64; 2], rnd: Rnd) -> f64 {
 
 /// How `r`, the round-to-nearest result of an operation, compares with the exact result, or
 /// `None` when `r` stands under every rounding (NaN, or infinite because an operand was).
-/// `error` gives the exact result minus a finite `r`.
+/// `order` tells how a finite `r` compares with the exact result.
 fn nearest_vs_exact(
     r: f64,
     any_infinite_operand: bool,
-    error: impl FnOnce() -> f64,
-) -> Option<std::cmp::Ordering> {
-    use std::cmp::Ordering::Equal;
+    order: impl FnOnce() -> Ordering,
+) -> Option<Ordering> {
     if r.is_nan() || (r.is_infinite() && any_infinite_operand) {
         return None;
     }
     Some(if r.is_infinite() {
         // Finite operands overflowed: the exact result lies between the largest finite value
         // and the infinity.
-        r.partial_cmp(&0.0).unwrap_or(Equal)
+        r.partial_cmp(&0.0).unwrap_or(Ordering::Equal)
     } else {
-        0.0.partial_cmp(&error()).unwrap_or(Equal)
+        order()
     })
 }
 
+/// How `r` compares with the exact result, given the exact result minus `r` (computed without
+/// rounding).
+fn order_of_error(error: f64) -> Ordering {
+    0.0.partial_cmp(&error).unwrap_or(Ordering::Equal)
+}
+
 /// `r`, the round-to-nearest result, rounded under `rnd` instead (see [`nearest_vs_exact`]).
-fn redirect32(r: f32, operands: &[f32], error: impl Fn(f32) -> f64, rnd: Rnd) -> f32 {
+fn redirect32(r: f32, operands: &[f32], order: impl Fn(f32) -> Ordering, rnd: Rnd) -> f32 {
     if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
         return r;
     }
     let infinite = operands.iter().any(|x| x.is_infinite());
-    match nearest_vs_exact(r as f64, infinite, || error(r)) {
+    match nearest_vs_exact(r as f64, infinite, || order(r)) {
         Some(order) => directed32(r, order, rnd),
         None => r,
     }
 }
 
-fn redirect64(r: f64, operands: &[f64], error: impl Fn(f64) -> f64, rnd: Rnd) -> f64 {
+fn redirect64(r: f64, operands: &[f64], order: impl Fn(f64) -> Ordering, rnd: Rnd) -> f64 {
     if !matches!(rnd, Rnd::Rz | Rnd::Rm | Rnd::Rp) {
         return r;
     }
     let infinite = operands.iter().any(|x| x.is_infinite());
-    match nearest_vs_exact(r, infinite, || error(r)) {
+    match nearest_vs_exact(r, infinite, || order(r)) {
         Some(order) => directed64(r, order, rnd),
         None => r,
     }
+}
+
+/// Magnitudes between 2^-900 and 2^900: far enough from the subnormals that one `fma` gives a
+/// residual exactly (the products and remainders it forms stay above 2^-1022), and from
+/// overflow.
+fn roomy(x: f64) -> bool {
+    const LOW: f64 = f64::from_bits((1023 - 900) << 52);
+    const HIGH: f64 = f64::from_bits((1023 + 900) << 52);
+    (LOW..=HIGH).contains(&x.abs())
+}
+
+/// How `sign * (r * y - x)` compares with zero: `r` against `x / y` for `y` of that sign.
+fn order_of_quotient(r: f64, x: f64, y: f64) -> Ordering {
+    let order = if roomy(x) && roomy(r) && roomy(y) {
+        r.mul_add(y, -x)
+            .partial_cmp(&0.0)
+            .unwrap_or(Ordering::Equal)
+    } else {
+        sign_of_sum(&[(r, y), (-x, 1.0)])
+    };
+    if y < 0.0 { order.reverse() } else { order }
+}
+
+fn mul64(x: f64, y: f64, rnd: Rnd) -> f64 {
+    let order = |r: f64| {
+        if roomy(r) {
+            order_of_error(x.mul_add(y, -r))
+        } else {
+            sign_of_sum(&[(r, 1.0), (-x, y)])
+        }
+    };
+    redirect64(x * y, &[x, y], order, rnd)
+}
+
+/// `x / y` rounded under `rnd`. A quotient by zero or of infinities is exact (an infinity, a
+/// zero or NaN) under every rounding.
+fn div64(x: f64, y: f64, rnd: Rnd) -> f64 {
+    let r = x / y;
+    if y == 0.0 || !x.is_finite() || !y.is_finite() {
+        return r;
+    }
+    redirect64(r, &[x, y], |r| order_of_quotient(r, x, y), rnd)
+}
+
+fn div32(x: f32, y: f32, rnd: Rnd) -> f32 {
+    let r = x / y;
+    if y == 0.0 || !x.is_finite() || !y.is_finite() {
+        return r;
+    }
+    // Every f32 and the products of two are roomy as f64s: one `fma` is exact enough.
+    let order = |r: f32| order_of_quotient(r as f64, x as f64, y as f64);
+    redirect32(r, &[x, y], order, rnd)
+}
+
+/// `sqrt(x)` rounded under `rnd`: `r` against the root is `r * r` against `x`.
+fn sqrt64(x: f64, rnd: Rnd) -> f64 {
+    let r = x.sqrt();
+    if x <= 0.0 || !x.is_finite() {
+        return r;
+    }
+    let order = |r: f64| {
+        if roomy(x) {
+            r.mul_add(r, -x)
+                .partial_cmp(&0.0)
+                .unwrap_or(Ordering::Equal)
+        } else {
+            sign_of_sum(&[(r, r), (-x, 1.0)])
+        }
+    };
+    redirect64(r, &[x], order, rnd)
+}
+
+fn sqrt32(x: f32, rnd: Rnd) -> f32 {
+    let r = x.sqrt();
+    if x <= 0.0 || !x.is_finite() {
+        return r;
+    }
+    let wide = x as f64;
+    let order = |r: f32| (r as f64).mul_add(r as f64, -wide).partial_cmp(&0.0);
+    redirect32(r, &[x], |r| order(r).unwrap_or(Ordering::Equal), rnd)
 }
 
 fn next_up32(x: f32) -> f32 {
@@ -536,7 +630,7 @@ fn next_down64(x: f64) -> f64 {
 
 /// Rounds `r` (the round-to-nearest result) in direction `rnd`, given how it compares with the
 /// exact value (`r_minus_exact`: sign of r - exact).
-fn directed32(r: f32, ord: std::cmp::Ordering, rnd: Rnd) -> f32 {
+fn directed32(r: f32, ord: Ordering, rnd: Rnd) -> f32 {
     use std::cmp::Ordering::*;
     match (rnd, ord) {
         (Rnd::Rz, Greater) if r > 0.0 => next_down32(r),
@@ -547,7 +641,7 @@ fn directed32(r: f32, ord: std::cmp::Ordering, rnd: Rnd) -> f32 {
     }
 }
 
-fn directed64(r: f64, ord: std::cmp::Ordering, rnd: Rnd) -> f64 {
+fn directed64(r: f64, ord: Ordering, rnd: Rnd) -> f64 {
     use std::cmp::Ordering::*;
     match (rnd, ord) {
         (Rnd::Rz, Greater) if r > 0.0 => next_down64(r),
@@ -617,9 +711,7 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
                     } else {
                         directed32(
                             r,
-                            (r as f64)
-                                .partial_cmp(&x)
-                                .unwrap_or(std::cmp::Ordering::Equal),
+                            (r as f64).partial_cmp(&x).unwrap_or(Ordering::Equal),
                             rnd,
                         )
                     };
@@ -879,3 +971,6 @@ pub(crate) fn half2(op: Half2Op, ty: Ty, fm: FMod, a: u64, b: u64, c: u64) -> u6
     } & 0xffff;
     lane(0) | (lane(1) << 16)
 }
+
+#[cfg(test)]
+mod directed_tests;

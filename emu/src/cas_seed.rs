@@ -331,6 +331,7 @@ fn transfer(
         Op::Builtin { .. } => {}
         Op::Bra { .. }
         | Op::Call { .. }
+        | Op::CallIndirect { .. }
         | Op::Ret
         | Op::Exit
         | Op::Trap

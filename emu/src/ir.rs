@@ -537,6 +537,14 @@ pub(crate) enum Op {
         args: Vec<(u32, u32, u32)>,
         rets: Vec<(u32, u32, u32)>,
     },
+    /// `call (rets), %reg, (args), prototype;`: a call through a function's address (a
+    /// virtual call, a function pointer). `args` and `rets` are the caller's `.param` offsets;
+    /// the callee, known only when it runs, gives the sizes and its own offsets.
+    CallIndirect {
+        target: Opnd,
+        args: Vec<u32>,
+        rets: Vec<u32>,
+    },
     Ret,
     Exit,
     Bar {
@@ -822,6 +830,7 @@ impl Op {
             | Op::TestP { .. }
             | Op::Bra { .. }
             | Op::Call { .. }
+            | Op::CallIndirect { .. }
             | Op::Ret
             | Op::Exit
             | Op::Bar { .. }
@@ -928,6 +937,27 @@ pub(crate) struct GlobalVar {
     pub name: String,
     pub addr: u64,
     pub init: Vec<u8>,
+}
+
+/// Where functions' addresses lie (`mov` of a function's name, a vtable's entries): function
+/// `i` is at `FUNC_ADDR_BASE + i * FUNC_ADDR_STEP`, in no window of memory, so a load or store
+/// there is out of bounds and a call through anything else is no function's.
+pub(crate) const FUNC_ADDR_BASE: u64 = 0x0000_7C00_0000_0000;
+const FUNC_ADDR_STEP: u64 = 16;
+
+/// The address of function `index` (of `Module::funcs`).
+pub(crate) fn func_addr(index: u32) -> u64 {
+    FUNC_ADDR_BASE + u64::from(index) * FUNC_ADDR_STEP
+}
+
+/// The function whose address `addr` is, if any (a bound check against the module is the
+/// caller's).
+pub(crate) fn func_at(addr: u64) -> Option<u32> {
+    let offset = addr.checked_sub(FUNC_ADDR_BASE)?;
+    if offset % FUNC_ADDR_STEP != 0 {
+        return None;
+    }
+    u32::try_from(offset / FUNC_ADDR_STEP).ok()
 }
 
 /// The type twice as wide, for `.wide` arithmetic; other types are their own.

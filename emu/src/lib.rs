@@ -30,6 +30,7 @@ mod cas_seed;
 #[cfg(test)]
 mod committed;
 mod error;
+mod exact;
 mod exec;
 mod ir;
 mod lex;

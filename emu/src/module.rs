@@ -11,10 +11,6 @@ use crate::ir::*;
 /// addresses are fixed at parse time and never collide with `Emulator::alloc`.
 pub(crate) const GLOBAL_VAR_BASE: u64 = 0x0000_6000_0000_0000;
 
-/// `mov.u64 %rd, kernel` gives a function's address here (see `Module::func_refs`): no memory
-/// lies in this window, so nothing can be loaded through it.
-pub(crate) const FUNC_ADDR_BASE: u64 = 0x0000_7D00_0000_0000;
-
 /// Register slot 0 is the sink `_`; writes to it are harmless and never read back.
 pub(crate) const SINK: u32 = 0;
 
@@ -52,8 +48,6 @@ pub struct Module {
     pub(crate) quiet: Vec<u32>,
     /// Per instruction: the fewest steps a lane there takes to end its thread (`stretch.rs`).
     pub(crate) exits: Vec<u32>,
-    /// The functions whose address the code takes: `FUNC_ADDR_BASE + i` names `func_refs[i]`.
-    pub(crate) func_refs: Vec<String>,
 }
 
 /// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:
@@ -101,6 +95,11 @@ impl Module {
             .get(&file)
             .map(String::as_str)
             .unwrap_or("<unknown>")
+    }
+
+    /// The function whose code holds `pc`.
+    pub(crate) fn function_at(&self, pc: u32) -> Option<&crate::ir::Function> {
+        self.funcs.iter().find(|f| f.start <= pc && pc < f.end)
     }
 
     /// The error of a launch that reached `what` at `pc`: the kernel is the entry the

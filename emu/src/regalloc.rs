@@ -174,6 +174,7 @@ fn for_each_register(op: &mut Op, f: &mut impl FnMut(&mut u32, Role)) {
             opnd(mask, f);
             f(d, Role::Def);
         }
+        Op::CallIndirect { target, .. } => opnd(target, f),
         Op::Bra { .. }
         | Op::Call { .. }
         | Op::Builtin { .. }

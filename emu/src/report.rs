@@ -93,6 +93,10 @@ pub enum FindingKind {
     StackOverflow,
     /// `trap` (`__trap()`): the launch stops, as on a GPU.
     Trap,
+    /// A call through an address that is no device function's (a corrupt or null function
+    /// pointer or vtable), or through a function whose parameters the call does not match: the
+    /// launch stops, as a GPU's illegal-instruction fault would stop it.
+    InvalidCallTarget,
     WarpSync {
         problem: WarpSyncProblem,
     },
@@ -258,6 +262,9 @@ impl Finding {
             FindingKind::InvalidFree => "free() of a pointer malloc() did not return".into(),
             FindingKind::StackOverflow => "stack overflow: recursion too deep".into(),
             FindingKind::Trap => "trap: the kernel aborted".into(),
+            FindingKind::InvalidCallTarget => {
+                "call through an address that is no device function's".into()
+            }
             FindingKind::WarpSync { problem } => match problem {
                 WarpSyncProblem::LaneNotInMask => {
                     "warp-sync error: a lane is not in its own mask".into()

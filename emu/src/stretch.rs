@@ -60,7 +60,10 @@ fn ends_thread(f: &Function, op: &Op) -> bool {
 /// Per instruction: the rounds a lane there surely keeps to its block, at most [`MAX_STRETCH`].
 pub(crate) fn analyze(m: &Module) -> Vec<u32> {
     stretches(m, |_, op| {
-        let leaves = matches!(op, Op::Call { .. } | Op::Ret | Op::Exit);
+        let leaves = matches!(
+            op,
+            Op::Call { .. } | Op::CallIndirect { .. } | Op::Ret | Op::Exit
+        );
         if leaves || op.reach() != Reach::Block {
             Kind::Stops
         } else {
@@ -76,7 +79,7 @@ pub(crate) fn analyze_quiet(m: &Module) -> Vec<u32> {
     stretches(m, |f, op| {
         if ends_thread(f, op) {
             Kind::Ends
-        } else if matches!(op, Op::Call { .. } | Op::Ret)
+        } else if matches!(op, Op::Call { .. } | Op::CallIndirect { .. } | Op::Ret)
             || (op.reach() != Reach::Block && !matches!(op, Op::Ld { .. }))
         {
             Kind::Stops

@@ -317,11 +317,57 @@ fn directed_rounding_of_add_mul_and_fma() {
 }
 
 #[test]
-fn directed_rounding_the_emulator_cannot_do_exactly_is_refused() {
+fn directed_rounding_of_div_sqrt_rcp_and_double_fma() {
+    // 1/3 lies between two doubles, the nearer below; sqrt(2) too, the nearer above;
+    // (1 + 2^-52)^2 - 1 is 2^-51 + 2^-104, which only .rp rounds up.
+    let d = dwords(
+        "div.rm.f64 %fd3, 0d3FF0000000000000, 0d4008000000000000; st.global.f64 [%rd39], %fd3;
+         div.rp.f64 %fd3, 0d3FF0000000000000, 0d4008000000000000; st.global.f64 [%rd39+8], %fd3;
+         div.rz.f64 %fd3, 0dBFF0000000000000, 0d4008000000000000; st.global.f64 [%rd39+16], %fd3;
+         sqrt.rm.f64 %fd3, 0d4000000000000000; st.global.f64 [%rd39+24], %fd3;
+         sqrt.rp.f64 %fd3, 0d4000000000000000; st.global.f64 [%rd39+32], %fd3;
+         rcp.rp.f64 %fd3, 0d4008000000000000; st.global.f64 [%rd39+40], %fd3;
+         mov.f64 %fd1, 0d3FF0000000000001;
+         fma.rm.f64 %fd3, %fd1, %fd1, 0dBFF0000000000000; st.global.f64 [%rd39+48], %fd3;
+         fma.rp.f64 %fd3, %fd1, %fd1, 0dBFF0000000000000; st.global.f64 [%rd39+56], %fd3;",
+    );
+    assert_eq!(
+        d,
+        [
+            0x3FD5_5555_5555_5555,
+            0x3FD5_5555_5555_5556,
+            0xBFD5_5555_5555_5555,
+            0x3FF6_A09E_667F_3BCC,
+            0x3FF6_A09E_667F_3BCD,
+            0x3FD5_5555_5555_5556,
+            0x3CC0_0000_0000_0000,
+            0x3CC0_0000_0000_0001,
+        ]
+    );
+    let w = words(
+        "div.rm.f32 %f3, 0f3F800000, 0f40400000; st.global.f32 [%rd39], %f3;
+         div.rp.f32 %f3, 0f3F800000, 0f40400000; st.global.f32 [%rd39+4], %f3;
+         sqrt.rm.f32 %f3, 0f40000000; st.global.f32 [%rd39+8], %f3;
+         sqrt.rp.f32 %f3, 0f40000000; st.global.f32 [%rd39+12], %f3;
+         div.rz.f32 %f3, 0f3F800000, 0f00000000; st.global.f32 [%rd39+16], %f3;",
+    );
+    assert_eq!(
+        w[..5],
+        [
+            0x3EAA_AAAA,
+            0x3EAA_AAAB,
+            0x3FB5_04F3,
+            0x3FB5_04F4,
+            0x7F80_0000
+        ][..]
+    );
+}
+
+#[test]
+fn directed_rounding_of_halves_is_refused() {
     for body in [
-        "fma.rm.f64 %fd3, %fd1, %fd1, %fd1;",
-        "div.rz.f32 %f3, %f1, %f1;",
-        "sqrt.rp.f32 %f3, %f1;",
+        "add.rm.f16 %rs3, %rs1, %rs1;",
+        "fma.rp.f16 %rs3, %rs1, %rs1, %rs1;",
     ] {
         let err = refusal(body);
         let opcode = body.split(' ').next().unwrap();

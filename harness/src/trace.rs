@@ -622,6 +622,7 @@ impl Layout {
             K::InvalidFree => ("invalid-free", None, None),
             K::StackOverflow => ("stack-overflow", None, None),
             K::Trap => ("trap", None, None),
+            K::InvalidCallTarget => ("invalid-call-target", None, None),
             K::WarpSync { .. } => ("warp-sync", None, None),
         };
         let events = events.map(Vec::as_slice).unwrap_or(&[]);

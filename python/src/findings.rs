@@ -86,6 +86,7 @@ fn kind_names(kind: FindingKind) -> (&'static str, &'static str) {
         FindingKind::Stuck => ("stuck", "other"),
         FindingKind::AssertionFailed => ("assertion-failed", "other"),
         FindingKind::StackOverflow => ("stack-overflow", "other"),
+        FindingKind::InvalidCallTarget => ("invalid-call-target", "other"),
         FindingKind::Trap => ("trap", "other"),
     }
 }

@@ -183,6 +183,36 @@ impl Ctx<'_> {
         self.aborted = true;
     }
 
+    /// Lanes that called through `addr`, which is no function's address (or a function the
+    /// call's arguments do not fit): the launch stops.
+    pub(crate) fn bad_call_target(&mut self, w: &Warp, lanes_mask: u32, pc: u32, addr: u64) {
+        let example = self.thread_ref(self.gid(w, lanes_mask.trailing_zeros() as usize));
+        let at = self.src(pc);
+        let key = (FindingKind::InvalidCallTarget, self.line_of(pc), 0, 0);
+        let what = match crate::ir::func_at(addr).and_then(|f| self.m.funcs.get(f as usize)) {
+            Some(f) => format!(
+                "`{}`, whose {} parameters the call's arguments do not match",
+                f.name,
+                f.params.len()
+            ),
+            None => format!("{addr:#x}, which is no device function's address"),
+        };
+        self.findings.add(key, || Finding {
+            kind: FindingKind::InvalidCallTarget,
+            count: 1,
+            location: None,
+            accesses: vec![],
+            threads: vec![ThreadGroup {
+                at,
+                threads: lanes_mask.count_ones() as u64,
+                example,
+                state: format!("called through {what}"),
+            }],
+            why: "a GPU stops the kernel with an illegal-instruction error (later CUDA calls return an error); the emulator stopped the launch here".to_string(),
+        });
+        self.aborted = true;
+    }
+
     pub(crate) fn stack_overflow(&mut self, w: &Warp, lanes_mask: u32, pc: u32) {
         let example = self.thread_ref(self.gid(w, lanes_mask.trailing_zeros() as usize));
         let at = self.src(pc);

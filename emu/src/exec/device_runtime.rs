@@ -21,7 +21,8 @@ use super::emulator::Emulator;
 use super::warp::Warp;
 use crate::error::EmuError;
 use crate::ir::{Cdp, Space};
-use crate::module::{FUNC_ADDR_BASE, Module};
+use crate::ir::func_at;
+use crate::module::Module;
 use crate::options::RunOptions;
 use crate::race;
 use crate::report::{AccessOp, RunReport};
@@ -287,16 +288,8 @@ impl Ctx<'_> {
 
     /// The kernel a function address (`mov.u64 %rd, kernel`) names.
     fn entry_at(&self, addr: u64) -> Option<u32> {
-        let name = self
-            .m
-            .func_refs
-            .get(usize::try_from(addr.checked_sub(FUNC_ADDR_BASE)?).ok()?)?;
-        let f = self
-            .m
-            .funcs
-            .iter()
-            .position(|f| f.is_entry && &f.name == name)?;
-        Some(f as u32)
+        let f = func_at(addr)?;
+        self.m.funcs.get(f as usize)?.is_entry.then_some(f)
     }
 
     /// A parameter buffer on the device heap, which the parent fills before the launch.

@@ -58,16 +58,48 @@ impl Parser {
         }
         let size = size64 as u32;
         let mut init = Vec::new();
+        // Offsets in `init` of functions' addresses, filled in by `finish`.
+        let mut func_addrs = Vec::new();
         if self.is_p('=') {
             self.pos += 1;
-            let mut nums = Vec::new();
-            self.init_list(&mut nums)?;
+            let mut items = Vec::new();
+            self.init_list(&mut items)?;
             let t = ty.unwrap_or(Ty::B8);
-            for (neg, s) in nums {
-                let bits = num_bits(&s, neg, t)
-                    .ok_or_else(|| parse_err(line, format!("bad initializer `{s}`")))?;
+            for item in items {
+                let bits = match item {
+                    InitItem::Num { negative, text } => num_bits(&text, negative, t)
+                        .ok_or_else(|| parse_err(line, format!("bad initializer `{text}`")))?,
+                    InitItem::Name(name) if t.bits() != 64 => {
+                        return Err(parse_err(
+                            line,
+                            format!(
+                                "the address `{name}` initializes a {}-bit element",
+                                t.bits()
+                            ),
+                        ));
+                    }
+                    InitItem::Name(name) => match self.lookup(&name) {
+                        Some(Sym::Global(addr)) => addr,
+                        _ if self.declared_funcs.contains(&name) => {
+                            func_addrs.push((init.len(), name));
+                            0
+                        }
+                        _ => {
+                            return Err(parse_err(
+                                line,
+                                format!("unsupported initializer `{name}`"),
+                            ));
+                        }
+                    },
+                };
                 init.extend_from_slice(&bits.to_le_bytes()[..t.bytes() as usize]);
             }
+        }
+        if !func_addrs.is_empty() && !matches!(space, Space::Global | Space::Const) {
+            return Err(parse_err(
+                line,
+                format!("function addresses initialize `{name}`, which is not global"),
+            ));
         }
         self.expect_p(';')?;
         let sym = match space {
@@ -105,6 +137,16 @@ impl Parser {
                 }
                 let addr = GLOBAL_VAR_BASE + ((self.id & 0xff_ffff) << 24) + off;
                 init.resize(size as usize, 0);
+                for (offset, name) in func_addrs {
+                    self.func_addr_fixups.push(FuncAddrFixup {
+                        name,
+                        line,
+                        place: FuncAddrPlace::Global {
+                            var: self.globals.len(),
+                            offset,
+                        },
+                    });
+                }
                 self.globals.push(GlobalVar {
                     name: demangle(&name),
                     addr,
@@ -121,7 +163,7 @@ impl Parser {
         Ok(())
     }
 
-    pub(crate) fn init_list(&mut self, out: &mut Vec<(bool, String)>) -> Result<(), EmuError> {
+    pub(crate) fn init_list(&mut self, out: &mut Vec<InitItem>) -> Result<(), EmuError> {
         let line = self.line();
         if self.is_p('{') {
             self.pos += 1;
@@ -143,8 +185,15 @@ impl Parser {
             false
         };
         match self.next()? {
-            Tok::Num(s) => {
-                out.push((neg, s));
+            Tok::Num(text) => {
+                out.push(InitItem::Num {
+                    negative: neg,
+                    text,
+                });
+                Ok(())
+            }
+            Tok::Ident(name) if !neg && !name.starts_with('.') => {
+                out.push(InitItem::Name(name));
                 Ok(())
             }
             t => Err(parse_err(

@@ -113,12 +113,12 @@ impl Parser {
             rets = self.param_list()?;
         }
         let name = self.ident()?;
-        self.declared_funcs.insert(name.clone());
         let params = if self.is_p('(') {
             self.param_list()?
         } else {
             Vec::new()
         };
+        self.declared_funcs.insert(name.clone());
         // Performance directives (.maxntid 256, 1, 1 / .noreturn / ...) up to the body.
         while !self.is_p('{') && !self.is_p(';') {
             if self.peek().is_none() {
@@ -283,14 +283,10 @@ impl Parser {
                         ".loc" => self.loc_directive()?,
                         ".file" => self.file_directive()?,
                         ".pragma" => self.skip_past_semicolon(),
-                        ".callprototype" => {
-                            return Err(parse_err(
-                                line,
-                                "a call through a function pointer (`.callprototype`), which the \
-                                 emulator does not run: call the function by name"
-                                    .to_string(),
-                            ));
-                        }
+                        // `proto: .callprototype (...) _ (...);` names the signature of the
+                        // indirect calls that follow; the callee, known when the call runs, has
+                        // the sizes and offsets.
+                        ".callprototype" => self.skip_past_semicolon(),
                         _ if s.starts_with('.') => {
                             return Err(parse_err(
                                 line,
@@ -361,6 +357,7 @@ impl Parser {
                 self.funcs[ci].calls.push(fidx);
             }
         }
+        self.fill_function_addresses()?;
         self.mark_recursive();
         self.shared_per_function();
         Ok(Module {
@@ -388,7 +385,6 @@ impl Parser {
             stretch: Vec::new(),
             quiet: Vec::new(),
             exits: Vec::new(),
-            func_refs: self.func_refs.into_inner(),
         })
     }
 
@@ -427,6 +423,61 @@ impl Parser {
                 args: c.args.clone(),
                 ret: c.rets.first().copied(),
             };
+        }
+        Ok(())
+    }
+
+    /// Writes functions' addresses where the module took them, and gives every function with an
+    /// indirect call an edge to each function whose address was taken (what it may call), for
+    /// the recursion check and the shared memory a launch needs.
+    fn fill_function_addresses(&mut self) -> Result<(), EmuError> {
+        let mut taken = Vec::new();
+        for fixup in std::mem::take(&mut self.func_addr_fixups) {
+            let Some(&index) = self.func_index.get(&fixup.name) else {
+                return Err(EmuError::Unsupported {
+                    instruction: format!(
+                        "the address of `{}`, a function the PTX declares but does not define",
+                        fixup.name
+                    ),
+                    line: fixup.line,
+                });
+            };
+            let addr = func_addr(index);
+            taken.push(index);
+            match fixup.place {
+                FuncAddrPlace::Global { var, offset } => {
+                    if let Some(bytes) = self
+                        .globals
+                        .get_mut(var)
+                        .and_then(|g| g.init.get_mut(offset..offset + 8))
+                    {
+                        bytes.copy_from_slice(&addr.to_le_bytes());
+                    }
+                }
+                FuncAddrPlace::Mov(at) => {
+                    if let Some(Instr {
+                        op: Op::Mov { a, .. },
+                        ..
+                    }) = self.code.get_mut(at)
+                    {
+                        *a = Opnd::Imm(addr);
+                    }
+                }
+            }
+        }
+        // A kernel's address is what a device-side launch names; an indirect call reaches only
+        // device functions.
+        taken.retain(|&f| !self.funcs[f as usize].is_entry);
+        taken.sort_unstable();
+        taken.dedup();
+        for f in 0..self.funcs.len() {
+            let (start, end) = (self.funcs[f].start as usize, self.funcs[f].end as usize);
+            let indirect = self.code[start..end.min(self.code.len())]
+                .iter()
+                .any(|i| matches!(i.op, Op::CallIndirect { .. }));
+            if indirect {
+                self.funcs[f].calls.extend_from_slice(&taken);
+            }
         }
         Ok(())
     }

@@ -199,7 +199,11 @@ impl Parser {
                     Some(Sym::DynShared) => Ok(Opnd::Sreg(Sreg::DynSmemBase)),
                     Some(Sym::Local(o)) => Ok(Opnd::Imm(o as u64)),
                     Some(Sym::Global(a)) => Ok(Opnd::Imm(a)),
-                    Some(Sym::KParam(_) | Sym::TParam(_)) => Err(EmuError::Unsupported {
+                    // A kernel parameter's address in the `.param` space is its offset in the
+                    // parameter buffer, which `ld.param` through a register reads
+                    // (`__grid_constant__` parameters, large structs passed by value).
+                    Some(Sym::KParam(o)) => Ok(Opnd::Imm(o as u64)),
+                    Some(Sym::TParam(_)) => Err(EmuError::Unsupported {
                         instruction: format!("taking the address of parameter `{n}`"),
                         line,
                     }),
@@ -258,10 +262,17 @@ impl Parser {
     }
 }
 
-pub(crate) fn check_space_addr(space: Space, addr: Addr, line: u32) -> Result<(), EmuError> {
+/// Whether `addr` fits `space`. A register address in `.param` is a kernel parameter's (the
+/// only parameter address the emulator hands out), which loads may read and nothing may write.
+pub(crate) fn check_space_addr(
+    space: Space,
+    addr: Addr,
+    line: u32,
+    load: bool,
+) -> Result<(), EmuError> {
     match (space, addr) {
-        (Space::Param, Addr::Reg { .. }) => Err(EmuError::Unsupported {
-            instruction: "ld/st.param through a register address".into(),
+        (Space::Param, Addr::Reg { .. }) if !load => Err(EmuError::Unsupported {
+            instruction: "st.param or atom.param through a register address".into(),
             line,
         }),
         (s, Addr::KParam(_) | Addr::TParam(_)) if s != Space::Param => Err(parse_err(

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 pub(super) use crate::error::{EmuError, parse_err};
 pub(super) use crate::ir::*;
 pub(super) use crate::lex::{Tok, Token, parse_float, parse_int};
-pub(super) use crate::module::{FUNC_ADDR_BASE, GLOBAL_VAR_BASE, Module, RESERVED_SMEM, SINK};
+pub(super) use crate::module::{GLOBAL_VAR_BASE, Module, RESERVED_SMEM, SINK};
 
 #[derive(Clone, Debug)]
 pub(super) enum Raw {
@@ -50,12 +50,6 @@ pub(super) struct Parser {
     pub(super) code: Vec<Instr>,
     pub(super) funcs: Vec<Function>,
     pub(super) func_index: HashMap<String, u32>,
-    /// Every function the module declares or defines, by name: what `mov.u64 %rd, name` may take
-    /// the address of (a kernel that a device-side launch names).
-    pub(super) declared_funcs: std::collections::HashSet<String>,
-    /// Functions whose address was taken, in first-use order: the address of `func_refs[i]` is
-    /// [`FUNC_ADDR_BASE`]` + i`.
-    pub(super) func_refs: std::cell::RefCell<Vec<String>>,
     pub(super) files: HashMap<u32, String>,
     pub(super) locs: Vec<Loc>,
     /// For a `(file, line)` whose `.loc` was inlined: the outermost call site of its chain.
@@ -79,6 +73,31 @@ pub(super) struct Parser {
     pub(super) cur_loc: u32,
     /// Function being parsed, for `call` bookkeeping.
     pub(super) cur_func: u32,
+    /// Every function declared or defined so far, by name: what a `mov` or an initializer may
+    /// take the address of before its definition.
+    pub(super) declared_funcs: std::collections::HashSet<String>,
+    /// Function addresses to fill in once every function has its index.
+    pub(super) func_addr_fixups: Vec<FuncAddrFixup>,
+}
+
+/// A place that holds a function's address, known once the module is parsed.
+pub(super) struct FuncAddrFixup {
+    pub(super) name: String,
+    pub(super) line: u32,
+    pub(super) place: FuncAddrPlace,
+}
+
+pub(super) enum FuncAddrPlace {
+    /// Bytes `offset..offset + 8` of global variable `var`'s initial value (a vtable entry).
+    Global { var: usize, offset: usize },
+    /// The immediate of the `mov` at this instruction.
+    Mov(usize),
+}
+
+/// One element of an initializer: a number, or a name (a function's or a variable's address).
+pub(super) enum InitItem {
+    Num { negative: bool, text: String },
+    Name(String),
 }
 
 pub(super) fn align_up(v: u32, a: u32) -> u32 {
@@ -98,8 +117,6 @@ impl Parser {
             code: Vec::new(),
             funcs: Vec::new(),
             func_index: HashMap::new(),
-            declared_funcs: std::collections::HashSet::new(),
-            func_refs: std::cell::RefCell::new(Vec::new()),
             files: HashMap::new(),
             locs: vec![Loc {
                 file: u32::MAX,
@@ -125,6 +142,8 @@ impl Parser {
             calls: Vec::new(),
             cur_loc: 0,
             cur_func: 0,
+            declared_funcs: std::collections::HashSet::new(),
+            func_addr_fixups: Vec::new(),
         }
     }
 
@@ -250,15 +269,3 @@ pub(super) fn show(t: &Tok) -> String {
     }
 }
 
-impl Parser {
-    /// The address `mov` gives a function: one per name, in an unmapped window, so that a
-    /// device-side launch can tell which kernel it names and a load through it is out of bounds.
-    pub(super) fn func_addr(&self, name: &str) -> u64 {
-        let mut refs = self.func_refs.borrow_mut();
-        let index = refs.iter().position(|n| n == name).unwrap_or_else(|| {
-            refs.push(name.to_string());
-            refs.len() - 1
-        });
-        FUNC_ADDR_BASE + index as u64
-    }
-}

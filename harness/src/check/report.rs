@@ -71,6 +71,7 @@ fn finding_kind_json(kind: FindingKind, object: &mut Map<String, Json>) -> &'sta
         FindingKind::DoubleFree => "double-free",
         FindingKind::InvalidFree => "invalid-free",
         FindingKind::StackOverflow => "stack-overflow",
+        FindingKind::InvalidCallTarget => "invalid-call-target",
         FindingKind::Trap => "trap",
         FindingKind::WarpSync { problem } => {
             object.insert(

@@ -66,6 +66,7 @@ impl Outcome {
                     | FindingKind::AssertionFailed
                     | FindingKind::StackOverflow
                     | FindingKind::Trap
+                    | FindingKind::InvalidCallTarget
             )
         })
     }

@@ -76,6 +76,9 @@ pub(crate) fn run(
             set_lane_pcs(w, exec, start, pc + 1);
             return None;
         }
+        Op::CallIndirect { target, args, .. } => {
+            return call_indirect(ctx, w, *target, args, exec);
+        }
         Op::Ret => {
             let mut exiting = 0u32;
             let ts = m.tparam_size as usize;
@@ -100,6 +103,31 @@ pub(crate) fn run(
                             }
                             if let Some(callee) =
                                 m.funcs.get(*func as usize).filter(|f| f.recursive)
+                                && let Some(frame) = w.frames[l].pop()
+                            {
+                                ctx.restore_frame(w, l, callee, frame);
+                            }
+                            for (to, bytes) in results {
+                                let to = l * ts + to as usize;
+                                if let Some(slot) = w.tparam.get_mut(to..to + bytes.len()) {
+                                    slot.copy_from_slice(&bytes);
+                                }
+                            }
+                        } else if let Some(Instr {
+                            op: Op::CallIndirect { rets, .. },
+                            ..
+                        }) = m.code.get(cpc as usize)
+                            && let Some(callee) = m.function_at(pc)
+                        {
+                            // The callee is the function this `ret` is in.
+                            let mut results = Vec::new();
+                            for (&to, p) in rets.iter().zip(&callee.rets) {
+                                let from = l * ts + p.offset as usize;
+                                if let Some(bytes) = w.tparam.get(from..from + p.size as usize) {
+                                    results.push((to, bytes.to_vec()));
+                                }
+                            }
+                            if callee.recursive
                                 && let Some(frame) = w.frames[l].pop()
                             {
                                 ctx.restore_frame(w, l, callee, frame);
@@ -152,6 +180,88 @@ pub(crate) fn run(
         _ => unreachable!("instr::exec sends only control instructions here"),
     }
     w.advance();
+    None
+}
+
+/// A call through a function's address. The lanes calling the first lane's target go in; lanes
+/// of the call with another target stay at the call, to go in once those return (a warp's
+/// divergent virtual calls run one target at a time, as on a GPU). A target that is no
+/// function's address, or one whose parameters the call does not match, is a finding and ends
+/// the launch, as the GPU's illegal-instruction fault would.
+fn call_indirect(
+    ctx: &mut Ctx,
+    w: &mut Warp,
+    target: Opnd,
+    args: &[u32],
+    exec: u32,
+) -> Option<u32> {
+    let (pc, m) = (w.pc, ctx.m);
+    if exec == 0 {
+        w.advance();
+        return None;
+    }
+    let first = exec.trailing_zeros() as usize;
+    let addr = ctx.get(w, target, first);
+    let mut going = 0u32;
+    lanes!(exec, l, {
+        if ctx.get(w, target, l) == addr {
+            going |= 1 << l;
+        }
+    });
+    let callee = func_at(addr)
+        .and_then(|f| m.funcs.get(f as usize))
+        .filter(|f| !f.is_entry && f.params.len() == args.len());
+    let Some(callee) = callee else {
+        ctx.bad_call_target(w, going, pc, addr);
+        w.active = 0;
+        return None;
+    };
+    let ts = m.tparam_size as usize;
+    if callee.recursive {
+        let mut overflow = 0u32;
+        lanes!(going, l, {
+            if w.stacks[l].len() >= MAX_CALL_DEPTH {
+                overflow |= 1 << l;
+            } else {
+                let frame = ctx.save_frame(w, l, callee);
+                w.frames[l].push(frame);
+            }
+        });
+        if overflow != 0 {
+            ctx.stack_overflow(w, overflow, pc);
+            return None;
+        }
+    }
+    lanes!(going, l, {
+        for (&from, p) in args.iter().zip(&callee.params) {
+            let (from, to, size) = (
+                l * ts + from as usize,
+                l * ts + p.offset as usize,
+                p.size as usize,
+            );
+            if from + size <= w.tparam.len() && to + size <= w.tparam.len() {
+                w.tparam.copy_within(from..from + size, to);
+            }
+        }
+        w.stacks[l].push(pc);
+    });
+    let (active, start) = (w.active, callee.start);
+    if going == active {
+        set_lane_pcs(w, going, start, pc + 1);
+        return None;
+    }
+    w.flush();
+    lanes!(active, l, {
+        w.lane_pc[l] = if going & (1 << l) != 0 {
+            start
+        } else if exec & (1 << l) != 0 {
+            pc
+        } else {
+            pc + 1
+        };
+    });
+    w.active = 0;
+    w.regroup();
     None
 }
 

@@ -102,6 +102,17 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         }
                         v
                     }
+                    (Space::Param, Addr::Reg { .. }) => {
+                        // A kernel parameter's address (see `check_space_addr`): past the
+                        // buffer's end, reads give 0.
+                        let base = ctx.addr(w, addr, l) as usize;
+                        let mut v = [0u64; 4];
+                        for (i, x) in v.iter_mut().enumerate().take(ds.len()) {
+                            let at = base.saturating_add(i * esize as usize);
+                            *x = rd_le(&ctx.kparams, at, esize as usize);
+                        }
+                        v
+                    }
                     (Space::Param, Addr::TParam(o)) => {
                         let base = l * m.tparam_size as usize + *o as usize;
                         let mut v = [0u64; 4];

@@ -69,6 +69,7 @@ pub(crate) fn exec(ctx: &mut Ctx, block: &mut BlockState, w: &mut Warp) -> Optio
         Op::Nop
         | Op::Bra { .. }
         | Op::Call { .. }
+        | Op::CallIndirect { .. }
         | Op::Ret
         | Op::Unsupported(_)
         | Op::Trap

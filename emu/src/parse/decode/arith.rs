@@ -57,14 +57,23 @@ impl Parser {
                         }
                     }
                     (d, a) => {
+                        // A function's address: filled in once every function has its index.
                         if let Raw::Name(n) = a
                             && self.lookup(n).is_none()
                             && self.declared_funcs.contains(n)
                         {
+                            if t.bits() != 64 {
+                                return Err(unsupported());
+                            }
+                            self.func_addr_fixups.push(FuncAddrFixup {
+                                name: n.clone(),
+                                line,
+                                place: FuncAddrPlace::Mov(o.at),
+                            });
                             return Ok(Op::Mov {
                                 ty: t,
                                 d: self.dreg(d, line)?,
-                                a: Opnd::Imm(self.func_addr(n)),
+                                a: Opnd::Imm(0),
                             });
                         }
                         Op::Mov {
@@ -104,7 +113,8 @@ impl Parser {
                     BinOp::Add | BinOp::Sub | BinOp::MulLo | BinOp::Min | BinOp::Max
                 ) && !fm.directed();
                 if (t.half() && !half_supported)
-                    || (fm.directed() && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::MulLo))
+                    || (fm.directed()
+                        && !matches!(op, BinOp::Add | BinOp::Sub | BinOp::MulLo | BinOp::Div))
                 {
                     return Err(unsupported());
                 }
@@ -127,7 +137,8 @@ impl Parser {
             | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" => {
                 nops(2)?;
                 let t = need_ty()?;
-                if (t.half() && !matches!(base, "neg" | "abs")) || fm.directed() {
+                let rounds = matches!(base, "sqrt" | "rcp") && matches!(t, Ty::F32 | Ty::F64);
+                if (t.half() && !matches!(base, "neg" | "abs")) || (fm.directed() && !rounds) {
                     return Err(unsupported());
                 }
                 let op = match base {
@@ -164,7 +175,7 @@ impl Parser {
                 nops(4)?;
                 let t = need_ty()?;
                 let half_refused = t.half() && (base == "mad" || fm.directed());
-                if half_refused || has("24") || (t == Ty::F64 && fm.directed()) {
+                if half_refused || has("24") {
                     return Err(unsupported());
                 }
                 let wide = has("wide");
@@ -308,6 +319,10 @@ impl Parser {
             }
             "cvta" => {
                 nops(2)?;
+                // Generic addresses of parameters (`cvta.param`) have no window here.
+                if space == Space::Param {
+                    return Err(unsupported());
+                }
                 let t = need_ty()?;
                 Op::Cvta {
                     to: has("to"),

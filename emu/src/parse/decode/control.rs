@@ -35,17 +35,28 @@ impl Parser {
                     Some(Raw::Name(n)) => n.clone(),
                     _ => return Err(parse_err(line, "call needs a function name")),
                 };
-                if self.lookup(&callee).is_some() {
-                    // Indirect call through a register.
-                    return Err(unsupported());
-                }
                 let mut args = Vec::new();
-                if let Some(Raw::Paren(v)) = it.next() {
+                let mut rest = it.next();
+                if let Some(Raw::Paren(v)) = rest {
                     for a in v {
                         args.push(self.tparam_name(a, line)?);
                     }
+                    rest = it.next();
                 }
-                if it.next().is_some() {
+                if let Some(Sym::Reg(r)) = self.lookup(&callee) {
+                    // `call (rets), %rd, (args), proto;`: through a function's address. The
+                    // prototype (or the list of possible targets) only restates what the
+                    // callee says when the call runs.
+                    if !matches!(rest, Some(Raw::Name(_))) || it.next().is_some() {
+                        return Err(unsupported());
+                    }
+                    return Ok(Op::CallIndirect {
+                        target: Opnd::Reg(r),
+                        args,
+                        rets,
+                    });
+                }
+                if rest.is_some() {
                     return Err(unsupported());
                 }
                 self.calls.push(PendingCall {

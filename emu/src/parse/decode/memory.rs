@@ -52,7 +52,7 @@ impl Parser {
                             .collect::<Result<Vec<_>, _>>()?,
                         x => vec![self.val(x, t, line)?],
                     };
-                    check_space_addr(space, addr, line)?;
+                    check_space_addr(space, addr, line, false)?;
                     if vals.len() != vec_len {
                         return Err(parse_err(
                             line,
@@ -79,7 +79,7 @@ impl Parser {
                             .collect::<Result<Vec<_>, _>>()?,
                         x => vec![Some(self.dreg(x, line)?)],
                     };
-                    check_space_addr(space, addr, line)?;
+                    check_space_addr(space, addr, line, true)?;
                     if ds.len() != vec_len {
                         return Err(parse_err(
                             line,
@@ -160,7 +160,7 @@ impl Parser {
                     ));
                 }
                 let addr = self.addr(&rest[0], line)?;
-                check_space_addr(space, addr, line)?;
+                check_space_addr(space, addr, line, false)?;
                 let b = self.val(&rest[1], t, line)?;
                 let c = if op == AtomOp::Cas {
                     self.val(&rest[2], t, line)?
