@@ -417,6 +417,47 @@ fn environment_registers_hold_a_cooperative_launchs_grid_workspace() {
     assert_eq!(instruction_support::u32_at(&b, 1), 0x5678_9abc);
 }
 
+/// A cooperative launch's blocks are all resident from the start, as CUDA guarantees: blocks
+/// that wait at a grid barrier for blocks past the default residency (28 Ki threads) do not spin
+/// while the schedule's stall rounds, doubling each time, start the others one by one.
+#[test]
+fn a_cooperative_launchs_blocks_are_resident_together() {
+    // Thread 0 of each block counts its block in, then polls until every block has.
+    let src = format!(
+        "{}.visible .entry t(\n\t.param .u64 t_count\n)\n{{\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<4>;\n\t.reg .pred %p<4>;\n\
+         \tld.param.u64 %rd0, [t_count];\n\tcvta.to.global.u64 %rd1, %rd0;\n\tmov.u32 %r0, %tid.x;\n\
+         \tsetp.ne.s32 %p0, %r0, 0;\n\t@%p0 bra DONE;\n\tmov.u32 %r1, %nctaid.x;\n\
+         \tatom.global.add.u32 %r2, [%rd1], 1;\nPOLL:\n\tld.volatile.global.u32 %r3, [%rd1];\n\
+         \tsetp.lt.u32 %p1, %r3, %r1;\n\t@%p1 bra POLL;\nDONE:\n\tret;\n}}\n",
+        instruction_support::HEADER
+    );
+    let m = Module::parse(&src).expect("parses");
+    let mut emu = Emulator::new();
+    let count = emu.alloc(8, "count");
+    let workspace = emu.alloc(8, "grid workspace");
+    let config = LaunchConfig {
+        grid: [32, 1, 1],
+        block: [1024, 1, 1],
+        dynamic_shared_bytes: 0,
+    };
+    let options = RunOptions {
+        grid_workspace: Some(workspace.0),
+        ..RunOptions::default()
+    };
+    let report = emu
+        .launch(&m, "t", &config, &[KernelArg::Ptr(count)], &options)
+        .expect("runs");
+    assert!(report.completed && report.findings.is_empty(), "{report:?}");
+    // Every block arrives within its first few instructions; 32 polling threads then need a
+    // few polls each. With 28 blocks resident at first, they polled through 4 096 rounds before
+    // a 29th block started, 8 192 more before a 30th, and so on.
+    assert!(
+        report.thread_instructions < 200_000,
+        "{} thread-instructions",
+        report.thread_instructions
+    );
+}
+
 #[test]
 fn half_precision_arithmetic_rounds_to_nearest_half() {
     // 0x3C00 = 1, 0x3555 ≈ 1/3 (0.33325195), 0x7BFF = 65504 (the largest half), 0x0001 = 2^-24.

@@ -167,6 +167,10 @@ impl Emulator {
         // Only resident blocks have threads, registers and shared memory: the hardware schedule
         // starts the next block when one finishes, so any grid runs in bounded memory.
         let resident_blocks = match options.schedule {
+            // A cooperative launch's blocks are resident together, as CUDA guarantees: a grid
+            // sync's early blocks would otherwise spin while the rest wait for a slot, and only
+            // the stall rounds' doubling patience, or the watchdog, would start them.
+            Schedule::Hardware if options.grid_workspace.is_some() => nblocks,
             Schedule::Hardware => (options.resident_threads / tpb).max(1) as u64,
             Schedule::Random { .. } | Schedule::Adversarial { .. } | Schedule::Lanes { .. } => {
                 if nblocks * tpb64 > MAX_ALL_AT_ONCE_THREADS {

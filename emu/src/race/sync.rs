@@ -179,6 +179,19 @@ impl Race {
         if !self.any_release {
             return;
         }
+        // After one shuffle the lanes' clocks are alike, and each later one of a warp's scan
+        // (a look-back's clocks hold thousands of entries) would rebuild the same clock 64
+        // times: joined with itself, a clock is unchanged.
+        let mut clocks = threads.iter().map(|who| self.tvc.get(who.rt as usize));
+        if let Some(Some(first)) = clocks.next()
+            && !first.0.is_empty()
+            && clocks.all(|clock| clock.is_some_and(|c| c.0 == first.0))
+        {
+            for who in threads {
+                self.clocks_change(who.rt as usize);
+            }
+            return;
+        }
         let mut joined = Vc::default();
         for who in threads {
             if let Some(clock) = self.tvc.get(who.rt as usize) {
