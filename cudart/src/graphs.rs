@@ -1,8 +1,8 @@
 //! CUDA graphs: made by stream capture or node by node, instantiated, launched on a stream.
 //! A graph's work is recorded (a kernel's arguments copied as CUDA copies them at capture) and
-//! replayed, when the graph is launched, as the same operations on the launch's stream, in the
-//! order the nodes were made, which every dependency respects (a node can depend only on nodes
-//! made before it). Replayed work is checked as any other.
+//! replayed, when the graph is launched, as the same operations on the launch's stream, each
+//! node after the nodes it depends on and otherwise in the order the nodes were made. Replayed
+//! work is checked as any other.
 //!
 //! Conditional nodes run a body graph when, or while, a condition holds: kernels set it with the
 //! device-side `cudaGraphSetConditional`, which the emulator hands back with the launch's report.
@@ -999,9 +999,7 @@ fn conditional_node(rt: &mut Runtime, c: &ConditionalNodeParams) -> ApiResult<No
     })
 }
 
-/// Records an edge between existing nodes. Nodes run in the order they were made, which
-/// respects every edge the program can add (a node depends only on nodes made before it);
-/// the edge still counts for which addresses a later allocation node may take.
+/// Records edges between existing nodes: a launch runs each node after those it depends on.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaGraphAddDependencies(
     graph: *mut c_void,
@@ -1020,13 +1018,6 @@ pub unsafe extern "C" fn cudaGraphAddDependencies(
             )
         };
         for (a, b) in from.into_iter().zip(to) {
-            if a >= b {
-                return Err(Failure::host(
-                    errors::NOT_SUPPORTED,
-                    "not supported by Racetrack's runtime",
-                    "cudaGraphAddDependencies from a node to one made before it (nodes replay in the order they were made)".to_string(),
-                ));
-            }
             rt.graphs.list[g].deps[b].push(a);
         }
         Ok(())
@@ -1056,6 +1047,38 @@ pub unsafe extern "C" fn cudaGraphGetNodes(
     })
 }
 
+/// The order a launch runs a graph's nodes in: each after every node it depends on, and
+/// otherwise in the order they were made (the order of the program's calls).
+fn run_order(graph: &Graph) -> ApiResult<Vec<usize>> {
+    let n = graph.nodes.len();
+    let mut waiting: Vec<usize> = graph.deps.iter().map(Vec::len).collect();
+    let mut followers = vec![Vec::new(); n];
+    for (b, deps) in graph.deps.iter().enumerate() {
+        for &a in deps {
+            followers[a].push(b);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        order.push(i);
+        for &b in &followers[i] {
+            waiting[b] -= 1;
+            if waiting[b] == 0 {
+                ready.insert(b);
+            }
+        }
+    }
+    if order.len() < n {
+        return Err(Failure::host(
+            errors::INVALID_VALUE,
+            "invalid graph",
+            "the graph's dependencies form a cycle".to_string(),
+        ));
+    }
+    Ok(order)
+}
+
 /// The steps a launch of graph `g` runs, child graphs spread out in their place, and the
 /// conditional handles they read.
 fn steps_of(rt: &Runtime, g: usize, handles: &mut Vec<u64>, depth: usize) -> ApiResult<Vec<Step>> {
@@ -1067,7 +1090,9 @@ fn steps_of(rt: &Runtime, g: usize, handles: &mut Vec<u64>, depth: usize) -> Api
         ));
     }
     let mut steps = Vec::new();
-    for (i, node) in rt.graphs.list[g].nodes.iter().enumerate() {
+    let graph = &rt.graphs.list[g];
+    for i in run_order(graph)? {
+        let node = &graph.nodes[i];
         match node {
             Node::Child(c) => steps.extend(steps_of(rt, *c, handles, depth + 1)?),
             Node::Conditional {
