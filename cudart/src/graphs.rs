@@ -208,9 +208,7 @@ fn node_of(rt: &Runtime, handle: *mut c_void) -> ApiResult<(usize, usize)> {
     let h = (handle as usize).wrapping_sub(NODE_HANDLE_BASE);
     let (g, i) = (h >> 20, h & ((1 << 20) - 1));
     match rt.graphs.list.get(g) {
-        Some(graph) if i < graph.nodes.len() && (handle as usize) >= NODE_HANDLE_BASE => {
-            Ok((g, i))
-        }
+        Some(graph) if i < graph.nodes.len() && (handle as usize) >= NODE_HANDLE_BASE => Ok((g, i)),
         _ => Err(Failure::host(
             errors::INVALID_VALUE,
             "invalid graph node",
@@ -288,7 +286,12 @@ pub unsafe extern "C" fn cudaGraphCreate(graph: *mut *mut c_void, _flags: c_uint
     })
 }
 
-fn begin_capture(rt: &mut Runtime, stream: *mut c_void, graph: usize, tail: Vec<usize>) -> ApiResult {
+fn begin_capture(
+    rt: &mut Runtime,
+    stream: *mut c_void,
+    graph: usize,
+    tail: Vec<usize>,
+) -> ApiResult {
     let index = stream_index(rt, stream as usize)?;
     if rt.graphs.capturing.contains_key(&index) {
         return Err(Failure::code(errors::ILLEGAL_STATE));
@@ -334,7 +337,9 @@ pub unsafe extern "C" fn cudaStreamEndCapture(stream: *mut c_void, graph: *mut *
         let g = c.graph;
         // Streams that joined the capture through an event leave it with its origin.
         rt.graphs.capturing.retain(|_, other| other.graph != g);
-        rt.graphs.captured_events.retain(|_, other| other.graph != g);
+        rt.graphs
+            .captured_events
+            .retain(|_, other| other.graph != g);
         if graph.is_null() {
             // Capturing into a graph the program made leaves it where it was.
             return Ok(());
@@ -686,7 +691,9 @@ fn graph_address(rt: &mut Runtime, g: usize, deps: &[usize], size: usize) -> u64
     }
     let size_of = |address: u64| {
         graph.nodes.iter().find_map(|n| match n {
-            Node::Alloc { address: a, size, .. } if *a == address => Some(*size),
+            Node::Alloc {
+                address: a, size, ..
+            } if *a == address => Some(*size),
             _ => None,
         })
     };
@@ -694,9 +701,10 @@ fn graph_address(rt: &mut Runtime, g: usize, deps: &[usize], size: usize) -> u64
     // followed by a free that the new node comes after.
     let reusable = graph.nodes.iter().enumerate().find_map(|(i, n)| match n {
         Node::Free { address } if before[i] && size_of(*address) == Some(size) => {
-            let taken_again = graph.nodes.iter().enumerate().any(|(j, m)| {
-                j > i && matches!(m, Node::Alloc { address: a, .. } if a == address)
-            });
+            let taken_again =
+                graph.nodes.iter().enumerate().any(|(j, m)| {
+                    j > i && matches!(m, Node::Alloc { address: a, .. } if a == address)
+                });
             (!taken_again).then_some(*address)
         }
         _ => None,
@@ -757,7 +765,8 @@ pub struct MemAllocNodeParams {
 
 fn check_alloc_location(p: &MemAllocNodeParams, device_count: u32) -> ApiResult {
     // cudaMemPoolProps: allocType (int), handleTypes (int), location {type, id}.
-    let word = |at: usize| i32::from_le_bytes(p.pool_props[at..at + 4].try_into().expect("4 bytes"));
+    let word =
+        |at: usize| i32::from_le_bytes(p.pool_props[at..at + 4].try_into().expect("4 bytes"));
     let (kind, id) = (word(8), word(12));
     const LOCATION_DEVICE: i32 = 1;
     if kind != LOCATION_DEVICE || id < 0 || id as u32 >= device_count {
@@ -956,7 +965,9 @@ pub unsafe extern "C" fn cudaGraphAddNode(
                     return Err(Failure::host(
                         errors::NOT_SUPPORTED,
                         "not supported by Racetrack's runtime",
-                        format!("cudaGraphAddNode of node type {other} (events and external semaphores are not provided)"),
+                        format!(
+                            "cudaGraphAddNode of node type {other} (events and external semaphores are not provided)"
+                        ),
                     ));
                 }
             }
@@ -1058,7 +1069,8 @@ fn run_order(graph: &Graph) -> ApiResult<Vec<usize>> {
             followers[a].push(b);
         }
     }
-    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..n).filter(|&i| waiting[i] == 0).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(i) = ready.pop_first() {
         order.push(i);
@@ -1260,9 +1272,18 @@ fn update_check(old: &[Step], new: &[Step]) -> Result<(), (c_int, Option<usize>)
                     return Err((UPDATE_NODE_TYPE_CHANGED, Some(b.node)));
                 }
                 let fixed = match (x, y) {
-                    (Node::Alloc { address: p, size: m, .. }, Node::Alloc { address: q, size: n, .. }) => {
-                        p == q && m == n
-                    }
+                    (
+                        Node::Alloc {
+                            address: p,
+                            size: m,
+                            ..
+                        },
+                        Node::Alloc {
+                            address: q,
+                            size: n,
+                            ..
+                        },
+                    ) => p == q && m == n,
                     (Node::Free { address: p }, Node::Free { address: q }) => p == q,
                     (Node::Host { .. }, Node::Host { .. }) => true,
                     _ => true,
@@ -1500,7 +1521,13 @@ fn run_node(node: Node, stream: usize) -> i32 {
 
 /// An allocation node runs: its address gets physical memory from the graph pool, a piece
 /// this stream may reuse or a new one.
-fn graph_alloc(rt: &mut Runtime, address: u64, size: usize, label: &str, stream: usize) -> ApiResult {
+fn graph_alloc(
+    rt: &mut Runtime,
+    address: u64,
+    size: usize,
+    label: &str,
+    stream: usize,
+) -> ApiResult {
     if rt.allocations.contains_key(&address) {
         return Err(Failure::host(
             errors::INVALID_VALUE,

@@ -64,8 +64,8 @@ pub use options::{
     DEFAULT_WATCHDOG_WINDOW, RunOptions, Schedule, THREADS_ENV,
 };
 pub use report::{
-    Access, AccessOp, ConditionSet, Finding, FindingKind, Hazard, MemLocation, PrintfRecord, RunReport,
-    SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
+    Access, AccessOp, ConditionSet, Finding, FindingKind, Hazard, MemLocation, PrintfRecord,
+    RunReport, SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
 };
 pub use trace::{
     EventLane, LaneAccess, MAX_INITIAL_BYTES, Trace, TraceAccess, TraceArray, TraceEvent,

@@ -627,7 +627,9 @@ fn a_call_to_a_function_the_ptx_only_declares_names_it_and_its_line() {
     let error = Module::parse(&src).expect_err("refused").to_string();
     assert!(error.contains("`cudaLaunchDevice` at dyn.cu:7"), "{error}");
     assert!(
-        error.contains("the emulator provides printf, assert, malloc, free and cudaGraphSetConditional"),
+        error.contains(
+            "the emulator provides printf, assert, malloc, free and cudaGraphSetConditional"
+        ),
         "{error}"
     );
 }
