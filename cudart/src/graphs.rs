@@ -1718,3 +1718,39 @@ pub unsafe extern "C" fn cudaGraphClone(clone: *mut *mut c_void, original: *mut 
         unsafe { put(clone, (GRAPH_HANDLE_BASE + c) as *mut c_void) }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_parameter_structs_have_the_headers_layout() {
+        assert_eq!(std::mem::size_of::<GraphNodeParams>(), 256);
+        assert_eq!(std::mem::offset_of!(GraphNodeParams, params), 16);
+        assert_eq!(std::mem::size_of::<MemAllocNodeParams>(), 120);
+        assert_eq!(std::mem::offset_of!(MemAllocNodeParams, bytesize), 104);
+        assert_eq!(std::mem::offset_of!(MemAllocNodeParams, dptr), 112);
+        assert_eq!(std::mem::offset_of!(ConditionalNodeParams, bodies_out), 16);
+        assert_eq!(std::mem::size_of::<ExecUpdateResultInfo>(), 24);
+    }
+
+    fn graph(deps: &[&[usize]]) -> Graph {
+        Graph {
+            nodes: vec![Node::Empty; deps.len()],
+            deps: deps.iter().map(|d| d.to_vec()).collect(),
+            destroyed: false,
+        }
+    }
+
+    #[test]
+    fn nodes_run_after_what_they_depend_on_and_otherwise_in_the_order_made() {
+        // Node 0 depends on node 2, added later with cudaGraphAddDependencies.
+        let order = run_order(&graph(&[&[2], &[], &[1]])).expect("no cycle");
+        assert_eq!(order, [1, 2, 0]);
+        assert_eq!(
+            run_order(&graph(&[&[], &[], &[]])).expect("no cycle"),
+            [0, 1, 2]
+        );
+        assert!(run_order(&graph(&[&[1], &[0]])).is_err());
+    }
+}
