@@ -444,4 +444,3 @@ pub extern "C" fn cudaProfilerStart() -> i32 {
 pub extern "C" fn cudaProfilerStop() -> i32 {
     api("cudaProfilerStop", |_| Ok(()))
 }
-

@@ -1,8 +1,8 @@
 //! CUDA graphs: made by stream capture or node by node, instantiated, launched on a stream.
 //! A graph's work is recorded (a kernel's arguments copied as CUDA copies them at capture) and
-//! replayed, when the graph is launched, as the same operations on the launch's stream, in the
-//! order the nodes were made, which every dependency respects (a node can depend only on nodes
-//! made before it). Replayed work is checked as any other.
+//! replayed, when the graph is launched, as the same operations on the launch's stream, each
+//! node after the nodes it depends on and otherwise in the order the nodes were made. Replayed
+//! work is checked as any other.
 //!
 //! Conditional nodes run a body graph when, or while, a condition holds: kernels set it with the
 //! device-side `cudaGraphSetConditional`, which the emulator hands back with the launch's report.
@@ -208,9 +208,7 @@ fn node_of(rt: &Runtime, handle: *mut c_void) -> ApiResult<(usize, usize)> {
     let h = (handle as usize).wrapping_sub(NODE_HANDLE_BASE);
     let (g, i) = (h >> 20, h & ((1 << 20) - 1));
     match rt.graphs.list.get(g) {
-        Some(graph) if i < graph.nodes.len() && (handle as usize) >= NODE_HANDLE_BASE => {
-            Ok((g, i))
-        }
+        Some(graph) if i < graph.nodes.len() && (handle as usize) >= NODE_HANDLE_BASE => Ok((g, i)),
         _ => Err(Failure::host(
             errors::INVALID_VALUE,
             "invalid graph node",
@@ -288,7 +286,12 @@ pub unsafe extern "C" fn cudaGraphCreate(graph: *mut *mut c_void, _flags: c_uint
     })
 }
 
-fn begin_capture(rt: &mut Runtime, stream: *mut c_void, graph: usize, tail: Vec<usize>) -> ApiResult {
+fn begin_capture(
+    rt: &mut Runtime,
+    stream: *mut c_void,
+    graph: usize,
+    tail: Vec<usize>,
+) -> ApiResult {
     let index = stream_index(rt, stream as usize)?;
     if rt.graphs.capturing.contains_key(&index) {
         return Err(Failure::code(errors::ILLEGAL_STATE));
@@ -334,7 +337,9 @@ pub unsafe extern "C" fn cudaStreamEndCapture(stream: *mut c_void, graph: *mut *
         let g = c.graph;
         // Streams that joined the capture through an event leave it with its origin.
         rt.graphs.capturing.retain(|_, other| other.graph != g);
-        rt.graphs.captured_events.retain(|_, other| other.graph != g);
+        rt.graphs
+            .captured_events
+            .retain(|_, other| other.graph != g);
         if graph.is_null() {
             // Capturing into a graph the program made leaves it where it was.
             return Ok(());
@@ -686,7 +691,9 @@ fn graph_address(rt: &mut Runtime, g: usize, deps: &[usize], size: usize) -> u64
     }
     let size_of = |address: u64| {
         graph.nodes.iter().find_map(|n| match n {
-            Node::Alloc { address: a, size, .. } if *a == address => Some(*size),
+            Node::Alloc {
+                address: a, size, ..
+            } if *a == address => Some(*size),
             _ => None,
         })
     };
@@ -694,9 +701,10 @@ fn graph_address(rt: &mut Runtime, g: usize, deps: &[usize], size: usize) -> u64
     // followed by a free that the new node comes after.
     let reusable = graph.nodes.iter().enumerate().find_map(|(i, n)| match n {
         Node::Free { address } if before[i] && size_of(*address) == Some(size) => {
-            let taken_again = graph.nodes.iter().enumerate().any(|(j, m)| {
-                j > i && matches!(m, Node::Alloc { address: a, .. } if a == address)
-            });
+            let taken_again =
+                graph.nodes.iter().enumerate().any(|(j, m)| {
+                    j > i && matches!(m, Node::Alloc { address: a, .. } if a == address)
+                });
             (!taken_again).then_some(*address)
         }
         _ => None,
@@ -757,7 +765,8 @@ pub struct MemAllocNodeParams {
 
 fn check_alloc_location(p: &MemAllocNodeParams, device_count: u32) -> ApiResult {
     // cudaMemPoolProps: allocType (int), handleTypes (int), location {type, id}.
-    let word = |at: usize| i32::from_le_bytes(p.pool_props[at..at + 4].try_into().expect("4 bytes"));
+    let word =
+        |at: usize| i32::from_le_bytes(p.pool_props[at..at + 4].try_into().expect("4 bytes"));
     let (kind, id) = (word(8), word(12));
     const LOCATION_DEVICE: i32 = 1;
     if kind != LOCATION_DEVICE || id < 0 || id as u32 >= device_count {
@@ -956,7 +965,9 @@ pub unsafe extern "C" fn cudaGraphAddNode(
                     return Err(Failure::host(
                         errors::NOT_SUPPORTED,
                         "not supported by Racetrack's runtime",
-                        format!("cudaGraphAddNode of node type {other} (events and external semaphores are not provided)"),
+                        format!(
+                            "cudaGraphAddNode of node type {other} (events and external semaphores are not provided)"
+                        ),
                     ));
                 }
             }
@@ -999,9 +1010,7 @@ fn conditional_node(rt: &mut Runtime, c: &ConditionalNodeParams) -> ApiResult<No
     })
 }
 
-/// Records an edge between existing nodes. Nodes run in the order they were made, which
-/// respects every edge the program can add (a node depends only on nodes made before it);
-/// the edge still counts for which addresses a later allocation node may take.
+/// Records edges between existing nodes: a launch runs each node after those it depends on.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaGraphAddDependencies(
     graph: *mut c_void,
@@ -1020,13 +1029,6 @@ pub unsafe extern "C" fn cudaGraphAddDependencies(
             )
         };
         for (a, b) in from.into_iter().zip(to) {
-            if a >= b {
-                return Err(Failure::host(
-                    errors::NOT_SUPPORTED,
-                    "not supported by Racetrack's runtime",
-                    "cudaGraphAddDependencies from a node to one made before it (nodes replay in the order they were made)".to_string(),
-                ));
-            }
             rt.graphs.list[g].deps[b].push(a);
         }
         Ok(())
@@ -1056,6 +1058,39 @@ pub unsafe extern "C" fn cudaGraphGetNodes(
     })
 }
 
+/// The order a launch runs a graph's nodes in: each after every node it depends on, and
+/// otherwise in the order they were made (the order of the program's calls).
+fn run_order(graph: &Graph) -> ApiResult<Vec<usize>> {
+    let n = graph.nodes.len();
+    let mut waiting: Vec<usize> = graph.deps.iter().map(Vec::len).collect();
+    let mut followers = vec![Vec::new(); n];
+    for (b, deps) in graph.deps.iter().enumerate() {
+        for &a in deps {
+            followers[a].push(b);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..n).filter(|&i| waiting[i] == 0).collect();
+    let mut order = Vec::with_capacity(n);
+    while let Some(i) = ready.pop_first() {
+        order.push(i);
+        for &b in &followers[i] {
+            waiting[b] -= 1;
+            if waiting[b] == 0 {
+                ready.insert(b);
+            }
+        }
+    }
+    if order.len() < n {
+        return Err(Failure::host(
+            errors::INVALID_VALUE,
+            "invalid graph",
+            "the graph's dependencies form a cycle".to_string(),
+        ));
+    }
+    Ok(order)
+}
+
 /// The steps a launch of graph `g` runs, child graphs spread out in their place, and the
 /// conditional handles they read.
 fn steps_of(rt: &Runtime, g: usize, handles: &mut Vec<u64>, depth: usize) -> ApiResult<Vec<Step>> {
@@ -1067,7 +1102,9 @@ fn steps_of(rt: &Runtime, g: usize, handles: &mut Vec<u64>, depth: usize) -> Api
         ));
     }
     let mut steps = Vec::new();
-    for (i, node) in rt.graphs.list[g].nodes.iter().enumerate() {
+    let graph = &rt.graphs.list[g];
+    for i in run_order(graph)? {
+        let node = &graph.nodes[i];
         match node {
             Node::Child(c) => steps.extend(steps_of(rt, *c, handles, depth + 1)?),
             Node::Conditional {
@@ -1235,9 +1272,18 @@ fn update_check(old: &[Step], new: &[Step]) -> Result<(), (c_int, Option<usize>)
                     return Err((UPDATE_NODE_TYPE_CHANGED, Some(b.node)));
                 }
                 let fixed = match (x, y) {
-                    (Node::Alloc { address: p, size: m, .. }, Node::Alloc { address: q, size: n, .. }) => {
-                        p == q && m == n
-                    }
+                    (
+                        Node::Alloc {
+                            address: p,
+                            size: m,
+                            ..
+                        },
+                        Node::Alloc {
+                            address: q,
+                            size: n,
+                            ..
+                        },
+                    ) => p == q && m == n,
                     (Node::Free { address: p }, Node::Free { address: q }) => p == q,
                     (Node::Host { .. }, Node::Host { .. }) => true,
                     _ => true,
@@ -1475,7 +1521,13 @@ fn run_node(node: Node, stream: usize) -> i32 {
 
 /// An allocation node runs: its address gets physical memory from the graph pool, a piece
 /// this stream may reuse or a new one.
-fn graph_alloc(rt: &mut Runtime, address: u64, size: usize, label: &str, stream: usize) -> ApiResult {
+fn graph_alloc(
+    rt: &mut Runtime,
+    address: u64,
+    size: usize,
+    label: &str,
+    stream: usize,
+) -> ApiResult {
     if rt.allocations.contains_key(&address) {
         return Err(Failure::host(
             errors::INVALID_VALUE,
@@ -1665,4 +1717,40 @@ pub unsafe extern "C" fn cudaGraphClone(clone: *mut *mut c_void, original: *mut 
         rt.graphs.list[c].deps = deps;
         unsafe { put(clone, (GRAPH_HANDLE_BASE + c) as *mut c_void) }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_parameter_structs_have_the_headers_layout() {
+        assert_eq!(std::mem::size_of::<GraphNodeParams>(), 256);
+        assert_eq!(std::mem::offset_of!(GraphNodeParams, params), 16);
+        assert_eq!(std::mem::size_of::<MemAllocNodeParams>(), 120);
+        assert_eq!(std::mem::offset_of!(MemAllocNodeParams, bytesize), 104);
+        assert_eq!(std::mem::offset_of!(MemAllocNodeParams, dptr), 112);
+        assert_eq!(std::mem::offset_of!(ConditionalNodeParams, bodies_out), 16);
+        assert_eq!(std::mem::size_of::<ExecUpdateResultInfo>(), 24);
+    }
+
+    fn graph(deps: &[&[usize]]) -> Graph {
+        Graph {
+            nodes: vec![Node::Empty; deps.len()],
+            deps: deps.iter().map(|d| d.to_vec()).collect(),
+            destroyed: false,
+        }
+    }
+
+    #[test]
+    fn nodes_run_after_what_they_depend_on_and_otherwise_in_the_order_made() {
+        // Node 0 depends on node 2, added later with cudaGraphAddDependencies.
+        let order = run_order(&graph(&[&[2], &[], &[1]])).expect("no cycle");
+        assert_eq!(order, [1, 2, 0]);
+        assert_eq!(
+            run_order(&graph(&[&[], &[], &[]])).expect("no cycle"),
+            [0, 1, 2]
+        );
+        assert!(run_order(&graph(&[&[1], &[0]])).is_err());
+    }
 }

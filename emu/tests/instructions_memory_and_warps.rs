@@ -801,6 +801,27 @@ fn a_call_to_a_function_the_ptx_only_declares_names_it_and_its_line() {
 }
 
 #[test]
+fn graph_set_conditional_hands_each_call_to_the_runtime_in_order() {
+    // Threads 1 and 3 set the handle 0xC0DE to their index plus 40; the others call nothing.
+    let (_, report) = run_threads(
+        ".extern .func cudaGraphSetConditional(.param .b64 h, .param .b32 v);",
+        "\tand.b32 %r1, %r0, 1; setp.eq.u32 %p1, %r1, 0; @%p1 bra DONE;
+         \tadd.u32 %r2, %r0, 40; mov.u64 %rd1, 0xC0DE;
+         \t{ .param .b64 p0; st.param.b64 [p0+0], %rd1; .param .b32 p1; st.param.b32 [p1+0], %r2;
+         \tcall.uni cudaGraphSetConditional, (p0, p1); }
+         DONE:",
+        4,
+    );
+    let sets: Vec<(u64, u32, u32)> = report
+        .conditions
+        .iter()
+        .map(|c| (c.handle, c.value, c.thread.thread[0]))
+        .collect();
+    assert_eq!(sets, [(0xC0DE, 41, 1), (0xC0DE, 43, 3)]);
+    assert!(report.is_clean(), "{:?}", report.findings);
+}
+
+#[test]
 fn warp_sz_is_the_warp_size() {
     let w = words("mov.u32 %r1, WARP_SZ; st.global.u32 [%rd39], %r1;");
     assert_eq!(w[0], 32);
