@@ -327,6 +327,26 @@ fn transfer(
             }
         }
         Op::Activemask { d } => define(s, *d, Tag::Clean),
+        Op::CpAsync {
+            dst, src, src_size, ..
+        } => {
+            clean_or_escape(s, &[addr_opnd(dst), addr_opnd(src)])?;
+            if let Some(n) = src_size {
+                clean_or_escape(s, &[*n])?;
+            }
+        }
+        Op::CpAsyncArrive { addr, .. } => clean_or_escape(s, &[addr_opnd(addr)])?,
+        Op::Mbarrier { addr, d, a, .. } => {
+            clean_or_escape(s, &[addr_opnd(addr), *a])?;
+            if let Some(d) = d {
+                define(s, *d, Tag::Clean);
+            }
+        }
+        Op::MbarPendingCount { d, state } => {
+            clean_or_escape(s, &[*state])?;
+            define(s, *d, Tag::Clean);
+        }
+        Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {}
         // Runtime calls take their arguments through `.param` stores (escapes above).
         Op::Builtin { .. } => {}
         Op::Bra { .. }

@@ -630,9 +630,70 @@ pub(crate) enum Op {
         b: Opnd,
         c: Opnd,
     },
+    /// `cp.async.ca/.cg.shared.global [dst], [src], size{, src_size | ignore_src}`: a copy of
+    /// `size` bytes from global to shared memory that lands when the thread waits for its group
+    /// (`cp.async.wait_group`/`wait_all`), or when the thread ends. Bytes past `src_size`, or
+    /// all of them when the predicate `ignore_src` holds, are zeros.
+    CpAsync {
+        dst: Addr,
+        src: Addr,
+        size: u32,
+        src_size: Option<Opnd>,
+        ignore_src: Option<(u32, bool)>,
+    },
+    /// `cp.async.commit_group`: the thread's copies not yet in a group become its newest group.
+    CpAsyncCommit,
+    /// `cp.async.wait_group keep` (all but the `keep` newest groups land) and
+    /// `cp.async.wait_all` (`all`: every copy, committed or not).
+    CpAsyncWait {
+        keep: u32,
+        all: bool,
+    },
+    /// `cp.async.mbarrier.arrive{.noinc}`: the thread's copies so far land, then it arrives on
+    /// the barrier (`.noinc`: as one of its expected arrivals; otherwise without changing its
+    /// count, only publishing the copies to its waiters).
+    CpAsyncArrive {
+        addr: Addr,
+        space: Space,
+        noinc: bool,
+    },
+    /// An `mbarrier` operation on the 8-byte barrier object at `addr` (see [`MbarOp`]).
+    Mbarrier {
+        op: MbarOp,
+        space: Space,
+        addr: Addr,
+        d: Option<u32>,
+        a: Opnd,
+    },
+    /// `mbarrier.pending_count.b64 d, state`: the arrivals still pending in the phase a state
+    /// (an arrive's result) captured.
+    MbarPendingCount {
+        d: u32,
+        state: Opnd,
+    },
     /// An instruction the emulator does not run (see [`Unsupported`]): refused when a launch
     /// could reach it, so that the other kernels of the same file still run.
     Unsupported(Box<Unsupported>),
+}
+
+/// What an [`Op::Mbarrier`] does, with its operand `a`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum MbarOp {
+    /// `init`: `a` arrivals complete each phase.
+    Init,
+    /// `inval`: the object is no barrier any more.
+    Inval,
+    /// `arrive` (`a` arrivals; `drop`: `arrive_drop`, which also lowers the expected count for
+    /// later phases) or `arrive.expect_tx` (`tx`: one arrival after expecting `a` bytes);
+    /// `d` gets the state, the phase before the arrival.
+    Arrive { drop: bool, tx: bool },
+    /// `expect_tx`: `a` more bytes must arrive before the phase can complete.
+    ExpectTx,
+    /// `complete_tx`: `a` of the expected bytes arrived.
+    CompleteTx,
+    /// `test_wait`/`try_wait` (`parity`: their `.parity` forms): predicate `d` says whether the
+    /// phase state `a` captured (or the phase of parity `a`) completed.
+    TestWait { parity: bool },
 }
 
 /// What [`Op::Unsupported`] stood for, for the refusal.
@@ -812,6 +873,14 @@ impl Op {
         match self {
             Op::Ld { space, .. } | Op::St { space, .. } | Op::Atom { space, .. } => of_space(space),
             Op::Builtin { .. } | Op::Trap | Op::Unsupported(_) => Reach::Launch,
+            // The source is global; the copy's shared destination and the barrier object are
+            // the block's own.
+            Op::CpAsync { .. } => Reach::Global,
+            Op::CpAsyncCommit
+            | Op::CpAsyncWait { .. }
+            | Op::CpAsyncArrive { .. }
+            | Op::Mbarrier { .. }
+            | Op::MbarPendingCount { .. } => Reach::Block,
             Op::Mov { .. }
             | Op::Unpack { .. }
             | Op::Pack { .. }

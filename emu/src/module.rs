@@ -149,12 +149,17 @@ fn unsupported_why(what: &Unsupported) -> String {
             Some("tensor-core matrix instructions (wmma, mma) are not emulated")
         }
         "cp" => Some(
-            "asynchronous copies (cp.async, memcpy_async, cuda::pipeline) are not emulated; copy with ordinary loads and stores",
+            "of the asynchronous copies only cp.async (4, 8 or 16 bytes, with its groups and mbarrier arrival) is emulated, not bulk or tensor copies (cp.async.bulk, TMA); copy with cp.async or ordinary loads and stores",
         ),
-        "mbarrier" => Some("asynchronous barriers (cuda::barrier, mbarrier) are not emulated"),
+        "mbarrier" => Some(
+            "mbarrier is emulated on a block's own shared memory only, not on another block's of a cluster (shared::cluster)",
+        ),
         _ => None,
     };
     match (family, &what.detail) {
+        (_, Some(detail)) if matches!(base, "cp" | "mbarrier") => {
+            format!("the emulator cannot read it ({detail})")
+        }
         (Some(family), _) => family.to_string(),
         (None, Some(detail)) => format!("the emulator cannot read it ({detail})"),
         (None, None) => "the emulator does not know this instruction".to_string(),

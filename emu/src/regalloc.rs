@@ -175,6 +175,37 @@ fn for_each_register(op: &mut Op, f: &mut impl FnMut(&mut u32, Role)) {
             f(d, Role::Def);
         }
         Op::CallIndirect { target, .. } => opnd(target, f),
+        Op::CpAsync {
+            dst,
+            src,
+            src_size,
+            ignore_src,
+            ..
+        } => {
+            addr(dst, f);
+            addr(src, f);
+            if let Some(n) = src_size {
+                opnd(n, f);
+            }
+            if let Some((p, _)) = ignore_src {
+                f(p, Role::Use);
+            }
+        }
+        Op::CpAsyncArrive { addr: a, .. } => addr(a, f),
+        Op::Mbarrier {
+            addr: a, d, a: x, ..
+        } => {
+            addr(a, f);
+            opnd(x, f);
+            if let Some(d) = d {
+                f(d, Role::Def);
+            }
+        }
+        Op::MbarPendingCount { d, state } => {
+            opnd(state, f);
+            f(d, Role::Def);
+        }
+        Op::CpAsyncCommit | Op::CpAsyncWait { .. } => {}
         Op::Bra { .. }
         | Op::Call { .. }
         | Op::Builtin { .. }

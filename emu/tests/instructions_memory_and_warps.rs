@@ -633,6 +633,166 @@ fn a_kernel_parameters_address_reads_the_parameter_buffer() {
     }
 }
 
+/// 64 words in global memory, 1000 + i, for the asynchronous copies to read.
+fn async_copy_source() -> String {
+    let words: Vec<String> = (0..64).map(|i| (1000 + i).to_string()).collect();
+    format!(
+        ".global .align 16 .u32 src[64] = {{{}}};\n.shared .align 16 .b8 s[256];",
+        words.join(", ")
+    )
+}
+
+/// Each of 64 threads copies `src[tid]` to `s[tid]` with `cp.async`, runs `between`, then
+/// stores `s[63 - tid]`.
+fn swap_through_async_copies(between: &str) -> (Vec<u32>, RunReport) {
+    let body = format!(
+        "mov.u64 %rd1, src;
+         mul.wide.u32 %rd2, %r0, 4;
+         add.s64 %rd3, %rd1, %rd2;
+         mov.u32 %r1, s;
+         shl.b32 %r2, %r0, 2;
+         add.s32 %r3, %r1, %r2;
+         cp.async.ca.shared.global [%r3], [%rd3], 4;
+         cp.async.commit_group;
+         {between}
+         sub.s32 %r5, 63, %r0;
+         shl.b32 %r6, %r5, 2;
+         add.s32 %r7, %r1, %r6;
+         ld.shared.u32 %r8, [%r7];
+         st.global.u32 [%rd39], %r8;"
+    );
+    let (b, r) = run_threads(&async_copy_source(), &body, 64);
+    ((0..64).map(|t| u32_at(&b, 16 * t)).collect(), r)
+}
+
+#[test]
+fn async_copies_land_at_the_wait_and_a_barrier_after_it_shares_them() {
+    let (out, r) = swap_through_async_copies("cp.async.wait_group 0; bar.sync 0;");
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    assert_eq!(out, (0..64).map(|t| 1063 - t).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_copy_its_issuer_waits_for_only_after_the_barrier_races_with_other_readers() {
+    let (_, r) = swap_through_async_copies("bar.sync 0; cp.async.wait_group 0;");
+    assert!(
+        r.findings.iter().any(|f| matches!(
+            f.kind,
+            FindingKind::Race {
+                space: Space::Shared,
+                ..
+            }
+        )),
+        "{:?}",
+        r.findings
+    );
+}
+
+#[test]
+fn async_copies_zero_fill_past_the_source_size_and_wait_by_group() {
+    // Three groups: 4 bytes of which 2 come from the source; 16 zeros (the source ignored);
+    // 8 bytes. Waiting for all but the newest group lands the first two only.
+    let body = "mov.u64 %rd1, src;
+         mov.u32 %r1, s;
+         cp.async.ca.shared.global [%r1], [%rd1], 4, 2;
+         cp.async.commit_group;
+         setp.eq.u32 %p1, %r0, 0;
+         cp.async.cg.shared.global [%r1+16], [%rd1], 16, %p1;
+         cp.async.commit_group;
+         cp.async.ca.shared.global [%r1+32], [%rd1+8], 8;
+         cp.async.commit_group;
+         cp.async.wait_group 1;
+         ld.shared.u32 %r2, [%r1];
+         ld.shared.v4.u32 {%r3, %r4, %r5, %r6}, [%r1+16];
+         st.global.v4.u32 [%rd39], {%r2, %r3, %r4, %r6};
+         cp.async.wait_all;
+         ld.shared.v2.u32 {%r7, %r8}, [%r1+32];
+         st.global.v2.u32 [%rd39+16], {%r7, %r8};";
+    let decls = async_copy_source().replace("s[256]", "s[256] = {0}");
+    let (b, r) = run_threads(&decls, body, 1);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+    let words: Vec<u32> = (0..6).map(|i| u32_at(&b, i)).collect();
+    assert_eq!(words, [1000 & 0xFFFF, 0, 0, 0, 1002, 1003]);
+}
+
+/// 64 threads: thread 0 makes a barrier object for 64 arrivals; each thread writes `s[tid]`,
+/// runs `arrive_and_wait` (which arrives with state `%rd1` and waits), and stores `s[63 - tid]`;
+/// then a second phase, through the parity form of the wait, with `t[tid]` and `t[tid + 1]`.
+fn barrier_phases(after_arrive: &str) -> (Vec<u32>, RunReport) {
+    let decls =
+        ".shared .align 8 .b64 bar;\n.shared .align 4 .b32 s[64];\n.shared .align 4 .b32 t[64];";
+    let body = format!(
+        "setp.ne.u32 %p1, %r0, 0;
+         @%p1 bra INIT_DONE;
+         mbarrier.init.shared.b64 [bar], 64;
+    INIT_DONE:
+         bar.sync 0;
+         mov.u32 %r1, s;
+         shl.b32 %r2, %r0, 2;
+         add.s32 %r3, %r1, %r2;
+         st.shared.u32 [%r3], %r0;
+         mbarrier.arrive.shared.b64 %rd1, [bar];
+         {after_arrive}
+    WAIT_FIRST:
+         mbarrier.try_wait.shared.b64 %p2, [bar], %rd1;
+         @!%p2 bra WAIT_FIRST;
+         sub.s32 %r5, 63, %r0;
+         shl.b32 %r6, %r5, 2;
+         add.s32 %r7, %r1, %r6;
+         ld.shared.u32 %r8, [%r7];
+         mov.u32 %r11, t;
+         add.s32 %r12, %r11, %r2;
+         add.s32 %r13, %r0, 100;
+         st.shared.u32 [%r12], %r13;
+         mbarrier.arrive.shared::cta.b64 %rd2, [bar];
+         mbarrier.pending_count.b64 %r14, %rd2;
+    WAIT_SECOND:
+         mbarrier.test_wait.parity.shared.b64 %p3, [bar], 1;
+         @!%p3 bra WAIT_SECOND;
+         add.s32 %r15, %r0, 1;
+         and.b32 %r15, %r15, 63;
+         shl.b32 %r16, %r15, 2;
+         add.s32 %r17, %r11, %r16;
+         ld.shared.u32 %r18, [%r17];
+         st.global.v2.u32 [%rd39], {{%r8, %r18}};"
+    );
+    let (b, r) = run_threads(decls, &body, 64);
+    (
+        (0..64)
+            .flat_map(|i| [u32_at(&b, 16 * i), u32_at(&b, 16 * i + 1)])
+            .collect(),
+        r,
+    )
+}
+
+#[test]
+fn mbarrier_phases_order_what_every_thread_did_before_arriving() {
+    let (out, r) = barrier_phases("");
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    let expected: Vec<u32> = (0..64u32)
+        .flat_map(|tid| [63 - tid, (tid + 1) % 64 + 100])
+        .collect();
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn a_write_after_arriving_is_not_ordered_by_the_phase() {
+    // Thread `tid` writes `s[tid]` again after its arrival: thread 63 - tid's read after the
+    // wait races with it.
+    let (_, r) = barrier_phases("st.shared.u32 [%r3], %r0;");
+    assert!(
+        r.findings.iter().any(|f| matches!(
+            f.kind,
+            FindingKind::Race {
+                space: Space::Shared,
+                ..
+            }
+        )),
+        "{:?}",
+        r.findings
+    );
+}
+
 #[test]
 fn misaligned_access_is_reported() {
     let (_, r) = run_threads(

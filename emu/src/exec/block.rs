@@ -187,6 +187,8 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
         let mut frames = std::mem::take(&mut w.frames);
         frames.iter_mut().for_each(Vec::clear);
         frames.resize_with(32, Vec::new);
+        let mut async_copies = std::mem::take(&mut w.async_copies);
+        async_copies.clear();
         *w = Warp {
             block,
             slot,
@@ -207,6 +209,8 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
             spin: 0,
             favored: None,
             lanes: Interleave::for_warp(ctx.opts.schedule, block, wi),
+            async_copies,
+            copy_groups: [0; 32],
         };
     }
     if let Some(shared) = ctx.mem.shared(slot).get_mut(0..ctx.shared_init.len()) {

@@ -624,6 +624,7 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
         Op::Atom {
             space, ty, addr, ..
         } => (*space, addr, ty.bytes(), true),
+        Op::CpAsync { src, size, .. } => (Space::Global, src, *size, false),
         // An instruction reaching global memory at addresses this does not know how to tell:
         // the round runs on one core.
         _ => return false,

@@ -60,6 +60,10 @@ pub(crate) struct Warp {
     pub(crate) favored: Option<u8>,
     /// Under [`Schedule::Lanes`], what splits this warp's lanes apart (see `lanes.rs`).
     pub(crate) lanes: Option<super::splitter::Interleave>,
+    /// Its lanes' `cp.async` copies that have not landed yet.
+    pub(crate) async_copies: Vec<super::instr::AsyncCopy>,
+    /// Per lane, the `cp.async` groups it committed.
+    pub(crate) copy_groups: [u32; 32],
 }
 
 /// What a call into a recursive function saves for one lane: the callee's registers, `.param`

@@ -159,6 +159,7 @@ impl Parser {
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" => {
                 self.decode_collective(&o)
             }
+            "cp" | "mbarrier" => self.decode_async(&o),
             _ => Err(o.unsupported()),
         }
     }

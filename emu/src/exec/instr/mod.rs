@@ -2,6 +2,7 @@
 //! family. Each family's `run` returns what `exec` returns.
 
 mod arith;
+mod asynchronous;
 mod atomic;
 mod collective;
 mod control;
@@ -11,6 +12,7 @@ mod special;
 use crate::exec::ctx::Ctx;
 use crate::exec::warp::{BlockState, Warp};
 use crate::ir::*;
+pub(crate) use asynchronous::{AsyncCopy, land_copies};
 pub(crate) use atomic::*;
 pub(crate) use collective::*;
 pub(crate) use control::*;
@@ -81,5 +83,11 @@ pub(crate) fn exec(ctx: &mut Ctx, block: &mut BlockState, w: &mut Warp) -> Optio
         | Op::Match { .. }
         | Op::Redux { .. } => collective::run(ctx, block, w, ins, exec),
         Op::Builtin { .. } => super::device_calls::run(ctx, w, ins, exec),
+        Op::CpAsync { .. }
+        | Op::CpAsyncCommit
+        | Op::CpAsyncWait { .. }
+        | Op::CpAsyncArrive { .. }
+        | Op::Mbarrier { .. }
+        | Op::MbarPendingCount { .. } => asynchronous::run(ctx, w, ins, exec),
     }
 }

@@ -2,6 +2,7 @@
 //! here decodes one family.
 
 mod arith;
+mod asynchronous;
 mod collective;
 mod control;
 mod memory;
