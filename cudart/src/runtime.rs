@@ -186,6 +186,8 @@ pub struct Runtime {
     pub captured_events: HashMap<usize, usize>,
     /// Set by `cudaLaunchCooperativeKernel` around its launch.
     pub cooperative: bool,
+    /// What `cudaDeviceSetLimit` set, by `cudaLimit` number, for `cudaDeviceGetLimit`.
+    pub limits: HashMap<i32, usize>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -259,6 +261,7 @@ impl Runtime {
             fatbins: Vec::new(),
             functions: HashMap::new(),
             kernel_handles: Vec::new(),
+            limits: HashMap::new(),
             variables: HashMap::new(),
             configs: Vec::new(),
             launch_site: None,
