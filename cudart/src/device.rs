@@ -309,26 +309,33 @@ pub extern "C" fn cudaDeviceDisablePeerAccess(peer: c_int) -> i32 {
     })
 }
 
-/// `cudaLimitMallocHeapSize` (2) sizes the device heap; the others are accepted and kept.
+/// `cudaLimitMallocHeapSize` (2) sizes the device heap; every limit is kept for
+/// `cudaDeviceGetLimit`. The emulator does not enforce the device runtime's pending-launch
+/// count (4): a kernel's launches wait in a queue of any length.
 #[unsafe(no_mangle)]
 pub extern "C" fn cudaDeviceSetLimit(limit: c_int, value: usize) -> i32 {
     api("cudaDeviceSetLimit", |rt| {
         if limit == 2 {
             rt.emu.set_heap_limit(value as u64);
         }
+        rt.limits.insert(limit, value);
         Ok(())
     })
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> i32 {
-    api("cudaDeviceGetLimit", |_| {
-        let v = match limit {
+    api("cudaDeviceGetLimit", |rt| {
+        // CUDA's defaults: stack, printf FIFO, heap, device-runtime sync depth, pending launches.
+        let default = match limit {
             0 => 1024,
             1 => 8_650_752,
             2 => ptx_emu::DEFAULT_HEAP_BYTES as usize,
+            3 => 2,
+            4 => 2048,
             _ => 0,
         };
+        let v = rt.limits.get(&limit).copied().unwrap_or(default);
         unsafe { put(value, v) }
     })
 }

@@ -190,6 +190,8 @@ pub struct Runtime {
     pub registered: crate::host_register::Registrations,
     /// Set by `cudaLaunchCooperativeKernel` around its launch.
     pub cooperative: bool,
+    /// What `cudaDeviceSetLimit` set, by `cudaLimit` number, for `cudaDeviceGetLimit`.
+    pub limits: HashMap<i32, usize>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -264,6 +266,7 @@ impl Runtime {
             fatbins: Vec::new(),
             functions: HashMap::new(),
             kernel_handles: Vec::new(),
+            limits: HashMap::new(),
             variables: HashMap::new(),
             configs: Vec::new(),
             launch_site: None,

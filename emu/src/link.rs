@@ -197,10 +197,10 @@ pub(crate) fn link_tokens(units: &[&str]) -> Result<Vec<Token>, EmuError> {
                         dropped.push(d.tokens.clone());
                     }
                 }
-                Linkage::Weak | Linkage::Visible if d.defines => {
-                    if defined.get(d.name.as_str()).is_some_and(|&(w, _)| w != u) {
-                        dropped.push(d.tokens.clone());
-                    }
+                Linkage::Weak | Linkage::Visible
+                    if d.defines && defined.get(d.name.as_str()).is_some_and(|&(w, _)| w != u) =>
+                {
+                    dropped.push(d.tokens.clone());
                 }
                 _ => {}
             }

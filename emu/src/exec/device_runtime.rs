@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::allocs::DevicePtr;
 use super::args::{KernelArg, LaunchConfig};
 use super::ctx::{Ctx, Tgt, rd_le};
-use super::devices::{Footprint, OpCheck, join_footprints};
+use super::devices::{Footprint, OpCheck, SharedFootprints, join_footprints};
 use super::emulator::Emulator;
 use super::warp::Warp;
 use crate::error::EmuError;
@@ -476,7 +476,7 @@ impl Emulator {
             .and_then(|p| p.segments.take())
             .unwrap_or_default();
         // What the parent did from segment k on, for each k a launch began.
-        let mut after_launch: HashMap<usize, Arc<Vec<Option<Footprint>>>> = HashMap::new();
+        let mut after_launch: HashMap<usize, SharedFootprints> = HashMap::new();
         let mut suffix: Vec<Option<Footprint>> = Vec::new();
         for (k, segment) in segments.iter().enumerate().rev() {
             join_footprints(&mut suffix, segment);
@@ -489,7 +489,7 @@ impl Emulator {
             .into_iter()
             .partition(|w| w.stream == StreamKey::Tail);
         queued.extend(tail);
-        let mut earlier: Vec<(StreamKey, String, Arc<Vec<Option<Footprint>>>)> = Vec::new();
+        let mut earlier: Vec<(StreamKey, String, SharedFootprints)> = Vec::new();
         for work in queued {
             let ChildOp::Launch {
                 func,

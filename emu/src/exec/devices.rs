@@ -197,12 +197,15 @@ impl Footprint {
     }
 }
 
+/// An operation's footprints by allocation index, shared by the checks that read them.
+pub(crate) type SharedFootprints = std::sync::Arc<Vec<Option<Footprint>>>;
+
 /// What a launch on a stream checks and records, by allocation index for the launch's length.
 pub(crate) struct OpCheck {
     /// The earlier operations not ordered before this one: name and footprints by allocation index.
     /// Each with whether it ran on this operation's device.
     /// Shared, as the children of one grid are each checked against the same footprints.
-    pub(crate) unordered: Vec<(String, std::sync::Arc<Vec<Option<Footprint>>>, bool)>,
+    pub(crate) unordered: Vec<(String, SharedFootprints, bool)>,
     pub(crate) own: Vec<Option<Footprint>>,
     pub(crate) name: String,
     /// For a grid that may launch children: its footprint again, cut at each device-side
