@@ -9,7 +9,7 @@ use std::ffi::c_void;
 
 use cudart::fatbin::{
     Compression, FATBIN_MAGIC, FatbinError, Image, ImageKind, WRAPPER_MAGIC, executable_fatbins,
-    images, images_from_wrapper, ptx_for,
+    images, images_from_wrapper, ptx_for, ptx_of_units, units_from_wrapper,
 };
 use proptest::prelude::*;
 
@@ -342,6 +342,69 @@ fn from_wrapper(magic: u32, data: *const u64) -> Result<Vec<Image>, FatbinError>
     };
     // SAFETY: the wrapper lives on this frame, and `data` is null or a fatbinary in memory.
     unsafe { images_from_wrapper((&raw const wrapper).cast()) }
+}
+
+/// A program built with `-rdc=true` registers one wrapper of version 2: its data is the device
+/// link's fatbinary, and its fourth field the NULL-terminated list of each unit's own.
+#[test]
+fn a_linked_wrapper_leads_to_every_units_fatbin() {
+    let (one, two) = (
+        fixture("kernels.default.fatbin"),
+        fixture("kernels.none.fatbin"),
+    );
+    let (one_memory, two_memory) = (aligned(&one), aligned(&two));
+    // The device link's own fatbinary: a header and nothing after it (no machine code).
+    let mut linked = FATBIN_MAGIC.to_le_bytes().to_vec();
+    linked.extend([1, 0, 16, 0]);
+    linked.extend(0u64.to_le_bytes());
+    let linked = aligned(&linked);
+    let list = [one_memory.as_ptr(), two_memory.as_ptr(), std::ptr::null()];
+    let wrapper = Wrapper {
+        magic: WRAPPER_MAGIC,
+        version: 2,
+        data: linked.as_ptr(),
+        filename_or_fatbins: list.as_ptr().cast(),
+    };
+    // SAFETY: the wrapper, its data and the list's fatbinaries live on this frame.
+    let units = unsafe { units_from_wrapper((&raw const wrapper).cast()) }.unwrap();
+    assert_eq!(
+        units,
+        [vec![], images(&one).unwrap(), images(&two).unwrap()]
+    );
+    let texts = ptx_of_units(&units, 90).unwrap();
+    assert_eq!(
+        texts.len(),
+        2,
+        "the linked fatbinary has no PTX; each unit has its own"
+    );
+
+    // Version 1: the fourth field is a file name, never a list.
+    let single = Wrapper {
+        version: 1,
+        ..wrapper
+    };
+    // SAFETY: as above.
+    let units = unsafe { units_from_wrapper((&raw const single).cast()) }.unwrap();
+    assert_eq!(units, [Vec::<Image>::new()]);
+    assert_eq!(ptx_of_units(&units, 90), None);
+}
+
+/// `-lcudadevrt` adds the device runtime library's unit, whose PTX defines the `__cudaCDP2…`
+/// functions the emulator provides itself: it is left out of the link.
+#[test]
+fn the_device_runtime_librarys_unit_is_left_out() {
+    let user = images(&fixture("kernels.default.fatbin")).unwrap();
+    let library = vec![Image {
+        kind: ImageKind::Ptx,
+        arch: 121,
+        compression: Compression::None,
+        name: None,
+        ptxas_options: None,
+        data: b".version 9.0\n.visible .func (.param .b32 func_retval0) __cudaCDP2Malloc(\n"
+            .to_vec(),
+    }];
+    let texts = ptx_of_units(&[user.clone(), library], 90).unwrap();
+    assert_eq!(texts, [ptx_for(&user, 90).unwrap().1]);
 }
 
 #[test]

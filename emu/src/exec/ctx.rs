@@ -72,8 +72,8 @@ pub(crate) struct Ctx<'a> {
     /// Scratch for a store instruction's lanes (see `instr::memory::LaneStores`), kept between
     /// instructions so that stores do not allocate.
     pub(crate) lane_stores: Vec<(Tgt, [u64; 4])>,
-    /// Dynamic parallelism: the grid's depth and what its threads queued (`device_runtime.rs`).
-    pub(crate) cdp: super::device_runtime::DeviceRuntime,
+    /// Dynamic parallelism: the grid's depth and what its threads queued (`child_work.rs`).
+    pub(crate) cdp: super::child_work::DeviceRuntime,
 }
 
 /// A resolved place. The derived order (memory, then offset) is what a warp store's lanes are

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use super::allocs::DevicePtr;
 use super::args::{KernelArg, LaunchConfig};
+use super::child_work::{Buffer, ChildOp, ChildWork, StreamKey};
 use super::ctx::{Ctx, Tgt, rd_le};
 use super::devices::{Footprint, OpCheck, SharedFootprints, join_footprints};
 use super::emulator::Emulator;
@@ -64,90 +65,6 @@ fn error_text(code: i32) -> (&'static str, &'static str) {
         INVALID_DEVICE_FUNCTION => ("cudaErrorInvalidDeviceFunction", "invalid device function"),
         _ => ("cudaErrorUnknown", "unknown error"),
     }
-}
-
-/// One grid's device runtime: what its threads have queued and their last errors.
-#[derive(Default)]
-pub(crate) struct DeviceRuntime {
-    /// 0 for a grid the host launched, 1 for its children, …
-    pub(crate) depth: u32,
-    /// Parameter buffers handed out and not launched yet, by address.
-    buffers: HashMap<u64, Buffer>,
-    /// Work queued for after the grid, in the order it was queued.
-    pub(crate) queued: Vec<ChildWork>,
-    /// Per thread (global id): its last error, as `cudaGetLastError` returns it.
-    last_error: HashMap<u64, i32>,
-    streams_made: u64,
-    /// Strings `cudaGetErrorString`/`cudaGetErrorName` returned, by (code, name or message).
-    strings: HashMap<(i32, bool), u64>,
-}
-
-impl DeviceRuntime {
-    pub(crate) fn at_depth(depth: u32) -> Self {
-        DeviceRuntime {
-            depth,
-            ..DeviceRuntime::default()
-        }
-    }
-}
-
-/// A parameter buffer: the kernel and shape it was taken for (`cudaGetParameterBufferV2`), or
-/// only its size (the older `cudaGetParameterBuffer`, whose launch names them).
-struct Buffer {
-    launch: Option<(u32, LaunchConfig)>,
-    size: u64,
-}
-
-/// Work a grid queued for after itself.
-pub(crate) struct ChildWork {
-    pub(crate) op: ChildOp,
-    /// The device stream it went to, as far as it orders work (see [`StreamKey::orders`]).
-    pub(crate) stream: StreamKey,
-    /// The parent's footprint segment that began at the launch: what the parent did from
-    /// there on is not ordered before the child. `None` for a tail launch, which starts after
-    /// the whole parent grid, and where racecheck is off.
-    pub(crate) after: Option<usize>,
-    /// Where the parent launched it: `file.cu:12`.
-    pub(crate) from: String,
-}
-
-/// A device stream, as it orders the work in it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum StreamKey {
-    /// The NULL stream: work a block launches into it runs in order.
-    Block(u64),
-    /// `cudaStreamTailLaunch`: the grid's tail launches run in order after it.
-    Tail,
-    /// `cudaStreamFireAndForget`: each launch its own.
-    Alone,
-    /// A stream from `cudaStreamCreateWithFlags`.
-    Named(u64),
-}
-
-impl StreamKey {
-    /// Whether work in `self` waits for earlier work of the same parent in `other`: a tail
-    /// launch waits for all of it.
-    pub(crate) fn orders(self, other: StreamKey) -> bool {
-        self == StreamKey::Tail || (self == other && self != StreamKey::Alone)
-    }
-}
-
-pub(crate) enum ChildOp {
-    Launch {
-        func: u32,
-        config: LaunchConfig,
-        params: Vec<u8>,
-    },
-    Copy {
-        dst: u64,
-        src: u64,
-        bytes: u64,
-    },
-    Set {
-        dst: u64,
-        value: u8,
-        bytes: u64,
-    },
 }
 
 /// The arguments of one device runtime call, read from the calling lane's `.param` bytes.

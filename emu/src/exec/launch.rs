@@ -5,9 +5,9 @@
 use super::args::{KernelArg, LaunchConfig};
 use super::block;
 use super::block::{Step, prepare_block};
+use super::child_work::{ChildWork, DeviceRuntime};
 use super::collector::Collector;
 use super::ctx::Ctx;
-use super::device_runtime::{ChildWork, DeviceRuntime};
 use super::devices::OpCheck;
 use super::emulator::Emulator;
 use super::launch_state::{Launch, Watchdog};

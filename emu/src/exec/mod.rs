@@ -24,6 +24,7 @@ pub(crate) mod allocs;
 pub(crate) mod args;
 mod block;
 mod checks;
+mod child_work;
 mod collector;
 mod ctx;
 mod device_calls;

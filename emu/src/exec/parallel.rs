@@ -348,7 +348,7 @@ impl<'a> Ctx<'a> {
             trace: None,
             banks: None,
             lane_stores: Vec::with_capacity(32),
-            cdp: super::device_runtime::DeviceRuntime::default(),
+            cdp: super::child_work::DeviceRuntime::default(),
         }
     }
 
