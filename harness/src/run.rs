@@ -420,7 +420,10 @@ pub fn build(
     files: &[PathBuf],
     work: &Path,
 ) -> Result<PathBuf> {
-    let key = build_key(toolchain, flags, files);
+    // Relative paths name different files from different folders, and a build's debug lines
+    // (what reports quote) are where its sources were: the folder is part of the key.
+    let folder = std::env::current_dir().unwrap_or_default();
+    let key = build_key(&toolchain.version, &folder, flags, files);
     let out = work.join(format!("prog-{key}"));
     if out.is_file() {
         return Ok(out);
@@ -450,9 +453,11 @@ pub fn build(
 /// A build's identity: nvcc's version, the flags, the sources' bytes, and the size and time of
 /// every header beside them or in an `-I` folder (a header the program includes from there
 /// changes the build).
-fn build_key(toolchain: &crate::nvcc::Toolchain, flags: &[String], files: &[PathBuf]) -> String {
+fn build_key(nvcc_version: &str, folder: &Path, flags: &[String], files: &[PathBuf]) -> String {
     let mut hasher = blake3::Hasher::new();
-    hasher.update(toolchain.version.as_bytes());
+    hasher.update(nvcc_version.as_bytes());
+    hasher.update(folder.as_os_str().as_encoded_bytes());
+    hasher.update(b"\0");
     for flag in BUILD_FLAGS
         .iter()
         .copied()
@@ -645,6 +650,20 @@ pub fn work_folder() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_build_is_reused_only_for_the_same_sources_from_the_same_folder() {
+        let dir = std::env::temp_dir().join(format!("racetrack-run-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("prog.cu");
+        std::fs::write(&file, "int main() { return 0; }").unwrap();
+        let files = [PathBuf::from("prog.cu")];
+        let here = build_key("13.0.88", &dir, &[], &files);
+        assert_eq!(here, build_key("13.0.88", &dir, &[], &files));
+        assert_ne!(here, build_key("13.0.88", Path::new("/elsewhere"), &[], &files));
+        assert_ne!(here, build_key("13.0.88", &dir, &["-O3".into()], &files));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn os(args: &[&str]) -> Vec<OsString> {
         args.iter().map(OsString::from).collect()
