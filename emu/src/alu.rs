@@ -86,33 +86,23 @@ fn int_range(t: Ty) -> (i128, i128) {
 
 pub(crate) fn bin(op: BinOp, t: Ty, a: u64, b: u64, fm: FMod) -> u64 {
     match t {
-        Ty::BF16 => {
-            let (x, y) = (bf16_to_f32(a as u16), bf16_to_f32(b as u16));
-            // f32 carries more than twice bf16's precision: rounding twice is rounding once.
-            let r = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::MulLo => x * y,
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
+        Ty::F16 | Ty::BF16 => {
+            let fmt = HalfFormat::of(t);
+            let half = |v: u64| fmt.to_f64(ftz_half(v as u16, fmt, fm.ftz));
+            let (x, y) = (half(a), half(b));
+            // Halves are exact in f64, and so is their product; a sum is exact but for what
+            // `two_sum` gives back, so each result is rounded once (round to nearest: parse
+            // refuses the directed modes).
+            let (r, rest) = match op {
+                BinOp::Add => (x + y, two_sum64_error(x, y, x + y)),
+                BinOp::Sub => (x - y, two_sum64_error(x, -y, x - y)),
+                BinOp::MulLo => (x * y, 0.0),
+                BinOp::Min => (min_max(x, y, true), 0.0),
+                BinOp::Max => (min_max(x, y, false), 0.0),
                 _ => return bin_int(op, Ty::B16, a, b, fm.sat),
             };
-            u64::from(f32_to_bf16(sat32(r, fm.sat)))
-        }
-        Ty::F16 => {
-            let (x, y) = (f16_to_f32(a as u16), f16_to_f32(b as u16));
-            // Rounded to f32, then to f16: f32 carries more than twice f16's precision, so the
-            // two roundings give the correctly rounded half (round to nearest; parse refuses
-            // the directed modes).
-            let r = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::MulLo => x * y,
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-                _ => return bin_int(op, Ty::B16, a, b, fm.sat),
-            };
-            u64::from(f32_to_f16(sat32(r, fm.sat)))
+            let h = round_half(r, rest, fmt, Rnd::Rn);
+            u64::from(ftz_half(sat_half(h, fmt, fm.sat), fmt, fm.ftz))
         }
         Ty::F32 => {
             let (x, y) = (ftz32(f32v(a), fm.ftz), ftz32(f32v(b), fm.ftz));
@@ -255,6 +245,10 @@ fn bin_int(op: BinOp, t: Ty, a: u64, b: u64, sat: bool) -> u64 {
 pub(crate) fn un(op: UnOp, t: Ty, a: u64, fm: FMod) -> u64 {
     match t {
         Ty::F16 | Ty::BF16 => match op {
+            // A NaN comes out canonical, as from every 16-bit float operation on a GPU.
+            UnOp::Neg | UnOp::Abs if HalfFormat::of(t).to_f64(a as u16).is_nan() => {
+                u64::from(CANONICAL_HALF_NAN)
+            }
             UnOp::Neg => mask(a ^ 0x8000, 16),
             UnOp::Abs => mask(a & 0x7fff, 16),
             _ => un_int(op, Ty::B16, a),
@@ -338,23 +332,21 @@ fn un_int(op: UnOp, t: Ty, a: u64) -> u64 {
 
 pub(crate) fn mad(t: Ty, hi: bool, wide: bool, a: u64, b: u64, c: u64, fm: FMod) -> u64 {
     match t {
-        Ty::BF16 => {
-            let (x, y, z) = (
-                bf16_to_f32(a as u16) as f64,
-                bf16_to_f32(b as u16) as f64,
-                bf16_to_f32(c as u16) as f64,
-            );
-            u64::from(f32_to_bf16(sat32((x * y + z) as f32, fm.sat)))
-        }
-        Ty::F16 => {
-            let (x, y, z) = (
-                f16_to_f32(a as u16) as f64,
-                f16_to_f32(b as u16) as f64,
-                f16_to_f32(c as u16) as f64,
-            );
-            // The product of two halves is exact in f64 and so, but for halves far apart in
-            // magnitude, is the sum; one rounding to f32 and one to f16 follow.
-            u64::from(f32_to_f16(sat32((x * y + z) as f32, fm.sat)))
+        Ty::F16 | Ty::BF16 => {
+            let fmt = HalfFormat::of(t);
+            let half = |v: u64| fmt.to_f64(ftz_half(v as u16, fmt, fm.ftz));
+            let (x, y, z) = (half(a), half(b), half(c));
+            // The product of two halves is exact in f64; the sum is exact but for what
+            // `two_sum` gives back, so the fused result is rounded once.
+            let product = x * y;
+            let sum = product + z;
+            let rest = if sum.is_finite() {
+                two_sum64_error(product, z, sum)
+            } else {
+                0.0
+            };
+            let h = round_half(sum, rest, fmt, Rnd::Rn);
+            u64::from(ftz_half(sat_half(h, fmt, fm.sat), fmt, fm.ftz))
         }
         Ty::F32 => {
             let (x, y, z) = (
@@ -704,6 +696,8 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
             let x = if int_round { round_int(x, rnd) } else { x };
             return match dty {
                 Ty::F64 => sat64(x, fm.sat).to_bits(),
+                // A half's NaN widens to the canonical f32 NaN, as on a GPU.
+                Ty::F32 if sty.half() && x.is_nan() => 0x7fff_ffff,
                 Ty::F32 => {
                     let r = x as f32;
                     let r = if int_round || x.is_nan() {
@@ -717,8 +711,11 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
                     };
                     ftz32(sat32(r, fm.sat), fm.ftz).to_bits() as u64
                 }
-                Ty::BF16 => f32_to_bf16(sat32(x as f32, fm.sat)) as u64,
-                _ => f32_to_f16(sat32(x as f32, fm.sat)) as u64,
+                _ => {
+                    let fmt = HalfFormat::of(dty);
+                    let h = round_half(x, 0.0, fmt, half_rounding(rnd));
+                    u64::from(sat_half(h, fmt, fm.sat))
+                }
             };
         }
         return float_to_int(x, rnd, dty);
@@ -736,8 +733,14 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
                 let r = directed32(r, (r as i128).cmp(&x), rnd);
                 sat32(r, fm.sat).to_bits() as u64
             }
-            Ty::BF16 => f32_to_bf16(sat32(x as f32, fm.sat)) as u64,
-            _ => f32_to_f16(sat32(x as f32, fm.sat)) as u64,
+            _ => {
+                // An integer wider than f64's significand is rounded once, from its exact value.
+                let near = x as f64;
+                let rest = (x - near as i128) as f64;
+                let fmt = HalfFormat::of(dty);
+                let h = round_half(near, rest, fmt, half_rounding(rnd));
+                u64::from(sat_half(h, fmt, fm.sat))
+            }
         };
     }
     if fm.sat {
@@ -745,6 +748,15 @@ fn cvt_inner(dty: Ty, sty: Ty, rnd: Rnd, fm: FMod, a: u64) -> u64 {
         return mask(x.clamp(lo, hi) as u64, dty.bits());
     }
     mask(x as u64, dty.bits())
+}
+
+/// A conversion's rounding to a half: `.rni`-style modes already rounded to an integer, which
+/// any half that large holds.
+fn half_rounding(rnd: Rnd) -> Rnd {
+    match rnd {
+        Rnd::Rz | Rnd::Rm | Rnd::Rp => rnd,
+        _ => Rnd::Rn,
+    }
 }
 
 pub(crate) fn testp(t: TestP, ty: Ty, a: u64) -> bool {
@@ -840,29 +852,9 @@ pub(crate) fn f16_to_f32(h: u16) -> f32 {
     f32::from_bits(bits)
 }
 
+/// Rounds to the nearest half, ties to even.
 pub(crate) fn f32_to_f16(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = ((b >> 16) & 0x8000) as u16;
-    if x.is_nan() {
-        return sign | 0x7e00;
-    }
-    let a = x.abs();
-    if a >= 65520.0 {
-        return sign | 0x7c00;
-    }
-    if a < 6.103_515_6e-5 {
-        // Subnormal half: multiples of 2^-24, rounded to nearest even.
-        let v = (a as f64 * 16_777_216.0).round_ties_even() as u16;
-        return sign | v;
-    }
-    let e = ((b >> 23) & 0xff) as i32 - 127 + 15;
-    let man = b & 0x7f_ffff;
-    let mut h = ((e as u32) << 10) | (man >> 13);
-    let rest = man & 0x1fff;
-    if rest > 0x1000 || (rest == 0x1000 && (h & 1) == 1) {
-        h += 1;
-    }
-    sign | h as u16
+    round_half(x as f64, 0.0, HALF, Rnd::Rn)
 }
 
 /// A bfloat16 is the high half of an f32.
@@ -872,12 +864,209 @@ pub(crate) fn bf16_to_f32(h: u16) -> f32 {
 
 /// Rounds to the nearest bfloat16, ties to even; NaNs stay NaNs.
 pub(crate) fn f32_to_bf16(x: f32) -> u16 {
-    if x.is_nan() {
-        return ((x.to_bits() >> 16) as u16) | 0x0040;
+    round_half(x as f64, 0.0, BFLOAT, Rnd::Rn)
+}
+
+/// A 16-bit float format: `.f16` (IEEE binary16) or `.bf16` (bfloat16).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct HalfFormat {
+    frac_bits: u32,
+    exp_bits: u32,
+}
+
+pub(crate) const HALF: HalfFormat = HalfFormat {
+    frac_bits: 10,
+    exp_bits: 5,
+};
+pub(crate) const BFLOAT: HalfFormat = HalfFormat {
+    frac_bits: 7,
+    exp_bits: 8,
+};
+
+impl HalfFormat {
+    pub(crate) fn of(t: Ty) -> HalfFormat {
+        if t == Ty::BF16 { BFLOAT } else { HALF }
     }
-    let bits = x.to_bits();
-    let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
-    (rounded >> 16) as u16
+
+    fn bias(self) -> i32 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+
+    /// The exponent of the smallest subnormal's bit: every value of the format is a multiple of
+    /// 2^this.
+    fn min_quantum(self) -> i32 {
+        1 - self.bias() - self.frac_bits as i32
+    }
+
+    fn infinity(self) -> u16 {
+        (((1u32 << self.exp_bits) - 1) << self.frac_bits) as u16
+    }
+
+    pub(crate) fn to_f64(self, h: u16) -> f64 {
+        if self == BFLOAT {
+            bf16_to_f32(h) as f64
+        } else {
+            f16_to_f32(h) as f64
+        }
+    }
+
+    fn is_subnormal(self, h: u16) -> bool {
+        let magnitude = h & 0x7fff;
+        magnitude != 0 && magnitude < 1 << self.frac_bits
+    }
+}
+
+/// `min`/`max` of two halves (`lower` for `min`): a NaN gives way to a number, and -0 is below
+/// +0, as on a GPU.
+fn min_max(x: f64, y: f64, lower: bool) -> f64 {
+    if x.is_nan() {
+        y
+    } else if y.is_nan() || x.total_cmp(&y).is_le() == lower {
+        x
+    } else {
+        y
+    }
+}
+
+/// `.ftz` on a half: a subnormal becomes a zero of its sign.
+fn ftz_half(h: u16, fmt: HalfFormat, on: bool) -> u16 {
+    if on && fmt.is_subnormal(h) {
+        h & 0x8000
+    } else {
+        h
+    }
+}
+
+/// `.sat` on a half: NaN to +0, anything below zero to +0, anything above one to one.
+fn sat_half(h: u16, fmt: HalfFormat, on: bool) -> u16 {
+    let x = fmt.to_f64(h);
+    if !on {
+        h
+    } else if x.is_nan() || x <= 0.0 {
+        0
+    } else if x >= 1.0 {
+        round_half(1.0, 0.0, fmt, Rnd::Rn)
+    } else {
+        h
+    }
+}
+
+/// The NaN every 16-bit float operation gives on a GPU (an H100's, whatever the operands' NaNs
+/// were): positive, every fraction bit set.
+pub(crate) const CANONICAL_HALF_NAN: u16 = 0x7fff;
+
+/// Rounds the exact value `x + rest` to a half of format `fmt`, by `rnd` (the default and
+/// `.rn` are to nearest, ties to even). `rest` is zero, or what an f64 sum `x` left out: less
+/// than half an f64 ulp of `x`, it only decides between the two halves around the exact value
+/// when `x` is one of them or halfway between. So every result is rounded once, from the exact
+/// value, as IEEE 754 asks: rounding through an f32 first would round twice.
+pub(crate) fn round_half(x: f64, rest: f64, fmt: HalfFormat, rnd: Rnd) -> u16 {
+    use std::cmp::Ordering;
+    let sign = if x.is_sign_negative() { 0x8000u16 } else { 0 };
+    if x.is_nan() {
+        return CANONICAL_HALF_NAN;
+    }
+    if x.is_infinite() {
+        return sign | fmt.infinity();
+    }
+    let negative = sign != 0;
+    // Rounding a magnitude away from zero is rounding up for a positive value.
+    let away = |rnd: Rnd| match rnd {
+        Rnd::Rp => !negative,
+        Rnd::Rm => negative,
+        _ => false,
+    };
+    let largest = fmt.infinity() - 1;
+    let overflow = || {
+        if matches!(rnd, Rnd::Rz) || (matches!(rnd, Rnd::Rp | Rnd::Rm) && !away(rnd)) {
+            sign | largest
+        } else {
+            sign | fmt.infinity()
+        }
+    };
+    let a = x.abs();
+    if a == 0.0 && rest == 0.0 {
+        return sign;
+    }
+    // How the exact magnitude compares with `a`.
+    let beside = if rest == 0.0 {
+        Ordering::Equal
+    } else if (rest > 0.0) != negative {
+        Ordering::Greater
+    } else {
+        Ordering::Less
+    };
+    let exponent = if a == 0.0 {
+        i32::MIN / 2
+    } else {
+        let biased = ((a.to_bits() >> 52) & 0x7ff) as i32;
+        if biased == 0 {
+            // An f64 subnormal, far below any half.
+            -1075
+        } else {
+            biased - 1023
+        }
+    };
+    if exponent > fmt.bias() {
+        return overflow();
+    }
+    let frac_bits = fmt.frac_bits as i32;
+    let mut quantum = (exponent - frac_bits).max(fmt.min_quantum());
+    // `a` in units of the quantum: exact, a power-of-two scaling within f64's range.
+    let units = a * 2f64.powi(-quantum);
+    let mut whole = units.floor() as u32;
+    let fraction = units - units.floor();
+    #[derive(PartialEq)]
+    enum Part {
+        Zero,
+        BelowHalf,
+        Half,
+        AboveHalf,
+    }
+    let part = if fraction == 0.0 {
+        match beside {
+            Ordering::Equal => Part::Zero,
+            Ordering::Greater => Part::BelowHalf,
+            Ordering::Less => {
+                // Just below a half's value: the half below it is the floor, and the exact
+                // value is nearly a whole unit above that.
+                if whole == 1 << frac_bits && quantum > fmt.min_quantum() {
+                    whole = (1 << (frac_bits + 1)) - 1;
+                    quantum -= 1;
+                } else {
+                    whole -= 1;
+                }
+                Part::AboveHalf
+            }
+        }
+    } else if fraction < 0.5 || (fraction == 0.5 && beside == Ordering::Less) {
+        Part::BelowHalf
+    } else if fraction == 0.5 && beside == Ordering::Equal {
+        Part::Half
+    } else {
+        Part::AboveHalf
+    };
+    let up = match rnd {
+        Rnd::Rz => false,
+        Rnd::Rp | Rnd::Rm => away(rnd) && part != Part::Zero,
+        _ => part == Part::AboveHalf || (part == Part::Half && whole & 1 == 1),
+    };
+    if up {
+        whole += 1;
+    }
+    if whole == 1 << (frac_bits + 1) {
+        whole >>= 1;
+        quantum += 1;
+    }
+    if whole < 1 << frac_bits {
+        // A subnormal (or zero): the quantum is the smallest one.
+        return sign | whole as u16;
+    }
+    let field = quantum + frac_bits + fmt.bias();
+    if field >= (1 << fmt.exp_bits) - 1 {
+        return overflow();
+    }
+    sign | ((field as u32) << frac_bits | (whole - (1 << frac_bits))) as u16
 }
 
 /// The 48-bit product of the low 24 bits of `a` and `b`, sign-extended when `signed`.
@@ -961,12 +1150,17 @@ pub(crate) fn half2(op: Half2Op, ty: Ty, fm: FMod, a: u64, b: u64, c: u64) -> u6
     let half = |v: u64, i: u32| (v >> (16 * i)) & 0xffff;
     let lane = |i: u32| match op {
         Half2Op::Bin(op) => bin(op, ty, half(a, i), half(b, i), fm),
-        Half2Op::Fma => mad(ty, false, false, half(a, i), half(b, i), half(c, i), fm),
+        Half2Op::Fma(negate) => {
+            let sign = |on: bool| if on { 0x8000 } else { 0 };
+            let x = half(a, i) ^ sign(negate.product);
+            let z = half(c, i) ^ sign(negate.addend);
+            mad(ty, false, false, x, half(b, i), z, fm)
+        }
         Half2Op::Un(op) => un(op, ty, half(a, i), fm),
         // `cvt.rn.f16x2.f32 d, a, b`: `a` goes to the high half.
         Half2Op::PackFromF32 => {
             let source = if i == 1 { a } else { b };
-            cvt(ty, Ty::F32, Rnd::Rn, fm, mask(source, 32), 16)
+            cvt(ty, Ty::F32, fm.rnd, fm, mask(source, 32), 16)
         }
     } & 0xffff;
     lane(0) | (lane(1) << 16)
@@ -974,3 +1168,236 @@ pub(crate) fn half2(op: Half2Op, ty: Ty, fm: FMod, a: u64, b: u64, c: u64) -> u6
 
 #[cfg(test)]
 mod directed_tests;
+
+#[cfg(test)]
+mod half_tests {
+    //! The 16-bit float formats against an oracle that knows nothing of `round_half`: every
+    //! finite half of the format, sorted, and the exact value placed among them.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Every finite value of `fmt` at or above zero, ascending, with its bits.
+    fn finite_halves(fmt: HalfFormat) -> Vec<(f64, u16)> {
+        let mut all: Vec<(f64, u16)> = (0..fmt.infinity())
+            .map(|bits| (fmt.to_f64(bits), bits))
+            .collect();
+        all.sort_by(|a, b| a.0.total_cmp(&b.0));
+        all
+    }
+
+    /// The correctly rounded half of the exact value `exact` (its magnitude compared with each
+    /// half by `cmp`), by IEEE 754's rules.
+    fn oracle(
+        fmt: HalfFormat,
+        halves: &[(f64, u16)],
+        negative: bool,
+        rnd: Rnd,
+        cmp: impl Fn(f64) -> std::cmp::Ordering,
+    ) -> u16 {
+        use std::cmp::Ordering::*;
+        let sign = if negative { 0x8000 } else { 0 };
+        // The first half above the exact magnitude.
+        let above = halves.partition_point(|h| cmp(h.0) != Less);
+        let (floor, exact) = (halves[above - 1], cmp(halves[above - 1].0) == Equal);
+        if exact {
+            return sign | floor.1;
+        }
+        let (largest, infinity) = (halves[halves.len() - 1], fmt.infinity());
+        let ceil = halves.get(above).map_or(infinity, |h| h.1);
+        let away = match rnd {
+            Rnd::Rz => false,
+            Rnd::Rp => !negative,
+            Rnd::Rm => negative,
+            _ => {
+                // Halfway to the next half, where the one past the largest is 2^(emax+1).
+                let next = halves.get(above).map_or(2f64.powi(fmt.bias() + 1), |h| h.0);
+                let mid = (floor.0 + next) / 2.0;
+                match cmp(mid) {
+                    Greater => true,
+                    Less => false,
+                    Equal => floor.1 & 1 == 1,
+                }
+            }
+        };
+        if !away {
+            return sign | floor.1;
+        }
+        if ceil == infinity && largest.1 == floor.1 {
+            return sign | infinity;
+        }
+        sign | ceil
+    }
+
+    fn round_by_oracle(fmt: HalfFormat, halves: &[(f64, u16)], x: f64, rnd: Rnd) -> u16 {
+        let magnitude = x.abs();
+        oracle(fmt, halves, x < 0.0, rnd, |h| magnitude.total_cmp(&h))
+    }
+
+    const MODES: [Rnd; 4] = [Rnd::Rn, Rnd::Rz, Rnd::Rm, Rnd::Rp];
+
+    /// f64 values across a format's range: subnormals, normals, ties, overflow.
+    fn near_format(fmt: HalfFormat) -> impl Strategy<Value = f64> {
+        let lowest = fmt.min_quantum() - 3;
+        let highest = fmt.bias() + 2;
+        (any::<bool>(), lowest..=highest, any::<u64>(), 0u32..4).prop_map(
+            move |(negative, exponent, bits, shape)| {
+                let mut fraction = bits & ((1 << 52) - 1);
+                // Exact halves, exact ties, and one f64 ulp past a tie, as often as the rest.
+                let cut = 52 - fmt.frac_bits;
+                match shape {
+                    0 => fraction &= !((1 << cut) - 1),
+                    1 => fraction = (fraction & !((1 << cut) - 1)) | 1 << (cut - 1),
+                    2 => fraction = (fraction & !((1 << cut) - 1)) | 1 << (cut - 1) | 1,
+                    _ => {}
+                }
+                let magnitude = f64::from_bits(((exponent + 1023) as u64) << 52 | fraction);
+                if negative { -magnitude } else { magnitude }
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// `cvt.rn/rz/rm/rp.f16.f64`.
+        #[test]
+        fn halves_round_once_from_f64_in_every_mode(x in near_format(HALF)) {
+            let halves = finite_halves(HALF);
+            for rnd in MODES {
+                prop_assert_eq!(
+                    cvt(Ty::F16, Ty::F64, rnd, FMod::default(), x.to_bits(), 16) as u16,
+                    round_by_oracle(HALF, &halves, x, rnd),
+                    "{:e} {:?}", x, rnd
+                );
+            }
+        }
+
+        #[test]
+        fn bfloat16s_round_once_from_f64_in_every_mode(x in near_format(BFLOAT)) {
+            let halves = finite_halves(BFLOAT);
+            for rnd in MODES {
+                prop_assert_eq!(
+                    round_half(x, 0.0, BFLOAT, rnd),
+                    round_by_oracle(BFLOAT, &halves, x, rnd),
+                    "{:e} {:?}", x, rnd
+                );
+            }
+        }
+
+        /// `fma.rn.f16`: the exact `a * b + c`, in units of 2^-48 (every product of halves is a
+        /// whole number of them, and every sum fits an i128), rounded once.
+        #[test]
+        fn half_fma_rounds_the_exact_result_once(a in any::<u16>(), b in any::<u16>(), c in any::<u16>()) {
+            let (x, y, z) = (HALF.to_f64(a), HALF.to_f64(b), HALF.to_f64(c));
+            prop_assume!(x.is_finite() && y.is_finite() && z.is_finite());
+            let units = |v: f64| (v * 2f64.powi(24)) as i128;
+            let exact = units(x) * units(y) + units(z) * (1 << 24);
+            let got = mad(Ty::F16, false, false, a.into(), b.into(), c.into(), FMod::default()) as u16;
+            if exact == 0 {
+                // IEEE 754's exact zero: +0, or -0 when both the product and the addend are.
+                let product_negative = (x < 0.0 || x.is_sign_negative()) != (y < 0.0 || y.is_sign_negative());
+                let want = if product_negative && z.is_sign_negative() { 0x8000 } else { 0 };
+                prop_assert_eq!(got, want);
+            } else {
+                let halves = finite_halves(HALF);
+                let magnitude = exact.unsigned_abs() as i128;
+                let want = oracle(HALF, &halves, exact < 0, Rnd::Rn, |h| {
+                    // Halves above 2^64 units do not occur: the largest is 65504 * 2^48.
+                    magnitude.cmp(&((h * 2f64.powi(48)) as i128))
+                });
+                prop_assert_eq!(got, want, "{} * {} + {}", x, y, z);
+            }
+        }
+
+        /// An integer too wide for f64 converts to bfloat16 by its exact value.
+        #[test]
+        fn wide_integers_convert_to_bfloat16_by_their_exact_value(v in any::<i64>(), shift in 0u32..63) {
+            let v = v >> shift;
+            prop_assume!(v != 0);
+            let halves = finite_halves(BFLOAT);
+            for (rnd, name) in [(Rnd::Rn, "rn"), (Rnd::Rz, "rz"), (Rnd::Rm, "rm"), (Rnd::Rp, "rp")] {
+                let got = cvt(Ty::BF16, Ty::S64, rnd, FMod::default(), v as u64, 16) as u16;
+                let magnitude = (v as i128).abs();
+                let want = oracle(BFLOAT, &halves, v < 0, rnd, |h| {
+                    if h >= 2f64.powi(100) {
+                        std::cmp::Ordering::Less
+                    } else if h < 1.0 {
+                        std::cmp::Ordering::Greater
+                    } else {
+                        // From one up, every bfloat16 is a whole number of 2^-7.
+                        (magnitude << 8).cmp(&((h * 256.0) as i128))
+                    }
+                });
+                prop_assert_eq!(got, want, "{} cvt.{}", v, name);
+            }
+        }
+    }
+
+    /// What an H100 gives, bit for bit (checked there on 16384 inputs of each instruction).
+    #[test]
+    fn nans_and_signed_zeros_on_halves_as_an_h100_gives_them() {
+        let fm = FMod::default();
+        for t in [Ty::F16, Ty::BF16] {
+            let nan = if t == Ty::F16 { 0xfe01 } else { 0xff81 };
+            assert_eq!(bin(BinOp::Add, t, nan, 0x3c00, fm), 0x7fff, "{t:?}");
+            assert_eq!(un(UnOp::Neg, t, nan, fm), 0x7fff, "{t:?}");
+            assert_eq!(bin(BinOp::Min, t, 0x0000, 0x8000, fm), 0x8000, "{t:?}");
+            assert_eq!(bin(BinOp::Max, t, 0x8000, 0x0000, fm), 0x0000, "{t:?}");
+            assert_eq!(bin(BinOp::Max, t, nan, 0x8000, fm), 0x8000, "{t:?}");
+        }
+        assert_eq!(cvt(Ty::F16, Ty::F32, Rnd::Rn, fm, 0xffc0_0001, 16), 0x7fff);
+        assert_eq!(
+            cvt(Ty::F32, Ty::F16, Rnd::Default, fm, 0xfe01, 32),
+            0x7fff_ffff
+        );
+    }
+
+    #[test]
+    fn ftz_and_sat_on_halves() {
+        let smallest = 0x0001u64;
+        let fm = |ftz, sat| FMod {
+            ftz,
+            sat,
+            rnd: Rnd::Default,
+        };
+        // 2^-24 + 2^-24: a subnormal sum, flushed under .ftz; its inputs too.
+        assert_eq!(
+            bin(BinOp::Add, Ty::F16, smallest, smallest, fm(false, false)),
+            2
+        );
+        assert_eq!(
+            bin(BinOp::Add, Ty::F16, smallest, smallest, fm(true, false)),
+            0
+        );
+        assert_eq!(
+            bin(BinOp::Add, Ty::F16, 0x8001, 0x3c00, fm(true, false)),
+            0x3c00
+        );
+        // -1 * 1 + 0.5 = -0.5, saturated to 0; 1 * 1 + 0.5 to 1.
+        assert_eq!(
+            mad(
+                Ty::F16,
+                false,
+                false,
+                0xbc00,
+                0x3c00,
+                0x3800,
+                fm(false, true)
+            ),
+            0
+        );
+        assert_eq!(
+            mad(
+                Ty::F16,
+                false,
+                false,
+                0x3c00,
+                0x3c00,
+                0x3800,
+                fm(false, true)
+            ),
+            0x3c00
+        );
+    }
+}

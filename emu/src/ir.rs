@@ -421,6 +421,7 @@ pub(crate) enum Op {
         b: Opnd,
         c: Opnd,
         fm: FMod,
+        negate: Negate,
     },
     Setp {
         cmp: Cmp,
@@ -705,11 +706,19 @@ pub(crate) struct Unsupported {
     pub detail: Option<String>,
 }
 
+/// Which operands of a float fused multiply-add are negated: none for `fma` as written; the
+/// product or the addend where a `mul` and a `sub` were contracted into one (`contract.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct Negate {
+    pub product: bool,
+    pub addend: bool,
+}
+
 /// The operations of [`Op::Half2`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Half2Op {
     Bin(BinOp),
-    Fma,
+    Fma(Negate),
     Un(UnOp),
     PackFromF32,
 }

@@ -29,6 +29,7 @@ mod banks;
 mod cas_seed;
 #[cfg(test)]
 mod committed;
+mod contract;
 mod error;
 mod exact;
 mod exec;

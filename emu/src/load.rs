@@ -1,5 +1,5 @@
-//! Making a `Module`: parse (`parse/`), then analyze (`cas_seed.rs`, `poll.rs`, `stretch.rs`,
-//! `regalloc.rs`). Above both, so that neither imports the other.
+//! Making a `Module`: parse (`parse/`), contract what the JIT would (`contract.rs`), then
+//! analyze (`cas_seed.rs`, `poll.rs`, `stretch.rs`, `regalloc.rs`). Above both, so that neither imports the other.
 
 use crate::error::EmuError;
 use crate::module::Module;
@@ -29,6 +29,7 @@ impl Module {
     }
 
     fn analyzed(mut module: Module, share_slots: bool) -> Result<Module, EmuError> {
+        crate::contract::contract(&mut module);
         module.cas_seed = crate::cas_seed::analyze(&module);
         module.polls = crate::poll::analyze(&module);
         module.stretch = crate::stretch::analyze(&module);

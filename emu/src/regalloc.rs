@@ -22,7 +22,7 @@ const MAX_REGISTERS: usize = 8192;
 const MAX_LIVENESS_BITS: usize = 1 << 28;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
+pub(crate) enum Role {
     Use,
     Def,
 }
@@ -40,7 +40,7 @@ fn addr(a: &mut Addr, f: &mut impl FnMut(&mut u32, Role)) {
 }
 
 /// Calls `f` on every register an operation reads or writes, with its role.
-fn for_each_register(op: &mut Op, f: &mut impl FnMut(&mut u32, Role)) {
+pub(crate) fn for_each_register(op: &mut Op, f: &mut impl FnMut(&mut u32, Role)) {
     match op {
         Op::Mov { d, a, .. }
         | Op::Un { d, a, .. }

@@ -493,6 +493,69 @@ fn half_precision_arithmetic_rounds_to_nearest_half() {
     assert_eq!(w[8], 1);
 }
 
+/// Conversions to a half round once, from the exact value, in the mode they name: through an
+/// f32 first, an f64 or a 64-bit integer just past a tie would land on the tie and round to
+/// even, and `.rz`/`.rm`/`.rp` were taken for `.rn`.
+#[test]
+fn half_conversions_round_once_in_the_mode_they_name() {
+    // 0f3F803000 = 1 + 3·2^-11: halfway between the halves 1 + 2^-10 (0x3C01) and 1 + 2^-9.
+    let w = words(
+        "mov.f32 %f1, 0f3F803000; mov.f32 %f2, 0fBF803000;
+         cvt.rz.f16.f32 %rs1, %f1; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39], %r1;
+         cvt.rn.f16.f32 %rs1, %f1; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+4], %r1;
+         cvt.rm.f16.f32 %rs1, %f2; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+8], %r1;
+         cvt.rp.f16.f32 %rs1, %f2; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+12], %r1;
+         cvt.rz.f16x2.f32 %r1, %f2, %f1; st.global.u32 [%rd39+16], %r1;
+         cvt.rn.f16x2.f32 %r1, %f2, %f1; st.global.u32 [%rd39+20], %r1;
+         mov.f64 %fd1, 0d3FF0020000001000;
+         cvt.rn.f16.f64 %rs1, %fd1; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+24], %r1;
+         mov.u64 %rd1, 0x1010000000000001;
+         cvt.rn.bf16.s64 %rs1, %rd1; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+28], %r1;
+         mov.b16 %rs2, 0x0001;
+         add.rn.ftz.f16 %rs1, %rs2, %rs2; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+32], %r1;
+         add.rn.f16 %rs1, %rs2, %rs2; cvt.u32.u16 %r1, %rs1; st.global.u32 [%rd39+36], %r1;",
+    );
+    assert_eq!(w[0], 0x3C01, "cvt.rz: toward zero");
+    assert_eq!(w[1], 0x3C02, "cvt.rn: the tie goes to the even half");
+    assert_eq!(w[2], 0xBC02, "cvt.rm of a negative: away from zero");
+    assert_eq!(w[3], 0xBC01, "cvt.rp of a negative: toward zero");
+    assert_eq!(
+        w[4], 0xBC01_3C01,
+        "cvt.rz.f16x2: both halves toward zero, a high"
+    );
+    assert_eq!(w[5], 0xBC02_3C02);
+    assert_eq!(w[6], 0x3C01, "1 + 2^-11 + 2^-40 is past the tie");
+    assert_eq!(
+        w[7], 0x5D81,
+        "2^60 + 2^52 + 1 is past the tie between 2^60 and 2^60 + 2^53"
+    );
+    assert_eq!(w[8], 0, ".ftz: 2^-23 is subnormal, flushed");
+    assert_eq!(w[9], 2);
+}
+
+/// A `mul` and an `add`/`sub` with no rounding modifier run as one `fma`, as the GPU's JIT
+/// compiles them; `.rn` written out keeps them apart.
+#[test]
+fn a_mul_and_a_sub_run_as_the_gpus_jit_fuses_them() {
+    // (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly; the rounded square is 1 + 2^-11 (a tie, to even).
+    let w = words(
+        "mov.f32 %f1, 0f3F800800;
+         mul.f32 %f2, %f1, %f1; sub.f32 %f3, %f2, 0f3F800000; st.global.f32 [%rd39], %f3;
+         mul.f32 %f2, %f1, %f1; sub.f32 %f3, 0f3F800000, %f2; st.global.f32 [%rd39+4], %f3;
+         mul.rn.f32 %f2, %f1, %f1; sub.f32 %f3, %f2, 0f3F800000; st.global.f32 [%rd39+8], %f3;
+         mul.f32 %f2, %f1, %f1; add.rn.f32 %f3, %f2, 0fBF800000; st.global.f32 [%rd39+12], %f3;
+         st.global.f32 [%rd39+16], %f2;",
+    );
+    assert_eq!(w[0], 0x3A00_0400, "fused: 2^-11 + 2^-24");
+    assert_eq!(w[1], 0xBA00_0400, "fused, the product negated");
+    assert_eq!(w[2], 0x3A00_0000, "mul.rn: the product rounded first");
+    assert_eq!(w[3], 0x3A00_0000, "add.rn: likewise");
+    assert_eq!(
+        w[4], 0x3F80_1000,
+        "the mul's own result is still the rounded product"
+    );
+}
+
 #[test]
 fn double_precision() {
     let d = dwords(

@@ -69,8 +69,7 @@ impl Parser {
         ty: Ty,
         ops: &[Raw],
         line: u32,
-        sat: bool,
-        ftz: bool,
+        fm: FMod,
     ) -> Result<Op, EmuError> {
         let unsupported = || EmuError::Unsupported {
             instruction: format!("{base}.{}x2", ty.name()),
@@ -83,14 +82,14 @@ impl Parser {
             "mul" => Half2Op::Bin(BinOp::MulLo),
             "min" => Half2Op::Bin(BinOp::Min),
             "max" => Half2Op::Bin(BinOp::Max),
-            "fma" => Half2Op::Fma,
+            "fma" => Half2Op::Fma(Negate::default()),
             "neg" => Half2Op::Un(UnOp::Neg),
             "abs" => Half2Op::Un(UnOp::Abs),
             _ => return Err(unsupported()),
         };
         let arity = match op {
             Half2Op::Bin(_) | Half2Op::PackFromF32 => 3,
-            Half2Op::Fma => 4,
+            Half2Op::Fma(_) => 4,
             Half2Op::Un(_) => 2,
         };
         if ops.len() != arity {
@@ -112,11 +111,7 @@ impl Parser {
         Ok(Op::Half2 {
             op,
             ty,
-            fm: FMod {
-                ftz,
-                sat,
-                rnd: Rnd::Default,
-            },
+            fm,
             d: self.dreg(&ops[0], line)?,
             a: operand(1)?,
             b: operand(2)?,
@@ -135,16 +130,26 @@ impl Parser {
     ) -> Result<Op, EmuError> {
         let o = Opcode::new(opcode, ops, line, at);
         if let Some(half) = o.packed.filter(|_| !matches!(o.base, "atom" | "red")) {
-            if o.has("rz") || o.has("rm") || o.has("rp") {
+            // `cvt.rn.f16x2.f32 d, a, b`: a pair of f32s packed into halves, rounded to nearest
+            // or (`.rz`) toward zero; the arithmetic rounds to nearest only.
+            let pack = o.base == "cvt" && o.mods.last() == Some(&"f32");
+            let unknown = ["rm", "rp", "relu", "NaN", "xorsign", "satfinite"];
+            if (o.has("rz") && !pack) || unknown.iter().any(|m| o.has(m)) {
                 return Err(o.unsupported());
             }
-            // `cvt.rn.f16x2.f32 d, a, b`: a pair of f32s packed into halves.
-            let base = if o.base == "cvt" && o.mods.last() == Some(&"f32") {
-                "pack"
-            } else {
-                o.base
+            let base = if pack { "pack" } else { o.base };
+            let fm = FMod {
+                ftz: o.has("ftz"),
+                sat: o.has("sat"),
+                rnd: if o.has("rz") {
+                    Rnd::Rz
+                } else if o.has("rn") {
+                    Rnd::Rn
+                } else {
+                    Rnd::Default
+                },
             };
-            return self.half2(base, half, &o.ops, line, o.has("sat"), o.has("ftz"));
+            return self.half2(base, half, &o.ops, line, fm);
         }
         match o.base {
             "mov" | "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or"

@@ -350,6 +350,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
             b,
             c,
             fm,
+            negate,
         } => {
             let d = *d as usize;
             let (a, b, c) = (*a, *b, *c);
@@ -385,14 +386,18 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 w.advance();
                 return None;
             }
+            // A float's sign is its top bit.
+            let sign = 1u64 << (ty.bits() - 1);
+            let flip = |on: bool| if on { sign } else { 0 };
+            let (flip_a, flip_c) = (flip(negate.product), flip(negate.addend));
             lanes!(exec, l, {
                 let v = alu::mad(
                     *ty,
                     *hi,
                     *wide,
-                    ctx.get(w, a, l),
+                    ctx.get(w, a, l) ^ flip_a,
                     ctx.get(w, b, l),
-                    ctx.get(w, c, l),
+                    ctx.get(w, c, l) ^ flip_c,
                     *fm,
                 );
                 w.regs[d][l] = v;

@@ -189,6 +189,7 @@ impl Parser {
                     b: self.val(&ops[2], t, line)?,
                     c: self.val(&ops[3], ct, line)?,
                     fm,
+                    negate: Negate::default(),
                 }
             }
             "setp" | "set" => {

@@ -37,12 +37,16 @@ impl<'a> Opcode<'a> {
         let fm = FMod {
             ftz: has("ftz"),
             sat: has("sat"),
+            // `.rn` written out is kept apart from no modifier: only the latter lets the JIT
+            // contract a `mul` and an `add` into an `fma` (`contract.rs`).
             rnd: if has("rz") {
                 Rnd::Rz
             } else if has("rm") {
                 Rnd::Rm
             } else if has("rp") {
                 Rnd::Rp
+            } else if has("rn") {
+                Rnd::Rn
             } else {
                 Rnd::Default
             },
