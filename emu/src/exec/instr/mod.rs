@@ -84,6 +84,7 @@ pub(crate) fn exec(ctx: &mut Ctx, block: &mut BlockState, w: &mut Warp) -> Optio
         | Op::Redux { .. } => collective::run(ctx, block, w, ins, exec),
         Op::Builtin { .. } => super::device_calls::run(ctx, w, ins, exec),
         Op::CpAsync { .. }
+        | Op::CpAsyncBulk { .. }
         | Op::CpAsyncCommit
         | Op::CpAsyncWait { .. }
         | Op::CpAsyncArrive { .. }
