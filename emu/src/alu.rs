@@ -971,6 +971,3 @@ pub(crate) fn half2(op: Half2Op, ty: Ty, fm: FMod, a: u64, b: u64, c: u64) -> u6
     } & 0xffff;
     lane(0) | (lane(1) << 16)
 }
-
-#[cfg(test)]
-mod directed_tests;

@@ -12,23 +12,10 @@
 
 use crate::exec::ctx::{Ctx, Tgt};
 use crate::exec::memory::tgt_offset;
-use crate::exec::warp::Warp;
+use crate::exec::warp::{AsyncCopy, Warp};
 use crate::ir::*;
 use crate::race;
 use crate::report::AccessOp;
-
-/// A copy issued and not yet landed.
-#[derive(Clone)]
-pub(crate) struct AsyncCopy {
-    pub(crate) lane: u8,
-    /// The thread's group it belongs to: its count of committed groups when it was issued.
-    pub(crate) group: u32,
-    pub(crate) dst: Tgt,
-    pub(crate) bytes: [u8; 16],
-    pub(crate) size: u8,
-    /// The `cp.async`, which a race on the destination names.
-    pub(crate) pc: u32,
-}
 
 /// The fields of a barrier object's 8 bytes: pending arrivals (bits 0-19), expected
 /// arrivals (20-39), pending transaction bytes (40-61, two's complement), initialized (62)
@@ -129,7 +116,10 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 w.async_copies.push(AsyncCopy {
                     lane: l as u8,
                     group: w.copy_groups[l],
-                    dst: tgt,
+                    dst: match tgt {
+                        Tgt::S(offset) => Some(offset),
+                        _ => None,
+                    },
                     bytes,
                     size: size as u8,
                     pc,
@@ -266,23 +256,16 @@ pub(crate) fn land_copies(ctx: &mut Ctx, w: &mut Warp, lanes: u32, before: u32) 
             kept.push(copy);
             continue;
         }
-        if matches!(copy.dst, Tgt::Bad) {
+        let Some(offset) = copy.dst else {
             continue;
-        }
-        let size = u32::from(copy.size);
-        ctx.race_check(
-            w,
-            l,
-            copy.dst,
-            size,
-            race::Kind::Write,
-            race::Sem::PLAIN,
-            copy.pc,
-        );
+        };
+        let (dst, size) = (Tgt::S(offset), u32::from(copy.size));
+        let (write, plain) = (race::Kind::Write, race::Sem::PLAIN);
+        ctx.race_check(w, l, dst, size, write, plain, copy.pc);
         for (i, b) in copy.bytes.iter().enumerate().take(size as usize) {
-            ctx.write_tgt(tgt_offset(copy.dst, i), 1, w.slot, u64::from(*b));
+            ctx.write_tgt(tgt_offset(dst, i), 1, w.slot, u64::from(*b));
         }
-        ctx.init_write(w, copy.dst, size);
+        ctx.init_write(w, dst, size);
         ctx.progress += 1;
     }
     w.async_copies = kept;

@@ -12,7 +12,6 @@ mod special;
 use crate::exec::ctx::Ctx;
 use crate::exec::warp::{BlockState, Warp};
 use crate::ir::*;
-pub(crate) use asynchronous::{AsyncCopy, land_copies};
 pub(crate) use atomic::*;
 pub(crate) use collective::*;
 pub(crate) use control::*;
