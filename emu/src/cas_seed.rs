@@ -336,6 +336,12 @@ fn transfer(
             }
         }
         Op::CpAsyncArrive { addr, .. } => clean_or_escape(s, &[addr_opnd(addr)])?,
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbar,
+        } => clean_or_escape(s, &[addr_opnd(dst), addr_opnd(src), *size, addr_opnd(mbar)])?,
         Op::Mbarrier { addr, d, a, .. } => {
             clean_or_escape(s, &[addr_opnd(addr), *a])?;
             if let Some(d) = d {

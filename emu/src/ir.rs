@@ -642,6 +642,16 @@ pub(crate) enum Op {
         src_size: Option<Opnd>,
         ignore_src: Option<(u32, bool)>,
     },
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size,
+    /// [mbar]`: `size` bytes from global to shared memory, then `size` transaction bytes
+    /// complete on the barrier at `mbar`. The bytes land at once, as the issuing thread's
+    /// writes, which the completion releases to the barrier's waiters.
+    CpAsyncBulk {
+        dst: Addr,
+        src: Addr,
+        size: Opnd,
+        mbar: Addr,
+    },
     /// `cp.async.commit_group`: the thread's copies not yet in a group become its newest group.
     CpAsyncCommit,
     /// `cp.async.wait_group keep` (all but the `keep` newest groups land) and
@@ -884,7 +894,7 @@ impl Op {
             Op::Builtin { .. } | Op::Trap | Op::Unsupported(_) => Reach::Launch,
             // The source is global; the copy's shared destination and the barrier object are
             // the block's own.
-            Op::CpAsync { .. } => Reach::Global,
+            Op::CpAsync { .. } | Op::CpAsyncBulk { .. } => Reach::Global,
             Op::CpAsyncCommit
             | Op::CpAsyncWait { .. }
             | Op::CpAsyncArrive { .. }

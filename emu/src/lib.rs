@@ -25,6 +25,8 @@
 //! See `emu/README.md` for the execution model and what the checkers can and cannot tell you.
 
 mod alu;
+#[cfg(test)]
+mod alu_directed_tests;
 mod banks;
 mod cas_seed;
 #[cfg(test)]

@@ -192,6 +192,17 @@ pub(crate) fn for_each_register(op: &mut Op, f: &mut impl FnMut(&mut u32, Role))
             }
         }
         Op::CpAsyncArrive { addr: a, .. } => addr(a, f),
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbar,
+        } => {
+            addr(dst, f);
+            addr(src, f);
+            opnd(size, f);
+            addr(mbar, f);
+        }
         Op::Mbarrier {
             addr: a, d, a: x, ..
         } => {

@@ -715,6 +715,37 @@ fn async_copies_zero_fill_past_the_source_size_and_wait_by_group() {
     assert_eq!(words, [1000 & 0xFFFF, 0, 0, 0, 1002, 1003]);
 }
 
+#[test]
+fn a_bulk_copy_completes_its_bytes_on_a_barrier_whose_waiters_then_read_them() {
+    // Thread 0 copies 128 bytes with `cp.async.bulk` (its bytes counted before they are
+    // expected, as `cuda::memcpy_async` orders them), then arrives; every thread waits for
+    // phase 0 and reads word `tid`.
+    let decls = format!("{}\n.shared .align 8 .b64 bar;", async_copy_source());
+    let body = "mov.u64 %rd1, src;
+         mov.u32 %r1, s;
+         mov.u32 %r2, bar;
+         setp.ne.u32 %p1, %r0, 0;
+         @%p1 bra READY;
+         mbarrier.init.shared::cta.b64 [%r2], 1;
+    READY:
+         bar.sync 0;
+         @%p1 bra WAIT;
+         cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1], 128, [%r2];
+         mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%r2], 128;
+         mbarrier.arrive.shared::cta.b64 %rd2, [%r2];
+    WAIT:
+         mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+         @!%p2 bra WAIT;
+         shl.b32 %r3, %r0, 2;
+         add.s32 %r4, %r1, %r3;
+         ld.shared.u32 %r5, [%r4];
+         st.global.u32 [%rd39], %r5;";
+    let (b, r) = run_threads(&decls, body, 32);
+    assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
+    let out: Vec<u32> = (0..32).map(|t| u32_at(&b, 16 * t)).collect();
+    assert_eq!(out, (1000..1032).collect::<Vec<_>>());
+}
+
 /// 64 threads: thread 0 makes a barrier object for 64 arrivals; each thread writes `s[tid]`,
 /// runs `arrive_and_wait` (which arrives with state `%rd1` and waits), and stores `s[63 - tid]`;
 /// then a second phase, through the parity form of the wait, with `t[tid]` and `t[tid + 1]`.

@@ -61,9 +61,24 @@ pub(crate) struct Warp {
     /// Under [`Schedule::Lanes`], what splits this warp's lanes apart (see `lanes.rs`).
     pub(crate) lanes: Option<super::splitter::Interleave>,
     /// Its lanes' `cp.async` copies that have not landed yet.
-    pub(crate) async_copies: Vec<super::instr::AsyncCopy>,
+    pub(crate) async_copies: Vec<AsyncCopy>,
     /// Per lane, the `cp.async` groups it committed.
     pub(crate) copy_groups: [u32; 32],
+}
+
+/// A `cp.async` issued and not landed yet (see `instr/asynchronous.rs`).
+#[derive(Clone)]
+pub(crate) struct AsyncCopy {
+    pub(crate) lane: u8,
+    /// The thread's group it belongs to: its count of committed groups when it was issued.
+    pub(crate) group: u32,
+    /// The destination's offset in the block's shared memory (`None`: out of bounds, reported
+    /// when it was issued).
+    pub(crate) dst: Option<usize>,
+    pub(crate) bytes: [u8; 16],
+    pub(crate) size: u8,
+    /// The `cp.async`, which a race on the destination names.
+    pub(crate) pc: u32,
 }
 
 /// What a call into a recursive function saves for one lane: the callee's registers, `.param`

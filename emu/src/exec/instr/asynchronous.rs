@@ -12,23 +12,10 @@
 
 use crate::exec::ctx::{Ctx, Tgt};
 use crate::exec::memory::tgt_offset;
-use crate::exec::warp::Warp;
+use crate::exec::warp::{AsyncCopy, Warp};
 use crate::ir::*;
 use crate::race;
 use crate::report::AccessOp;
-
-/// A copy issued and not yet landed.
-#[derive(Clone)]
-pub(crate) struct AsyncCopy {
-    pub(crate) lane: u8,
-    /// The thread's group it belongs to: its count of committed groups when it was issued.
-    pub(crate) group: u32,
-    pub(crate) dst: Tgt,
-    pub(crate) bytes: [u8; 16],
-    pub(crate) size: u8,
-    /// The `cp.async`, which a race on the destination names.
-    pub(crate) pc: u32,
-}
 
 /// The fields of a barrier object's 8 bytes: pending arrivals (bits 0-19), expected
 /// arrivals (20-39), pending transaction bytes (40-61, two's complement), initialized (62)
@@ -129,11 +116,39 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 w.async_copies.push(AsyncCopy {
                     lane: l as u8,
                     group: w.copy_groups[l],
-                    dst: tgt,
+                    dst: match tgt {
+                        Tgt::S(offset) => Some(offset),
+                        _ => None,
+                    },
                     bytes,
                     size: size as u8,
                     pc,
                 });
+            });
+        }
+        Op::CpAsyncBulk {
+            dst,
+            src,
+            size,
+            mbar,
+        } => {
+            lanes!(exec, l, {
+                let size = ctx.get(w, *size, l) as u32;
+                let (from, to) = (ctx.addr(w, src, l), ctx.addr(w, dst, l));
+                let read = ctx.resolve(w, l, Space::Global, from, size, 16, pc, AccessOp::Read);
+                let write = ctx.resolve(w, l, Space::Shared, to, size, 16, pc, AccessOp::Write);
+                if !matches!(read, Tgt::Bad) && !matches!(write, Tgt::Bad) {
+                    ctx.race_check(w, l, read, size, race::Kind::Read, race::Sem::PLAIN, pc);
+                    ctx.init_read(w, l, read, size, pc, AccessOp::Read);
+                    ctx.race_check(w, l, write, size, race::Kind::Write, race::Sem::PLAIN, pc);
+                    for i in 0..size as usize {
+                        let b = ctx.read_tgt(tgt_offset(read, i), 1, w.slot);
+                        ctx.write_tgt(tgt_offset(write, i), 1, w.slot, b);
+                    }
+                    ctx.init_write(w, write, size);
+                    ctx.progress += 1;
+                }
+                arrive(ctx, w, l, mbar, Space::Shared, 0, false, -(size as i32), pc);
             });
         }
         Op::CpAsyncCommit => {
@@ -180,7 +195,7 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                         None
                     }
                     MbarOp::Inval => {
-                        store_plain(ctx, w, l, addr, *space, 0, pc);
+                        store_inval(ctx, w, l, addr, *space, pc);
                         None
                     }
                     MbarOp::Arrive { drop, tx } => {
@@ -241,23 +256,16 @@ pub(crate) fn land_copies(ctx: &mut Ctx, w: &mut Warp, lanes: u32, before: u32) 
             kept.push(copy);
             continue;
         }
-        if matches!(copy.dst, Tgt::Bad) {
+        let Some(offset) = copy.dst else {
             continue;
-        }
-        let size = u32::from(copy.size);
-        ctx.race_check(
-            w,
-            l,
-            copy.dst,
-            size,
-            race::Kind::Write,
-            race::Sem::PLAIN,
-            copy.pc,
-        );
+        };
+        let (dst, size) = (Tgt::S(offset), u32::from(copy.size));
+        let (write, plain) = (race::Kind::Write, race::Sem::PLAIN);
+        ctx.race_check(w, l, dst, size, write, plain, copy.pc);
         for (i, b) in copy.bytes.iter().enumerate().take(size as usize) {
-            ctx.write_tgt(tgt_offset(copy.dst, i), 1, w.slot, u64::from(*b));
+            ctx.write_tgt(tgt_offset(dst, i), 1, w.slot, u64::from(*b));
         }
-        ctx.init_write(w, copy.dst, size);
+        ctx.init_write(w, dst, size);
         ctx.progress += 1;
     }
     w.async_copies = kept;
@@ -278,8 +286,8 @@ fn barrier_at(
     ctx.resolve(w, l, space, a, 8, 8, pc, op)
 }
 
-/// `init` and `inval`: plain writes of the object, which a later arrival or wait must be
-/// ordered after (a `__syncthreads()` between, as CUDA's examples have it).
+/// `init`: a plain write of the object, which a later arrival or wait must be ordered after (a
+/// `__syncthreads()` between, as CUDA's examples have it).
 fn store_plain(ctx: &mut Ctx, w: &Warp, l: usize, addr: &Addr, space: Space, word: u64, pc: u32) {
     let tgt = barrier_at(ctx, w, l, addr, space, pc, AccessOp::Write);
     if matches!(tgt, Tgt::Bad) {
@@ -288,6 +296,19 @@ fn store_plain(ctx: &mut Ctx, w: &Warp, l: usize, addr: &Addr, space: Space, wor
     ctx.race_check(w, l, tgt, 8, race::Kind::Write, race::Sem::PLAIN, pc);
     ctx.write_tgt(tgt, 8, w.slot, word);
     ctx.init_write(w, tgt, 8);
+    ctx.progress += 1;
+}
+
+/// `inval`: a strong write, like the arrivals it follows. CUDA's pipelines invalidate their
+/// barriers once the last thread leaves, ordered after the others' arrivals by an atomic count
+/// that a plain write's check would not credit.
+fn store_inval(ctx: &mut Ctx, w: &Warp, l: usize, addr: &Addr, space: Space, pc: u32) {
+    let tgt = barrier_at(ctx, w, l, addr, space, pc, AccessOp::AtomicWrite);
+    if matches!(tgt, Tgt::Bad) {
+        return;
+    }
+    ctx.race_check(w, l, tgt, 8, race::Kind::StrongWrite, BARRIER_SEM, pc);
+    ctx.write_tgt(tgt, 8, w.slot, 0);
     ctx.progress += 1;
 }
 
@@ -320,12 +341,14 @@ fn arrive(
     if drop {
         state.expected = state.expected.saturating_sub(count);
     }
-    if count > 0 || tx < 0 {
+    if count > 0 || tx != 0 {
         state.complete_if_done();
     }
     ctx.write_tgt(tgt, 8, w.slot, state.encode());
     ctx.progress += 1;
-    if count > 0
+    // What the thread did is released to the phase by its arrivals, and by the bytes its bulk
+    // copies complete (those copies' writes are its own).
+    if (count > 0 || tx < 0)
         && let Some((region, word)) = ctx.sync_region(tgt, w)
     {
         let who = ctx.who(w, l);

@@ -274,7 +274,7 @@ pub(crate) fn exit_lanes(
 ) -> Option<u32> {
     let lanes_mask = lanes_mask & w.live;
     // A thread's copies land even when it never waited for them.
-    super::land_copies(ctx, w, lanes_mask, u32::MAX);
+    super::asynchronous::land_copies(ctx, w, lanes_mask, u32::MAX);
     w.flush();
     w.live &= !lanes_mask;
     w.active = 0;

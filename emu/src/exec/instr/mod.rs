@@ -12,7 +12,6 @@ mod special;
 use crate::exec::ctx::Ctx;
 use crate::exec::warp::{BlockState, Warp};
 use crate::ir::*;
-pub(crate) use asynchronous::{AsyncCopy, land_copies};
 pub(crate) use atomic::*;
 pub(crate) use collective::*;
 pub(crate) use control::*;
@@ -84,6 +83,7 @@ pub(crate) fn exec(ctx: &mut Ctx, block: &mut BlockState, w: &mut Warp) -> Optio
         | Op::Redux { .. } => collective::run(ctx, block, w, ins, exec),
         Op::Builtin { .. } => super::device_calls::run(ctx, w, ins, exec),
         Op::CpAsync { .. }
+        | Op::CpAsyncBulk { .. }
         | Op::CpAsyncCommit
         | Op::CpAsyncWait { .. }
         | Op::CpAsyncArrive { .. }

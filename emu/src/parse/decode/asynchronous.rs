@@ -17,8 +17,25 @@ impl Parser {
             _ => Err(unsupported()),
         };
         if o.base == "cp" {
-            if o.mods.first() != Some(&"async") || has("bulk") {
+            if o.mods.first() != Some(&"async") {
                 return Err(unsupported());
+            }
+            if has("bulk") {
+                // Only the 1-D copy from global to this block's shared memory that completes
+                // on a barrier: `cuda::memcpy_async` with a `cuda::barrier` on sm_90.
+                let to_shared = o.mods.get(2) == Some(&"shared::cluster")
+                    || o.mods.get(2) == Some(&"shared::cta");
+                let on_barrier = o.mods.contains(&"mbarrier::complete_tx::bytes");
+                if !(to_shared && o.mods.get(3) == Some(&"global") && on_barrier) {
+                    return Err(unsupported());
+                }
+                nops(4)?;
+                return Ok(Op::CpAsyncBulk {
+                    dst: self.addr(&ops[0], line)?,
+                    src: self.addr(&ops[1], line)?,
+                    size: self.val(&ops[2], Ty::U32, line)?,
+                    mbar: self.addr(&ops[3], line)?,
+                });
             }
             if has("commit_group") {
                 nops(0)?;

@@ -7,7 +7,8 @@ use std::cmp::Ordering;
 use num_bigint::BigInt;
 use proptest::prelude::*;
 
-use super::*;
+use crate::alu::{bin, mad, un};
+use crate::ir::{BinOp, FMod, Rnd, Ty, UnOp};
 
 /// An exact rational `num / den`, `den > 0`.
 #[derive(Clone, Debug)]
@@ -115,9 +116,9 @@ fn rounded_right(r: f64, max: f64, rnd: Rnd, cmp_exact: &dyn Fn(f64) -> Ordering
 /// The next value above `v` in the format whose largest finite value is `max`.
 fn next_above(v: f64, max: f64) -> f64 {
     if max == f32::MAX as f64 {
-        next_up32(v as f32) as f64
+        (v as f32).next_up() as f64
     } else {
-        next_up64(v)
+        v.next_up()
     }
 }
 
