@@ -299,15 +299,15 @@ fn store_plain(ctx: &mut Ctx, w: &Warp, l: usize, addr: &Addr, space: Space, wor
     ctx.progress += 1;
 }
 
-/// `inval`: a strong write, like the arrivals it follows. CUDA's pipelines invalidate their
-/// barriers once the last thread leaves, ordered after the others' arrivals by an atomic count
-/// that a plain write's check would not credit.
+/// `inval`: not race-checked. CUDA's pipelines invalidate their barriers once the last thread
+/// leaves (ordered by an atomic count), and a `__shared__ cuda::barrier`'s destructor runs in
+/// every thread of the block, each invalidating the same object: neither is a race a program
+/// could fix.
 fn store_inval(ctx: &mut Ctx, w: &Warp, l: usize, addr: &Addr, space: Space, pc: u32) {
     let tgt = barrier_at(ctx, w, l, addr, space, pc, AccessOp::AtomicWrite);
     if matches!(tgt, Tgt::Bad) {
         return;
     }
-    ctx.race_check(w, l, tgt, 8, race::Kind::StrongWrite, BARRIER_SEM, pc);
     ctx.write_tgt(tgt, 8, w.slot, 0);
     ctx.progress += 1;
 }
