@@ -1167,9 +1167,6 @@ pub(crate) fn half2(op: Half2Op, ty: Ty, fm: FMod, a: u64, b: u64, c: u64) -> u6
 }
 
 #[cfg(test)]
-mod directed_tests;
-
-#[cfg(test)]
 mod half_tests {
     //! The 16-bit float formats against an oracle that knows nothing of `round_half`: every
     //! finite half of the format, sorted, and the exact value placed among them.

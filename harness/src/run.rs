@@ -660,7 +660,10 @@ mod tests {
         let files = [PathBuf::from("prog.cu")];
         let here = build_key("13.0.88", &dir, &[], &files);
         assert_eq!(here, build_key("13.0.88", &dir, &[], &files));
-        assert_ne!(here, build_key("13.0.88", Path::new("/elsewhere"), &[], &files));
+        assert_ne!(
+            here,
+            build_key("13.0.88", Path::new("/elsewhere"), &[], &files)
+        );
         assert_ne!(here, build_key("13.0.88", &dir, &["-O3".into()], &files));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -9,8 +9,7 @@ use super::warp::Warp;
 use crate::ir::*;
 use crate::report::{
     Access, AccessOp, ConditionSet, Finding, FindingKind, MemLocation, OutputStream, PrintfRecord,
-    ThreadGroup,
-    ThreadRef,
+    ThreadGroup, ThreadRef,
 };
 use crate::{printf, report};
 

@@ -268,4 +268,3 @@ pub(super) fn show(t: &Tok) -> String {
         Tok::P(c) => format!("`{c}`"),
     }
 }
-
