@@ -88,6 +88,7 @@ pub fn on_fault(address: u64, pc: usize, wrote: bool) -> bool {
         return false;
     };
     let (base, len) = protected.swap_remove(i);
+    let host_atomic = is_host_atomic(pc);
     // SAFETY: mprotect is async-signal-safe; the range is a mapping the runtime made.
     unsafe {
         libc::mprotect(
@@ -96,12 +97,41 @@ pub fn on_fault(address: u64, pc: usize, wrote: bool) -> bool {
             libc::PROT_READ | libc::PROT_WRITE,
         )
     };
-    if let Ok(mut faults) = FAULTS.try_lock()
+    if !host_atomic
+        && let Ok(mut faults) = FAULTS.try_lock()
         && faults.len() < faults.capacity()
     {
         faults.push((address, pc, wrote));
     }
     true
+}
+
+/// Whether the instruction at `pc` is an atomic read-modify-write of memory (`lock`-prefixed, or
+/// `xchg`, which is locked without the prefix): `__sync_fetch_and_add`, `std::atomic`. The host's
+/// atomics are system-scope, and a device with `concurrentManagedAccess` (an H100's, the emulated
+/// one's) lets them run beside a kernel's `atomicAdd_system` on the same managed memory, as NVIDIA's
+/// systemWideAtomics sample does; a plain access there is still reported.
+#[cfg(target_arch = "x86_64")]
+fn is_host_atomic(pc: usize) -> bool {
+    const MAX_INSTRUCTION: usize = 15;
+    for i in 0..MAX_INSTRUCTION {
+        // SAFETY: `pc` is the faulting instruction, in the program's mapped code; an x86
+        // instruction is at most 15 bytes, and the prefixes are read only up to its opcode.
+        let byte = unsafe { std::ptr::read_volatile((pc + i) as *const u8) };
+        match byte {
+            0xF0 => return true,
+            // Operand size, address size, segment, rep, and REX prefixes.
+            0x66 | 0x67 | 0x2E | 0x3E | 0x26 | 0x64 | 0x65 | 0x36 | 0xF2 | 0xF3 | 0x40..=0x4F => {}
+            0x86 | 0x87 => return true,
+            _ => return false,
+        }
+    }
+    false
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn is_host_atomic(_pc: usize) -> bool {
+    false
 }
 
 /// Room for the handler's notes, made outside it: a handler must not allocate.
