@@ -266,7 +266,7 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     watch.handle(Event::Key('n'));
     assert_eq!(watch.current().name, "scalar-multiply-thread-index-only");
     let next = watch.screen();
-    assert!(next.contains("✗ racecheck"), "{next}");
+    assert!(next.contains("✗ wrong result"), "{next}");
 
     // inotify reports opens too, the check's own read of the file among them: an event on a
     // file that did not change neither checks again nor switches exercises
