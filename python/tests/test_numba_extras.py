@@ -265,7 +265,9 @@ def test_a_record_argument_is_written_back():
 
 def test_a_racy_sum_into_a_record_field_is_reported_at_the_bug_line():
     particles = records.random_particles(200, wall=100)
-    particles["bounces"] = 1
+    # Counts that differ, so the threads' stores differ too: stores of one value are no
+    # write-write race, and this record's read-modify-write is reported through them.
+    particles["bounces"] = np.arange(1, 201)
     with pytest.raises(racetrack.RaceError, match=r"tally\[4\]") as caught:
         records.count_bounces_into_record(particles)
     assert bug_line(records.total_bounces_into_record) in caught.value.lines

@@ -168,7 +168,9 @@ def test_a_race_raises_at_the_launch_line_with_racetrack_checks_text():
         frames = traceback.extract_tb(error.__traceback__)
         assert frames[0].lineno == launch_line and frames[0].filename == __file__
         text = str(error)
-        assert text.startswith(f"racy: {len(error.findings)} findings in the launch at {relative_path(__file__)}:{launch_line}")
+        count = len(error.findings)
+        noun = "finding" if count == 1 else "findings"
+        assert text.startswith(f"racy: {count} {noun} in the launch at {relative_path(__file__)}:{launch_line}")
         assert "race (" in text and "on global memory: x[0]" in text
         assert f"test_numba_face.py:{racy.py_func.__code__.co_firstlineno + 2}" in text
         assert isinstance(error, racetrack.FindingError)
