@@ -48,20 +48,10 @@ pub(crate) fn run(
             let callee = m.funcs.get(*func as usize);
             let start = callee.map(|f| f.start).unwrap_or(pc + 1);
             let ts = m.tparam_size as usize;
-            if let Some(callee) = callee.filter(|f| f.recursive) {
-                let mut overflow = 0u32;
-                lanes!(exec, l, {
-                    if w.stacks[l].len() >= MAX_CALL_DEPTH {
-                        overflow |= 1 << l;
-                    } else {
-                        let frame = ctx.save_frame(w, l, callee);
-                        w.frames[l].push(frame);
-                    }
-                });
-                if overflow != 0 {
-                    ctx.stack_overflow(w, overflow, pc);
-                    return None;
-                }
+            if let Some(callee) = callee.filter(|f| f.recursive)
+                && !save_frames(ctx, w, exec, callee, pc)
+            {
+                return None;
             }
             lanes!(exec, l, {
                 for &(from, to, size) in args {
@@ -217,20 +207,8 @@ fn call_indirect(
         return None;
     };
     let ts = m.tparam_size as usize;
-    if callee.recursive {
-        let mut overflow = 0u32;
-        lanes!(going, l, {
-            if w.stacks[l].len() >= MAX_CALL_DEPTH {
-                overflow |= 1 << l;
-            } else {
-                let frame = ctx.save_frame(w, l, callee);
-                w.frames[l].push(frame);
-            }
-        });
-        if overflow != 0 {
-            ctx.stack_overflow(w, overflow, pc);
-            return None;
-        }
+    if callee.recursive && !save_frames(ctx, w, going, callee, pc) {
+        return None;
     }
     lanes!(going, l, {
         for (&from, p) in args.iter().zip(&callee.params) {
@@ -341,4 +319,23 @@ impl Ctx<'_> {
             s.copy_from_slice(&frame.local);
         }
     }
+}
+
+/// A recursive callee's registers are saved per lane before the call; false (with the lanes'
+/// stack overflow reported) when a lane is already `MAX_CALL_DEPTH` calls deep.
+fn save_frames(ctx: &mut Ctx, w: &mut Warp, lanes: u32, callee: &Function, pc: u32) -> bool {
+    let mut overflow = 0u32;
+    lanes!(lanes, l, {
+        if w.stacks[l].len() >= MAX_CALL_DEPTH {
+            overflow |= 1 << l;
+        } else {
+            let frame = ctx.save_frame(w, l, callee);
+            w.frames[l].push(frame);
+        }
+    });
+    if overflow != 0 {
+        ctx.stack_overflow(w, overflow, pc);
+        return false;
+    }
+    true
 }
