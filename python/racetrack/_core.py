@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import glob
+import linecache
 import os
+import re
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -52,8 +54,23 @@ class FindingError(Exception):
 
     @property
     def lines(self) -> List[int]:
-        """Every source line the findings name."""
-        return sorted({line for finding in self.findings for line in finding.lines})
+        """Every source line the findings name: the kernels' lines and, for a race between
+        streams, the host lines that queued the two operations."""
+        lines = {line for finding in self.findings for line in finding.lines}
+        lines.update(line for _, line in self.queued_at)
+        return sorted(lines)
+
+    @property
+    def queued_at(self) -> List[Tuple[str, int]]:
+        """For races between streams: ``(file, line)`` of each operation's host call (the copy
+        or the launch), in the order the reports name them."""
+        found: List[Tuple[str, int]] = []
+        for finding in self.findings:
+            for match in _QUEUED_AT.finditer(finding.text):
+                place = (match.group(1), int(match.group(2)))
+                if place not in found:
+                    found.append(place)
+        return found
 
 
 class RaceError(FindingError):
@@ -183,17 +200,62 @@ def relative_path(path: str) -> str:
 entry_names = {}
 
 
+#: ``file:line`` where a report names a place: an access, a thread group, or the host line that
+#: queued an operation on a stream (``add at streams.py:16 on device 0's stream 1``).
+_PLACE = re.compile(r"([^\s:\"'()]+):(\d+)\b")
+#: The host line that queued an operation, in a report of a race between streams.
+_QUEUED_AT = re.compile(r" at ([^\s:\"'()]+):(\d+) on device \d+'s stream")
+
+
+def places(text: str) -> List[Tuple[str, int]]:
+    """Every ``(file, line)`` a finding's text names whose file can be read, in order of first
+    mention: what its report quotes."""
+    found: List[Tuple[str, int]] = []
+    for match in _PLACE.finditer(text):
+        place = (match.group(1), int(match.group(2)))
+        if place not in found and linecache.getline(place[0], place[1]).strip():
+            found.append(place)
+    return found
+
+
+def quoted(text: str) -> str:
+    """A finding's text followed by each source line it names, quoted as a Python traceback
+    quotes a frame's line."""
+    quotes = [
+        f'  File "{path}", line {line}\n    {linecache.getline(path, line).strip()}'
+        for path, line in places(text)
+    ]
+    return "\n".join([text, *quotes])
+
+
 def _error_for(findings: Sequence[Finding], kernel: str, where: str) -> FindingError:
     first = findings[0]
     head = f"{kernel}: {len(findings)} finding{'s' if len(findings) != 1 else ''}"
     if where:
         head += f" in the launch at {where}"
-    text = "\n\n".join(finding.text for finding in findings)
-    for entry, name in entry_names.items():
-        if entry in text:
-            text = text.replace(entry, name)
+    texts = []
+    for finding in findings:
+        text = finding.text
+        for entry, name in entry_names.items():
+            if entry in text:
+                text = text.replace(entry, name)
+        texts.append(quoted(text))
     cls = _ERROR_FOR_CATEGORY.get(first.category, FindingError)
-    return cls(f"{head}\n{text}", findings)
+    return cls(f"{head}\n" + "\n\n".join(texts), findings)
+
+
+def report_findings(findings: Sequence[Finding], what: str, where: str = "") -> None:
+    """Raises the :class:`FindingError` for ``findings`` of a launch or a copy named ``what``, or,
+    inside ``racetrack.checking(raise_on_finding=False)``, adds them to that block's report."""
+    state = _current.get()
+    if state.report is not None:
+        state.report.launches.append((what, len(findings)))
+    if not findings:
+        return
+    if state.raise_on_finding:
+        raise _error_for(findings, what, where)
+    assert state.report is not None
+    state.report.findings.extend(findings)
 
 
 def launch(
@@ -219,25 +281,80 @@ def launch(
     runs on the current device after everything queued before it.
     """
     state = _current.get()
+    name = kernel_name or entry
     if stream is None:
         result = device().launch(
             module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
         )
     else:
         result = device().launch_on(
-            stream, module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
+            stream,
+            module,
+            entry,
+            grid,
+            block,
+            args,
+            shared_bytes=shared_bytes,
+            options=state.options,
+            label=f"{name} at {where}" if where else name,
         )
     if result.printf:
         print(result.printf, end="")
-    name = kernel_name or entry
-    if state.report is not None:
-        state.report.launches.append((name, len(result.findings)))
-    if result.findings:
-        if state.raise_on_finding:
-            raise _error_for(result.findings, name, where)
-        assert state.report is not None
-        state.report.findings.extend(result.findings)
+    report_findings(result.findings, name, where)
     return result
+
+
+# ---- copies between the host and the device, queued on a stream ----
+
+
+def _staging(nbytes: int, stream: int) -> int:
+    """A buffer in the stream's device's memory standing for the host's side of a copy: the
+    copy between it and the device array is what the stream queues and racecheck orders."""
+    emulator = device()
+    current = emulator.current_device
+    emulator.set_device(emulator.stream_device(stream))
+    try:
+        return emulator.alloc(max(nbytes, 1), "the host's buffer")
+    finally:
+        emulator.set_device(current)
+
+
+def copy_from_host_on(stream: int, address: int, data, *, where: str, what: str = "the copy to the device") -> None:
+    """Copies ``data`` (bytes, or a 1-D uint8 array) to ``address`` queued on ``stream``
+    (``cudaMemcpyAsync`` host to device): ordered after the stream's earlier work, and checked
+    against other streams' work that nothing orders before it, which is reported at both
+    operations' lines (``where`` is this copy's, ``file.py:15``)."""
+    nbytes = len(data)
+    if nbytes == 0:
+        return
+    emulator = device()
+    label = f"{what} at {where}" if where else what
+    staging = _staging(nbytes, stream)
+    try:
+        emulator.write(staging, data)
+        findings = emulator.copy_on(stream, address, staging, nbytes, racecheck=_current.get().options.racecheck, label=label)
+    finally:
+        emulator.free(staging)
+    if findings:
+        report_findings(findings, label)
+
+
+def copy_to_host_on(stream: int, address: int, out, *, where: str, what: str = "the copy to the host") -> None:
+    """Fills ``out`` (a writeable 1-D uint8 array) from ``address`` queued on ``stream``
+    (``cudaMemcpyAsync`` device to host), checked as :func:`copy_from_host_on` is."""
+    nbytes = len(out)
+    if nbytes == 0:
+        return
+    emulator = device()
+    label = f"{what} at {where}" if where else what
+    staging = _staging(nbytes, stream)
+    try:
+        findings = emulator.copy_on(stream, staging, address, nbytes, racecheck=_current.get().options.racecheck, label=label)
+        emulator.read_into(staging, out)
+    finally:
+        emulator.free(staging)
+    if findings:
+        report_findings(findings, label)
 
 
 def dim3(value, what: str) -> Tuple[int, int, int]:

@@ -424,9 +424,10 @@ def pointer(address: int, param: Param, what: str, *, allocation_start: bool = F
 
 
 def launch(
-    kernel: Kernel, grid, block, args, *, shared_bytes: int = 0, where_text: str = ""
+    kernel: Kernel, grid, block, args, *, shared_bytes: int = 0, where_text: str = "", stream: Optional[int] = None
 ) -> _native.LaunchResult:
-    """Launches with the enclosing ``racetrack.checking`` options (see :func:`racetrack.launch`)."""
+    """Launches with the enclosing ``racetrack.checking`` options (see :func:`racetrack.launch`),
+    queued on the emulator's ``stream`` when given."""
     return _core.launch(
         kernel.module,
         kernel.symbol,
@@ -436,6 +437,7 @@ def launch(
         shared_bytes=shared_bytes,
         kernel_name=kernel.name,
         where=where_text,
+        stream=stream,
     )
 
 

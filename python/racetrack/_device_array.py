@@ -12,7 +12,9 @@ from typing import Optional
 
 import numpy as np
 
+from . import _streams
 from ._core import device
+from ._cuda_c import where
 
 _names = itertools.count(1)
 
@@ -130,20 +132,23 @@ class DeviceArray:
 
     # -- copies ------------------------------------------------------------------------------
 
-    def set(self, ary) -> None:
-        """Copies a host array of the same size into this one."""
+    def set(self, ary, stream=None) -> None:
+        """Copies a host array of the same size into this one: queued on ``stream`` when given,
+        else on the legacy default stream with the host waiting (``racetrack/_streams.py``)."""
         host = np.asarray(ary)
         if host.size != self.size:
             raise ValueError(f"copy of {host.size} elements into a device array of {self.size}")
         host = np.ascontiguousarray(host, dtype=self.dtype)
         if self.nbytes:
-            device().write(self.ptr, bytes_view(host))
+            _streams.copy_to_device(self.ptr, bytes_view(host), _streams.native(stream), where())
 
-    def get(self, ary: Optional[np.ndarray] = None) -> np.ndarray:
-        """The contents as a NumPy array (into ``ary`` when given)."""
+    def get(self, ary: Optional[np.ndarray] = None, stream=None) -> np.ndarray:
+        """The contents as a NumPy array (into ``ary`` when given), copied on ``stream`` as
+        :meth:`set` is."""
         staging = np.empty(self.shape, dtype=self.dtype)
         if self.nbytes:
-            device().read_into(self.ptr, staging.reshape(-1).view(np.uint8))
+            view = staging.reshape(-1).view(np.uint8)
+            _streams.copy_to_host(self.ptr, view, _streams.native(stream), where())
         if ary is None:
             return staging
         if ary.size != self.size:
@@ -160,10 +165,9 @@ class DeviceArray:
     def _new(self, shape, dtype) -> "DeviceArray":
         return type(self)(shape, dtype)
 
-    def copy(self) -> "DeviceArray":
+    def copy(self, stream=None) -> "DeviceArray":
         made = self._new(self.shape, self.dtype)
-        if self.nbytes:
-            device().copy(made.ptr, self.ptr, self.nbytes)
+        _streams.copy_on_device(made.ptr, self.ptr, self.nbytes, _streams.native(stream), where())
         return made
 
     def fill(self, value) -> "DeviceArray":

@@ -192,7 +192,7 @@ impl Emulator {
     fn run_kernel(
         &mut self,
         py: Python<'_>,
-        stream: Option<StreamId>,
+        stream: Option<(StreamId, Option<&str>)>,
         module: &PtxModule,
         entry: &str,
         (grid, block, shared_bytes): ((u32, u32, u32), (u32, u32, u32), u32),
@@ -203,9 +203,15 @@ impl Emulator {
         let config = launch_config(grid, block, shared_bytes);
         let module = Arc::clone(&module.module);
         let (ran, elapsed) = self.timed(py, |emulator| match stream {
-            Some(stream) => {
-                emulator.launch_on(stream, &module, entry, &config, &args, &run_options)
-            }
+            Some((stream, label)) => emulator.launch_on_labelled(
+                stream,
+                &module,
+                entry,
+                &config,
+                &args,
+                &run_options,
+                label,
+            ),
             None => emulator.launch(&module, entry, &config, &args, &run_options),
         });
         Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
@@ -433,8 +439,9 @@ impl Emulator {
 
     /// [`Emulator::launch`] queued on `stream`, on the stream's device: besides the launch's own
     /// findings, its accesses that race with earlier work on other streams that no stream order,
-    /// event wait or synchronization orders before it.
-    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None))]
+    /// event wait or synchronization orders before it. `label` names the launch in such reports
+    /// (`add at streams.py:16`), else its entry does.
+    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None, label = None))]
     #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
     fn launch_on(
         &mut self,
@@ -447,16 +454,18 @@ impl Emulator {
         args: &Bound<'_, PyList>,
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
+        label: Option<&str>,
     ) -> PyResult<LaunchResult> {
         let stream = self.stream(stream)?;
         let shape = (grid, block, shared_bytes);
-        self.run_kernel(py, Some(stream), module, entry, shape, args, options)
+        self.run_kernel(py, Some((stream, label)), module, entry, shape, args, options)
     }
 
     /// Copies `nbytes` from `source` to `destination` queued on `stream` (`cudaMemcpyAsync`, or
     /// `cudaMemcpyPeerAsync` across devices: a copy needs no peer access). Returns the copy's
-    /// races with earlier unordered work on other streams.
-    #[pyo3(signature = (stream, destination, source, nbytes, racecheck = true))]
+    /// races with earlier unordered work on other streams. `label` names the copy in such
+    /// reports (`the copy to the device at streams.py:15`).
+    #[pyo3(signature = (stream, destination, source, nbytes, racecheck = true, label = None))]
     fn copy_on(
         &mut self,
         py: Python<'_>,
@@ -465,16 +474,18 @@ impl Emulator {
         source: u64,
         nbytes: usize,
         racecheck: bool,
+        label: Option<&str>,
     ) -> PyResult<Vec<Py<Finding>>> {
         let stream = self.stream(stream)?;
         let report = self
             .emulator
-            .copy_on(
+            .copy_on_labelled(
                 stream,
                 DevicePtr(destination),
                 DevicePtr(source),
                 nbytes,
                 racecheck,
+                label,
             )
             .map_err(emulator_error)?;
         findings_of(py, &report)

@@ -377,12 +377,15 @@ pub(crate) enum Work {
         config: LaunchConfig,
         args: Vec<KernelArg>,
         options: RunOptions,
+        /// The caller's name for it in reports (`Emulator::launch_on_labelled`).
+        label: Option<String>,
     },
     Copy {
         dst: DevicePtr,
         src: DevicePtr,
         bytes: usize,
         racecheck: bool,
+        label: Option<String>,
     },
     Record(EventId),
     WaitEvent(EventId),

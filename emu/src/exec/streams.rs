@@ -277,15 +277,32 @@ impl Emulator {
                 config,
                 args,
                 options,
+                label,
             } => self.launch_now(
-                stream, &held.host, &module, &entry, &config, &args, &options,
+                stream,
+                &held.host,
+                &module,
+                &entry,
+                &config,
+                &args,
+                &options,
+                label.as_deref(),
             ),
             Work::Copy {
                 dst,
                 src,
                 bytes,
                 racecheck,
-            } => self.copy_now(stream, &held.host, dst, src, bytes, racecheck),
+                label,
+            } => self.copy_now(
+                stream,
+                &held.host,
+                dst,
+                src,
+                bytes,
+                racecheck,
+                label.as_deref(),
+            ),
             Work::Record(event) => {
                 let clock = self.devices.streams[stream.0 as usize].clock.clone();
                 self.devices.events[event.0 as usize].clock = Some(clock);
@@ -422,6 +439,23 @@ impl Emulator {
         args: &[KernelArg],
         options: &RunOptions,
     ) -> Result<RunReport, EmuError> {
+        self.launch_on_labelled(stream, module, entry, config, args, options, None)
+    }
+
+    /// [`Emulator::launch_on`], named `label` in reports of races between streams instead of
+    /// by its entry (`add at streams.py:16`: a front end names the host line that queued it, so
+    /// that a race names the lines of both operations).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_on_labelled(
+        &mut self,
+        stream: StreamId,
+        module: &Module,
+        entry: &str,
+        config: &LaunchConfig,
+        args: &[KernelArg],
+        options: &RunOptions,
+        label: Option<&str>,
+    ) -> Result<RunReport, EmuError> {
         self.check_stream(stream)?;
         let (position, behind) = self.enqueue(stream);
         if behind {
@@ -431,12 +465,14 @@ impl Emulator {
                 config: *config,
                 args: args.to_vec(),
                 options: *options,
+                label: label.map(str::to_string),
             };
             self.hold(stream, position, work);
             return Ok(RunReport::finished());
         }
         let host = self.devices.host.clone();
-        let report = self.launch_now(stream, &host, module, entry, config, args, options)?;
+        let report =
+            self.launch_now(stream, &host, module, entry, config, args, options, label)?;
         self.run_held()?;
         Ok(report)
     }
@@ -451,10 +487,11 @@ impl Emulator {
         config: &LaunchConfig,
         args: &[KernelArg],
         options: &RunOptions,
+        label: Option<&str>,
     ) -> Result<RunReport, EmuError> {
         let device = self.stream_device(stream);
         let (tick, unordered) = self.devices.start(stream, host);
-        let name = format!("{entry} on {}", self.stream_name(stream));
+        let name = format!("{} on {}", label.unwrap_or(entry), self.stream_name(stream));
         let check = options.racecheck.then(|| OpCheck {
             unordered: unordered
                 .iter()
@@ -498,6 +535,21 @@ impl Emulator {
         bytes: usize,
         racecheck: bool,
     ) -> Result<RunReport, EmuError> {
+        self.copy_on_labelled(stream, dst, src, bytes, racecheck, None)
+    }
+
+    /// [`Emulator::copy_on`], named `label` in reports of races between streams (`the copy to
+    /// the device at streams.py:15`; a front end that stages a host buffer in device memory
+    /// names what the copy is to the user, and the host line that queued it).
+    pub fn copy_on_labelled(
+        &mut self,
+        stream: StreamId,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+        racecheck: bool,
+        label: Option<&str>,
+    ) -> Result<RunReport, EmuError> {
         self.check_stream(stream)?;
         let outside = |what: &str, ptr: DevicePtr| {
             EmuError::HostAccess(format!(
@@ -514,16 +566,18 @@ impl Emulator {
                 src,
                 bytes,
                 racecheck,
+                label: label.map(str::to_string),
             };
             self.hold(stream, position, work);
             return Ok(RunReport::finished());
         }
         let host = self.devices.host.clone();
-        let report = self.copy_now(stream, &host, dst, src, bytes, racecheck)?;
+        let report = self.copy_now(stream, &host, dst, src, bytes, racecheck, label)?;
         self.run_held()?;
         Ok(report)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn copy_now(
         &mut self,
         stream: StreamId,
@@ -532,13 +586,16 @@ impl Emulator {
         src: DevicePtr,
         bytes: usize,
         racecheck: bool,
+        label: Option<&str>,
     ) -> Result<RunReport, EmuError> {
         let freed = || EmuError::HostAccess(format!("copy of {bytes} bytes from freed memory"));
         let s = find_alloc(&self.allocs, src.0, bytes as u64).ok_or_else(freed)?;
         let d = find_alloc(&self.allocs, dst.0, bytes as u64).ok_or_else(freed)?;
         let (tick, unordered) = self.devices.start(stream, host);
         let (src_dev, dst_dev) = (self.allocs[s].device, self.allocs[d].device);
-        let name = if src_dev == dst_dev {
+        let name = if let Some(label) = label {
+            format!("{label} on {}", self.stream_name(stream))
+        } else if src_dev == dst_dev {
             format!("a copy on {}", self.stream_name(stream))
         } else {
             format!(

@@ -18,6 +18,8 @@ import numpy as np
 
 from .. import _core
 from .._core import device
+from .._cuda_c import user_facing as _user_facing
+from .._cuda_c import where as _user_where
 from ._streams import native_stream, synchronize_device
 
 
@@ -29,14 +31,18 @@ def _synchronize_device_of(array: "DeviceNDArray") -> None:
 
 def _raise_stream_findings(findings, what: str) -> None:
     """A copy on a stream that races with other streams' work fails as a launch would."""
-    if not findings:
-        return
-    state = _core._current.get()
-    if state.report is not None:
-        state.report.launches.append((what, len(findings)))
-    if state.raise_on_finding:
-        raise _core._error_for(findings, what, "")
-    state.report.findings.extend(findings)
+    _core.report_findings(findings, what)
+
+
+def _host_copy_stream(array: "DeviceNDArray", stream) -> Optional[int]:
+    """The emulator's stream a copy between ``array`` and the host queues on: ``stream``, else the
+    stream the array is bound to (``bind``), as Numba picks it; ``None`` for the legacy default
+    stream. Only contiguous arrays are copied on a stream; others go through a host window."""
+    stream_id = native_stream(stream or array.stream)
+    if stream_id is None or not (array.is_c_contiguous() or array.is_f_contiguous()):
+        return None
+    return stream_id
+
 
 _names = itertools.count(1)
 
@@ -288,6 +294,7 @@ class DeviceNDArray:
         host = np.ndarray(self.shape, self.dtype, buffer=window, offset=-low, strides=self.strides)
         return window, low, host
 
+    @_user_facing
     def copy_to_device(self, ary, stream=0) -> None:
         """Copies a host array (or another device array, on any device) of the same size into
         this one. A copy between device arrays on a stream is queued there: racecheck orders it
@@ -305,11 +312,18 @@ class DeviceNDArray:
                 return
             _synchronize_device_of(ary)
             ary = ary.copy_to_host()
-        _synchronize_device_of(self)
         host = np.asarray(ary, dtype=self.dtype)
         if host.size != self.size:
             raise ValueError(f"copy of {host.size} elements into a device array of {self.size}")
         host = np.reshape(host, self.shape)
+        stream_id = _host_copy_stream(self, stream)
+        if stream_id is not None and self._allocation.host is None:
+            # Queued on the stream (cudaMemcpyAsync): ordered after its work, checked against the rest.
+            in_order = np.ascontiguousarray(host) if self.is_c_contiguous() else np.asfortranarray(host)
+            data = _bytes_view(in_order)
+            _core.copy_from_host_on(stream_id, self.address, data, where=_user_where())
+            return
+        _synchronize_device_of(self)
         if self.size == 0:
             return
         if self.is_c_contiguous():
@@ -322,6 +336,7 @@ class DeviceNDArray:
             device().write(self.address + low, window)
         self._allocation.pull()
 
+    @_user_facing
     def copy_to_host(self, ary: Optional[np.ndarray] = None, stream=0) -> np.ndarray:
         """The array's contents in host memory: into ``ary`` when given, else a new array."""
         order = "F" if self.is_f_contiguous() and not self.is_c_contiguous() else "C"
@@ -333,8 +348,16 @@ class DeviceNDArray:
             )
         if self.size == 0:
             return ary
-        if native_stream(stream) is not None:
-            stream.synchronize()  # the host reads the bytes now, so it waits for the stream first
+        stream_id = _host_copy_stream(self, stream)
+        same_layout = (self.is_c_contiguous() and ary.flags.c_contiguous) or (
+            self.is_f_contiguous() and ary.flags.f_contiguous and ary.shape == self.shape
+        )
+        if stream_id is not None and same_layout and self._allocation.host is None:
+            # Queued on the stream (cudaMemcpyAsync): ordered after its work, checked against the rest.
+            _core.copy_to_host_on(stream_id, self.address, _bytes_view(ary), where=_user_where())
+            return ary
+        if native_stream(stream or self.stream) is not None:
+            (stream or self.stream).synchronize()  # the host reads the bytes now: it waits for the stream
         _synchronize_device_of(self)
         same_order = (self.is_c_contiguous() and ary.flags.c_contiguous) or (
             self.is_f_contiguous() and ary.flags.f_contiguous and ary.shape == self.shape
@@ -348,6 +371,7 @@ class DeviceNDArray:
         return ary
 
 
+@_user_facing
 def to_device(obj, stream=0, copy: bool = True, to: Optional[DeviceNDArray] = None):
     """``cuda.to_device``: a device array holding a copy of ``obj``."""
     if isinstance(obj, DeviceNDArray):
@@ -357,7 +381,7 @@ def to_device(obj, stream=0, copy: bool = True, to: Optional[DeviceNDArray] = No
     if to is None:
         to = DeviceNDArray(host.shape, host.dtype, order, uninit=not copy)
     if copy:
-        to.copy_to_device(host)
+        to.copy_to_device(host, stream=stream)
     return to
 
 

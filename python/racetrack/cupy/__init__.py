@@ -81,11 +81,12 @@ class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
         return MemoryPointer(self.ptr, self)
 
     def get(self, stream=None, order: str = "C", out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The contents as a NumPy array."""
-        return super().get(out)
+        """The contents as a NumPy array: copied on ``stream`` when given, else synchronously."""
+        return super().get(out, stream=stream)
 
     def set(self, arr, stream=None) -> None:
-        super().set(arr)
+        """Copies ``arr`` in: on ``stream`` when given, else synchronously."""
+        super().set(arr, stream=stream)
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -118,7 +119,7 @@ def array(obj, dtype=None, copy: bool = True, order=None) -> ndarray:
 def asnumpy(a, stream=None, order: str = "C", out: Optional[np.ndarray] = None) -> np.ndarray:
     """``a`` as a NumPy array (copied from the emulator's memory when it is there)."""
     if isinstance(a, DeviceArray):
-        return a.get(out) if out is not None else a.get()
+        return a.get(stream=stream, out=out)
     result = np.asarray(a)
     if out is not None:
         out[...] = result
@@ -269,6 +270,7 @@ class RawKernel:
             marshalled,
             shared_bytes=int(shared_mem),
             where_text=_cuda_c.where(),
+            stream=(stream or cuda.get_current_stream())._racetrack_stream,
         )
 
 

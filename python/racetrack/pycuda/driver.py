@@ -14,7 +14,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
-from .. import _core, _cuda_c
+from .. import _core, _cuda_c, _streams
 from . import _prepared
 from .._core import device
 from .._device_array import Allocation, DeviceArray, bytes_view
@@ -76,7 +76,8 @@ class Context:
 
     @staticmethod
     def synchronize() -> None:
-        """Launches and copies finish when issued on the emulator."""
+        """The host waits for every stream's work (``cuCtxSynchronize``)."""
+        _streams.synchronize_all()
 
     @staticmethod
     def get_device() -> Device:
@@ -165,42 +166,59 @@ def _host_bytes(src) -> np.ndarray:
     return array.reshape(-1).view(np.uint8)
 
 
+def _stream_id(stream) -> Optional[int]:
+    if stream is not None and not isinstance(stream, Stream):
+        raise TypeError(f"a stream is a drv.Stream or None, not {type(stream).__name__}")
+    return _streams.native(stream)
+
+
+@_cuda_c.user_facing
 def memcpy_htod(dest, src) -> None:
-    """Host (a NumPy array or buffer) → device."""
-    data = _host_bytes(src)
-    if data.size:
-        device().write(_address(dest), data)
+    """Host (a NumPy array or buffer) → device, on the legacy default stream; the host waits."""
+    _streams.copy_to_device(_address(dest), _host_bytes(src), None, _cuda_c.where())
 
 
-def memcpy_dtoh(dest: np.ndarray, src) -> None:
-    """Device → host, into the C-contiguous NumPy array ``dest``."""
+def _host_out(dest: np.ndarray, what: str) -> np.ndarray:
     if not dest.flags.c_contiguous or not dest.flags.writeable:
-        raise ValueError("memcpy_dtoh needs a writeable, C-contiguous NumPy array")
-    if dest.nbytes:
-        device().read_into(_address(src), dest.reshape(-1).view(np.uint8))
+        raise ValueError(f"{what} needs a writeable, C-contiguous NumPy array")
+    return dest.reshape(-1).view(np.uint8)
 
 
+@_cuda_c.user_facing
+def memcpy_dtoh(dest: np.ndarray, src) -> None:
+    """Device → host, into the C-contiguous NumPy array ``dest``; the host waits."""
+    _streams.copy_to_host(_address(src), _host_out(dest, "memcpy_dtoh"), None, _cuda_c.where())
+
+
+@_cuda_c.user_facing
 def memcpy_dtod(dest, src, size: int) -> None:
-    if int(size):
-        device().copy(_address(dest), _address(src), int(size))
+    _streams.copy_on_device(_address(dest), _address(src), int(size), None, _cuda_c.where())
 
 
+@_cuda_c.user_facing
 def memcpy_htod_async(dest, src, stream=None) -> None:
-    memcpy_htod(dest, src)
+    """Host → device queued on ``stream``: ordered after its work, checked against the rest."""
+    _streams.copy_to_device(_address(dest), _host_bytes(src), _stream_id(stream), _cuda_c.where())
 
 
+@_cuda_c.user_facing
 def memcpy_dtoh_async(dest, src, stream=None) -> None:
-    memcpy_dtoh(dest, src)
+    """Device → host queued on ``stream`` (here the bytes are there when it returns)."""
+    out = _host_out(dest, "memcpy_dtoh_async")
+    _streams.copy_to_host(_address(src), out, _stream_id(stream), _cuda_c.where())
 
 
+@_cuda_c.user_facing
 def memcpy_dtod_async(dest, src, size: int, stream=None) -> None:
-    memcpy_dtod(dest, src, size)
+    _streams.copy_on_device(_address(dest), _address(src), int(size), _stream_id(stream), _cuda_c.where())
 
 
-def _memset(dest, value, count: int, dtype) -> None:
+def _memset(dest, value, count: int, dtype, stream=None) -> None:
+    """A memset is a copy from the host here: it queues and is checked as one."""
     fill = np.full(int(count), value, dtype=dtype)
     if fill.nbytes:
-        device().write(_address(dest), bytes_view(fill))
+        where = _cuda_c.where()
+        _streams.copy_to_device(_address(dest), bytes_view(fill), _stream_id(stream), where)
 
 
 def memset_d8(dest, data: int, count: int) -> None:
@@ -213,6 +231,18 @@ def memset_d16(dest, data: int, count: int) -> None:
 
 def memset_d32(dest, data: int, count: int) -> None:
     _memset(dest, np.uint32(data), count, np.uint32)
+
+
+def memset_d8_async(dest, data: int, count: int, stream=None) -> None:
+    _memset(dest, np.uint8(data), count, np.uint8, stream)
+
+
+def memset_d16_async(dest, data: int, count: int, stream=None) -> None:
+    _memset(dest, np.uint16(data), count, np.uint16, stream)
+
+
+def memset_d32_async(dest, data: int, count: int, stream=None) -> None:
+    _memset(dest, np.uint32(data), count, np.uint32, stream)
 
 
 def to_device(buffer) -> DeviceAllocation:
@@ -297,34 +327,53 @@ class InOut(ArgumentHandler):
 # -- streams and events ----------------------------------------------------------------------
 
 
+class stream_flags:  # noqa: N801 (PyCUDA's name)
+    DEFAULT = 0
+    NON_BLOCKING = 1
+
+
 class Stream:
-    """Accepted wherever PyCUDA takes a stream; work is finished when it is issued."""
+    """A stream: copies and launches given it are queued on it, and checked against other
+    streams' work that no event or synchronization orders before them (``racetrack/_streams.py``).
+    ``Stream(flags=stream_flags.NON_BLOCKING)`` is not waited for by the legacy default stream."""
 
     def __init__(self, flags: int = 0):
         self.flags = flags
+        self._racetrack_stream = _streams.create_stream(non_blocking=bool(flags & stream_flags.NON_BLOCKING))
 
     def synchronize(self) -> None:
-        pass
+        _streams.synchronize_stream(self._racetrack_stream)
 
     def is_done(self) -> bool:
         return True
 
     def wait_for_event(self, event: "Event") -> None:
-        pass
+        """Later work on this stream waits for what ``event`` recorded (``cuStreamWaitEvent``)."""
+        if event._id is not None:
+            device().wait_event(self._racetrack_stream, event._id)
 
 
 class Event:
-    """Records the emulator's clock."""
+    """Marks a point of a stream (``record``) that other streams can wait for, and reads the
+    emulator's clock."""
 
     def __init__(self, flags: int = 0):
         self.flags = flags
         self._clock_ms: Optional[float] = None
+        self._id: Optional[int] = None
+        self._stream: Optional[int] = None
 
     def record(self, stream: Optional[Stream] = None) -> "Event":
+        self._stream = _stream_id(stream)
+        queued_on = _streams.stream_or_legacy(self._stream)
+        self._id = device().record_event(queued_on)
         self._clock_ms = device().clock_ms
         return self
 
     def synchronize(self) -> "Event":
+        """The host waits for the recorded work."""
+        if self._id is not None:
+            _streams.synchronize_stream(self._stream)
         return self
 
     def query(self) -> bool:
@@ -429,7 +478,7 @@ class Function:
             return _cuda_c.pointer(int(gpudata), param, what)
         raise TypeError(f"invalid type on parameter #{index} (0-based): {type(value).__name__}")
 
-    def _launch(self, args, block, grid, shared: int, where_text: str) -> None:
+    def _launch(self, args, block, grid, shared: int, where_text: str, stream=None) -> None:
         marshalled, handlers = self._marshal(args)
         for handler in handlers:
             handler.pre_call()
@@ -441,6 +490,7 @@ class Function:
                 marshalled,
                 shared_bytes=int(shared),
                 where_text=where_text,
+                stream=_stream_id(stream),
             )
         finally:
             # As PyCUDA does, Out/InOut arrays get the device's contents back, findings or not.
@@ -467,7 +517,7 @@ class Function:
             # PyCUDA asserts the same: an asynchronous launch has not ended when the call returns.
             raise ValueError("can't time the kernel on an asynchronous invocation (stream=...)")
         clock_before = device().clock_ms
-        self._launch(args, block, grid, shared, _cuda_c.where())
+        self._launch(args, block, grid, shared, _cuda_c.where(), stream)
         if time_kernel:
             return (device().clock_ms - clock_before) * 1e-3
         return None
@@ -512,7 +562,7 @@ class Function:
         ]
         return launch_args, int(shared_size or 0)
 
-    def _launch_prepared(self, launch_args, block, grid, shared: int) -> None:
+    def _launch_prepared(self, launch_args, block, grid, shared: int, stream=None) -> None:
         _cuda_c.launch(
             self._kernel,
             _dim3(grid, "grid"),
@@ -520,6 +570,7 @@ class Function:
             launch_args,
             shared_bytes=shared,
             where_text=_cuda_c.where(),
+            stream=_stream_id(stream),
         )
 
     @_cuda_c.user_facing
@@ -547,15 +598,15 @@ class Function:
 
     @_cuda_c.user_facing
     def prepared_async_call(self, grid, block, stream, *args, **kwargs) -> None:
-        """``prepared_call`` on ``stream`` (a ``Stream`` or ``None``); the emulator has run it
-        to its end when this returns."""
+        """``prepared_call`` queued on ``stream`` (a ``Stream`` or ``None``); the emulator has
+        run it to its end when this returns."""
         if stream is not None and not isinstance(stream, Stream):
             raise TypeError(
                 f"prepared_async_call(grid, block, stream, ...): stream must be a drv.Stream or "
                 f"None, not {type(stream).__name__}"
             )
         launch_args, shared = self._prepared_args("prepared_async_call", block, args, kwargs)
-        self._launch_prepared(launch_args, block, grid, shared)
+        self._launch_prepared(launch_args, block, grid, shared, stream)
 
 
 def _no_textures(texrefs) -> None:

@@ -43,17 +43,19 @@ class GPUArray(DeviceArray):
         return self.size
 
     def get(self, ary=None, pagelocked: bool = False, async_: bool = False, stream=None) -> np.ndarray:
-        """The contents as a NumPy array."""
-        return super().get(ary)
+        """The contents as a NumPy array; with ``async_=True`` and a stream, copied on it."""
+        return super().get(ary, stream=stream if async_ else None)
 
     def get_async(self, stream=None, ary=None) -> np.ndarray:
-        return super().get(ary)
+        """The contents, copied on ``stream`` (``memcpy_dtoh_async``)."""
+        return super().get(ary, stream=stream)
 
     def set(self, ary, async_: bool = False, stream=None) -> None:
-        super().set(ary)
+        super().set(ary, stream=stream if async_ else None)
 
     def set_async(self, ary, stream=None) -> None:
-        super().set(ary)
+        """Copies ``ary`` in, on ``stream`` (``memcpy_htod_async``)."""
+        super().set(ary, stream=stream)
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -70,7 +72,12 @@ def to_gpu(ary, allocator=None) -> GPUArray:
     return made
 
 
-to_gpu_async = to_gpu
+def to_gpu_async(ary, allocator=None, stream=None) -> GPUArray:
+    """``to_gpu`` with the copy queued on ``stream``."""
+    host = np.asarray(ary)
+    made = GPUArray(host.shape, host.dtype)
+    made.set_async(host, stream=stream)
+    return made
 
 
 def empty(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:

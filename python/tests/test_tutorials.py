@@ -1,0 +1,82 @@
+"""The tutorial corpus (python/examples/tutorials/): programs in the form Numba, PyCUDA and CuPy
+tutorials print them, with only the import line changed. Each says what it expects in its
+docstring: ``Expect: correct`` (it runs, and its own comparison with NumPy holds), or
+``Expect: RaceError`` / ``SyncError`` / ``MemoryAccessError`` at the lines marked ``# BUG``
+(every marked line is among the lines the error names)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import runpy
+import sys
+
+import pytest
+
+import racetrack
+
+TUTORIALS = pathlib.Path(__file__).resolve().parent.parent / "examples" / "tutorials"
+PROGRAMS = sorted(p for p in TUTORIALS.glob("*.py") if not p.name.startswith("_"))
+EXPECT = re.compile(r"^Expect: (correct|RaceError|SyncError|MemoryAccessError)\b", re.MULTILINE)
+
+#: Programs that need host-side API the faces do not have yet, and which API.
+MISSING_API = {
+    "cupy_elementwise.py": "cupy.ElementwiseKernel (and ndarray.reshape broadcasting in it) is not in the CuPy face",
+    "cupy_reduction_kernel.py": "cupy.ReductionKernel is not in the CuPy face",
+}
+
+
+def expectation(program: pathlib.Path) -> str:
+    found = EXPECT.search(program.read_text())
+    assert found, f"{program.name} says nothing of what it expects (an `Expect: ...` line)"
+    return found.group(1)
+
+
+def bug_lines(program: pathlib.Path):
+    return [n for n, line in enumerate(program.read_text().splitlines(), 1) if re.search(r"(#|//) BUG:", line)]
+
+
+def needs_numba(program: pathlib.Path) -> bool:
+    return program.name.startswith("numba_")
+
+
+def run(program: pathlib.Path) -> None:
+    """Runs the program as `python program.py` would, from the tutorials folder, so that its
+    reports name `program.py:LINE`."""
+    cwd = os.getcwd()
+    os.chdir(TUTORIALS)
+    try:
+        runpy.run_path(program.name, run_name="__main__")
+    finally:
+        os.chdir(cwd)
+
+
+def test_the_corpus_is_big_enough():
+    assert len(PROGRAMS) >= 30
+    kinds = {expectation(p) for p in PROGRAMS}
+    assert kinds == {"correct", "RaceError", "SyncError", "MemoryAccessError"}
+    for program in PROGRAMS:
+        if expectation(program) != "correct":
+            assert bug_lines(program), f"{program.name} expects a finding but marks no # BUG line"
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=[p.stem for p in PROGRAMS])
+def test_tutorial(program: pathlib.Path, capsys, request):
+    if needs_numba(program) and sys.version_info < (3, 10):
+        pytest.skip("the Numba face needs Python >= 3.10 (numba-cuda 0.30.4 has no wheels for 3.9)")
+    if program.name in MISSING_API:
+        request.applymarker(pytest.mark.xfail(reason=MISSING_API[program.name], strict=True))
+    expected = expectation(program)
+    if expected == "correct":
+        run(program)  # its own assertion compares it with NumPy
+        return
+    error_class = getattr(racetrack, expected)
+    with pytest.raises(error_class) as raised:
+        run(program)
+    error = raised.value
+    for line in bug_lines(program):
+        assert line in error.lines, f"{program.name}:{line} is not among {error.lines}:\n{error}"
+    # Every finding quotes the lines it names, as a traceback does.
+    for line in bug_lines(program):
+        assert f'File "{program.name}", line {line}\n' in str(error), str(error)
