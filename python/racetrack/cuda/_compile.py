@@ -126,11 +126,39 @@ def compile_kernel(py_func, signature, options: Optional[Dict[str, Any]] = None)
             opt=bool(options.get("opt", True)),
         )
     ptx = _FILE_DIRECTIVE.sub(lambda m: m.group(1) + relative_path(m.group(2)) + m.group(3), ptx)
-    return name_shared_arrays(ptx, py_func)
+    return name_shared_arrays(place_the_exit(ptx, py_func), py_func)
+
+
+_EXIT = re.compile(r"^(\s*\.loc\s+)(\d+)(\s+)0(\s+\d+\s*\n(?:\s*\n)*\s*ret;)", re.MULTILINE)
+
+
+def place_the_exit(ptx: str, py_func) -> str:
+    """Numba gives the kernel's final ``ret`` line 0 (no line), so a report of threads that
+    exit without reaching a barrier would name a PTX line. A thread that runs off the end of the
+    kernel leaves at its last line: the ``ret`` takes that line of the kernel's ``.py`` file."""
+    try:
+        source, first = inspect.getsourcelines(py_func)
+        path = relative_path(inspect.getsourcefile(py_func) or "")
+    except (OSError, TypeError):
+        return ptx
+    last = first + len(source) - 1
+    files = {m.group(1): m.group(2) for m in re.finditer(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', ptx, re.MULTILINE)}
+    return _EXIT.sub(
+        lambda m: m.group(1) + m.group(2) + m.group(3) + (str(last) if files.get(m.group(2)) == path else "0") + m.group(4),
+        ptx,
+    )
 
 
 _SHARED_DECLARATION = re.compile(r"\.shared\s+(?:\.align\s+\d+\s+)?\.\w+\s+(_cudapy_smem_(\d+))\[")
 _PTX_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*$")
+
+
+def _names_a_symbol(name: str, ptx: str) -> bool:
+    """Whether ``name`` already stands for something in ``ptx`` as a word of its own: not as a
+    directive or state space (``.shared``, ``.global``), a register (``%r1``), a label (``$L``),
+    an instruction's suffix (``ld.shared``) or part of a longer identifier. A variable called
+    ``shared`` may then take the name; one called ``ret`` or ``bar`` may not (an opcode)."""
+    return re.search(rf"(?<![\w.%$]){re.escape(name)}(?![\w$])", ptx) is not None
 
 
 def _shared_array_names(py_func) -> List[str]:
@@ -166,7 +194,7 @@ def name_shared_arrays(ptx: str, py_func) -> str:
     names = _shared_array_names(py_func)
     if not declared or len(names) != len(declared) or len(set(names)) != len(names):
         return ptx
-    if any(not _PTX_IDENTIFIER.match(name) or re.search(rf"\b{name}\b", ptx) for name in names):
+    if any(not _PTX_IDENTIFIER.match(name) or _names_a_symbol(name, ptx) for name in names):
         return ptx
     for (_, symbol), name in zip(declared, names):
         ptx = re.sub(rf"\b{symbol}\b", name, ptx)
