@@ -209,6 +209,45 @@ def test_barrier_divergence_is_a_sync_error():
 
 
 @cuda.jit
+def exit_before_the_barrier(out):
+    t = cuda.threadIdx.x
+    if t < 32:
+        cuda.syncthreads()
+        out[t] = 1
+
+
+def test_threads_that_exit_without_reaching_a_barrier_are_named_at_a_py_line():
+    with pytest.raises(racetrack.SyncError) as raised:
+        exit_before_the_barrier[1, 64](np.zeros(64, np.int32))
+    text = str(raised.value)
+    first = exit_before_the_barrier.py_func.__code__.co_firstlineno
+    # Numba gives the kernel's final `ret` no line; it leaves at the kernel's last line.
+    assert "PTX line" not in text, text
+    assert f"exited without arriving (first exit) at {relative_path(__file__)}:{first + 5}" in text, text
+    assert first + 5 in raised.value.lines
+
+
+@cuda.jit
+def reverse_without_a_barrier(x, out):
+    shared = cuda.shared.array(64, float32)
+    t = cuda.threadIdx.x
+    shared[t] = x[t]
+    out[t] = shared[63 - t]
+
+
+def test_a_shared_array_named_like_a_ptx_word_keeps_its_python_name_and_lines_are_quoted():
+    with pytest.raises(racetrack.RaceError) as raised:
+        reverse_without_a_barrier[1, 64](np.ones(64, np.float32), np.zeros(64, np.float32))
+    text = str(raised.value)
+    assert "on shared memory: shared[63]" in text and "_cudapy_smem" not in text, text
+    first = reverse_without_a_barrier.py_func.__code__.co_firstlineno
+    path = relative_path(__file__)
+    # Each line the finding names is quoted below it, as a Python traceback quotes a frame.
+    assert f'  File "{path}", line {first + 4}\n    shared[t] = x[t]\n' in text, text
+    assert f'  File "{path}", line {first + 5}\n    out[t] = shared[63 - t]' in text, text
+
+
+@cuda.jit
 def dynamic_shared(x, out):
     buffer = cuda.shared.array(0, int32)
     t = cuda.threadIdx.x

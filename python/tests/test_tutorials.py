@@ -80,3 +80,21 @@ def test_tutorial(program: pathlib.Path, capsys, request):
     # Every finding quotes the lines it names, as a traceback does.
     for line in bug_lines(program):
         assert f'File "{program.name}", line {line}\n' in str(error), str(error)
+
+
+def test_the_gpu_script_turns_every_import_back_into_the_librarys_own():
+    """`examples/run_tutorials.py --real` runs the corpus with numba-cuda, PyCUDA and CuPy: no
+    program may keep a `racetrack` import there, and nothing but the imports may change."""
+    sys.path.insert(0, str(TUTORIALS.parent))
+    try:
+        import run_tutorials
+    finally:
+        sys.path.remove(str(TUTORIALS.parent))
+    for program in PROGRAMS:
+        source = program.read_text()
+        real = run_tutorials.with_real_imports(source)
+        assert "racetrack" not in real, program.name
+        changed = [(a, b) for a, b in zip(source.splitlines(), real.splitlines()) if a != b]
+        assert changed and all(b.lstrip().startswith(("import ", "from ")) for _, b in changed), changed
+    assert run_tutorials.same_numbers("[0. 2. 4.] 6.0000001", "[0.0 2.0 4.0] 6")
+    assert not run_tutorials.same_numbers("Counter: 160", "Counter: 8192")
