@@ -527,3 +527,68 @@ fn stream_memory_operations_refuse_words_they_cannot_reach_in_one_sentence() {
         .to_string();
     assert!(error.contains("not an aligned 4-byte word"), "{error}");
 }
+
+#[test]
+fn labelled_operations_are_named_by_their_labels_even_when_held_behind_a_wait() {
+    for held in [false, true] {
+        let (module, mut emu, acc, ones) = two_devices();
+        emu.enable_peer_access(1).unwrap();
+        let (copier, adder, writer) = (
+            emu.create_stream(),
+            emu.create_stream(),
+            emu.create_stream(),
+        );
+        let flag = emu.alloc(4, "flag");
+        if held {
+            // The adder's launch is held until the flag is written, and runs then, after the
+            // copy, with nothing ordering the two: its label must survive the wait.
+            emu.wait_value_on(adder, flag, 1).unwrap();
+        }
+        let copy = emu
+            .copy_on_labelled(
+                copier,
+                acc,
+                ones,
+                N as usize * 4,
+                true,
+                Some("the copy to the device at host.py:15"),
+            )
+            .unwrap();
+        assert!(copy.is_clean(), "{copy:?}");
+        let launched = emu
+            .launch_on_labelled(
+                adder,
+                &module,
+                "add_into",
+                &block(N),
+                &add_into(acc, ones),
+                &RunOptions::default(),
+                Some("add_into at host.py:16"),
+            )
+            .unwrap();
+        emu.write_value_on(writer, flag, 1).unwrap();
+        let at_sync = emu.synchronize().unwrap();
+        let report = if held { at_sync } else { launched };
+        // The kernel reads and then writes `acc`, which the copy wrote.
+        assert_eq!(
+            kinds(&report),
+            [
+                FindingKind::StreamRace {
+                    hazard: Hazard::ReadAfterWrite
+                },
+                FindingKind::StreamRace {
+                    hazard: Hazard::WriteAfterWrite
+                }
+            ],
+            "held: {held}: {report:?}"
+        );
+        for finding in &report.findings {
+            assert!(
+                finding.why.starts_with(
+                    "add_into at host.py:16 on device 0's stream 1 touches bytes that the copy to the device at host.py:15 on device 0's stream 0 wrote"
+                ),
+                "{finding}"
+            );
+        }
+    }
+}

@@ -458,7 +458,15 @@ impl Emulator {
     ) -> PyResult<LaunchResult> {
         let stream = self.stream(stream)?;
         let shape = (grid, block, shared_bytes);
-        self.run_kernel(py, Some((stream, label)), module, entry, shape, args, options)
+        self.run_kernel(
+            py,
+            Some((stream, label)),
+            module,
+            entry,
+            shape,
+            args,
+            options,
+        )
     }
 
     /// Copies `nbytes` from `source` to `destination` queued on `stream` (`cudaMemcpyAsync`, or

@@ -471,8 +471,7 @@ impl Emulator {
             return Ok(RunReport::finished());
         }
         let host = self.devices.host.clone();
-        let report =
-            self.launch_now(stream, &host, module, entry, config, args, options, label)?;
+        let report = self.launch_now(stream, &host, module, entry, config, args, options, label)?;
         self.run_held()?;
         Ok(report)
     }
