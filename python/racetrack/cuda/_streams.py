@@ -2,7 +2,9 @@
 issued, and checks what a GPU would not: that work on one stream which touches memory that work
 on another stream touched is ordered after it, by an event the stream waited for
 (``event.wait(stream)``, Numba's ``cuStreamWaitEvent``) or by the host synchronizing. Work that
-nothing orders is a race between streams, reported at the kernel's line.
+nothing orders is a race between streams, reported at the kernel's line and the ``.py`` lines of
+both operations; copies between the host and a device array on a stream (``to_device(a,
+stream=s)``, ``copy_to_host(stream=s)``) are such work too (``_core.copy_from_host_on``).
 
 A stream belongs to the device current when it was made, an event to the device current when it
 was made; an event is recorded on a stream of its own device, and any device's stream may wait
