@@ -474,6 +474,7 @@ impl Emulator {
     /// races with earlier unordered work on other streams. `label` names the copy in such
     /// reports (`the copy to the device at streams.py:15`).
     #[pyo3(signature = (stream, destination, source, nbytes, racecheck = true, label = None))]
+    #[allow(clippy::too_many_arguments)] // a copy's parts, as `cudaMemcpyAsync` and a report's name
     fn copy_on(
         &mut self,
         py: Python<'_>,
