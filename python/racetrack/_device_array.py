@@ -140,7 +140,7 @@ class DeviceArray:
             raise ValueError(f"copy of {host.size} elements into a device array of {self.size}")
         host = np.ascontiguousarray(host, dtype=self.dtype)
         if self.nbytes:
-            _streams.copy_to_device(self.ptr, bytes_view(host), _streams.native(stream), where())
+            _streams.copy_to_device(self.ptr, bytes_view(host), _streams.native(stream), where)
 
     def get(self, ary: Optional[np.ndarray] = None, stream=None) -> np.ndarray:
         """The contents as a NumPy array (into ``ary`` when given), copied on ``stream`` as
@@ -148,7 +148,7 @@ class DeviceArray:
         staging = np.empty(self.shape, dtype=self.dtype)
         if self.nbytes:
             view = staging.reshape(-1).view(np.uint8)
-            _streams.copy_to_host(self.ptr, view, _streams.native(stream), where())
+            _streams.copy_to_host(self.ptr, view, _streams.native(stream), where)
         if ary is None:
             return staging
         if ary.size != self.size:
@@ -167,7 +167,7 @@ class DeviceArray:
 
     def copy(self, stream=None) -> "DeviceArray":
         made = self._new(self.shape, self.dtype)
-        _streams.copy_on_device(made.ptr, self.ptr, self.nbytes, _streams.native(stream), where())
+        _streams.copy_on_device(made.ptr, self.ptr, self.nbytes, _streams.native(stream), where)
         return made
 
     def fill(self, value) -> "DeviceArray":

@@ -175,7 +175,7 @@ def _stream_id(stream) -> Optional[int]:
 @_cuda_c.user_facing
 def memcpy_htod(dest, src) -> None:
     """Host (a NumPy array or buffer) → device, on the legacy default stream; the host waits."""
-    _streams.copy_to_device(_address(dest), _host_bytes(src), None, _cuda_c.where())
+    _streams.copy_to_device(_address(dest), _host_bytes(src), None, _cuda_c.where)
 
 
 def _host_out(dest: np.ndarray, what: str) -> np.ndarray:
@@ -187,38 +187,37 @@ def _host_out(dest: np.ndarray, what: str) -> np.ndarray:
 @_cuda_c.user_facing
 def memcpy_dtoh(dest: np.ndarray, src) -> None:
     """Device → host, into the C-contiguous NumPy array ``dest``; the host waits."""
-    _streams.copy_to_host(_address(src), _host_out(dest, "memcpy_dtoh"), None, _cuda_c.where())
+    _streams.copy_to_host(_address(src), _host_out(dest, "memcpy_dtoh"), None, _cuda_c.where)
 
 
 @_cuda_c.user_facing
 def memcpy_dtod(dest, src, size: int) -> None:
-    _streams.copy_on_device(_address(dest), _address(src), int(size), None, _cuda_c.where())
+    _streams.copy_on_device(_address(dest), _address(src), int(size), None, _cuda_c.where)
 
 
 @_cuda_c.user_facing
 def memcpy_htod_async(dest, src, stream=None) -> None:
     """Host → device queued on ``stream``: ordered after its work, checked against the rest."""
-    _streams.copy_to_device(_address(dest), _host_bytes(src), _stream_id(stream), _cuda_c.where())
+    _streams.copy_to_device(_address(dest), _host_bytes(src), _stream_id(stream), _cuda_c.where)
 
 
 @_cuda_c.user_facing
 def memcpy_dtoh_async(dest, src, stream=None) -> None:
     """Device → host queued on ``stream`` (here the bytes are there when it returns)."""
     out = _host_out(dest, "memcpy_dtoh_async")
-    _streams.copy_to_host(_address(src), out, _stream_id(stream), _cuda_c.where())
+    _streams.copy_to_host(_address(src), out, _stream_id(stream), _cuda_c.where)
 
 
 @_cuda_c.user_facing
 def memcpy_dtod_async(dest, src, size: int, stream=None) -> None:
-    _streams.copy_on_device(_address(dest), _address(src), int(size), _stream_id(stream), _cuda_c.where())
+    _streams.copy_on_device(_address(dest), _address(src), int(size), _stream_id(stream), _cuda_c.where)
 
 
 def _memset(dest, value, count: int, dtype, stream=None) -> None:
     """A memset is a copy from the host here: it queues and is checked as one."""
     fill = np.full(int(count), value, dtype=dtype)
     if fill.nbytes:
-        where = _cuda_c.where()
-        _streams.copy_to_device(_address(dest), bytes_view(fill), _stream_id(stream), where)
+        _streams.copy_to_device(_address(dest), bytes_view(fill), _stream_id(stream), _cuda_c.where)
 
 
 def memset_d8(dest, data: int, count: int) -> None:
