@@ -20,10 +20,14 @@ TUTORIALS = pathlib.Path(__file__).resolve().parent.parent / "examples" / "tutor
 PROGRAMS = sorted(p for p in TUTORIALS.glob("*.py") if not p.name.startswith("_"))
 EXPECT = re.compile(r"^Expect: (correct|RaceError|SyncError|MemoryAccessError)\b", re.MULTILINE)
 
-#: Programs that need host-side API the faces do not have yet, and which API.
+#: Programs that need host-side API the faces do not have yet: which API, and whether it is
+#: expected to stay missing (strict: a pass is then a failure, so the mark goes when it lands).
+#: GPUArray slicing is part A of issue 47, being added: those marks are not strict.
 MISSING_API = {
-    "cupy_elementwise.py": "cupy.ElementwiseKernel (and ndarray.reshape broadcasting in it) is not in the CuPy face",
-    "cupy_reduction_kernel.py": "cupy.ReductionKernel is not in the CuPy face",
+    "cupy_elementwise.py": ("cupy.ElementwiseKernel is not in the CuPy face", True),
+    "cupy_reduction_kernel.py": ("cupy.ReductionKernel is not in the CuPy face", True),
+    "pycuda_game_of_life.py": ("GPUArray slice assignment (`lattice_gpu[:] = new_gpu[:]`) is not in the PyCUDA face yet", False),
+    "pycuda_scan_total.py": ("GPUArray indexing (`out_gpu[-1].get()`) is not in the PyCUDA face yet", False),
 }
 
 
@@ -66,7 +70,8 @@ def test_tutorial(program: pathlib.Path, capsys, request):
     if needs_numba(program) and sys.version_info < (3, 10):
         pytest.skip("the Numba face needs Python >= 3.10 (numba-cuda 0.30.4 has no wheels for 3.9)")
     if program.name in MISSING_API:
-        request.applymarker(pytest.mark.xfail(reason=MISSING_API[program.name], strict=True))
+        reason, strict = MISSING_API[program.name]
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=strict))
     expected = expectation(program)
     if expected == "correct":
         run(program)  # its own assertion compares it with NumPy
