@@ -267,9 +267,16 @@ fn launch_at(
     // A cooperative launch's grid workspace, where cooperative groups' grid sync counts blocks.
     let workspace = rt.cooperative.then(|| rt.emu.alloc(8, "grid barrier"));
     options.grid_workspace = workspace.map(|w| w.0);
-    let result = rt
-        .emu
-        .launch_on(id, &module, &name, &config, &kernel_args, &options);
+    let label = report::op_label(rt, &shown, site);
+    let result = rt.emu.launch_on_labelled(
+        id,
+        &module,
+        &name,
+        &config,
+        &kernel_args,
+        &options,
+        label.as_deref(),
+    );
     if let Some(w) = workspace {
         let _ = rt.emu.free(w);
     }

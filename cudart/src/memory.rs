@@ -541,7 +541,8 @@ pub fn copy(
             let bytes = unsafe { std::slice::from_raw_parts(s as *const u8, len) };
             let staging = rt.emu.alloc(len, "host memory");
             rt.emu.write(staging, bytes).map_err(emu_failure)?;
-            let result = device_copy(rt, DevicePtr(d), staging, len, index);
+            let what = "the copy from the host";
+            let result = device_copy(rt, DevicePtr(d), staging, len, index, what);
             let _ = rt.emu.free(staging);
             result?;
             if wait {
@@ -551,7 +552,14 @@ pub fn copy(
         }
         (Side::Host(d), Side::Device(s)) => {
             let staging = rt.emu.alloc(len, "host memory");
-            let result = device_copy(rt, staging, DevicePtr(s), len, index);
+            let result = device_copy(
+                rt,
+                staging,
+                DevicePtr(s),
+                len,
+                index,
+                "the copy to the host",
+            );
             if result.is_ok() {
                 // SAFETY: the program hands a host buffer of `len` bytes to copy into.
                 let out = unsafe { std::slice::from_raw_parts_mut(d as *mut u8, len) };
@@ -565,7 +573,7 @@ pub fn copy(
             Ok(())
         }
         (Side::Device(d), Side::Device(s)) => {
-            device_copy(rt, DevicePtr(d), DevicePtr(s), len, index)?;
+            device_copy(rt, DevicePtr(d), DevicePtr(s), len, index, "the copy")?;
             if wait {
                 host_waits_for(rt, index)?;
             }
@@ -574,18 +582,22 @@ pub fn copy(
     }
 }
 
+/// A copy queued on stream `index`, named `what` at the call's host line in reports of races
+/// between streams.
 fn device_copy(
     rt: &mut Runtime,
     dst: DevicePtr,
     src: DevicePtr,
     len: usize,
     index: usize,
+    what: &str,
 ) -> ApiResult {
     let id = before_op(rt, index)?;
     let racecheck = rt.options.racecheck;
+    let label = crate::report::op_label(rt, what, rt.call_site);
     let report = rt
         .emu
-        .copy_on(id, dst, src, len, racecheck)
+        .copy_on_labelled(id, dst, src, len, racecheck, label.as_deref())
         .map_err(emu_failure)?;
     crate::launch::take_report(rt, None, report);
     Ok(())
@@ -960,14 +972,33 @@ fn symbol_copy(
                     staging
                 }
             };
-            device_copy(rt, DevicePtr(device), source, count, index)
+            device_copy(
+                rt,
+                DevicePtr(device),
+                source,
+                count,
+                index,
+                "the copy to a symbol",
+            )
         } else {
             match find(rt, host, count) {
-                Place::In(_, a) if a.kind == AllocKind::Device => {
-                    device_copy(rt, DevicePtr(host), DevicePtr(device), count, index)
-                }
+                Place::In(_, a) if a.kind == AllocKind::Device => device_copy(
+                    rt,
+                    DevicePtr(host),
+                    DevicePtr(device),
+                    count,
+                    index,
+                    "the copy from a symbol",
+                ),
                 _ => {
-                    device_copy(rt, staging, DevicePtr(device), count, index)?;
+                    device_copy(
+                        rt,
+                        staging,
+                        DevicePtr(device),
+                        count,
+                        index,
+                        "the copy from a symbol",
+                    )?;
                     // SAFETY: the program hands `count` bytes to copy into.
                     let out = unsafe { std::slice::from_raw_parts_mut(host as *mut u8, count) };
                     rt.emu.read(staging, out).map_err(emu_failure)

@@ -86,10 +86,44 @@ fn kind_name(finding: &Finding) -> String {
 }
 
 /// What the checkers found in a launch (or in work that ran later, at a synchronization).
+/// What stands for a host line in a stream operation's name until a report shows it.
+const SITE_MARK: char = '\u{2063}';
+
+/// A stream operation's name in reports: `what at` the host line that queued it, as a mark
+/// that [`resolve_sites`] turns into the line (resolving a site reads the program's line
+/// tables, which only a report needs). `None` when the call's site is unknown.
+pub fn op_label(rt: &mut Runtime, what: &str, site: Option<Site>) -> Option<String> {
+    let site = site?;
+    let index = match rt.op_sites.iter().position(|s| *s == site) {
+        Some(index) => index,
+        None => {
+            rt.op_sites.push(site);
+            rt.op_sites.len() - 1
+        }
+    };
+    Some(format!("{what} at {SITE_MARK}{index}{SITE_MARK}"))
+}
+
+/// `text` with each stream operation's site mark replaced by the host line it stands for.
+fn resolve_sites(rt: &mut Runtime, text: &str) -> String {
+    let mut parts = text.split(SITE_MARK);
+    let mut out = parts.next().unwrap_or_default().to_string();
+    while let Some(index) = parts.next() {
+        let site = index
+            .parse::<usize>()
+            .ok()
+            .and_then(|i| rt.op_sites.get(i).copied());
+        out.push_str(&rt.place(site).to_string());
+        out.push_str(parts.next().unwrap_or_default());
+    }
+    out
+}
+
 pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &RunReport) {
     let place = rt.place(launch.and_then(|l| l.site));
     for finding in &report.findings {
-        let mut text = demangle_in(&crate::site::shorten_paths(&finding.to_string()));
+        let text = crate::site::shorten_paths(&finding.to_string());
+        let mut text = demangle_in(&resolve_sites(rt, &text));
         if let Some(launch) = launch {
             text.push_str(&format!(
                 "\n  in the launch of {}<<<{}, {}>>> at {place}{}",

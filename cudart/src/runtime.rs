@@ -159,6 +159,11 @@ pub struct Runtime {
     pub configs: Vec<CallConfig>,
     /// The `<<<…>>>` site of the launch whose configuration was just popped.
     pub launch_site: Option<Site>,
+    /// Where the API call being run came from (the first frame outside the runtime).
+    pub call_site: Option<Site>,
+    /// The host lines stream operations were queued at, as the marks in their names refer to
+    /// them (`report::op_label`), resolved only when a report shows one.
+    pub op_sites: Vec<Site>,
     pub last_error: i32,
     pub sticky: i32,
     pub allocations: BTreeMap<u64, Allocation>,
@@ -270,6 +275,8 @@ impl Runtime {
             variables: HashMap::new(),
             configs: Vec::new(),
             launch_site: None,
+            call_site: None,
+            op_sites: Vec::new(),
             last_error: errors::SUCCESS,
             sticky: errors::SUCCESS,
             allocations: BTreeMap::new(),
@@ -322,6 +329,7 @@ pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
             Runtime::new()
         });
         crate::managed::open(rt);
+        rt.call_site = site;
         let result = if rt.sticky != errors::SUCCESS && !name.starts_with("cudaGetError") {
             Err(Failure::code(rt.sticky))
         } else {

@@ -329,6 +329,14 @@ fn error_exitcode_replaces_the_programs_code_only_when_a_checker_reported() {
     let dir = workspace_root().join("harness/tests/run_programs");
     let racy = racetrack_run(&dir, &["--error-exitcode", "9", "stream_race.cu"]);
     assert_eq!(racy.code, 9, "{}", racy.stderr);
+    // The race names the host lines of both operations: the copy on a, the launch on b.
+    assert!(
+        racy.stderr.contains(
+            "sum at stream_race.cu:22 (main) on device 0's stream 2 touches bytes that the copy from the host at stream_race.cu:21 (main) on device 0's stream 1 wrote"
+        ),
+        "{}",
+        racy.stderr
+    );
     let clean = racetrack_run(&dir, &["--error-exitcode", "9", "fixed_streams.cu"]);
     assert_eq!(clean.code, 0, "{}", clean.stderr);
 }
