@@ -9,6 +9,7 @@
 //! - [`report`]: tables, SVG plots, progress bars.
 
 pub mod backend;
+mod build_deps;
 pub mod check;
 pub mod cli;
 pub mod compile_cache;

@@ -263,6 +263,32 @@ fn a_fixed_program_prints_its_answer_and_exits_with_its_own_code() {
     );
 }
 
+/// A header outside the source's folder and every `-I` folder (here a sibling folder, reached
+/// by a relative `#include`) is still part of the build: editing it rebuilds the program.
+#[test]
+fn a_build_is_redone_when_any_header_it_read_changes() {
+    let root = scratch().join(format!("header-edit-{}", std::process::id()));
+    let (source_dir, header_dir) = (root.join("program"), root.join("common"));
+    std::fs::create_dir_all(&source_dir).unwrap();
+    std::fs::create_dir_all(&header_dir).unwrap();
+    std::fs::write(
+        source_dir.join("answer.cu"),
+        "#include <cstdio>\n#include \"../common/answer.h\"\n\
+         __global__ void answer(int *out) { *out = ANSWER; }\n\
+         int main() {\n  int *d, h = 0;\n  cudaMalloc(&d, sizeof(int));\n  answer<<<1, 1>>>(d);\n\
+         \x20 cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);\n  printf(\"%d\\n\", h);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let header = header_dir.join("answer.h");
+    for answer in [41, 42] {
+        std::fs::write(&header, format!("#define ANSWER {answer}\n")).unwrap();
+        let ran = racetrack_run(&source_dir, &["answer.cu"]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        assert_eq!(ran.stdout, format!("{answer}\n"));
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
 /// Graphs beyond capture and replay (conditional nodes, memory nodes, updates) and
 /// `cudaHostRegister`: each program prints what CUDA computes, which the GPU comparison in
 /// `host_side_programs_are_reported_at_their_line` checks where there is a GPU; here, the
