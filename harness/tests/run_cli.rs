@@ -289,6 +289,33 @@ fn a_build_is_redone_when_any_header_it_read_changes() {
     std::fs::remove_dir_all(&root).unwrap();
 }
 
+/// The runtime's own allocations (the emulator's modules, memory and checkers' state) live in
+/// a heap of their own: the program's `malloc` heap holds only what the program and its C++
+/// library put there, so what a program finds in memory it never wrote does not come from the
+/// emulator (before, 20 MB of it did).
+#[test]
+fn the_programs_malloc_heap_holds_none_of_the_runtimes_memory() {
+    let dir = scratch().join(format!("heap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("heap.cu"),
+        "#include <cstdio>\n#include <malloc.h>\n\
+         __global__ void fill(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = i; }\n\
+         int main() {\n  int n = 1 << 18;\n  float *d;\n  cudaMalloc(&d, n * sizeof(float));\n\
+         \x20 fill<<<n / 256, 256>>>(d, n);\n  cudaDeviceSynchronize();\n  cudaFree(d);\n\
+         \x20 struct mallinfo2 heap = mallinfo2();\n  printf(\"%zu\\n\", heap.arena);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let ran = racetrack_run(&dir, &["heap.cu"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let heap_bytes: u64 = ran.stdout.trim().parse().expect("the heap's size");
+    assert!(
+        heap_bytes < 1 << 20,
+        "the program's heap grew to {heap_bytes} bytes"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Graphs beyond capture and replay (conditional nodes, memory nodes, updates) and
 /// `cudaHostRegister`: each program prints what CUDA computes, which the GPU comparison in
 /// `host_side_programs_are_reported_at_their_line` checks where there is a GPU; here, the
