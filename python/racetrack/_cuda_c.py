@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -229,23 +229,37 @@ class Program:
     ``__device__`` variables live in the first module made, which every kernel of it shares,
     as a module's kernels share them on a GPU."""
 
-    def __init__(self, source: str, name: str, options: CompileOptions):
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        options: CompileOptions,
+        compile_error: Optional[Callable[[str, "Program"], Exception]] = None,
+    ):
         self.source = source
         self.name = name
         self.options = options
+        #: Makes the face's own exception (PyCUDA's ``CompileError``, CuPy's
+        #: ``CompileException``) from NVRTC's log, so a traceback names the library's class.
+        self.compile_error = compile_error
         self._module: Optional[_native.PtxModule] = None
         self._entries: Dict[str, List[Param]] = {}
         self._kernels: Dict[str, Kernel] = {}
 
     def _compile(self, entry: str) -> _native.CompiledKernel:
-        return _native.compile_cuda(
-            self.source,
-            self.name,
-            entry,
-            include_dirs=list(self.options.include_dirs),
-            defines=list(self.options.defines),
-            std=self.options.std,
-        )
+        try:
+            return _native.compile_cuda(
+                self.source,
+                self.name,
+                entry,
+                include_dirs=list(self.options.include_dirs),
+                defines=list(self.options.defines),
+                std=self.options.std,
+            )
+        except _core.CompileError as error:
+            if self.compile_error is None:
+                raise
+            raise self.compile_error(str(error), self) from None
 
     def compile_eagerly(self) -> None:
         """Compiles now, so that a source NVRTC refuses raises ``CompileError`` here, as
@@ -440,14 +454,14 @@ def launch(
 
 
 def user_facing(function):
-    """Wraps a face's entry point so that a finding's traceback ends at the user's launch line,
-    not inside Racetrack."""
+    """Wraps a face's entry point so that a finding's or a compile error's traceback ends at the
+    user's line, not inside Racetrack."""
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except _core.FindingError as error:
+        except (_core.FindingError, _core.CompileError) as error:
             raise error.with_traceback(None) from None
 
     return wrapper
