@@ -139,7 +139,9 @@ class Marshalled:
                 device().write(array.address, _bytes_view(staged_host))
             self.staged.append(array)
             if isinstance(value, np.ndarray) and value.flags.writeable:
-                self.after.append(lambda a=array, v=value: a.copy_to_host(v))
+                # Into the user's array as it is laid out (a strided one too), which a plain
+                # copy_to_host refuses.
+                self.after.append(lambda a=array, v=value: a.copy_to_host(v, _as_copy=False))
         self.args.extend(
             [
                 ("ptr", 0),  # meminfo

@@ -359,7 +359,9 @@ def get_array_module(*args):
 def _argument(value, param: "_cuda_c.Param", index: int, kernel: str):
     what = param.describe(index, kernel)
     if isinstance(value, DeviceArray):
-        return _cuda_c.pointer(value.ptr, param, what, allocation_start=value.starts_allocation)
+        return _cuda_c.pointer(
+            value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+        )
     if isinstance(value, MemoryPointer):
         return _cuda_c.pointer(value.ptr, param, what)
     if isinstance(value, np.generic):

@@ -418,6 +418,7 @@ class Function:
     @staticmethod
     def _argument(value, param, index, what, handlers):
         if isinstance(value, ArgumentHandler):
+            _cuda_c.check_elements(param, value.array.dtype, what)
             handlers.append(value)
             return _cuda_c.pointer(int(value.get_device_alloc()), param, what, allocation_start=True)
         if isinstance(value, DeviceAllocation):
@@ -438,7 +439,9 @@ class Function:
                 f"{_cuda_c.numpy_hint(param)}({value!r})"
             )
         if isinstance(value, DeviceArray):
-            return _cuda_c.pointer(value.ptr, param, what, allocation_start=value.starts_allocation)
+            return _cuda_c.pointer(
+                value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+            )
         interface = getattr(value, "__cuda_array_interface__", None)
         if interface is not None:
             return _cuda_c.pointer(int(interface["data"][0]), param, what)
