@@ -31,7 +31,7 @@ def _contiguous_only(array: DeviceArray) -> None:
         raise RuntimeError("only contiguous arrays may be used as arguments to this operation")
 
 
-def _pycuda_binary(method, comparison: bool = False):
+def _pycuda_binary(method, comparison: bool = False, division: bool = False):
     """One of ``DeviceArray``'s operators with PyCUDA's rules around it: contiguous arrays
     only, no broadcasting but of a 0-d array, ``/`` of integers left out (PyCUDA computes it in
     the integer type, with its own rounding), comparisons giving 1 and 0 in the operands' type."""
@@ -42,7 +42,7 @@ def _pycuda_binary(method, comparison: bool = False):
             _contiguous_only(other)
             if self.shape != other.shape and () not in (self.shape, other.shape):
                 raise NotImplementedError(f"Broadcasting binary operator with shapes: {self.shape}, {other.shape}.")
-        if method.__name__ in ("__truediv__", "__rtruediv__", "__itruediv__"):
+        if division:
             other_kind = other.dtype.kind if isinstance(other, (GPUArray, np.generic)) else np.asarray(other).dtype.kind
             if self.dtype.kind in "iub" and other_kind in "iub":
                 raise NotImplementedError(
@@ -55,7 +55,6 @@ def _pycuda_binary(method, comparison: bool = False):
             return result.astype(common)
         return result
 
-    operator_method.__name__ = method.__name__
     return operator_method
 
 
@@ -171,7 +170,7 @@ for _name in (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
     "__rtruediv__", "__pow__", "__rpow__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
 ):
-    setattr(GPUArray, _name, _pycuda_binary(getattr(DeviceArray, _name)))
+    setattr(GPUArray, _name, _pycuda_binary(getattr(DeviceArray, _name), division="truediv" in _name))
 for _name, _op in (
     ("__eq__", operator.eq), ("__ne__", operator.ne), ("__lt__", operator.lt),
     ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge),
