@@ -13,6 +13,7 @@ passing, the two give the same results (within float tolerance).
 
 from __future__ import annotations
 
+import builtins
 import sys
 import types
 from typing import Callable, List, Tuple
@@ -398,8 +399,17 @@ def same(got, want) -> Tuple[bool, str]:
 def outcome(run: Callable) -> Tuple[bool, object]:
     try:
         return True, run()
-    except Exception as error:  # the cases that expect one compare its type's name
-        return False, type(error).__name__
+    except Exception as error:  # the cases that expect one look at its type
+        return False, error
+
+
+def raised(error: Exception, expected: str) -> bool:
+    """Whether ``error`` is what a case expects: a built-in exception or a subclass (Boost.Python's
+    ArgumentError is a TypeError), or a library's own class by its name."""
+    builtin = getattr(builtins, expected, None)
+    if isinstance(builtin, type) and issubclass(builtin, BaseException):
+        return isinstance(error, builtin)
+    return type(error).__name__ == expected
 
 
 def all_cases(lib) -> List[Tuple[str, Callable[[], Tuple[bool, str]]]]:
@@ -410,7 +420,7 @@ def all_cases(lib) -> List[Tuple[str, Callable[[], Tuple[bool, str]]]]:
         def check(function=function):
             finished, got = outcome(lambda: host(function(lib.cp)))
             if not finished:
-                return False, f"raised {got}"
+                return False, f"raised {type(got).__name__}: {got}"
             return same(got, host(function(np)))
 
         checks.append((name, check))
@@ -419,7 +429,7 @@ def all_cases(lib) -> List[Tuple[str, Callable[[], Tuple[bool, str]]]]:
         def check(function=function):
             finished, got = outcome(lambda: function(lib))
             if not finished:
-                return False, f"raised {got}"
+                return False, f"raised {type(got).__name__}: {got}"
             return same(host(got[0]), got[1])
 
         checks.append((name, check))
@@ -433,7 +443,9 @@ def all_cases(lib) -> List[Tuple[str, Callable[[], Tuple[bool, str]]]]:
                 finished, got = outcome(lambda: function(argument))
                 if finished:
                     return False, f"no error (expected {expected})"
-                return got == expected, "" if got == expected else f"raised {got}, expected {expected}"
+                if raised(got, expected):
+                    return True, ""
+                return False, f"raised {type(got).__name__}: {got}; expected {expected}"
 
             checks.append((f"{face} raises {expected}: {what}", check))
     return checks
