@@ -354,6 +354,13 @@ def by_value(value: np.ndarray, param: Param, what: str) -> Tuple[str, object]:
     bytes), the GPU would compute with garbage, so this raises ``TypeError`` instead."""
     dtype = value.dtype
     hint = numpy_hint(param)
+    if "*" in param.cpp and not param.array and (dtype.kind not in "iu" or dtype.itemsize != 8):
+        # An 8-byte integer may be an address (CuPy's `a.data.ptr`); anything else is a mistake.
+        raise TypeError(
+            f"{what} is a pointer, but the value given is {'an' if str(dtype)[0] in 'aeiou' else 'a'} "
+            f"{dtype} number: pass a device array "
+            "(a GPU would take the number's bytes for an address)"
+        )
     if param.array:
         if dtype.itemsize < param.size:
             raise TypeError(

@@ -171,3 +171,17 @@ def test_numpy_scalars_on_the_left_give_device_arrays():
     a = cp.arange(4, dtype=cp.float32)
     scaled = np.float32(2) * a
     assert isinstance(scaled, cp.ndarray) and np.array_equal(scaled.get(), 2 * np.arange(4, dtype=np.float32))
+
+
+def test_a_number_for_a_pointer_parameter_is_refused_in_both_faces():
+    source = 'extern "C" __global__ void clear(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 0; }'
+    kernel = cp.RawKernel(source, "clear")
+    with pytest.raises(TypeError, match=r"argument 0 of clear \(`float \*x`\) is a pointer, but the value given is a float32 number"):
+        kernel((1,), (4,), (np.float32(1), np.int32(4)))
+    function = SourceModule("__global__ void clear(float *x, int n) { if (threadIdx.x < n) x[threadIdx.x] = 0; }", no_extern_c=False).get_function("clear")
+    with pytest.raises(TypeError, match=r"is a pointer, but the value given is an int32 number"):
+        function(np.int32(3), np.int32(4), block=(4, 1, 1))
+    # An address as CuPy's RawKernel takes one: a Python int (a long long), here a.data.ptr.
+    x = cp.ones(4, cp.float32)
+    kernel((1,), (4,), (x.data.ptr, np.int32(4)))
+    assert x.get().tolist() == [0, 0, 0, 0]
