@@ -340,6 +340,21 @@ def numba_copies_and_views(lib):
     return got, [want, want[1:], want[:, 2], 50.0, (3, 4), 12, "float64", (2, 5), "int32", values * 2, (2, 4)]
 
 
+@case(NUMBA)
+def numba_and_cupy_share_memory(lib):
+    # Through the CUDA Array Interface: a Numba kernel writes a CuPy array, CuPy views a Numba one.
+    twice = _numba_twice(lib)
+    a = lib.cp.arange(8, dtype=lib.cp.float64)
+    twice[1, 32](a)
+    twice[1, 32](a[4:])
+    d = lib.cuda.to_device(np.arange(4.0))
+    view = lib.cp.asarray(d)
+    view += 1
+    want = np.arange(8.0) * 2
+    want[4:] *= 2
+    return [a.get(), d.copy_to_host()], [want, np.arange(4.0) + 1]
+
+
 def _numba_twice(lib):
     cuda = lib.cuda
 

@@ -102,6 +102,22 @@ def _in_place(ufunc):
     return method
 
 
+class _Borrowed:
+    """Memory an array views but another object owns (CUDA Array Interface memory): never
+    freed here; the owner is kept alive while the view is."""
+
+    def __init__(self, address: int, owner):
+        self.address = int(address)
+        self._owner = owner
+
+    def relabel(self, label: str) -> None:
+        # Only the start of an allocation has a name; a view into one keeps its owner's.
+        try:
+            device().relabel(self.address, label)
+        except Exception:
+            pass
+
+
 class DeviceArray:
     """An array in the emulator's memory: ``shape`` and byte ``strides`` over an allocation,
     starting ``_offset`` bytes into it."""
@@ -128,6 +144,25 @@ class DeviceArray:
         self._allocation = allocation
         self._offset = int(offset)
         self.base = None
+
+    @classmethod
+    def over_interface(cls, obj) -> "DeviceArray":
+        """An array of this type viewing ``obj``'s device memory, described by its CUDA Array
+        Interface (a Numba device array): no copy, writes reach ``obj``."""
+        interface = obj.__cuda_array_interface__
+        if interface.get("mask") is not None:
+            raise NotImplementedError(f"masked CUDA arrays are not implemented in racetrack's {cls._library}")
+        dtype = np.dtype(interface["typestr"])
+        shape = tuple(int(extent) for extent in interface["shape"])
+        strides = interface.get("strides")
+        view = object.__new__(cls)
+        view.shape = shape
+        view.dtype = dtype
+        view.strides = c_strides(shape, dtype.itemsize) if strides is None else tuple(int(s) for s in strides)
+        view._allocation = _Borrowed(int(interface["data"][0]), obj)
+        view._offset = 0
+        view.base = obj
+        return view
 
     # -- shape and layout --------------------------------------------------------------------
 

@@ -430,13 +430,51 @@ def device_array_like(ary, stream=0):
 
 
 def is_cuda_array(obj) -> bool:
-    return isinstance(obj, DeviceNDArray)
+    """Whether ``obj`` is device memory: a device array, or anything with the CUDA Array
+    Interface (a ``racetrack.cupy`` array, a PyCUDA face ``GPUArray``)."""
+    return isinstance(obj, DeviceNDArray) or hasattr(obj, "__cuda_array_interface__")
+
+
+class _Borrowed:
+    """Device memory another library's array owns (a CuPy array passed to a kernel): viewed,
+    never freed, named in reports by its owner's label."""
+
+    def __init__(self, address: int, owner):
+        self.address = int(address)
+        self.device_id = device().device_of(self.address)
+        self.host = None
+        self._owner = owner  # keeps the memory alive while the view is
+
+    def push(self) -> None:
+        pass
+
+    def pull(self) -> None:
+        pass
 
 
 def as_cuda_array(obj, sync: bool = True) -> DeviceNDArray:
+    """A device array viewing ``obj``'s memory, as Numba makes one from the CUDA Array Interface:
+    a kernel's writes to it are in ``obj``."""
     if isinstance(obj, DeviceNDArray):
         return obj
-    raise TypeError(f"{type(obj).__name__} is not an array in the emulator's memory")
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if interface is None:
+        raise TypeError(f"{type(obj).__name__} does not implement the CUDA Array Interface")
+    if interface.get("mask") is not None:
+        raise NotImplementedError("masked CUDA arrays are not implemented in racetrack.cuda")
+    dtype = np.dtype(interface["typestr"])
+    shape = tuple(int(extent) for extent in interface["shape"])
+    strides = interface.get("strides")
+    strides = _contiguous_strides(shape, dtype.itemsize, "C") if strides is None else tuple(strides)
+    view = object.__new__(DeviceNDArray)
+    view.shape = shape
+    view.dtype = dtype
+    view.strides = tuple(int(s) for s in strides)
+    view.label = getattr(getattr(obj, "_allocation", None), "label", "") or type(obj).__name__
+    view._allocation = _Borrowed(int(interface["data"][0]), obj)
+    view._offset = 0
+    view.stream = 0
+    return view
 
 
 # -- memory the host and the device share ---------------------------------------------------

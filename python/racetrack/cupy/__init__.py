@@ -257,6 +257,10 @@ def asarray(a, dtype=None, order=None) -> ndarray:
     """``a`` in the emulator's memory (``a`` itself when it already is there with that dtype)."""
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
+    if not isinstance(a, DeviceArray) and hasattr(a, "__cuda_array_interface__"):
+        # Another library's device array (Numba's): viewed, not copied, as CuPy does.
+        view = ndarray.over_interface(a)
+        return view if dtype is None or np.dtype(dtype) == view.dtype else view.astype(dtype)
     host = a.get() if isinstance(a, DeviceArray) else a
     host = np.asarray(host, dtype=dtype)
     made = ndarray(host.shape, host.dtype)
