@@ -194,6 +194,7 @@ CUPY_ERRORS = [
     ("set() of another shape", lambda cp: cp.zeros(4).set(np.zeros(5)), "ValueError"),
     ("grid of floats", lambda cp: _cupy_kernel(cp)((2.5,), (32,), (cp.zeros(64, cp.float32),)), "TypeError"),
     ("N/32 as the grid", lambda cp: _cupy_kernel(cp)((64 / 32,), (32,), (cp.zeros(64, cp.float32),)), "TypeError"),
+    ("an int, not a tuple, as the grid", lambda cp: _cupy_kernel(cp)(2, (32,), (cp.zeros(64, cp.float32),)), "TypeError"),
     ("a source that does not compile", lambda cp: _cupy_bad_kernel(cp).compile(), "CompileException"),
 ]
 

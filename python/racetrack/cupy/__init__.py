@@ -438,6 +438,12 @@ class RawKernel:
     def __call__(
         self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups: bool = False
     ):
+        for name, shape in (("grid", grid), ("block", block)):
+            if not isinstance(shape, tuple):
+                # CuPy's Cython signature types both as tuples: (blocks,), not blocks.
+                raise TypeError(
+                    f"Argument '{name}' has incorrect type (expected tuple, got {type(shape).__name__})"
+                )
         self.compile()
         kernel = self._kernel
         if not isinstance(args, (tuple, list)):
