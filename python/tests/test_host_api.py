@@ -185,3 +185,24 @@ def test_a_number_for_a_pointer_parameter_is_refused_in_both_faces():
     x = cp.ones(4, cp.float32)
     kernel((1,), (4,), (x.data.ptr, np.int32(4)))
     assert x.get().tolist() == [0, 0, 0, 0]
+
+
+_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+
+
+@given(left=_shapes, right=_shapes, axis=st.integers(-1, 0))
+def test_cupy_operators_broadcast_and_reduce_as_numpy(left, right, axis):
+    a = np.arange(int(np.prod(left)), dtype=np.float32).reshape(left) - 3
+    b = np.arange(int(np.prod(right)), dtype=np.float32).reshape(right) / 2
+    try:
+        want = a * b + a - b
+    except ValueError:
+        with pytest.raises(ValueError):
+            cp.asarray(a) * cp.asarray(b)
+        return
+    got = cp.asarray(a) * cp.asarray(b) + cp.asarray(a) - cp.asarray(b)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.allclose(got.get(), want)
+    assert np.allclose(got.sum(axis=axis).get(), want.sum(axis=axis), rtol=1e-5)
+    assert np.array_equal(got.argmax(axis=axis).get(), want.argmax(axis=axis))
+    assert np.array_equal((got > 0).get(), want > 0)
