@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import glob
+import numbers
 import os
 import sys
 import threading
@@ -241,11 +242,20 @@ def launch(
 
 
 def dim3(value, what: str) -> Tuple[int, int, int]:
-    """``value`` (an int or a tuple of one to three ints) as ``(x, y, z)``."""
-    if isinstance(value, (tuple, list)):
-        parts = [int(v) for v in value]
-    else:
-        parts = [int(value)]
+    """``value`` (an int or a tuple of one to three ints) as ``(x, y, z)``.
+
+    Anything but an integer raises ``TypeError``, as Numba, PyCUDA and CuPy do: a float would
+    otherwise be truncated into a smaller grid than the one written (``N/32`` is a float in
+    Python 3)."""
+    given = list(value) if isinstance(value, (tuple, list)) else [value]
+    for part in given:
+        if not isinstance(part, numbers.Integral):
+            hint = " (in Python 3, / gives a float: use // or math.ceil)" if isinstance(part, float) else ""
+            raise TypeError(
+                f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}: "
+                f"{part!r} is a {type(part).__name__}{hint}"
+            )
+    parts = [int(v) for v in given]
     if not 1 <= len(parts) <= 3 or any(v < 1 for v in parts):
         raise ValueError(f"{what} must be a positive int or a tuple of 1 to 3 of them, not {value!r}")
     while len(parts) < 3:

@@ -5,10 +5,16 @@ has spent running kernels)."""
 
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 from typing import Optional
 
 from .._core import device as _device
+from . import _compiler as compiler
+
+# ``from cupy.cuda.compiler import CompileException``: this module is not a package, so the
+# submodule is found by its name in sys.modules, where the import system looks first.
+sys.modules[__name__ + ".compiler"] = compiler
 
 
 class CUDADriverError(RuntimeError):
