@@ -49,6 +49,7 @@ mod push;
 mod race;
 mod regalloc;
 mod report;
+pub mod run_env;
 mod source_loc;
 mod spin;
 mod stretch;

@@ -647,13 +647,11 @@ fn prepend_env(name: &str, first: &Path, separator: &str) -> OsString {
     value
 }
 
-/// The environment variables Racetrack's runtime reads (`cudart/`), named here so that the
-/// harness need not link the runtime.
-pub const FINDINGS_ENV: &str = "RACETRACK_RUN_FINDINGS";
-pub const LOG_ENV: &str = "RACETRACK_RUN_LOG";
-pub const SCHEDULE_ENV: &str = "RACETRACK_SCHEDULE";
-pub const DEVICES_ENV: &str = "RACETRACK_DEVICES";
-pub const CHECKS_OFF_ENV: &str = "RACETRACK_CHECKS_OFF";
+/// The environment variables Racetrack's runtime reads (`cudart/`).
+pub use ptx_emu::run_env::{
+    CHECKS_OFF as CHECKS_OFF_ENV, DEVICES as DEVICES_ENV, FINDINGS as FINDINGS_ENV, LOG as LOG_ENV,
+    SCHEDULE as SCHEDULE_ENV,
+};
 
 /// The folder for builds and runs: Racetrack's cache, else the system's temporary folder.
 pub fn work_folder() -> PathBuf {
