@@ -304,6 +304,7 @@ impl Emulator {
             trace,
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),
+            copies_in_flight: Vec::new(),
             cdp: DeviceRuntime::at_depth(depth),
         };
         let mut l = Launch {

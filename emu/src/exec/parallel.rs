@@ -348,6 +348,7 @@ impl<'a> Ctx<'a> {
             trace: None,
             banks: None,
             lane_stores: Vec::with_capacity(32),
+            copies_in_flight: Vec::new(),
             cdp: super::child_work::DeviceRuntime::default(),
         }
     }
