@@ -82,7 +82,10 @@ impl Emulator {
                 matches!(
                     f,
                     crate::ir::Builtin::Cdp(
-                        crate::ir::Cdp::LaunchDevice | crate::ir::Cdp::LaunchDeviceV2
+                        crate::ir::Cdp::LaunchDevice
+                            | crate::ir::Cdp::LaunchDeviceV2
+                            | crate::ir::Cdp::MemcpyAsync
+                            | crate::ir::Cdp::MemsetAsync
                     )
                 )
             })

@@ -590,7 +590,13 @@ impl Emulator {
     }
 }
 
-fn copy_conflict(a: &Allocation, byte: usize, copy: &str, other: &str, hazard: Hazard) -> Finding {
+pub(crate) fn copy_conflict(
+    a: &Allocation,
+    byte: usize,
+    copy: &str,
+    other: &str,
+    hazard: Hazard,
+) -> Finding {
     let what = match hazard {
         Hazard::ReadAfterWrite => "reads bytes that",
         Hazard::WriteAfterRead | Hazard::WriteAfterWrite => "writes bytes that",
