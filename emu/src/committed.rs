@@ -159,7 +159,7 @@ mod tests {
             |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
             |options| {
                 // Bank-conflict counting keeps every round on one core, so that the cores go to
-                // the detector's shards (workers have their test in `exec/parallel.rs`).
+                // the detector's shards (workers have their test in `exec/parallel/`).
                 let options = RunOptions {
                     bank_conflicts: true,
                     ..options

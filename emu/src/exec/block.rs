@@ -1,6 +1,6 @@
 //! One resident block's turn: a warp's instruction, then the block's barriers that every live
 //! thread reached. Only the block's warps, barrier state and memory are touched, and global
-//! memory, so different blocks can take their turns on different cores (`parallel.rs`).
+//! memory, so different blocks can take their turns on different cores (`parallel/`).
 
 use super::ctx::Ctx;
 use super::instr::exec;

@@ -247,7 +247,7 @@ impl Ctx<'_> {
                 }
                 Some(Racecheck::Logged(log)) => {
                     log.push_access(region, word, mask, size, &who, kind, sem, pc);
-                    // Counted from the block's turn's start here; `parallel.rs` adds the
+                    // Counted from the block's turn's start here; `parallel/` adds the
                     // accesses sent before it.
                     self.findings.position = 2 * log.accesses();
                 }

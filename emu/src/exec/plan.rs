@@ -5,7 +5,7 @@
 //! from `stretch.rs`), and otherwise which bytes of global memory its next instructions may touch
 //! (its *footprint*). While every block is quiet no one writes global memory, so they run that
 //! many rounds apart; blocks whose footprints do not meet on bytes one of them writes run one
-//! round apart; anything else runs on one core. `parallel.rs` runs what this plans.
+//! round apart; anything else runs on one core. `parallel/` runs what this plans.
 
 use super::allocs::{LOCAL_WIN, SHARED_WIN, WIN};
 use super::collector::Collector;
@@ -47,14 +47,14 @@ pub(super) struct Ahead {
 }
 
 /// A block's turn on several cores: what it did, and what its next rounds may do. Rounds count
-/// from the turn's start; a block that ran ahead of the others (see `parallel.rs`) has more of
+/// from the turn's start; a block that ran ahead of the others (see `parallel/`) has more of
 /// them than the turn.
 pub(crate) struct Turn {
     /// The rounds that left something whose order matters (findings, race-detector calls, a
     /// stop), and for each what the block did up to its end since the one before.
     pub(super) rounds: Vec<u32>,
     pub(super) outcomes: Vec<Outcome>,
-    /// What its next rounds may do, if a share took it (see `parallel.rs`).
+    /// What its next rounds may do, if a share took it (see `parallel/`).
     pub(super) ahead: Option<Ahead>,
     /// Per round: the thread-instructions it ran, the progress it made, and whether a warp ran
     /// (the watchdog's looks inside the turn are made from them).
@@ -194,7 +194,7 @@ pub(crate) struct Rounds {
     /// What waits to join the launch's findings and race-detector calls, in one core's order:
     /// the turns' outcomes round by round in block order (their counters already joined), and
     /// the blocks that finished and started between turns. The launch joins it while workers
-    /// run, as far as it gets before they finish (see `parallel.rs`).
+    /// run, as far as it gets before they finish (see `parallel/`).
     pub(super) waiting: std::collections::VecDeque<Waiting>,
 }
 
@@ -503,7 +503,7 @@ pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, 
 /// Whether the next round of blocks whose coming rounds are `aheads` may run on several cores:
 /// every footprint known, and none meeting another on bytes one of them writes. The launch asks
 /// it at a turn's start ([`Rounds::plan`]), a share when every block of its turn stopped at one
-/// round (see `parallel.rs`).
+/// round (see `parallel/`).
 pub(super) fn next_round_apart<'a>(aheads: impl Iterator<Item = Option<&'a Ahead>>) -> bool {
     let mut spans = Vec::new();
     for ahead in aheads {
