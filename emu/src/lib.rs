@@ -30,6 +30,9 @@ mod alu_directed_tests;
 mod banks;
 mod cas_seed;
 #[cfg(test)]
+mod committed_engines;
+mod compiled;
+#[cfg(test)]
 mod committed;
 mod contract;
 mod error;
@@ -56,6 +59,7 @@ mod trace;
 
 pub use banks::{BANKS, BankConflicts, warp_access};
 
+pub use compiled::{ENGINE_ENV, Engine};
 pub use error::EmuError;
 pub use exec::allocs::{DEFAULT_HEAP_BYTES, DevicePtr};
 pub use exec::args::{KernelArg, LaunchConfig};

@@ -48,6 +48,8 @@ pub struct Module {
     pub(crate) quiet: Vec<u32>,
     /// Per instruction: the fewest steps a lane there takes to end its thread (`stretch.rs`).
     pub(crate) exits: Vec<u32>,
+    /// Its compiled regions, made by the first launch that runs with the compiled tier.
+    pub(crate) tier: crate::compiled::Cache,
 }
 
 /// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:

@@ -45,3 +45,6 @@ pub(crate) mod timing;
 mod views;
 mod warp;
 mod watchdog;
+
+/// What the compiled tier (`crate::compiled`) steps.
+pub(crate) use warp::Warp;

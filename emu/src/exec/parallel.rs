@@ -349,6 +349,8 @@ impl<'a> Ctx<'a> {
             banks: None,
             lane_stores: Vec::with_capacity(32),
             cdp: super::child_work::DeviceRuntime::default(),
+            compiled: self.compiled,
+            region_rounds: 0,
         }
     }
 
@@ -762,6 +764,8 @@ unsafe fn run_segment(ctx: &mut Ctx, running: &mut Running, from: u32, rounds: u
     for round in from..from + rounds {
         ran = false;
         let before = (ctx.thread_instrs, ctx.progress);
+        // A compiled region ends within the segment: then everyone sees its registers.
+        ctx.region_rounds = from + rounds - round;
         for wi in 0..warps.len() {
             if let Step::Ran = block::step(ctx, warps, state, wi) {
                 ran = true;

@@ -29,6 +29,23 @@ impl Launch<'_> {
         wd.stuck
     }
 
+    /// The longest compiled region a warp may start in this round of the hardware schedule:
+    /// every later step of it must come before the watchdog next looks at the registers, which
+    /// it does after a round that reaches `next_check` thread-instructions. A round adds at
+    /// most 32 for each warp.
+    pub(crate) fn region_room(&self) -> u32 {
+        if self.ctx.compiled.is_none() {
+            return 0;
+        }
+        if self.ctx.opts.watchdog_window == 0 {
+            return u32::MAX;
+        }
+        let per_round = 32 * (self.warps.len() as u64).max(1);
+        let left = self.watchdog.next_check.saturating_sub(self.ctx.thread_instrs);
+        let quiet_rounds = left.saturating_sub(1) / per_round;
+        u32::try_from(quiet_rounds + 1).unwrap_or(u32::MAX)
+    }
+
     /// A hash of what a thread that changes no memory can still change: its registers, call
     /// parameters and which lanes wait or live (not its PC, which cycles through a spin loop).
     pub(crate) fn register_hash(&self) -> u64 {
