@@ -30,10 +30,10 @@ mod alu_directed_tests;
 mod banks;
 mod cas_seed;
 #[cfg(test)]
+mod committed;
+#[cfg(test)]
 mod committed_engines;
 mod compiled;
-#[cfg(test)]
-mod committed;
 mod contract;
 mod error;
 mod exact;

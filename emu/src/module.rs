@@ -71,6 +71,14 @@ impl Module {
             .any(|i| matches!(i.op, crate::ir::Op::Builtin { func, .. } if which(func)))
     }
 
+    /// What the compiled tier takes of this module: how many regions, and how many
+    /// instructions they cover (compiled now if no launch has yet; `(0, 0)` where Cranelift
+    /// has no code generator for the host).
+    pub fn compiled_regions(&self) -> (usize, u64) {
+        crate::compiled::for_launch(self, crate::compiled::Engine::Compiled, false)
+            .map_or((0, 0), |tier| tier.size())
+    }
+
     /// Names of the kernels (`.entry`) in this module.
     pub fn entries(&self) -> impl Iterator<Item = &str> {
         self.funcs

@@ -24,6 +24,8 @@ pub struct RunRequest {
     pub schedule: Option<String>,
     pub devices: Option<u32>,
     pub threads: Option<u32>,
+    /// `--engine`: passed on to the emulator as `RACETRACK_ENGINE`.
+    pub engine: Option<ptx_emu::Engine>,
     pub checks_off: Vec<String>,
     /// Only build, then say where the program is.
     pub build_only: bool,
@@ -65,6 +67,7 @@ Racetrack's options come first or anywhere before `--`:
   --schedule NAME[:SEED]    hardware (default), random:SEED, adversarial:SEED, lanes:SEED
   --devices N               how many GPUs the emulated machine has (default 1)
   --threads N               the emulator's cores (default all)
+  --engine NAME             interp, compiled or auto (default): the emulator's engine
   --checks-off LIST         leave checkers off: race,sync,mem,init
   --build-only              build, say where the program is, and stop
 
@@ -162,6 +165,13 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
                         .filter(|&n| n >= 1)
                         .ok_or_else(|| bad(format!("--threads {v}: give a number from 1 up")))?,
                 );
+            }
+            "--engine" => {
+                let v = value(&mut i, name, inline)?;
+                request.engine =
+                    Some(ptx_emu::Engine::parse(&v).ok_or_else(|| {
+                        bad(format!("--engine {v}: give interp, compiled or auto"))
+                    })?);
             }
             "--checks-off" => {
                 let v = value(&mut i, name, inline)?;
@@ -590,6 +600,9 @@ pub fn execute(
             }
             if let Some(threads) = request.threads {
                 command.env(ptx_emu::THREADS_ENV, threads.to_string());
+            }
+            if let Some(engine) = request.engine {
+                command.env(ptx_emu::ENGINE_ENV, engine.name());
             }
             if !request.checks_off.is_empty() {
                 command.env(CHECKS_OFF_ENV, request.checks_off.join(","));

@@ -13,12 +13,7 @@ pub(crate) fn compilable(ins: &Instr) -> bool {
     match &ins.op {
         Op::Mov { a, .. } => plain(a),
         Op::Bin {
-            op,
-            ty,
-            a,
-            b,
-            fm,
-            ..
+            op, ty, a, b, fm, ..
         } => {
             plain(a)
                 && plain(b)
@@ -67,8 +62,10 @@ pub(crate) fn compilable(ins: &Instr) -> bool {
                 && plain(c)
                 && matches!(
                     (ty, wide),
-                    (Ty::B32 | Ty::U32 | Ty::S32 | Ty::B64 | Ty::U64 | Ty::S64, false)
-                        | (Ty::U32 | Ty::S32, true)
+                    (
+                        Ty::B32 | Ty::U32 | Ty::S32 | Ty::B64 | Ty::U64 | Ty::S64,
+                        false
+                    ) | (Ty::U32 | Ty::S32, true)
                 )
         }
         Op::Setp {

@@ -64,7 +64,8 @@ pub(crate) fn compile(code: &[Instr], function_starts: &[u32]) -> Result<Tier, C
         let f = jit.get_finalized_function(id);
         // SAFETY: `f` is the finished code of a function whose signature is (pointer, i32)
         // with no result, in the host's calling convention, which is what `extern "C"` is.
-        let code = unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, u32)>(f) };
+        let code =
+            unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, u32)>(f) };
         starts[start as usize] = Some(Region { len, code });
     }
     Ok(Tier {
@@ -248,7 +249,12 @@ impl Lane<'_, '_> {
                             BinOp::Sub => self.b.ins().fsub(fx, fy),
                             _ => self.b.ins().fmul(fx, fy),
                         };
-                        self.from_f32(r)
+                        // The interpreter's `nan_first`: a NaN first operand, quieted, wins.
+                        let r = self.from_f32(r);
+                        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, fx, fx);
+                        let x32 = self.mask(x, 32);
+                        let quiet = self.b.ins().bor_imm(x32, 0x0040_0000);
+                        self.b.ins().select(x_nan, quiet, r)
                     }
                     t => self.bin_int(*op, t, x, y),
                 };
@@ -481,10 +487,10 @@ impl Lane<'_, '_> {
                     let v = self.mask(a, bits);
                     let r = self.b.ins().ushr(v, s);
                     let zero = self.k(0);
-                    let big = self
-                        .b
-                        .ins()
-                        .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, s, bits as i64);
+                    let big =
+                        self.b
+                            .ins()
+                            .icmp_imm(IntCC::UnsignedGreaterThanOrEqual, s, bits as i64);
                     self.b.ins().select(big, zero, r)
                 }
             }

@@ -41,7 +41,10 @@ impl Launch<'_> {
             return u32::MAX;
         }
         let per_round = 32 * (self.warps.len() as u64).max(1);
-        let left = self.watchdog.next_check.saturating_sub(self.ctx.thread_instrs);
+        let left = self
+            .watchdog
+            .next_check
+            .saturating_sub(self.ctx.thread_instrs);
         let quiet_rounds = left.saturating_sub(1) / per_round;
         u32::try_from(quiet_rounds + 1).unwrap_or(u32::MAX)
     }
