@@ -7,7 +7,8 @@
 
 #![allow(clippy::unwrap_used)]
 
-use crate::compiled::{Engine, REGIONS_RUN};
+use crate::compiled::Engine;
+use crate::exec::REGIONS_RUN;
 use crate::module::Module;
 use crate::options::RunOptions;
 

@@ -75,8 +75,25 @@ impl Module {
     /// instructions they cover (compiled now if no launch has yet; `(0, 0)` where Cranelift
     /// has no code generator for the host).
     pub fn compiled_regions(&self) -> (usize, u64) {
-        crate::compiled::for_launch(self, crate::compiled::Engine::Compiled, false)
+        self.tier(crate::compiled::Engine::Compiled, false)
             .map_or((0, 0), |tier| tier.size())
+    }
+
+    /// The compiled regions a launch runs with: none for [`Engine::Interp`] and for traced
+    /// launches (a trace records every step's instruction, which only the interpreter takes one
+    /// at a time); compiled by the first launch that asks.
+    ///
+    /// [`Engine::Interp`]: crate::compiled::Engine::Interp
+    pub(crate) fn tier(
+        &self,
+        engine: crate::compiled::Engine,
+        traced: bool,
+    ) -> Option<&crate::compiled::Tier> {
+        if engine == crate::compiled::Engine::Interp || traced {
+            return None;
+        }
+        let starts: Vec<u32> = self.funcs.iter().map(|f| f.start).collect();
+        self.tier.get(&self.code, &starts)
     }
 
     /// Names of the kernels (`.entry`) in this module.

@@ -81,8 +81,9 @@ pub struct RunOptions {
     /// sync counts its blocks in. `None` in an ordinary launch, where grid sync traps.
     pub grid_workspace: Option<u64>,
     /// Which engine runs the instructions: the interpreter, or the compiled tier where it
-    /// applies. `Auto` (the default) means `RACETRACK_ENGINE` when it names one, otherwise the
-    /// compiled tier wherever it is exact. Every engine finds and computes the same.
+    /// applies (never in traced launches). `Auto` (the default) means `RACETRACK_ENGINE` when
+    /// it names one, otherwise the interpreter (see [`Engine::Auto`]). Every engine finds and
+    /// computes the same.
     pub engine: Engine,
 }
 
@@ -102,7 +103,7 @@ impl RunOptions {
         }
         static FROM_ENV: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
         match *FROM_ENV.get_or_init(|| Engine::from_env().unwrap_or(Engine::Auto)) {
-            Engine::Auto => Engine::Compiled,
+            Engine::Auto => Engine::Interp,
             named => named,
         }
     }

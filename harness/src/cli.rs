@@ -36,7 +36,7 @@ pub struct CommonArgs {
     pub threads: Option<u32>,
 
     /// The emulator's engine: the interpreter, or native code for straight-line register
-    /// arithmetic; auto picks the compiled tier wherever it is exact. Results are the same
+    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Results are the same
     #[arg(long, value_enum, env = ENGINE_ENV, default_value_t = EngineName::Auto)]
     pub engine: EngineName,
 
@@ -62,7 +62,8 @@ pub enum EngineName {
     Interp,
     /// native code (Cranelift) for straight-line register arithmetic, the interpreter elsewhere
     Compiled,
-    /// the compiled tier wherever it is exact
+    /// RACETRACK_ENGINE's choice, else the interpreter (the compiled tier does not pay for its
+    /// compile yet)
     Auto,
 }
 
@@ -330,6 +331,16 @@ mod tests {
         );
         let cli = Cli::try_parse_from(["x", "--threads", "3"]).unwrap();
         assert_eq!(cli.common.emu_settings().threads, 3);
+        let cli = Cli::try_parse_from(["x", "--engine", "interp"]).unwrap();
+        assert_eq!(cli.common.emu_settings().engine, ptx_emu::Engine::Interp);
+        let error = Cli::try_parse_from(["x", "--engine", "jit"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("invalid value 'jit' for '--engine"),
+            "{error}"
+        );
         let error = Cli::try_parse_from(["x", "--threads", "0"])
             .err()
             .unwrap()

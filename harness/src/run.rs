@@ -705,6 +705,8 @@ mod tests {
             "prog",
             "--error-exitcode",
             "3",
+            "--engine",
+            "interp",
             "--",
             "4096",
             "--verbose",
@@ -712,6 +714,12 @@ mod tests {
         .unwrap();
         assert_eq!(request.json, Some(PathBuf::from("out.json")));
         assert_eq!(request.error_exitcode, Some(3));
+        assert_eq!(request.engine, Some(ptx_emu::Engine::Interp));
+        assert!(
+            parse(&os(&["--engine", "jit", file]))
+                .err()
+                .is_some_and(|e| e.to_string().contains("--engine jit: give interp"))
+        );
         let Program::Source {
             flags,
             files,

@@ -25,8 +25,8 @@ pub struct Options {
     pub threads: u32,
     /// The cap on thread-instructions; 0 keeps the emulator's default.
     pub step_budget: u64,
-    /// `"interp"`, `"compiled"` or `"auto"` (the compiled tier wherever it is exact; or what
-    /// `RACETRACK_ENGINE` names). Every engine finds and computes the same.
+    /// `"interp"`, `"compiled"` or `"auto"` (what `RACETRACK_ENGINE` names, else the
+    /// interpreter). Every engine finds and computes the same.
     pub engine: String,
 }
 

@@ -3,21 +3,13 @@
 //! native function that runs the whole run for every active lane of a warp.
 //!
 //! The interpreter keeps everything else: control flow, memory, atomics, barriers, warp
-//! collectives, special registers. It also keeps the schedule: a warp that enters a region runs
-//! its instructions at once, and then owes the region's steps ([`Warp::compiled_debt`]); each of
-//! its later steps only pays one (the clock, the thread-instruction count, the PC), exactly as
-//! the interpreter would have counted that instruction. Registers are the only state a region
-//! changes, and no one but the warp itself reads them while it owes steps, except the watchdog,
-//! whose look the launch loops keep out of a region: they say through [`Ctx::region_rounds`]
-//! how many steps may pass before anyone looks (see `enter`).
-//!
-//! [`Warp::compiled_debt`]: crate::exec::warp::Warp
-//! [`Ctx::region_rounds`]: crate::exec
+//! collectives, special registers; and the schedule (`exec/regions.rs` runs a region when a
+//! warp reaches its start, and counts its steps as the interpreter would). This room knows
+//! nothing of warps or launches: its interface is [`Tier::region_at`] and [`Region::run`].
 
 mod regions;
 mod translate;
 
-use crate::exec::Warp;
 use crate::ir::Instr;
 use std::sync::{Arc, OnceLock};
 
@@ -28,8 +20,9 @@ pub enum Engine {
     Interp,
     /// Register-only regions run as native code; everything else in the interpreter.
     Compiled,
-    /// The compiled tier wherever it is exact (everywhere but traced launches, which step
-    /// every instruction for the trace), the interpreter elsewhere.
+    /// What `RACETRACK_ENGINE` names; otherwise the interpreter, for now: the regions the
+    /// tier takes today are too short to pay for their compile on the kernels measured
+    /// (`emu/BENCHMARK.md`, "The compiled tier").
     #[default]
     Auto,
 }
@@ -72,9 +65,26 @@ impl Engine {
 #[derive(Clone, Copy)]
 pub(crate) struct Region {
     pub(crate) len: u32,
+    /// One more than the highest register its instructions name.
+    rows: u32,
     /// `code(regs, active)`: `regs` is the warp's register file, `regs[r][lane]` at
     /// `r * 32 + lane`; `active` the lanes that run (each instruction's guard applies within).
     code: unsafe extern "C" fn(*mut u64, u32),
+}
+
+impl Region {
+    /// Runs the region's instructions, in order and each under its guard, for the lanes of
+    /// `active` of the register file `regs` (`regs[r][lane]`), as the interpreter's steps would.
+    #[inline]
+    pub(crate) fn run(&self, regs: &mut [[u64; 32]], active: u32) {
+        assert!(
+            regs.len() >= self.rows as usize,
+            "a register file too small"
+        );
+        // SAFETY: the region reads and writes only rows below `rows` of the `[u64; 32]` rows
+        // laid out one after another, which `regs` holds, borrowed mutably.
+        unsafe { (self.code)(regs.as_mut_ptr().cast::<u64>(), active) };
+    }
 }
 
 /// A module's compiled regions, by the PC each starts at.
@@ -147,86 +157,4 @@ impl Cache {
             .get_or_init(|| translate::compile(code, function_starts).ok().map(Arc::new))
             .as_deref()
     }
-}
-
-/// The tier a launch runs with: none for [`Engine::Interp`] and for traced launches (a trace
-/// records every step's instruction, which only the interpreter takes one at a time).
-pub(crate) fn for_launch<'m>(
-    module: &'m crate::module::Module,
-    engine: Engine,
-    traced: bool,
-) -> Option<&'m Tier> {
-    if engine == Engine::Interp || traced {
-        return None;
-    }
-    let starts: Vec<u32> = module.funcs.iter().map(|f| f.start).collect();
-    module.tier.get(&module.code, &starts)
-}
-
-/// What a step changes besides the warp: the launch's (or worker's) counters.
-pub(crate) struct Counters<'c> {
-    pub(crate) thread_instrs: &'c mut u64,
-    pub(crate) clock: &'c mut u64,
-}
-
-/// One step of warp `w` through the compiled `tier`, if it can take one: it owes steps of a
-/// region it ran, or a region starts at its PC that fits in `region_rounds` steps (see
-/// `Ctx::region_rounds`) and the warp is converged with nothing that could change its lanes
-/// meanwhile (no lane blocked, none favoured, no lane splitter). Returns false when the
-/// interpreter must run the instruction.
-#[inline]
-pub(crate) fn step(
-    tier: Option<&Tier>,
-    region_rounds: u32,
-    counters: Counters,
-    w: &mut Warp,
-) -> bool {
-    if w.compiled_debt > 0 {
-        pay(counters, w);
-        return true;
-    }
-    let Some(tier) = tier else {
-        return false;
-    };
-    if region_rounds == 0
-        || w.blocked != 0
-        || w.active != w.live
-        || w.favored.is_some()
-        || w.lanes.is_some()
-    {
-        return false;
-    }
-    let Some(region) = tier.region_at(w.pc) else {
-        return false;
-    };
-    if region.len > region_rounds {
-        return false;
-    }
-    // Every register a region names is below the module's count, which is the file's length.
-    debug_assert!(!w.regs.is_empty());
-    // SAFETY: `regs` is the warp's register file, `[u64; 32]` rows laid out one after another,
-    // and the region reads and writes only rows of registers its instructions name, each below
-    // the module's register count (the length of every warp's file); nothing else holds it.
-    unsafe { (region.code)(w.regs.as_mut_ptr().cast::<u64>(), w.active) };
-    w.compiled_debt = region.len;
-    #[cfg(test)]
-    REGIONS_RUN.with(|r| r.set(r.get() + 1));
-    pay(counters, w);
-    true
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Regions run on this thread: the differential tests check that they compared something.
-    pub(crate) static REGIONS_RUN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// What the interpreter's step of one register-only instruction does besides the registers:
-/// the clock, the count, the PC (the warp is converged, so no regrouping).
-#[inline]
-fn pay(counters: Counters, w: &mut Warp) {
-    w.compiled_debt -= 1;
-    *counters.thread_instrs += w.active.count_ones() as u64;
-    *counters.clock += 1;
-    w.pc += 1;
 }

@@ -89,6 +89,31 @@ pub(crate) fn compilable(ins: &Instr) -> bool {
     }
 }
 
+/// The highest register a compilable instruction names (its guard's included).
+pub(crate) fn highest_register(ins: &Instr) -> u32 {
+    let r = |o: &Opnd| match o {
+        Opnd::Reg(r) => *r,
+        _ => 0,
+    };
+    let guard = ins.guard.map_or(0, |(p, _)| p);
+    let named = match &ins.op {
+        Op::Mov { d, a, .. } | Op::Cvta { d, a, .. } => (*d).max(r(a)),
+        Op::Bin { d, a, b, .. } => (*d).max(r(a)).max(r(b)),
+        Op::Mad { d, a, b, c, .. } | Op::Selp { d, a, b, c, .. } => {
+            (*d).max(r(a)).max(r(b)).max(r(c))
+        }
+        Op::Setp {
+            d, d2, a, b, comb, ..
+        } => (*d)
+            .max(d2.unwrap_or(0))
+            .max(r(a))
+            .max(r(b))
+            .max(comb.map_or(0, |(_, c, _)| r(&c))),
+        _ => 0,
+    };
+    named.max(guard)
+}
+
 /// The regions of `code`: `(start, len)` for each maximal run of compilable instructions that
 /// neither a branch target nor a function's start splits.
 pub(crate) fn find(code: &[Instr], function_starts: &[u32]) -> Vec<(u32, u32)> {

@@ -60,13 +60,21 @@ pub(crate) fn compile(code: &[Instr], function_starts: &[u32]) -> Result<Tier, C
     }
     jit.finalize_definitions().map_err(codegen)?;
     let mut starts = vec![None; code.len()];
+    let code_of = code;
     for (start, len, id) in ids {
         let f = jit.get_finalized_function(id);
         // SAFETY: `f` is the finished code of a function whose signature is (pointer, i32)
         // with no result, in the host's calling convention, which is what `extern "C"` is.
         let code =
             unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, u32)>(f) };
-        starts[start as usize] = Some(Region { len, code });
+        let body = &code_of[start as usize..(start + len) as usize];
+        let rows = body
+            .iter()
+            .map(regions::highest_register)
+            .max()
+            .unwrap_or(0)
+            + 1;
+        starts[start as usize] = Some(Region { len, rows, code });
     }
     Ok(Tier {
         starts,

@@ -23,11 +23,7 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
             return Step::Idle;
         }
     }
-    let counters = crate::compiled::Counters {
-        thread_instrs: &mut ctx.thread_instrs,
-        clock: &mut ctx.clock,
-    };
-    if crate::compiled::step(ctx.compiled, ctx.region_rounds, counters, w) {
+    if super::regions::step(ctx, w) {
         return Step::Ran;
     }
     if w.lanes.is_some() {

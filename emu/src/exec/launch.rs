@@ -301,11 +301,7 @@ impl Emulator {
             printf_dropped: 0,
             conditions: Vec::new(),
             touched_global_sync: false,
-            compiled: crate::compiled::for_launch(
-                module,
-                options.resolved_engine(),
-                trace.is_some(),
-            ),
+            compiled: module.tier(options.resolved_engine(), trace.is_some()),
             trace,
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),

@@ -39,6 +39,7 @@ mod limits;
 mod memory;
 mod parallel;
 pub(crate) mod plan;
+mod regions;
 mod splitter;
 mod streams;
 pub(crate) mod timing;
@@ -46,5 +47,6 @@ mod views;
 mod warp;
 mod watchdog;
 
-/// What the compiled tier (`crate::compiled`) steps.
-pub(crate) use warp::Warp;
+/// Regions the compiled tier ran on this thread, for the differential tests.
+#[cfg(test)]
+pub(crate) use regions::REGIONS_RUN;

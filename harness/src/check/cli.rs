@@ -198,7 +198,7 @@ pub struct CheckArgs {
     pub threads: Option<u32>,
 
     /// The emulator's engine: the interpreter, or native code for straight-line register
-    /// arithmetic; auto picks the compiled tier wherever it is exact. Findings are the same
+    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Findings are the same
     #[arg(long, value_enum, env = crate::cli::ENGINE_ENV, default_value_t = crate::cli::EngineName::Auto)]
     pub engine: crate::cli::EngineName,
 
