@@ -69,7 +69,7 @@ pub(crate) struct Region {
     rows: u32,
     /// `code(regs, active)`: `regs` is the warp's register file, `regs[r][lane]` at
     /// `r * 32 + lane`; `active` the lanes that run (each instruction's guard applies within).
-    code: unsafe extern "C" fn(*mut u64, u32),
+    code: translate::RegionFn,
 }
 
 impl Region {
@@ -154,7 +154,17 @@ impl Cache {
     /// The module's tier, compiled now if this is the first ask.
     pub(crate) fn get(&self, code: &[Instr], function_starts: &[u32]) -> Option<&Tier> {
         self.0
-            .get_or_init(|| translate::compile(code, function_starts).ok().map(Arc::new))
+            .get_or_init(|| {
+                let compiled = translate::compile(code, function_starts).ok()?;
+                let mut starts = vec![None; code.len()];
+                for (start, len, rows, code) in compiled.regions {
+                    starts[start as usize] = Some(Region { len, rows, code });
+                }
+                Some(Arc::new(Tier {
+                    starts,
+                    jit: Some(compiled.jit),
+                }))
+            })
             .as_deref()
     }
 }

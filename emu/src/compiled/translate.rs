@@ -5,7 +5,7 @@
 //! guard). Every operation mirrors what `exec/instr/arith.rs` computes for it, through
 //! `alu.rs` or the interpreter's own fast paths.
 
-use super::{Region, Tier, regions};
+use super::regions;
 use crate::alu;
 use crate::exec::allocs::{LOCAL_WIN, SHARED_WIN};
 use crate::ir::*;
@@ -30,8 +30,19 @@ fn codegen(e: impl std::fmt::Display) -> CompileError {
     CompileError::Codegen(e.to_string())
 }
 
+/// A region's native code: `code(regs, active)` runs it on a warp's register file (`regs[r]
+/// [lane]` at `r * 32 + lane`) for the lanes of `active`.
+pub(crate) type RegionFn = unsafe extern "C" fn(*mut u64, u32);
+
+/// What `compile` made: each region's start, length, one more than the highest register it
+/// names, and code; and the JIT module that owns the code.
+pub(crate) struct Compiled {
+    pub(crate) regions: Vec<(u32, u32, u32, RegionFn)>,
+    pub(crate) jit: JITModule,
+}
+
 /// Compiles every region of `code`.
-pub(crate) fn compile(code: &[Instr], function_starts: &[u32]) -> Result<Tier, CompileError> {
+pub(crate) fn compile(code: &[Instr], function_starts: &[u32]) -> Result<Compiled, CompileError> {
     let mut flags = settings::builder();
     flags.set("opt_level", "speed").map_err(codegen)?;
     let isa = cranelift_native::builder()
@@ -59,27 +70,22 @@ pub(crate) fn compile(code: &[Instr], function_starts: &[u32]) -> Result<Tier, C
         ids.push((start, len, id));
     }
     jit.finalize_definitions().map_err(codegen)?;
-    let mut starts = vec![None; code.len()];
-    let code_of = code;
+    let mut regions = Vec::with_capacity(ids.len());
     for (start, len, id) in ids {
         let f = jit.get_finalized_function(id);
         // SAFETY: `f` is the finished code of a function whose signature is (pointer, i32)
         // with no result, in the host's calling convention, which is what `extern "C"` is.
-        let code =
-            unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, u32)>(f) };
-        let body = &code_of[start as usize..(start + len) as usize];
+        let run = unsafe { std::mem::transmute::<*const u8, RegionFn>(f) };
+        let body = &code[start as usize..(start + len) as usize];
         let rows = body
             .iter()
             .map(regions::highest_register)
             .max()
             .unwrap_or(0)
             + 1;
-        starts[start as usize] = Some(Region { len, rows, code });
+        regions.push((start, len, rows, run));
     }
-    Ok(Tier {
-        starts,
-        jit: Some(jit),
-    })
+    Ok(Compiled { regions, jit })
 }
 
 /// The lane loop around the region's instructions.
