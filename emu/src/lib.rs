@@ -31,6 +31,9 @@ mod banks;
 mod cas_seed;
 #[cfg(test)]
 mod committed;
+#[cfg(test)]
+mod committed_engines;
+mod compiled;
 mod contract;
 mod error;
 mod exact;
@@ -57,6 +60,7 @@ mod trace;
 
 pub use banks::{BANKS, BankConflicts, warp_access};
 
+pub use compiled::{ENGINE_ENV, Engine};
 pub use error::EmuError;
 pub use exec::allocs::{DEFAULT_HEAP_BYTES, DevicePtr};
 pub use exec::args::{KernelArg, LaunchConfig};

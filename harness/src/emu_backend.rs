@@ -155,6 +155,7 @@ impl EmuBackend {
             bank_conflicts: self.settings.bank_conflicts,
             memory_model: self.settings.memory_model,
             threads: self.settings.threads,
+            engine: self.settings.engine,
             ..RunOptions::default()
         }
     }

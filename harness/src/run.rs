@@ -25,6 +25,8 @@ pub struct RunRequest {
     pub schedule: Option<String>,
     pub devices: Option<u32>,
     pub threads: Option<u32>,
+    /// `--engine`: passed on to the emulator as `RACETRACK_ENGINE`.
+    pub engine: Option<ptx_emu::Engine>,
     pub checks_off: Vec<String>,
     /// Only build, then say where the program is.
     pub build_only: bool,
@@ -66,6 +68,7 @@ Racetrack's options come first or anywhere before `--`:
   --schedule NAME[:SEED]    hardware (default), random:SEED, adversarial:SEED, lanes:SEED
   --devices N               how many GPUs the emulated machine has (default 1)
   --threads N               the emulator's cores (default all)
+  --engine NAME             interp, compiled or auto (default): the emulator's engine
   --checks-off LIST         leave checkers off: race,sync,mem,init
   --build-only              build, say where the program is, and stop
 
@@ -163,6 +166,13 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
                         .filter(|&n| n >= 1)
                         .ok_or_else(|| bad(format!("--threads {v}: give a number from 1 up")))?,
                 );
+            }
+            "--engine" => {
+                let v = value(&mut i, name, inline)?;
+                request.engine =
+                    Some(ptx_emu::Engine::parse(&v).ok_or_else(|| {
+                        bad(format!("--engine {v}: give interp, compiled or auto"))
+                    })?);
             }
             "--checks-off" => {
                 let v = value(&mut i, name, inline)?;
@@ -606,6 +616,9 @@ pub fn execute(
             if let Some(threads) = request.threads {
                 command.env(ptx_emu::THREADS_ENV, threads.to_string());
             }
+            if let Some(engine) = request.engine {
+                command.env(ptx_emu::ENGINE_ENV, engine.name());
+            }
             if !request.checks_off.is_empty() {
                 command.env(CHECKS_OFF_ENV, request.checks_off.join(","));
             }
@@ -705,6 +718,8 @@ mod tests {
             "prog",
             "--error-exitcode",
             "3",
+            "--engine",
+            "interp",
             "--",
             "4096",
             "--verbose",
@@ -712,6 +727,12 @@ mod tests {
         .unwrap();
         assert_eq!(request.json, Some(PathBuf::from("out.json")));
         assert_eq!(request.error_exitcode, Some(3));
+        assert_eq!(request.engine, Some(ptx_emu::Engine::Interp));
+        assert!(
+            parse(&os(&["--engine", "jit", file]))
+                .err()
+                .is_some_and(|e| e.to_string().contains("--engine jit: give interp"))
+        );
         let Program::Source {
             flags,
             files,

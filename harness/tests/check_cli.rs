@@ -140,6 +140,41 @@ fn threads_change_nothing_that_check_reports() {
     assert_one_line(&zero);
 }
 
+/// `--engine` changes who runs the instructions, never what check reports: the interpreter and
+/// the compiled tier give the same text, findings, counts and buffers; an unknown engine is
+/// refused in one line.
+#[test]
+fn engines_change_nothing_that_check_reports() {
+    let run_with = |engine: &str| {
+        racetrack(&[
+            "check",
+            RACY,
+            "--entry",
+            "racy_increment",
+            "--grid",
+            "10",
+            "--block",
+            "16",
+            "--arg",
+            "x:i32[1]=zeros",
+            "--backend",
+            "emu",
+            "--json",
+            "--engine",
+            engine,
+        ])
+    };
+    let interp = run_with("interp");
+    let compiled = run_with("compiled");
+    assert_eq!(interp.code, 2, "{}\n{}", interp.stdout, interp.stderr);
+    assert!(interp.stdout.contains("race"), "{}", interp.stdout);
+    assert_eq!(interp.stdout, compiled.stdout);
+    assert_eq!((compiled.code, compiled.stderr.as_str()), (2, ""));
+    let unknown = run_with("jit");
+    assert_refused(&unknown, "invalid value 'jit' for '--engine <ENGINE>'");
+    assert_one_line(&unknown);
+}
+
 /// `racetrack check FILE ENTRY… --grid 10 --block 16 --arg i32[1]=zeros --backend BACKEND`: the
 /// launch of `ATOMIC` that counts to 160.
 fn count_to_160(file: &str, entry: &[&str], backend: &str) -> Run {

@@ -126,10 +126,11 @@ def checking(
     memory_model: str = "racecheck",
     threads: int = 0,
     step_budget: int = 0,
+    engine: str = "auto",
 ) -> Iterator[Report]:
     """Launches inside the block run with these options, named as ``racetrack check`` names
     them (``--schedule``, ``--seed``, ``--no-racecheck``, ``--memory-model``, ``--threads``,
-    ``--step-budget``). With ``raise_on_finding=False`` a launch a checker objects to does not
+    ``--step-budget``, ``--engine``). With ``raise_on_finding=False`` a launch a checker objects to does not
     raise: its findings go to the :class:`Report` the block yields.
 
     >>> with racetrack.checking(raise_on_finding=False, schedule="random", seed=3) as report:
@@ -146,6 +147,7 @@ def checking(
         memory_model=memory_model,
         threads=threads,
         step_budget=step_budget,
+        engine=engine,
     )
     report = Report()
     token = _current.set(_Checking(options, raise_on_finding, report))

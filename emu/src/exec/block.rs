@@ -23,6 +23,9 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
             return Step::Idle;
         }
     }
+    if super::regions::step(ctx, w) {
+        return Step::Ran;
+    }
     if w.lanes.is_some() {
         super::lanes::interleave(&ctx.m.code, w);
     }
@@ -210,6 +213,7 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
             favored: None,
             lanes: Interleave::for_warp(ctx.opts.schedule, block, wi),
             async_copies,
+            compiled_debt: 0,
             copy_groups: [0; 32],
         };
     }

@@ -74,6 +74,12 @@ pub(crate) struct Ctx<'a> {
     pub(crate) lane_stores: Vec<(Tgt, [u64; 4])>,
     /// Dynamic parallelism: the grid's depth and what its threads queued (`child_work.rs`).
     pub(crate) cdp: super::child_work::DeviceRuntime,
+    /// The module's compiled regions, when the launch runs with the compiled tier.
+    pub(crate) compiled: Option<&'a crate::compiled::Tier>,
+    /// The longest compiled region a warp may start now: how many of its steps may pass before
+    /// anyone but the warp looks at its registers. The loops that step warps set it; 0 keeps
+    /// every instruction in the interpreter.
+    pub(crate) region_rounds: u32,
     /// Under racecheck, the `cp.async` copies issued and not landed yet in this worker's
     /// blocks: shared memory any thread touches there before the wait races with the copy.
     pub(crate) copies_in_flight: Vec<CopyInFlight>,

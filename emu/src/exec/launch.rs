@@ -304,11 +304,13 @@ impl Emulator {
             printf_dropped: 0,
             conditions: Vec::new(),
             touched_global_sync: false,
+            compiled: module.tier(options.resolved_engine(), trace.is_some()),
             trace,
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),
             copies_in_flight: Vec::new(),
             cdp: DeviceRuntime::at_depth(depth),
+            region_rounds: 0,
         };
         let mut l = Launch {
             ctx,
@@ -622,6 +624,7 @@ impl Launch<'_> {
                     }
                 }
                 let aside = in_line.then(|| self.ctx.set_aside());
+                self.ctx.region_rounds = self.region_room();
                 for &b in &resident {
                     // A block that ran this round ahead of the launch's gives it from there.
                     if let Some(ran) = self.round_ahead(&mut rounds, b, in_line) {
@@ -739,7 +742,9 @@ impl Launch<'_> {
                         1 + rng.below(32)
                     };
                     self.ctx.touched_global_sync = false;
-                    for _ in 0..quantum {
+                    for step in 0..quantum {
+                        // The watchdog looks between quanta: a region ends within this one.
+                        self.ctx.region_rounds = (quantum - step) as u32;
                         if let Step::Idle = self.step(wi) {
                             break;
                         }

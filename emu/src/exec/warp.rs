@@ -64,6 +64,9 @@ pub(crate) struct Warp {
     pub(crate) async_copies: Vec<AsyncCopy>,
     /// Per lane, the `cp.async` groups it committed.
     pub(crate) copy_groups: [u32; 32],
+    /// Steps of a compiled region whose registers are already written: each later step of the
+    /// warp pays one (see `compiled/mod.rs`).
+    pub(crate) compiled_debt: u32,
 }
 
 /// A `cp.async` issued and not landed yet (see `instr/asynchronous.rs`).

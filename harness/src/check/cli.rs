@@ -197,6 +197,11 @@ pub struct CheckArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
 
+    /// The emulator's engine: the interpreter, or native code for straight-line register
+    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Findings are the same
+    #[arg(long, value_enum, env = crate::cli::ENGINE_ENV, default_value_t = crate::cli::EngineName::Auto)]
+    pub engine: crate::cli::EngineName,
+
     /// Give up (exit 1) when the run takes longer than this many seconds; 0 waits forever
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
     pub timeout: Duration,
@@ -214,6 +219,7 @@ impl CheckArgs {
             bank_conflicts: false,
             memory_model: self.memory_model.model(),
             threads: self.threads.unwrap_or(0),
+            engine: self.engine.engine(),
         }
     }
 

@@ -64,6 +64,8 @@ impl<'a> Ctx<'a> {
             lane_stores: Vec::with_capacity(32),
             copies_in_flight: Vec::new(),
             cdp: crate::exec::child_work::DeviceRuntime::default(),
+            compiled: self.compiled,
+            region_rounds: 0,
         }
     }
 

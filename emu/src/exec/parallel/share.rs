@@ -32,6 +32,8 @@ pub(super) unsafe fn run_segment(
     for round in from..from + rounds {
         ran = false;
         let before = (ctx.thread_instrs, ctx.progress);
+        // A compiled region ends within the segment: then everyone sees its registers.
+        ctx.region_rounds = from + rounds - round;
         for wi in 0..warps.len() {
             if let Step::Ran = block::step(ctx, warps, state, wi) {
                 ran = true;
