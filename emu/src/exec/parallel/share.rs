@@ -32,10 +32,8 @@ pub(super) unsafe fn run_segment(
     for round in from..from + rounds {
         ran = false;
         let before = (ctx.thread_instrs, ctx.progress);
-        for wi in 0..warps.len() {
-            if let Step::Ran = block::step(ctx, warps, state, wi) {
-                ran = true;
-            }
+        if let Step::Ran = block::step_live(ctx, warps, state) {
+            ran = true;
         }
         running.turn.counts.push(RoundCount {
             instrs: ctx.thread_instrs - before.0,
