@@ -78,6 +78,40 @@ fn bug_line(file: &str) -> u32 {
     line_of_marker(&source, "// BUG:").expect("a // BUG: line")
 }
 
+/// The naive reduction tutorials start with: thread 0 of each block loops over its block's
+/// slice while the block's other threads return at once (most warps of every block exit in
+/// their first instructions). Each block's sum is exact, the last block's slice is cut short by
+/// `n`, and no checker finds anything.
+#[test]
+fn a_reduction_by_one_thread_per_block_sums_every_slice() {
+    let (blocks, threads, n) = (8u32, 64u32, 500u32);
+    let run = check(
+        "one_thread_block_sum.cu",
+        &[
+            "--grid",
+            &blocks.to_string(),
+            "--block",
+            &threads.to_string(),
+            "--arg",
+            &format!("f32[{n}]=iota"),
+            "--arg",
+            &format!("out:f32[{blocks}]=zeros"),
+            "--arg",
+            &format!("i32={n}"),
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let expected: Vec<f64> = (0..blocks)
+        .map(|b| {
+            let start = b * threads;
+            (start..(start + threads).min(n)).map(f64::from).sum()
+        })
+        .collect();
+    assert_eq!(buffer(&report, "out"), expected);
+}
+
 #[test]
 fn a_template_kernel_is_instantiated_by_its_source_name() {
     let run = check(

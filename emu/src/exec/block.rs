@@ -35,6 +35,29 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
     Step::Ran
 }
 
+/// Runs one instruction of each of the block's warps that has live lanes, in warp order, as
+/// [`step`] on every warp would: a warp with no live lanes is idle for good. Returns whether
+/// any ran.
+pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) -> Step {
+    let mut ran = Step::Idle;
+    let mut live = state.live_warps;
+    while live != 0 {
+        let wi = live.trailing_zeros() as usize;
+        live &= live - 1;
+        if let Step::Ran = step(ctx, warps, state, wi) {
+            ran = Step::Ran;
+        }
+        if let Some(w) = warps.get_mut(wi)
+            && w.live == 0
+        {
+            // What the next `step` of the exited warp would do, once.
+            w.favored = None;
+            state.live_warps &= !(1 << wi);
+        }
+    }
+    ran
+}
+
 /// Completes the block's barriers that every live thread reached.
 fn check_barriers(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) {
     for id in 0..16u8 {

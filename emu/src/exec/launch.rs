@@ -519,6 +519,11 @@ impl Launch<'_> {
         };
         let state = &mut self.blocks[slot as usize];
         state.live = tpb;
+        state.live_warps = if wpb >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << wpb) - 1
+        };
         state.exited = 0;
         state.first_exit = None;
         state.bars.clear();
@@ -613,7 +618,12 @@ impl Launch<'_> {
                 // With a crew, the round's findings and calls wait in line behind the turns',
                 // which join while the next turn runs, rather than make the launch join them
                 // all now, with the crew waiting.
-                let in_line = crew.is_some() && rounds.waiting.len() < MOST_WAITING;
+                // A round on one core because few warps are left to share out (blocks of one
+                // live thread each: a stretch of such rounds, see `MIN_PARALLEL_WARPS`) joins
+                // the line and itself at once, in the same order: made in line, every round
+                // made an outcome of its own and joined it later, with no turn to hide behind.
+                let in_line =
+                    crew.is_some() && !rounds.few_live_warps && rounds.waiting.len() < MOST_WAITING;
                 if !in_line {
                     self.join_waiting(&mut rounds.waiting);
                 }
@@ -634,10 +644,8 @@ impl Launch<'_> {
                     let b = b as usize;
                     let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
                     let state = &mut self.blocks[b];
-                    for wi in 0..wpb {
-                        if let Step::Ran = block::step(&mut self.ctx, warps, state, wi) {
-                            progressed = true;
-                        }
+                    if let Step::Ran = block::step_live(&mut self.ctx, warps, state) {
+                        progressed = true;
                     }
                 }
                 if let Some(aside) = aside {

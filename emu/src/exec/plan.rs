@@ -168,6 +168,9 @@ pub(crate) struct Rounds {
     pub(super) turns: Vec<Option<Turn>>,
     /// The views the workers hold were made for this many slots.
     pub(super) views_for: usize,
+    /// The last round ran on one core because too few warps had live lanes to share out (see
+    /// `parallel::MIN_PARALLEL_WARPS`): its findings and calls join at once, not in line.
+    pub(crate) few_live_warps: bool,
     /// Rounds to run on one core before looking at footprints again, and how many the next
     /// refusal makes: kernels whose blocks meet on every round pay for no footprints.
     skip: u32,
@@ -183,6 +186,8 @@ pub(crate) struct Rounds {
     pub(super) prepared_in_turns: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line_rounds: u64,
+    /// Rounds on one core because few warps had live lanes (see `few_live_warps`).
+    pub(crate) few_live_rounds: u64,
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
@@ -288,6 +293,8 @@ pub(crate) struct RoundsRun {
     pub(crate) ahead_taken_alone: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line: u64,
+    /// Rounds on one core because few warps had live lanes, which never wait in line.
+    pub(crate) few_live: u64,
     /// Segments of blocks a share ran for another, and segments cut short with rounds left.
     pub(crate) taken_over: u64,
     pub(crate) cut_short: u64,
@@ -306,6 +313,7 @@ impl RoundsRun {
         ahead: 0,
         ahead_taken_alone: 0,
         in_line: 0,
+        few_live: 0,
         taken_over: 0,
         cut_short: 0,
         met: 0,
@@ -335,6 +343,7 @@ impl Rounds {
                 ahead: run.ahead + self.rounds_ahead,
                 ahead_taken_alone: run.ahead_taken_alone + self.ahead_taken_alone,
                 in_line: run.in_line + self.in_line_rounds,
+                few_live: run.few_live + self.few_live_rounds,
                 taken_over: run.taken_over + taken_over,
                 cut_short: run.cut_short + cut_short,
                 met: run.met + met,

@@ -20,6 +20,10 @@ pub(crate) struct Bar {
 #[repr(align(64))]
 pub(crate) struct BlockState {
     pub(crate) live: u32,
+    /// The block's warps that have live lanes, bit `wi` for warp `wi`: a round steps only
+    /// these. In a block whose other threads return at once while one thread loops, stepping
+    /// every exited warp each round was most of the launch (see BENCHMARK.md).
+    pub(crate) live_warps: u64,
     pub(crate) exited: u32,
     /// Global thread id and PC of the first thread that exited.
     pub(crate) first_exit: Option<(u64, u32)>,

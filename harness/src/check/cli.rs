@@ -41,7 +41,9 @@ Argument specs (--arg, one per kernel parameter, in order):
               const:V       every element V
               iota          0, 1, 2, … (u8 wraps at 256)
               random:SEED   seeded uniform values: u8/i8 over their whole range, u16/u32/u64 in
-                            [0, 1000), i16/i32/i64 in [-1000, 1000), floats in [0, 1)
+                            [0, 1000), i16/i32/i64 in [-1000, 1000), floats in [0, 1);
+                            drawn on every core, each million elements from a stream of
+                            the seed of its own
               file:PATH     raw little-endian bytes; TYPE[]=file:PATH takes the file's length,
                             TYPE[LEN]=file:PATH its first LEN elements
               uninit        allocated and never written, as cudaMalloc leaves memory: on the

@@ -13,6 +13,16 @@ const MIN_PARALLEL_THREADS: u64 = 16 * 1024;
 #[cfg(test)]
 const MIN_PARALLEL_THREADS: u64 = 1;
 
+/// Below this many warps with live lanes among the resident blocks, a round runs on the launch's
+/// core: handing a turn to the workers and joining it back costs tens of microseconds, more than
+/// a few warps' instructions take (a reduction whose blocks keep one thread each ran 3.5 times
+/// slower on two cores than on one). Either way the launch ends as one core leaves it. Tests take
+/// the launch's core for the last few warps of their small grids, so that both ways run.
+#[cfg(not(test))]
+pub(super) const MIN_PARALLEL_WARPS: u32 = 64;
+#[cfg(test)]
+pub(super) const MIN_PARALLEL_WARPS: u32 = 4;
+
 /// Threads a race detector takes of a launch's `cores`. When blocks run on several cores: one
 /// per 16 cores, and none below four, where it runs on the launch's own thread. Applying the
 /// calls costs a few percent of running the blocks since runs are recorded together (a shard

@@ -34,10 +34,8 @@ pub(super) unsafe fn run_segment(
         let before = (ctx.thread_instrs, ctx.progress);
         // A compiled region ends within the segment: then everyone sees its registers.
         ctx.region_rounds = from + rounds - round;
-        for wi in 0..warps.len() {
-            if let Step::Ran = block::step(ctx, warps, state, wi) {
-                ran = true;
-            }
+        if let Step::Ran = block::step_live(ctx, warps, state) {
+            ran = true;
         }
         running.turn.counts.push(RoundCount {
             instrs: ctx.thread_instrs - before.0,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::board::{Board, Resident, Running};
+use super::cores::MIN_PARALLEL_WARPS;
 use super::crew::Counts;
 use super::crew::{Crew, wait_spinning};
 use super::share::run_share;
@@ -42,6 +43,20 @@ impl Launch<'_> {
         resident: &[u32],
         most: u32,
     ) -> Option<(u32, bool)> {
+        // Decided before the clock starts: a launch of few live warps asks this every round,
+        // and reading the clocks took a fifth of such a launch.
+        let live_warps: u32 = resident
+            .iter()
+            .filter_map(|&slot| self.blocks.get(slot as usize))
+            .map(|state| state.live_warps.count_ones())
+            .sum();
+        rounds.few_live_warps = live_warps < MIN_PARALLEL_WARPS;
+        if rounds.few_live_warps {
+            rounds.serial_rounds += 1;
+            rounds.few_live_rounds += 1;
+            rounds.forget();
+            return None;
+        }
         let planning = Lap::start(self.ctx.detector_time());
         let (instrs_before, progress_before) = (self.ctx.thread_instrs, self.ctx.progress);
         let workers = crew.jobs.len();
