@@ -226,7 +226,7 @@ impl Lane<'_, '_> {
         self.b.ins().bitcast(types::F32, MemFlags::new(), low)
     }
 
-    fn from_f32(&mut self, v: Value) -> Value {
+    fn f32_bits(&mut self, v: Value) -> Value {
         let bits = self.b.ins().bitcast(types::I32, MemFlags::new(), v);
         self.b.ins().uextend(types::I64, bits)
     }
@@ -264,7 +264,7 @@ impl Lane<'_, '_> {
                             _ => self.b.ins().fmul(fx, fy),
                         };
                         // The interpreter's `nan_first`: a NaN first operand, quieted, wins.
-                        let r = self.from_f32(r);
+                        let r = self.f32_bits(r);
                         let x_nan = self.b.ins().fcmp(FloatCC::Unordered, fx, fx);
                         let x32 = self.mask(x, 32);
                         let quiet = self.b.ins().bor_imm(x32, 0x0040_0000);
