@@ -9,7 +9,7 @@ mod common;
 use harness::testing::require_nvrtc;
 use learn::exercise::learner_view;
 use learn::hint::{Asked, Step, hint_lines, is_starting_failure};
-use learn::{Exercise, Report, check_source, track};
+use learn::{Exercise, Report, Start, check_source, track};
 
 /// A mistake, made in the solution's text: `None` when the text has nowhere to make it.
 struct Mistake {
@@ -167,9 +167,16 @@ const MISTAKES: &[Mistake] = &[
     },
 ];
 
+/// The solution as the learner's file would hold it: under the file's header, as the starting
+/// text is, so its lines are where the learner's would be.
+fn solution_as_file(exercise: &Exercise) -> String {
+    let keep_kernel_header = matches!(exercise.start, Start::Write { .. });
+    exercise.header() + &learner_view(exercise.solution.source, keep_kernel_header)
+}
+
 /// The first mistake that makes the solution fail, with the attempt's report.
 fn wrong_attempt(exercise: &Exercise) -> Option<(&'static str, String, u32, Report)> {
-    let solution = learner_view(exercise.solution.source, true);
+    let solution = solution_as_file(exercise);
     MISTAKES.iter().find_map(|mistake| {
         let (attempt, line) = (mistake.make)(&solution)?;
         let report = check_source(exercise, &attempt, common::emulator());
@@ -222,7 +229,7 @@ fn every_exercise_gets_hints_about_a_wrong_attempt_of_its_own() {
                 ));
             }
         }
-        let solution = learner_view(exercise.solution.source, true);
+        let solution = solution_as_file(exercise);
         let was = solution.lines().nth(line as usize - 1).unwrap_or_default();
         let now = attempt.lines().nth(line as usize - 1).unwrap_or_default();
         let change = if now.trim().is_empty() {
@@ -254,7 +261,7 @@ fn every_exercise_gets_hints_about_a_wrong_attempt_of_its_own() {
 fn a_barrier_moved_into_the_if_gets_hints_about_divergence() {
     require_nvrtc();
     let exercise = learn::find("tree-no-sync").expect("the tree without barriers");
-    let solution = learner_view(exercise.solution.source, true);
+    let solution = solution_as_file(exercise);
     let lines: Vec<&str> = solution.lines().collect();
     // The barrier in the tree's loop comes right after the `if` that adds a partner's value:
     // moved inside it, before its closing brace.
