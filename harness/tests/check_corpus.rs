@@ -598,7 +598,11 @@ fn a_whole_program_runs_without_its_host_code_and_keeps_its_lines() {
     let host = run.stdout.lines().nth(2).unwrap_or_default();
     assert_eq!(
         host,
-        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 52–72); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif; `racetrack run whole_program.cu` runs the whole program, main included"
+        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 52–72); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
+    );
+    assert_eq!(
+        run.stdout.lines().nth(3).unwrap_or_default(),
+        "this file has a main: `cargo racetrack run whole_program.cu` runs it as it is, every launch checked"
     );
     assert!(
         run.stdout

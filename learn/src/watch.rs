@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use crate::check::{Failure, Options, Report, check_source};
 use crate::cli::{first_unfinished, hint_lines, list_columns, title_lines};
 use crate::exercise::{Exercise, WIDTH};
+use crate::hint::Asked;
 use crate::progress::Progress;
 use crate::render::{fit, report_lines};
 use crate::track::track;
@@ -133,7 +134,12 @@ impl Watch {
             Event::Key('h') => {
                 self.view = View::Exercise;
                 let exercise = self.current();
-                self.hint = self.change_progress(|progress| hint_lines(exercise, progress));
+                // The hint follows the last check of the file, which every save runs again.
+                if let Some(report) = self.report.clone() {
+                    self.hint = self.change_progress(|progress| {
+                        hint_lines(exercise, &report, progress, Asked::Key)
+                    });
+                }
             }
             Event::Key('l') => {
                 self.view = match self.view {

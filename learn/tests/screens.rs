@@ -231,6 +231,16 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     assert!(opening.contains("✗ memcheck"), "{opening}");
     insta::assert_snapshot!("watch_opening", opening);
 
+    // `h` on the failing file: its current finding first, and the key for the next step
+    watch.handle(Event::Key('h'));
+    let hinted = watch.screen();
+    common::assert_fits_80_columns(&hinted);
+    assert!(
+        hinted.contains("hint 1 of 3 for scalar-multiply-no-guard, where to look"),
+        "{hinted}"
+    );
+    assert!(hinted.contains("(h again: what is wrong)"), "{hinted}");
+
     common::write(&watch.current_file(), first.solution.source);
     assert_eq!(
         watch.handle(Event::Saved(watch.current_file())),
@@ -248,7 +258,7 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     watch.handle(Event::Key('h'));
     let hinted = watch.screen();
     assert!(
-        hinted.contains("hint 1 of 2 for scalar-multiply-no-guard"),
+        hinted.contains("scalar-multiply-no-guard passes: no hint needed"),
         "{hinted}"
     );
 

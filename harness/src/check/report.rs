@@ -110,18 +110,21 @@ impl CheckReport<'_> {
             return None;
         }
         let list = left_out_list(left_out);
-        // A file with its own main is a whole program, which `racetrack run` takes as it is.
-        let whole = if list.starts_with("main (") || list.contains(", main (") {
+        Some(format!(
+            "host code left out (NVRTC compiles device code only): {list}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
+        ))
+    }
+
+    /// A file with its own main is a whole program, which `racetrack run` takes as it is: said
+    /// on a line of its own, so a learner restating the launch by hand sees it.
+    fn whole_program_line(&self) -> Option<String> {
+        let list = left_out_list(self.kernel.left_out());
+        (list.starts_with("main (") || list.contains(", main (")).then(|| {
             format!(
-                "; `racetrack run {}` runs the whole program, main included",
+                "this file has a main: `cargo racetrack run {}` runs it as it is, every launch checked",
                 self.kernel.source.path
             )
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "host code left out (NVRTC compiles device code only): {list}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif{whole}"
-        ))
+        })
     }
 
     fn checkers_line(&self) -> String {
@@ -168,6 +171,9 @@ impl CheckReport<'_> {
         line(&self.launch_line());
         if let Some(host) = self.host_code_line() {
             line(&host);
+        }
+        if let Some(whole) = self.whole_program_line() {
+            line(&whole);
         }
         for (index, spec) in self.specs.iter().enumerate() {
             let label = spec.label(index);
