@@ -9,7 +9,7 @@ use harness::BackendChoice;
 use crate::check::{Failure, Options, check_source};
 use crate::exercise::{Exercise, WIDTH, wrap};
 use crate::progress::Progress;
-use crate::render::{fit, report_lines};
+use crate::render::{Shown, fit, report_lines, report_lines_shown};
 use crate::track::{find, track};
 use crate::workspace::Workspace;
 
@@ -37,7 +37,12 @@ pub enum Command {
     /// The next hint for an exercise [default: the first one not done]
     Hint { name: Option<String> },
     /// Check an exercise once: exit 0 when it passes, 1 when not
-    Check { name: String },
+    Check {
+        name: String,
+        /// Show every finding, not only the first two
+        #[arg(long)]
+        all: bool,
+    },
     /// Put an exercise back to its starting text
     Reset { name: String },
 }
@@ -96,7 +101,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Check { name }) => {
+        Some(Command::Check { name, all }) => {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
             let source = workspace.read(exercise)?;
             let report = check_source(exercise, &source, cli.options());
@@ -108,7 +113,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             for line in fit(title_lines(exercise)) {
                 writeln!(out, "{line}")?;
             }
-            for line in report_lines(&report, exercise) {
+            let lines = if *all {
+                report_lines_shown(&report, exercise, Shown::All)
+            } else {
+                report_lines(&report, exercise)
+            };
+            for line in lines {
                 writeln!(out, "{line}")?;
             }
             Ok(if report.passed() {

@@ -204,6 +204,7 @@ fn a_missed_speed_goal_shows_both_times() {
                 case: "2048 × 2048 matrices".into(),
             },
         ))),
+        notes: Vec::new(),
     };
     let mut lines = learn::render::fit(title_lines(exercise));
     lines.extend(report_lines(&report, exercise));

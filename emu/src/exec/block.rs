@@ -122,7 +122,7 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
         .collect();
     if let Some((gid, pc)) = state.first_exit {
         threads.push(ThreadGroup {
-            at: ctx.src(pc),
+            at: ctx.src(exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc))),
             threads: state.exited as u64,
             example: ctx.thread_ref(gid),
             state: "exited without arriving (first exit)".into(),
@@ -157,6 +157,38 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     if let (Some(index), Some(t)) = (new, ctx.trace.as_deref_mut()) {
         t.finding(index, vec![]);
     }
+}
+
+/// Where a thread that exited at `exit` left its code from: the one branch (a `return;`, or the
+/// `if` that skips to the end) whose target runs straight into `exit`, when the branches that
+/// do so come from one source line other than the exit's own (the closing `}`). Else `exit`.
+/// Reports blame the line a learner wrote rather than the brace NVRTC put the `ret` at.
+fn exit_cause(code: &[Instr], exit: u32, line_of: impl Fn(u32) -> u32) -> u32 {
+    let ends_block = |op: &Op| matches!(op, Op::Bra { .. } | Op::Ret | Op::Exit);
+    let exit_line = line_of(exit);
+    let mut cause: Option<(u32, u32)> = None;
+    for (pc, instr) in code.iter().enumerate() {
+        let Op::Bra { target } = instr.op else {
+            continue;
+        };
+        let straight = target <= exit
+            && code
+                .get(target as usize..exit as usize)
+                .is_some_and(|between| !between.iter().any(|i| ends_block(&i.op)));
+        if !straight {
+            continue;
+        }
+        let line = line_of(pc as u32);
+        if line == 0 || line == exit_line {
+            continue;
+        }
+        match cause {
+            None => cause = Some((pc as u32, line)),
+            Some((_, seen)) if seen == line => {}
+            Some(_) => return exit,
+        }
+    }
+    cause.map_or(exit, |(pc, _)| pc)
 }
 
 pub(crate) enum Step {
