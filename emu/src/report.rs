@@ -172,13 +172,22 @@ pub struct MemLocation {
     pub index: i64,
     /// The address as the kernel saw it (generic or state-space address).
     pub address: u64,
+    /// The bytes `index` counts in: the access's size.
+    pub element_bytes: u32,
+    /// The index as C writes it for an array of more than one dimension (`[1][0]`, not
+    /// `[32]`), where the program's declaration is known: the emulator sees only PTX, whose
+    /// arrays are flat, so whoever has the source sets it.
+    pub c_index: Option<String>,
     /// Extra words, e.g. "4 bytes past the end of x (16 bytes)".
     pub note: Option<String>,
 }
 
 impl fmt::Display for MemLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]", self.label, self.index)?;
+        match &self.c_index {
+            Some(index) => write!(f, "{}{index}", self.label)?,
+            None => write!(f, "{}[{}]", self.label, self.index)?,
+        }
         if let Some(n) = &self.note {
             write!(f, " ({n})")?;
         }
