@@ -59,7 +59,9 @@ fn declaration(source: &str, name: &str) -> Option<Declared> {
             continue;
         }
         // The type is what comes before the name in the same statement.
-        let statement_start = code[..start].rfind([';', '{', '}', '\n']).map_or(0, |i| i + 1);
+        let statement_start = code[..start]
+            .rfind([';', '{', '}', '\n'])
+            .map_or(0, |i| i + 1);
         let type_text = code[statement_start..start].trim();
         if type_text.is_empty() || type_text.ends_with(['=', '(', ',', '[', '+', '-', '*']) {
             continue;
@@ -281,7 +283,9 @@ fn definition(code: &str, name: &str) -> Option<String> {
             continue;
         };
         let words: Vec<&str> = left.split_whitespace().collect();
-        let constant = words.iter().any(|word| matches!(*word, "const" | "constexpr"));
+        let constant = words
+            .iter()
+            .any(|word| matches!(*word, "const" | "constexpr"));
         if constant && words.last() == Some(&name) {
             return Some(right.trim().to_string());
         }
@@ -311,12 +315,18 @@ extern \"C\" __global__ void k(const float *a, int n)
     #[test]
     fn two_and_three_dimensions_get_c_indices() {
         assert_eq!(c_index(TILED, "As", 16 * 4).as_deref(), Some("[1][0]"));
-        assert_eq!(c_index(TILED, "As", (3 * 16 + 5) * 4).as_deref(), Some("[3][5]"));
+        assert_eq!(
+            c_index(TILED, "As", (3 * 16 + 5) * 4).as_deref(),
+            Some("[3][5]")
+        );
         assert_eq!(c_index(TILED, "As", 0).as_deref(), Some("[0][0]"));
         // A padded row: 17 doubles.
         assert_eq!(c_index(TILED, "Bs", 17 * 8).as_deref(), Some("[1][0]"));
         assert_eq!(c_index(TILED, "Bs", 16 * 8).as_deref(), Some("[0][16]"));
-        assert_eq!(c_index(TILED, "bytes", 4 * 2 + 3).as_deref(), Some("[1][1][1]"));
+        assert_eq!(
+            c_index(TILED, "bytes", 4 * 2 + 3).as_deref(),
+            Some("[1][1][1]")
+        );
     }
 
     #[test]

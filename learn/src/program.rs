@@ -234,10 +234,9 @@ pub fn parameter_mismatch(source: &str, entry: &str, host: &KernelSource) -> Opt
 /// and where either side's type is not one the check reads (a struct, `void*`), yes.
 fn same_type(yours: CType, theirs: CType) -> bool {
     match (yours, theirs) {
-        (
-            CType::Pointer { pointee: a, .. },
-            CType::Pointer { pointee: b, .. },
-        ) => a.is_none() || b.is_none() || a == b,
+        (CType::Pointer { pointee: a, .. }, CType::Pointer { pointee: b, .. }) => {
+            a.is_none() || b.is_none() || a == b
+        }
         (CType::Other, _) | (_, CType::Other) => true,
         (a, b) => a == b,
     }
@@ -261,8 +260,7 @@ mod tests {
     fn an_old_parameter_list_is_refused_by_name() {
         let host = down_sweep_host();
         let old = "extern \"C\" __global__ void down_sweep(int *x, int d, int n)\n{\n}\n";
-        let Some(ParamMismatch::Types(line)) = parameter_mismatch(old, "down_sweep", &host)
-        else {
+        let Some(ParamMismatch::Types(line)) = parameter_mismatch(old, "down_sweep", &host) else {
             panic!("the old list passed");
         };
         assert_eq!(
@@ -307,7 +305,8 @@ mod tests {
             let solution = Some(("solution", host.source.to_string()));
             for (what, text) in start.into_iter().chain(solution) {
                 for name in [exercise.start.kernel().entry, host.entry] {
-                    if let Some(ParamMismatch::Types(line)) = parameter_mismatch(&text, name, host) {
+                    if let Some(ParamMismatch::Types(line)) = parameter_mismatch(&text, name, host)
+                    {
                         panic!("{} ({what}): {line}", exercise.name);
                     }
                 }

@@ -17,7 +17,9 @@ const SHOWN_LOG_LINES: usize = 24;
 pub enum Shown {
     /// The first few, then a line that counts the rest and says how to see every one (`press
     /// a`); `NAME` in it becomes the exercise's name.
-    First { how_to_see_all: &'static str },
+    First {
+        how_to_see_all: &'static str,
+    },
     All,
 }
 
@@ -91,7 +93,11 @@ pub fn failure_lines(failure: &Failure, source: &str) -> Vec<String> {
 }
 
 /// [`failure_lines`]; `how_to_see_all` set, only the first findings and that sentence.
-fn failure_lines_shown(failure: &Failure, source: &str, how_to_see_all: Option<&str>) -> Vec<String> {
+fn failure_lines_shown(
+    failure: &Failure,
+    source: &str,
+    how_to_see_all: Option<&str>,
+) -> Vec<String> {
     let mut lines = Vec::new();
     match failure {
         Failure::NoNvrtc(sentence) => {

@@ -438,12 +438,12 @@ impl Ctx<'_> {
                     // Barriers came before both accesses, so the learner has barriers in mind:
                     // say what a barrier orders, which is not what runs between two of them.
                     let between = if self.line_of(hit.prev.pc) == self.line_of(pc) {
-                        "two threads running the same statement between two barriers — an \
-                         atomic, or a __syncthreads() between one thread's access and the \
-                         other's, orders them"
+                        "two threads running the same statement between barriers; an atomic, \
+                         or a __syncthreads() between one thread's access and the other's, \
+                         orders them"
                     } else {
-                        "two threads' accesses between two barriers — a __syncthreads() between \
-                         the two lines, or atomics, would order them"
+                        "two threads' accesses between barriers; a __syncthreads() between the \
+                         two lines, or atomics, would order them"
                     };
                     format!(
                         "both ran after the same __syncthreads() with none between them: a \

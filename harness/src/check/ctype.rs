@@ -177,7 +177,15 @@ fn is_identifier(word: &str) -> bool {
 fn is_type_word(word: &str) -> bool {
     matches!(
         word,
-        "unsigned" | "signed" | "char" | "short" | "int" | "long" | "float" | "double" | "bool"
+        "unsigned"
+            | "signed"
+            | "char"
+            | "short"
+            | "int"
+            | "long"
+            | "float"
+            | "double"
+            | "bool"
             | "void"
     ) || named_type(word).is_some()
 }
@@ -316,7 +324,9 @@ fn mismatch(param: &CParam, arg: &GivenArg) -> Option<String> {
         (Given::Scalar(_) | Given::Struct, None, None)
             if matches!(param.ty, CType::Pointer { .. }) =>
         {
-            Some(format!("{label}u8[LEN]=zeros (a buffer of the pointee's type)"))
+            Some(format!(
+                "{label}u8[LEN]=zeros (a buffer of the pointee's type)"
+            ))
         }
         _ => None,
     }
@@ -377,7 +387,11 @@ mod tests {
             ("int *x", pointer(I32, false), Some("x")),
             ("int* x", pointer(I32, false), Some("x")),
             ("int*x", pointer(I32, false), Some("x")),
-            ("const float *__restrict__ in", pointer(F32, true), Some("in")),
+            (
+                "const float *__restrict__ in",
+                pointer(F32, true),
+                Some("in"),
+            ),
             ("float const*", pointer(F32, true), None),
             ("unsigned char const*", pointer(U8, true), None),
             ("float * const out", pointer(F32, false), Some("out")),
@@ -544,9 +558,13 @@ mod tests {
         assert!(error.contains("--arg i64=VALUE would fit"), "{error}");
         let error = message(&["void *p"], &[scalar(U64, "u64=0")]).unwrap_or_default();
         assert!(error.contains("it takes a pointer;"), "{error}");
-        let error = message(&["float *y"], &[
-            GivenArg { given: Given::Struct, text: "{f32=1}".into() },
-        ])
+        let error = message(
+            &["float *y"],
+            &[GivenArg {
+                given: Given::Struct,
+                text: "{f32=1}".into(),
+            }],
+        )
         .unwrap_or_default();
         assert!(error.contains("f32[LEN]=zeros"), "{error}");
     }
@@ -557,9 +575,15 @@ mod tests {
     fn what_a_declaration_leaves_open_is_accepted() {
         assert_eq!(message(&["char c"], &[scalar(U8, "u8=1")]), None);
         assert_eq!(message(&["char c"], &[scalar(I8, "i8=1")]), None);
-        assert_eq!(message(&["const char *s"], &[buffer(U8, "u8[4]=zeros")]), None);
+        assert_eq!(
+            message(&["const char *s"], &[buffer(U8, "u8[4]=zeros")]),
+            None
+        );
         assert_eq!(message(&["void *p"], &[buffer(F64, "f64[4]=zeros")]), None);
-        assert_eq!(message(&["float4 *v"], &[buffer(F32, "f32[4]=zeros")]), None);
+        assert_eq!(
+            message(&["float4 *v"], &[buffer(F32, "f32[4]=zeros")]),
+            None
+        );
         assert_eq!(message(&["bool b"], &[scalar(U8, "u8=1")]), None);
         assert!(message(&["bool b"], &[scalar(I32, "i32=1")]).is_some());
         let by_value = GivenArg {
@@ -567,6 +591,9 @@ mod tests {
             text: "{f32=2, i32=8}".into(),
         };
         assert_eq!(message(&["Functor f"], &[by_value]), None);
-        assert_eq!(message(&["float **rows"], &[buffer(U64, "u64[4]=zeros")]), None);
+        assert_eq!(
+            message(&["float **rows"], &[buffer(U64, "u64[4]=zeros")]),
+            None
+        );
     }
 }

@@ -74,7 +74,9 @@ pub enum CheckError {
     },
     /// The argument fits the PTX but not the C++ declaration: a `u32` buffer for an
     /// `unsigned char*`, an `i32` for an `unsigned int`.
-    #[error("--arg {index} (`{arg}`) does not fit parameter {index} of {entry}, `{declared}`: it takes {wants}; --arg {fits} would fit")]
+    #[error(
+        "--arg {index} (`{arg}`) does not fit parameter {index} of {entry}, `{declared}`: it takes {wants}; --arg {fits} would fit"
+    )]
     CType {
         index: usize,
         arg: String,

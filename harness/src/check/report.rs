@@ -6,8 +6,8 @@ use super::args::{ArgSpec, ArgValueSpec, HostArg};
 use super::front::left_out_list;
 use super::run::{Kernel, Outcome};
 use crate::backend::BackendKind;
-use crate::kernel::KernelSource;
 use crate::device::{EmuSettings, FindingKind, Schedule, WarpSyncProblem};
+use crate::kernel::KernelSource;
 use crate::launch::LaunchShape;
 
 /// Line `line` (1-based) of `file` when it is the kernel's own source, for a report to quote.

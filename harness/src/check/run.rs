@@ -2,10 +2,10 @@
 
 use super::args::{ArgKind, HostArg, Scalar, StructLayout};
 use super::cli::CheckArgs;
+use super::ctype::{Given, GivenArg, check_c_signature};
 use super::data::{HostData, HostElement};
 use super::front::Program;
 use super::front::source::LeftOut;
-use super::ctype::{Given, GivenArg, check_c_signature};
 use super::signature::EntrySignature;
 use super::{CheckError, Result};
 use crate::device::{Arg, Buffer, Device, Finding, FindingKind, MAX_STRUCT_ARG_BYTES, StructArg};
