@@ -348,7 +348,10 @@ fn other_parameter_names_lead_a_failure() {
     require_nvrtc();
     let renamed = "extern \"C\" __global__ void down_sweep(unsigned int *x, unsigned int d, unsigned int n)\n{\n    unsigned int j = blockIdx.x * blockDim.x + threadIdx.x;\n    if (j < n) {\n        x[j] += d;\n    }\n}\n";
     let (report, text) = screen("down-sweep-does-not-compile", renamed);
-    assert!(matches!(&report.outcome, Err(learn::Failure::Case(_))), "{text}");
+    assert!(
+        matches!(&report.outcome, Err(learn::Failure::Case(_))),
+        "{text}"
+    );
     let first = text.lines().nth(2).unwrap_or_default();
     assert!(
         first.starts_with("! `down_sweep` names its parameters (x, d, n), but the host passes"),
@@ -411,8 +414,8 @@ fn every_finding_is_reachable() {
         ),
         "{first}"
     );
-    let all = learn::render::report_lines_shown(&report, exercise, learn::render::Shown::All)
-        .join("\n");
+    let all =
+        learn::render::report_lines_shown(&report, exercise, learn::render::Shown::All).join("\n");
     for line in 1..=4 {
         assert!(all.contains(&format!("finding at line {line}")), "{all}");
     }

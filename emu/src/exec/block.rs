@@ -159,10 +159,10 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     }
 }
 
-/// Where a thread that exited at `exit` left its code from: the one branch (a `return;`, or the
-/// `if` that skips to the end) whose target runs straight into `exit`, when the branches that
-/// do so come from one source line other than the exit's own (the closing `}`). Else `exit`.
-/// Reports blame the line a learner wrote rather than the brace NVRTC put the `ret` at.
+/// Where a thread that exited at `exit` without reaching a barrier left from: the one branch
+/// (an early `return;`) that jumps over a barrier to code that runs straight into `exit`, when
+/// such branches come from one source line other than the exit's own (the closing `}`). Else
+/// `exit`. Reports blame the line a learner wrote rather than the brace NVRTC put the `ret` at.
 fn exit_cause(code: &[Instr], exit: u32, line_of: impl Fn(u32) -> u32) -> u32 {
     let ends_block = |op: &Op| matches!(op, Op::Bra { .. } | Op::Ret | Op::Exit);
     let exit_line = line_of(exit);
@@ -175,7 +175,12 @@ fn exit_cause(code: &[Instr], exit: u32, line_of: impl Fn(u32) -> u32) -> u32 {
             && code
                 .get(target as usize..exit as usize)
                 .is_some_and(|between| !between.iter().any(|i| ends_block(&i.op)));
-        if !straight {
+        // Only a branch that jumps over a barrier explains a thread that never arrived: the
+        // `if` that skips a last store to the end does not.
+        let skips_a_barrier = code
+            .get(pc + 1..target as usize)
+            .is_some_and(|skipped| skipped.iter().any(|i| matches!(i.op, Op::Bar { .. })));
+        if !straight || !skips_a_barrier {
             continue;
         }
         let line = line_of(pc as u32);
