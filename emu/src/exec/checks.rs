@@ -434,7 +434,10 @@ impl Ctx<'_> {
                 )
             }
             race::Cause::Unordered => {
-                let mut why = if same_block && hit.prev.bar > 0 {
+                // A flag hand-off (a gap waiting for a fence) has its own explanation below.
+                let after_one_barrier =
+                    same_block && hit.prev.bar > 0 && hit.gap.is_none() && !hit.released_early;
+                let mut why = if after_one_barrier {
                     // Barriers came before both accesses, so the learner has barriers in mind:
                     // say what a barrier orders, which is not what runs between two of them.
                     let between = if self.line_of(hit.prev.pc) == self.line_of(pc) {
