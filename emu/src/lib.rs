@@ -75,7 +75,8 @@ pub use options::{
 };
 pub use report::{
     Access, AccessOp, ConditionSet, Finding, FindingKind, Hazard, MemLocation, OutputStream,
-    PrintfRecord, RunReport, SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
+    PrintfRecord, Quoted, RunReport, SourceLines, SourceLoc, Space, ThreadGroup, ThreadRef,
+    WarpSyncProblem,
 };
 pub use trace::{
     EventLane, LaneAccess, MAX_INITIAL_BYTES, Trace, TraceAccess, TraceArray, TraceEvent,

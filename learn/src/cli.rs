@@ -10,7 +10,7 @@ use crate::check::{Failure, Options, Report, check_source};
 use crate::exercise::{Exercise, learner_view};
 use crate::hint::{self, Asked, Step, subject};
 use crate::progress::Progress;
-use crate::render::{fit, report_lines};
+use crate::render::{Shown, fit, report_lines, report_lines_shown};
 use crate::track::{find, track};
 use crate::workspace::Workspace;
 
@@ -39,7 +39,12 @@ pub enum Command {
     /// done]: where to look, what is wrong, what to change
     Hint { name: Option<String> },
     /// Check an exercise once: exit 0 when it passes, 1 when not
-    Check { name: String },
+    Check {
+        name: String,
+        /// Show every finding, not only the first two
+        #[arg(long)]
+        all: bool,
+    },
     /// Put an exercise back to its starting text
     Reset { name: String },
     /// Show the chapter's kernel that solves an exercise (only when asked by name)
@@ -107,7 +112,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Check { name }) => {
+        Some(Command::Check { name, all }) => {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
             let source = workspace.read(exercise)?;
             let report = check_source(exercise, &source, cli.options());
@@ -119,7 +124,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             for line in fit(title_lines(exercise)) {
                 writeln!(out, "{line}")?;
             }
-            for line in report_lines(&report, exercise) {
+            let lines = if *all {
+                report_lines_shown(&report, exercise, Shown::All)
+            } else {
+                report_lines(&report, exercise)
+            };
+            for line in lines {
                 writeln!(out, "{line}")?;
             }
             Ok(if report.passed() {

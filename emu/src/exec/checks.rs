@@ -511,7 +511,26 @@ impl Ctx<'_> {
                 )
             }
             race::Cause::Unordered => {
-                let mut why = if sp == report::Space::Shared || same_block {
+                // A flag hand-off (a gap waiting for a fence) has its own explanation below.
+                let after_one_barrier =
+                    same_block && hit.prev.bar > 0 && hit.gap.is_none() && !hit.released_early;
+                let mut why = if after_one_barrier {
+                    // Barriers came before both accesses, so the learner has barriers in mind:
+                    // say what a barrier orders, which is not what runs between two of them.
+                    let between = if self.line_of(hit.prev.pc) == self.line_of(pc) {
+                        "two threads running the same statement between barriers; an atomic, \
+                         or a __syncthreads() between one thread's access and the other's, \
+                         orders them"
+                    } else {
+                        "two threads' accesses between barriers; a __syncthreads() between the \
+                         two lines, or atomics, would order them"
+                    };
+                    format!(
+                        "both ran after the same __syncthreads() with none between them: a \
+                         barrier orders what comes before it against what comes after it, not \
+                         {between}"
+                    )
+                } else if sp == report::Space::Shared || same_block {
                     "no __syncthreads(), atomic or fence orders them".to_string()
                 } else {
                     "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()

@@ -404,6 +404,8 @@ impl Emulator {
             label: a.map_or_else(|| "?".into(), |a| a.label.clone()),
             index: a.map_or(0, |a| ((ptr.0 - a.base) / 4) as i64),
             address: ptr.0,
+            element_bytes: 4,
+            c_index: None,
             note: None,
         }
     }
@@ -613,6 +615,8 @@ pub(crate) fn copy_conflict(
             label: a.label.clone(),
             index: byte as i64,
             address: a.base + byte as u64,
+            element_bytes: 1,
+            c_index: None,
             note: Some("byte offset".into()),
         }),
         accesses: Vec::new(),

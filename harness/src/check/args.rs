@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use half::{bf16, f16};
 
+use super::ctype::Given;
 use super::data::{ElemType, HostData, HostElement, check_typed, parse_typed};
 use super::{CheckError, MAX_BUFFER_BYTES, Result};
 use crate::cli::seeded_fill;
@@ -497,6 +498,23 @@ impl ArgSpec {
         }
     }
 
+    /// What the kernel is handed, for [`super::ctype::check_c_signature`]: a pointer into
+    /// another argument's buffer has that buffer's element type (`None` when `all`, the launch's
+    /// specs, names no such buffer).
+    pub fn given(&self, all: &[ArgSpec]) -> Option<Given> {
+        Some(match &self.value {
+            ArgValueSpec::Scalar(value) => Given::Scalar(value.ty()),
+            ArgValueSpec::Buffer(buffer) => Given::Buffer(buffer.ty),
+            ArgValueSpec::Alias(alias) => all.iter().find_map(|other| match &other.value {
+                ArgValueSpec::Buffer(buffer) if other.name.as_deref() == Some(&alias.target) => {
+                    Some(Given::Buffer(buffer.ty))
+                }
+                _ => None,
+            })?,
+            ArgValueSpec::Struct(_) => Given::Struct,
+        })
+    }
+
     /// The name reports use: the spec's own, else `arg<index>`.
     pub fn label(&self, index: usize) -> String {
         self.name.clone().unwrap_or_else(|| format!("arg{index}"))
@@ -828,6 +846,20 @@ impl HostArg {
                 }
             }
         }
+    }
+
+    /// What the kernel is handed, for [`super::ctype::check_c_signature`]; `all` is the
+    /// launch's arguments, where a pointer into another's buffer finds its element type.
+    pub fn given(&self, all: &[HostArg]) -> Option<Given> {
+        Some(match self {
+            Self::Scalar { value, .. } => Given::Scalar(value.ty()),
+            Self::Buffer { data, .. } => Given::Buffer(data.ty()),
+            Self::Alias { target, .. } => match all.get(*target)? {
+                Self::Buffer { data, .. } => Given::Buffer(data.ty()),
+                _ => return None,
+            },
+            Self::Struct { .. } => Given::Struct,
+        })
     }
 
     /// Where a struct's fields go; `None` for any other argument.

@@ -7,7 +7,20 @@ use super::front::left_out_list;
 use super::run::{Kernel, Outcome};
 use crate::backend::BackendKind;
 use crate::device::{EmuSettings, FindingKind, Schedule, WarpSyncProblem};
+use crate::kernel::KernelSource;
 use crate::launch::LaunchShape;
+
+/// Line `line` (1-based) of `file` when it is the kernel's own source, for a report to quote.
+pub fn source_line(kernel: &KernelSource, file: &str, line: u32) -> Option<String> {
+    if file != kernel.path || line == 0 {
+        return None;
+    }
+    kernel
+        .source
+        .lines()
+        .nth(line as usize - 1)
+        .map(str::to_string)
+}
 
 /// How many elements of each buffer the text report prints.
 pub const SHOWN_ELEMENTS: usize = 16;
@@ -245,9 +258,11 @@ impl CheckReport<'_> {
             }
         }
         line(&self.checkers_line());
+        let source = self.kernel.source;
+        let quote = |file: &str, at: u32| source_line(&source, file, at);
         for finding in &self.outcome.findings {
             line("");
-            line(&finding.to_string());
+            line(&finding.quoting(&quote).to_string());
         }
         if !self.outcome.finished() {
             line("");
