@@ -28,4 +28,12 @@ pub mod site;
 pub mod streams;
 
 pub use out::{FINDINGS_ENV, LOG_ENV, PREFIX};
+
+/// The runtime allocates from its own heap (mimalloc's, mapped apart), not the program's:
+/// what the emulator allocates and frees at registration and in every launch would otherwise
+/// be handed back to the program's next `malloc` with the emulator's bytes in it, where beside
+/// NVIDIA's runtime a program finds fresh memory. Programs that read memory they never wrote
+/// (Rodinia's particle filters do) then behave as they do on a GPU.
+#[global_allocator]
+static RUNTIME_HEAP: mimalloc::MiMalloc = mimalloc::MiMalloc;
 pub use runtime::{CHECKS_OFF_ENV, DEVICES_ENV, SCHEDULE_ENV};

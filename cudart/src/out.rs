@@ -8,10 +8,7 @@ use std::io::Write;
 /// Marks every line the runtime writes, so a program's own output stays apart.
 pub const PREFIX: &str = "racetrack: ";
 
-/// Set by `racetrack run`: where Racetrack's lines go instead of stderr.
-pub const LOG_ENV: &str = "RACETRACK_RUN_LOG";
-/// Set by `racetrack run`: the file the findings are appended to, one JSON object per line.
-pub const FINDINGS_ENV: &str = "RACETRACK_RUN_FINDINGS";
+pub use ptx_emu::run_env::{FINDINGS as FINDINGS_ENV, LOG as LOG_ENV};
 
 pub struct Output {
     log: Option<std::fs::File>,

@@ -13,12 +13,9 @@ use crate::fatbin;
 use crate::out::Output;
 use crate::site::{Place, Site};
 
-/// Set by `racetrack run`: how many devices the emulated machine has.
-pub const DEVICES_ENV: &str = "RACETRACK_DEVICES";
-/// Set by `racetrack run`: the schedule (`hardware`, `random:SEED`, `adversarial`, `lanes:SEED`).
-pub const SCHEDULE_ENV: &str = "RACETRACK_SCHEDULE";
-/// Set by `racetrack run`: checkers to leave off, comma-separated (`race,sync,mem,init`).
-pub const CHECKS_OFF_ENV: &str = "RACETRACK_CHECKS_OFF";
+pub use ptx_emu::run_env::{
+    CHECKS_OFF as CHECKS_OFF_ENV, DEVICES as DEVICES_ENV, SCHEDULE as SCHEDULE_ENV,
+};
 
 /// A failed call: the CUDA error it returns, and, for a host-side bug, the finding to report.
 #[derive(Debug)]

@@ -105,8 +105,30 @@ pub(crate) fn runs_alike_with(
     options: impl Fn(RunOptions) -> (RunOptions, RunOptions),
     before: impl Fn(bool),
 ) -> usize {
+    runs_alike_every(what, blocks, 1, parse, options, before)
+}
+
+/// [`runs_alike`] on every `nth` committed file only.
+pub(crate) fn runs_alike_sampled(
+    what: &str,
+    blocks: u32,
+    nth: usize,
+    parse: impl Fn(&str) -> Option<(Module, Module)>,
+    options: impl Fn(RunOptions) -> (RunOptions, RunOptions),
+) -> usize {
+    runs_alike_every(what, blocks, nth, parse, options, |_| {})
+}
+
+fn runs_alike_every(
+    what: &str,
+    blocks: u32,
+    nth: usize,
+    parse: impl Fn(&str) -> Option<(Module, Module)>,
+    options: impl Fn(RunOptions) -> (RunOptions, RunOptions),
+    before: impl Fn(bool),
+) -> usize {
     let mut launches = 0;
-    for path in &committed_ptx() {
+    for path in committed_ptx().iter().step_by(nth.max(1)) {
         let ptx = std::fs::read_to_string(path).unwrap();
         let Some((one, other)) = parse(&ptx) else {
             continue;
@@ -159,7 +181,7 @@ mod tests {
             |ptx| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?)),
             |options| {
                 // Bank-conflict counting keeps every round on one core, so that the cores go to
-                // the detector's shards (workers have their test in `exec/parallel.rs`).
+                // the detector's shards (workers have their test in `exec/parallel/`).
                 let options = RunOptions {
                     bank_conflicts: true,
                     ..options

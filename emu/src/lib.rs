@@ -31,6 +31,9 @@ mod banks;
 mod cas_seed;
 #[cfg(test)]
 mod committed;
+#[cfg(test)]
+mod committed_engines;
+mod compiled;
 mod contract;
 mod error;
 mod exact;
@@ -49,6 +52,7 @@ mod push;
 mod race;
 mod regalloc;
 mod report;
+pub mod run_env;
 mod source_loc;
 mod spin;
 mod stretch;
@@ -56,6 +60,7 @@ mod trace;
 
 pub use banks::{BANKS, BankConflicts, warp_access};
 
+pub use compiled::{ENGINE_ENV, Engine};
 pub use error::EmuError;
 pub use exec::allocs::{DEFAULT_HEAP_BYTES, DevicePtr};
 pub use exec::args::{KernelArg, LaunchConfig};
@@ -70,7 +75,8 @@ pub use options::{
 };
 pub use report::{
     Access, AccessOp, ConditionSet, Finding, FindingKind, Hazard, MemLocation, OutputStream,
-    PrintfRecord, RunReport, SourceLoc, Space, ThreadGroup, ThreadRef, WarpSyncProblem,
+    PrintfRecord, Quoted, RunReport, SourceLines, SourceLoc, Space, ThreadGroup, ThreadRef,
+    WarpSyncProblem,
 };
 pub use trace::{
     EventLane, LaneAccess, MAX_INITIAL_BYTES, Trace, TraceAccess, TraceArray, TraceEvent,

@@ -48,6 +48,8 @@ pub struct Module {
     pub(crate) quiet: Vec<u32>,
     /// Per instruction: the fewest steps a lane there takes to end its thread (`stretch.rs`).
     pub(crate) exits: Vec<u32>,
+    /// Its compiled regions, made by the first launch that runs with the compiled tier.
+    pub(crate) tier: crate::compiled::Cache,
 }
 
 /// Bytes of reserved shared memory a block has when its module reads `%reserved_smem_offset_*`:
@@ -67,6 +69,31 @@ impl Module {
         self.code
             .iter()
             .any(|i| matches!(i.op, crate::ir::Op::Builtin { func, .. } if which(func)))
+    }
+
+    /// What the compiled tier takes of this module: how many regions, and how many
+    /// instructions they cover (compiled now if no launch has yet; `(0, 0)` where Cranelift
+    /// has no code generator for the host).
+    pub fn compiled_regions(&self) -> (usize, u64) {
+        self.tier(crate::compiled::Engine::Compiled, false)
+            .map_or((0, 0), |tier| tier.size())
+    }
+
+    /// The compiled regions a launch runs with: none for [`Engine::Interp`] and for traced
+    /// launches (a trace records every step's instruction, which only the interpreter takes one
+    /// at a time); compiled by the first launch that asks.
+    ///
+    /// [`Engine::Interp`]: crate::compiled::Engine::Interp
+    pub(crate) fn tier(
+        &self,
+        engine: crate::compiled::Engine,
+        traced: bool,
+    ) -> Option<&crate::compiled::Tier> {
+        if engine == crate::compiled::Engine::Interp || traced {
+            return None;
+        }
+        let starts: Vec<u32> = self.funcs.iter().map(|f| f.start).collect();
+        self.tier.get(&self.code, &starts)
     }
 
     /// Names of the kernels (`.entry`) in this module.

@@ -1,5 +1,6 @@
 //! The options a launch takes: how warps take turns, which checkers run, and the limits.
 
+use crate::compiled::Engine;
 use crate::memory_model::MemoryModel;
 
 /// Fourteen SMs' worth of 2048 threads: enough blocks interleave to show races between blocks,
@@ -79,6 +80,11 @@ pub struct RunOptions {
     /// 8 zeroed bytes of global memory, `{ size, barrier }`, which cooperative groups' grid
     /// sync counts its blocks in. `None` in an ordinary launch, where grid sync traps.
     pub grid_workspace: Option<u64>,
+    /// Which engine runs the instructions: the interpreter, or the compiled tier where it
+    /// applies (never in traced launches). `Auto` (the default) means `RACETRACK_ENGINE` when
+    /// it names one, otherwise the interpreter (see [`Engine::Auto`]). Every engine finds and
+    /// computes the same.
+    pub engine: Engine,
 }
 
 /// Shared memory a block gets without `cudaFuncSetAttribute`: [`RunOptions::shared_limit`]'s
@@ -90,6 +96,18 @@ pub const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 pub const THREADS_ENV: &str = "RACETRACK_THREADS";
 
 impl RunOptions {
+    /// The engine this launch runs with (see [`RunOptions::engine`]): never `Auto`.
+    pub fn resolved_engine(&self) -> Engine {
+        if self.engine != Engine::Auto {
+            return self.engine;
+        }
+        static FROM_ENV: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+        match *FROM_ENV.get_or_init(|| Engine::from_env().unwrap_or(Engine::Auto)) {
+            Engine::Auto => Engine::Interp,
+            named => named,
+        }
+    }
+
     /// The cores this launch may use (see [`RunOptions::threads`]).
     pub fn cores(&self) -> usize {
         if self.threads > 0 {
@@ -123,6 +141,7 @@ impl Default for RunOptions {
             threads: 0,
             shared_limit: DEFAULT_SHARED_LIMIT,
             grid_workspace: None,
+            engine: Engine::Auto,
         }
     }
 }

@@ -172,13 +172,22 @@ pub struct MemLocation {
     pub index: i64,
     /// The address as the kernel saw it (generic or state-space address).
     pub address: u64,
+    /// The bytes `index` counts in: the access's size.
+    pub element_bytes: u32,
+    /// The index as C writes it for an array of more than one dimension (`[1][0]`, not
+    /// `[32]`), where the program's declaration is known: the emulator sees only PTX, whose
+    /// arrays are flat, so whoever has the source sets it.
+    pub c_index: Option<String>,
     /// Extra words, e.g. "4 bytes past the end of x (16 bytes)".
     pub note: Option<String>,
 }
 
 impl fmt::Display for MemLocation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}[{}]", self.label, self.index)?;
+        match &self.c_index {
+            Some(index) => write!(f, "{}{index}", self.label)?,
+            None => write!(f, "{}[{}]", self.label, self.index)?,
+        }
         if let Some(n) = &self.note {
             write!(f, " ({n})")?;
         }
@@ -280,8 +289,28 @@ impl Finding {
     }
 }
 
-impl fmt::Display for Finding {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// A `.cu` line's text, by file (as the PTX names it) and 1-based line: what a report quotes.
+pub type SourceLines<'a> = &'a dyn Fn(&str, u32) -> Option<String>;
+
+/// A [`Finding`] that quotes each source line it names, as a compiler's diagnostic does: the
+/// line's text under the row that says `file:line`. See [`Finding::quoting`].
+#[allow(missing_debug_implementations)] // holds a closure, which has no `Debug`
+pub struct Quoted<'a> {
+    finding: &'a Finding,
+    source: SourceLines<'a>,
+}
+
+impl Finding {
+    /// This finding as its `Display` writes it, with the text of each line it names (where
+    /// `source` has it) quoted under the row that names it.
+    pub fn quoting<'a>(&'a self, source: SourceLines<'a>) -> Quoted<'a> {
+        Quoted {
+            finding: self,
+            source,
+        }
+    }
+
+    fn write(&self, f: &mut fmt::Formatter<'_>, source: Option<SourceLines<'_>>) -> fmt::Result {
         write!(f, "{}", self.title())?;
         if let Some(l) = &self.location {
             write!(f, ": {l}")?;
@@ -294,9 +323,34 @@ impl fmt::Display for Finding {
             .max()
             .unwrap_or(0)
             + 1;
+        // The last line quoted: two rows at one line (both sides of `x[0]++`) quote it once.
+        let mut quoted: Option<(String, u32)> = None;
+        let mut quote = |f: &mut fmt::Formatter<'_>, at: &SourceLoc| -> fmt::Result {
+            let Some(source) = source else {
+                return Ok(());
+            };
+            // Code inlined from a header is quoted at the user's line it was called from.
+            let (place, text) = match (&at.inlined_into, source(&at.file, at.line)) {
+                (_, Some(text)) => ((at.file.as_str(), at.line), text),
+                (Some((file, line)), None) => match source(file, *line) {
+                    Some(text) => ((file.as_str(), *line), text),
+                    None => return Ok(()),
+                },
+                (None, None) => return Ok(()),
+            };
+            if quoted
+                .as_ref()
+                .is_some_and(|(file, line)| (file.as_str(), *line) == place)
+            {
+                return Ok(());
+            }
+            quoted = Some((place.0.to_string(), place.1));
+            writeln!(f, "  {:>6} | {}", place.1, text.trim())
+        };
         for a in &self.accesses {
             let op = format!("{}:", a.op);
             writeln!(f, "  {op:<w$} {} at {}", a.thread, a.at)?;
+            quote(f, &a.at)?;
         }
         for g in &self.threads {
             let s = if g.threads == 1 { "" } else { "s" };
@@ -305,12 +359,25 @@ impl fmt::Display for Finding {
                 "  {} thread{s} {} at {} (e.g. {})",
                 g.threads, g.state, g.at, g.example
             )?;
+            quote(f, &g.at)?;
         }
         write!(f, "  {}", self.why)?;
         if self.count > 1 {
             write!(f, "; seen {} times", self.count)?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, None)
+    }
+}
+
+impl fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.finding.write(f, Some(self.source))
     }
 }
 

@@ -1,6 +1,6 @@
 //! How many rounds a lane can run before it may touch anything beyond its block: the stretches
 //! that blocks run on several cores without comparing footprints or waiting for each other
-//! (`exec/plan.rs`, `exec/parallel.rs`).
+//! (`exec/plan.rs`, `exec/parallel/`).
 //!
 //! An instruction *stops* a stretch when it may reach beyond its block ([`Reach`]: global or
 //! generic memory, `malloc`, `printf`, `assert`, `trap`, a refused instruction) or leave its

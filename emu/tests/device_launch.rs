@@ -306,3 +306,106 @@ fn two_units_link_into_one_module_as_nvlink_links_them() {
         "{twice}"
     );
 }
+
+/// `copier(x, out, later)`: writes `x[0] = 20`, queues `cudaMemcpyAsync(out, x, 8)` from the
+/// device on the grid's stream, then writes `x[1] = later` unless `later` is 0.
+const COPIER: &str = "
+.extern .func (.param .b32 func_retval0) __cudaCDP2MemcpyAsync
+(
+	.param .b64 p0,
+	.param .b64 p1,
+	.param .b64 p2,
+	.param .b32 p3,
+	.param .b64 p4
+)
+;
+.visible .entry copier(
+	.param .u64 copier_x,
+	.param .u64 copier_out,
+	.param .u32 copier_later
+)
+{
+	.reg .pred %p<2>;
+	.reg .b32 %r<4>;
+	.reg .b64 %rd<6>;
+	ld.param.u64 %rd1, [copier_x];
+	ld.param.u64 %rd2, [copier_out];
+	ld.param.u32 %r2, [copier_later];
+	cvta.to.global.u64 %rd4, %rd1;
+	st.global.u32 [%rd4], 20;
+	{
+	.param .b64 param0;
+	st.param.b64 [param0+0], %rd2;
+	.param .b64 param1;
+	st.param.b64 [param1+0], %rd1;
+	.param .b64 param2;
+	st.param.b64 [param2+0], 8;
+	.param .b32 param3;
+	st.param.b32 [param3+0], 3;
+	.param .b64 param4;
+	st.param.b64 [param4+0], 0;
+	.param .b32 retval0;
+	call.uni (retval0), __cudaCDP2MemcpyAsync, (param0, param1, param2, param3, param4);
+	ld.param.b32 %r1, [retval0+0];
+	}
+	setp.eq.u32 %p1, %r2, 0;
+	@%p1 bra DONE;
+	st.global.u32 [%rd4+4], %r2;
+DONE:
+	ret;
+}
+";
+
+/// Runs `copier` with `later`: what `out` holds after, and the report.
+fn run_copier(later: u32) -> (Vec<u32>, RunReport) {
+    let module = Module::parse(&format!("{HEADER}{COPIER}")).unwrap();
+    let mut emu = Emulator::new();
+    let x = emu.alloc(8, "x");
+    let out = emu.alloc(8, "out");
+    let stream = emu.create_stream();
+    let args = [
+        KernelArg::Ptr(x),
+        KernelArg::Ptr(out),
+        KernelArg::U32(later),
+    ];
+    let report = emu
+        .launch_on(
+            stream,
+            &module,
+            "copier",
+            &one_thread(),
+            &args,
+            &RunOptions::default(),
+        )
+        .unwrap();
+    emu.synchronize().unwrap();
+    (u32s(&emu, out, 2), report)
+}
+
+#[test]
+fn a_copy_queued_from_the_device_races_with_what_its_grid_writes_after_queuing_it() {
+    let (out, report) = run_copier(22);
+    assert_eq!(out[0], 20, "the copy ran after the grid");
+    let races = stream_races(&report);
+    assert_eq!(races.len(), 1, "{:?}", report.findings);
+    assert!(
+        races[0].why.contains("a copy queued from the device"),
+        "{}",
+        races[0].why
+    );
+    assert!(
+        races[0].why.contains("after queuing it"),
+        "{}",
+        races[0].why
+    );
+    // x[1] (bytes 4..8), written after the copy was queued, races; x[0] does not.
+    let location = races[0].location.as_ref().unwrap();
+    assert_eq!((location.label.as_str(), location.index), ("x", 4));
+}
+
+#[test]
+fn a_copy_queued_from_the_device_after_its_grid_wrote_the_source_is_ordered() {
+    let (out, report) = run_copier(0);
+    assert_eq!(out[0], 20);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}

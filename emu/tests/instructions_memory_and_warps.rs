@@ -1141,3 +1141,29 @@ fn trap_stops_the_launch_with_a_finding_and_untaken_traps_are_harmless() {
     assert!(r.findings.is_empty() && r.completed, "{:?}", r.findings);
     assert_eq!(u32_at(&b, 0), 1);
 }
+
+#[test]
+fn a_thread_that_reads_its_own_copy_before_waiting_for_it_races_with_the_copy() {
+    let (_, r) =
+        swap_through_async_copies("ld.shared.u32 %r9, [%r3]; cp.async.wait_group 0; bar.sync 0;");
+    let own = r
+        .findings
+        .iter()
+        .find(|f| f.why.contains("this thread's own `cp.async`"))
+        .unwrap_or_else(|| panic!("{:?}", r.findings));
+    assert!(matches!(
+        own.kind,
+        FindingKind::Race {
+            hazard: Hazard::ReadAfterWrite,
+            space: Space::Shared,
+        }
+    ));
+    assert_eq!(own.accesses[0].thread, own.accesses[1].thread);
+}
+
+#[test]
+fn a_thread_that_reads_its_own_copy_after_the_wait_is_not_reported() {
+    let (_, r) =
+        swap_through_async_copies("cp.async.wait_group 0; ld.shared.u32 %r9, [%r3]; bar.sync 0;");
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+}

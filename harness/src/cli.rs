@@ -35,6 +35,11 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N", env = THREADS_ENV, value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
 
+    /// The emulator's engine: the interpreter, or native code for straight-line register
+    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Results are the same
+    #[arg(long, value_enum, env = ENGINE_ENV, default_value_t = EngineName::Auto)]
+    pub engine: EngineName,
+
     /// List the chapter's variants and exit
     #[arg(long)]
     pub list: bool,
@@ -46,6 +51,31 @@ pub struct CommonArgs {
 
 /// The variable that sets `--threads` when the flag is not given (the emulator reads it too).
 pub use ptx_emu::THREADS_ENV;
+
+/// The variable that sets `--engine` when the flag is not given (the emulator reads it too).
+pub use ptx_emu::ENGINE_ENV;
+
+/// The emulator's engines as flags name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineName {
+    /// the interpreter, instruction by instruction (the reference)
+    Interp,
+    /// native code (Cranelift) for straight-line register arithmetic, the interpreter elsewhere
+    Compiled,
+    /// RACETRACK_ENGINE's choice, else the interpreter (the compiled tier does not pay for its
+    /// compile yet)
+    Auto,
+}
+
+impl EngineName {
+    pub fn engine(self) -> ptx_emu::Engine {
+        match self {
+            Self::Interp => ptx_emu::Engine::Interp,
+            Self::Compiled => ptx_emu::Engine::Compiled,
+            Self::Auto => ptx_emu::Engine::Auto,
+        }
+    }
+}
 
 /// The emulator's schedules as flags name them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -98,6 +128,7 @@ impl CommonArgs {
         EmuSettings {
             schedule: self.schedule.with_seed(self.seed),
             threads: self.threads.unwrap_or(0),
+            engine: self.engine.engine(),
             ..EmuSettings::default()
         }
     }
@@ -300,6 +331,16 @@ mod tests {
         );
         let cli = Cli::try_parse_from(["x", "--threads", "3"]).unwrap();
         assert_eq!(cli.common.emu_settings().threads, 3);
+        let cli = Cli::try_parse_from(["x", "--engine", "interp"]).unwrap();
+        assert_eq!(cli.common.emu_settings().engine, ptx_emu::Engine::Interp);
+        let error = Cli::try_parse_from(["x", "--engine", "jit"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            error.contains("invalid value 'jit' for '--engine"),
+            "{error}"
+        );
         let error = Cli::try_parse_from(["x", "--threads", "0"])
             .err()
             .unwrap()

@@ -252,6 +252,9 @@ pub struct EmuSettings {
     /// Cores a launch may use (`--threads`, `RACETRACK_THREADS`); 0 is every core. Findings and
     /// results are the same for every value.
     pub threads: u32,
+    /// The interpreter or the compiled tier (`--engine`, `RACETRACK_ENGINE`); `Auto` lets the
+    /// emulator choose. Findings and results are the same for every engine.
+    pub engine: ptx_emu::Engine,
 }
 
 impl Default for EmuSettings {
@@ -266,6 +269,7 @@ impl Default for EmuSettings {
             bank_conflicts: false,
             memory_model: ptx_emu::MemoryModel::Racecheck,
             threads: 0,
+            engine: ptx_emu::Engine::Auto,
         }
     }
 }

@@ -141,7 +141,9 @@ impl EmuBackend {
             },
             other => other,
         })?;
-        Ok(launch_report(report))
+        let mut report = launch_report(report);
+        crate::array_index::name_array_indices(&mut report.findings, kernel.source);
+        Ok(report)
     }
 
     pub(crate) fn run_options(&self) -> RunOptions {
@@ -155,6 +157,7 @@ impl EmuBackend {
             bank_conflicts: self.settings.bank_conflicts,
             memory_model: self.settings.memory_model,
             threads: self.settings.threads,
+            engine: self.settings.engine,
             ..RunOptions::default()
         }
     }

@@ -8,7 +8,9 @@
 //! - [`verify`]: exact and error-bounded comparison with CPU references.
 //! - [`report`]: tables, SVG plots, progress bars.
 
+pub mod array_index;
 pub mod backend;
+mod build_deps;
 pub mod check;
 pub mod cli;
 pub mod compile_cache;

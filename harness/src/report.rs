@@ -11,7 +11,8 @@ use crate::error::{HarnessError, Result};
 mod plots;
 #[cfg(feature = "plots")]
 pub use plots::{
-    SeriesLabelPosition, climb_svg, grouped_bars_svg, grouped_bars_svg_with_legend, sweep_svg,
+    SeriesLabelPosition, climb_svg, grouped_bars_svg, grouped_bars_svg_with_axes,
+    grouped_bars_svg_with_legend, sweep_svg,
 };
 
 /// A Markdown-style table, so a GPU run's table can go into the book as it is printed.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 use crate::backend::BackendChoice;
+use crate::build_deps::{Dependencies, parse_make_rule};
 use crate::error::{HarnessError, Result};
 
 /// What `racetrack run` was asked, parsed from its command line.
@@ -24,6 +25,8 @@ pub struct RunRequest {
     pub schedule: Option<String>,
     pub devices: Option<u32>,
     pub threads: Option<u32>,
+    /// `--engine`: passed on to the emulator as `RACETRACK_ENGINE`.
+    pub engine: Option<ptx_emu::Engine>,
     pub checks_off: Vec<String>,
     /// Only build, then say where the program is.
     pub build_only: bool,
@@ -65,6 +68,7 @@ Racetrack's options come first or anywhere before `--`:
   --schedule NAME[:SEED]    hardware (default), random:SEED, adversarial:SEED, lanes:SEED
   --devices N               how many GPUs the emulated machine has (default 1)
   --threads N               the emulator's cores (default all)
+  --engine NAME             interp, compiled or auto (default): the emulator's engine
   --checks-off LIST         leave checkers off: race,sync,mem,init
   --build-only              build, say where the program is, and stop
 
@@ -162,6 +166,13 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
                         .filter(|&n| n >= 1)
                         .ok_or_else(|| bad(format!("--threads {v}: give a number from 1 up")))?,
                 );
+            }
+            "--engine" => {
+                let v = value(&mut i, name, inline)?;
+                request.engine =
+                    Some(ptx_emu::Engine::parse(&v).ok_or_else(|| {
+                        bad(format!("--engine {v}: give interp, compiled or auto"))
+                    })?);
             }
             "--checks-off" => {
                 let v = value(&mut i, name, inline)?;
@@ -413,7 +424,8 @@ pub const BUILD_FLAGS: &[&str] = &[
     "--no-compress",
 ];
 
-/// Builds a program from source into `work`, or reuses the build of the same sources and flags.
+/// Builds a program from source into `work`, or reuses the build of the same sources and flags
+/// while every header it read is unchanged.
 pub fn build(
     toolchain: &crate::nvcc::Toolchain,
     flags: &[String],
@@ -425,9 +437,15 @@ pub fn build(
     let folder = std::env::current_dir().unwrap_or_default();
     let key = build_key(&toolchain.version, &folder, flags, files);
     let out = work.join(format!("prog-{key}"));
-    if out.is_file() {
+    let dependency_list = work.join(format!("prog-{key}.deps"));
+    let recorded = std::fs::read_to_string(&dependency_list)
+        .ok()
+        .and_then(|text| Dependencies::from_text(&text));
+    if out.is_file() && recorded.is_some_and(|deps| deps.unchanged()) {
         return Ok(out);
     }
+    // Stamped before nvcc reads them: a header edited during the build fails the next check.
+    let dependencies = read_by_build(toolchain, flags, files);
     let partial = work.join(format!("prog-{key}.partial-{}", std::process::id()));
     let mut command = toolchain.command();
     command
@@ -447,12 +465,59 @@ pub fn build(
         )));
     }
     std::fs::rename(&partial, &out).map_err(|e| bad(format!("{}: {e}", out.display())))?;
+    match dependencies {
+        Some(deps) => {
+            let partial_list = work.join(format!("prog-{key}.deps.partial-{}", std::process::id()));
+            std::fs::write(&partial_list, deps.to_text())
+                .and_then(|()| std::fs::rename(&partial_list, &dependency_list))
+                .map_err(|e| bad(format!("{}: {e}", dependency_list.display())))?;
+        }
+        // Without its list a build is never reused.
+        None => {
+            let _ = std::fs::remove_file(&dependency_list);
+        }
+    }
     Ok(out)
 }
 
-/// A build's identity: nvcc's version, the flags, the sources' bytes, and the size and time of
-/// every header beside them or in an `-I` folder (a header the program includes from there
-/// changes the build).
+/// Every file the build of `files` will read (`nvcc -M` per source, at once), stamped now;
+/// `None` when nvcc cannot say, and the build is then not reused.
+fn read_by_build(
+    toolchain: &crate::nvcc::Toolchain,
+    flags: &[String],
+    files: &[PathBuf],
+) -> Option<Dependencies> {
+    let rules = std::thread::scope(|scope| {
+        let runs: Vec<_> = files
+            .iter()
+            .map(|file| {
+                scope.spawn(move || {
+                    let output = toolchain
+                        .command()
+                        .args(BUILD_FLAGS)
+                        .args(flags)
+                        .arg("-M")
+                        .arg(file)
+                        .output()
+                        .ok()?;
+                    output
+                        .status
+                        .success()
+                        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .map(|run| run.join().ok().flatten())
+            .collect::<Option<Vec<String>>>()
+    })?;
+    let mut paths: Vec<PathBuf> = rules.iter().flat_map(|r| parse_make_rule(r)).collect();
+    paths.extend(files.iter().cloned());
+    Dependencies::stamp(&paths)
+}
+
+/// A build's identity: nvcc's version, the folder it runs in, the flags and the sources' bytes.
+/// The headers they include are checked apart ([`Dependencies`]).
 fn build_key(nvcc_version: &str, folder: &Path, flags: &[String], files: &[PathBuf]) -> String {
     let mut hasher = blake3::Hasher::new();
     hasher.update(nvcc_version.as_bytes());
@@ -466,50 +531,10 @@ fn build_key(nvcc_version: &str, folder: &Path, flags: &[String], files: &[PathB
         hasher.update(flag.as_bytes());
         hasher.update(b"\0");
     }
-    let mut folders: Vec<PathBuf> = Vec::new();
     for file in files {
         hasher.update(file.to_string_lossy().as_bytes());
+        hasher.update(b"\0");
         hasher.update(&std::fs::read(file).unwrap_or_default());
-        folders.push(
-            file.parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        );
-    }
-    let mut i = 0;
-    while i < flags.len() {
-        if flags[i] == "-I" {
-            if let Some(dir) = flags.get(i + 1) {
-                folders.push(dir.into());
-            }
-        } else if let Some(dir) = flags[i].strip_prefix("-I") {
-            folders.push(dir.into());
-        }
-        i += 1;
-    }
-    for folder in folders {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        let mut headers: Vec<_> = entries
-            .flatten()
-            .filter(|e| {
-                e.path()
-                    .extension()
-                    .and_then(|x| x.to_str())
-                    .is_some_and(|x| ["h", "hpp", "cuh", "hh", "inl"].contains(&x))
-            })
-            .filter_map(|e| Some((e.path(), e.metadata().ok()?)))
-            .collect();
-        headers.sort_by(|a, b| a.0.cmp(&b.0));
-        for (path, meta) in headers {
-            hasher.update(path.to_string_lossy().as_bytes());
-            hasher.update(&meta.len().to_le_bytes());
-            if let Ok(modified) = meta.modified()
-                && let Ok(since) = modified.duration_since(std::time::UNIX_EPOCH)
-            {
-                hasher.update(&since.as_nanos().to_le_bytes());
-            }
-        }
     }
     hasher.finalize().to_hex()[..16].to_string()
 }
@@ -591,6 +616,9 @@ pub fn execute(
             if let Some(threads) = request.threads {
                 command.env(ptx_emu::THREADS_ENV, threads.to_string());
             }
+            if let Some(engine) = request.engine {
+                command.env(ptx_emu::ENGINE_ENV, engine.name());
+            }
             if !request.checks_off.is_empty() {
                 command.env(CHECKS_OFF_ENV, request.checks_off.join(","));
             }
@@ -632,13 +660,11 @@ fn prepend_env(name: &str, first: &Path, separator: &str) -> OsString {
     value
 }
 
-/// The environment variables Racetrack's runtime reads (`cudart/`), named here so that the
-/// harness need not link the runtime.
-pub const FINDINGS_ENV: &str = "RACETRACK_RUN_FINDINGS";
-pub const LOG_ENV: &str = "RACETRACK_RUN_LOG";
-pub const SCHEDULE_ENV: &str = "RACETRACK_SCHEDULE";
-pub const DEVICES_ENV: &str = "RACETRACK_DEVICES";
-pub const CHECKS_OFF_ENV: &str = "RACETRACK_CHECKS_OFF";
+/// The environment variables Racetrack's runtime reads (`cudart/`).
+pub use ptx_emu::run_env::{
+    CHECKS_OFF as CHECKS_OFF_ENV, DEVICES as DEVICES_ENV, FINDINGS as FINDINGS_ENV, LOG as LOG_ENV,
+    SCHEDULE as SCHEDULE_ENV,
+};
 
 /// The folder for builds and runs: Racetrack's cache, else the system's temporary folder.
 pub fn work_folder() -> PathBuf {
@@ -692,6 +718,8 @@ mod tests {
             "prog",
             "--error-exitcode",
             "3",
+            "--engine",
+            "interp",
             "--",
             "4096",
             "--verbose",
@@ -699,6 +727,12 @@ mod tests {
         .unwrap();
         assert_eq!(request.json, Some(PathBuf::from("out.json")));
         assert_eq!(request.error_exitcode, Some(3));
+        assert_eq!(request.engine, Some(ptx_emu::Engine::Interp));
+        assert!(
+            parse(&os(&["--engine", "jit", file]))
+                .err()
+                .is_some_and(|e| e.to_string().contains("--engine jit: give interp"))
+        );
         let Program::Source {
             flags,
             files,

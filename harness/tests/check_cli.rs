@@ -140,6 +140,41 @@ fn threads_change_nothing_that_check_reports() {
     assert_one_line(&zero);
 }
 
+/// `--engine` changes who runs the instructions, never what check reports: the interpreter and
+/// the compiled tier give the same text, findings, counts and buffers; an unknown engine is
+/// refused in one line.
+#[test]
+fn engines_change_nothing_that_check_reports() {
+    let run_with = |engine: &str| {
+        racetrack(&[
+            "check",
+            RACY,
+            "--entry",
+            "racy_increment",
+            "--grid",
+            "10",
+            "--block",
+            "16",
+            "--arg",
+            "x:i32[1]=zeros",
+            "--backend",
+            "emu",
+            "--json",
+            "--engine",
+            engine,
+        ])
+    };
+    let interp = run_with("interp");
+    let compiled = run_with("compiled");
+    assert_eq!(interp.code, 2, "{}\n{}", interp.stdout, interp.stderr);
+    assert!(interp.stdout.contains("race"), "{}", interp.stdout);
+    assert_eq!(interp.stdout, compiled.stdout);
+    assert_eq!((compiled.code, compiled.stderr.as_str()), (2, ""));
+    let unknown = run_with("jit");
+    assert_refused(&unknown, "invalid value 'jit' for '--engine <ENGINE>'");
+    assert_one_line(&unknown);
+}
+
 /// `racetrack check FILE ENTRY… --grid 10 --block 16 --arg i32[1]=zeros --backend BACKEND`: the
 /// launch of `ATOMIC` that counts to 160.
 fn count_to_160(file: &str, entry: &[&str], backend: &str) -> Run {
@@ -516,7 +551,7 @@ fn bad_inputs_are_one_line_errors_with_exit_1() {
             "10",
             "16",
             &["--arg", "f32=1.5"],
-            "--arg 0 (`f32=1.5`) does not fit parameter 0 (`int *x`) of atomic_increment: PTX .u64",
+            "--arg 0 (`f32=1.5`) does not fit parameter 0 of atomic_increment, `int *x`: it takes a pointer, to i32 elements; --arg i32[LEN]=zeros would fit",
         ),
         (
             "10",
@@ -527,19 +562,19 @@ fn bad_inputs_are_one_line_errors_with_exit_1() {
         (
             "10",
             "16",
-            &["--arg", "u32[]=file:/nonexistent/racetrack.bin"],
-            "--arg 0 (`u32[]=file:/nonexistent/racetrack.bin`): cannot read",
+            &["--arg", "i32[]=file:/nonexistent/racetrack.bin"],
+            "--arg 0 (`i32[]=file:/nonexistent/racetrack.bin`): cannot read",
         ),
         (
             "10",
             "2048",
-            &["--arg", "u32[1]=zeros"],
+            &["--arg", "i32[1]=zeros"],
             "block x is 2048, above the device's limit of 1024",
         ),
         (
             "0",
             "16",
-            &["--arg", "u32[1]=zeros"],
+            &["--arg", "i32[1]=zeros"],
             "every grid and block dimension must be at least 1",
         ),
     ];
@@ -929,4 +964,178 @@ fn a_grid_beyond_sixteen_million_threads_runs_on_the_emulator() {
         "{}",
         run.stdout
     );
+}
+
+/// The C++ declaration decides: a `u32` buffer for `const unsigned char *text`, an `i32` for
+/// `unsigned int n`, each refused in one line that names the parameter and an `--arg` that fits.
+#[test]
+fn arguments_of_another_c_type_are_refused_with_one_that_fits() {
+    let path = "kernels/ch4_atomics/04_histogram_no_atomics.cu";
+    let with = |text: &str, n: &str| {
+        racetrack(&[
+            "check",
+            path,
+            "--entry",
+            "histogram_no_atomics",
+            "--grid",
+            "1",
+            "--block",
+            "32",
+            "--arg",
+            text,
+            "--arg",
+            n,
+            "--arg",
+            "histo:u32[128]=zeros",
+            "--backend",
+            "emu",
+        ])
+    };
+    let run = with("text:u32[3000]=random:7", "u32=3000");
+    // The book's emulator page shows this one.
+    insta::assert_snapshot!("argument_of_another_c_type", run.stderr);
+    assert_refused(
+        &run,
+        "--arg 0 (`text:u32[3000]=random:7`) does not fit parameter 0 of histogram_no_atomics, `const unsigned char *text`: it takes a pointer, to u8 elements; --arg text:u8[3000]=random:7 would fit",
+    );
+    assert_one_line(&run);
+    let run = with("text:u8[3000]=random:7", "i32=3000");
+    assert_refused(
+        &run,
+        "--arg 1 (`i32=3000`) does not fit parameter 1 of histogram_no_atomics, `unsigned int n`: it takes a scalar u32; --arg u32=3000 would fit",
+    );
+    assert_one_line(&run);
+    let run = with("text:u8[3000]=random:7", "u32=3000");
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+}
+
+/// Barriers on both sides of `x[0]++` order nothing between two threads running it: the
+/// report says what a barrier orders, and quotes the line under its `file:line`.
+#[test]
+fn barriers_around_a_statement_are_explained_by_what_they_order() {
+    let path = scratch(
+        "barriers_around.cu",
+        b"extern \"C\" __global__ void bump(int *x)\n{\n    __syncthreads();\n    x[0]++;\n    __syncthreads();\n}\n",
+    );
+    let path = path.to_string_lossy();
+    let run = racetrack(&[
+        "check",
+        &path,
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "x:i32[1]=zeros",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "both ran after the same __syncthreads() with none between them: a barrier orders what comes before it against what comes after it, not two threads running the same statement between barriers"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout
+            .contains("no __syncthreads(), atomic or fence orders them"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains(&format!("{path}:4\n")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("\n       4 | x[0]++;\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// Threads that leave early are named at the line they left from, not at the closing brace
+/// NVRTC puts the `ret` at.
+#[test]
+fn a_barrier_divergence_names_the_line_the_threads_left_from() {
+    let source = "\
+extern \"C\" __global__ void early(float *out, int n)
+{
+    __shared__ float s[64];
+    unsigned int tid = threadIdx.x;
+    if (tid >= n) return;
+    s[tid] = tid;
+    __syncthreads();
+    out[tid] = s[(tid + 1) % n];
+}
+";
+    let path = scratch("early_return.cu", source.as_bytes());
+    let path = path.to_string_lossy();
+    let run = racetrack(&[
+        "check",
+        &path,
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "out:f32[64]=zeros",
+        "--arg",
+        "i32=40",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("barrier divergence"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(&format!(
+            "exited without arriving (first exit) at {path}:5 "
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("       5 | if (tid >= n) return;"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains(&format!("{path}:9")), "{}", run.stdout);
+}
+
+/// A race on a 2D shared array names the element as C indexes it.
+#[test]
+fn a_two_dimensional_array_is_named_by_c_indices() {
+    let source = "\
+#define TILE 4
+extern \"C\" __global__ void transpose_tile(float *out)
+{
+    __shared__ float t[TILE][TILE + 1];
+    t[threadIdx.y][threadIdx.x] = threadIdx.x;
+    out[threadIdx.y * TILE + threadIdx.x] = t[threadIdx.x][threadIdx.y];
+}
+";
+    let path = scratch("transpose_tile.cu", source.as_bytes());
+    let path = path.to_string_lossy();
+    let run = racetrack(&[
+        "check",
+        &path,
+        "--grid",
+        "1",
+        "--block",
+        "4,4",
+        "--arg",
+        "out:f32[16]=zeros",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let named = run
+        .stdout
+        .lines()
+        .find(|line| line.contains("on shared memory: t["))
+        .unwrap_or_else(|| panic!("no race on t:\n{}", run.stdout));
+    let index = named.split("t[").nth(1).unwrap_or_default();
+    assert!(index.contains("]["), "{named}");
 }

@@ -78,6 +78,40 @@ fn bug_line(file: &str) -> u32 {
     line_of_marker(&source, "// BUG:").expect("a // BUG: line")
 }
 
+/// The naive reduction tutorials start with: thread 0 of each block loops over its block's
+/// slice while the block's other threads return at once (most warps of every block exit in
+/// their first instructions). Each block's sum is exact, the last block's slice is cut short by
+/// `n`, and no checker finds anything.
+#[test]
+fn a_reduction_by_one_thread_per_block_sums_every_slice() {
+    let (blocks, threads, n) = (8u32, 64u32, 500u32);
+    let run = check(
+        "one_thread_block_sum.cu",
+        &[
+            "--grid",
+            &blocks.to_string(),
+            "--block",
+            &threads.to_string(),
+            "--arg",
+            &format!("f32[{n}]=iota"),
+            "--arg",
+            &format!("out:f32[{blocks}]=zeros"),
+            "--arg",
+            &format!("i32={n}"),
+            "--json",
+        ],
+    );
+    let report = json(&run);
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let expected: Vec<f64> = (0..blocks)
+        .map(|b| {
+            let start = b * threads;
+            (start..(start + threads).min(n)).map(f64::from).sum()
+        })
+        .collect();
+    assert_eq!(buffer(&report, "out"), expected);
+}
+
 #[test]
 fn a_template_kernel_is_instantiated_by_its_source_name() {
     let run = check(
@@ -564,7 +598,11 @@ fn a_whole_program_runs_without_its_host_code_and_keeps_its_lines() {
     let host = run.stdout.lines().nth(2).unwrap_or_default();
     assert_eq!(
         host,
-        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 52–72); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif; `racetrack run whole_program.cu` runs the whole program, main included"
+        "host code left out (NVRTC compiles device code only): #include <iostream> (line 9), #include <vector> (line 10), make_text (lines 27–34), main (lines 52–72); to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
+    );
+    assert_eq!(
+        run.stdout.lines().nth(3).unwrap_or_default(),
+        "this file has a main: `cargo racetrack run whole_program.cu` runs it as it is, every launch checked"
     );
     assert!(
         run.stdout

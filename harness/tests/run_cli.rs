@@ -263,6 +263,59 @@ fn a_fixed_program_prints_its_answer_and_exits_with_its_own_code() {
     );
 }
 
+/// A header outside the source's folder and every `-I` folder (here a sibling folder, reached
+/// by a relative `#include`) is still part of the build: editing it rebuilds the program.
+#[test]
+fn a_build_is_redone_when_any_header_it_read_changes() {
+    let root = scratch().join(format!("header-edit-{}", std::process::id()));
+    let (source_dir, header_dir) = (root.join("program"), root.join("common"));
+    std::fs::create_dir_all(&source_dir).unwrap();
+    std::fs::create_dir_all(&header_dir).unwrap();
+    std::fs::write(
+        source_dir.join("answer.cu"),
+        "#include <cstdio>\n#include \"../common/answer.h\"\n\
+         __global__ void answer(int *out) { *out = ANSWER; }\n\
+         int main() {\n  int *d, h = 0;\n  cudaMalloc(&d, sizeof(int));\n  answer<<<1, 1>>>(d);\n\
+         \x20 cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);\n  printf(\"%d\\n\", h);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let header = header_dir.join("answer.h");
+    for answer in [41, 42] {
+        std::fs::write(&header, format!("#define ANSWER {answer}\n")).unwrap();
+        let ran = racetrack_run(&source_dir, &["answer.cu"]);
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        assert_eq!(ran.stdout, format!("{answer}\n"));
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+}
+
+/// The runtime's own allocations (the emulator's modules, memory and checkers' state) live in
+/// a heap of their own: the program's `malloc` heap holds only what the program and its C++
+/// library put there, so what a program finds in memory it never wrote does not come from the
+/// emulator (before, 20 MB of it did).
+#[test]
+fn the_programs_malloc_heap_holds_none_of_the_runtimes_memory() {
+    let dir = scratch().join(format!("heap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("heap.cu"),
+        "#include <cstdio>\n#include <malloc.h>\n\
+         __global__ void fill(float *x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = i; }\n\
+         int main() {\n  int n = 1 << 18;\n  float *d;\n  cudaMalloc(&d, n * sizeof(float));\n\
+         \x20 fill<<<n / 256, 256>>>(d, n);\n  cudaDeviceSynchronize();\n  cudaFree(d);\n\
+         \x20 struct mallinfo2 heap = mallinfo2();\n  printf(\"%zu\\n\", heap.arena);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let ran = racetrack_run(&dir, &["heap.cu"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let heap_bytes: u64 = ran.stdout.trim().parse().expect("the heap's size");
+    assert!(
+        heap_bytes < 1 << 20,
+        "the program's heap grew to {heap_bytes} bytes"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Graphs beyond capture and replay (conditional nodes, memory nodes, updates) and
 /// `cudaHostRegister`: each program prints what CUDA computes, which the GPU comparison in
 /// `host_side_programs_are_reported_at_their_line` checks where there is a GPU; here, the

@@ -6,7 +6,7 @@ use harness::{BackendChoice, Device, EmuSettings, Expect, Finding, FindingKind, 
 
 use crate::exercise::{Exercise, Reason};
 use crate::goal::{Missed, Outcome};
-use crate::program::Program;
+use crate::program::{ParamMismatch, Program, parameter_mismatch};
 use crate::property::Budget;
 
 /// How a host runs one exercise's kernels: which launches, on which generated cases, compared
@@ -193,6 +193,9 @@ pub struct Report {
     /// The file as checked, so reports can quote its lines.
     pub source: String,
     pub outcome: Result<Passed, Failure>,
+    /// Lines the screen leads with when the file fails: parameters the kernel names otherwise
+    /// than the host passes them ([`ParamMismatch::Names`]).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -224,12 +227,31 @@ pub enum GpuRun {
 pub fn check_source(exercise: &Exercise, source: &str, options: Options) -> Report {
     let path = exercise.path();
     let outcome = run_checks(exercise, &path, source, options);
+    // A file that does not compile has other things to fix first.
+    let notes = match (&outcome, learner_mismatch(exercise, source)) {
+        (Err(failure), Some(ParamMismatch::Names(line)))
+            if !matches!(failure, Failure::Compile { .. }) =>
+        {
+            vec![line]
+        }
+        _ => Vec::new(),
+    };
     Report {
         exercise: exercise.name,
         path,
         source: source.to_string(),
         outcome,
+        notes,
     }
+}
+
+/// The learner's kernel (by the start's name, else the solution's) against the parameters the
+/// host passes, which are the solution's.
+fn learner_mismatch(exercise: &Exercise, source: &str) -> Option<ParamMismatch> {
+    let host = &exercise.solution;
+    [exercise.start.kernel().entry, host.entry]
+        .into_iter()
+        .find_map(|name| parameter_mismatch(source, name, host))
 }
 
 /// Seeds an exercise's cases from its name, so every check of it draws the same ones.
@@ -249,6 +271,10 @@ fn run_checks(
         names.push(exercise.solution.entry);
     }
     let program = Program::compile(path, source, names)?;
+    // Before anything runs: a kernel that reads the host's values as other types.
+    if let Some(ParamMismatch::Types(line)) = learner_mismatch(exercise, source) {
+        return Err(Failure::Kernel(line));
+    }
     let seed = seed_of(exercise.name);
     let emulator_budget = Budget::emulator(seed);
     let mut emulator = Device::open(BackendChoice::Emu).map_err(setup)?;

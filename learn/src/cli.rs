@@ -6,10 +6,11 @@ use std::process::ExitCode;
 
 use harness::BackendChoice;
 
-use crate::check::{Failure, Options, check_source};
-use crate::exercise::{Exercise, WIDTH, wrap};
+use crate::check::{Failure, Options, Report, check_source};
+use crate::exercise::{Exercise, learner_view};
+use crate::hint::{self, Asked, Step, subject};
 use crate::progress::Progress;
-use crate::render::{fit, report_lines};
+use crate::render::{Shown, fit, report_lines, report_lines_shown};
 use crate::track::{find, track};
 use crate::workspace::Workspace;
 
@@ -34,12 +35,20 @@ pub struct Cli {
 pub enum Command {
     /// Every exercise in order: done or not, chapter, name, title
     List,
-    /// The next hint for an exercise [default: the first one not done]
+    /// Checks the file, then the next hint about how it fails now [default: the first one not
+    /// done]: where to look, what is wrong, what to change
     Hint { name: Option<String> },
     /// Check an exercise once: exit 0 when it passes, 1 when not
-    Check { name: String },
+    Check {
+        name: String,
+        /// Show every finding, not only the first two
+        #[arg(long)]
+        all: bool,
+    },
     /// Put an exercise back to its starting text
     Reset { name: String },
+    /// Show the chapter's kernel that solves an exercise (only when asked by name)
+    Solution { name: String },
 }
 
 impl Cli {
@@ -89,14 +98,21 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                     }
                 },
             };
-            let (_, lines) =
-                workspace.update_progress(|progress| hint_lines(exercise, progress))?;
+            let source = workspace.read(exercise)?;
+            let report = check_source(exercise, &source, cli.options());
+            if let Err(Failure::NoNvrtc(sentence)) = &report.outcome {
+                anyhow::bail!("{sentence}");
+            }
+            let (_, lines) = workspace.update_progress(|progress| {
+                progress.record(exercise.name, report.passed());
+                hint_lines(exercise, &report, progress, Asked::Command)
+            })?;
             for line in lines {
                 writeln!(out, "{line}")?;
             }
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Check { name }) => {
+        Some(Command::Check { name, all }) => {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
             let source = workspace.read(exercise)?;
             let report = check_source(exercise, &source, cli.options());
@@ -108,7 +124,12 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             for line in fit(title_lines(exercise)) {
                 writeln!(out, "{line}")?;
             }
-            for line in report_lines(&report, exercise) {
+            let lines = if *all {
+                report_lines_shown(&report, exercise, Shown::All)
+            } else {
+                report_lines(&report, exercise)
+            };
+            for line in lines {
                 writeln!(out, "{line}")?;
             }
             Ok(if report.passed() {
@@ -116,6 +137,16 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             } else {
                 ExitCode::FAILURE
             })
+        }
+        Some(Command::Solution { name }) => {
+            let exercise = find(name).map_err(anyhow::Error::msg)?;
+            writeln!(
+                out,
+                "The chapter's kernel that solves {}, {}:\n",
+                exercise.name, exercise.solution.path
+            )?;
+            write!(out, "{}", learner_view(exercise.solution.source, true))?;
+            Ok(ExitCode::SUCCESS)
         }
         Some(Command::Reset { name }) => {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
@@ -212,17 +243,14 @@ pub fn list_columns(progress: &Progress, current: &str) -> Vec<String> {
     fit(lines)
 }
 
-/// Shows the next hint of `exercise` (recorded in `progress`).
-pub fn hint_lines(exercise: &Exercise, progress: &mut Progress) -> Vec<String> {
-    let count = exercise.hints.len();
-    let shown = progress.next_hint(exercise.name, count);
-    let mut lines = vec![format!("hint {shown} of {count} for {}:", exercise.name)];
-    if let Some(hint) = exercise.hints.get(shown - 1) {
-        lines.extend(wrap(hint, WIDTH - 2).into_iter().map(|l| format!("  {l}")));
-    }
-    if shown == count {
-        lines.push("  That is the last hint; the chapter's kernel that solves it:".into());
-        lines.push(format!("  {}", exercise.solution.path));
-    }
-    fit(lines)
+/// Shows the next hint of `exercise` about how `report` (a check of the learner's file as it
+/// is now) fails, recorded in `progress`.
+pub fn hint_lines(
+    exercise: &Exercise,
+    report: &Report,
+    progress: &mut Progress,
+    asked: Asked,
+) -> Vec<String> {
+    let shown = progress.next_hint_about(exercise.name, &subject(report), Step::ALL.len());
+    hint::hint_lines(exercise, report, shown, asked)
 }

@@ -278,7 +278,8 @@ impl Exercise {
         }
     }
 
-    fn header(&self) -> String {
+    /// The comment block on top of the learner's file: the statement and the commands.
+    pub fn header(&self) -> String {
         let mut header = format!(
             "// {} · {}, exercise {} · {}\n//\n",
             self.name,

@@ -47,6 +47,7 @@ pub mod check;
 pub mod cli;
 pub mod exercise;
 pub mod goal;
+pub mod hint;
 pub mod program;
 pub mod progress;
 pub mod property;

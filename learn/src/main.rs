@@ -11,7 +11,10 @@ fn main() -> ExitCode {
     };
     // Every check compiles the learner's file: NVRTC is fetched now, before the screen is
     // drawn, if it is not installed (once per machine).
-    let checks = matches!(cli.command, None | Some(learn::cli::Command::Check { .. }));
+    let checks = matches!(
+        cli.command,
+        None | Some(learn::cli::Command::Check { .. } | learn::cli::Command::Hint { .. })
+    );
     if checks && let Err(error) = harness::nvrtc::require_nvrtc() {
         eprintln!("error: {error}");
         return ExitCode::FAILURE;

@@ -1,6 +1,7 @@
 //! The learner's file compiled by NVRTC, and the kernels a host finds in it.
 
-use harness::check::{EntrySignature, ParamClass, entry_signatures};
+use harness::check::front::{names, source};
+use harness::check::{CParam, CType, EntrySignature, ParamClass, entry_signatures};
 use harness::nvrtc::{self, EMU_ARCH};
 use harness::{HarnessError, KernelSource};
 
@@ -171,4 +172,145 @@ fn find_call(source: &str, name: &str) -> Option<usize> {
         from = start + name.len();
     }
     None
+}
+
+/// How the learner's kernel declares its parameters against what the host passes: the
+/// signature trap, where a kernel keeps an old list (`int *x, int d, int n`) and is handed the
+/// host's (`unsigned int *data, unsigned int m, unsigned int stride`) without a word.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParamMismatch {
+    /// A parameter's type differs (pointer or scalar, element type, signedness, width): the
+    /// kernel would read the host's values as something else. The sentence says which.
+    Types(String),
+    /// The types agree but the names do not: the values arrive in the host's order, whatever
+    /// the kernel calls them. The sentence names both lists.
+    Names(String),
+}
+
+/// Compares the parameters of `entry` in the learner's `source` with those of the host's
+/// kernel `host`, as both files declare them; `None` when they agree, or when either list
+/// cannot be read or their counts differ (the PTX check says so).
+pub fn parameter_mismatch(source: &str, entry: &str, host: &KernelSource) -> Option<ParamMismatch> {
+    let learner = names::params_of(entry, &source::scan(source));
+    let wanted = names::params_of(host.entry, &source::scan(host.source));
+    if learner.is_empty() || learner.len() != wanted.len() {
+        return None;
+    }
+    let learner: Vec<CParam> = learner.iter().map(|p| CParam::parse(p)).collect();
+    let wanted: Vec<CParam> = wanted.iter().map(|p| CParam::parse(p)).collect();
+    let list = |params: &[CParam]| {
+        params
+            .iter()
+            .map(|p| p.declared.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some((yours, theirs)) = learner
+        .iter()
+        .zip(&wanted)
+        .find(|(yours, theirs)| !same_type(yours.ty, theirs.ty))
+    {
+        return Some(ParamMismatch::Types(format!(
+            "`{entry}({})` does not take what the host passes, ({}): its `{yours}` is handed \
+             the host's `{theirs}`; declare the host's parameters, in its order",
+            list(&learner),
+            list(&wanted)
+        )));
+    }
+    let named = |params: &[CParam]| -> Option<Vec<String>> {
+        params.iter().map(|p| p.name.clone()).collect()
+    };
+    let (yours, theirs) = (named(&learner)?, named(&wanted)?);
+    let (first_yours, first_theirs) = yours.iter().zip(&theirs).find(|(a, b)| a != b)?;
+    Some(ParamMismatch::Names(format!(
+        "`{entry}` names its parameters ({}), but the host passes ({}) in that order: your \
+         `{first_yours}` gets the host's `{first_theirs}`",
+        yours.join(", "),
+        theirs.join(", "),
+    )))
+}
+
+/// Whether a parameter of type `yours` takes what the host passes for `theirs`: `const` aside,
+/// and where either side's type is not one the check reads (a struct, `void*`), yes.
+fn same_type(yours: CType, theirs: CType) -> bool {
+    match (yours, theirs) {
+        (CType::Pointer { pointee: a, .. }, CType::Pointer { pointee: b, .. }) => {
+            a.is_none() || b.is_none() || a == b
+        }
+        (CType::Other, _) | (_, CType::Other) => true,
+        (a, b) => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use harness::Expect;
+
+    use super::{ParamMismatch, parameter_mismatch};
+    use crate::exercise::Reason;
+    use crate::track;
+
+    fn down_sweep_host() -> harness::KernelSource {
+        let exercise = track::find("down-sweep-does-not-compile").expect("the down-sweep exercise");
+        exercise.solution.clone()
+    }
+
+    /// The issue's trap: the printed kernel's list, compiling now, against the host's.
+    #[test]
+    fn an_old_parameter_list_is_refused_by_name() {
+        let host = down_sweep_host();
+        let old = "extern \"C\" __global__ void down_sweep(int *x, int d, int n)\n{\n}\n";
+        let Some(ParamMismatch::Types(line)) = parameter_mismatch(old, "down_sweep", &host) else {
+            panic!("the old list passed");
+        };
+        assert_eq!(
+            line,
+            "`down_sweep(int *x, int d, int n)` does not take what the host passes, \
+             (unsigned int *data, unsigned int m, unsigned int stride): its `int *x` is handed \
+             the host's `unsigned int *data`; declare the host's parameters, in its order"
+        );
+        assert!(!line.contains('\n'));
+    }
+
+    #[test]
+    fn the_host_s_types_under_other_names_are_a_note_and_its_list_is_nothing() {
+        let host = down_sweep_host();
+        let renamed = "extern \"C\" __global__ void down_sweep(unsigned int *x, unsigned int d, \
+                       unsigned int n) {}";
+        assert_eq!(
+            parameter_mismatch(renamed, "down_sweep", &host),
+            Some(ParamMismatch::Names(
+                "`down_sweep` names its parameters (x, d, n), but the host passes (data, m, \
+                 stride) in that order: your `x` gets the host's `data`"
+                    .into()
+            ))
+        );
+        let same = "extern \"C\" __global__ void down_sweep(unsigned int *data, unsigned int m, \
+                    unsigned int stride) {}";
+        assert_eq!(parameter_mismatch(same, "down_sweep", &host), None);
+        // `const` on a pointer the kernel only reads changes nothing the host passes.
+        let constant = "extern \"C\" __global__ void down_sweep(unsigned int *data, const \
+                        unsigned int m, unsigned int stride) {}";
+        assert_eq!(parameter_mismatch(constant, "down_sweep", &host), None);
+    }
+
+    /// No exercise's start or solution trips the check: each declares the host's parameters.
+    #[test]
+    fn every_start_and_solution_declares_the_host_s_parameter_types() {
+        for exercise in track::track() {
+            let host = &exercise.solution;
+            // A start that does not compile is refused by NVRTC before its parameters matter.
+            let compiles = exercise.fails.reason != Reason::Check(Expect::CompileError);
+            let start = compiles.then(|| ("start", exercise.starting_text()));
+            let solution = Some(("solution", host.source.to_string()));
+            for (what, text) in start.into_iter().chain(solution) {
+                for name in [exercise.start.kernel().entry, host.entry] {
+                    if let Some(ParamMismatch::Types(line)) = parameter_mismatch(&text, name, host)
+                    {
+                        panic!("{} ({what}): {line}", exercise.name);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -14,6 +14,10 @@ pub struct Progress {
     /// Hints shown so far, per exercise.
     #[serde(default)]
     pub hints: BTreeMap<String, usize>,
+    /// What the hints shown so far were about, per exercise (the failure's reason and lines):
+    /// a file that fails another way starts its hints again.
+    #[serde(default)]
+    pub hinted: BTreeMap<String, String>,
 }
 
 impl Progress {
@@ -59,6 +63,16 @@ impl Progress {
         }
     }
 
+    /// Shows one more hint of `name`'s `count` about `subject`; returns which (1-based),
+    /// staying at the last, and starting at 1 again when the subject changed.
+    pub fn next_hint_about(&mut self, name: &str, subject: &str, count: usize) -> usize {
+        if self.hinted.get(name).map(String::as_str) != Some(subject) {
+            self.hinted.insert(name.to_string(), subject.to_string());
+            self.hints.remove(name);
+        }
+        self.next_hint(name, count)
+    }
+
     /// Shows one more hint of `name`'s `count`; returns which (1-based), staying at the last.
     pub fn next_hint(&mut self, name: &str, count: usize) -> usize {
         let shown = self.hints.entry(name.to_string()).or_insert(0);
@@ -70,6 +84,22 @@ impl Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints_start_again_when_the_failure_changes() {
+        let mut progress = Progress::default();
+        assert_eq!(progress.next_hint_about("a", "race at 9", 3), 1);
+        assert_eq!(progress.next_hint_about("a", "race at 9", 3), 2);
+        assert_eq!(
+            progress.next_hint_about("a", "barrier divergence at 11", 3),
+            1
+        );
+        assert_eq!(
+            progress.next_hint_about("a", "barrier divergence at 11", 3),
+            2
+        );
+        assert_eq!(progress.next_hint_about("b", "race at 9", 3), 1);
+    }
 
     #[test]
     fn hints_advance_and_stop_at_the_last() {

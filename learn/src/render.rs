@@ -12,11 +12,45 @@ const SHOWN_FINDINGS: usize = 2;
 /// NVRTC log lines shown; the rest are counted.
 const SHOWN_LOG_LINES: usize = 24;
 
-/// The verdict of `report` on `exercise`: ✓ and what the fix taught, or ✗ and why.
+/// How many of a failed case's findings a screen shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// The first few, then a line that counts the rest and says how to see every one (`press
+    /// a`); `NAME` in it becomes the exercise's name.
+    First {
+        how_to_see_all: &'static str,
+    },
+    All,
+}
+
+/// The verdict of `report` on `exercise`: ✓ and what the fix taught, or ✗ and why, with the
+/// first findings (`cargo learn check NAME --all` shows every one).
 pub fn report_lines(report: &Report, exercise: &Exercise) -> Vec<String> {
+    report_lines_shown(
+        report,
+        exercise,
+        Shown::First {
+            how_to_see_all: "`cargo learn check NAME --all` shows every finding",
+        },
+    )
+}
+
+/// [`report_lines`], with as many findings as `shown` says.
+pub fn report_lines_shown(report: &Report, exercise: &Exercise, shown: Shown) -> Vec<String> {
     let lines = match &report.outcome {
         Ok(passed) => passed_lines(passed, exercise),
-        Err(failure) => failure_lines(failure, &report.source),
+        Err(failure) => {
+            let how = match shown {
+                Shown::First { how_to_see_all } => {
+                    Some(how_to_see_all.replace("NAME", exercise.name))
+                }
+                Shown::All => None,
+            };
+            let notes = report.notes.iter().map(|note| format!("! {note}"));
+            notes
+                .chain(failure_lines_shown(failure, &report.source, how.as_deref()))
+                .collect()
+        }
     };
     fit(lines)
 }
@@ -55,6 +89,15 @@ fn passed_lines(passed: &Passed, exercise: &Exercise) -> Vec<String> {
 
 /// The ✗ lines of a failure; `source` is the learner's file, quoted where a report names a line.
 pub fn failure_lines(failure: &Failure, source: &str) -> Vec<String> {
+    failure_lines_shown(failure, source, None)
+}
+
+/// [`failure_lines`]; `how_to_see_all` set, only the first findings and that sentence.
+fn failure_lines_shown(
+    failure: &Failure,
+    source: &str,
+    how_to_see_all: Option<&str>,
+) -> Vec<String> {
     let mut lines = Vec::new();
     match failure {
         Failure::NoNvrtc(sentence) => {
@@ -75,7 +118,7 @@ pub fn failure_lines(failure: &Failure, source: &str) -> Vec<String> {
         }
         Failure::Kernel(message) => lines.push(format!("✗ {message}")),
         Failure::Setup(message) => lines.push(format!("✗ cannot check: {message}")),
-        Failure::Case(case) => lines.extend(case_lines(case, source)),
+        Failure::Case(case) => lines.extend(case_lines(case, source, how_to_see_all)),
         Failure::Goal(missed) => lines.extend(goal_lines(missed, source)),
     }
     lines
@@ -140,15 +183,19 @@ fn goal_lines(missed: &Missed, source: &str) -> Vec<String> {
     lines
 }
 
-fn case_lines(case: &CaseFailure, source: &str) -> Vec<String> {
+fn case_lines(case: &CaseFailure, source: &str, how_to_see_all: Option<&str>) -> Vec<String> {
     let mut lines = Vec::new();
-    for finding in case.findings.iter().take(SHOWN_FINDINGS) {
+    let (count, how) = match how_to_see_all {
+        Some(how) => (SHOWN_FINDINGS, how),
+        None => (case.findings.len(), ""),
+    };
+    for finding in case.findings.iter().take(count) {
         lines.extend(finding_lines(finding, source, case.axes));
     }
-    match case.findings.len().saturating_sub(SHOWN_FINDINGS) {
+    match case.findings.len().saturating_sub(count) {
         0 => {}
-        1 => lines.push("  … and 1 more finding".into()),
-        more => lines.push(format!("  … and {more} more findings")),
+        1 => lines.push(format!("  … and 1 more finding: {how}")),
+        more => lines.push(format!("  … and {more} more findings: {how}")),
     }
     if let Some(wrong) = &case.wrong {
         let line = format!(

@@ -11,8 +11,9 @@ use std::time::{Duration, SystemTime};
 use crate::check::{Failure, Options, Report, check_source};
 use crate::cli::{first_unfinished, hint_lines, list_columns, title_lines};
 use crate::exercise::{Exercise, WIDTH};
+use crate::hint::Asked;
 use crate::progress::Progress;
-use crate::render::{fit, report_lines};
+use crate::render::{Shown, fit, report_lines_shown};
 use crate::track::track;
 use crate::workspace::Workspace;
 
@@ -48,6 +49,8 @@ pub struct Watch {
     hint: Vec<String>,
     /// One line above the keys: files written, everything done.
     note: Option<String>,
+    /// `a`: every finding of a failed check, not only the first two.
+    all_findings: bool,
     /// Each exercise file's modification time and length when last seen: an event that
     /// leaves them as they were is an open, not a save.
     stamps: HashMap<PathBuf, Stamp>,
@@ -68,7 +71,7 @@ impl std::fmt::Debug for Watch {
     }
 }
 
-const KEYS: &str = "h hint · l list · n next · q quit · save the file to check it again";
+const KEYS: &str = "h hint · a all findings · l list · n next · q quit · save to check again";
 /// Lines the list view has for the track and its two rules: a 24-line terminal less the
 /// header line and the keys line.
 const LIST_LINES: usize = 22;
@@ -92,6 +95,7 @@ impl Watch {
             note: (written > 0)
                 .then(|| format!("wrote {written} exercise files under exercises/: yours to edit")),
             stamps: HashMap::new(),
+            all_findings: false,
         };
         for index in 0..track().len() {
             let file = watch.file_of(index);
@@ -133,7 +137,16 @@ impl Watch {
             Event::Key('h') => {
                 self.view = View::Exercise;
                 let exercise = self.current();
-                self.hint = self.change_progress(|progress| hint_lines(exercise, progress));
+                // The hint follows the last check of the file, which every save runs again.
+                if let Some(report) = self.report.clone() {
+                    self.hint = self.change_progress(|progress| {
+                        hint_lines(exercise, &report, progress, Asked::Key)
+                    });
+                }
+            }
+            Event::Key('a') => {
+                self.view = View::Exercise;
+                self.all_findings = !self.all_findings;
             }
             Event::Key('l') => {
                 self.view = match self.view {
@@ -192,7 +205,16 @@ impl Watch {
                 lines.extend(title_lines(exercise));
                 lines.push(rule.clone());
                 match &self.report {
-                    Some(report) => lines.extend(report_lines(report, exercise)),
+                    Some(report) => {
+                        let shown = if self.all_findings {
+                            Shown::All
+                        } else {
+                            Shown::First {
+                                how_to_see_all: "press a to see every finding",
+                            }
+                        };
+                        lines.extend(report_lines_shown(report, exercise, shown));
+                    }
                     None => lines.push("checking…".into()),
                 }
                 lines.push(rule);
@@ -230,6 +252,7 @@ impl Watch {
                 path: exercise.path(),
                 source: String::new(),
                 outcome: Err(Failure::Setup(error.to_string())),
+                notes: Vec::new(),
             },
         };
         let passed = report.passed();

@@ -52,32 +52,57 @@ fn list_writes_every_exercise_file_and_names_them() {
 
 #[test]
 fn hints_come_one_level_at_a_time_for_the_first_unfinished_exercise() {
+    require_nvrtc();
     let (dir, _) = common::scratch("hint");
     let first = &track()[0];
-    let count = first.hints.len();
+    let steps = ["where to look", "what is wrong", "what to change"];
     let mut seen = Vec::new();
-    for _ in 0..=count {
+    for _ in 0..=steps.len() {
         let output = learn(dir.path(), &["hint"]);
         assert!(output.status.success(), "{}", stderr(&output));
         seen.push(stdout(&output));
     }
-    for (level, text) in seen.iter().enumerate().take(count) {
+    for (level, (text, step)) in seen.iter().zip(steps).enumerate() {
         assert!(
             text.contains(&format!(
-                "hint {} of {count} for {}:",
+                "hint {} of 3 for {}, {step}:",
                 level + 1,
                 first.name
             )),
             "{text}"
         );
     }
+    // the last hint stays, and names the command that shows the solution, never its file
+    assert!(seen[3].contains("hint 3 of 3"), "{}", seen[3]);
+    for text in &seen {
+        assert!(!text.contains(first.solution.path), "{text}");
+    }
     assert!(
-        seen[count].contains("That is the last hint"),
+        seen[3].contains(&format!("`cargo learn solution {}`", first.name)),
         "{}",
-        seen[count]
+        seen[3]
     );
     let named = stdout(&learn(dir.path(), &["hint", "racy-increment"]));
-    assert!(named.contains("hint 1 of 2 for racy-increment:"), "{named}");
+    assert!(
+        named.contains("hint 1 of 3 for racy-increment, where to look:"),
+        "{named}"
+    );
+    assert!(named.contains("a race"), "{named}");
+}
+
+#[test]
+fn the_solution_is_shown_only_when_asked_for_by_name() {
+    let (dir, _) = common::scratch("solution");
+    let exercise = find("racy-increment").unwrap();
+    let output = learn(dir.path(), &["solution", "racy-increment"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains(exercise.solution.path), "{text}");
+    assert!(text.contains("atomicAdd(&x[0], 1)"), "{text}");
+    let unnamed = learn(dir.path(), &["solution"]);
+    assert_one_line_error(&unnamed, "<NAME>");
+    let unknown = learn(dir.path(), &["solution", "no-such-exercise"]);
+    assert_one_line_error(&unknown, "there is no exercise `no-such-exercise`");
 }
 
 #[test]

@@ -204,6 +204,7 @@ fn a_missed_speed_goal_shows_both_times() {
                 case: "2048 × 2048 matrices".into(),
             },
         ))),
+        notes: Vec::new(),
     };
     let mut lines = learn::render::fit(title_lines(exercise));
     lines.extend(report_lines(&report, exercise));
@@ -231,6 +232,16 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     assert!(opening.contains("✗ memcheck"), "{opening}");
     insta::assert_snapshot!("watch_opening", opening);
 
+    // `h` on the failing file: its current finding first, and the key for the next step
+    watch.handle(Event::Key('h'));
+    let hinted = watch.screen();
+    common::assert_fits_80_columns(&hinted);
+    assert!(
+        hinted.contains("hint 1 of 3 for scalar-multiply-no-guard, where to look"),
+        "{hinted}"
+    );
+    assert!(hinted.contains("(h again: what is wrong)"), "{hinted}");
+
     common::write(&watch.current_file(), first.solution.source);
     assert_eq!(
         watch.handle(Event::Saved(watch.current_file())),
@@ -248,7 +259,7 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     watch.handle(Event::Key('h'));
     let hinted = watch.screen();
     assert!(
-        hinted.contains("hint 1 of 2 for scalar-multiply-no-guard"),
+        hinted.contains("scalar-multiply-no-guard passes: no hint needed"),
         "{hinted}"
     );
 
@@ -325,4 +336,98 @@ fn watch_mode_keeps_what_another_cargo_learn_recorded() {
         Some(&1),
         "{progress:?}"
     );
+}
+
+/// The signature trap: the printed kernel's old parameter list, compiling now, is
+/// refused by name before anything runs.
+#[test]
+fn an_old_parameter_list_is_named_before_anything_runs() {
+    require_nvrtc();
+    let old = "extern \"C\" __global__ void down_sweep(int *x, int d, int n)\n{\n    int j = blockIdx.x * blockDim.x + threadIdx.x;\n    if (j < n) {\n        x[j] += d;\n    }\n}\n";
+    let (report, text) = screen("down-sweep-does-not-compile", old);
+    assert!(
+        matches!(&report.outcome, Err(learn::Failure::Kernel(_))),
+        "{text}"
+    );
+    insta::assert_snapshot!("signature_trap", text);
+}
+
+/// The host's types under other names run, and a failure leads with the names.
+#[test]
+fn other_parameter_names_lead_a_failure() {
+    require_nvrtc();
+    let renamed = "extern \"C\" __global__ void down_sweep(unsigned int *x, unsigned int d, unsigned int n)\n{\n    unsigned int j = blockIdx.x * blockDim.x + threadIdx.x;\n    if (j < n) {\n        x[j] += d;\n    }\n}\n";
+    let (report, text) = screen("down-sweep-does-not-compile", renamed);
+    assert!(
+        matches!(&report.outcome, Err(learn::Failure::Case(_))),
+        "{text}"
+    );
+    let first = text.lines().nth(2).unwrap_or_default();
+    assert!(
+        first.starts_with("! `down_sweep` names its parameters (x, d, n), but the host passes"),
+        "{text}"
+    );
+}
+
+/// More findings than a screen shows: counted, with the way to see them; `--all` (and the
+/// watch key `a`) shows every one.
+#[test]
+fn every_finding_is_reachable() {
+    use ptx_emu::{Access, AccessOp, Hazard, SourceLoc, Space, ThreadRef};
+
+    let exercise = exercise("racy-increment");
+    let source = exercise.starting_text();
+    let finding = |line: u32| harness::Finding {
+        kind: harness::FindingKind::Race {
+            hazard: Hazard::WriteAfterWrite,
+            space: Space::Global,
+        },
+        count: 1,
+        location: None,
+        accesses: vec![Access {
+            op: AccessOp::Write,
+            thread: ThreadRef {
+                block: [0, 0, 0],
+                thread: [line, 0, 0],
+            },
+            at: SourceLoc {
+                file: exercise.path(),
+                line,
+                inlined_at: None,
+                inlined_into: None,
+                ptx_line: 1,
+            },
+        }],
+        threads: Vec::new(),
+        why: format!("finding at line {line}"),
+    };
+    let report = Report {
+        exercise: exercise.name,
+        path: exercise.path(),
+        source,
+        outcome: Err(learn::Failure::Case(Box::new(learn::check::CaseFailure {
+            on: "the emulator, hardware schedule".into(),
+            facts: Vec::new(),
+            findings: (1..=4).map(finding).collect(),
+            wrong: None,
+            error: None,
+            axes: [1, 1],
+        }))),
+        notes: Vec::new(),
+    };
+    let first = report_lines(&report, exercise).join("\n");
+    assert!(first.contains("finding at line 2"), "{first}");
+    assert!(!first.contains("finding at line 3"), "{first}");
+    assert!(
+        first.contains(
+            "… and 2 more findings: `cargo learn check racy-increment --all` shows every finding"
+        ),
+        "{first}"
+    );
+    let all =
+        learn::render::report_lines_shown(&report, exercise, learn::render::Shown::All).join("\n");
+    for line in 1..=4 {
+        assert!(all.contains(&format!("finding at line {line}")), "{all}");
+    }
+    assert!(!all.contains("more finding"), "{all}");
 }

@@ -233,8 +233,22 @@ def pycuda_examples() -> None:
     )
 
 
+def host_api_examples() -> None:
+    """host_api.py's cases with the real libraries: the host-side API and its errors, against
+    NumPy, as pytest runs them against Racetrack's faces."""
+    host_api = load("host_api")
+    for name, run in host_api.all_cases(host_api.libraries(real=True)):
+        ok, detail = run()
+        check(f"host API {name}", ok, detail)
+
+
 if __name__ == "__main__":
-    for name, run in (("Numba", numba_examples), ("CuPy", cupy_examples), ("PyCUDA", pycuda_examples)):
+    for name, run in (
+        ("Numba", numba_examples),
+        ("CuPy", cupy_examples),
+        ("PyCUDA", pycuda_examples),
+        ("host API", host_api_examples),
+    ):
         try:
             run()
         except ImportError as error:

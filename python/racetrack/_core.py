@@ -12,6 +12,7 @@ import contextlib
 import contextvars
 import glob
 import linecache
+import numbers
 import os
 import re
 import sys
@@ -142,10 +143,11 @@ def checking(
     memory_model: str = "racecheck",
     threads: int = 0,
     step_budget: int = 0,
+    engine: str = "auto",
 ) -> Iterator[Report]:
     """Launches inside the block run with these options, named as ``racetrack check`` names
     them (``--schedule``, ``--seed``, ``--no-racecheck``, ``--memory-model``, ``--threads``,
-    ``--step-budget``). With ``raise_on_finding=False`` a launch a checker objects to does not
+    ``--step-budget``, ``--engine``). With ``raise_on_finding=False`` a launch a checker objects to does not
     raise: its findings go to the :class:`Report` the block yields.
 
     >>> with racetrack.checking(raise_on_finding=False, schedule="random", seed=3) as report:
@@ -162,6 +164,7 @@ def checking(
         memory_model=memory_model,
         threads=threads,
         step_budget=step_budget,
+        engine=engine,
     )
     report = Report()
     token = _current.set(_Checking(options, raise_on_finding, report))
@@ -358,11 +361,20 @@ def copy_to_host_on(stream: int, address: int, out, *, where: str, what: str = "
 
 
 def dim3(value, what: str) -> Tuple[int, int, int]:
-    """``value`` (an int or a tuple of one to three ints) as ``(x, y, z)``."""
-    if isinstance(value, (tuple, list)):
-        parts = [int(v) for v in value]
-    else:
-        parts = [int(value)]
+    """``value`` (an int or a tuple of one to three ints) as ``(x, y, z)``.
+
+    Anything but an integer raises ``TypeError``, as Numba, PyCUDA and CuPy do: a float would
+    otherwise be truncated into a smaller grid than the one written (``N/32`` is a float in
+    Python 3)."""
+    given = list(value) if isinstance(value, (tuple, list)) else [value]
+    for part in given:
+        if not isinstance(part, numbers.Integral):
+            hint = " (in Python 3, / gives a float: use // or math.ceil)" if isinstance(part, float) else ""
+            raise TypeError(
+                f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}: "
+                f"{part!r} is a {type(part).__name__}{hint}"
+            )
+    parts = [int(v) for v in given]
     if not 1 <= len(parts) <= 3 or any(v < 1 for v in parts):
         raise ValueError(f"{what} must be a positive int or a tuple of 1 to 3 of them, not {value!r}")
     while len(parts) < 3:

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -229,23 +229,37 @@ class Program:
     ``__device__`` variables live in the first module made, which every kernel of it shares,
     as a module's kernels share them on a GPU."""
 
-    def __init__(self, source: str, name: str, options: CompileOptions):
+    def __init__(
+        self,
+        source: str,
+        name: str,
+        options: CompileOptions,
+        compile_error: Optional[Callable[[str, "Program"], Exception]] = None,
+    ):
         self.source = source
         self.name = name
         self.options = options
+        #: Makes the face's own exception (PyCUDA's ``CompileError``, CuPy's
+        #: ``CompileException``) from NVRTC's log, so a traceback names the library's class.
+        self.compile_error = compile_error
         self._module: Optional[_native.PtxModule] = None
         self._entries: Dict[str, List[Param]] = {}
         self._kernels: Dict[str, Kernel] = {}
 
     def _compile(self, entry: str) -> _native.CompiledKernel:
-        return _native.compile_cuda(
-            self.source,
-            self.name,
-            entry,
-            include_dirs=list(self.options.include_dirs),
-            defines=list(self.options.defines),
-            std=self.options.std,
-        )
+        try:
+            return _native.compile_cuda(
+                self.source,
+                self.name,
+                entry,
+                include_dirs=list(self.options.include_dirs),
+                defines=list(self.options.defines),
+                std=self.options.std,
+            )
+        except _core.CompileError as error:
+            if self.compile_error is None:
+                raise
+            raise self.compile_error(str(error), self) from None
 
     def compile_eagerly(self) -> None:
         """Compiles now, so that a source NVRTC refuses raises ``CompileError`` here, as
@@ -340,6 +354,13 @@ def by_value(value: np.ndarray, param: Param, what: str) -> Tuple[str, object]:
     bytes), the GPU would compute with garbage, so this raises ``TypeError`` instead."""
     dtype = value.dtype
     hint = numpy_hint(param)
+    if "*" in param.cpp and not param.array and (dtype.kind not in "iu" or dtype.itemsize != 8):
+        # An 8-byte integer may be an address (CuPy's `a.data.ptr`); anything else is a mistake.
+        raise TypeError(
+            f"{what} is a pointer, but the value given is {'an' if str(dtype)[0] in 'aeiou' else 'a'} "
+            f"{dtype} number: pass a device array "
+            "(a GPU would take the number's bytes for an address)"
+        )
     if param.array:
         if dtype.itemsize < param.size:
             raise TypeError(
@@ -411,12 +432,85 @@ def param_name(param: Param) -> str:
     return found.group(1)
 
 
-def pointer(address: int, param: Param, what: str, *, allocation_start: bool = False) -> Tuple[str, object]:
+# C element types whose size and kind (float or integer) a NumPy dtype must match: through a
+# pointer of one of these, a GPU reads an array's bytes as that type. `char` is left out
+# (kernels take byte buffers through it), as are types the parameter's text does not settle.
+_POINTEE = {
+    "float": ("f", 4),
+    "double": ("f", 8),
+    "__half": ("f", 2),
+    "half": ("f", 2),
+    "int": ("i", 4),
+    "signed int": ("i", 4),
+    "signed": ("i", 4),
+    "unsigned": ("i", 4),
+    "unsigned int": ("i", 4),
+    "short": ("i", 2),
+    "short int": ("i", 2),
+    "unsigned short": ("i", 2),
+    "unsigned short int": ("i", 2),
+    "long": ("i", 8),
+    "long int": ("i", 8),
+    "unsigned long": ("i", 8),
+    "long long": ("i", 8),
+    "long long int": ("i", 8),
+    "unsigned long long": ("i", 8),
+    "unsigned long long int": ("i", 8),
+    "size_t": ("i", 8),
+    "int8_t": ("i", 1),
+    "uint8_t": ("i", 1),
+    "int16_t": ("i", 2),
+    "uint16_t": ("i", 2),
+    "int32_t": ("i", 4),
+    "uint32_t": ("i", 4),
+    "int64_t": ("i", 8),
+    "uint64_t": ("i", 8),
+    "bool": ("i", 1),
+}
+_QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict"}
+
+
+def pointee(param: Param) -> Optional[str]:
+    """The element type a pointer parameter names (``float`` of ``const float *__restrict__ x``),
+    when it is one of the plain C types; ``None`` otherwise."""
+    if param.cpp.count("*") != 1:
+        return None
+    words = [w for w in param.cpp.split("*")[0].split() if w not in _QUALIFIERS]
+    name = " ".join(words)
+    return name if name in _POINTEE else None
+
+
+def check_elements(param: Param, dtype: np.dtype, what: str) -> None:
+    """Racetrack's own check, which the libraries do not make: an array whose elements are not
+    the pointer's type is read by the GPU as that type (a float64 array through a ``float *``
+    gives halves of doubles), silently wrong; this raises ``TypeError`` instead."""
+    element = pointee(param)
+    if element is None:
+        return
+    kind, size = _POINTEE[element]
+    dtype = np.dtype(dtype)
+    dtype_kind = "f" if dtype.kind == "f" else "i" if dtype.kind in "biu" else dtype.kind
+    if (dtype_kind, dtype.itemsize) == (kind, size):
+        return
+    raise TypeError(
+        f"Racetrack found a type mismatch: {what} points to {element} ({size} bytes), but the "
+        f"array given holds {dtype} ({dtype.itemsize} bytes): a GPU would read its bytes as "
+        f"{element} and compute with wrong numbers, silently. Pass an array of "
+        f"{_NUMPY_FOR_C.get((kind if kind == 'f' else 's', size), 'that type')} (a.astype(...))"
+    )
+
+
+def pointer(
+    address: int, param: Param, what: str, *, allocation_start: bool = False, dtype=None
+) -> Tuple[str, object]:
     """A device address for ``param``, which must be 8 bytes wide to hold it. When the address
     is the start of an allocation, reports name that buffer after the parameter
-    (``histo[65]``), as the Numba face names an array after its argument."""
+    (``histo[65]``), as the Numba face names an array after its argument. ``dtype``, the
+    elements of the array given, is checked against the pointer's type when known."""
     if param.array or param.size != 8 or param.is_float:
         raise TypeError(f"{what} is not a pointer, but a device array was given for it")
+    if dtype is not None:
+        check_elements(param, dtype, what)
     name = param_name(param)
     if allocation_start and name:
         _core.device().relabel(int(address), name)
@@ -442,14 +536,14 @@ def launch(
 
 
 def user_facing(function):
-    """Wraps a face's entry point so that a finding's traceback ends at the user's launch line,
-    not inside Racetrack."""
+    """Wraps a face's entry point so that a finding's or a compile error's traceback ends at the
+    user's line, not inside Racetrack."""
 
     @functools.wraps(function)
     def wrapper(*args, **kwargs):
         try:
             return function(*args, **kwargs)
-        except _core.FindingError as error:
+        except (_core.FindingError, _core.CompileError) as error:
             raise error.with_traceback(None) from None
 
     return wrapper

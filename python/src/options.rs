@@ -1,7 +1,7 @@
 //! How the emulator runs a launch: the options of `racetrack check` (`--schedule`, `--seed`,
-//! `--no-racecheck` and the others, `--memory-model`, `--threads`, `--step-budget`).
+//! `--no-racecheck` and the others, `--memory-model`, `--threads`, `--step-budget`, `--engine`).
 
-use ptx_emu::{MemoryModel, RunOptions, Schedule};
+use ptx_emu::{Engine, MemoryModel, RunOptions, Schedule};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -25,12 +25,15 @@ pub struct Options {
     pub threads: u32,
     /// The cap on thread-instructions; 0 keeps the emulator's default.
     pub step_budget: u64,
+    /// `"interp"`, `"compiled"` or `"auto"` (what `RACETRACK_ENGINE` names, else the
+    /// interpreter). Every engine finds and computes the same.
+    pub engine: String,
 }
 
 #[pymethods]
 impl Options {
     #[new]
-    #[pyo3(signature = (*, schedule = "hardware".to_string(), seed = 0, racecheck = true, synccheck = true, memcheck = true, initcheck = true, memory_model = "racecheck".to_string(), threads = 0, step_budget = 0))]
+    #[pyo3(signature = (*, schedule = "hardware".to_string(), seed = 0, racecheck = true, synccheck = true, memcheck = true, initcheck = true, memory_model = "racecheck".to_string(), threads = 0, step_budget = 0, engine = "auto".to_string()))]
     #[allow(clippy::too_many_arguments)] // the keywords of `racetrack check`
     fn new(
         schedule: String,
@@ -42,6 +45,7 @@ impl Options {
         memory_model: String,
         threads: u32,
         step_budget: u64,
+        engine: String,
     ) -> PyResult<Self> {
         let options = Self {
             schedule,
@@ -53,6 +57,7 @@ impl Options {
             memory_model,
             threads,
             step_budget,
+            engine,
         };
         options.run_options()?;
         Ok(options)
@@ -60,7 +65,7 @@ impl Options {
 
     fn __repr__(&self) -> String {
         format!(
-            "Options(schedule={:?}, seed={}, racecheck={}, synccheck={}, memcheck={}, initcheck={}, memory_model={:?}, threads={}, step_budget={})",
+            "Options(schedule={:?}, seed={}, racecheck={}, synccheck={}, memcheck={}, initcheck={}, memory_model={:?}, threads={}, step_budget={}, engine={:?})",
             self.schedule,
             self.seed,
             self.racecheck,
@@ -69,7 +74,8 @@ impl Options {
             self.initcheck,
             self.memory_model,
             self.threads,
-            self.step_budget
+            self.step_budget,
+            self.engine
         )
     }
 }
@@ -95,6 +101,12 @@ impl Options {
                 )));
             }
         };
+        let engine = Engine::parse(&self.engine).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "engine must be \"interp\", \"compiled\" or \"auto\", not {:?}",
+                self.engine
+            ))
+        })?;
         let defaults = RunOptions::default();
         Ok(RunOptions {
             schedule,
@@ -109,6 +121,7 @@ impl Options {
             } else {
                 self.step_budget
             },
+            engine,
             ..defaults
         })
     }
@@ -126,6 +139,7 @@ impl Default for Options {
             memory_model: "racecheck".into(),
             threads: 0,
             step_budget: 0,
+            engine: "auto".into(),
         }
     }
 }

@@ -108,6 +108,36 @@ def test_options_follow_the_command_line():
         _native.Options(memory_model="sc")
 
 
+def test_every_engine_computes_and_finds_the_same():
+    scale = racetrack.compile_cuda(SOURCE, "demo.cu", "scale<float>")
+    racy = racetrack.compile_cuda(SOURCE, "demo.cu", "racy")
+    scale_module = racetrack.PtxModule(scale.ptx, "demo.cu")
+    racy_module = racetrack.PtxModule(racy.ptx, "demo.cu")
+    data = np.linspace(-3.0, 3.0, 1000, dtype=np.float32)
+    seen = []
+    for engine in ["interp", "compiled", "auto"]:
+        options = _native.Options(engine=engine)
+        x = upload(data, "x")
+        done = racetrack.device().launch(
+            scale_module, scale.symbol, (8, 1, 1), (128, 1, 1), [("ptr", x), ("f32", 1.5), ("i32", 1000)], options=options
+        )
+        counter = racetrack.device().alloc(4, "counter")
+        raced = racetrack.device().launch(racy_module, "racy", (2, 1, 1), (32, 1, 1), [("ptr", counter)], options=options)
+        seen.append(
+            (
+                download(x, data).tobytes(),
+                done.thread_instructions,
+                [str(f) for f in raced.findings],
+                raced.thread_instructions,
+            )
+        )
+    assert seen[0][0] == (data * np.float32(1.5)).tobytes()
+    assert len(seen[0][2]) == 1
+    assert seen[1] == seen[0] and seen[2] == seen[0]
+    with pytest.raises(ValueError, match="engine must be"):
+        _native.Options(engine="jit")
+
+
 def test_the_clock_advances_with_launches_only():
     dev = racetrack.device()
     kernel = racetrack.compile_cuda(SOURCE, "demo.cu", "scale<float>")

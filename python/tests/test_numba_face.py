@@ -322,3 +322,31 @@ def test_random_states_and_numbas_generators():
     monte_carlo_pi[n // 128, 128](states, hits)
     # Binomial(n, pi/4): 5 standard deviations is about 0.064 of 4 * mean.
     assert abs(4 * hits.mean() - np.pi) < 5 * 4 * np.sqrt(np.pi / 4 * (1 - np.pi / 4) / n)
+
+
+def test_cupy_and_numba_arrays_are_each_others_device_memory():
+    # Through the CUDA Array Interface, as the real libraries share memory: no copies.
+    import racetrack.cupy as cp
+
+    @cuda.jit
+    def add_one(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += 1
+
+    a = cp.arange(8, dtype=cp.float32)
+    add_one[1, 32](a)
+    add_one[1, 32](a[2:6])
+    assert a.get().tolist() == [1, 2, 4, 5, 6, 7, 7, 8]
+    d = cuda.to_device(np.arange(4.0))
+    view = cp.asarray(d)
+    view *= 10
+    assert d.copy_to_host().tolist() == [0, 10, 20, 30]
+    assert cuda.is_cuda_array(a) and cuda.as_cuda_array(a).shape == (8,)
+
+    @cuda.jit
+    def racy(total):
+        total[0] += 1
+
+    with pytest.raises(racetrack.RaceError, match=r"on global memory: total\[0\]"):
+        racy[1, 32](cp.zeros(4, cp.float32))

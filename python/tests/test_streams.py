@@ -278,3 +278,67 @@ def test_cupy_a_synchronous_get_does_not_wait_for_a_non_blocking_stream(cupy_sca
     assert_stream_race(raised.value, "cupy-nb", "cupy-asnumpy")
     cp.cuda.Device().synchronize()
     np.testing.assert_array_equal(cp.asnumpy(x), 4)
+
+
+# ---- strided views: copies into and out of them queue on their stream too ---------------------
+
+
+@numba_only
+def test_numba_copy_to_host_of_a_strided_view_on_another_stream_is_a_race(scale_numba):
+    cuda, scale = scale_numba
+    d = cuda.to_device(np.ones(256, np.float32))
+    column = d.reshape(16, 16)[:, 3]
+    s1, s2 = cuda.stream(), cuda.stream()
+    scale[2, 128, s1](d, 2.0)  # op:numba-writer-of-view
+    with pytest.raises(racetrack.RaceError) as raised:
+        column.copy_to_host(stream=s2)  # op:numba-view-to-host
+    assert_stream_race(raised.value, "numba-writer-of-view", "numba-view-to-host")
+
+
+@numba_only
+def test_numba_copy_to_host_of_a_strided_view_on_its_stream_is_ordered(scale_numba):
+    cuda, scale = scale_numba
+    data = np.arange(256, dtype=np.float32)
+    d = cuda.to_device(data)
+    stream = cuda.stream()
+    scale[2, 128, stream](d, 2.0)
+    got = d.reshape(16, 16)[:, 3].copy_to_host(stream=stream)
+    stream.synchronize()
+    np.testing.assert_array_equal(got, 2 * data.reshape(16, 16)[:, 3])
+
+
+def test_pycuda_set_async_into_a_strided_view_is_a_race_and_keeps_the_other_elements(pycuda_scale):
+    drv, scale = pycuda_scale
+    import racetrack.pycuda.gpuarray as gpuarray
+
+    x = gpuarray.to_gpu(np.arange(256, dtype=np.float32))
+    column = x.reshape(16, 16)[:, 3]
+    s1, s2 = drv.Stream(), drv.Stream()
+    column.set_async(np.full(16, -1, np.float32), stream=s1)  # op:pycuda-view-set-async
+    with pytest.raises(racetrack.RaceError) as raised:
+        scale(x.gpudata, np.float32(2), np.int32(256), block=(128, 1, 1), grid=(2, 1), stream=s2)  # op:pycuda-after-view
+    assert_stream_race(raised.value, "pycuda-view-set-async", "pycuda-after-view")
+    s1.synchronize()
+    s2.synchronize()
+    expected = 2 * np.arange(256, dtype=np.float32).reshape(16, 16)
+    expected[:, 3] = -2
+    np.testing.assert_array_equal(x.get().reshape(16, 16), expected)
+
+
+def test_cupy_get_of_a_strided_view_on_another_stream_is_a_race_and_an_event_fixes_it(cupy_scale):
+    cp, scale = cupy_scale
+    data = np.arange(256, dtype=np.float32)
+    x = cp.asarray(data)
+    every_other = x[::2]
+    s1, s2 = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    scale((2,), (128,), (x, np.float32(2), np.int32(256)), stream=s1)  # op:cupy-writer-of-view
+    with pytest.raises(racetrack.RaceError) as raised:
+        every_other.get(stream=s2)  # op:cupy-view-get
+    assert_stream_race(raised.value, "cupy-writer-of-view", "cupy-view-get")
+    cp.cuda.Device().synchronize()
+
+    scale((2,), (128,), (x, np.float32(2), np.int32(256)), stream=s1)
+    s2.wait_event(s1.record())
+    got = every_other.get(stream=s2)
+    s2.synchronize()
+    np.testing.assert_array_equal(got, 4 * data[::2])

@@ -276,7 +276,15 @@ fn double_buffer_step(
     let (frames, last) = frames(device, variant, &gun, GUN_FRAME_EVERY, GUN_FRAMES, page)?;
     findings.extend(last.report.findings);
     let path = options.out.join("glider_gun.png");
-    image::write_frames_png(&path, &frames.iter().collect::<Vec<_>>())?;
+    let captions: Vec<String> = (0..=GUN_FRAMES)
+        .map(|index| format!("generation {}", index * GUN_FRAME_EVERY))
+        .collect();
+    image::write_frames_png(
+        &path,
+        "The Gosper glider gun: a new glider every 30 generations",
+        &frames.iter().collect::<Vec<_>>(),
+        &captions,
+    )?;
     say(
         page,
         &format!(
@@ -402,7 +410,14 @@ fn in_place_step(
         run(device, variant, &board, generations, None)
     })?
     .unwrap_or(outcome.board);
-    diff_image(options, "step_in_place.png", &want, &shown, page)?;
+    diff_image(
+        options,
+        "step_in_place.png",
+        "step-in-place: one board read and written at once",
+        &want,
+        &shown,
+        page,
+    )?;
     Ok(outcome.report.findings)
 }
 
@@ -464,7 +479,14 @@ fn floor_blocks_step(
         "the cells no block computes are wrong from the first generation, and their neighbours read them: the error spreads a cell a generation, across the edges too, since the board wraps around",
     );
     if let Some((want, got)) = last {
-        diff_image(options, "step_floor_blocks.png", &want, &got, page)?;
+        diff_image(
+            options,
+            "step_floor_blocks.png",
+            "step-floor-blocks: the cells past the last whole block",
+            &want,
+            &got,
+            page,
+        )?;
     }
     Ok(findings)
 }
@@ -535,7 +557,14 @@ fn multi_block_step(
         run(device, variant, &board, generations, Some(block))
     })?
     .unwrap_or(outcome.board);
-    diff_image(options, "iterate_multi_block.png", &want, &shown, page)?;
+    diff_image(
+        options,
+        "iterate_multi_block.png",
+        "iterate-multi-block: __syncthreads() does not wait for other blocks",
+        &want,
+        &shown,
+        page,
+    )?;
     Ok(outcome.report.findings)
 }
 
@@ -626,6 +655,7 @@ fn adversarial_run(
 fn diff_image(
     options: &Options,
     file: &str,
+    title: &str,
     want: &Board,
     got: &Board,
     page: &mut String,
@@ -634,7 +664,7 @@ fn diff_image(
         return Ok(());
     }
     let path = options.out.join(file);
-    image::write_diff_png(&path, want, got)?;
+    image::write_diff_png(&path, title, want, got)?;
     say(
         page,
         &format!(

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use harness::rand::Rng;
 use harness::report::{
-    climb_svg, grouped_bars_svg, progress, sweep_svg, table, write_gpu_markdown,
+    SeriesLabelPosition, climb_svg, grouped_bars_svg_with_axes, progress, sweep_svg, table,
+    write_gpu_markdown,
 };
 use harness::verify::compare_exact;
 use harness::walk::{
@@ -19,7 +20,7 @@ use crate::{
     ASCII_BINS, BYTE_BINS, BYTE_HISTOGRAM_CLIMB, Ch4Variant, INCREMENT_SHAPE, Step, VARIANTS,
     ascii_histogram_idiomatic, ascii_histogram_loop, byte_histogram, histogram_loop,
     histogram_on_every_core, run_any_bins_histogram, run_ascii_histogram, run_byte_histogram,
-    run_increment,
+    run_increment, variant,
 };
 
 /// The real English text the chapter counts letters of by default (provenance: `data/README.md`).
@@ -32,6 +33,17 @@ pub const HISTOGRAM_SHAPE: LaunchShape = LaunchShape::linear(32, 256);
 pub const SMALL_BLOCK_SHAPE: LaunchShape = LaunchShape::linear(32, 64);
 /// How many times the racy increment is repeated to show it differs from 160.
 pub const RACE_REPEATS: usize = 5;
+/// The launches of the lost-updates plot: every thread adds one to x[0], so the threads per
+/// address are the launch's threads, from one (nothing to lose) to four blocks of 256.
+pub const LOST_UPDATE_SHAPES: [LaunchShape; 7] = [
+    LaunchShape::linear(1, 1),
+    LaunchShape::linear(1, 2),
+    LaunchShape::linear(1, 8),
+    LaunchShape::linear(1, 32),
+    LaunchShape::linear(2, 32),
+    LaunchShape::linear(10, 16),
+    LaunchShape::linear(4, 256),
+];
 /// Most timed launches per point of the blocks-per-grid sweep.
 pub const SWEEP_REPETITIONS: u32 = 5;
 /// Milliseconds of timed launches a sweep point aims at: one block takes over a second a
@@ -87,7 +99,7 @@ pub fn walkthrough(device: &mut Device, options: &Options, out: &mut dyn Write) 
         let page = &mut page;
         with_progress(&format!("{number}. {}", variant.name), |_| {
             match variant.kind {
-                Step::Increment => increment_step(device, variant, page),
+                Step::Increment => increment_step(device, variant, options, page),
                 Step::AsciiHistogram => ascii_step(device, variant, text, options, page),
                 Step::AnyBinsHistogram => any_bins_step(device, variant, options.seed, page),
                 Step::ByteHistogram => byte_step(device, variant, options, page),
@@ -152,7 +164,12 @@ fn byte_step(
     Ok(())
 }
 
-fn increment_step(device: &mut Device, variant: &Ch4Variant, page: &mut String) -> Result<()> {
+fn increment_step(
+    device: &mut Device,
+    variant: &Ch4Variant,
+    options: &Options,
+    page: &mut String,
+) -> Result<()> {
     let want = i32::try_from(INCREMENT_SHAPE.total_threads()).unwrap_or(i32::MAX);
     say(
         page,
@@ -163,6 +180,73 @@ fn increment_step(device: &mut Device, variant: &Ch4Variant, page: &mut String) 
         Ok((outcome.result, outcome.report.findings))
     })?;
     checker_section(device, variant, &findings, page);
+    // Once the atomic fix has been shown, the lesson of both in one picture.
+    if variant.expect.is_correct() {
+        lost_updates_plot(device, options, page)?;
+    }
+    Ok(())
+}
+
+/// The racy and the atomic increment at every launch of [`LOST_UPDATE_SHAPES`]: how many of
+/// the threads' additions each one lost, as a table and `lost_updates.svg`.
+fn lost_updates_plot(device: &mut Device, options: &Options, page: &mut String) -> Result<()> {
+    let (racy, atomic) = (variant("racy-increment"), variant("atomic-increment"));
+    say(page, "");
+    say(
+        page,
+        "Lost updates against threads per address (every thread adds 1 to x[0]):",
+    );
+    let mut rows = Vec::new();
+    let (mut labels, mut racy_lost, mut atomic_lost) = (Vec::new(), Vec::new(), Vec::new());
+    for shape in LOST_UPDATE_SHAPES {
+        let threads = shape.total_threads();
+        let lost = |result: i32| threads.saturating_sub(u64::try_from(result).unwrap_or(0));
+        let racy_result = run_increment(device, racy, shape)?.result;
+        let atomic_result = run_increment(device, atomic, shape)?.result;
+        let percent = |lost: u64| 100.0 * lost as f64 / threads as f64;
+        labels.push(threads.to_string());
+        racy_lost.push(percent(lost(racy_result)));
+        atomic_lost.push(percent(lost(atomic_result)));
+        rows.push(vec![
+            threads.to_string(),
+            shape.to_string(),
+            format!("{racy_result} ({} lost)", lost(racy_result)),
+            format!("{atomic_result} ({} lost)", lost(atomic_result)),
+        ]);
+    }
+    say(
+        page,
+        &table(
+            &["threads per address", "launch", "racy x[0]", "atomic x[0]"],
+            rows,
+        ),
+    );
+    let plot = options.out.join("lost_updates.svg");
+    // A bar of height 0 does not show: the legend says it in words.
+    let atomic_name = if atomic_lost.iter().all(|&lost| lost == 0.0) {
+        "atomic: atomicAdd(&x[0], 1), none lost at any count"
+    } else {
+        "atomic: atomicAdd(&x[0], 1)"
+    };
+    grouped_bars_svg_with_axes(
+        &plot,
+        "Lost updates: every thread adds 1 to x[0]",
+        "threads per address (all the launch's threads add to x[0])",
+        &labels,
+        &[
+            ("racy: x[0] = x[0] + 1", racy_lost),
+            (atomic_name, atomic_lost),
+        ],
+        "updates lost (%)",
+        Some(SeriesLabelPosition::UpperLeft),
+    )?;
+    say(
+        page,
+        &format!(
+            "plot: {} (the share of additions lost, racy beside atomic)",
+            plot.display()
+        ),
+    );
     Ok(())
 }
 
@@ -285,15 +369,17 @@ fn letter_plot(path: &Path, histo: &[u32], text_name: &str) -> Result<()> {
     let count = |c: u8| f64::from(histo[usize::from(c)]);
     let lower: Vec<f64> = (b'a'..=b'z').map(count).collect();
     let upper: Vec<f64> = (b'A'..=b'Z').map(count).collect();
-    grouped_bars_svg(
+    grouped_bars_svg_with_axes(
         path,
         &format!(
             "Letters of {}",
             text_name.split(' ').next().unwrap_or(text_name)
         ),
+        "letter",
         &labels,
         &[("lowercase", lower), ("uppercase", upper)],
         "count",
+        Some(SeriesLabelPosition::UpperRight),
     )
 }
 

@@ -16,6 +16,24 @@ fn walkthrough_on_the_emulator() {
     let letters =
         std::fs::read_to_string(out.join("letters.svg")).expect("the letter plot is written");
     assert!(letters.contains("lowercase") && letters.contains("uppercase"));
+    let lost = std::fs::read_to_string(out.join("lost_updates.svg"))
+        .expect("the lost updates are plotted");
+    assert!(
+        lost.contains("threads per address") && lost.contains("racy") && lost.contains("atomic"),
+        "the plot names its axis and both kernels"
+    );
+    // The plots the book shows are the walk-through's own, from the same seed.
+    for (image, text) in [("letters.svg", &letters), ("lost_updates.svg", &lost)] {
+        let book_copy = format!(
+            "{}/../../book/src/images/ch4-atomics/{image}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        assert_eq!(
+            std::fs::read_to_string(&book_copy).ok().as_ref(),
+            Some(text),
+            "the book's {image} is stale: run `cargo run -p ch4-atomics -- --backend emu --out book/src/images/ch4-atomics`"
+        );
+    }
     std::fs::remove_dir_all(&out).ok();
 
     let sections = book_sections(printed, &out, "ch4-atomics");

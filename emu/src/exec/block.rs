@@ -1,6 +1,6 @@
 //! One resident block's turn: a warp's instruction, then the block's barriers that every live
 //! thread reached. Only the block's warps, barrier state and memory are touched, and global
-//! memory, so different blocks can take their turns on different cores (`parallel.rs`).
+//! memory, so different blocks can take their turns on different cores (`parallel/`).
 
 use super::ctx::Ctx;
 use super::instr::exec;
@@ -23,6 +23,9 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
             return Step::Idle;
         }
     }
+    if super::regions::step(ctx, w) {
+        return Step::Ran;
+    }
     if w.lanes.is_some() {
         super::lanes::interleave(&ctx.m.code, w);
     }
@@ -30,6 +33,29 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
         check_barriers(ctx, warps, state);
     }
     Step::Ran
+}
+
+/// Runs one instruction of each of the block's warps that has live lanes, in warp order, as
+/// [`step`] on every warp would: a warp with no live lanes is idle for good. Returns whether
+/// any ran.
+pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) -> Step {
+    let mut ran = Step::Idle;
+    let mut live = state.live_warps;
+    while live != 0 {
+        let wi = live.trailing_zeros() as usize;
+        live &= live - 1;
+        if let Step::Ran = step(ctx, warps, state, wi) {
+            ran = Step::Ran;
+        }
+        if let Some(w) = warps.get_mut(wi)
+            && w.live == 0
+        {
+            // What the next `step` of the exited warp would do, once.
+            w.favored = None;
+            state.live_warps &= !(1 << wi);
+        }
+    }
+    ran
 }
 
 /// Completes the block's barriers that every live thread reached.
@@ -122,7 +148,7 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
         .collect();
     if let Some((gid, pc)) = state.first_exit {
         threads.push(ThreadGroup {
-            at: ctx.src(pc),
+            at: ctx.src(exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc))),
             threads: state.exited as u64,
             example: ctx.thread_ref(gid),
             state: "exited without arriving (first exit)".into(),
@@ -157,6 +183,43 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     if let (Some(index), Some(t)) = (new, ctx.trace.as_deref_mut()) {
         t.finding(index, vec![]);
     }
+}
+
+/// Where a thread that exited at `exit` without reaching a barrier left from: the one branch
+/// (an early `return;`) that jumps over a barrier to code that runs straight into `exit`, when
+/// such branches come from one source line other than the exit's own (the closing `}`). Else
+/// `exit`. Reports blame the line a learner wrote rather than the brace NVRTC put the `ret` at.
+fn exit_cause(code: &[Instr], exit: u32, line_of: impl Fn(u32) -> u32) -> u32 {
+    let ends_block = |op: &Op| matches!(op, Op::Bra { .. } | Op::Ret | Op::Exit);
+    let exit_line = line_of(exit);
+    let mut cause: Option<(u32, u32)> = None;
+    for (pc, instr) in code.iter().enumerate() {
+        let Op::Bra { target } = instr.op else {
+            continue;
+        };
+        let straight = target <= exit
+            && code
+                .get(target as usize..exit as usize)
+                .is_some_and(|between| !between.iter().any(|i| ends_block(&i.op)));
+        // Only a branch that jumps over a barrier explains a thread that never arrived: the
+        // `if` that skips a last store to the end does not.
+        let skips_a_barrier = code
+            .get(pc + 1..target as usize)
+            .is_some_and(|skipped| skipped.iter().any(|i| matches!(i.op, Op::Bar { .. })));
+        if !straight || !skips_a_barrier {
+            continue;
+        }
+        let line = line_of(pc as u32);
+        if line == 0 || line == exit_line {
+            continue;
+        }
+        match cause {
+            None => cause = Some((pc as u32, line)),
+            Some((_, seen)) if seen == line => {}
+            Some(_) => return exit,
+        }
+    }
+    cause.map_or(exit, |(pc, _)| pc)
 }
 
 pub(crate) enum Step {
@@ -210,6 +273,7 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
             favored: None,
             lanes: Interleave::for_warp(ctx.opts.schedule, block, wi),
             async_copies,
+            compiled_debt: 0,
             copy_groups: [0; 32],
         };
     }

@@ -2,7 +2,7 @@
 //! and the collector that merges repeated findings into one with a count.
 
 use super::allocs::{all_bits, all_bits_shared, mark_bits, mark_bits_shared};
-use super::ctx::{Ctx, Tgt};
+use super::ctx::{CopyInFlight, Ctx, Tgt};
 use super::devices::OpAccess;
 use super::instr::atom_name;
 use super::warp::Warp;
@@ -40,12 +40,89 @@ impl Ctx<'_> {
     ) {
         if self.race.is_some() {
             self.race_check_shadow(w, lane, tgt, size, kind, sem, pc);
+            if !self.copies_in_flight.is_empty()
+                && let Tgt::S(off) = tgt
+            {
+                self.copy_in_flight_check(w, lane, off, size, kind, pc);
+            }
         }
         if self.op_check.is_some()
             && let Tgt::G(index, off) = tgt
         {
             self.stream_race_check(w, lane, index, off, size, kind, sem, pc);
         }
+    }
+
+    /// An access to shared memory that a `cp.async` of the same block is still copying into:
+    /// the copy lands at some moment between its issue and its thread's wait, so the access
+    /// races with it, whichever thread makes it (the issuing thread included).
+    #[cold]
+    fn copy_in_flight_check(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        off: usize,
+        size: u32,
+        kind: race::Kind,
+        pc: u32,
+    ) {
+        let overlaps = |c: &CopyInFlight| {
+            c.slot == w.slot && c.offset < off + size as usize && off < c.offset + c.size as usize
+        };
+        let Some(copy) = self.copies_in_flight.iter().copied().find(overlaps) else {
+            return;
+        };
+        let tid = self.gid(w, lane);
+        let reads = matches!(kind, race::Kind::Read | race::Kind::StrongRead);
+        let fk = FindingKind::Race {
+            hazard: if reads {
+                report::Hazard::ReadAfterWrite
+            } else {
+                report::Hazard::WriteAfterWrite
+            },
+            space: report::Space::Shared,
+        };
+        let (loc, obj) = self.mem_location(report::Space::Shared, off as u64, off as u64, size);
+        let key = (fk, self.line_of(copy.pc), self.line_of(pc), obj);
+        let copy_line = self.src(copy.pc);
+        let issuer = if copy.tid == tid {
+            "this thread's own".to_string()
+        } else {
+            format!("{}'s", self.thread_ref(copy.tid))
+        };
+        let why = format!(
+            "{issuer} `cp.async` at {} is still copying into this shared memory: an \
+             asynchronous copy lands at some moment before its thread's `cp.async.wait_group` \
+             (`cp.async.wait_all`, `__pipeline_wait_prior`, `cuda::pipeline`'s wait), and nothing \
+             waited for it before this {}, so it may see the bytes from before the copy or after",
+            copy_line,
+            if reads { "read" } else { "write" }
+        );
+        let accesses = vec![
+            Access {
+                op: AccessOp::Write,
+                thread: self.thread_ref(copy.tid),
+                at: copy_line,
+            },
+            Access {
+                op: if reads {
+                    AccessOp::Read
+                } else {
+                    AccessOp::Write
+                },
+                thread: self.thread_ref(tid),
+                at: self.src(pc),
+            },
+        ];
+        let make = || Finding {
+            kind: fk,
+            count: 1,
+            location: Some(loc),
+            accesses,
+            threads: vec![],
+            why,
+        };
+        self.findings.add(key, make);
     }
 
     /// Racecheck across operations: this launch's access against the earlier operations on
@@ -170,7 +247,7 @@ impl Ctx<'_> {
                 }
                 Some(Racecheck::Logged(log)) => {
                     log.push_access(region, word, mask, size, &who, kind, sem, pc);
-                    // Counted from the block's turn's start here; `parallel.rs` adds the
+                    // Counted from the block's turn's start here; `parallel/` adds the
                     // accesses sent before it.
                     self.findings.position = 2 * log.accesses();
                 }
@@ -434,7 +511,26 @@ impl Ctx<'_> {
                 )
             }
             race::Cause::Unordered => {
-                let mut why = if sp == report::Space::Shared || same_block {
+                // A flag hand-off (a gap waiting for a fence) has its own explanation below.
+                let after_one_barrier =
+                    same_block && hit.prev.bar > 0 && hit.gap.is_none() && !hit.released_early;
+                let mut why = if after_one_barrier {
+                    // Barriers came before both accesses, so the learner has barriers in mind:
+                    // say what a barrier orders, which is not what runs between two of them.
+                    let between = if self.line_of(hit.prev.pc) == self.line_of(pc) {
+                        "two threads running the same statement between barriers; an atomic, \
+                         or a __syncthreads() between one thread's access and the other's, \
+                         orders them"
+                    } else {
+                        "two threads' accesses between barriers; a __syncthreads() between the \
+                         two lines, or atomics, would order them"
+                    };
+                    format!(
+                        "both ran after the same __syncthreads() with none between them: a \
+                         barrier orders what comes before it against what comes after it, not \
+                         {between}"
+                    )
+                } else if sp == report::Space::Shared || same_block {
                     "no __syncthreads(), atomic or fence orders them".to_string()
                 } else {
                     "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()

@@ -74,6 +74,26 @@ pub(crate) struct Ctx<'a> {
     pub(crate) lane_stores: Vec<(Tgt, [u64; 4])>,
     /// Dynamic parallelism: the grid's depth and what its threads queued (`child_work.rs`).
     pub(crate) cdp: super::child_work::DeviceRuntime,
+    /// The module's compiled regions, when the launch runs with the compiled tier.
+    pub(crate) compiled: Option<&'a crate::compiled::Tier>,
+    /// The longest compiled region a warp may start now: how many of its steps may pass before
+    /// anyone but the warp looks at its registers. The loops that step warps set it; 0 keeps
+    /// every instruction in the interpreter.
+    pub(crate) region_rounds: u32,
+    /// Under racecheck, the `cp.async` copies issued and not landed yet in this worker's
+    /// blocks: shared memory any thread touches there before the wait races with the copy.
+    pub(crate) copies_in_flight: Vec<CopyInFlight>,
+}
+
+/// A `cp.async` into shared memory between its issue and the wait that lands it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CopyInFlight {
+    pub(crate) slot: u32,
+    pub(crate) offset: usize,
+    pub(crate) size: u32,
+    /// The issuing thread's global id.
+    pub(crate) tid: u64,
+    pub(crate) pc: u32,
 }
 
 /// A resolved place. The derived order (memory, then offset) is what a warp store's lanes are

@@ -318,6 +318,8 @@ impl Ctx<'_> {
                         label,
                         index: 0,
                         address: ptr,
+                        element_bytes: 1,
+                        c_index: None,
                         note: None,
                     }),
                     accesses: earlier.into_iter().chain([me]).collect(),
@@ -373,6 +375,8 @@ impl Ctx<'_> {
             label: a.label.clone(),
             index: ((addr - a.base) / size.max(1) as u64) as i64,
             address: addr,
+            element_bytes: size.max(1) as u32,
+            c_index: None,
             note: None,
         };
         let key = (

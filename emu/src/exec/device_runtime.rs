@@ -414,6 +414,35 @@ impl Emulator {
                 params,
             } = work.op
             else {
+                if let Some(p) = parent.as_mut() {
+                    let name = format!(
+                        "{} queued from the device at {}",
+                        match work.op {
+                            ChildOp::Copy { .. } => "a copy",
+                            _ => "a memset",
+                        },
+                        work.from
+                    );
+                    let mut unordered: Vec<(&str, &SharedFootprints)> = p
+                        .unordered
+                        .iter()
+                        .map(|(other, footprints, _)| (other.as_str(), footprints))
+                        .collect();
+                    let after_parent =
+                        format!("the grid that queued it ({parent_name}), after queuing it,");
+                    if let Some(footprint) = work.after.and_then(|k| after_launch.get(&k)) {
+                        unordered.push((after_parent.as_str(), footprint));
+                    }
+                    for (stream, other, footprint) in &earlier {
+                        if !work.stream.orders(*stream) {
+                            unordered.push((other.as_str(), footprint));
+                        }
+                    }
+                    let (findings, own) = self.child_copy_conflicts(&work.op, &name, &unordered);
+                    report.findings.extend(findings);
+                    join_footprints(&mut p.own, &own);
+                    earlier.push((work.stream, name, Arc::new(own)));
+                }
                 self.run_child_copy(&work.op)?;
                 continue;
             };
@@ -489,6 +518,54 @@ impl Emulator {
             }
         }
         Ok(())
+    }
+
+    /// The conflicts of a copy or set a kernel queued with the operations nothing orders it
+    /// after, as [`Emulator::copy_on`] finds a host-queued copy's, and its footprint by
+    /// allocation index. Memory outside the emulator's allocations (the device heap) is left
+    /// to the copy itself to refuse.
+    fn child_copy_conflicts(
+        &self,
+        op: &ChildOp,
+        name: &str,
+        unordered: &[(&str, &SharedFootprints)],
+    ) -> (Vec<crate::report::Finding>, Vec<Option<Footprint>>) {
+        let sides = match *op {
+            ChildOp::Copy { dst, src, bytes } => vec![
+                (src, bytes, super::devices::OpAccess::Read),
+                (dst, bytes, super::devices::OpAccess::Write),
+            ],
+            ChildOp::Set { dst, bytes, .. } => vec![(dst, bytes, super::devices::OpAccess::Write)],
+            ChildOp::Launch { .. } => Vec::new(),
+        };
+        let mut findings = Vec::new();
+        let mut own: Vec<Option<Footprint>> = Vec::new();
+        for (ptr, bytes, access) in sides {
+            let Some(index) = super::allocs::find_alloc(&self.allocs, ptr, bytes) else {
+                continue;
+            };
+            let a = &self.allocs[index];
+            let (off, len) = ((ptr - a.base) as usize, bytes as usize);
+            let conflict = unordered.iter().find_map(|(other, footprints)| {
+                let footprint = footprints.get(index)?.as_ref()?;
+                let (byte, wrote) = footprint.conflict(access, off, len, true)?;
+                Some((other, byte, wrote))
+            });
+            if let Some((other, byte, wrote)) = conflict {
+                let hazard = super::devices::hazard(access, wrote);
+                findings.push(super::streams::copy_conflict(a, byte, name, other, hazard));
+            }
+            if own.len() <= index {
+                own.resize(index + 1, None);
+            }
+            own[index].get_or_insert_with(Footprint::default).record(
+                access,
+                off,
+                len,
+                a.data.len(),
+            );
+        }
+        (findings, own)
     }
 
     /// A copy or set a kernel queued (`cudaMemcpyAsync`, `cudaMemsetAsync` in device code).

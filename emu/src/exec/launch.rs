@@ -82,7 +82,10 @@ impl Emulator {
                 matches!(
                     f,
                     crate::ir::Builtin::Cdp(
-                        crate::ir::Cdp::LaunchDevice | crate::ir::Cdp::LaunchDeviceV2
+                        crate::ir::Cdp::LaunchDevice
+                            | crate::ir::Cdp::LaunchDeviceV2
+                            | crate::ir::Cdp::MemcpyAsync
+                            | crate::ir::Cdp::MemsetAsync
                     )
                 )
             })
@@ -301,10 +304,13 @@ impl Emulator {
             printf_dropped: 0,
             conditions: Vec::new(),
             touched_global_sync: false,
+            compiled: module.tier(options.resolved_engine(), trace.is_some()),
             trace,
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),
+            copies_in_flight: Vec::new(),
             cdp: DeviceRuntime::at_depth(depth),
+            region_rounds: 0,
         };
         let mut l = Launch {
             ctx,
@@ -513,6 +519,11 @@ impl Launch<'_> {
         };
         let state = &mut self.blocks[slot as usize];
         state.live = tpb;
+        state.live_warps = if wpb >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << wpb) - 1
+        };
         state.exited = 0;
         state.first_exit = None;
         state.bars.clear();
@@ -607,7 +618,12 @@ impl Launch<'_> {
                 // With a crew, the round's findings and calls wait in line behind the turns',
                 // which join while the next turn runs, rather than make the launch join them
                 // all now, with the crew waiting.
-                let in_line = crew.is_some() && rounds.waiting.len() < MOST_WAITING;
+                // A round on one core because few warps are left to share out (blocks of one
+                // live thread each: a stretch of such rounds, see `MIN_PARALLEL_WARPS`) joins
+                // the line and itself at once, in the same order: made in line, every round
+                // made an outcome of its own and joined it later, with no turn to hide behind.
+                let in_line =
+                    crew.is_some() && !rounds.few_live_warps && rounds.waiting.len() < MOST_WAITING;
                 if !in_line {
                     self.join_waiting(&mut rounds.waiting);
                 }
@@ -618,6 +634,7 @@ impl Launch<'_> {
                     }
                 }
                 let aside = in_line.then(|| self.ctx.set_aside());
+                self.ctx.region_rounds = self.region_room();
                 for &b in &resident {
                     // A block that ran this round ahead of the launch's gives it from there.
                     if let Some(ran) = self.round_ahead(&mut rounds, b, in_line) {
@@ -627,10 +644,8 @@ impl Launch<'_> {
                     let b = b as usize;
                     let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
                     let state = &mut self.blocks[b];
-                    for wi in 0..wpb {
-                        if let Step::Ran = block::step(&mut self.ctx, warps, state, wi) {
-                            progressed = true;
-                        }
+                    if let Step::Ran = block::step_live(&mut self.ctx, warps, state) {
+                        progressed = true;
                     }
                 }
                 if let Some(aside) = aside {
@@ -735,7 +750,9 @@ impl Launch<'_> {
                         1 + rng.below(32)
                     };
                     self.ctx.touched_global_sync = false;
-                    for _ in 0..quantum {
+                    for step in 0..quantum {
+                        // The watchdog looks between quanta: a region ends within this one.
+                        self.ctx.region_rounds = (quantum - step) as u32;
                         if let Step::Idle = self.step(wi) {
                             break;
                         }

@@ -1,4 +1,4 @@
-//! A launch in progress: its state, which the scheduler (`launch.rs`), the cores (`parallel.rs`),
+//! A launch in progress: its state, which the scheduler (`launch.rs`), the cores (`parallel/`),
 //! the planner (`plan.rs`) and the watchdog (`watchdog.rs`) share.
 
 use super::ctx::Ctx;

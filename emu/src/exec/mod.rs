@@ -39,9 +39,14 @@ mod limits;
 mod memory;
 mod parallel;
 pub(crate) mod plan;
+mod regions;
 mod splitter;
 mod streams;
 pub(crate) mod timing;
 mod views;
 mod warp;
 mod watchdog;
+
+/// Regions the compiled tier ran on this thread, for the differential tests.
+#[cfg(test)]
+pub(crate) use regions::REGIONS_RUN;

@@ -5,7 +5,7 @@
 //! from `stretch.rs`), and otherwise which bytes of global memory its next instructions may touch
 //! (its *footprint*). While every block is quiet no one writes global memory, so they run that
 //! many rounds apart; blocks whose footprints do not meet on bytes one of them writes run one
-//! round apart; anything else runs on one core. `parallel.rs` runs what this plans.
+//! round apart; anything else runs on one core. `parallel/` runs what this plans.
 
 use super::allocs::{LOCAL_WIN, SHARED_WIN, WIN};
 use super::collector::Collector;
@@ -47,14 +47,14 @@ pub(super) struct Ahead {
 }
 
 /// A block's turn on several cores: what it did, and what its next rounds may do. Rounds count
-/// from the turn's start; a block that ran ahead of the others (see `parallel.rs`) has more of
+/// from the turn's start; a block that ran ahead of the others (see `parallel/`) has more of
 /// them than the turn.
 pub(crate) struct Turn {
     /// The rounds that left something whose order matters (findings, race-detector calls, a
     /// stop), and for each what the block did up to its end since the one before.
     pub(super) rounds: Vec<u32>,
     pub(super) outcomes: Vec<Outcome>,
-    /// What its next rounds may do, if a share took it (see `parallel.rs`).
+    /// What its next rounds may do, if a share took it (see `parallel/`).
     pub(super) ahead: Option<Ahead>,
     /// Per round: the thread-instructions it ran, the progress it made, and whether a warp ran
     /// (the watchdog's looks inside the turn are made from them).
@@ -168,6 +168,9 @@ pub(crate) struct Rounds {
     pub(super) turns: Vec<Option<Turn>>,
     /// The views the workers hold were made for this many slots.
     pub(super) views_for: usize,
+    /// The last round ran on one core because too few warps had live lanes to share out (see
+    /// `parallel::MIN_PARALLEL_WARPS`): its findings and calls join at once, not in line.
+    pub(crate) few_live_warps: bool,
     /// Rounds to run on one core before looking at footprints again, and how many the next
     /// refusal makes: kernels whose blocks meet on every round pay for no footprints.
     skip: u32,
@@ -183,6 +186,8 @@ pub(crate) struct Rounds {
     pub(super) prepared_in_turns: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line_rounds: u64,
+    /// Rounds on one core because few warps had live lanes (see `few_live_warps`).
+    pub(crate) few_live_rounds: u64,
     /// Per slot: the block claimed there and not yet made ready, which the core that runs it
     /// prepares in its turn.
     pub(super) unprepared: Vec<Option<u64>>,
@@ -194,7 +199,7 @@ pub(crate) struct Rounds {
     /// What waits to join the launch's findings and race-detector calls, in one core's order:
     /// the turns' outcomes round by round in block order (their counters already joined), and
     /// the blocks that finished and started between turns. The launch joins it while workers
-    /// run, as far as it gets before they finish (see `parallel.rs`).
+    /// run, as far as it gets before they finish (see `parallel/`).
     pub(super) waiting: std::collections::VecDeque<Waiting>,
 }
 
@@ -288,6 +293,8 @@ pub(crate) struct RoundsRun {
     pub(crate) ahead_taken_alone: u64,
     /// Rounds on one core whose findings and calls waited in line behind turns'.
     pub(crate) in_line: u64,
+    /// Rounds on one core because few warps had live lanes, which never wait in line.
+    pub(crate) few_live: u64,
     /// Segments of blocks a share ran for another, and segments cut short with rounds left.
     pub(crate) taken_over: u64,
     pub(crate) cut_short: u64,
@@ -306,6 +313,7 @@ impl RoundsRun {
         ahead: 0,
         ahead_taken_alone: 0,
         in_line: 0,
+        few_live: 0,
         taken_over: 0,
         cut_short: 0,
         met: 0,
@@ -335,6 +343,7 @@ impl Rounds {
                 ahead: run.ahead + self.rounds_ahead,
                 ahead_taken_alone: run.ahead_taken_alone + self.ahead_taken_alone,
                 in_line: run.in_line + self.in_line_rounds,
+                few_live: run.few_live + self.few_live_rounds,
                 taken_over: run.taken_over + taken_over,
                 cut_short: run.cut_short + cut_short,
                 met: run.met + met,
@@ -503,7 +512,7 @@ pub(super) fn stretches(ctx: &Ctx, warps: &[Warp], state: &BlockState) -> (u32, 
 /// Whether the next round of blocks whose coming rounds are `aheads` may run on several cores:
 /// every footprint known, and none meeting another on bytes one of them writes. The launch asks
 /// it at a turn's start ([`Rounds::plan`]), a share when every block of its turn stopped at one
-/// round (see `parallel.rs`).
+/// round (see `parallel/`).
 pub(super) fn next_round_apart<'a>(aheads: impl Iterator<Item = Option<&'a Ahead>>) -> bool {
     let mut spans = Vec::new();
     for ahead in aheads {

@@ -421,6 +421,8 @@ impl Emulator {
             label: a.map_or_else(|| "?".into(), |a| a.label.clone()),
             index: a.map_or(0, |a| ((ptr.0 - a.base) / 4) as i64),
             address: ptr.0,
+            element_bytes: 4,
+            c_index: None,
             note: None,
         }
     }
@@ -646,7 +648,13 @@ impl Emulator {
     }
 }
 
-fn copy_conflict(a: &Allocation, byte: usize, copy: &str, other: &str, hazard: Hazard) -> Finding {
+pub(crate) fn copy_conflict(
+    a: &Allocation,
+    byte: usize,
+    copy: &str,
+    other: &str,
+    hazard: Hazard,
+) -> Finding {
     let what = match hazard {
         Hazard::ReadAfterWrite => "reads bytes that",
         Hazard::WriteAfterRead | Hazard::WriteAfterWrite => "writes bytes that",
@@ -663,6 +671,8 @@ fn copy_conflict(a: &Allocation, byte: usize, copy: &str, other: &str, hazard: H
             label: a.label.clone(),
             index: byte as i64,
             address: a.base + byte as u64,
+            element_bytes: 1,
+            c_index: None,
             note: Some("byte offset".into()),
         }),
         accesses: Vec::new(),

@@ -4,7 +4,7 @@
 //! The clock is read where a part starts and ends: a few times per round on one core, per turn
 //! on several, per batch of the race detector's calls. That is cheap enough to stay on, and
 //! nothing measured flows back into what the launch computes. This room knows nothing of the
-//! launch: `launch.rs` and `parallel.rs` read the clock and keep the sums here.
+//! launch: `launch.rs` and `parallel/` read the clock and keep the sums here.
 
 use std::time::{Duration, Instant};
 
@@ -33,7 +33,7 @@ pub struct LaunchTimings {
     pub turns: u64,
     pub serial_rounds: u64,
     /// Times a worker's share found no block it could run and waited for others' blocks to
-    /// move (see `run_share` in `parallel.rs`).
+    /// move (see `run_share` in `parallel/`).
     pub waits: u64,
     /// Segments of blocks that a share ran for another, whose core was slower.
     pub taken_over: u64,

@@ -3,7 +3,7 @@
 //!
 //! The rule that makes this sound: while a round runs on several cores, a worker's `Ctx` touches
 //! only the slots of the blocks it runs, and only global bytes that no other block of the round
-//! writes (`parallel.rs` proves that from the round's footprints before it starts). No reference
+//! writes (`parallel/` proves that from the round's footprints before it starts). No reference
 //! to a whole buffer is made then: reads and writes go through pointers to the bytes they touch,
 //! and slices cover one slot's memory at most. Allocations are added and freed only by the
 //! launch's own `Ctx`, when it runs alone.

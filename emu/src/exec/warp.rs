@@ -20,6 +20,10 @@ pub(crate) struct Bar {
 #[repr(align(64))]
 pub(crate) struct BlockState {
     pub(crate) live: u32,
+    /// The block's warps that have live lanes, bit `wi` for warp `wi`: a round steps only
+    /// these. In a block whose other threads return at once while one thread loops, stepping
+    /// every exited warp each round was most of the launch (see BENCHMARK.md).
+    pub(crate) live_warps: u64,
     pub(crate) exited: u32,
     /// Global thread id and PC of the first thread that exited.
     pub(crate) first_exit: Option<(u64, u32)>,
@@ -64,6 +68,9 @@ pub(crate) struct Warp {
     pub(crate) async_copies: Vec<AsyncCopy>,
     /// Per lane, the `cp.async` groups it committed.
     pub(crate) copy_groups: [u32; 32],
+    /// Steps of a compiled region whose registers are already written: each later step of the
+    /// warp pays one (see `compiled/mod.rs`).
+    pub(crate) compiled_debt: u32,
 }
 
 /// A `cp.async` issued and not landed yet (see `instr/asynchronous.rs`).

@@ -29,6 +29,43 @@ impl Launch<'_> {
         wd.stuck
     }
 
+    /// The longest compiled region a warp may start in this round of the hardware schedule:
+    /// every later step of it must come before the watchdog next looks at the registers, which
+    /// it does after a round that reaches `next_check` thread-instructions. A round adds at
+    /// most 32 for each warp, and between rounds at most one block's warps join (a slot more
+    /// of residency; refilled slots reuse their warps; growing residency by more needs a look
+    /// first), so `k` rounds add at most `32 k (warps + k × warps per block)`.
+    pub(crate) fn region_room(&self) -> u32 {
+        /// Regions are never this long; the bound keeps the search short.
+        const LONGEST: u64 = 1 << 16;
+        if self.ctx.compiled.is_none() {
+            return 0;
+        }
+        if self.ctx.opts.watchdog_window == 0 {
+            return u32::MAX;
+        }
+        let (warps, wpb) = (self.warps.len() as u64, self.ctx.wpb as u64);
+        let left = self
+            .watchdog
+            .next_check
+            .saturating_sub(self.ctx.thread_instrs);
+        let fits = |k: u64| 32 * k * (warps + k * wpb) < left;
+        if !fits(0) {
+            return 1;
+        }
+        // The most rounds that surely end below the next look (`fits` is monotone).
+        let (mut quiet, mut past) = (0u64, LONGEST);
+        while past - quiet > 1 {
+            let mid = (quiet + past) / 2;
+            if fits(mid) {
+                quiet = mid;
+            } else {
+                past = mid;
+            }
+        }
+        (quiet + 1) as u32
+    }
+
     /// A hash of what a thread that changes no memory can still change: its registers, call
     /// parameters and which lanes wait or live (not its PC, which cycles through a spin loop).
     pub(crate) fn register_hash(&self) -> u64 {

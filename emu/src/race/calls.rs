@@ -398,7 +398,7 @@ impl Streams {
 }
 
 /// The calls a worker made in one block's turn: the launch appends every block's, in block
-/// order, to its pipe (see `exec/parallel.rs`), which is the order one core makes them in.
+/// order, to its pipe (see `exec/parallel/`), which is the order one core makes them in.
 /// Emptied streams the pipe lent wait in the streams' pool, so that a part starts with room.
 pub(crate) struct Log {
     pub(crate) streams: Streams,

@@ -6,9 +6,10 @@ use std::str::FromStr;
 
 use half::{bf16, f16};
 
+use super::ctype::Given;
 use super::data::{ElemType, HostData, HostElement, check_typed, parse_typed};
 use super::{CheckError, MAX_BUFFER_BYTES, Result};
-use crate::cli::seeded_rng;
+use crate::cli::seeded_fill;
 use crate::device::Arg;
 
 /// A scalar kernel argument.
@@ -497,6 +498,23 @@ impl ArgSpec {
         }
     }
 
+    /// What the kernel is handed, for [`super::ctype::check_c_signature`]: a pointer into
+    /// another argument's buffer has that buffer's element type (`None` when `all`, the launch's
+    /// specs, names no such buffer).
+    pub fn given(&self, all: &[ArgSpec]) -> Option<Given> {
+        Some(match &self.value {
+            ArgValueSpec::Scalar(value) => Given::Scalar(value.ty()),
+            ArgValueSpec::Buffer(buffer) => Given::Buffer(buffer.ty),
+            ArgValueSpec::Alias(alias) => all.iter().find_map(|other| match &other.value {
+                ArgValueSpec::Buffer(buffer) if other.name.as_deref() == Some(&alias.target) => {
+                    Some(Given::Buffer(buffer.ty))
+                }
+                _ => None,
+            })?,
+            ArgValueSpec::Struct(_) => Given::Struct,
+        })
+    }
+
     /// The name reports use: the spec's own, else `arg<index>`.
     pub fn label(&self, index: usize) -> String {
         self.name.clone().unwrap_or_else(|| format!("arg{index}"))
@@ -700,14 +718,21 @@ impl fmt::Display for ArgSpec {
     }
 }
 
-fn generate<T: HostElement>(len: usize, fill: &Fill) -> Result<HostData, String> {
+fn generate<T: HostElement + Send>(len: usize, fill: &Fill) -> Result<HostData, String> {
     let values: Vec<T> = match fill {
         Fill::Zeros => vec![bytemuck::Zeroable::zeroed(); len],
         Fill::Const(text) => vec![parse_typed::<T>(text)?; len],
         Fill::Iota => (0..len).map(T::from_index).collect(),
+        // On every core, a piece of a million elements to each ChaCha stream of the seed: up
+        // to a million elements, exactly one generator's sequence.
         Fill::Random(seed) => {
-            let mut rng = seeded_rng(*seed);
-            (0..len).map(|_| T::random(&mut rng)).collect()
+            let mut values = vec![bytemuck::Zeroable::zeroed(); len];
+            seeded_fill(&mut values, *seed, |rng, piece| {
+                for value in piece {
+                    *value = T::random(rng);
+                }
+            });
+            values
         }
         Fill::File(_) => return Err("a file fill is read, not generated".into()),
         // What the host sees of a buffer nobody wrote; the device allocates it uninitialized.
@@ -821,6 +846,20 @@ impl HostArg {
                 }
             }
         }
+    }
+
+    /// What the kernel is handed, for [`super::ctype::check_c_signature`]; `all` is the
+    /// launch's arguments, where a pointer into another's buffer finds its element type.
+    pub fn given(&self, all: &[HostArg]) -> Option<Given> {
+        Some(match self {
+            Self::Scalar { value, .. } => Given::Scalar(value.ty()),
+            Self::Buffer { data, .. } => Given::Buffer(data.ty()),
+            Self::Alias { target, .. } => match all.get(*target)? {
+                Self::Buffer { data, .. } => Given::Buffer(data.ty()),
+                _ => return None,
+            },
+            Self::Struct { .. } => Given::Struct,
+        })
     }
 
     /// Where a struct's fields go; `None` for any other argument.
@@ -1184,6 +1223,35 @@ mod tests {
                 .all(|v| (-1000..1000).contains(v))
         );
         assert!(ints.values::<i32>().unwrap().iter().any(|v| *v < 0));
+    }
+
+    /// A random fill is drawn on every core in pieces, each from a stream of the seed of its
+    /// own: the first piece is one generator's sequence, and the values do not depend on how
+    /// many cores drew them.
+    #[test]
+    fn a_large_random_fill_is_the_same_on_one_core_and_on_several() {
+        use rand::Rng;
+        let len = crate::cli::SEEDED_PIECE + 1000;
+        let text = format!("f32[{len}]=random:9");
+        let made_on = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            match pool.install(|| spec(&text).resolve(0).unwrap()) {
+                HostArg::Buffer { data, .. } => data.values::<f32>().unwrap().to_vec(),
+                other => panic!("{text} is not a buffer: {other}"),
+            }
+        };
+        let one = made_on(1);
+        assert_eq!(one, made_on(3));
+        let mut rng = crate::cli::seeded_rng(9);
+        let first: Vec<f32> = (0..crate::cli::SEEDED_PIECE)
+            .map(|_| rng.random())
+            .collect();
+        assert_eq!(one[..crate::cli::SEEDED_PIECE], first[..]);
+        // The second piece is a stream of its own, not the first one's continuation.
+        assert_ne!(one[crate::cli::SEEDED_PIECE], rng.random::<f32>());
     }
 
     #[test]

@@ -41,7 +41,9 @@ Argument specs (--arg, one per kernel parameter, in order):
               const:V       every element V
               iota          0, 1, 2, … (u8 wraps at 256)
               random:SEED   seeded uniform values: u8/i8 over their whole range, u16/u32/u64 in
-                            [0, 1000), i16/i32/i64 in [-1000, 1000), floats in [0, 1)
+                            [0, 1000), i16/i32/i64 in [-1000, 1000), floats in [0, 1);
+                            drawn on every core, each million elements from a stream of
+                            the seed of its own
               file:PATH     raw little-endian bytes; TYPE[]=file:PATH takes the file's length,
                             TYPE[LEN]=file:PATH its first LEN elements
               uninit        allocated and never written, as cudaMalloc leaves memory: on the
@@ -197,6 +199,11 @@ pub struct CheckArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
 
+    /// The emulator's engine: the interpreter, or native code for straight-line register
+    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Findings are the same
+    #[arg(long, value_enum, env = crate::cli::ENGINE_ENV, default_value_t = crate::cli::EngineName::Auto)]
+    pub engine: crate::cli::EngineName,
+
     /// Give up (exit 1) when the run takes longer than this many seconds; 0 waits forever
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
     pub timeout: Duration,
@@ -214,6 +221,7 @@ impl CheckArgs {
             bank_conflicts: false,
             memory_model: self.memory_model.model(),
             threads: self.threads.unwrap_or(0),
+            engine: self.engine.engine(),
         }
     }
 

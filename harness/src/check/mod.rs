@@ -19,6 +19,7 @@ use crate::error::HarnessError;
 pub mod data;
 pub mod args;
 pub mod cli;
+pub mod ctype;
 pub mod front;
 pub mod report;
 pub mod run;
@@ -27,6 +28,7 @@ pub mod symbols;
 
 pub use args::{ArgKind, ArgSpec, ArgValueSpec, BufferSpec, Fill, HostArg, Scalar, SpecError};
 pub use cli::{CheckArgs, HELP, Show, parse_dim3, parse_seconds};
+pub use ctype::{CParam, CType, Given, GivenArg, check_c_signature};
 pub use data::{ElemType, HostData, HostElement, Number, Stats};
 pub use front::Program;
 pub use report::{CheckReport, SHOWN_ELEMENTS};
@@ -69,6 +71,19 @@ pub enum CheckError {
         arg: String,
         entry: String,
         param: String,
+    },
+    /// The argument fits the PTX but not the C++ declaration: a `u32` buffer for an
+    /// `unsigned char*`, an `i32` for an `unsigned int`.
+    #[error(
+        "--arg {index} (`{arg}`) does not fit parameter {index} of {entry}, `{declared}`: it takes {wants}; --arg {fits} would fit"
+    )]
+    CType {
+        index: usize,
+        arg: String,
+        entry: String,
+        declared: String,
+        wants: String,
+        fits: String,
     },
     #[error("--arg {index} (`{spec}`): {reason}")]
     Fill {

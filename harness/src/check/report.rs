@@ -7,7 +7,20 @@ use super::front::left_out_list;
 use super::run::{Kernel, Outcome};
 use crate::backend::BackendKind;
 use crate::device::{EmuSettings, FindingKind, Schedule, WarpSyncProblem};
+use crate::kernel::KernelSource;
 use crate::launch::LaunchShape;
+
+/// Line `line` (1-based) of `file` when it is the kernel's own source, for a report to quote.
+pub fn source_line(kernel: &KernelSource, file: &str, line: u32) -> Option<String> {
+    if file != kernel.path || line == 0 {
+        return None;
+    }
+    kernel
+        .source
+        .lines()
+        .nth(line as usize - 1)
+        .map(str::to_string)
+}
 
 /// How many elements of each buffer the text report prints.
 pub const SHOWN_ELEMENTS: usize = 16;
@@ -110,18 +123,21 @@ impl CheckReport<'_> {
             return None;
         }
         let list = left_out_list(left_out);
-        // A file with its own main is a whole program, which `racetrack run` takes as it is.
-        let whole = if list.starts_with("main (") || list.contains(", main (") {
+        Some(format!(
+            "host code left out (NVRTC compiles device code only): {list}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif"
+        ))
+    }
+
+    /// A file with its own main is a whole program, which `racetrack run` takes as it is: said
+    /// on a line of its own, so a learner restating the launch by hand sees it.
+    fn whole_program_line(&self) -> Option<String> {
+        let list = left_out_list(self.kernel.left_out());
+        (list.starts_with("main (") || list.contains(", main (")).then(|| {
             format!(
-                "; `racetrack run {}` runs the whole program, main included",
+                "this file has a main: `cargo racetrack run {}` runs it as it is, every launch checked",
                 self.kernel.source.path
             )
-        } else {
-            String::new()
-        };
-        Some(format!(
-            "host code left out (NVRTC compiles device code only): {list}; to choose yourself, wrap host code in #ifndef __CUDACC_RTC__ … #endif{whole}"
-        ))
+        })
     }
 
     fn checkers_line(&self) -> String {
@@ -168,6 +184,9 @@ impl CheckReport<'_> {
         line(&self.launch_line());
         if let Some(host) = self.host_code_line() {
             line(&host);
+        }
+        if let Some(whole) = self.whole_program_line() {
+            line(&whole);
         }
         for (index, spec) in self.specs.iter().enumerate() {
             let label = spec.label(index);
@@ -239,9 +258,11 @@ impl CheckReport<'_> {
             }
         }
         line(&self.checkers_line());
+        let source = self.kernel.source;
+        let quote = |file: &str, at: u32| source_line(&source, file, at);
         for finding in &self.outcome.findings {
             line("");
-            line(&finding.to_string());
+            line(&finding.quoting(&quote).to_string());
         }
         if !self.outcome.finished() {
             line("");

@@ -2,6 +2,7 @@
 
 use super::args::{ArgKind, HostArg, Scalar, StructLayout};
 use super::cli::CheckArgs;
+use super::ctype::{Given, GivenArg, check_c_signature};
 use super::data::{HostData, HostElement};
 use super::front::Program;
 use super::front::source::LeftOut;
@@ -96,9 +97,16 @@ impl Kernel {
         &self.left_out
     }
 
-    /// Checks count and types of `args` against the PTX parameters: the cuda backend passes
-    /// them to the driver as they are, and a mismatch there is undefined behaviour.
-    pub fn check_args(&self, args: impl ExactSizeIterator<Item = (ArgKind, String)>) -> Result<()> {
+    /// Checks count and types of `args` against the kernel's parameters: the C++ declaration
+    /// where it can be read (pointer or scalar, element type, width, signedness), then the PTX,
+    /// which the cuda backend hands the driver as it is (a mismatch there is undefined
+    /// behaviour). Each argument comes with what it gives (`None` where that is unknown, as for
+    /// a pointer into a buffer that is not there) and its text for the message.
+    pub fn check_args(
+        &self,
+        args: impl ExactSizeIterator<Item = (ArgKind, Option<Given>, String)>,
+    ) -> Result<()> {
+        let args: Vec<(ArgKind, Option<Given>, String)> = args.collect();
         let params = &self.signature.params;
         if args.len() != params.len() {
             let types: Vec<_> = params.iter().map(|param| param.ptx_type.as_str()).collect();
@@ -115,7 +123,17 @@ impl Kernel {
                 },
             });
         }
-        for (index, ((kind, text), param)) in args.zip(params).enumerate() {
+        if self.cpp_params.len() == params.len() {
+            let given: Vec<GivenArg> = args
+                .iter()
+                .map(|(_, given, text)| GivenArg {
+                    given: given.clone().unwrap_or(Given::Unknown),
+                    text: text.clone(),
+                })
+                .collect();
+            check_c_signature(self.source.entry, &self.cpp_params, &given)?;
+        }
+        for (index, ((kind, _, text), param)) in args.into_iter().zip(params).enumerate() {
             if !param.accepts(kind) {
                 let declared = self
                     .cpp_params
@@ -163,7 +181,10 @@ impl Kernel {
         args: &[HostArg],
         kept: &[usize],
     ) -> Result<Outcome> {
-        self.check_args(args.iter().map(|arg| (arg.kind(), arg.to_string())))?;
+        self.check_args(
+            args.iter()
+                .map(|arg| (arg.kind(), arg.given(args), arg.to_string())),
+        )?;
         let fill = Timer::start(Phase::Fill);
         let mut slots = Vec::with_capacity(args.len());
         for arg in args {
@@ -329,7 +350,11 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
     };
     let mut kernel = program.kernel_with_symbols(&entry, &names)?;
     kernel.set_symbols(&args.symbols)?;
-    kernel.check_args(args.args.iter().map(|spec| (spec.kind(), spec.to_string())))?;
+    kernel.check_args(
+        args.args
+            .iter()
+            .map(|spec| (spec.kind(), spec.given(&args.args), spec.to_string())),
+    )?;
     let host_args = timings::time(Phase::Fill, || super::args::resolve_all(&args.args))?;
     Ok(Prepared {
         kernel,

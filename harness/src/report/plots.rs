@@ -45,6 +45,20 @@ pub fn grouped_bars_svg_with_legend(
     y_label: &str,
     legend: Option<SeriesLabelPosition>,
 ) -> Result<()> {
+    grouped_bars_svg_with_axes(path, title, "", labels, series, y_label, legend)
+}
+
+/// [`grouped_bars_svg_with_legend`] with the x axis named too (`x_label`, below its labels), so
+/// the picture says what its groups are without the page around it.
+pub fn grouped_bars_svg_with_axes(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    labels: &[String],
+    series: &[(&str, Vec<f64>)],
+    y_label: &str,
+    legend: Option<SeriesLabelPosition>,
+) -> Result<()> {
     let top = series
         .iter()
         .flat_map(|(_, values)| values.iter().copied())
@@ -57,7 +71,7 @@ pub fn grouped_bars_svg_with_legend(
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 22))
         .margin(12)
-        .x_label_area_size(36)
+        .x_label_area_size(if x_label.is_empty() { 36 } else { 56 })
         .y_label_area_size(64)
         .build_cartesian_2d(0.0..groups, 0.0..top)
         .map_err(|e| plot_error(path, e))?;
@@ -74,6 +88,7 @@ pub fn grouped_bars_svg_with_legend(
         .disable_x_mesh()
         .x_labels(labels.len() * 2 + 1)
         .x_label_formatter(&label_of)
+        .x_desc(x_label)
         .y_desc(y_label)
         .draw()
         .map_err(|e| plot_error(path, e))?;

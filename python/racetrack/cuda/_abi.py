@@ -24,12 +24,14 @@ import numba
 import numpy as np
 from numba.core import types as nbtypes
 
-from .._core import device
-from ._arrays import DeviceNDArray, _bytes_view, mapped_device_view
+from .._core import EmulatorError, device
+from ._arrays import DeviceNDArray, _bytes_view, as_cuda_array, mapped_device_view
 
 
 def numba_type(value):
     """The Numba type Numba would give ``value`` as a kernel argument."""
+    if _foreign_device_array(value):
+        return numba_type(as_cuda_array(value))
     if isinstance(value, DeviceNDArray):
         return nbtypes.Array(numba.from_dtype(value.dtype), value.ndim, value.get_numba_type_layout())
     mapped = mapped_device_view(value) if isinstance(value, np.ndarray) else None
@@ -39,6 +41,10 @@ def numba_type(value):
         # Staged through a contiguous copy (see `Marshalled.add`), so typed as one.
         return nbtypes.Array(numba.from_dtype(value.dtype), value.ndim, "C")
     return numba.typeof(value, numba.core.typing.typeof.Purpose.argument)
+
+
+def _foreign_device_array(value) -> bool:
+    return not isinstance(value, (DeviceNDArray, np.ndarray)) and hasattr(value, "__cuda_array_interface__")
 
 
 _SCALAR = {
@@ -117,9 +123,19 @@ class Marshalled:
         mapped = mapped_device_view(value) if isinstance(value, np.ndarray) else None
         if mapped is not None:
             value = mapped
+        if _foreign_device_array(value):
+            # Another library's device array (CuPy's): the kernel works on its memory, as Numba
+            # does through the CUDA Array Interface. Reports name it after the parameter when
+            # it starts an allocation (a view into one keeps the allocation's name).
+            value = as_cuda_array(value)
+            try:
+                device().relabel(value.address, label)
+            except EmulatorError:
+                pass
+        elif isinstance(value, DeviceNDArray):
+            device().relabel(value._allocation.address, label)
         if isinstance(value, DeviceNDArray):
             array = value
-            device().relabel(array._allocation.address, label)
             if array._allocation.host is not None:
                 # Mapped memory: the host's writes in, the kernel's out, as one memory would.
                 array._allocation.push()
@@ -139,7 +155,9 @@ class Marshalled:
                 device().write(array.address, _bytes_view(staged_host))
             self.staged.append(array)
             if isinstance(value, np.ndarray) and value.flags.writeable:
-                self.after.append(lambda a=array, v=value: a.copy_to_host(v))
+                # Into the user's array as it is laid out (a strided one too), which a plain
+                # copy_to_host refuses.
+                self.after.append(lambda a=array, v=value: a.copy_to_host(v, _as_copy=False))
         self.args.extend(
             [
                 ("ptr", 0),  # meminfo

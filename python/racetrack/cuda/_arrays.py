@@ -37,11 +37,8 @@ def _raise_stream_findings(findings, what: str) -> None:
 def _host_copy_stream(array: "DeviceNDArray", stream) -> Optional[int]:
     """The emulator's stream a copy between ``array`` and the host queues on: ``stream``, else the
     stream the array is bound to (``bind``), as Numba picks it; ``None`` for the legacy default
-    stream. Only contiguous arrays are copied on a stream; others go through a host window."""
-    stream_id = native_stream(stream or array.stream)
-    if stream_id is None or not (array.is_c_contiguous() or array.is_f_contiguous()):
-        return None
-    return stream_id
+    stream. A strided view is copied on it as numba-cuda copies one: the bytes it spans."""
+    return native_stream(stream or array.stream)
 
 
 _names = itertools.count(1)
@@ -230,7 +227,9 @@ class DeviceNDArray:
             self._allocation.pull()
             return
         view = self._view(shape, strides, offset)
-        view.copy_to_device(np.broadcast_to(np.asarray(value, self.dtype), shape))
+        # Numba assigns with a kernel, which casts and broadcasts and takes any layout: not
+        # copy_to_device's rules.
+        view.copy_to_device(np.broadcast_to(np.asarray(value, self.dtype), shape), _as_copy=False)
 
     def reshape(self, *newshape, order: str = "C") -> "DeviceNDArray":
         """A view with another shape; the array must be contiguous in ``order``."""
@@ -294,11 +293,24 @@ class DeviceNDArray:
         host = np.ndarray(self.shape, self.dtype, buffer=window, offset=-low, strides=self.strides)
         return window, low, host
 
+    def _stream_window(self, stream_id: int, where: str):
+        """As :meth:`_host_window`, the bytes copied to the host queued on ``stream_id``."""
+        low, high = self._span()
+        window = np.empty(high - low, np.uint8)
+        _core.copy_to_host_on(stream_id, self.address + low, window, where=where)
+        host = np.ndarray(self.shape, self.dtype, buffer=window, offset=-low, strides=self.strides)
+        return window, low, host
+
     @_user_facing
-    def copy_to_device(self, ary, stream=0) -> None:
-        """Copies a host array (or another device array, on any device) of the same size into
-        this one. A copy between device arrays on a stream is queued there: racecheck orders it
-        with the other streams' work, as a launch on it."""
+    def copy_to_device(self, ary, stream=0, *, _as_copy: bool = True) -> None:
+        """Copies a host array (or another device array, on any device) into this one, with
+        numba-cuda's checks: both contiguous, the same dtype (``TypeError: incompatible
+        dtype``), shape and strides (``ValueError``). A copy between device arrays on a stream
+        is queued there: racecheck orders it with the other streams' work, as a launch on it."""
+        if _as_copy:
+            if np.size(ary) == 0:
+                return
+            ary = _checked_copy_source(self, ary)
         if isinstance(ary, DeviceNDArray):
             stream_id = native_stream(stream)
             if ary.size != self.size or ary.dtype != self.dtype:
@@ -319,9 +331,16 @@ class DeviceNDArray:
         stream_id = _host_copy_stream(self, stream)
         if stream_id is not None and self._allocation.host is None:
             # Queued on the stream (cudaMemcpyAsync): ordered after its work, checked against the rest.
-            in_order = np.ascontiguousarray(host) if self.is_c_contiguous() else np.asfortranarray(host)
-            data = _bytes_view(in_order)
-            _core.copy_from_host_on(stream_id, self.address, data, where=_user_where())
+            where = _user_where()
+            if self.is_c_contiguous() or self.is_f_contiguous():
+                in_order = np.ascontiguousarray(host) if self.is_c_contiguous() else np.asfortranarray(host)
+                _core.copy_from_host_on(stream_id, self.address, _bytes_view(in_order), where=where)
+                return
+            # A strided view: the bytes it spans are read and written back on the stream, with
+            # its elements changed and the bytes between them as they were.
+            window, low, view = self._stream_window(stream_id, where)
+            view[...] = host
+            _core.copy_from_host_on(stream_id, self.address + low, window, where=where)
             return
         _synchronize_device_of(self)
         if self.size == 0:
@@ -337,8 +356,12 @@ class DeviceNDArray:
         self._allocation.pull()
 
     @_user_facing
-    def copy_to_host(self, ary: Optional[np.ndarray] = None, stream=0) -> np.ndarray:
+    def copy_to_host(self, ary: Optional[np.ndarray] = None, stream=0, *, _as_copy: bool = True) -> np.ndarray:
         """The array's contents in host memory: into ``ary`` when given, else a new array."""
+        if any(stride < 0 for stride in self.strides):
+            raise NotImplementedError(f"D->H copy not implemented for negative strides: {self.strides}")
+        if ary is not None and _as_copy:
+            _check_array_compatibility(self._layout(), ary)
         order = "F" if self.is_f_contiguous() and not self.is_c_contiguous() else "C"
         if ary is None:
             ary = np.empty(self.shape, dtype=self.dtype, order=order)
@@ -352,9 +375,13 @@ class DeviceNDArray:
         same_layout = (self.is_c_contiguous() and ary.flags.c_contiguous) or (
             self.is_f_contiguous() and ary.flags.f_contiguous and ary.shape == self.shape
         )
-        if stream_id is not None and same_layout and self._allocation.host is None:
+        if stream_id is not None and self._allocation.host is None:
             # Queued on the stream (cudaMemcpyAsync): ordered after its work, checked against the rest.
-            _core.copy_to_host_on(stream_id, self.address, _bytes_view(ary), where=_user_where())
+            if same_layout:
+                _core.copy_to_host_on(stream_id, self.address, _bytes_view(ary), where=_user_where())
+                return ary
+            _, _, view = self._stream_window(stream_id, _user_where())
+            ary[...] = view.reshape(ary.shape) if ary.shape != self.shape else view
             return ary
         if native_stream(stream or self.stream) is not None:
             (stream or self.stream).synchronize()  # the host reads the bytes now: it waits for the stream
@@ -369,6 +396,49 @@ class DeviceNDArray:
             _, _, view = self._host_window()
             ary[...] = view.reshape(ary.shape) if ary.shape != self.shape else view
         return ary
+
+
+_NOT_CONTIGUOUS = (
+    "Array contains non-contiguous buffer and cannot be transferred as a single memory region. "
+    "Please ensure contiguous buffer with numpy .ascontiguousarray()"
+)
+
+
+def _array_core(array):
+    """The array without its broadcast (stride 0) axes, as numba-cuda compares it."""
+    if not array.strides or not array.size:
+        return array
+    return array[tuple(0 if stride == 0 else slice(None) for stride in array.strides)]
+
+
+def _check_array_compatibility(first, second) -> None:
+    """numba-cuda's check before a copy, with its exceptions and words."""
+    first_squeezed, second_squeezed = first.squeeze(), second.squeeze()
+    if first.dtype != second.dtype:
+        raise TypeError(f"incompatible dtype: {first.dtype} vs. {second.dtype}")
+    if first_squeezed.shape != second_squeezed.shape:
+        raise ValueError(f"incompatible shape: {first.shape} vs. {second.shape}")
+    if first.size and first_squeezed.strides != second_squeezed.strides:
+        raise ValueError(f"incompatible strides: {first.strides} vs. {second.strides}")
+
+
+def _checked_copy_source(target: DeviceNDArray, source):
+    """``source`` for ``target.copy_to_device(source)`` after numba-cuda's checks: a device
+    array, or a host array in the target's layout. A float32 host array is not converted into
+    a float64 device array: it is a ``TypeError``, as in Numba, at the copy's line."""
+    target_core = _array_core(target._layout())
+    if not (target_core.flags.c_contiguous or target_core.flags.f_contiguous):
+        raise ValueError(_NOT_CONTIGUOUS)
+    if isinstance(source, DeviceNDArray):
+        source_core = _array_core(source._layout())
+        if not (source_core.flags.c_contiguous or source_core.flags.f_contiguous):
+            raise ValueError(_NOT_CONTIGUOUS)
+        _check_array_compatibility(target_core, source_core)
+        return source
+    host = _array_core(np.asarray(source))
+    host = np.array(host, order="C" if target_core.flags.c_contiguous else "F", copy=None)
+    _check_array_compatibility(target_core, host)
+    return host.reshape(target.shape)
 
 
 @_user_facing
@@ -400,13 +470,51 @@ def device_array_like(ary, stream=0):
 
 
 def is_cuda_array(obj) -> bool:
-    return isinstance(obj, DeviceNDArray)
+    """Whether ``obj`` is device memory: a device array, or anything with the CUDA Array
+    Interface (a ``racetrack.cupy`` array, a PyCUDA face ``GPUArray``)."""
+    return isinstance(obj, DeviceNDArray) or hasattr(obj, "__cuda_array_interface__")
+
+
+class _Borrowed:
+    """Device memory another library's array owns (a CuPy array passed to a kernel): viewed,
+    never freed, named in reports by its owner's label."""
+
+    def __init__(self, address: int, owner):
+        self.address = int(address)
+        self.device_id = device().device_of(self.address)
+        self.host = None
+        self._owner = owner  # keeps the memory alive while the view is
+
+    def push(self) -> None:
+        pass
+
+    def pull(self) -> None:
+        pass
 
 
 def as_cuda_array(obj, sync: bool = True) -> DeviceNDArray:
+    """A device array viewing ``obj``'s memory, as Numba makes one from the CUDA Array Interface:
+    a kernel's writes to it are in ``obj``."""
     if isinstance(obj, DeviceNDArray):
         return obj
-    raise TypeError(f"{type(obj).__name__} is not an array in the emulator's memory")
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if interface is None:
+        raise TypeError(f"{type(obj).__name__} does not implement the CUDA Array Interface")
+    if interface.get("mask") is not None:
+        raise NotImplementedError("masked CUDA arrays are not implemented in racetrack.cuda")
+    dtype = np.dtype(interface["typestr"])
+    shape = tuple(int(extent) for extent in interface["shape"])
+    strides = interface.get("strides")
+    strides = _contiguous_strides(shape, dtype.itemsize, "C") if strides is None else tuple(strides)
+    view = object.__new__(DeviceNDArray)
+    view.shape = shape
+    view.dtype = dtype
+    view.strides = tuple(int(s) for s in strides)
+    view.label = getattr(getattr(obj, "_allocation", None), "label", "") or type(obj).__name__
+    view._allocation = _Borrowed(int(interface["data"][0]), obj)
+    view._offset = 0
+    view.stream = 0
+    return view
 
 
 # -- memory the host and the device share ---------------------------------------------------

@@ -19,13 +19,14 @@ parameter), a GPU computes with garbage, so racetrack raises ``TypeError`` inste
 
 from __future__ import annotations
 
+import operator
 from typing import Optional, Sequence
 
 import numpy as np
 
-from .. import _core, _cuda_c
-from .._device_array import DeviceArray
-from . import cuda, random  # noqa: F401 (cupy.cuda, cupy.random)
+from .. import _core, _cuda_c, _streams
+from .._device_array import DeviceArray, _binary
+from . import _compiler, cuda, random  # noqa: F401 (cupy.cuda, cupy.random)
 
 # The dtypes, as CuPy re-exports NumPy's.
 bool_ = np.bool_
@@ -64,8 +65,28 @@ class MemoryPointer:
             _core.device().write(self.ptr, np.full(int(size), value, np.uint8))
 
 
+def _reduction(name: str):
+    """An ndarray reduction (``a.sum(axis=0)``), computed by NumPy on the array's contents;
+    the result is a new device array (0-d for a full reduction), or ``out``."""
+
+    def method(self, *args, out: Optional["ndarray"] = None, **kwargs):
+        result = np.asarray(getattr(self.get(), name)(*args, **kwargs))
+        if out is None:
+            return self._like_host(result)
+        out._assign(result)
+        return out
+
+    method.__name__ = name
+    return method
+
+
 class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
-    """A C-contiguous array in the emulator's memory, as CuPy's ``ndarray``."""
+    """An array in the emulator's memory, as CuPy's ``ndarray``: indexing and slicing give
+    views (a write through one reaches the base), integer-array and mask indexing give copies,
+    operators broadcast as NumPy's do."""
+
+    _library = "cupy"
+    _fancy_indexing = True
 
     def __init__(
         self, shape, dtype=float, memptr: Optional[MemoryPointer] = None, strides=None, order: str = "C"
@@ -76,17 +97,48 @@ class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
             raise NotImplementedError("racetrack's cupy.ndarray owns its memory; memptr= is not supported")
         super().__init__(shape, dtype)
 
+    def __getattr__(self, name: str):
+        # Only reached for what the class does not define: say so, rather than AttributeError,
+        # which reads as a typo in the user's code.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise NotImplementedError(f"cupy.ndarray.{name} is not implemented in racetrack's CuPy face")
+
     @property
     def data(self) -> MemoryPointer:
         return MemoryPointer(self.ptr, self)
 
-    def get(self, stream=None, order: str = "C", out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The contents as a NumPy array: copied on ``stream`` when given, else synchronously."""
-        return super().get(out, stream=stream)
+    @property
+    def device(self):
+        return cuda.Device(0)
+
+    def get(self, stream=None, order: str = "C", out: Optional[np.ndarray] = None, blocking: bool = True) -> np.ndarray:
+        """The contents as a NumPy array (into ``out`` when given: same shape and dtype), copied
+        on ``stream`` when given, else synchronously."""
+        if out is None:
+            return super().get(stream=stream)
+        if not isinstance(out, np.ndarray):
+            raise TypeError("Only numpy.ndarray can be obtained from cupy.ndarray")
+        if out.dtype != self.dtype:
+            raise TypeError(f"{self.dtype} array cannot be obtained from {out.dtype} array")
+        if out.shape != self.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {out.shape}, new shape: {self.shape}")
+        out[...] = super().get(stream=stream)
+        return out
 
     def set(self, arr, stream=None) -> None:
-        """Copies ``arr`` in: on ``stream`` when given, else synchronously."""
-        super().set(arr, stream=stream)
+        """Copies the NumPy array ``arr`` (same dtype and shape, as CuPy asks) into this one: on
+        ``stream`` when given, else synchronously."""
+        if not isinstance(arr, np.ndarray):
+            raise TypeError("Only numpy.ndarray can be set to cupy.ndarray")
+        if arr.dtype != self.dtype:
+            raise TypeError(f"{arr.dtype} array cannot be set to {self.dtype} array")
+        if arr.shape != self.shape:
+            raise ValueError(f"Shape mismatch. Old shape: {self.shape}, new shape: {arr.shape}")
+        self._write_host(arr, _streams.native(stream))
+
+    def fill(self, value) -> None:
+        super().fill(value)
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -94,15 +146,127 @@ class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
     def __str__(self) -> str:
         return str(self.get())
 
+    __hash__ = None  # as NumPy's and CuPy's arrays: == is element-wise
+    __eq__ = _binary(operator.eq)
+    __ne__ = _binary(operator.ne)
+    __lt__ = _binary(operator.lt)
+    __le__ = _binary(operator.le)
+    __gt__ = _binary(operator.gt)
+    __ge__ = _binary(operator.ge)
+    __matmul__ = _binary(operator.matmul)
+    __rmatmul__ = _binary(operator.matmul, reflected=True)
+    __lshift__ = _binary(operator.lshift)
+    __rshift__ = _binary(operator.rshift)
+
+    def __invert__(self):
+        return self._like_host(~self.get())
+
+    sum = _reduction("sum")
+    prod = _reduction("prod")
+    max = _reduction("max")
+    min = _reduction("min")
+    argmax = _reduction("argmax")
+    argmin = _reduction("argmin")
+    mean = _reduction("mean")
+    var = _reduction("var")
+    std = _reduction("std")
+    any = _reduction("any")
+    all = _reduction("all")
+    cumsum = _reduction("cumsum")
+
+    def dot(self, b, out=None):
+        return dot(self, b, out=out)
+
+    def swapaxes(self, axis1: int, axis2: int) -> "ndarray":
+        moved = self._layout().swapaxes(axis1, axis2)
+        return self._view(moved.shape, moved.strides)
+
+    def view(self, dtype=None) -> "ndarray":
+        """The same bytes read as another dtype of the same size."""
+        if dtype is None:
+            return self._view(self.shape, self.strides)
+        dtype = np.dtype(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise NotImplementedError("view() with another item size is not implemented in racetrack's CuPy face")
+        return self._view(self.shape, self.strides, dtype=dtype)
+
+
+def _on_host(value):
+    """A CuPy function's argument as NumPy computes with it; CuPy refuses host arrays."""
+    if isinstance(value, DeviceArray):
+        return value.get()
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        raise TypeError(f"Unsupported type {type(value)}")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_on_host(part) for part in value)
+    return value
+
+
+def _elementwise(function):
+    """A CuPy function over device arrays (``cp.sqrt``, ``cp.maximum``, ``cp.where``, ``cp.sum``),
+    computed by NumPy's function of the same name on the arrays' contents; the result is a new
+    device array, or ``out``."""
+
+    def wrapper(*args, out: Optional[ndarray] = None, **kwargs):
+        result = function(*(_on_host(a) for a in args), **{k: _on_host(v) for k, v in kwargs.items()})
+        if isinstance(result, tuple):
+            return tuple(asarray(part) for part in result)
+        if out is None:
+            return asarray(np.asarray(result))
+        out._assign(result)
+        return out
+
+    wrapper.__name__ = function.__name__
+    wrapper.__doc__ = f"CuPy's {function.__name__}, computed by NumPy on the arrays' contents."
+    return wrapper
+
+
+for _name in (
+    # element-wise
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "mod",
+    "remainder", "negative", "absolute", "abs", "sqrt", "square", "exp", "log", "log2", "log10",
+    "sin", "cos", "tan", "tanh", "arctan2", "floor", "ceil", "rint", "sign", "maximum",
+    "minimum", "fmax", "fmin", "clip", "where", "isnan", "isinf", "isfinite", "logical_and",
+    "logical_or", "logical_not", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal",
+    # reductions
+    "sum", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "mean", "var", "std",
+    "any", "all", "cumsum", "count_nonzero", "nonzero",
+    # linear algebra and assembly (copies)
+    "dot", "matmul", "inner", "outer", "concatenate", "stack", "vstack", "hstack", "sort",
+    "argsort", "flip", "unique", "bincount", "histogram", "diff",
+):
+    globals()[_name] = _elementwise(getattr(np, _name))
+
+
+def reshape(a: ndarray, newshape, order: str = "C") -> ndarray:
+    return a.reshape(newshape, order=order)
+
+
+def ravel(a: ndarray, order: str = "C") -> ndarray:
+    return a.ravel(order)
+
+
+def transpose(a: ndarray, axes=None) -> ndarray:
+    return a.transpose(axes) if axes is not None else a.transpose()
+
+
+def squeeze(a: ndarray, axis=None) -> ndarray:
+    return a.squeeze(axis)
+
 
 def asarray(a, dtype=None, order=None) -> ndarray:
     """``a`` in the emulator's memory (``a`` itself when it already is there with that dtype)."""
     if isinstance(a, ndarray) and (dtype is None or np.dtype(dtype) == a.dtype):
         return a
+    if not isinstance(a, DeviceArray) and hasattr(a, "__cuda_array_interface__"):
+        # Another library's device array (Numba's): viewed, not copied, as CuPy does.
+        view = ndarray.over_interface(a)
+        return view if dtype is None or np.dtype(dtype) == view.dtype else view.astype(dtype)
     host = a.get() if isinstance(a, DeviceArray) else a
     host = np.asarray(host, dtype=dtype)
     made = ndarray(host.shape, host.dtype)
-    made.set(host)
+    made._write_host(host)
     return made
 
 
@@ -112,7 +276,7 @@ def array(obj, dtype=None, copy: bool = True, order=None) -> ndarray:
     host = obj.get() if isinstance(obj, DeviceArray) else obj
     host = np.array(host, dtype=dtype)
     made = ndarray(host.shape, host.dtype)
-    made.set(host)
+    made._write_host(host)
     return made
 
 
@@ -133,15 +297,21 @@ def empty(shape, dtype=float, order: str = "C") -> ndarray:
 
 
 def zeros(shape, dtype=float, order: str = "C") -> ndarray:
-    return empty(shape, dtype, order).fill(0)
+    made = empty(shape, dtype, order)
+    made.fill(0)
+    return made
 
 
 def ones(shape, dtype=float, order: str = "C") -> ndarray:
-    return empty(shape, dtype, order).fill(1)
+    made = empty(shape, dtype, order)
+    made.fill(1)
+    return made
 
 
 def full(shape, fill_value, dtype=None, order: str = "C") -> ndarray:
-    return empty(shape, dtype if dtype is not None else np.asarray(fill_value).dtype, order).fill(fill_value)
+    made = empty(shape, dtype if dtype is not None else np.asarray(fill_value).dtype, order)
+    made.fill(fill_value)
+    return made
 
 
 def empty_like(a, dtype=None, order: str = "C", shape=None) -> ndarray:
@@ -156,8 +326,19 @@ def ones_like(a, dtype=None, order: str = "C", shape=None) -> ndarray:
     return ones(shape if shape is not None else a.shape, dtype or a.dtype)
 
 
+def full_like(a, fill_value, dtype=None, order: str = "C", shape=None) -> ndarray:
+    return full(shape if shape is not None else a.shape, fill_value, dtype or a.dtype)
+
+
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     host = np.arange(start, stop, step, dtype=dtype) if stop is not None else np.arange(start, dtype=dtype)
+    return asarray(host)
+
+
+def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype=None, axis: int = 0):
+    host = np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
+    if retstep:
+        return asarray(host[0]), host[1]
     return asarray(host)
 
 
@@ -174,7 +355,8 @@ def get_array_module(*args):
     device, else NumPy."""
     import sys
 
-    return sys.modules[__name__] if any(isinstance(a, DeviceArray) for a in args) else np
+    on_device = [isinstance(a, DeviceArray) for a in args]
+    return sys.modules[__name__] if True in on_device else np
 
 
 # -- raw kernels -----------------------------------------------------------------------------
@@ -183,7 +365,9 @@ def get_array_module(*args):
 def _argument(value, param: "_cuda_c.Param", index: int, kernel: str):
     what = param.describe(index, kernel)
     if isinstance(value, DeviceArray):
-        return _cuda_c.pointer(value.ptr, param, what, allocation_start=value.starts_allocation)
+        return _cuda_c.pointer(
+            value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+        )
     if isinstance(value, MemoryPointer):
         return _cuda_c.pointer(value.ptr, param, what)
     if isinstance(value, np.generic):
@@ -235,7 +419,9 @@ class RawKernel:
         self.options = tuple(options)
         if _program is None:
             text, source_name = _cuda_c.mapped_source(code, "kernel.cu")
-            _program = _cuda_c.Program(text, source_name, _cuda_c.parse_options(self.options))
+            _program = _cuda_c.Program(
+                text, source_name, _cuda_c.parse_options(self.options), _compiler.compile_error
+            )
         self._program = _program
         self._kernel: Optional[_cuda_c.Kernel] = None
 
@@ -254,6 +440,12 @@ class RawKernel:
     def __call__(
         self, grid, block, args, *, shared_mem: int = 0, stream=None, enable_cooperative_groups: bool = False
     ):
+        for name, shape in (("grid", grid), ("block", block)):
+            if not isinstance(shape, tuple):
+                # CuPy's Cython signature types both as tuples: (blocks,), not blocks.
+                raise TypeError(
+                    f"Argument '{name}' has incorrect type (expected tuple, got {type(shape).__name__})"
+                )
         self.compile()
         kernel = self._kernel
         if not isinstance(args, (tuple, list)):
@@ -280,6 +472,7 @@ class RawModule:
     and ``__device__`` variables (``get_global``). ``name_expressions`` lists template kernels
     by the names ``get_function`` will be given (``"fx3<float>"``)."""
 
+    @_cuda_c.user_facing
     def __init__(
         self,
         *,
@@ -300,16 +493,19 @@ class RawModule:
             with open(path, encoding="utf-8") as file:
                 code = file.read()
             self._program = _cuda_c.Program(
-                code, _core.relative_path(str(path)), _cuda_c.parse_options(options)
+                code, _core.relative_path(str(path)), _cuda_c.parse_options(options), _compiler.compile_error
             )
         else:
             text, source_name = _cuda_c.mapped_source(code, "kernel.cu")
-            self._program = _cuda_c.Program(text, source_name, _cuda_c.parse_options(options))
+            self._program = _cuda_c.Program(
+                text, source_name, _cuda_c.parse_options(options), _compiler.compile_error
+            )
         self.code = code
         self.options = tuple(options)
         self.name_expressions = tuple(name_expressions or ())
         self._functions = {}
 
+    @_cuda_c.user_facing
     def get_function(self, name: str) -> RawKernel:
         found = self._functions.get(name)
         if found is None:
@@ -330,3 +526,10 @@ class RawModule:
         if found is None:
             raise cuda.driver.CUDADriverError(f"CUDA_ERROR_NOT_FOUND: named symbol not found: {name}")
         return MemoryPointer(found[0], self)
+
+
+def __getattr__(name: str):
+    # Only reached for what the module does not define: a CuPy call this face lacks says so.
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedError(f"cupy.{name} is not implemented in racetrack's CuPy face")

@@ -5,11 +5,17 @@ them by streams as CUDA does (``racetrack/_streams.py``); events read the emulat
 
 from __future__ import annotations
 
+import sys
 from types import SimpleNamespace
 from typing import List, Optional
 
 from .. import _streams
 from .._core import device as _device
+from . import _compiler as compiler
+
+# ``from cupy.cuda.compiler import CompileException``: this module is not a package, so the
+# submodule is found by its name in sys.modules, where the import system looks first.
+sys.modules[__name__ + ".compiler"] = compiler
 
 
 class CUDADriverError(RuntimeError):

@@ -6,7 +6,7 @@ from typing import Optional, Sequence, Tuple
 
 from .. import _cuda_c
 from .._core import device
-from .driver import DeviceAllocation, Function, LogicError
+from .driver import DeviceAllocation, Function, LogicError, compile_error
 
 DEFAULT_NVCC_FLAGS: list = []
 
@@ -18,12 +18,14 @@ class SourceModule:
     unless ``no_extern_c=True`` (then ``get_function`` takes a C++ name as written,
     ``"reduce<float, 256>"``). ``options`` are compiler flags: ``-I``, ``-D`` and ``-std`` are
     honoured, the rest change nothing the checkers look at and are left out. A source NVRTC
-    refuses raises ``racetrack.CompileError`` (NVRTC's log) here.
+    refuses raises ``pycuda.driver.CompileError`` here, as PyCUDA's does (its ``stderr`` is
+    NVRTC's log; it is also a ``racetrack.CompileError``).
 
     When the source text stands verbatim in your ``.py`` file (a triple-quoted string), reports
     name that file and line; otherwise they name ``kernel.cu`` and the line in the source.
     """
 
+    @_cuda_c.user_facing
     def __init__(
         self,
         source: str,
@@ -40,7 +42,9 @@ class SourceModule:
         self.no_extern_c = no_extern_c
         prefix, suffix = ("", "") if no_extern_c else ('extern "C" {\n', "\n}\n")
         text, name = _cuda_c.mapped_source(source, "kernel.cu", prefix, suffix)
-        self._program = _cuda_c.Program(text, name, _cuda_c.parse_options(options, include_dirs))
+        self._program = _cuda_c.Program(
+            text, name, _cuda_c.parse_options(options, include_dirs), compile_error
+        )
         self._program.compile_eagerly()
 
     def get_function(self, name: str) -> Function:

@@ -28,9 +28,27 @@ class LogicError(Error):
     """A call the driver refuses (a symbol or function that is not there, a bad argument)."""
 
 
-#: What ``SourceModule`` raises for a source NVRTC refuses: ``racetrack.CompileError``, whose
-#: text is NVRTC's log.
-CompileError = _core.CompileError
+class CompileError(Error, _core.CompileError):
+    """What ``SourceModule`` raises for a source the compiler refuses, as PyCUDA's: ``msg``,
+    ``command_line``, ``stdout``, ``stderr`` (NVRTC's log, ``kernel.py(12): error: …``). It is
+    also a ``racetrack.CompileError``."""
+
+    def __init__(self, msg: str, command_line: str, stdout: Optional[str] = None, stderr: Optional[str] = None):
+        self.msg = msg
+        self.command_line = command_line
+        self.stdout = stdout
+        self.stderr = stderr
+        text = msg + f"\n[command: {command_line}]"
+        if stdout:
+            text += f"\n[stdout:\n{stdout}]"
+        if stderr:
+            text += f"\n[stderr:\n{stderr}]"
+        super().__init__(text)
+
+
+def compile_error(log: str, program: "_cuda_c.Program") -> CompileError:
+    """PyCUDA's ``CompileError`` for NVRTC's ``log`` of ``program``."""
+    return CompileError(f"nvrtc compilation of {program.name} failed", f"nvrtc {program.name}", stderr=log)
 
 
 def init(flags: int = 0) -> None:
@@ -448,6 +466,7 @@ class Function:
     @staticmethod
     def _argument(value, param, index, what, handlers):
         if isinstance(value, ArgumentHandler):
+            _cuda_c.check_elements(param, value.array.dtype, what)
             handlers.append(value)
             return _cuda_c.pointer(int(value.get_device_alloc()), param, what, allocation_start=True)
         if isinstance(value, DeviceAllocation):
@@ -468,7 +487,9 @@ class Function:
                 f"{_cuda_c.numpy_hint(param)}({value!r})"
             )
         if isinstance(value, DeviceArray):
-            return _cuda_c.pointer(value.ptr, param, what, allocation_start=value.starts_allocation)
+            return _cuda_c.pointer(
+                value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+            )
         interface = getattr(value, "__cuda_array_interface__", None)
         if interface is not None:
             return _cuda_c.pointer(int(interface["data"][0]), param, what)
@@ -478,14 +499,16 @@ class Function:
         raise TypeError(f"invalid type on parameter #{index} (0-based): {type(value).__name__}")
 
     def _launch(self, args, block, grid, shared: int, where_text: str, stream=None) -> None:
+        # The shape first: a launch refused for it copies nothing in or out.
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
         marshalled, handlers = self._marshal(args)
         for handler in handlers:
             handler.pre_call()
         try:
             _cuda_c.launch(
                 self._kernel,
-                _dim3(grid, "grid"),
-                _dim3(block, "block"),
+                grid,
+                block,
                 marshalled,
                 shared_bytes=int(shared),
                 where_text=where_text,

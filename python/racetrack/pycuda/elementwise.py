@@ -12,6 +12,7 @@ from typing import Optional, Sequence
 
 from .. import _cuda_c
 from . import _generated
+from .driver import compile_error
 from .tools import parse_arguments
 
 #: Threads per block, and the most blocks a launch uses (the loop covers the rest).
@@ -61,7 +62,9 @@ class ElementwiseKernel:
             generated,
             mapped=("PREAMBLE", "LOOP_PREP", "OPERATION", "AFTER_LOOP"),
         )
-        self._program = _cuda_c.Program(self.source, generated, _cuda_c.parse_options(options))
+        self._program = _cuda_c.Program(
+            self.source, generated, _cuda_c.parse_options(options), compile_error
+        )
         self._kernel = self._program.kernel(name)
 
     @_cuda_c.user_facing

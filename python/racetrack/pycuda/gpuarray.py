@@ -5,10 +5,14 @@ tutorial checks results with (done on the host with NumPy; your kernels are what
 
 from __future__ import annotations
 
+import operator
+import warnings
+
 import numpy as np
 
+from .. import _streams
 from .._core import device
-from .._device_array import DeviceArray
+from .._device_array import DeviceArray, _binary
 from .driver import DeviceAllocation
 
 
@@ -23,14 +27,52 @@ class _Borrowed:
         device().relabel(self.address, label)
 
 
+def _contiguous_only(array: DeviceArray) -> None:
+    if not array.flags.forc:
+        raise RuntimeError("only contiguous arrays may be used as arguments to this operation")
+
+
+def _pycuda_binary(method, comparison: bool = False, division: bool = False):
+    """One of ``DeviceArray``'s operators with PyCUDA's rules around it: contiguous arrays
+    only, no broadcasting but of a 0-d array, ``/`` of integers left out (PyCUDA computes it in
+    the integer type, with its own rounding), comparisons giving 1 and 0 in the operands' type."""
+
+    def operator_method(self, other):
+        _contiguous_only(self)
+        if isinstance(other, GPUArray):
+            _contiguous_only(other)
+            if self.shape != other.shape and () not in (self.shape, other.shape):
+                raise NotImplementedError(f"Broadcasting binary operator with shapes: {self.shape}, {other.shape}.")
+        if division:
+            other_kind = other.dtype.kind if isinstance(other, (GPUArray, np.generic)) else np.asarray(other).dtype.kind
+            if self.dtype.kind in "iub" and other_kind in "iub":
+                raise NotImplementedError(
+                    "/ of integer GPUArrays is not implemented in racetrack's PyCUDA face "
+                    "(PyCUDA computes it in the integer type); use .astype(np.float32) first"
+                )
+        result = method(self, other)
+        if comparison and result is not NotImplemented:
+            common = np.result_type(self.dtype, other.dtype) if isinstance(other, GPUArray) else self.dtype
+            return result.astype(common)
+        return result
+
+    return operator_method
+
+
 class GPUArray(DeviceArray):
-    """An array in the emulator's memory, as PyCUDA's ``GPUArray`` (C-contiguous)."""
+    """An array in the emulator's memory, as PyCUDA's ``GPUArray``: ``a[i]``, ``a[1:3]``,
+    ``a[-1]``, ``a[..., None]`` are views (a 0-d array for one element), and ``a[1:3] = b``
+    writes through to ``a``."""
+
+    _library = "pycuda.gpuarray"
 
     def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order: str = "C"):
         if order != "C":
             raise NotImplementedError("racetrack's GPUArray is C-contiguous; order='F' is not supported")
         borrowed = None if gpudata is None else _Borrowed(int(gpudata), gpudata)
         super().__init__(shape, dtype, allocation=borrowed)
+        if strides is not None:
+            self.strides = tuple(int(s) for s in strides)
         self.base = base
 
     @property
@@ -42,26 +84,104 @@ class GPUArray(DeviceArray):
     def mem_size(self) -> int:
         return self.size
 
-    def get(self, ary=None, pagelocked: bool = False, async_: bool = False, stream=None) -> np.ndarray:
-        """The contents as a NumPy array; with ``async_=True`` and a stream, copied on it."""
-        return super().get(ary, stream=stream if async_ else None)
-
-    def get_async(self, stream=None, ary=None) -> np.ndarray:
-        """The contents, copied on ``stream`` (``memcpy_dtoh_async``)."""
-        return super().get(ary, stream=stream)
-
     def set(self, ary, async_: bool = False, stream=None) -> None:
-        super().set(ary, stream=stream if async_ else None)
+        """Copies the NumPy array ``ary`` in, with PyCUDA's checks: the same size (a different
+        shape is reshaped, with PyCUDA's warning) and the same dtype; with ``async_=True`` and a
+        stream, copied on it (``memcpy_htod_async``)."""
+        if ary.size != self.size:
+            raise ValueError("ary and self must be the same size")
+        if ary.shape != self.shape:
+            warnings.warn("Setting array from one with different shape.", stacklevel=2)
+            ary = ary.reshape(self.shape)
+        if ary.dtype != self.dtype:
+            raise ValueError("ary and self must have the same dtype")
+        self._write_host(ary, _streams.native(stream) if async_ else None)
 
     def set_async(self, ary, stream=None) -> None:
-        """Copies ``ary`` in, on ``stream`` (``memcpy_htod_async``)."""
-        super().set(ary, stream=stream)
+        self.set(ary, async_=True, stream=stream)
+
+    def get(self, ary=None, pagelocked: bool = False, async_: bool = False, stream=None) -> np.ndarray:
+        """The contents as a NumPy array (into ``ary`` when given: same size and dtype); with
+        ``async_=True`` and a stream, copied on it (``memcpy_dtoh_async``)."""
+        stream_id = _streams.native(stream) if async_ else None
+        if ary is None:
+            return self._read_host(stream_id)
+        if self.size != ary.size:
+            raise ValueError("self and ary must be the same size")
+        if self.dtype != ary.dtype:
+            raise TypeError("self and ary must have the same dtype")
+        ary.reshape(-1)[...] = self._read_host(stream_id).reshape(-1)
+        return ary
+
+    def get_async(self, stream=None, ary=None) -> np.ndarray:
+        return self.get(ary=ary, async_=True, stream=stream)
+
+    def _assign(self, value) -> None:
+        """``a[index] = value`` as PyCUDA does it: a scalar fills; an array (GPUArray or NumPy)
+        must have the view's shape and dtype (PyCUDA does not broadcast or convert here)."""
+        if np.isscalar(value):
+            self.fill(value)
+            return
+        if not isinstance(value, (GPUArray, np.ndarray)):
+            raise TypeError("src must be GPUArray or ndarray")
+        if value.shape != self.shape:
+            raise ValueError("src and dst must be same shape")
+        if value.dtype != self.dtype:
+            raise TypeError("src and dst must have same dtype")
+        self._write_host(value.get() if isinstance(value, GPUArray) else value)
+
+    def fill(self, value, stream=None) -> "GPUArray":
+        _contiguous_only(self)
+        return super().fill(value)
+
+    def reshape(self, *shape, order: str = "C") -> "GPUArray":
+        _contiguous_only(self)
+        return super().reshape(*shape, order=order)
+
+    def ravel(self) -> "GPUArray":
+        return self.reshape(self.size)
+
+    def __hash__(self):
+        raise TypeError("GPUArrays are not hashable.")
+
+    def __bool__(self) -> bool:
+        if self.size == 1:
+            return bool(self.get())
+        raise ValueError(
+            "The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()"
+        )
+
+    def __getattr__(self, name: str):
+        # Only reached for what the class does not define (PyCUDA's has no .sum(): use
+        # gpuarray.sum(a)).
+        if name.startswith("_") or name in _NOT_IN_PYCUDA:
+            raise AttributeError(f"'GPUArray' object has no attribute '{name}'")
+        raise NotImplementedError(f"GPUArray.{name} is not implemented in racetrack's PyCUDA face")
 
     def __repr__(self) -> str:
         return repr(self.get())
 
     def __str__(self) -> str:
         return str(self.get())
+
+
+# What PyCUDA's GPUArray does not have either, though NumPy's arrays do.
+_NOT_IN_PYCUDA = {"sum", "max", "min", "mean", "argmax", "argmin", "prod", "cumsum"}
+for _name in _NOT_IN_PYCUDA & set(vars(DeviceArray)):
+    setattr(GPUArray, _name, property(lambda self, _n=_name: self.__getattr__(_n)))
+
+for _name in (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__pow__", "__rpow__", "__iadd__", "__isub__", "__imul__", "__itruediv__",
+):
+    setattr(GPUArray, _name, _pycuda_binary(getattr(DeviceArray, _name), division="truediv" in _name))
+for _name, _op in (
+    ("__eq__", operator.eq), ("__ne__", operator.ne), ("__lt__", operator.lt),
+    ("__le__", operator.le), ("__gt__", operator.gt), ("__ge__", operator.ge),
+):
+    _method = _binary(_op)
+    _method.__name__ = _name
+    setattr(GPUArray, _name, _pycuda_binary(_method, comparison=True))
 
 
 def to_gpu(ary, allocator=None) -> GPUArray:
@@ -109,17 +229,28 @@ def arange(*args, dtype=None) -> GPUArray:
     return to_gpu(np.arange(*args, dtype=dtype))
 
 
-def sum(a: GPUArray, dtype=None, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
-    return a.sum(dtype)
+def sum(a: GPUArray, dtype=None, stream=None, allocator=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    """A 0-d array: the sum in ``dtype``, which is ``a``'s own when not given (PyCUDA's rule,
+    not NumPy's, which sums int32 in int64)."""
+    dtype = np.dtype(dtype) if dtype is not None else a.dtype
+    return to_gpu(np.asarray(np.sum(a.get(), dtype=dtype), dtype=dtype))
 
 
-def dot(a: GPUArray, b: GPUArray, dtype=None, stream=None) -> GPUArray:
-    return to_gpu(np.asarray(np.dot(a.get().ravel(), b.get().ravel()), dtype=dtype))
+def dot(a: GPUArray, b: GPUArray, dtype=None, stream=None, allocator=None) -> GPUArray:
+    dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)
+    products = a.get().ravel().astype(dtype) * b.get().ravel().astype(dtype)
+    return to_gpu(np.asarray(np.sum(products, dtype=dtype), dtype=dtype))
 
 
 def max(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
-    return a.max()
+    return to_gpu(np.asarray(np.max(a.get())))
 
 
 def min(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
-    return a.min()
+    return to_gpu(np.asarray(np.min(a.get())))
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise NotImplementedError(f"pycuda.gpuarray.{name} is not implemented in racetrack's PyCUDA face")

@@ -19,6 +19,7 @@ import numpy as np
 from .. import _cuda_c
 from .._device_array import Allocation
 from . import _generated
+from .driver import compile_error
 from .gpuarray import GPUArray
 from .tools import dtype_to_ctype, parse_arguments
 
@@ -125,7 +126,9 @@ class ReductionKernel:
             generated,
             mapped=("PREAMBLE", "MAP"),
         )
-        self._program = _cuda_c.Program(self.source, generated, _cuda_c.parse_options(options))
+        self._program = _cuda_c.Program(
+            self.source, generated, _cuda_c.parse_options(options), compile_error
+        )
         self._stage1 = self._program.kernel(f"{name}_stage1")
         self._stage2 = self._program.kernel(f"{name}_stage2")
 

@@ -157,9 +157,9 @@ pub(crate) fn bin_fast(
         }
         let f = |x: u64| f32::from_bits(x as u32);
         match op {
-            BinOp::Add => map2(ctx, w, exec, d, a, b, |x, y| (f(x) + f(y)).to_bits() as u64),
-            BinOp::Sub => map2(ctx, w, exec, d, a, b, |x, y| (f(x) - f(y)).to_bits() as u64),
-            BinOp::MulLo => map2(ctx, w, exec, d, a, b, |x, y| (f(x) * f(y)).to_bits() as u64),
+            BinOp::Add => map2(ctx, w, exec, d, a, b, |x, y| nan_first(x, f(x) + f(y))),
+            BinOp::Sub => map2(ctx, w, exec, d, a, b, |x, y| nan_first(x, f(x) - f(y))),
+            BinOp::MulLo => map2(ctx, w, exec, d, a, b, |x, y| nan_first(x, f(x) * f(y))),
             _ => return false,
         }
         return true;
@@ -200,6 +200,19 @@ pub(crate) fn bin_fast(
         _ => return false,
     }
     true
+}
+
+/// The bits of `r`, the result of an f32 operation whose first operand is `x`, with a NaN `x`
+/// (quieted) taking precedence: which of two NaN operands comes out of the host's instruction
+/// depends on the order the compiler gave them, which the compiled tier must not depend on.
+#[inline(always)]
+pub(crate) fn nan_first(x: u64, r: f32) -> u64 {
+    let x = x as u32;
+    if f32::from_bits(x).is_nan() {
+        (x | 0x0040_0000) as u64
+    } else {
+        r.to_bits() as u64
+    }
 }
 
 /// Like `map2`, for a comparison: writes the result to `d` and its negation to `d2`.

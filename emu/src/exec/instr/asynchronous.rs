@@ -3,14 +3,16 @@
 //! A `cp.async` reads its global source when it is issued and writes its shared destination
 //! only when its thread waits for the copy's group (or arrives on a barrier for it, or ends):
 //! the write is that thread's, race-checked then, so a thread that reads the destination
-//! without the issuer's wait and a barrier after it races with the copy, as on a GPU.
+//! without the issuer's wait and a barrier after it races with the copy, as on a GPU. Until
+//! then the copy is in flight (`Ctx::copies_in_flight`, under racecheck): any access to its
+//! bytes, the issuing thread's own included, races with it.
 //!
 //! An `mbarrier` object keeps its state in its own 8 bytes of shared memory (see
 //! [`MbarState`]). Each arrival releases what its thread did into the phase it completes, and a
 //! wait that sees the phase complete acquires exactly that phase's arrivals: a later phase's
 //! arrivals order nothing for it.
 
-use crate::exec::ctx::{Ctx, Tgt};
+use crate::exec::ctx::{CopyInFlight, Ctx, Tgt};
 use crate::exec::memory::tgt_offset;
 use crate::exec::warp::{AsyncCopy, Warp};
 use crate::ir::*;
@@ -113,6 +115,18 @@ pub(crate) fn run(ctx: &mut Ctx, w: &mut Warp, ins: &Instr, exec: u32) -> Option
                 }
                 let a = ctx.addr(w, dst, l);
                 let tgt = ctx.resolve(w, l, Space::Shared, a, size, size, pc, AccessOp::Write);
+                if ctx.race.is_some()
+                    && let Tgt::S(offset) = tgt
+                {
+                    let tid = ctx.gid(w, l);
+                    ctx.copies_in_flight.push(CopyInFlight {
+                        slot: w.slot,
+                        offset,
+                        size,
+                        tid,
+                        pc,
+                    });
+                }
                 w.async_copies.push(AsyncCopy {
                     lane: l as u8,
                     group: w.copy_groups[l],
@@ -259,6 +273,18 @@ pub(crate) fn land_copies(ctx: &mut Ctx, w: &mut Warp, lanes: u32, before: u32) 
         let Some(offset) = copy.dst else {
             continue;
         };
+        if !ctx.copies_in_flight.is_empty() {
+            let landed = CopyInFlight {
+                slot: w.slot,
+                offset,
+                size: u32::from(copy.size),
+                tid: ctx.gid(w, l),
+                pc: copy.pc,
+            };
+            if let Some(i) = ctx.copies_in_flight.iter().position(|c| *c == landed) {
+                ctx.copies_in_flight.swap_remove(i);
+            }
+        }
         let (dst, size) = (Tgt::S(offset), u32::from(copy.size));
         let (write, plain) = (race::Kind::Write, race::Sem::PLAIN);
         ctx.race_check(w, l, dst, size, write, plain, copy.pc);

@@ -1,0 +1,144 @@
+//! How many cores a launch's rounds take, and how many rounds a turn may run before the launch
+//! must look at itself again (the step budget, the watchdog, a stall).
+
+use crate::exec::launch_state::Launch;
+use crate::exec::plan::rounds_unwatched;
+use crate::ir::*;
+use crate::race::Racecheck;
+
+/// Below this many threads in a grid, starting the workers costs more than they save. Tests
+/// start them for every launch, so that the corpus's small launches run in parallel too.
+#[cfg(not(test))]
+const MIN_PARALLEL_THREADS: u64 = 16 * 1024;
+#[cfg(test)]
+const MIN_PARALLEL_THREADS: u64 = 1;
+
+/// Below this many warps with live lanes among the resident blocks, a round runs on the launch's
+/// core: handing a turn to the workers and joining it back costs tens of microseconds, more than
+/// a few warps' instructions take (a reduction whose blocks keep one thread each ran 3.5 times
+/// slower on two cores than on one). Either way the launch ends as one core leaves it. Tests take
+/// the launch's core for the last few warps of their small grids, so that both ways run.
+#[cfg(not(test))]
+pub(super) const MIN_PARALLEL_WARPS: u32 = 64;
+#[cfg(test)]
+pub(super) const MIN_PARALLEL_WARPS: u32 = 4;
+
+/// Threads a race detector takes of a launch's `cores`. When blocks run on several cores: one
+/// per 16 cores, and none below four, where it runs on the launch's own thread. Applying the
+/// calls costs a few percent of running the blocks since runs are recorded together (a shard
+/// of four at 16 threads was busy 3 % of the time a worker was; see BENCHMARK.md), so a core
+/// given to the detector is mostly a core the blocks lose; on two cores a detector thread of
+/// its own cost more in handing calls from core to core than it took off the interpreter.
+/// When blocks run on one core (the random schedules, traces, bank counting …), it takes a
+/// quarter of the cores, and at least one of two or more.
+pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
+    if blocks_on_several {
+        if cores < 4 { 0 } else { cores.div_ceil(16) }
+    } else {
+        (cores / 4).max(1).min(cores - 1)
+    }
+}
+
+/// The most outcomes that may wait in line before a round on the launch's core joins them
+/// first instead of lining up behind them: while turns run, the line is joined beside them; a
+/// launch whose rounds all run on one core would otherwise keep every round's calls until its
+/// end. Tests join sooner, so that both ways run.
+#[cfg(not(test))]
+pub(crate) const MOST_WAITING: usize = 16 * 1024;
+#[cfg(test)]
+pub(crate) const MOST_WAITING: usize = 4;
+
+impl Launch<'_> {
+    /// Workers for this launch's rounds besides its own core: one per core left when a piped
+    /// race detector has its own; none when the launch must run on one core.
+    pub(crate) fn crew_size(&self) -> usize {
+        if !self.may_run_in_parallel() {
+            return 0;
+        }
+        let cores = self.ctx.opts.cores();
+        let detector = match &self.ctx.race {
+            Some(Racecheck::Piped(pipe)) => pipe.threads(),
+            _ => 0,
+        };
+        cores.saturating_sub(1 + detector)
+    }
+
+    /// Rounds the launch may run before it must look at itself again: before the step budget or
+    /// the watchdog's next look could come due (each round adds at most a thread-instruction per
+    /// resident thread), or a stall would start another block. At least one.
+    pub(crate) fn rounds_unwatched(&self, resident: &[u32], stalled: u64, patience: u64) -> u32 {
+        let until_stall = (self.started < self.nblocks).then(|| patience.saturating_sub(stalled));
+        let per_round = resident.len() as u64 * self.ctx.wpb as u64 * 32;
+        let mut due = self.ctx.opts.step_budget;
+        let window = self.ctx.opts.watchdog_window;
+        if window != 0 {
+            // When something progressed since the watchdog's last look, its next one only notes
+            // that, which the launch can do after the turn from the rounds' counts
+            // ([`Launch::watchdog_rounds`]); the one after that may find the kernel stuck and
+            // must see the blocks as they are.
+            let next = if self.ctx.progress != self.watchdog.progress_seen {
+                self.watchdog.next_check.saturating_add(window)
+            } else {
+                self.watchdog.next_check
+            };
+            due = due.min(next);
+        }
+        rounds_unwatched(until_stall, per_round, self.ctx.thread_instrs, due)
+    }
+
+    /// The watchdog's looks that fell inside a turn's rounds before its last, as one core would
+    /// have made them after each round: `rounds` holds each round's thread-instructions and
+    /// progress, summed over the turn's blocks, and the turn started at `instrs` and
+    /// `progress`. Each such look finds progress since the one before (the turn was planned so
+    /// that only its last round can reach a look that might not, see
+    /// [`Launch::rounds_unwatched`]), and notes it; the last round's look is the launch's own.
+    pub(super) fn watchdog_rounds(
+        &mut self,
+        rounds: &[(u64, u64)],
+        mut instrs: u64,
+        mut progress: u64,
+    ) {
+        let window = self.ctx.opts.watchdog_window;
+        if window == 0 || rounds.len() < 2 {
+            return;
+        }
+        for &(round_instrs, round_progress) in &rounds[..rounds.len() - 1] {
+            instrs += round_instrs;
+            progress += round_progress;
+            let watchdog = &mut self.watchdog;
+            if instrs >= watchdog.next_check {
+                debug_assert_ne!(progress, watchdog.progress_seen);
+                #[cfg(test)]
+                WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.set(looks.get() + 1));
+                watchdog.next_check = instrs.saturating_add(window);
+                watchdog.progress_seen = progress;
+                watchdog.quiet_since = instrs;
+                watchdog.registers = None;
+            }
+        }
+    }
+
+    /// Whether this launch's rounds may run on several cores at all.
+    pub(crate) fn may_run_in_parallel(&self) -> bool {
+        let ctx = &self.ctx;
+        let m = ctx.m;
+        // The heap's bump pointer, and a device launch's queue, are one per launch.
+        let heap =
+            m.calls_builtin(|f| matches!(f, Builtin::Malloc | Builtin::Free | Builtin::Cdp(_)));
+        ctx.opts.cores() > 1
+            && self.nblocks > 1
+            && self.nblocks * ctx.tpb as u64 >= MIN_PARALLEL_THREADS
+            && ctx.trace.is_none()
+            && ctx.op_check.is_none()
+            && ctx.banks.is_none()
+            && !m.reads_clock
+            && !heap
+            && matches!(ctx.race, None | Some(Racecheck::Piped(_)))
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The watchdog's looks made from a turn's counts by this thread's launches.
+    pub(super) static WATCHDOG_LOOKS_IN_TURNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}

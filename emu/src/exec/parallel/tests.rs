@@ -1,0 +1,192 @@
+use super::cores::WATCHDOG_LOOKS_IN_TURNS;
+use crate::exec::plan::{ROUNDS_RUN, RoundsRun};
+use crate::module::Module;
+use crate::options::RunOptions;
+
+/// Reads shared and local memory before writing them, then leaves its block's number there
+/// for whoever comes next: what a block finds shows how its slot was prepared.
+const LEFTOVERS: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry leftovers(.param .u64 out)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<8>;
+    .shared .align 4 .b8 tile[384];
+    .local .align 4 .b8 scratch[4];
+
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    mov.u64 %rd3, tile;
+    add.u64 %rd3, %rd3, %rd2;
+    ld.shared.u32 %r3, [%rd3];
+    ld.local.u32 %r4, [scratch];
+    add.u32 %r5, %r2, 1;
+    st.shared.u32 [%rd3], %r5;
+    st.local.u32 [scratch], %r5;
+    mad.lo.u32 %r6, %r2, 96, %r1;
+    mul.wide.u32 %rd4, %r6, 8;
+    add.u64 %rd5, %rd1, %rd4;
+    st.global.v2.u32 [%rd5], {%r3, %r4};
+    ret;
+}
+"#;
+
+/// Blocks that start in a slot an earlier block left, on one core and on three, where the
+/// cores that run them prepare them: each finds shared memory as every block does at its
+/// start (the launch's garbage, not the last block's numbers) and local memory cleared.
+#[test]
+fn a_block_prepared_by_the_core_that_runs_it_finds_a_fresh_slot() {
+    let module = Module::parse(LEFTOVERS).unwrap();
+    ROUNDS_RUN.with(|r| r.set(RoundsRun::NONE));
+    let blocks = 8;
+    let memory = |threads: u32, checkers: bool| {
+        let options = RunOptions {
+            threads,
+            racecheck: checkers,
+            memcheck: checkers,
+            initcheck: false,
+            // Two blocks at a time: six start in a slot another left.
+            resident_threads: 2 * 96,
+            ..RunOptions::default()
+        };
+        crate::committed::run(&module, "leftovers", blocks, &options)
+    };
+    for checkers in [false, true] {
+        let (report, buffers) = memory(1, checkers);
+        let several = memory(3, checkers);
+        assert!(
+            (&report, &buffers) == (&several.0, &several.1),
+            "one core and three differ: {report}\n{}",
+            several.0
+        );
+        let word = |i: usize| u32::from_le_bytes(buffers[0][i * 4..i * 4 + 4].try_into().unwrap());
+        for block in 0..blocks as usize {
+            for tid in 0..96 {
+                let (shared, local) = (
+                    word(2 * (block * 96 + tid)),
+                    word(2 * (block * 96 + tid) + 1),
+                );
+                assert_eq!(
+                    (shared, local),
+                    (word(2 * tid), 0),
+                    "block {block}, thread {tid}"
+                );
+            }
+        }
+        // The launch's garbage, which no block wrote.
+        assert!((0..96).all(|tid| word(2 * tid) > blocks), "{report}");
+    }
+    let prepared = ROUNDS_RUN.with(|r| r.get()).prepared;
+    assert!(prepared >= 6, "{prepared} blocks prepared in their turns");
+}
+
+/// Every committed kernel, every entry, every schedule, with every checker and with none:
+/// five blocks on several cores end with the report and the memory they end with on one.
+/// With racecheck, entry by entry, two cores run blocks with the detector on the launch's
+/// thread, or four cores run them on two workers while the launch's thread joins their
+/// turns and one shard applies the detector's calls (the piped detector's own test runs it
+/// in more shards); without, three run blocks on two workers, three at a time, so that
+/// blocks also start in slots that earlier blocks left (the corpus's blocks have 96
+/// threads).
+#[test]
+fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
+    ROUNDS_RUN.with(|r| r.set(RoundsRun::NONE));
+    let on_cores = |threads: u32| {
+        move |options: RunOptions| {
+            let one = RunOptions {
+                threads: 1,
+                ..options
+            };
+            (one, RunOptions { threads, ..options })
+        }
+    };
+    let parse = |ptx: &str| Some((Module::parse(ptx).ok()?, Module::parse(ptx).ok()?));
+    // Three schedules per entry: the count of calls tells the entries apart.
+    let calls = std::cell::Cell::new(0u32);
+    let checked = crate::committed::runs_alike("two or four cores", 5, parse, |options| {
+        calls.set(calls.get() + 1);
+        let threads = if calls.get().div_ceil(3).is_multiple_of(2) {
+            4
+        } else {
+            2
+        };
+        on_cores(threads)(options)
+    });
+    // A watchdog that looks every few rounds, so that turns run past its looks, which the
+    // launch then makes from the turns' counts.
+    WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.set(0));
+    let unchecked = crate::committed::runs_alike("three cores, no checkers", 5, parse, |o| {
+        on_cores(3)(RunOptions {
+            racecheck: false,
+            synccheck: false,
+            memcheck: false,
+            initcheck: false,
+            resident_threads: 3 * 96,
+            watchdog_window: 4096,
+            ..o
+        })
+    });
+    let looks = WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.get());
+    assert!(
+        looks > 500,
+        "{looks} watchdog looks made from turns' counts"
+    );
+    assert!(
+        checked > 300 && unchecked == checked,
+        "{checked} and {unchecked} launches"
+    );
+    let RoundsRun {
+        parallel,
+        serial,
+        stretched,
+        prepared,
+        past_plan,
+        ahead,
+        ahead_taken_alone,
+        in_line,
+        few_live,
+        taken_over,
+        cut_short,
+        met,
+    } = ROUNDS_RUN.with(|r| r.get());
+    // Both kinds are common in the corpus: most rounds of most kernels run in parallel, and
+    // the racy kernels' rounds that meet on global memory (and printf's) run on one core.
+    // Many run in stretches: shared-memory trees, tiles' inner loops.
+    // Most kernels start with parameter loads, far enough from global memory for the core
+    // that runs a new block to prepare it.
+    // Most stretched rounds run past the plan: loads, and barriers that wait for the slowest
+    // warp, which no count made ahead can see past. Blocks run ahead through trees of
+    // barriers, and rounds on one core take some of those rounds. Rounds of fewer than four
+    // live warps run on one core and join at once; of the other serial rounds, most leave
+    // what they found to wait in line behind the turns' (and some join the line first, when
+    // it grew long). Loops and trees run longer than a segment, which the share puts back
+    // for others to take (about 8,000 times on the 2-core machine). Blocks that stop at one
+    // round with footprints apart meet there and run it without the launch (about 1,400
+    // times).
+    assert!(
+        parallel > 30_000
+            && serial > 1000
+            && stretched > 10_000
+            && prepared > 1000
+            && past_plan > 10_000
+            && ahead > 10_000
+            && ahead_taken_alone > 100
+            && few_live > 100
+            && in_line > (serial - few_live) / 2
+            && in_line < serial - few_live
+            && taken_over > 100
+            && cut_short > 1000
+            && met > 500,
+        "{parallel} parallel ({stretched} in stretches, {past_plan} past the plan) and \
+         {serial} serial rounds ({in_line} in line, {few_live} of few live warps), {ahead} rounds ahead of the launch's \
+         ({ahead_taken_alone} taken by serial rounds), {prepared} blocks prepared in their \
+         turns, {taken_over} blocks taken over from other shares, {cut_short} segments \
+         cut short, {met} rounds met on"
+    );
+}

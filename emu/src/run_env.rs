@@ -1,0 +1,13 @@
+//! The environment through which `racetrack run` configures Racetrack's CUDA runtime (`cudart/`)
+//! inside the program it runs: named once here, where both the harness and the runtime see them.
+
+/// Where Racetrack's lines go instead of stderr.
+pub const LOG: &str = "RACETRACK_RUN_LOG";
+/// The file the findings are appended to, one JSON object per line.
+pub const FINDINGS: &str = "RACETRACK_RUN_FINDINGS";
+/// How many devices the emulated machine has.
+pub const DEVICES: &str = "RACETRACK_DEVICES";
+/// The schedule (`hardware`, `random:SEED`, `adversarial`, `lanes:SEED`).
+pub const SCHEDULE: &str = "RACETRACK_SCHEDULE";
+/// Checkers to leave off, comma-separated (`race,sync,mem,init`).
+pub const CHECKS_OFF: &str = "RACETRACK_CHECKS_OFF";

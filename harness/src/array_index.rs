@@ -1,0 +1,343 @@
+//! C indices for arrays of more than one dimension: a report says `As[1][0]` where PTX, whose
+//! arrays are flat, knows only `As[16]`. The dimensions come from the declaration in the `.cu`
+//! source (`__shared__ float As[TILE][TILE + 1];`), with `#define` and `const int` names
+//! evaluated; where any of that cannot be read, the flat index stays.
+
+use ptx_emu::Finding;
+
+use crate::check::{CParam, CType};
+
+/// Gives every finding's location on a multi-dimensional array of `source` its C index.
+pub fn name_array_indices(findings: &mut [Finding], source: &str) {
+    for finding in findings {
+        let Some(location) = finding.location.as_mut() else {
+            continue;
+        };
+        let offset = location.index * i64::from(location.element_bytes);
+        location.c_index = c_index(source, &location.label, offset);
+    }
+}
+
+/// `[1][0]` for the element `offset` bytes into the array `name` that `source` declares with
+/// two or more dimensions; `None` for a one-dimensional array, an offset outside the array or
+/// not on an element, or a declaration this cannot read.
+pub fn c_index(source: &str, name: &str, offset: i64) -> Option<String> {
+    let declared = declaration(source, name)?;
+    if declared.dims.len() < 2 || offset < 0 || offset % declared.element_bytes != 0 {
+        return None;
+    }
+    let mut flat = offset / declared.element_bytes;
+    if flat >= declared.dims.iter().product::<i64>() {
+        return None;
+    }
+    let mut indices = Vec::with_capacity(declared.dims.len());
+    for dim in declared.dims.iter().rev() {
+        indices.push(flat % dim);
+        flat /= dim;
+    }
+    Some(indices.iter().rev().map(|i| format!("[{i}]")).collect())
+}
+
+struct Declared {
+    element_bytes: i64,
+    dims: Vec<i64>,
+}
+
+/// The declaration `TYPE NAME[D0][D1]…` of `name` in `source`, its dimensions evaluated.
+fn declaration(source: &str, name: &str) -> Option<Declared> {
+    let code = without_comments(source);
+    let mut from = 0;
+    while let Some(at) = code[from..].find(name) {
+        let start = from + at;
+        from = start + name.len();
+        let before_ok = code[..start]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !is_word_char(c));
+        let rest = code[from..].trim_start();
+        if !before_ok || !rest.starts_with('[') {
+            continue;
+        }
+        // The type is what comes before the name in the same statement.
+        let statement_start = code[..start]
+            .rfind([';', '{', '}', '\n'])
+            .map_or(0, |i| i + 1);
+        let type_text = code[statement_start..start].trim();
+        if type_text.is_empty() || type_text.ends_with(['=', '(', ',', '[', '+', '-', '*']) {
+            continue;
+        }
+        let type_text = type_text
+            .split_whitespace()
+            .filter(|word| !word.starts_with("__") && *word != "static" && *word != "extern")
+            .collect::<Vec<_>>()
+            .join(" ");
+        let element_bytes = match CParam::parse(&type_text).ty {
+            CType::Scalar(ty) => ty.size() as i64,
+            CType::Bool | CType::Char => 1,
+            CType::Pointer { .. } | CType::Other => return None,
+        };
+        let mut dims = Vec::new();
+        let mut rest = rest;
+        while let Some(inner) = rest.strip_prefix('[') {
+            let close = inner.find(']')?;
+            dims.push(evaluate(&inner[..close], &code)?);
+            rest = inner[close + 1..].trim_start();
+        }
+        if dims.iter().all(|dim| *dim > 0) {
+            return Some(Declared {
+                element_bytes,
+                dims,
+            });
+        }
+        return None;
+    }
+    None
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The source with `//` and `/* */` comments blanked, so a name in a comment is not taken for
+/// a declaration.
+fn without_comments(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    if c == '\n' {
+                        out.push('\n');
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// An array dimension: integers, `+ - * / %`, parentheses, and names that `#define NAME value`
+/// or `const int NAME = value;` (also `constexpr`, `static const`) give a value.
+fn evaluate(expression: &str, code: &str) -> Option<i64> {
+    let tokens = tokens(expression)?;
+    let mut parser = Parser {
+        tokens,
+        at: 0,
+        code,
+        depth: 0,
+    };
+    let value = parser.sum()?;
+    (parser.at == parser.tokens.len()).then_some(value)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Token {
+    Number(i64),
+    Name(String),
+    Op(char),
+}
+
+fn tokens(text: &str) -> Option<Vec<Token>> {
+    let mut tokens = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+        } else if c.is_ascii_digit() {
+            let mut digits = String::new();
+            while let Some(&d) = chars.peek() {
+                if !is_word_char(d) {
+                    break;
+                }
+                digits.push(d);
+                chars.next();
+            }
+            let digits = digits.trim_end_matches(['u', 'U', 'l', 'L']);
+            tokens.push(Token::Number(digits.parse().ok()?));
+        } else if is_word_char(c) {
+            let mut name = String::new();
+            while let Some(&d) = chars.peek() {
+                if !is_word_char(d) {
+                    break;
+                }
+                name.push(d);
+                chars.next();
+            }
+            tokens.push(Token::Name(name));
+        } else if "+-*/%()".contains(c) {
+            tokens.push(Token::Op(c));
+            chars.next();
+        } else {
+            return None;
+        }
+    }
+    Some(tokens)
+}
+
+struct Parser<'a> {
+    tokens: Vec<Token>,
+    at: usize,
+    code: &'a str,
+    /// Names defined by names: stops a `#define A B` / `#define B A` loop.
+    depth: u32,
+}
+
+impl Parser<'_> {
+    fn peek_op(&self) -> Option<char> {
+        match self.tokens.get(self.at) {
+            Some(Token::Op(op)) => Some(*op),
+            _ => None,
+        }
+    }
+
+    fn sum(&mut self) -> Option<i64> {
+        let mut value = self.product()?;
+        while let Some(op @ ('+' | '-')) = self.peek_op() {
+            self.at += 1;
+            let right = self.product()?;
+            value = if op == '+' {
+                value.checked_add(right)?
+            } else {
+                value.checked_sub(right)?
+            };
+        }
+        Some(value)
+    }
+
+    fn product(&mut self) -> Option<i64> {
+        let mut value = self.atom()?;
+        while let Some(op @ ('*' | '/' | '%')) = self.peek_op() {
+            self.at += 1;
+            let right = self.atom()?;
+            value = match op {
+                '*' => value.checked_mul(right)?,
+                '/' => value.checked_div(right)?,
+                _ => value.checked_rem(right)?,
+            };
+        }
+        Some(value)
+    }
+
+    fn atom(&mut self) -> Option<i64> {
+        let token = self.tokens.get(self.at)?.clone();
+        self.at += 1;
+        match token {
+            Token::Number(value) => Some(value),
+            Token::Op('(') => {
+                let value = self.sum()?;
+                (self.peek_op() == Some(')')).then_some(())?;
+                self.at += 1;
+                Some(value)
+            }
+            Token::Op('-') => self.atom()?.checked_neg(),
+            Token::Name(name) if self.depth < 8 => {
+                let definition = definition(self.code, &name)?;
+                let mut inner = Parser {
+                    tokens: tokens(&definition)?,
+                    at: 0,
+                    code: self.code,
+                    depth: self.depth + 1,
+                };
+                let value = inner.sum()?;
+                (inner.at == inner.tokens.len()).then_some(value)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The text that defines `name`: `#define NAME text`, or `NAME = text;` after `const`.
+fn definition(code: &str, name: &str) -> Option<String> {
+    for line in code.lines() {
+        let line = line.trim();
+        let define = line
+            .strip_prefix('#')
+            .and_then(|rest| rest.trim_start().strip_prefix("define"));
+        if let Some(define) = define {
+            let mut words = define.split_whitespace();
+            if words.next() == Some(name) {
+                return Some(words.collect::<Vec<_>>().join(" "));
+            }
+        }
+    }
+    for statement in code.split(';') {
+        let statement = statement.trim();
+        let Some((left, right)) = statement.split_once('=') else {
+            continue;
+        };
+        let words: Vec<&str> = left.split_whitespace().collect();
+        let constant = words
+            .iter()
+            .any(|word| matches!(*word, "const" | "constexpr"));
+        if constant && words.last() == Some(&name) {
+            return Some(right.trim().to_string());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::c_index;
+
+    const TILED: &str = "\
+#define TILE 16
+#define PAD (TILE + 1)
+constexpr int ROWS = 2 * 3;
+// float Cs[99][99]; is only a comment
+extern \"C\" __global__ void k(const float *a, int n)
+{
+    __shared__ float As[TILE][TILE];
+    __shared__ double Bs[TILE][PAD];
+    __shared__ unsigned char bytes[ROWS][4][2];
+    __shared__ int flat[TILE * TILE];
+    As[threadIdx.y][threadIdx.x] = a[0];
+}
+";
+
+    #[test]
+    fn two_and_three_dimensions_get_c_indices() {
+        assert_eq!(c_index(TILED, "As", 16 * 4).as_deref(), Some("[1][0]"));
+        assert_eq!(
+            c_index(TILED, "As", (3 * 16 + 5) * 4).as_deref(),
+            Some("[3][5]")
+        );
+        assert_eq!(c_index(TILED, "As", 0).as_deref(), Some("[0][0]"));
+        // A padded row: 17 doubles.
+        assert_eq!(c_index(TILED, "Bs", 17 * 8).as_deref(), Some("[1][0]"));
+        assert_eq!(c_index(TILED, "Bs", 16 * 8).as_deref(), Some("[0][16]"));
+        assert_eq!(
+            c_index(TILED, "bytes", 4 * 2 + 3).as_deref(),
+            Some("[1][1][1]")
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_read_keeps_the_flat_index() {
+        // One dimension, past the end, between elements, a name only a comment declares.
+        assert_eq!(c_index(TILED, "flat", 40), None);
+        assert_eq!(c_index(TILED, "As", 16 * 16 * 4), None);
+        assert_eq!(c_index(TILED, "As", 6), None);
+        assert_eq!(c_index(TILED, "Cs", 0), None);
+        assert_eq!(c_index(TILED, "missing", 0), None);
+        let template = "template <int B> __global__ void k() { __shared__ float t[B][B]; }";
+        assert_eq!(c_index(template, "t", 4), None);
+    }
+}

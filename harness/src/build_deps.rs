@@ -1,0 +1,168 @@
+//! What a cached build of `racetrack run` depends on beyond its named sources: every header the
+//! preprocessor opened, wherever it lives (`nvcc -M`), each recorded with its size and time.
+//! A build is reused only while all of them are as recorded, so editing a header anywhere (a
+//! parent folder, a sibling project, a system include) rebuilds the program.
+
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+/// One file a build read, as it was when the build started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    size: u64,
+    modified_ns: u128,
+    path: PathBuf,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        let modified_ns = meta
+            .modified()
+            .ok()?
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        Some(Self {
+            size: meta.len(),
+            modified_ns,
+            path: path.to_path_buf(),
+        })
+    }
+}
+
+/// The files a build read, saved beside the build.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependencies {
+    stamps: Vec<Stamp>,
+}
+
+impl Dependencies {
+    /// Stamps every path now. `None` if one cannot be read (it vanished mid-build), or was
+    /// written in the last two seconds: a file's time moves in coarse ticks, so a second edit
+    /// within the same tick, keeping its size, would go unseen. Such a build is not reused.
+    pub fn stamp(paths: &[PathBuf]) -> Option<Self> {
+        let settled = std::time::SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .ok()?
+            .saturating_sub(std::time::Duration::from_secs(2))
+            .as_nanos();
+        let mut stamps = paths
+            .iter()
+            .map(|p| Stamp::of(p).filter(|s| s.modified_ns <= settled))
+            .collect::<Option<Vec<_>>>()?;
+        stamps.sort_by(|a, b| a.path.cmp(&b.path));
+        stamps.dedup();
+        Some(Self { stamps })
+    }
+
+    /// Whether every file is still as it was stamped.
+    pub fn unchanged(&self) -> bool {
+        self.stamps
+            .iter()
+            .all(|s| Stamp::of(&s.path).as_ref() == Some(s))
+    }
+
+    /// One line per file: `size modified_ns path` (paths last, so spaces in them survive).
+    pub fn to_text(&self) -> String {
+        self.stamps
+            .iter()
+            .map(|s| format!("{} {} {}\n", s.size, s.modified_ns, s.path.display()))
+            .collect()
+    }
+
+    /// `None` for a malformed list (a build whose list is unreadable is not reused).
+    pub fn from_text(text: &str) -> Option<Self> {
+        let stamps = text
+            .lines()
+            .map(|line| {
+                let mut fields = line.splitn(3, ' ');
+                Some(Stamp {
+                    size: fields.next()?.parse().ok()?,
+                    modified_ns: fields.next()?.parse().ok()?,
+                    path: PathBuf::from(fields.next()?),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Self { stamps })
+    }
+}
+
+/// The prerequisites of a make rule as `nvcc -M` writes it: `a.o : a.cu \` then one path per
+/// continued line, spaces inside a path escaped as `\ `.
+pub fn parse_make_rule(rule: &str) -> Vec<PathBuf> {
+    let joined = rule.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut paths = Vec::new();
+    for line in joined.lines() {
+        let Some((_, prerequisites)) = line.split_once(": ") else {
+            continue;
+        };
+        let mut current = String::new();
+        let mut chars = prerequisites.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if chars.peek() == Some(&' ') => {
+                    current.push(' ');
+                    chars.next();
+                }
+                c if c.is_whitespace() => {
+                    if !current.is_empty() {
+                        paths.push(PathBuf::from(std::mem::take(&mut current)));
+                    }
+                }
+                c => current.push(c),
+            }
+        }
+        if !current.is_empty() {
+            paths.push(PathBuf::from(current));
+        }
+    }
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_make_rule_gives_every_prerequisite_with_escaped_spaces_kept() {
+        let rule = "a.o : a.cu \\\n    /usr/include/stdio.h \\\n    my\\ headers/v.h\n";
+        assert_eq!(
+            parse_make_rule(rule),
+            [
+                PathBuf::from("a.cu"),
+                PathBuf::from("/usr/include/stdio.h"),
+                PathBuf::from("my headers/v.h"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_dependency_list_notices_an_edited_header_and_survives_its_text_form() {
+        let dir = std::env::temp_dir().join(format!("racetrack-deps-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = dir.join("with space.h");
+        std::fs::write(&header, "#define N 1\n").unwrap();
+        assert!(
+            Dependencies::stamp(std::slice::from_ref(&header)).is_none(),
+            "a file written just now is not trusted yet"
+        );
+        let settled = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+        std::fs::File::options()
+            .write(true)
+            .open(&header)
+            .unwrap()
+            .set_modified(settled)
+            .unwrap();
+        let deps = Dependencies::stamp(std::slice::from_ref(&header)).unwrap();
+        let reread = Dependencies::from_text(&deps.to_text()).unwrap();
+        assert_eq!(reread, deps);
+        assert!(reread.unchanged());
+        std::fs::write(&header, "#define N 22\n").unwrap();
+        assert!(!reread.unchanged());
+        std::fs::remove_file(&header).unwrap();
+        assert!(!reread.unchanged());
+        assert!(Dependencies::stamp(&[header]).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

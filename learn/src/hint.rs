@@ -1,0 +1,297 @@
+//! Hints that follow the learner: built from a check of the file as it is now, not from the
+//! bug it started with. They climb in three steps, where to look (the current finding: its
+//! kind, line and threads), what is wrong, what to change. When the file still fails the way
+//! it started, the last two steps are the exercise's own hints; when the learner's change
+//! brought another failure (a barrier moved into an `if`), they explain that one. The solution
+//! stays behind `cargo learn solution NAME`: a hint names that command, never the file.
+
+use crate::check::{Failure, Report};
+use crate::exercise::{Exercise, Reason, WIDTH, wrap};
+use crate::render::{failure_lines, fit};
+use harness::Expect;
+
+/// The three steps, in the order they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    WhereToLook,
+    WhatIsWrong,
+    WhatToChange,
+}
+
+impl Step {
+    pub const ALL: [Self; 3] = [Self::WhereToLook, Self::WhatIsWrong, Self::WhatToChange];
+
+    fn title(self) -> &'static str {
+        match self {
+            Self::WhereToLook => "where to look",
+            Self::WhatIsWrong => "what is wrong",
+            Self::WhatToChange => "what to change",
+        }
+    }
+}
+
+/// Lines of the current failure quoted in "where to look": its first finding in full, or the
+/// first lines of NVRTC's log.
+const WHERE_LINES: usize = 10;
+
+/// What the hints of one report are about: the reason the file fails and the lines it names.
+/// Progress keeps it, so a change that brings another failure starts the hints again at
+/// "where to look".
+pub fn subject(report: &Report) -> String {
+    match &report.outcome {
+        Ok(_) => "passes".into(),
+        Err(failure) => match failure.reason() {
+            Some(reason) => {
+                let lines: Vec<String> = failure
+                    .lines_for(reason, &report.path)
+                    .iter()
+                    .map(u32::to_string)
+                    .collect();
+                format!("{reason} at {}", lines.join(","))
+            }
+            None => failure_lines(failure, &report.source)
+                .first()
+                .cloned()
+                .unwrap_or_default(),
+        },
+    }
+}
+
+/// Whether the file still fails the way it started: the stated reason, at the stated line when
+/// the statement names one. Then the exercise's own hints fit.
+pub fn is_starting_failure(exercise: &Exercise, failure: &Failure, path: &str) -> bool {
+    if failure.reason() != Some(exercise.fails.reason) {
+        return false;
+    }
+    match exercise.stated_line() {
+        None => true,
+        Some(line) => failure
+            .lines_for(exercise.fails.reason, path)
+            .contains(&line),
+    }
+}
+
+/// Step `step` of the hints for `report` on `exercise`, as lines for the screen.
+pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<String> {
+    let failure = match &report.outcome {
+        Ok(_) => {
+            return vec![format!(
+                "{} passes: no hint needed (`cargo learn` moves on to the next exercise)",
+                exercise.name
+            )];
+        }
+        Err(failure) => failure,
+    };
+    let mut lines = Vec::new();
+    let Some(reason) = failure.reason() else {
+        // Not the kernel's fault (no NVRTC, a device that does not open) or no run at all (the
+        // kernel the host launches is missing): what the check said is the whole hint.
+        lines.extend(failure_lines(failure, &report.source));
+        if matches!(failure, Failure::Kernel(_)) {
+            lines.extend(paragraph(
+                "The statement at the top of the file says how the host launches the kernel: \
+                 keep its name and its parameters as they are.",
+            ));
+        }
+        return lines;
+    };
+    let starting = is_starting_failure(exercise, failure, &report.path);
+    match step {
+        Step::WhereToLook => {
+            lines.extend(paragraph(&format!(
+                "Your file as it is now fails with {}:",
+                reason_phrase(reason)
+            )));
+            let mut shown = where_lines(failure, &report.source);
+            shown.truncate(WHERE_LINES);
+            lines.extend(shown.into_iter().map(|line| format!("  {line}")));
+        }
+        Step::WhatIsWrong => {
+            if starting {
+                let authored = exercise.hints.len().saturating_sub(1).max(1);
+                for hint in &exercise.hints[..authored.min(exercise.hints.len())] {
+                    lines.extend(paragraph(hint));
+                }
+            } else {
+                let news = if reason == exercise.fails.reason {
+                    format!(
+                        "This is not how the file started: it had {} too, but at another \
+                         line; your change brought this one.",
+                        reason_phrase(reason)
+                    )
+                } else {
+                    format!(
+                        "This is not how the file started ({}): your change brought {}.",
+                        reason_phrase(exercise.fails.reason),
+                        reason_phrase(reason)
+                    )
+                };
+                lines.extend(paragraph(&news));
+                lines.extend(paragraph(what_is_wrong(reason)));
+            }
+        }
+        Step::WhatToChange => {
+            match exercise.hints.last().filter(|_| starting) {
+                Some(hint) if exercise.hints.len() > 1 => lines.extend(paragraph(hint)),
+                _ => lines.extend(paragraph(what_to_change(reason))),
+            }
+            lines.extend(paragraph(&format!(
+                "That is the last hint. `cargo learn solution {}` shows the chapter's kernel \
+                 that solves it.",
+                exercise.name
+            )));
+        }
+    }
+    lines
+}
+
+/// How the learner asks for the next hint: `cargo learn hint NAME`, or the watch screen's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked {
+    Command,
+    Key,
+}
+
+/// Hint `shown` (1-based) of [`Step::ALL`] for `report`, under a line that says which.
+pub fn hint_lines(exercise: &Exercise, report: &Report, shown: usize, asked: Asked) -> Vec<String> {
+    let step = Step::ALL[shown.clamp(1, Step::ALL.len()) - 1];
+    if report.passed() {
+        return fit(step_lines(exercise, report, step));
+    }
+    let mut lines = vec![format!(
+        "hint {shown} of {} for {}, {}:",
+        Step::ALL.len(),
+        exercise.name,
+        step.title()
+    )];
+    lines.extend(step_lines(exercise, report, step));
+    if let Some(next) = Step::ALL.get(shown) {
+        let again = match asked {
+            Asked::Command => format!("`cargo learn hint {}`", exercise.name),
+            Asked::Key => "h".to_string(),
+        };
+        lines.push(format!("  ({again} again: {})", next.title()));
+    }
+    fit(lines)
+}
+
+/// The current failure as the report shows it, cut to what points at the code: the first
+/// finding with its lines and threads, the wrong value and its smallest case, NVRTC's first
+/// errors.
+fn where_lines(failure: &Failure, source: &str) -> Vec<String> {
+    let mut lines = failure_lines(failure, source);
+    if let Failure::Case(case) = failure
+        && case.findings.len() > 1
+    {
+        // Only the first finding: the report's "… and N more" would point nowhere here.
+        let mut only_first = (**case).clone();
+        only_first.findings.truncate(1);
+        lines = failure_lines(&Failure::Case(Box::new(only_first)), source);
+    }
+    lines
+        .into_iter()
+        .map(|line| line.trim_start_matches("✗ ").to_string())
+        .collect()
+}
+
+fn paragraph(text: &str) -> Vec<String> {
+    wrap(text, WIDTH - 2)
+        .into_iter()
+        .map(|line| format!("  {line}"))
+        .collect()
+}
+
+fn reason_phrase(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Check(Expect::Race) => "a race",
+        Reason::Check(Expect::BarrierDivergence) => "barrier divergence",
+        Reason::Check(Expect::OutOfBounds) => "an access out of bounds",
+        Reason::Check(Expect::Deadlock) => "threads that never finish",
+        Reason::Check(Expect::CompileError) => "a compile error",
+        Reason::Check(Expect::WrongResult) => "a wrong result",
+        Reason::Check(Expect::Correct) => "no failure",
+        Reason::BankConflicts => "bank conflicts",
+        Reason::TooSlow => "a kernel slower than the goal",
+    }
+}
+
+fn what_is_wrong(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Check(Expect::Race) => {
+            "Two threads access the same address, at least one of them writes, and nothing \
+             orders the two accesses: no __syncthreads() between them that both threads pass, \
+             no atomic, no fence and flag. Which value each thread sees then depends on timing. \
+             A barrier orders what comes before it against what comes after it; it does not \
+             order two threads running the same statement."
+        }
+        Reason::Check(Expect::BarrierDivergence) => {
+            "Every thread of a block must reach the same __syncthreads(), or none may: a \
+             barrier inside an if, a loop or after a return that only some threads take \
+             leaves the others waiting at another barrier, or at none."
+        }
+        Reason::Check(Expect::OutOfBounds) => {
+            "For some thread, some size or some block shape, an index goes past the end of \
+             its array (or before its start). The smallest failing case shows which \
+             sizes and which thread."
+        }
+        Reason::Check(Expect::Deadlock) => {
+            "Threads wait for something that never happens: a lock or a flag that the thread \
+             meant to release it cannot reach, often one of the same warp, or a loop whose \
+             exit depends on another thread."
+        }
+        Reason::Check(Expect::CompileError) => {
+            "NVRTC refuses the file. Its first error is usually the real one: the rest often \
+             follow from it."
+        }
+        Reason::Check(Expect::WrongResult | Expect::Correct) => {
+            "The checkers are silent, so no two threads collide: the kernel computes another \
+             value than the CPU. Common causes: an element no thread handles, one handled \
+             twice, an index or a bound off by one, a value read before it was written."
+        }
+        Reason::BankConflicts => {
+            "The result is right, but threads of one warp hit different words of the same \
+             shared-memory bank in one access, so the hardware splits it into passes."
+        }
+        Reason::TooSlow => {
+            "The result is right, but the kernel is slower on the GPU than the one the \
+             exercise asks you to beat."
+        }
+    }
+}
+
+fn what_to_change(reason: Reason) -> &'static str {
+    match reason {
+        Reason::Check(Expect::Race) => {
+            "Order the two accesses: a __syncthreads() between them that every thread of the \
+             block reaches (threads of one block), or make the update one atomic operation \
+             (atomicAdd) when many threads add to the same place."
+        }
+        Reason::Check(Expect::BarrierDivergence) => {
+            "Move the __syncthreads() out of the branch, so every thread reaches it: let the \
+             threads with no work skip the work, not the barrier."
+        }
+        Reason::Check(Expect::OutOfBounds) => {
+            "Guard the access with the array's bound (if (i < n)) or stop the loop at it; keep \
+             any __syncthreads() outside the guard."
+        }
+        Reason::Check(Expect::Deadlock) => {
+            "Make sure the thread that releases can always run: one thread per warp takes the \
+             lock, or the waiting loop also does the work it waits for."
+        }
+        Reason::Check(Expect::CompileError) => {
+            "Fix the first error NVRTC names, at its line, and save again."
+        }
+        Reason::Check(Expect::WrongResult | Expect::Correct) => {
+            "Work the smallest failing case by hand through your kernel, thread by thread, \
+             and fix the first value that differs from the CPU's."
+        }
+        Reason::BankConflicts => {
+            "Make the lanes of a warp read words in different banks: pad a shared array's row \
+             by one element, or change which lane reads which word."
+        }
+        Reason::TooSlow => {
+            "Do less per element than the rival: fewer global accesses, fewer atomics on one \
+             address, more work per thread."
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Hints follow the learner: for every exercise, a plausible wrong attempt (the solution with
+//! one mistake a learner makes: a barrier left out, an atomic written as `+=`, a bound off by
+//! one) and the three hints it gets, in snapshots. The first hint must speak of the attempt's
+//! own failure and line, not of the bug the file started with, and no hint may show where the
+//! solution is.
+
+mod common;
+
+use harness::testing::require_nvrtc;
+use learn::exercise::learner_view;
+use learn::hint::{Asked, Step, hint_lines, is_starting_failure};
+use learn::{Exercise, Report, Start, check_source, track};
+
+/// A mistake, made in the solution's text: `None` when the text has nowhere to make it.
+struct Mistake {
+    what: &'static str,
+    make: fn(&str) -> Option<(String, u32)>,
+}
+
+/// Line numbers are 1-based, as the checkers give them.
+fn replace_line(text: &str, index: usize, new: Option<String>) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    match new {
+        Some(line) => lines[index] = line,
+        None => {
+            lines[index] = String::new();
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+fn without_first_barrier(text: &str) -> Option<(String, u32)> {
+    let index = text
+        .lines()
+        .position(|line| line.trim() == "__syncthreads();")?;
+    Some((replace_line(text, index, None), index as u32 + 1))
+}
+
+fn without_last_barrier(text: &str) -> Option<(String, u32)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let index = lines
+        .iter()
+        .rposition(|line| line.trim() == "__syncthreads();")?;
+    Some((replace_line(text, index, None), index as u32 + 1))
+}
+
+/// `atomicAdd(&x[i], v);` as `x[i] += v;`, on a line that is only that call.
+fn atomic_as_plus_equals(text: &str) -> Option<(String, u32)> {
+    let (index, line) = text.lines().enumerate().find(|(_, line)| {
+        let code = line.trim();
+        code.starts_with("atomicAdd(&") && code.ends_with(");")
+    })?;
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let inner = line
+        .trim()
+        .strip_prefix("atomicAdd(&")?
+        .strip_suffix(");")?;
+    // The last top-level comma splits the address from the value.
+    let mut depth = 0;
+    let mut split = None;
+    for (at, c) in inner.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => split = Some(at),
+            _ => {}
+        }
+    }
+    let at = split?;
+    let (address, value) = (inner[..at].trim(), inner[at + 1..].trim());
+    Some((
+        replace_line(text, index, Some(format!("{indent}{address} += {value};"))),
+        index as u32 + 1,
+    ))
+}
+
+/// Whether `line` is code with `needle` in a condition (an `if`, a loop's).
+fn is_condition_with(line: &str, needle: &str) -> bool {
+    let code = line.trim_start();
+    !code.starts_with("//")
+        && line.contains(needle)
+        && (code.starts_with("if (") || code.starts_with("for (") || code.ends_with(") {"))
+}
+
+/// The first condition with `needle`, `needle` replaced.
+fn in_first_condition(text: &str, needle: &str, with: &str) -> Option<(String, u32)> {
+    let (index, line) = text
+        .lines()
+        .enumerate()
+        .find(|(_, line)| is_condition_with(line, needle))?;
+    Some((
+        replace_line(text, index, Some(line.replacen(needle, with, 1))),
+        index as u32 + 1,
+    ))
+}
+
+/// `i < n` as `i <= n`.
+fn bound_off_by_one(text: &str) -> Option<(String, u32)> {
+    in_first_condition(text, " < ", " <= ")
+}
+
+/// The last bound of the kernel (the guard of its store, often) off by one.
+fn last_bound_off_by_one(text: &str) -> Option<(String, u32)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let index = lines
+        .iter()
+        .rposition(|line| is_condition_with(line, " < "))?;
+    Some((
+        replace_line(text, index, Some(lines[index].replacen(" < ", " <= ", 1))),
+        index as u32 + 1,
+    ))
+}
+
+/// `right = (k + 1) * stride - 1;` without its `- 1`: an index one past.
+fn index_without_minus_one(text: &str) -> Option<(String, u32)> {
+    let (index, line) = text.lines().enumerate().find(|(_, line)| {
+        !line.trim_start().starts_with("//") && line.contains(" = ") && line.ends_with(" - 1;")
+    })?;
+    let shorter = format!("{};", line.strip_suffix(" - 1;")?);
+    Some((replace_line(text, index, Some(shorter)), index as u32 + 1))
+}
+
+/// `if (x >= width) return;` as `x > width`.
+fn guard_off_by_one(text: &str) -> Option<(String, u32)> {
+    in_first_condition(text, " >= ", " > ")
+}
+
+fn without_first_fence(text: &str) -> Option<(String, u32)> {
+    let index = text
+        .lines()
+        .position(|line| line.trim() == "__threadfence();")?;
+    Some((replace_line(text, index, None), index as u32 + 1))
+}
+
+const MISTAKES: &[Mistake] = &[
+    Mistake {
+        what: "the non-atomic update a learner writes first",
+        make: atomic_as_plus_equals,
+    },
+    Mistake {
+        what: "the first __syncthreads() left out",
+        make: without_first_barrier,
+    },
+    Mistake {
+        what: "the last __syncthreads() left out",
+        make: without_last_barrier,
+    },
+    Mistake {
+        what: "a bound off by one (< written <=)",
+        make: bound_off_by_one,
+    },
+    Mistake {
+        what: "a guard off by one (>= written >)",
+        make: guard_off_by_one,
+    },
+    Mistake {
+        what: "the first __threadfence() left out",
+        make: without_first_fence,
+    },
+    Mistake {
+        what: "the last bound off by one (< written <=)",
+        make: last_bound_off_by_one,
+    },
+    Mistake {
+        what: "an index off by one (its - 1 left out)",
+        make: index_without_minus_one,
+    },
+];
+
+/// The solution as the learner's file would hold it: under the file's header, as the starting
+/// text is, so its lines are where the learner's would be.
+fn solution_as_file(exercise: &Exercise) -> String {
+    let keep_kernel_header = matches!(exercise.start, Start::Write { .. });
+    exercise.header() + &learner_view(exercise.solution.source, keep_kernel_header)
+}
+
+/// The first mistake that makes the solution fail, with the attempt's report.
+fn wrong_attempt(exercise: &Exercise) -> Option<(&'static str, String, u32, Report)> {
+    let solution = solution_as_file(exercise);
+    MISTAKES.iter().find_map(|mistake| {
+        let (attempt, line) = (mistake.make)(&solution)?;
+        let report = check_source(exercise, &attempt, common::emulator());
+        (!report.passed()).then_some((mistake.what, attempt, line, report))
+    })
+}
+
+fn all_hints(exercise: &Exercise, report: &Report) -> Vec<String> {
+    (1..=Step::ALL.len())
+        .flat_map(|shown| hint_lines(exercise, report, shown, Asked::Command))
+        .collect()
+}
+
+#[test]
+fn every_exercise_gets_hints_about_a_wrong_attempt_of_its_own() {
+    require_nvrtc();
+    let mut screens = String::new();
+    let mut problems = Vec::new();
+    let mut without_attempt = Vec::new();
+    for exercise in track() {
+        let Some((what, attempt, line, report)) = wrong_attempt(exercise) else {
+            without_attempt.push(exercise.name);
+            continue;
+        };
+        let hints = all_hints(exercise, &report);
+        let text = hints.join("\n");
+        if text.contains(exercise.solution.path) || text.contains("kernels/") {
+            problems.push(format!(
+                "{}: a hint shows the solution's path",
+                exercise.name
+            ));
+        }
+        let Err(failure) = &report.outcome else {
+            unreachable!("a wrong attempt fails")
+        };
+        let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+        let named = failure.lines(&report.path);
+        if !named.is_empty() && !named.iter().any(|l| first.contains(&format!("line {l}:"))) {
+            problems.push(format!(
+                "{}: hint 1 quotes none of the lines the attempt fails at ({named:?}):\n{first}",
+                exercise.name
+            ));
+        }
+        if !is_starting_failure(exercise, failure, &report.path) {
+            let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+            if !second.contains("This is not how the file started") {
+                problems.push(format!(
+                    "{}: the attempt fails another way than the start, but hint 2 is the start's:\n{second}",
+                    exercise.name
+                ));
+            }
+        }
+        let solution = solution_as_file(exercise);
+        let was = solution.lines().nth(line as usize - 1).unwrap_or_default();
+        let now = attempt.lines().nth(line as usize - 1).unwrap_or_default();
+        let change = if now.trim().is_empty() {
+            format!("`{}` removed", was.trim())
+        } else {
+            format!("`{}` written `{}`", was.trim(), now.trim())
+        };
+        screens.push_str(&format!(
+            "═══ {} · attempt: {what}, line {line}: {change}\n{text}\n\n",
+            exercise.name
+        ));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+    // Every exercise has a solution where one of the mistakes can be made; a new one that
+    // does not needs a mistake of its own above.
+    assert!(
+        without_attempt.is_empty(),
+        "no wrong attempt for {without_attempt:?}"
+    );
+    // Addresses are the emulator's allocator's business, not the hint's.
+    insta::with_settings!({ filters => vec![(r"0x[0-9a-f]{6,}", "0x…")] }, {
+        insta::assert_snapshot!("hints_for_wrong_attempts", screens);
+    });
+}
+
+/// The issue's case: a reduction's barrier moved inside the `if`, in the exercise that started
+/// without barriers. Hint 1 names the divergence at the moved line, not the starting race.
+#[test]
+fn a_barrier_moved_into_the_if_gets_hints_about_divergence() {
+    require_nvrtc();
+    let exercise = learn::find("tree-no-sync").expect("the tree without barriers");
+    let solution = solution_as_file(exercise);
+    let lines: Vec<&str> = solution.lines().collect();
+    // The barrier in the tree's loop comes right after the `if` that adds a partner's value:
+    // moved inside it, before its closing brace.
+    let barrier = (1..lines.len())
+        .find(|&index| lines[index].trim() == "__syncthreads();" && lines[index - 1].trim() == "}")
+        .expect("the fixed reduction has a barrier after an if");
+    let mut moved: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let barrier_line = moved.remove(barrier);
+    let close = barrier - 1;
+    moved.insert(close, format!("    {barrier_line}"));
+    let attempt = moved.join("\n") + "\n";
+    let report = check_source(exercise, &attempt, common::emulator());
+    let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+    assert!(
+        first.contains("barrier divergence"),
+        "hint 1 should name the divergence the attempt has:\n{first}\nattempt:\n{attempt}"
+    );
+    assert!(
+        first.contains(&format!("line {}:", close + 1)),
+        "hint 1 should quote the moved barrier, line {}:\n{first}",
+        close + 1
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        second.contains("This is not how the file started (a race)"),
+        "{second}"
+    );
+    insta::assert_snapshot!(
+        "barrier_moved_into_the_if",
+        all_hints(exercise, &report).join("\n")
+    );
+}
+
+/// The starting file's hints are the exercise's own, after the finding it shows.
+#[test]
+fn the_starting_file_gets_its_finding_then_the_exercise_hints() {
+    require_nvrtc();
+    let exercise = learn::find("racy-increment").expect("the first ch4 exercise");
+    let report = check_source(exercise, &exercise.starting_text(), common::emulator());
+    let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+    let line = exercise.stated_line().expect("a race names its line");
+    assert!(first.contains("a race"), "{first}");
+    assert!(first.contains(&format!("line {line}:")), "{first}");
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        second.contains("read, add, write"),
+        "hint 2 should be the exercise's own:\n{second}"
+    );
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
+    assert!(third.contains("atomicAdd(&x[0], 1)"), "{third}");
+    assert!(
+        third.contains("cargo learn solution racy-increment"),
+        "{third}"
+    );
+    assert!(!third.contains(exercise.solution.path), "{third}");
+}
