@@ -252,7 +252,7 @@ mod tests {
 
     fn down_sweep_host() -> harness::KernelSource {
         let exercise = track::find("down-sweep-does-not-compile").expect("the down-sweep exercise");
-        exercise.solution.clone()
+        exercise.solution
     }
 
     /// The trap: the printed kernel's list, compiling now, against the host's.

@@ -375,7 +375,7 @@ impl Ctx<'_> {
             label: a.label.clone(),
             index: ((addr - a.base) / size.max(1) as u64) as i64,
             address: addr,
-            element_bytes: size.max(1) as u32,
+            element_bytes: size.max(1),
             c_index: None,
             note: None,
         };

@@ -8,7 +8,7 @@
 use std::fmt;
 
 use super::data::ElemType;
-use super::{CheckError, Result};
+use super::{CTypeMismatch, CheckError, Result};
 
 /// What a C++ parameter holds, as far as its declaration tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -286,14 +286,14 @@ pub fn check_c_signature(entry: &str, params: &[String], args: &[GivenArg]) -> R
     for (index, (param, arg)) in params.iter().zip(args).enumerate() {
         let param = CParam::parse(param);
         if let Some(fits) = mismatch(&param, arg) {
-            return Err(CheckError::CType {
+            return Err(CheckError::CType(Box::new(CTypeMismatch {
                 index,
                 arg: arg.text.clone(),
                 entry: entry.to_string(),
                 declared: param.declared.clone(),
                 wants: param.wants(),
                 fits,
-            });
+            })));
         }
     }
     Ok(())

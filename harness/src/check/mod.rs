@@ -74,17 +74,8 @@ pub enum CheckError {
     },
     /// The argument fits the PTX but not the C++ declaration: a `u32` buffer for an
     /// `unsigned char*`, an `i32` for an `unsigned int`.
-    #[error(
-        "--arg {index} (`{arg}`) does not fit parameter {index} of {entry}, `{declared}`: it takes {wants}; --arg {fits} would fit"
-    )]
-    CType {
-        index: usize,
-        arg: String,
-        entry: String,
-        declared: String,
-        wants: String,
-        fits: String,
-    },
+    #[error(transparent)]
+    CType(Box<CTypeMismatch>),
     #[error("--arg {index} (`{spec}`): {reason}")]
     Fill {
         index: usize,
@@ -95,6 +86,20 @@ pub enum CheckError {
     Show { target: String, reason: String },
     #[error(transparent)]
     Harness(#[from] HarnessError),
+}
+
+/// One `--arg` that its C++ parameter does not take, and one that it would.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--arg {index} (`{arg}`) does not fit parameter {index} of {entry}, `{declared}`: it takes {wants}; --arg {fits} would fit"
+)]
+pub struct CTypeMismatch {
+    pub index: usize,
+    pub arg: String,
+    pub entry: String,
+    pub declared: String,
+    pub wants: String,
+    pub fits: String,
 }
 
 fn plural(count: &usize) -> &'static str {
