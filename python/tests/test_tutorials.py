@@ -22,12 +22,9 @@ EXPECT = re.compile(r"^Expect: (correct|RaceError|SyncError|MemoryAccessError)\b
 
 #: Programs that need host-side API the faces do not have yet: which API, and whether it is
 #: expected to stay missing (strict: a pass is then a failure, so the mark goes when it lands).
-#: GPUArray slicing is part A of issue 47, being added: those marks are not strict.
 MISSING_API = {
     "cupy_elementwise.py": ("cupy.ElementwiseKernel is not in the CuPy face", True),
     "cupy_reduction_kernel.py": ("cupy.ReductionKernel is not in the CuPy face", True),
-    "pycuda_game_of_life.py": ("GPUArray slice assignment (`lattice_gpu[:] = new_gpu[:]`) is not in the PyCUDA face yet", False),
-    "pycuda_scan_total.py": ("GPUArray indexing (`out_gpu[-1].get()`) is not in the PyCUDA face yet", False),
 }
 
 
