@@ -91,6 +91,41 @@ def mapped_source(code: str, fallback_name: str, prefix: str = "", suffix: str =
     return (prefix + line_directive(start, name) + code + suffix, name)
 
 
+#: How far from the constructor's line a generated kernel's snippet may stand and still be taken
+#: for the one given: a short expression (``x[i]*y[i]``) can stand elsewhere in the file too.
+SNIPPET_WINDOW = 30
+
+
+def assemble_generated(
+    template: str,
+    snippets: Dict[str, str],
+    name: str,
+    mapped: Sequence[str],
+    location: Optional[Tuple[str, int]] = None,
+) -> str:
+    """A generated kernel's source (PyCUDA's and CuPy's ``ElementwiseKernel`` and
+    ``ReductionKernel``): ``template`` with each ``@@KEY@@`` line replaced by ``snippets[KEY]``.
+    A snippet of ``mapped`` (code that can touch memory) found verbatim near ``location`` (the
+    constructor's ``(file, line)``; the calling line when not given) is named as its lines
+    there (``#line``), so a finding in it names the ``.py`` line; the template's own lines keep
+    their numbers in ``name``."""
+    path, near = location if location is not None else user_location()
+    shown = _core.relative_path(path)
+    out = [line_directive(1, name).rstrip("\n")]
+    for number, line in enumerate(template.split("\n"), start=1):
+        key = line.strip()
+        if key.startswith("@@") and key.endswith("@@"):
+            code = snippets[key.strip("@")]
+            found = locate(code, path, near, window=SNIPPET_WINDOW) if key.strip("@") in mapped else None
+            if found is not None:
+                out.append(line_directive(found, shown).rstrip("\n"))
+            out.append(code)
+            out.append(line_directive(number + 1, name).rstrip("\n"))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
 # ---------------------------------------------------------------------------------------------
 # Compiler options as NVRTC's command line spells them.
 

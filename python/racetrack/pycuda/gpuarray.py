@@ -26,9 +26,15 @@ class _Borrowed:
         device().relabel(self.address, label)
 
 
-def _contiguous_only(array: DeviceArray) -> None:
+def _contiguous_only(array: DeviceArray, message: str = "only contiguous arrays may be used as arguments to this operation") -> None:
+    # PyCUDA's kernels behind these operations index the memory as one contiguous run, so it
+    # refuses a strided view (x[::2]) with this RuntimeError; so does the face.
     if not array.flags.forc:
-        raise RuntimeError("only contiguous arrays may be used as arguments to this operation")
+        raise RuntimeError(message)
+
+
+def _reducible(array: DeviceArray) -> None:
+    _contiguous_only(array, "ReductionKernel cannot deal with non-contiguous arrays")
 
 
 def _pycuda_binary(method, comparison: bool = False, division: bool = False):
@@ -130,6 +136,25 @@ class GPUArray(DeviceArray):
         _contiguous_only(self)
         return super().fill(value)
 
+    def __neg__(self) -> "GPUArray":
+        _contiguous_only(self)
+        return super().__neg__()
+
+    def __abs__(self) -> "GPUArray":
+        if not self.flags.forc:
+            # PyCUDA's abs() runs over `size` elements from the view's first one, contiguously:
+            # on a GPU it answers for the wrong elements, silently. Racetrack says so instead.
+            raise RuntimeError(
+                "Racetrack found: abs() of a non-contiguous GPUArray; PyCUDA computes it over "
+                "the contiguous memory from the view's first element, not the view's elements. "
+                "Take abs() of a contiguous copy (x.copy())"
+            )
+        return super().__abs__()
+
+    def astype(self, dtype, stream=None) -> "GPUArray":
+        _contiguous_only(self)
+        return super().astype(dtype)
+
     def reshape(self, *shape, order: str = "C") -> "GPUArray":
         _contiguous_only(self)
         return super().reshape(*shape, order=order)
@@ -223,21 +248,26 @@ def arange(*args, dtype=None) -> GPUArray:
 def sum(a: GPUArray, dtype=None, stream=None, allocator=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
     """A 0-d array: the sum in ``dtype``, which is ``a``'s own when not given (PyCUDA's rule,
     not NumPy's, which sums int32 in int64)."""
+    _reducible(a)
     dtype = np.dtype(dtype) if dtype is not None else a.dtype
     return to_gpu(np.asarray(np.sum(a.get(), dtype=dtype), dtype=dtype))
 
 
 def dot(a: GPUArray, b: GPUArray, dtype=None, stream=None, allocator=None) -> GPUArray:
+    _reducible(a)
+    _reducible(b)
     dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)
     products = a.get().ravel().astype(dtype) * b.get().ravel().astype(dtype)
     return to_gpu(np.asarray(np.sum(products, dtype=dtype), dtype=dtype))
 
 
 def max(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    _reducible(a)
     return to_gpu(np.asarray(np.max(a.get())))
 
 
 def min(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    _reducible(a)
     return to_gpu(np.asarray(np.min(a.get())))
 
 
