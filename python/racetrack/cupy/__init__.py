@@ -373,7 +373,7 @@ def _argument(value, param: "_cuda_c.Param", index: int, kernel: str):
     what = param.describe(index, kernel)
     if isinstance(value, DeviceArray):
         return _cuda_c.pointer(
-            value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+            value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype, contents=value.get
         )
     if isinstance(value, MemoryPointer):
         return _cuda_c.pointer(value.ptr, param, what)

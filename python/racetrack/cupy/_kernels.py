@@ -293,7 +293,7 @@ class ElementwiseKernel(_Generated):
     @_cuda_c.user_facing
     def __call__(self, *args, size: Optional[int] = None, block_size: Optional[int] = None, stream=None, **kwargs):
         if len(args) not in (self.nin, self.nargs):
-            raise TypeError(f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or {self.nargs} (with outputs), but given {len(args)}.")
+            raise TypeError(_arity_message(self.name, self.nin, self.nargs, len(args)))
         params = self.in_params + self.out_params
         values = [_argument(value, param, self.name) for value, param in zip(args, params)]
         inputs, outputs = values[: self.nin], values[self.nin :]
@@ -357,7 +357,9 @@ class ElementwiseKernel(_Generated):
                     declarations += [f"long long _rt_{param.name}_s{d}" for d in range(ndim)]
                     launch += [("i64", s) for s in _element_strides(value, shape)]
                     where = f"_rt_{param.name}_data[{_offset(param.name, 's', ndim, '_rt_i')}]"
-                    loop_setup.append(f"{ctype} &{param.name} = {where};" if is_output else f"const {ctype} {param.name} = {where};")
+                    # An output is a reference to its element; an input, its value.
+                    declared = f"{ctype} &{param.name}" if is_output else f"const {ctype} {param.name}"
+                    loop_setup.append(f"{declared} = {where};")
             else:
                 declarations.append(f"{ctype} {param.name}")
                 launch.append(_launch_value(value, dtype))
@@ -388,7 +390,12 @@ class ElementwiseKernel(_Generated):
         kernel = self._kernel(
             key,
             template,
-            {"PREAMBLE": self.preamble, "LOOP_PREP": self.loop_prep, "OPERATION": self.operation, "AFTER_LOOP": self.after_loop},
+            {
+                "PREAMBLE": self.preamble,
+                "LOOP_PREP": self.loop_prep,
+                "OPERATION": self.operation,
+                "AFTER_LOOP": self.after_loop,
+            },
             ("PREAMBLE", "LOOP_PREP", "OPERATION", "AFTER_LOOP"),
         )
         blocks = max(1, min(MAX_BLOCKS, -(-n // BLOCK)))
@@ -419,7 +426,9 @@ class ReductionKernel(_Generated):
         self.out_params = _parse_params(out_params, "out_params")
         for param in self.in_params + self.out_params:
             if param.raw:
-                raise NotImplementedError("raw parameters of a ReductionKernel are not implemented in racetrack's CuPy face")
+                raise NotImplementedError(
+                    "raw parameters of a ReductionKernel are not implemented in racetrack's CuPy face"
+                )
         if identity is None:
             raise NotImplementedError(
                 "a ReductionKernel without an identity is not implemented in racetrack's CuPy face"
@@ -434,7 +443,7 @@ class ReductionKernel(_Generated):
     @_cuda_c.user_facing
     def __call__(self, *args, out=None, axis=None, keepdims: bool = False, stream=None, **kwargs):
         if len(args) not in (self.nin, self.nin + self.nout):
-            raise TypeError(f"Wrong number of arguments for {self.name!r}. It must be either {self.nin} or {self.nin + self.nout} (with outputs), but given {len(args)}.")
+            raise TypeError(_arity_message(self.name, self.nin, self.nin + self.nout, len(args)))
         if out is not None:
             if len(args) != self.nin:
                 raise ValueError("cannot specify 'out' as both a positional and keyword argument")
@@ -454,13 +463,18 @@ class ReductionKernel(_Generated):
             if len(set(reduced)) != len(reduced):
                 raise ValueError("duplicate value in 'axis'")
         kept = tuple(d for d in range(ndim) if d not in reduced)
-        out_shape = tuple(1 if d in reduced else shape[d] for d in range(ndim)) if keepdims else tuple(shape[d] for d in kept)
+        if keepdims:
+            out_shape = tuple(1 if d in reduced else shape[d] for d in range(ndim))
+        else:
+            out_shape = tuple(shape[d] for d in kept)
         from . import ndarray
 
         if outputs:
             for param, value in zip(self.out_params, outputs):
                 if value.shape != out_shape:
-                    raise ValueError(f"Out shape is mismatched: {param.name} is {value.shape}, the result is {out_shape}")
+                    raise ValueError(
+                        f"Out shape is mismatched: {param.name} is {value.shape}, the result is {out_shape}"
+                    )
         else:
             outputs = [ndarray(out_shape, dtype) for dtype in out_types]
         self._run(inputs, outputs, in_types, out_types, placeholders, shape, kept, reduced)
@@ -468,7 +482,12 @@ class ReductionKernel(_Generated):
 
     def _run(self, inputs, outputs, in_types, out_types, placeholders, shape, kept, reduced) -> None:
         reduce_type = self.reduce_type if self.reduce_type is not None else _ctype(out_types[0])
-        key = (tuple(str(t) for t in in_types + out_types), tuple(isinstance(v, DeviceArray) for v in inputs), kept, reduced)
+        key = (
+            tuple(str(t) for t in in_types + out_types),
+            tuple(isinstance(v, DeviceArray) for v in inputs),
+            kept,
+            reduced,
+        )
         kept_extents = [f"_rt_kept{k}" for k in range(len(kept))]
         reduced_extents = [f"_rt_red{r}" for r in range(len(reduced))]
         declarations, launch, in_setup, out_setup = [], [], [], []
@@ -497,7 +516,8 @@ class ReductionKernel(_Generated):
             declarations += [f"long long _rt_{param.name}_k{k}" for k in range(len(kept))]
             launch.append(("ptr", value.ptr))
             launch += [("i64", s) for s in out_strides]
-            out_setup.append(f"{param.ctype} &{param.name} = _rt_{param.name}_data[{_offset(param.name, 'k', len(kept), '_rt_k')}];")
+            where = f"_rt_{param.name}_data[{_offset(param.name, 'k', len(kept), '_rt_k')}]"
+            out_setup.append(f"{param.ctype} &{param.name} = {where};")
         declarations += [f"long long {e}" for e in kept_extents + reduced_extents]
         declarations += ["long long _rt_out_n", "long long _rt_red_n"]
         out_n = int(np.prod([shape[d] for d in kept], dtype=np.int64))
@@ -567,6 +587,13 @@ class ReductionKernel(_Generated):
         blocks = max(1, min(MAX_BLOCKS, out_n))
         if out_n:
             _cuda_c.launch(kernel, (blocks, 1, 1), (block, 1, 1), launch, where_text=_cuda_c.where())
+
+
+def _arity_message(name: str, inputs: int, everything: int, given: int) -> str:
+    return (
+        f"Wrong number of arguments for {name!r}. It must be either {inputs} or {everything} "
+        f"(with outputs), but given {given}."
+    )
 
 
 # NumPy's AxisError (a ValueError and an IndexError), where NumPy 1.x and 2.x keep it.

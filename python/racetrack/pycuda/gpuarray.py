@@ -5,6 +5,7 @@ tutorial checks results with (done on the host with NumPy; your kernels are what
 
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 
@@ -13,6 +14,7 @@ import numpy as np
 from .._core import device
 from .._device_array import DeviceArray, _binary
 from .driver import DeviceAllocation
+from .tools import VECTOR_TYPES
 
 
 class _Borrowed:
@@ -203,6 +205,32 @@ for _name, _op in (
     _method = _binary(_op)
     _method.__name__ = _name
     setattr(GPUArray, _name, _pycuda_binary(_method, comparison=True))
+
+
+class _VectorTypes:
+    """``gpuarray.vec``: CUDA's vector types as NumPy dtypes (``vec.float3``, a record of fields
+    ``x``, ``y``, ``z``), with ``make_float3(x, y, z)``, ``zero_float3()`` and
+    ``filled_float3(v)``, as PyCUDA's."""
+
+    def __init__(self):
+        for name, dtype in VECTOR_TYPES.items():
+            setattr(self, name, dtype)
+            setattr(self, f"make_{name}", functools.partial(self._make, dtype))
+            setattr(self, f"zero_{name}", functools.partial(self._make, dtype, *([0] * len(dtype.names))))
+            setattr(self, f"filled_{name}", functools.partial(self._filled, dtype))
+
+    @staticmethod
+    def _make(dtype: np.dtype, *values) -> np.ndarray:
+        if len(values) != len(dtype.names):
+            raise TypeError(f"{len(dtype.names)} values make a vector of this type, not {len(values)}")
+        return np.array(tuple(values), dtype=dtype)
+
+    @staticmethod
+    def _filled(dtype: np.dtype, value) -> np.ndarray:
+        return np.array((value,) * len(dtype.names), dtype=dtype)
+
+
+vec = _VectorTypes()
 
 
 def to_gpu(ary, allocator=None) -> GPUArray:
