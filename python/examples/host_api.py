@@ -230,6 +230,23 @@ def cupy_reduction_kernel(lib):
     return got, want
 
 
+@case(CUPY_KERNELS)
+def cupy_complex_raw_kernel(lib):
+    cp = lib.cp
+    rotate_add = cp.RawKernel(r"""
+#include <cupy/complex.cuh>
+extern "C" __global__ void rotate_add(const complex<float> *u, complex<float> *v, float s, int n) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) v[k] = v[k] + s * complex<float>(0.0f, 1.0f) * u[k];
+}
+""", "rotate_add")
+    u = (np.arange(6) + 1j * np.arange(6)[::-1]).astype(np.complex64)
+    v = np.full(6, 2 - 1j, np.complex64)
+    v_gpu = cp.asarray(v)
+    rotate_add((1,), (32,), (cp.asarray(u), v_gpu, np.float32(0.5), np.int32(6)))
+    return [v_gpu], [v + 0.5j * u]
+
+
 # CuPy's errors: (name, code, the exception type's name). NumPy is not the reference here.
 CUPY_ERRORS = [
     ("numpy array in an operator", lambda cp: cp.arange(4) + np.ones(4), "TypeError"),
@@ -377,6 +394,22 @@ __global__ void roots(float *x) { x[threadIdx.x] = sqrtf(x[threadIdx.x]); }
     origin_to_zero = np.float32(np.sqrt(1.5 ** 2 + 2.0 ** 2))
     return got, [1.5, 4.0, 12, [1.5, -2.0, 4.0], 32, True, np.sqrt(np.arange(16, dtype=np.float32)),
                  np.array([origin_to_zero, 4.0, origin_to_zero], np.float32)]
+
+
+@case(PYCUDA)
+def pycuda_complex_elementwise(lib):
+    gpuarray = lib.gpuarray
+    times = lib.ElementwiseKernel(
+        "pycuda::complex<float> *p, pycuda::complex<float> *q, pycuda::complex<float> *r",
+        "r[i] = p[i] * q[i]",
+        "times",
+        preamble="#include <pycuda-complex.hpp>",
+    )
+    p = (np.linspace(-1, 1, 10) + 2j).astype(np.complex64)
+    q = (3 - 1j * np.linspace(0, 2, 10)).astype(np.complex64)
+    r = gpuarray.empty_like(gpuarray.to_gpu(p))
+    times(gpuarray.to_gpu(p), gpuarray.to_gpu(q), r)
+    return [r.get()], [p * q]
 
 
 PYCUDA_ERRORS = [

@@ -21,6 +21,9 @@ import numpy as np
 from . import _core, _native
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Headers the libraries ship for kernels (CuPy's `cupy/complex.cuh`, PyCUDA's
+#: `pycuda-complex.hpp`), searched after the user's own include directories.
+_LIBRARY_HEADERS = os.path.join(_PACKAGE_DIR, "include")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,7 +290,7 @@ class Program:
                 self.source,
                 self.name,
                 entry,
-                include_dirs=list(self.options.include_dirs),
+                include_dirs=list(self.options.include_dirs) + [_LIBRARY_HEADERS],
                 defines=list(self.options.defines),
                 std=self.options.std,
             )

@@ -19,6 +19,9 @@ _CTYPES = {
     np.dtype(np.uint64): "unsigned long long",
     np.dtype(np.float32): "float",
     np.dtype(np.float64): "double",
+    # PyCUDA's complex type, from its header `pycuda-complex.hpp` (which racetrack ships too).
+    np.dtype(np.complex64): "pycuda::complex<float>",
+    np.dtype(np.complex128): "pycuda::complex<double>",
 }
 
 # C spellings a kernel's argument list may use, for the NumPy type behind each.
@@ -53,6 +56,8 @@ _DTYPES = {
     "uint64_t": np.uint64,
     "float": np.float32,
     "double": np.float64,
+    "pycuda::complex<float>": np.complex64,
+    "pycuda::complex<double>": np.complex128,
 }
 
 
