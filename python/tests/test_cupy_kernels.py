@@ -191,3 +191,14 @@ def test_two_elements_writing_one_place_is_a_race_at_the_operation_line():
 def test_generated_source_is_shown():
     CUBE_PLUS(cp.arange(3, dtype=cp.int32), 1)
     assert "cube_plus" in CUBE_PLUS.source and "out = v * v * v + k" in CUBE_PLUS.source
+
+
+def test_complex_arrays_and_scalars_as_cupys_complex():
+    rotate = cp.ElementwiseKernel("T z, T w", "T out", "out = z * w + T(0, 1)", "rotate")
+    total = cp.ReductionKernel("T z", "T s", "z * z", "a + b", "s = a", "T(0, 0)", "square_sum")
+    values = (np.linspace(-1, 1, 7) + 1j * np.arange(7)).astype(np.complex64)
+    got = rotate(cp.asarray(values), np.complex64(0.5 - 2j))
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got.get(), values * (0.5 - 2j) + 1j, rtol=1e-6)
+    wide = values.astype(np.complex128)
+    np.testing.assert_allclose(complex(total(cp.asarray(wide)).get()), (wide * wide).sum())

@@ -81,9 +81,8 @@ def _parse_params(text: str, what: str) -> List[_Param]:
 
 def _ctype(dtype: np.dtype) -> str:
     if dtype.kind == "c":
-        raise NotImplementedError(
-            "complex types in ElementwiseKernel and ReductionKernel are not implemented in racetrack's CuPy face"
-        )
+        # CuPy's complex<T>, from <cupy/complex.cuh> (see _complex_header).
+        return f"complex<{dtype_to_ctype(np.dtype(f'f{dtype.itemsize // 2}'))}>"
     return dtype_to_ctype(dtype)
 
 
@@ -198,6 +197,12 @@ struct rt_raw_t {
 """
 
 
+def _complex_header(types: Sequence[np.dtype]) -> str:
+    """CuPy's complex type for a kernel that has complex arguments; left out otherwise, as its
+    header (libcu++'s) takes NVRTC a while."""
+    return "#include <cupy/complex.cuh>" if any(np.dtype(t).kind == "c" for t in types) else ""
+
+
 def _typedefs(placeholders: Dict[str, np.dtype]) -> str:
     return "".join(f"typedef {_ctype(dtype)} {letter};\n" for letter, dtype in sorted(placeholders.items()))
 
@@ -223,6 +228,8 @@ def _label(array: DeviceArray, name: str) -> None:
 
 def _launch_value(value: np.ndarray, dtype: np.dtype) -> Tuple[str, object]:
     converted = np.asarray(value).astype(dtype)
+    if dtype.kind == "c":
+        return ("bytes", converted.tobytes())
     if dtype == np.bool_:
         return ("bool", bool(converted))
     if dtype.kind == "f":
@@ -367,6 +374,7 @@ class ElementwiseKernel(_Generated):
         launch += [("i64", extent) for extent in shape] + [("i64", n)]
         template = "\n".join(
             [
+                _complex_header(types),
                 _typedefs(placeholders),
                 "@@PREAMBLE@@",
                 _raw_struct(),
@@ -526,6 +534,7 @@ class ReductionKernel(_Generated):
         launch += [("i64", out_n), ("i64", red_n)]
         template = "\n".join(
             [
+                _complex_header(in_types + out_types),
                 _typedefs(placeholders),
                 f"typedef {reduce_type} _type_reduce;",
                 "@@PREAMBLE@@",
