@@ -7,7 +7,7 @@ use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use ptx_emu::{
     DevicePtr, EmuError, EventId, KernelArg, LaunchConfig, Module, RunOptions, RunReport, StreamId,
 };
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
@@ -147,6 +147,30 @@ fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u3
     }
 }
 
+/// The most blocks a cooperative launch of `block` threads with `shared_bytes` of dynamic
+/// shared memory may have: every block resident at once, as a grid sync needs and as
+/// `cudaLaunchCooperativeKernel` checks.
+#[pyfunction]
+#[pyo3(signature = (block, shared_bytes = 0))]
+pub fn cooperative_grid_limit(block: (u32, u32, u32), shared_bytes: u32) -> u64 {
+    ptx_emu::occupancy::cooperative_grid_limit([block.0, block.1, block.2], shared_bytes as usize)
+}
+
+/// A cooperative launch larger than can be resident at once is refused, with CUDA's error.
+fn check_cooperative_grid(config: &LaunchConfig) -> PyResult<()> {
+    let blocks = config.grid.iter().map(|&d| d as u64).product::<u64>();
+    let most = ptx_emu::occupancy::cooperative_grid_limit(
+        config.block,
+        config.dynamic_shared_bytes as usize,
+    );
+    if blocks > most {
+        return Err(PyValueError::new_err(format!(
+            "cudaErrorCooperativeLaunchTooLarge: a cooperative launch of {blocks} blocks, where at most {most} can be resident at once"
+        )));
+    }
+    Ok(())
+}
+
 fn findings_of(py: Python<'_>, report: &RunReport) -> PyResult<Vec<Py<Finding>>> {
     report
         .findings
@@ -198,16 +222,27 @@ impl Emulator {
         (grid, block, shared_bytes): ((u32, u32, u32), (u32, u32, u32), u32),
         args: &Bound<'_, PyList>,
         options: Option<PyRef<'_, Options>>,
+        cooperative: bool,
     ) -> PyResult<LaunchResult> {
-        let (args, run_options) = launch_args(args, options)?;
+        let (args, mut run_options) = launch_args(args, options)?;
         let config = launch_config(grid, block, shared_bytes);
+        if cooperative {
+            check_cooperative_grid(&config)?;
+        }
         let module = Arc::clone(&module.module);
+        // A cooperative launch's grid workspace, where a grid sync counts the blocks in, as
+        // the CUDA runtime's `cudaLaunchCooperativeKernel` sets it up.
+        let workspace = cooperative.then(|| self.emulator.alloc(8, "grid barrier"));
+        run_options.grid_workspace = workspace.map(|w| w.0);
         let (ran, elapsed) = self.timed(py, |emulator| match stream {
             Some(stream) => {
                 emulator.launch_on(stream, &module, entry, &config, &args, &run_options)
             }
             None => emulator.launch(&module, entry, &config, &args, &run_options),
         });
+        if let Some(w) = workspace {
+            self.emulator.free(w).map_err(emulator_error)?;
+        }
         Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
     }
 
@@ -328,8 +363,10 @@ impl Emulator {
 
     /// Runs `entry` of `module` to its end with `args`, a list of `(type, value)` pairs (see
     /// python/README.md), on a `grid` of `block`s (each a 3-tuple). Raises `EmulatorError` when
-    /// the launch cannot run; what the checkers find is in the result.
-    #[pyo3(signature = (module, entry, grid, block, args, shared_bytes = 0, options = None))]
+    /// the launch cannot run; what the checkers find is in the result. `cooperative` launches
+    /// it as `cudaLaunchCooperativeKernel` does: every block resident at once (more raise
+    /// `ValueError`), with the grid workspace a grid sync needs.
+    #[pyo3(signature = (module, entry, grid, block, args, shared_bytes = 0, options = None, cooperative = false))]
     #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
     fn launch(
         &mut self,
@@ -341,9 +378,10 @@ impl Emulator {
         args: &Bound<'_, PyList>,
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
+        cooperative: bool,
     ) -> PyResult<LaunchResult> {
         let shape = (grid, block, shared_bytes);
-        self.run_kernel(py, None, module, entry, shape, args, options)
+        self.run_kernel(py, None, module, entry, shape, args, options, cooperative)
     }
 
     /// The emulator's clock in milliseconds: the time it has spent running launches. Events
@@ -434,7 +472,7 @@ impl Emulator {
     /// [`Emulator::launch`] queued on `stream`, on the stream's device: besides the launch's own
     /// findings, its accesses that race with earlier work on other streams that no stream order,
     /// event wait or synchronization orders before it.
-    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None))]
+    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None, cooperative = false))]
     #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
     fn launch_on(
         &mut self,
@@ -447,10 +485,20 @@ impl Emulator {
         args: &Bound<'_, PyList>,
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
+        cooperative: bool,
     ) -> PyResult<LaunchResult> {
         let stream = self.stream(stream)?;
         let shape = (grid, block, shared_bytes);
-        self.run_kernel(py, Some(stream), module, entry, shape, args, options)
+        self.run_kernel(
+            py,
+            Some(stream),
+            module,
+            entry,
+            shape,
+            args,
+            options,
+            cooperative,
+        )
     }
 
     /// Copies `nbytes` from `source` to `destination` queued on `stream` (`cudaMemcpyAsync`, or
