@@ -161,6 +161,24 @@ class Kernel:
                 copy_back()
 
 
+class _Launch:
+    def __init__(self, kernel: Kernel, grid, block, stream, shared_bytes: int):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.stream = stream
+        self.shared_bytes = shared_bytes
+
+    def __call__(self, *args):
+        caller = sys._getframe(1)
+        where = f"{_core.relative_path(caller.f_code.co_filename)}:{caller.f_lineno}"
+        try:
+            self.kernel._run(self, args, where)
+        except (_core.FindingError, UnsupportedOnTheEmulator, CudaAPIError) as error:
+            # The traceback ends here, at the user's launch line, not inside Racetrack.
+            raise error.with_traceback(None) from None
+
+
 class _Overload:
     """One signature's compiled kernel (what Numba's ``kernel.overloads[sig]`` gives)."""
 
@@ -190,21 +208,3 @@ def _check_cooperative_grid(name: str, launch: "_Launch") -> None:
             f"at once, and at most {most} blocks of {launch.block} threads can be "
             f"(kernel.max_cooperative_grid_blocks)",
         )
-
-
-class _Launch:
-    def __init__(self, kernel: Kernel, grid, block, stream, shared_bytes: int):
-        self.kernel = kernel
-        self.grid = grid
-        self.block = block
-        self.stream = stream
-        self.shared_bytes = shared_bytes
-
-    def __call__(self, *args):
-        caller = sys._getframe(1)
-        where = f"{_core.relative_path(caller.f_code.co_filename)}:{caller.f_lineno}"
-        try:
-            self.kernel._run(self, args, where)
-        except (_core.FindingError, UnsupportedOnTheEmulator, CudaAPIError) as error:
-            # The traceback ends here, at the user's launch line, not inside Racetrack.
-            raise error.with_traceback(None) from None
