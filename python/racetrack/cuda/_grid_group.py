@@ -16,9 +16,6 @@ from __future__ import annotations
 
 import re
 
-#: Numba's calls into the device runtime for a grid group.
-GRID_GROUP_CALLS = ("cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
-
 _EXTERN_DECLARATION = re.compile(r"^\.extern\s+\.func\s*\([^)]*\)\s*(\w+)\s*\([^)]*\)\s*;", re.M)
 _SYNC_CALL = re.compile(r"(call(?:\.uni)?\s*\([^)]*\),\s*)cudaCGSynchronize\b")
 _LOC = re.compile(r"^\s*\.loc\s+[^\n]*", re.M)

@@ -9,7 +9,6 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from numba.core import sigutils
-
 from numba.cuda.cudadrv.driver import CudaAPIError
 
 from .. import _core, _native
