@@ -306,6 +306,27 @@ def test_a_block_barrier_in_place_of_a_grid_sync_is_a_race_at_the_read():
 
 
 @cuda.jit
+def shift_after_returning_early(x, out):
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    grid = cuda.cg.this_grid()
+    x[i] += 1
+    grid.sync()  # BUG: the threads past the end returned and never arrive
+    out[i] = x[(i + 1) % x.size]
+
+
+def test_threads_that_return_before_a_grid_sync_are_reported_at_the_sync_line():
+    # As at a __syncthreads() (and at CUDA C's grid sync, whose block barriers these are): a
+    # barrier some of the block's threads exited before reaching is a finding.
+    x, out = np.zeros(40, np.int32), np.zeros(40, np.int32)
+    with pytest.raises(racetrack.SyncError, match="barrier divergence") as caught:
+        shift_after_returning_early[2, 32](x, out)
+    assert bug_line(shift_after_returning_early) in caught.value.lines
+    assert "PTX line" not in str(caught.value).split("exited")[0]
+
+
+@cuda.jit
 def shift_after_grid_sync(x, out):
     grid = cuda.cg.this_grid()
     i = cuda.grid(1)
