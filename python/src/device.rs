@@ -98,6 +98,11 @@ pub struct Emulator {
     streams: Vec<StreamId>,
     /// The emulator's events, likewise by number.
     events: Vec<EventId>,
+    /// The grid workspaces of cooperative launches queued on streams, freed once the host has
+    /// waited for every stream: a stream may hold a launch back until a wait is met, and its
+    /// workspace must outlive it. (Each launch has its own, as the CUDA runtime gives it, so
+    /// that two grids on unordered streams share no memory.)
+    queued_workspaces: Vec<DevicePtr>,
 }
 
 /// The emulator's devices when `RACETRACK_DEVICES` names no other number: chapter 8's ring
@@ -230,9 +235,17 @@ impl Emulator {
             check_cooperative_grid(&config)?;
         }
         let module = Arc::clone(&module.module);
-        // A cooperative launch's grid workspace, where a grid sync counts the blocks in, as
-        // the CUDA runtime's `cudaLaunchCooperativeKernel` sets it up.
-        let workspace = cooperative.then(|| self.emulator.alloc(8, "grid barrier"));
+        // A cooperative launch's grid workspace, where a grid sync counts the blocks in, on
+        // the launch's device, as `cudaLaunchCooperativeKernel` sets it up.
+        let workspace = if cooperative {
+            let device = match stream {
+                Some(stream) => self.emulator.stream_device(stream),
+                None => self.emulator.current_device(),
+            };
+            Some(self.grid_workspace(device)?)
+        } else {
+            None
+        };
         run_options.grid_workspace = workspace.map(|w| w.0);
         let (ran, elapsed) = self.timed(py, |emulator| match stream {
             Some(stream) => {
@@ -240,10 +253,23 @@ impl Emulator {
             }
             None => emulator.launch(&module, entry, &config, &args, &run_options),
         });
-        if let Some(w) = workspace {
-            self.emulator.free(w).map_err(emulator_error)?;
+        if let Some(workspace) = workspace {
+            match stream {
+                Some(_) => self.queued_workspaces.push(workspace),
+                // A launch without a stream has run to its end.
+                None => self.emulator.free(workspace).map_err(emulator_error)?,
+            }
         }
         Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
+    }
+
+    /// A new grid workspace on `device`: 8 zeroed bytes of its memory, `{ size, barrier }`.
+    fn grid_workspace(&mut self, device: u32) -> PyResult<DevicePtr> {
+        let current = self.emulator.current_device();
+        self.emulator.set_device(device).map_err(emulator_error)?;
+        let workspace = self.emulator.alloc(8, "grid barrier");
+        self.emulator.set_device(current).map_err(emulator_error)?;
+        Ok(workspace)
     }
 
     fn launch_result(
@@ -278,6 +304,7 @@ impl Emulator {
             busy: Duration::ZERO,
             streams: Vec::new(),
             events: Vec::new(),
+            queued_workspaces: Vec::new(),
         })
     }
 
@@ -466,6 +493,9 @@ impl Emulator {
     /// Returns what held work found when it ran, and streams stuck behind waits no work can meet.
     fn synchronize(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Finding>>> {
         let report = self.emulator.synchronize().map_err(emulator_error)?;
+        for workspace in std::mem::take(&mut self.queued_workspaces) {
+            self.emulator.free(workspace).map_err(emulator_error)?;
+        }
         findings_of(py, &report)
     }
 

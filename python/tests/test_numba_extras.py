@@ -335,6 +335,17 @@ def shift_after_grid_sync(x, out):
     out[i] = x[(i + 1) % x.size]
 
 
+def test_a_grid_sync_on_a_stream_runs_with_the_streams_order():
+    stream = cuda.stream()
+    x = cuda.to_device(np.arange(96, dtype=np.int32), stream=stream)
+    out = cuda.device_array(96, np.int32, stream=stream)
+    for _ in range(3):  # each launch its own grid workspace, each after the one before
+        shift_after_grid_sync[3, 32, stream](x, out)
+    stream.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), np.roll(np.arange(96) + 3, -1))
+    cuda.synchronize()
+
+
 def test_a_grid_too_large_to_be_resident_is_refused_as_numbas_launch_refuses_it():
     from numba.cuda.cudadrv.driver import CudaAPIError
 
