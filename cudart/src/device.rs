@@ -9,25 +9,13 @@ use crate::errors;
 use crate::runtime::{ApiResult, Failure, Runtime, api, put, query};
 use crate::streams::host_waits_for_all;
 
-pub const SM_COUNT: u32 = 132;
 /// An H100 80GB HBM3's `totalGlobalMem`, as its driver reports it.
 pub const TOTAL_MEMORY: usize = 85_017_493_504;
-const SHARED_PER_SM: usize = 228 * 1024;
-const THREADS_PER_SM: u32 = 2048;
-const BLOCKS_PER_SM: u32 = 32;
 pub const DEVICE_NAME: &str = "Racetrack emulator (sm_90, an H100's limits)";
-
-/// How many blocks of this shape an SM holds at once (threads, blocks and shared memory;
-/// registers are not modelled).
-pub fn blocks_per_sm(block: [u32; 3], shared: usize) -> u64 {
-    let threads = (block.iter().map(|&d| d as u64).product::<u64>()).max(1);
-    let warps_threads = threads.div_ceil(32) * 32;
-    let by_threads = THREADS_PER_SM as u64 / warps_threads;
-    let by_shared = SHARED_PER_SM
-        .checked_div(shared)
-        .map_or(u64::MAX, |n| n as u64);
-    by_threads.min(by_shared).min(BLOCKS_PER_SM as u64)
-}
+// The residency limits live in the emulator, which every face's cooperative launch checks too.
+pub use ptx_emu::occupancy::{
+    BLOCKS_PER_SM, SHARED_PER_SM, SM_COUNT, THREADS_PER_SM, blocks_per_sm,
+};
 
 fn check_device(rt: &Runtime, device: c_int) -> ApiResult<u32> {
     if device < 0 || device as u32 >= rt.emu.device_count() {

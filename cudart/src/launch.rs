@@ -510,8 +510,7 @@ pub extern "C" fn cudaLaunchCooperativeKernel(
     let direct = caller();
     api("cudaLaunchCooperativeKernel", |rt| {
         let blocks = grid.array().iter().map(|&d| d as u64).product::<u64>();
-        let per_sm = crate::device::blocks_per_sm(block.array(), shared);
-        let most = per_sm * crate::device::SM_COUNT as u64;
+        let most = ptx_emu::occupancy::cooperative_grid_limit(block.array(), shared);
         if blocks > most {
             return Err(Failure::host(
                 errors::COOPERATIVE_LAUNCH_TOO_LARGE,

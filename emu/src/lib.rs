@@ -44,6 +44,7 @@ mod link;
 mod load;
 mod memory_model;
 mod module;
+pub mod occupancy;
 mod options;
 mod parse;
 mod poll;

@@ -31,16 +31,19 @@ def libraries(real: bool) -> types.SimpleNamespace:
         import pycuda.autoinit  # noqa: F401
         import pycuda.compiler
         import pycuda.driver
+        import pycuda.elementwise
         import pycuda.gpuarray
         from numba import cuda
 
         return types.SimpleNamespace(
-            cp=cupy, gpuarray=pycuda.gpuarray, drv=pycuda.driver, SourceModule=pycuda.compiler.SourceModule, cuda=cuda
+            cp=cupy, gpuarray=pycuda.gpuarray, drv=pycuda.driver, SourceModule=pycuda.compiler.SourceModule, cuda=cuda,
+            ElementwiseKernel=pycuda.elementwise.ElementwiseKernel,
         )
     import racetrack.cupy as cupy
     import racetrack.pycuda.autoinit  # noqa: F401
     import racetrack.pycuda.compiler
     import racetrack.pycuda.driver
+    import racetrack.pycuda.elementwise
     import racetrack.pycuda.gpuarray
 
     try:
@@ -53,6 +56,7 @@ def libraries(real: bool) -> types.SimpleNamespace:
         drv=racetrack.pycuda.driver,
         SourceModule=racetrack.pycuda.compiler.SourceModule,
         cuda=cuda,
+        ElementwiseKernel=racetrack.pycuda.elementwise.ElementwiseKernel,
     )
 
 
@@ -64,6 +68,7 @@ def libraries(real: bool) -> types.SimpleNamespace:
 
 Case = Tuple[str, Callable]
 CUPY: List[Case] = []
+CUPY_KERNELS: List[Case] = []
 PYCUDA: List[Case] = []
 NUMBA: List[Case] = []
 
@@ -187,6 +192,61 @@ def cupy_random_is_in_range(xp):
             bool(((ints >= 0) & (ints < 10)).all()), normal.shape, first.dtype.name]
 
 
+@case(CUPY_KERNELS)
+def cupy_elementwise_kernel(lib):
+    cp = lib.cp
+    mix = cp.ElementwiseKernel("float32 p, float32 q, float32 w", "float32 r", "r = w * p + (1.0f - w) * q", "mix")
+    cube = cp.ElementwiseKernel("T v, T k", "T out", "out = v * v * v + k", "cube")
+    rotate = cp.ElementwiseKernel("T v, raw T table", "T out", "out = v + table[(i + 1) % _ind.size()]", "rotate")
+    halves = cp.ElementwiseKernel("T v", "T low, T high", "low = v < 0 ? v : (T)0; high = v > 0 ? v : (T)0;", "halves")
+    grid = np.arange(12, dtype=np.float32).reshape(3, 4) - 4
+    row = np.linspace(-1, 1, 4).astype(np.float32)
+    ints = np.arange(-3, 5, dtype=np.int32)
+    table = np.arange(8, dtype=np.int32) * 10
+    low, high = cp.zeros((3, 4), cp.float32), cp.zeros((3, 4), cp.float32)
+    halves(cp.asarray(grid), low, high)
+    on_device = cp.asarray(grid)
+    got = [mix(cp.asarray(grid), cp.asarray(row), 0.25), cube(cp.asarray(ints), 2), rotate(cp.asarray(ints), cp.asarray(table)),
+           low, high, cube(on_device.T, on_device[::-1, 1])]
+    want = [0.25 * grid + 0.75 * row, ints ** 3 + 2, ints + np.roll(table, -1), np.minimum(grid, 0), np.maximum(grid, 0),
+            grid.T ** 3 + grid[::-1, 1]]
+    return got, want
+
+
+@case(CUPY_KERNELS)
+def cupy_reduction_kernel(lib):
+    cp = lib.cp
+    squares = cp.ReductionKernel("T v", "T total", "v * v", "a + b", "total = a", "0", "squares")
+    norm = cp.ReductionKernel("T v", "T r", "v * v", "a + b", "r = sqrt(a)", "0", "l2")
+    dot = cp.ReductionKernel("float32 u, float32 w", "float64 d", "(double)u * (double)w", "a + b", "d = a", "0", "dot")
+    cube = np.arange(24, dtype=np.float64).reshape(2, 3, 4) - 5
+    u = np.linspace(0, 1, 300).astype(np.float32)
+    w = np.linspace(1, 2, 300).astype(np.float32)
+    c = cp.asarray(cube)
+    got = [squares(c), squares(c, axis=1), squares(c, axis=(0, 2), keepdims=True), norm(c, axis=-1),
+           dot(cp.asarray(u), cp.asarray(w))]
+    want = [(cube ** 2).sum(), (cube ** 2).sum(axis=1), (cube ** 2).sum(axis=(0, 2), keepdims=True),
+            np.sqrt((cube ** 2).sum(axis=-1)), np.dot(u.astype(np.float64), w.astype(np.float64))]
+    return got, want
+
+
+@case(CUPY_KERNELS)
+def cupy_complex_raw_kernel(lib):
+    cp = lib.cp
+    rotate_add = cp.RawKernel(r"""
+#include <cupy/complex.cuh>
+extern "C" __global__ void rotate_add(const complex<float> *u, complex<float> *v, float s, int n) {
+    int k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n) v[k] = v[k] + s * complex<float>(0.0f, 1.0f) * u[k];
+}
+""", "rotate_add")
+    u = (np.arange(6) + 1j * np.arange(6)[::-1]).astype(np.complex64)
+    v = np.full(6, 2 - 1j, np.complex64)
+    v_gpu = cp.asarray(v)
+    rotate_add((1,), (32,), (cp.asarray(u), v_gpu, np.float32(0.5), np.int32(6)))
+    return [v_gpu], [v + 0.5j * u]
+
+
 # CuPy's errors: (name, code, the exception type's name). NumPy is not the reference here.
 CUPY_ERRORS = [
     ("numpy array in an operator", lambda cp: cp.arange(4) + np.ones(4), "TypeError"),
@@ -196,7 +256,20 @@ CUPY_ERRORS = [
     ("N/32 as the grid", lambda cp: _cupy_kernel(cp)((64 / 32,), (32,), (cp.zeros(64, cp.float32),)), "TypeError"),
     ("an int, not a tuple, as the grid", lambda cp: _cupy_kernel(cp)(2, (32,), (cp.zeros(64, cp.float32),)), "TypeError"),
     ("a source that does not compile", lambda cp: _cupy_bad_kernel(cp).compile(), "CompileException"),
+    ("np.asarray of a cupy array (implicit conversion)", lambda cp: np.asarray(cp.arange(3)), "TypeError"),
+    ("ElementwiseKernel given an array of another dtype",
+     lambda cp: _cupy_mix(cp)(cp.zeros(4), cp.zeros(4, cp.float32), 0.5), "TypeError"),
+    ("ElementwiseKernel given an output of another shape",
+     lambda cp: _cupy_mix(cp)(cp.zeros((2, 4), cp.float32), cp.zeros(4, cp.float32), 0.5, cp.zeros(4, cp.float32)),
+     "ValueError"),
+    ("ReductionKernel over an axis the array lacks",
+     lambda cp: cp.ReductionKernel("T v", "T s", "v", "a + b", "s = a", "0", "total")(cp.zeros((2, 3)), axis=2),
+     "AxisError"),
 ]
+
+
+def _cupy_mix(cp):
+    return cp.ElementwiseKernel("float32 p, float32 q, float32 w", "float32 r", "r = w * p + (1.0f - w) * q", "mix")
 
 
 def _cupy_kernel(cp):
@@ -292,6 +365,53 @@ def pycuda_fill_copy_reshape(lib):
     return [a.get(), b.get(), m.get(), m.shape, a.ravel().shape], [want, np.full(12, 4, np.int32), want.reshape(3, 4), (3, 4), (12,)]
 
 
+@case(PYCUDA)
+def pycuda_vector_types_attributes_and_includes(lib):
+    gpuarray, drv = lib.gpuarray, lib.drv
+    point = gpuarray.vec.make_float3(1.5, -2.0, 4.0)
+    points = gpuarray.zeros(3, dtype=gpuarray.vec.float3)
+    points[1] = point
+    warp = lib.drv.Device(0).get_attribute(drv.device_attribute.WARP_SIZE)
+    # `#include <math.h>` inside the extern "C" PyCUDA wraps the source in.
+    module = lib.SourceModule("""
+#include <math.h>
+__global__ void roots(float *x) { x[threadIdx.x] = sqrtf(x[threadIdx.x]); }
+""")
+    x = gpuarray.to_gpu(np.arange(16, dtype=np.float32))
+    module.get_function("roots")(x, block=(16, 1, 1), grid=(1, 1))
+    # A vector type as a generated kernel's argument, by value and through a pointer.
+    distance = lib.ElementwiseKernel(
+        "float3 origin, float3 *p, float *d",
+        "d[i] = sqrtf((p[i].x - origin.x) * (p[i].x - origin.x) + (p[i].y - origin.y) * (p[i].y - origin.y)"
+        " + (p[i].z - origin.z) * (p[i].z - origin.z))",
+        "distance",
+    )
+    d = gpuarray.zeros(3, np.float32)
+    distance(gpuarray.vec.make_float3(1.5, -2.0, 0.0), points, d)
+    fields = points.get()
+    got = [float(point["x"]), float(point["z"]), gpuarray.vec.float3.itemsize, [float(fields[1][k]) for k in "xyz"],
+           warp, drv.get_version() >= (4,), x.get(), d.get()]
+    origin_to_zero = np.float32(np.sqrt(1.5 ** 2 + 2.0 ** 2))
+    return got, [1.5, 4.0, 12, [1.5, -2.0, 4.0], 32, True, np.sqrt(np.arange(16, dtype=np.float32)),
+                 np.array([origin_to_zero, 4.0, origin_to_zero], np.float32)]
+
+
+@case(PYCUDA)
+def pycuda_complex_elementwise(lib):
+    gpuarray = lib.gpuarray
+    times = lib.ElementwiseKernel(
+        "pycuda::complex<float> *p, pycuda::complex<float> *q, pycuda::complex<float> *r",
+        "r[i] = p[i] * q[i]",
+        "times",
+        preamble="#include <pycuda-complex.hpp>",
+    )
+    p = (np.linspace(-1, 1, 10) + 2j).astype(np.complex64)
+    q = (3 - 1j * np.linspace(0, 2, 10)).astype(np.complex64)
+    r = gpuarray.empty_like(gpuarray.to_gpu(p))
+    times(gpuarray.to_gpu(p), gpuarray.to_gpu(q), r)
+    return [r.get()], [p * q]
+
+
 PYCUDA_ERRORS = [
     ("set() of another dtype", lambda lib: lib.gpuarray.zeros(4, np.float32).set(np.zeros(4)), "ValueError"),
     ("set() of another size", lambda lib: lib.gpuarray.zeros(4, np.float32).set(np.zeros(5, np.float32)), "ValueError"),
@@ -301,6 +421,10 @@ PYCUDA_ERRORS = [
     ("grid of floats", lambda lib: _pycuda_launch(lib, (2.5, 1)), "TypeError"),
     ("N/32 as the grid", lambda lib: _pycuda_launch(lib, (64 / 32, 1)), "TypeError"),
     ("a source that does not compile", lambda lib: lib.SourceModule("__global__ void f(float *x) { x[0] = nope; }"), "CompileError"),
+    ("x + 1 of a strided view", lambda lib: lib.gpuarray.zeros(8, np.float32)[::2] + 1, "RuntimeError"),
+    ("-x of a strided view", lambda lib: -lib.gpuarray.zeros(8, np.float32)[::2], "RuntimeError"),
+    ("astype of a strided view", lambda lib: lib.gpuarray.zeros(8, np.float32)[::2].astype(np.float64), "RuntimeError"),
+    ("gpuarray.sum of a strided view", lambda lib: lib.gpuarray.sum(lib.gpuarray.zeros(8, np.float32)[::2]), "RuntimeError"),
 ]
 
 
@@ -366,6 +490,15 @@ def _numba_twice(lib):
             x[i] *= 2
 
     return twice
+
+
+@case(NUMBA)
+def numba_types_from_the_cuda_module(lib):
+    cuda = lib.cuda
+    from importlib import import_module
+
+    types = import_module(cuda.__name__ + ".types")
+    return [str(cuda.float32), str(cuda.int32), str(types.int32), str(types.float64)], ["float32", "int32", "int32", "float64"]
 
 
 NUMBA_ERRORS = [
@@ -440,7 +573,7 @@ def all_cases(lib) -> List[Tuple[str, Callable[[], Tuple[bool, str]]]]:
             return same(got, host(function(np)))
 
         checks.append((name, check))
-    for name, function in PYCUDA + (NUMBA if lib.cuda is not None else []):
+    for name, function in CUPY_KERNELS + PYCUDA + (NUMBA if lib.cuda is not None else []):
 
         def check(function=function):
             finished, got = outcome(lambda: function(lib))

@@ -79,6 +79,7 @@ def numba_examples() -> None:
     numba_ufuncs(rng)
     numba_memory_kinds(rng)
     numba_records()
+    numba_grid_sync(rng)
     numba_many_gpus(rng)
 
 
@@ -124,6 +125,24 @@ def numba_records() -> None:
     want = int(moved["bounces"].sum())
     check("numba records total_bounces", records.count_bounces(moved) == want)
     print(f"     total_bounces_into_record on the GPU: {records.count_bounces_into_record(moved)} (right: {want})")
+
+
+def numba_grid_sync(rng) -> None:
+    """Kernels that sync their grid (`cuda.cg.this_grid().sync()`), launched cooperatively."""
+    grid_sync = load("grid_sync")
+    rod = rng.uniform(0, 100, 5000)
+    got = grid_sync.diffuse_rod(rod, 20)
+    want = grid_sync.diffuse_numpy(rod, 20)
+    check("numba grid sync diffuse", bool(np.allclose(got, want, rtol=1e-13, atol=1e-12)))
+    x = rng.standard_normal(100_000)
+    check("numba grid sync blur_after_grid_sync", bool(np.allclose(grid_sync.blur_squares(x), grid_sync.blur_squares_numpy(x), rtol=1e-15)))
+    racy = grid_sync.blur_squares(x, grid_sync.blur_after_block_barrier)
+    wrong = int((~np.isclose(racy, grid_sync.blur_squares_numpy(x), rtol=1e-15)).sum())
+    print(f"     blur_after_block_barrier on the GPU: {wrong} of {x.size} values wrong this run")
+    # What the emulator refuses as too large to be resident, the GPU's driver should refuse too.
+    sig = grid_sync.diffuse.signatures[0]
+    most = grid_sync.diffuse.overloads[sig].max_cooperative_grid_blocks(grid_sync.THREADS)
+    print(f"     max_cooperative_grid_blocks({grid_sync.THREADS}) on this GPU: {most} (the emulator: 4224)")
 
 
 def numba_many_gpus(rng) -> None:

@@ -272,6 +272,7 @@ def launch(
     kernel_name: Optional[str] = None,
     where: str = "",
     stream: Optional[int] = None,
+    cooperative: bool = False,
 ) -> _native.LaunchResult:
     """Runs one kernel on :func:`device` with the options of the enclosing
     :func:`checking` block, prints what the kernel printed, and raises the
@@ -281,13 +282,14 @@ def launch(
     the launch (``my.py:31``) in the exception's first line. ``stream`` is the emulator's
     number for a stream (``device().create_stream()``): the launch is queued on it, and its
     accesses that race with unordered work on other streams are findings too; without one it
-    runs on the current device after everything queued before it.
+    runs on the current device after everything queued before it. ``cooperative`` launches it
+    as ``cudaLaunchCooperativeKernel`` does, for a kernel that syncs its grid.
     """
     state = _current.get()
     name = kernel_name or entry
     if stream is None:
         result = device().launch(
-            module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options
+            module, entry, grid, block, args, shared_bytes=shared_bytes, options=state.options, cooperative=cooperative
         )
     else:
         result = device().launch_on(
@@ -300,6 +302,7 @@ def launch(
             shared_bytes=shared_bytes,
             options=state.options,
             label=f"{name} at {where}" if where else name,
+            cooperative=cooperative,
         )
     if result.printf:
         print(result.printf, end="")

@@ -21,6 +21,9 @@ import numpy as np
 from . import _core, _native
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Headers the libraries ship for kernels (CuPy's `cupy/complex.cuh`, PyCUDA's
+#: `pycuda-complex.hpp`), searched after the user's own include directories.
+_LIBRARY_HEADERS = os.path.join(_PACKAGE_DIR, "include")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,6 +92,41 @@ def mapped_source(code: str, fallback_name: str, prefix: str = "", suffix: str =
         return (prefix + line_directive(1, fallback_name) + code + suffix, fallback_name)
     name = _core.relative_path(path)
     return (prefix + line_directive(start, name) + code + suffix, name)
+
+
+#: How far from the constructor's line a generated kernel's snippet may stand and still be taken
+#: for the one given: a short expression (``x[i]*y[i]``) can stand elsewhere in the file too.
+SNIPPET_WINDOW = 30
+
+
+def assemble_generated(
+    template: str,
+    snippets: Dict[str, str],
+    name: str,
+    mapped: Sequence[str],
+    location: Optional[Tuple[str, int]] = None,
+) -> str:
+    """A generated kernel's source (PyCUDA's and CuPy's ``ElementwiseKernel`` and
+    ``ReductionKernel``): ``template`` with each ``@@KEY@@`` line replaced by ``snippets[KEY]``.
+    A snippet of ``mapped`` (code that can touch memory) found verbatim near ``location`` (the
+    constructor's ``(file, line)``; the calling line when not given) is named as its lines
+    there (``#line``), so a finding in it names the ``.py`` line; the template's own lines keep
+    their numbers in ``name``."""
+    path, near = location if location is not None else user_location()
+    shown = _core.relative_path(path)
+    out = [line_directive(1, name).rstrip("\n")]
+    for number, line in enumerate(template.split("\n"), start=1):
+        key = line.strip()
+        if key.startswith("@@") and key.endswith("@@"):
+            code = snippets[key.strip("@")]
+            found = locate(code, path, near, window=SNIPPET_WINDOW) if key.strip("@") in mapped else None
+            if found is not None:
+                out.append(line_directive(found, shown).rstrip("\n"))
+            out.append(code)
+            out.append(line_directive(number + 1, name).rstrip("\n"))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,7 +290,7 @@ class Program:
                 self.source,
                 self.name,
                 entry,
-                include_dirs=list(self.options.include_dirs),
+                include_dirs=list(self.options.include_dirs) + [_LIBRARY_HEADERS],
                 defines=list(self.options.defines),
                 std=self.options.std,
             )
@@ -433,8 +471,9 @@ def param_name(param: Param) -> str:
 
 
 # C element types whose size and kind (float or integer) a NumPy dtype must match: through a
-# pointer of one of these, a GPU reads an array's bytes as that type. `char` is left out
-# (kernels take byte buffers through it), as are types the parameter's text does not settle.
+# pointer of one of these, a GPU reads an array's bytes as that type. Plain `char` is left out
+# (kernels take byte buffers through it and cast), as are types the parameter's text does not
+# settle (a template's `T` is settled: a kernel instantiated by name lists its real types).
 _POINTEE = {
     "float": ("f", 4),
     "double": ("f", 8),
@@ -466,7 +505,11 @@ _POINTEE = {
     "int64_t": ("i", 8),
     "uint64_t": ("i", 8),
     "bool": ("i", 1),
+    "signed char": ("i", 1),
+    "unsigned char": ("i", 1),
 }
+# The unsigned ones: data of the other signedness reads as other numbers where its top bit is set.
+_UNSIGNED = {name for name in _POINTEE if name.startswith("unsigned") or name.startswith("uint") or name == "size_t"}
 _QUALIFIERS = {"const", "volatile", "__restrict__", "restrict", "__restrict"}
 
 
@@ -480,10 +523,15 @@ def pointee(param: Param) -> Optional[str]:
     return name if name in _POINTEE else None
 
 
-def check_elements(param: Param, dtype: np.dtype, what: str) -> None:
+def check_elements(
+    param: Param, dtype: np.dtype, what: str, contents: Optional[Callable[[], np.ndarray]] = None
+) -> None:
     """Racetrack's own check, which the libraries do not make: an array whose elements are not
     the pointer's type is read by the GPU as that type (a float64 array through a ``float *``
-    gives halves of doubles), silently wrong; this raises ``TypeError`` instead."""
+    gives halves of doubles), silently wrong; this raises ``TypeError`` instead. Integers of the
+    other signedness are the same bits, and the same numbers while their top bit is clear; when
+    ``contents`` (the array's values now) holds one that would read as another number (-1
+    through an ``unsigned int *``), that raises ``TypeError`` too."""
     element = pointee(param)
     if element is None:
         return
@@ -491,17 +539,43 @@ def check_elements(param: Param, dtype: np.dtype, what: str) -> None:
     dtype = np.dtype(dtype)
     dtype_kind = "f" if dtype.kind == "f" else "i" if dtype.kind in "biu" else dtype.kind
     if (dtype_kind, dtype.itemsize) == (kind, size):
+        if contents is not None and dtype.kind in "iu" and (dtype.kind == "u") != (element in _UNSIGNED):
+            _check_signedness(element, dtype, contents(), what)
         return
     raise TypeError(
         f"Racetrack found a type mismatch: {what} points to {element} ({size} bytes), but the "
         f"array given holds {dtype} ({dtype.itemsize} bytes): a GPU would read its bytes as "
         f"{element} and compute with wrong numbers, silently. Pass an array of "
-        f"{_NUMPY_FOR_C.get((kind if kind == 'f' else 's', size), 'that type')} (a.astype(...))"
+        f"{_NUMPY_FOR_C.get((kind if kind == 'f' else 'u' if element in _UNSIGNED else 's', size), 'that type')} (a.astype(...))"
     )
 
 
+def _check_signedness(element: str, dtype: np.dtype, values: np.ndarray, what: str) -> None:
+    top_bit_set = values < 0 if dtype.kind == "i" else values >= (1 << (dtype.itemsize * 8 - 1))
+    if not np.any(top_bit_set):
+        return
+    first = values.reshape(-1)[int(np.argmax(top_bit_set.reshape(-1)))]
+    seen = np.asarray(first, dtype).view(_other_signedness(dtype))
+    raise TypeError(
+        f"Racetrack found a signedness mismatch: {what} points to {element}, but the array "
+        f"given holds {dtype} values that it reads as other numbers ({first} reads as {seen}). "
+        f"Pass an array of {_other_signedness(dtype).name} (a.astype(...)), or make the "
+        "parameter's type match the array's"
+    )
+
+
+def _other_signedness(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"{'u' if dtype.kind == 'i' else 'i'}{dtype.itemsize}")
+
+
 def pointer(
-    address: int, param: Param, what: str, *, allocation_start: bool = False, dtype=None
+    address: int,
+    param: Param,
+    what: str,
+    *,
+    allocation_start: bool = False,
+    dtype=None,
+    contents: Optional[Callable[[], np.ndarray]] = None,
 ) -> Tuple[str, object]:
     """A device address for ``param``, which must be 8 bytes wide to hold it. When the address
     is the start of an allocation, reports name that buffer after the parameter
@@ -510,7 +584,7 @@ def pointer(
     if param.array or param.size != 8 or param.is_float:
         raise TypeError(f"{what} is not a pointer, but a device array was given for it")
     if dtype is not None:
-        check_elements(param, dtype, what)
+        check_elements(param, dtype, what, contents)
     name = param_name(param)
     if allocation_start and name:
         _core.device().relabel(int(address), name)

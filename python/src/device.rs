@@ -7,7 +7,7 @@ use numpy::{PyReadonlyArray1, PyReadwriteArray1};
 use ptx_emu::{
     DevicePtr, EmuError, EventId, KernelArg, LaunchConfig, Module, RunOptions, RunReport, StreamId,
 };
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
@@ -98,6 +98,11 @@ pub struct Emulator {
     streams: Vec<StreamId>,
     /// The emulator's events, likewise by number.
     events: Vec<EventId>,
+    /// The grid workspaces of cooperative launches queued on streams, freed once the host has
+    /// waited for every stream: a stream may hold a launch back until a wait is met, and its
+    /// workspace must outlive it. (Each launch has its own, as the CUDA runtime gives it, so
+    /// that two grids on unordered streams share no memory.)
+    queued_workspaces: Vec<DevicePtr>,
 }
 
 /// The emulator's devices when `RACETRACK_DEVICES` names no other number: chapter 8's ring
@@ -145,6 +150,30 @@ fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u3
         block: [block.0, block.1, block.2],
         dynamic_shared_bytes: shared_bytes,
     }
+}
+
+/// The most blocks a cooperative launch of `block` threads with `shared_bytes` of dynamic
+/// shared memory may have: every block resident at once, as a grid sync needs and as
+/// `cudaLaunchCooperativeKernel` checks.
+#[pyfunction]
+#[pyo3(signature = (block, shared_bytes = 0))]
+pub fn cooperative_grid_limit(block: (u32, u32, u32), shared_bytes: u32) -> u64 {
+    ptx_emu::occupancy::cooperative_grid_limit([block.0, block.1, block.2], shared_bytes as usize)
+}
+
+/// A cooperative launch larger than can be resident at once is refused, with CUDA's error.
+fn check_cooperative_grid(config: &LaunchConfig) -> PyResult<()> {
+    let blocks = config.grid.iter().map(|&d| d as u64).product::<u64>();
+    let most = ptx_emu::occupancy::cooperative_grid_limit(
+        config.block,
+        config.dynamic_shared_bytes as usize,
+    );
+    if blocks > most {
+        return Err(PyValueError::new_err(format!(
+            "cudaErrorCooperativeLaunchTooLarge: a cooperative launch of {blocks} blocks, where at most {most} can be resident at once"
+        )));
+    }
+    Ok(())
 }
 
 fn findings_of(py: Python<'_>, report: &RunReport) -> PyResult<Vec<Py<Finding>>> {
@@ -198,10 +227,26 @@ impl Emulator {
         (grid, block, shared_bytes): ((u32, u32, u32), (u32, u32, u32), u32),
         args: &Bound<'_, PyList>,
         options: Option<PyRef<'_, Options>>,
+        cooperative: bool,
     ) -> PyResult<LaunchResult> {
-        let (args, run_options) = launch_args(args, options)?;
+        let (args, mut run_options) = launch_args(args, options)?;
         let config = launch_config(grid, block, shared_bytes);
+        if cooperative {
+            check_cooperative_grid(&config)?;
+        }
         let module = Arc::clone(&module.module);
+        // A cooperative launch's grid workspace, where a grid sync counts the blocks in, on
+        // the launch's device, as `cudaLaunchCooperativeKernel` sets it up.
+        let workspace = if cooperative {
+            let device = match stream {
+                Some((stream, _)) => self.emulator.stream_device(stream),
+                None => self.emulator.current_device(),
+            };
+            Some(self.grid_workspace(device)?)
+        } else {
+            None
+        };
+        run_options.grid_workspace = workspace.map(|w| w.0);
         let (ran, elapsed) = self.timed(py, |emulator| match stream {
             Some((stream, label)) => emulator.launch_on_labelled(
                 stream,
@@ -214,7 +259,23 @@ impl Emulator {
             ),
             None => emulator.launch(&module, entry, &config, &args, &run_options),
         });
+        if let Some(workspace) = workspace {
+            match stream {
+                Some(_) => self.queued_workspaces.push(workspace),
+                // A launch without a stream has run to its end.
+                None => self.emulator.free(workspace).map_err(emulator_error)?,
+            }
+        }
         Self::launch_result(py, ran.map_err(emulator_error)?, elapsed)
+    }
+
+    /// A new grid workspace on `device`: 8 zeroed bytes of its memory, `{ size, barrier }`.
+    fn grid_workspace(&mut self, device: u32) -> PyResult<DevicePtr> {
+        let current = self.emulator.current_device();
+        self.emulator.set_device(device).map_err(emulator_error)?;
+        let workspace = self.emulator.alloc(8, "grid barrier");
+        self.emulator.set_device(current).map_err(emulator_error)?;
+        Ok(workspace)
     }
 
     fn launch_result(
@@ -249,6 +310,7 @@ impl Emulator {
             busy: Duration::ZERO,
             streams: Vec::new(),
             events: Vec::new(),
+            queued_workspaces: Vec::new(),
         })
     }
 
@@ -334,8 +396,10 @@ impl Emulator {
 
     /// Runs `entry` of `module` to its end with `args`, a list of `(type, value)` pairs (see
     /// python/README.md), on a `grid` of `block`s (each a 3-tuple). Raises `EmulatorError` when
-    /// the launch cannot run; what the checkers find is in the result.
-    #[pyo3(signature = (module, entry, grid, block, args, shared_bytes = 0, options = None))]
+    /// the launch cannot run; what the checkers find is in the result. `cooperative` launches
+    /// it as `cudaLaunchCooperativeKernel` does: every block resident at once (more raise
+    /// `ValueError`), with the grid workspace a grid sync needs.
+    #[pyo3(signature = (module, entry, grid, block, args, shared_bytes = 0, options = None, cooperative = false))]
     #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
     fn launch(
         &mut self,
@@ -347,9 +411,10 @@ impl Emulator {
         args: &Bound<'_, PyList>,
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
+        cooperative: bool,
     ) -> PyResult<LaunchResult> {
         let shape = (grid, block, shared_bytes);
-        self.run_kernel(py, None, module, entry, shape, args, options)
+        self.run_kernel(py, None, module, entry, shape, args, options, cooperative)
     }
 
     /// The emulator's clock in milliseconds: the time it has spent running launches. Events
@@ -434,6 +499,9 @@ impl Emulator {
     /// Returns what held work found when it ran, and streams stuck behind waits no work can meet.
     fn synchronize(&mut self, py: Python<'_>) -> PyResult<Vec<Py<Finding>>> {
         let report = self.emulator.synchronize().map_err(emulator_error)?;
+        for workspace in std::mem::take(&mut self.queued_workspaces) {
+            self.emulator.free(workspace).map_err(emulator_error)?;
+        }
         findings_of(py, &report)
     }
 
@@ -441,7 +509,7 @@ impl Emulator {
     /// findings, its accesses that race with earlier work on other streams that no stream order,
     /// event wait or synchronization orders before it. `label` names the launch in such reports
     /// (`add at streams.py:16`), else its entry does.
-    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None, label = None))]
+    #[pyo3(signature = (stream, module, entry, grid, block, args, shared_bytes = 0, options = None, label = None, cooperative = false))]
     #[allow(clippy::too_many_arguments)] // a launch's parts, as `<<<…>>>` and the argument list
     fn launch_on(
         &mut self,
@@ -455,6 +523,7 @@ impl Emulator {
         shared_bytes: u32,
         options: Option<PyRef<'_, Options>>,
         label: Option<&str>,
+        cooperative: bool,
     ) -> PyResult<LaunchResult> {
         let stream = self.stream(stream)?;
         let shape = (grid, block, shared_bytes);
@@ -466,6 +535,7 @@ impl Emulator {
             shape,
             args,
             options,
+            cooperative,
         )
     }
 

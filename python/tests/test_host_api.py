@@ -206,3 +206,53 @@ def test_cupy_operators_broadcast_and_reduce_as_numpy(left, right, axis):
     assert np.allclose(got.sum(axis=axis).get(), want.sum(axis=axis), rtol=1e-5)
     assert np.array_equal(got.argmax(axis=axis).get(), want.argmax(axis=axis))
     assert np.array_equal((got > 0).get(), want > 0)
+
+
+_BUMP = r"""
+extern "C" __global__ void bump(unsigned int *counts, unsigned char *flags, int *offsets)
+{
+    counts[threadIdx.x] += 1;
+    flags[threadIdx.x] = 1;
+    offsets[threadIdx.x] -= 1;
+}
+"""
+
+
+def test_other_signedness_passes_while_its_values_read_the_same():
+    bump = cp.RawKernel(_BUMP, "bump")
+    counts = cp.arange(4, dtype=cp.int32)  # int32 through `unsigned int *`: 0..3 are the same bits
+    offsets = cp.asarray(np.array([5, 6, 7, 8], np.uint32))
+    bump((1,), (4,), (counts, cp.zeros(4, cp.uint8), offsets))
+    assert np.array_equal(counts.get(), np.arange(4) + 1)
+    assert np.array_equal(offsets.get(), [4, 5, 6, 7])
+
+
+def test_other_signedness_with_a_value_read_as_another_number_is_refused():
+    bump = cp.RawKernel(_BUMP, "bump")
+    negative = cp.asarray(np.array([0, -1, 2, 3], np.int32))
+    with pytest.raises(TypeError, match=r"signedness mismatch.*`unsigned int \*counts`.*-1 reads as 4294967295"):
+        bump((1,), (4,), (negative, cp.zeros(4, cp.uint8), cp.zeros(4, cp.int32)))
+    huge = cp.asarray(np.array([1, 2**31, 0, 0], np.uint32))
+    with pytest.raises(TypeError, match=r"signedness mismatch.*`int \*offsets`.*2147483648 reads as -2147483648"):
+        bump((1,), (4,), (cp.zeros(4, cp.uint32), cp.zeros(4, cp.uint8), huge))
+    module = SourceModule(_BUMP, no_extern_c=True)
+    with pytest.raises(TypeError, match="signedness mismatch"):
+        module.get_function("bump")(
+            drv.InOut(np.array([-2, 0, 0, 0], np.int32)), drv.Out(np.zeros(4, np.uint8)),
+            drv.In(np.zeros(4, np.int32)), block=(4, 1, 1), grid=(1, 1),
+        )
+
+
+def test_unsigned_char_pointers_and_template_instantiations_are_checked():
+    bump = cp.RawKernel(_BUMP, "bump")
+    with pytest.raises(TypeError, match=r"`unsigned char \*flags`.*float32.*np\.uint8"):
+        bump((1,), (4,), (cp.zeros(4, cp.uint32), cp.zeros(4, cp.float32), cp.zeros(4, cp.int32)))
+    module = cp.RawModule(
+        code="template <typename T> __global__ void triple(T *x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 3; }",
+        name_expressions=["triple<float>"],
+    )
+    with pytest.raises(TypeError, match=r"triple<float>.*float.*float64"):
+        module.get_function("triple<float>")((1,), (4,), (cp.zeros(4), 4))
+    right = cp.ones(4, cp.float32)
+    module.get_function("triple<float>")((1,), (4,), (right, 4))
+    assert np.array_equal(right.get(), np.full(4, 3, np.float32))

@@ -148,3 +148,37 @@ def test_the_clock_advances_with_launches_only():
     assert dev.clock_ms == before
     dev.launch(module, kernel.symbol, (8, 1, 1), (128, 1, 1), [("ptr", x), ("f32", 1.0), ("i32", 1000)])
     assert dev.clock_ms > before
+
+
+#: Stores the grid workspace's address, which a cooperative launch hands in %envreg1:%envreg2.
+WORKSPACE_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry workspace(.param .u64 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %envreg1;
+    mov.u32 %r2, %envreg2;
+    st.global.v2.u32 [%rd1], {%r2, %r1};
+    ret;
+}
+"""
+
+
+def test_a_cooperative_launch_has_a_grid_workspace_and_a_residency_limit():
+    module = racetrack.PtxModule(WORKSPACE_PTX, "workspace.ptx")
+    out = upload(np.zeros(1, np.uint64), "out")
+    racetrack.device().launch(module, "workspace", (1, 1, 1), (1, 1, 1), [("ptr", out)])
+    assert download(out, np.zeros(1, np.uint64))[0] == 0  # an ordinary launch has none
+    racetrack.device().launch(module, "workspace", (1, 1, 1), (1, 1, 1), [("ptr", out)], cooperative=True)
+    assert download(out, np.zeros(1, np.uint64))[0] != 0
+    most = _native.cooperative_grid_limit((256, 1, 1))
+    assert most == 8 * 132  # 2048 threads an SM: eight blocks of 256 on each of 132 SMs
+    assert _native.cooperative_grid_limit((256, 1, 1), 100 * 1024) == 2 * 132  # shared memory bounds it
+    with pytest.raises(ValueError, match=f"cudaErrorCooperativeLaunchTooLarge: .*{most + 1} blocks.*at most {most}"):
+        racetrack.device().launch(
+            module, "workspace", (most + 1, 1, 1), (256, 1, 1), [("ptr", out)], cooperative=True
+        )

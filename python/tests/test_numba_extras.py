@@ -1,8 +1,9 @@
 """What else a Numba user reaches for: `@cuda.vectorize`/`@cuda.guvectorize`, mapped and managed
-memory, structured (record) arrays and record arguments, and grid sync (which the emulator does
-not run, and says so). Fixed kernels match NumPy on generated inputs; broken ones are reported
+memory, structured (record) arrays and record arguments, and grid sync (`cuda.cg.this_grid()`,
+launched cooperatively). Fixed kernels match NumPy on generated inputs; broken ones are reported
 at their `# BUG` line."""
 
+import re
 import traceback
 
 import numpy as np
@@ -18,6 +19,7 @@ skip_without_the_numba_face()
 
 from racetrack import cuda  # noqa: E402  (after the skip: on Python 3.9 there is no Numba face)
 
+import grid_sync  # noqa: E402
 import memory_kinds  # noqa: E402
 import records  # noqa: E402
 import ufuncs  # noqa: E402
@@ -276,6 +278,54 @@ def test_a_racy_sum_into_a_record_field_is_reported_at_the_bug_line():
 # ---- grid sync ----
 
 
+@given(st.integers(2, 500), st.integers(0, 12), st.integers(0, 2**32 - 1))
+def test_steps_separated_by_grid_syncs_match_numpy(n, steps, seed):
+    rod = np.random.default_rng(seed).uniform(0, 100, n)
+    got = grid_sync.diffuse_rod(rod, steps)
+    want = grid_sync.diffuse_numpy(rod, steps)
+    # Numba may contract a * b + c into one fused multiply-add: within a rounding per step.
+    np.testing.assert_allclose(got, want, rtol=8 * (steps + 1) * F64, atol=1e-12)
+
+
+def test_a_grid_sync_orders_the_blocks_phases():
+    x = np.random.default_rng(3).standard_normal(1000)
+    with racetrack.checking(raise_on_finding=False) as report:
+        got = grid_sync.blur_squares(x)
+    assert report.findings == []
+    np.testing.assert_allclose(got, grid_sync.blur_squares_numpy(x), rtol=4 * F64)
+
+
+def test_a_block_barrier_in_place_of_a_grid_sync_is_a_race_at_the_read():
+    x = np.random.default_rng(4).standard_normal(1000)
+    with pytest.raises(racetrack.RaceError, match=r"squares\[") as caught:
+        grid_sync.blur_squares(x, grid_sync.blur_after_block_barrier)
+    assert bug_line(grid_sync.blur_after_block_barrier) in caught.value.lines
+    # Only threads at a block's edge read another block's squares.
+    indices = {int(index) for finding in caught.value.findings for index in re.findall(r"squares\[(\d+)\]", finding.text)}
+    assert indices and all(i % grid_sync.THREADS in (0, grid_sync.THREADS - 1) for i in indices), indices
+
+
+@cuda.jit
+def shift_after_returning_early(x, out):
+    i = cuda.grid(1)
+    if i >= x.size:
+        return
+    grid = cuda.cg.this_grid()
+    x[i] += 1
+    grid.sync()  # BUG: the threads past the end returned and never arrive
+    out[i] = x[(i + 1) % x.size]
+
+
+def test_threads_that_return_before_a_grid_sync_are_reported_at_the_sync_line():
+    # As at a __syncthreads() (and at CUDA C's grid sync, whose block barriers these are): a
+    # barrier some of the block's threads exited before reaching is a finding.
+    x, out = np.zeros(40, np.int32), np.zeros(40, np.int32)
+    with pytest.raises(racetrack.SyncError, match="barrier divergence") as caught:
+        shift_after_returning_early[2, 32](x, out)
+    assert bug_line(shift_after_returning_early) in caught.value.lines
+    assert "PTX line" not in str(caught.value).split("exited")[0]
+
+
 @cuda.jit
 def shift_after_grid_sync(x, out):
     grid = cuda.cg.this_grid()
@@ -285,9 +335,29 @@ def shift_after_grid_sync(x, out):
     out[i] = x[(i + 1) % x.size]
 
 
-def test_grid_sync_is_refused_in_one_line_at_the_launch():
+def test_a_grid_sync_on_a_stream_runs_with_the_streams_order():
+    stream = cuda.stream()
+    x = cuda.to_device(np.arange(96, dtype=np.int32), stream=stream)
+    out = cuda.device_array(96, np.int32, stream=stream)
+    for _ in range(3):  # each launch its own grid workspace, each after the one before
+        shift_after_grid_sync[3, 32, stream](x, out)
+    stream.synchronize()
+    np.testing.assert_array_equal(out.copy_to_host(), np.roll(np.arange(96) + 3, -1))
+    cuda.synchronize()
+
+
+def test_a_grid_too_large_to_be_resident_is_refused_as_numbas_launch_refuses_it():
+    from numba.cuda.cudadrv.driver import CudaAPIError
+
     x, out = np.zeros(64, np.int32), np.zeros(64, np.int32)
-    with pytest.raises(cuda.UnsupportedOnTheEmulator, match=r"cuda\.cg\.this_grid\(\).*cooperative launch") as caught:
-        shift_after_grid_sync[2, 32](x, out)
+    shift_after_grid_sync[2, 32](x, out)
+    np.testing.assert_array_equal(out, np.roll(x, -1))
+    most = shift_after_grid_sync.overloads[shift_after_grid_sync.signatures[0]].max_cooperative_grid_blocks(1024)
+    assert most == 2 * 132  # two blocks of 1024 threads on each of an H100's 132 SMs
+    x, out = np.zeros(1024 * (most + 1), np.int32), np.zeros(1024 * (most + 1), np.int32)
+    with pytest.raises(CudaAPIError, match="CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE") as caught:
+        shift_after_grid_sync[most + 1, 1024](x, out)
+    assert caught.value.code == 720
     assert "\n" not in str(caught.value)
     assert not inside_numba(traceback.extract_tb(caught.value.__traceback__))
+    assert not out.any()  # nothing ran

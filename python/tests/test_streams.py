@@ -342,3 +342,25 @@ def test_cupy_get_of_a_strided_view_on_another_stream_is_a_race_and_an_event_fix
     got = every_other.get(stream=s2)
     s2.synchronize()
     np.testing.assert_array_equal(got, 4 * data[::2])
+
+
+def test_cupy_elementwise_and_reduction_kernels_launch_on_the_current_stream(cupy_scale):
+    cp, _ = cupy_scale
+    double = cp.ElementwiseKernel("float32 x", "float32 y", "y = 2 * x", "double_it")
+    total = cp.ReductionKernel("float32 x", "float32 y", "x", "a + b", "y = a", "0", "total")
+    x = cp.empty(256, dtype=cp.float32)
+    s1, s2 = cp.cuda.Stream(), cp.cuda.Stream()
+    x.set(np.arange(256, dtype=np.float32), stream=s1)  # op:cupy-set-before-elementwise
+    with s2:
+        with pytest.raises(racetrack.RaceError) as raised:
+            double(x)  # op:cupy-elementwise-on-s2
+    assert_stream_race(raised.value, "cupy-set-before-elementwise", "cupy-elementwise-on-s2")
+    cp.cuda.Device().synchronize()
+
+    x.set(np.ones(256, dtype=np.float32), stream=s1)
+    s2.wait_event(s1.record())
+    with s2:
+        doubled = double(x)
+        summed = total(doubled)
+    s2.synchronize()
+    assert float(summed.get(stream=s2)) == 512.0

@@ -106,6 +106,17 @@ from ._streams import (  # noqa: F401  (re-exported: the face)
 )
 
 reduce = Reduce
+
+# Numba's scalar types, as `from numba.cuda import float32` finds them: Numba's own objects, so
+# `cuda.shared.array(n, float32)` compiles the same from either import.
+from numba.cuda import types as _numba_types  # noqa: E402
+
+from . import types  # noqa: E402,F401 (racetrack.cuda.types, as numba.cuda.types)
+
+for _name in _numba_types.__all__:
+    _value = getattr(_numba_types, _name, None)
+    if isinstance(_value, _numba_types.Type) and _name not in globals():
+        globals()[_name] = _value
 compile_ptx = _numba_cuda.compile_ptx
 implementation = "Racetrack"
 

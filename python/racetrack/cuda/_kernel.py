@@ -9,16 +9,13 @@ import sys
 from typing import Any, Dict, List, Optional, Tuple
 
 from numba.core import sigutils
+from numba.cuda.cudadrv.driver import CudaAPIError
 
-from .. import _core
+from .. import _core, _native
 from ._abi import Marshalled, numba_type
 from ._compile import compile_kernel
+from ._grid_group import uses_grid_group, with_grid_group
 from ._streams import native_stream
-
-
-#: What Numba's PTX calls for a grid group (``cuda.cg.this_grid()``): CUDA's device runtime,
-#: which finds the grid barrier a cooperative launch sets up.
-_GRID_GROUP_CALLS = ("cudaCGGetIntrinsicHandle", "cudaCGSynchronize")
 
 
 #: Numba's environment pointer, which every module declares and a CUDA kernel never reads.
@@ -43,6 +40,9 @@ class UnsupportedOnTheEmulator(NotImplementedError):
 
 UnsupportedOnTheEmulator.__module__ = "racetrack.cuda"  # as users would import it
 
+#: CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, the driver's code for a cooperative grid too large.
+_COOPERATIVE_LAUNCH_TOO_LARGE = 720
+
 
 class Kernel:
     """A ``@cuda.jit`` kernel. Index it with a launch configuration and call it:
@@ -56,7 +56,7 @@ class Kernel:
         self.__wrapped__ = py_func
         self._params = list(inspect.signature(py_func).parameters)
         self._signatures = [sigutils.normalize_signature(sig)[0] for sig in signatures or []]
-        self._compiled: Dict[Tuple[Any, ...], Tuple[_core.PtxModule, str]] = {}
+        self._compiled: Dict[Tuple[Any, ...], Tuple[_core.PtxModule, str, bool]] = {}
         for signature in self._signatures:
             self._compile(tuple(signature))
 
@@ -71,15 +71,13 @@ class Kernel:
         compiled = self._compiled.get(signature)
         if compiled is None:
             ptx = compile_kernel(self.py_func, signature, self.options)
-            if any(call in ptx for call in _GRID_GROUP_CALLS):
-                raise UnsupportedOnTheEmulator(
-                    f"{self.__name__} uses cuda.cg.this_grid(): grid-wide sync needs a cooperative "
-                    "launch, which the emulator does not run (split the kernel into two launches "
-                    "where it syncs)"
-                )
+            # A grid group (cuda.cg.this_grid()) makes it a cooperative kernel, as in Numba.
+            cooperative = uses_grid_group(ptx)
+            if cooperative:
+                ptx = with_grid_group(ptx)
             source = _core.relative_path(inspect.getsourcefile(self.py_func) or "<kernel>")
             module = _core.PtxModule(_without_unused_numba_env(ptx), source)
-            compiled = (module, module.entries[0])
+            compiled = (module, module.entries[0], cooperative)
             _core.entry_names[module.entries[0]] = self.__name__
             self._compiled[signature] = compiled
         return compiled
@@ -97,6 +95,11 @@ class Kernel:
     @property
     def signatures(self) -> List[Tuple[Any, ...]]:
         return list(self._compiled)
+
+    @property
+    def overloads(self) -> Dict[Tuple[Any, ...], "_Overload"]:
+        """The compiled kernel of each signature, as Numba's ``kernel.overloads[sig]``."""
+        return {signature: _Overload(self, signature) for signature in self._compiled}
 
     def __getitem__(self, config) -> "_Launch":
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -131,7 +134,9 @@ class Kernel:
         if len(args) != len(self._params):
             raise TypeError(f"{self.__name__}() takes {len(self._params)} arguments, {len(args)} given")
         signature = self._signature_for(args)
-        module, entry = self._compile(signature)
+        module, entry, cooperative = self._compile(signature)
+        if cooperative:
+            _check_cooperative_grid(self.__name__, launch)
         stream = native_stream(launch.stream)
         marshalled = Marshalled()
         for value, ty, name in zip(args, signature, self._params):
@@ -147,6 +152,7 @@ class Kernel:
                 kernel_name=self.__name__,
                 where=where,
                 stream=stream,
+                cooperative=cooperative,
             )
         finally:
             # As Numba does, host arrays get the device's contents back, findings or not.
@@ -167,6 +173,37 @@ class _Launch:
         where = f"{_core.relative_path(caller.f_code.co_filename)}:{caller.f_lineno}"
         try:
             self.kernel._run(self, args, where)
-        except (_core.FindingError, UnsupportedOnTheEmulator) as error:
+        except (_core.FindingError, UnsupportedOnTheEmulator, CudaAPIError) as error:
             # The traceback ends here, at the user's launch line, not inside Racetrack.
             raise error.with_traceback(None) from None
+
+
+class _Overload:
+    """One signature's compiled kernel (what Numba's ``kernel.overloads[sig]`` gives)."""
+
+    def __init__(self, kernel: Kernel, signature: Tuple[Any, ...]):
+        self.kernel = kernel
+        self.signature = signature
+
+    def inspect_ptx(self) -> str:
+        return self.kernel.inspect_ptx(self.signature)
+
+    def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
+        """The most blocks of ``blockdim`` threads a cooperative launch of this kernel may have
+        on the emulated device (every one resident at once), as Numba's method of that name."""
+        return _native.cooperative_grid_limit(_core.dim3(blockdim, "blockdim"), int(dynsmemsize))
+
+
+def _check_cooperative_grid(name: str, launch: "_Launch") -> None:
+    """A grid-syncing kernel's blocks must all be resident at once: a larger grid is refused
+    with the error Numba's launch raises (the driver's, from cuLaunchCooperativeKernel)."""
+    blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    most = _native.cooperative_grid_limit(tuple(launch.block), launch.shared_bytes)
+    if blocks > most:
+        raise CudaAPIError(
+            _COOPERATIVE_LAUNCH_TOO_LARGE,
+            f"Call to cuLaunchCooperativeKernel results in CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: "
+            f"{name} syncs its grid (cuda.cg.this_grid()), so all {blocks} blocks must be resident "
+            f"at once, and at most {most} blocks of {launch.block} threads can be "
+            f"(kernel.max_cooperative_grid_blocks)",
+        )

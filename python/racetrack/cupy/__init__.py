@@ -27,6 +27,7 @@ import numpy as np
 from .. import _core, _cuda_c, _streams
 from .._device_array import DeviceArray, _binary
 from . import _compiler, cuda, random  # noqa: F401 (cupy.cuda, cupy.random)
+from ._kernels import ElementwiseKernel, ReductionKernel  # noqa: F401 (the face)
 
 # The dtypes, as CuPy re-exports NumPy's.
 bool_ = np.bool_
@@ -139,6 +140,14 @@ class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
 
     def fill(self, value) -> None:
         super().fill(value)
+
+    def __array__(self, dtype=None, copy=None):
+        # CuPy refuses to be converted implicitly (np.asarray(a), np.sum(a)): the copy from the
+        # device must be asked for. So does the face, with CuPy's message.
+        raise TypeError(
+            "Implicit conversion to a NumPy array is not allowed. "
+            "Please use `.get()` to construct a NumPy array explicitly."
+        )
 
     def __repr__(self) -> str:
         return repr(self.get())
@@ -366,7 +375,7 @@ def _argument(value, param: "_cuda_c.Param", index: int, kernel: str):
     what = param.describe(index, kernel)
     if isinstance(value, DeviceArray):
         return _cuda_c.pointer(
-            value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+            value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype, contents=value.get
         )
     if isinstance(value, MemoryPointer):
         return _cuda_c.pointer(value.ptr, param, what)

@@ -4,7 +4,7 @@ access in ``operation`` is reported there), and launches with typed arguments.""
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence
+from typing import List, Sequence
 
 import numpy as np
 
@@ -14,33 +14,9 @@ from .driver import DeviceAllocation
 from .tools import ScalarArg, VectorArg
 
 
-#: How far from the constructor's line a snippet may stand and still be taken for the one given:
-#: a short expression (``x[i]*y[i]``) can stand elsewhere in the file too.
-SNIPPET_WINDOW = 30
-
-
-def assemble(template: str, snippets: Dict[str, str], name: str, mapped: Sequence[str]) -> str:
-    """The generated source: ``template`` with each ``@@KEY@@`` line replaced by
-    ``snippets[KEY]``. A snippet of ``mapped`` (code that can touch memory) found verbatim near
-    the calling line of the ``.py`` file is named as its lines there (``#line``); the
-    template's own lines keep their numbers in ``name``."""
-    path, near = _cuda_c.user_location()
-    shown = _cuda_c._core.relative_path(path)
-    out = [_cuda_c.line_directive(1, name).rstrip("\n")]
-    for number, line in enumerate(template.split("\n"), start=1):
-        key = line.strip()
-        if key.startswith("@@") and key.endswith("@@"):
-            code = snippets[key.strip("@")]
-            found = (
-                _cuda_c.locate(code, path, near, window=SNIPPET_WINDOW) if key.strip("@") in mapped else None
-            )
-            if found is not None:
-                out.append(_cuda_c.line_directive(found, shown).rstrip("\n"))
-            out.append(code)
-            out.append(_cuda_c.line_directive(number + 1, name).rstrip("\n"))
-        else:
-            out.append(line)
-    return "\n".join(out) + "\n"
+#: How far from the constructor's line a snippet may stand (see ``_cuda_c.assemble_generated``).
+SNIPPET_WINDOW = _cuda_c.SNIPPET_WINDOW
+assemble = _cuda_c.assemble_generated
 
 
 def address_of(value, what: str) -> int:
@@ -73,6 +49,14 @@ def typed_args(kernel: "_cuda_c.Kernel", declared: Sequence, values: Sequence) -
         else:
             raise TypeError(f"{what}: unknown argument kind {argument!r}")
     return out
+
+
+def contiguous_arrays(declared: Sequence, values: Sequence, message: str) -> None:
+    """PyCUDA's generated kernels index each array as one contiguous run of memory, so they
+    refuse a strided view (``x[::2]``) with ``RuntimeError(message)``, as PyCUDA does."""
+    for argument, value in zip(declared, values):
+        if isinstance(argument, VectorArg) and isinstance(value, DeviceArray) and not value.flags.forc:
+            raise RuntimeError(message)
 
 
 def first_size(declared: Sequence, values: Sequence) -> int:

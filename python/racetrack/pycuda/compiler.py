@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Optional, Sequence, Tuple
 
 from .. import _cuda_c
@@ -9,6 +10,16 @@ from .._core import device
 from .driver import DeviceAllocation, Function, LogicError, compile_error
 
 DEFAULT_NVCC_FLAGS: list = []
+
+
+_SYSTEM_INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*<[^>]+>", re.M)
+
+
+def _system_includes(source: str) -> str:
+    """The source's ``#include <…>`` lines, to come before ``extern "C" {``: nvcc's headers
+    (``math.h``) tolerate C linkage around them, NVRTC's C++ ones do not. Included first, each
+    header's guard makes its line inside the wrapper a no-op, and no line of the source moves."""
+    return "".join(match.group(0).strip() + "\n" for match in _SYSTEM_INCLUDE.finditer(source))
 
 
 class SourceModule:
@@ -40,7 +51,7 @@ class SourceModule:
     ):
         self.source = source
         self.no_extern_c = no_extern_c
-        prefix, suffix = ("", "") if no_extern_c else ('extern "C" {\n', "\n}\n")
+        prefix, suffix = ("", "") if no_extern_c else (_system_includes(source) + 'extern "C" {\n', "\n}\n")
         text, name = _cuda_c.mapped_source(source, "kernel.cu", prefix, suffix)
         self._program = _cuda_c.Program(
             text, name, _cuda_c.parse_options(options, include_dirs), compile_error

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .gpuarray import GPUArray
+from .gpuarray import GPUArray, _contiguous_only
 
 
 def _elementwise(function):
     def apply(array: GPUArray, stream=None, out=None) -> GPUArray:
+        _contiguous_only(array)
         result = array._like_host(function(array.get()))
         if out is not None:
             out.set(result.get())

@@ -55,6 +55,60 @@ def init(flags: int = 0) -> None:
     """Nothing to set up: the emulator starts on first use."""
 
 
+class device_attribute:  # noqa: N801 (PyCUDA's name)
+    """The attributes ``Device.get_attribute`` answers (CUDA's ``CU_DEVICE_ATTRIBUTE_*``)."""
+
+    MAX_THREADS_PER_BLOCK = 1
+    MAX_BLOCK_DIM_X = 2
+    MAX_BLOCK_DIM_Y = 3
+    MAX_BLOCK_DIM_Z = 4
+    MAX_GRID_DIM_X = 5
+    MAX_GRID_DIM_Y = 6
+    MAX_GRID_DIM_Z = 7
+    MAX_SHARED_MEMORY_PER_BLOCK = 8
+    TOTAL_CONSTANT_MEMORY = 9
+    WARP_SIZE = 10
+    MAX_REGISTERS_PER_BLOCK = 12
+    MULTIPROCESSOR_COUNT = 16
+    CONCURRENT_KERNELS = 31
+    COMPUTE_CAPABILITY_MAJOR = 75
+    COMPUTE_CAPABILITY_MINOR = 76
+    MAX_THREADS_PER_MULTIPROCESSOR = 39
+    ASYNC_ENGINE_COUNT = 40
+    UNIFIED_ADDRESSING = 41
+
+
+_ATTRIBUTE_VALUES = {
+    device_attribute.MAX_THREADS_PER_BLOCK: 1024,
+    device_attribute.MAX_BLOCK_DIM_X: 1024,
+    device_attribute.MAX_BLOCK_DIM_Y: 1024,
+    device_attribute.MAX_BLOCK_DIM_Z: 64,
+    device_attribute.MAX_GRID_DIM_X: 2**31 - 1,
+    device_attribute.MAX_GRID_DIM_Y: 65535,
+    device_attribute.MAX_GRID_DIM_Z: 65535,
+    device_attribute.MAX_SHARED_MEMORY_PER_BLOCK: 48 * 1024,
+    device_attribute.TOTAL_CONSTANT_MEMORY: 64 * 1024,
+    device_attribute.WARP_SIZE: 32,
+    device_attribute.MAX_REGISTERS_PER_BLOCK: 65536,
+    device_attribute.MULTIPROCESSOR_COUNT: 132,
+    device_attribute.CONCURRENT_KERNELS: 1,
+    device_attribute.COMPUTE_CAPABILITY_MAJOR: 9,
+    device_attribute.COMPUTE_CAPABILITY_MINOR: 0,
+    device_attribute.MAX_THREADS_PER_MULTIPROCESSOR: 2048,
+    device_attribute.ASYNC_ENGINE_COUNT: 2,
+    device_attribute.UNIFIED_ADDRESSING: 1,
+}
+
+
+def get_version() -> Tuple[int, int, int]:
+    """The CUDA version PyCUDA was built for: the NVRTC Racetrack compiles with (13.0)."""
+    return (13, 0, 0)
+
+
+def get_driver_version() -> int:
+    return 13000
+
+
 class Device:
     """The emulated device (there is one: ``Device(0)``)."""
 
@@ -75,6 +129,17 @@ class Device:
 
     def total_memory(self) -> int:
         return 80 * 1024**3
+
+    def get_attribute(self, attribute: int) -> int:
+        """One of ``device_attribute``'s values, as an H100 (SXM) gives it: the emulator runs
+        kernels as that GPU would, with its limits."""
+        found = _ATTRIBUTE_VALUES.get(attribute)
+        if found is None:
+            raise NotImplementedError(f"Device.get_attribute({attribute!r}) is not implemented in racetrack's PyCUDA face")
+        return found
+
+    def get_attributes(self) -> dict:
+        return {name: _ATTRIBUTE_VALUES[value] for name, value in vars(device_attribute).items() if not name.startswith("_")}
 
     def make_context(self, flags: int = 0) -> "Context":
         return Context(self)
@@ -466,7 +531,7 @@ class Function:
     @staticmethod
     def _argument(value, param, index, what, handlers):
         if isinstance(value, ArgumentHandler):
-            _cuda_c.check_elements(param, value.array.dtype, what)
+            _cuda_c.check_elements(param, value.array.dtype, what, lambda: value.array)
             handlers.append(value)
             return _cuda_c.pointer(int(value.get_device_alloc()), param, what, allocation_start=True)
         if isinstance(value, DeviceAllocation):
@@ -488,7 +553,7 @@ class Function:
             )
         if isinstance(value, DeviceArray):
             return _cuda_c.pointer(
-                value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype
+                value.ptr, param, what, allocation_start=value.starts_allocation, dtype=value.dtype, contents=value.get
             )
         interface = getattr(value, "__cuda_array_interface__", None)
         if interface is not None:

@@ -75,6 +75,7 @@ class ElementwiseKernel:
             )
         if len(args) != len(self.arguments):
             raise TypeError(f"{self.name} takes {len(self.arguments)} arguments, {len(args)} given")
+        _generated.contiguous_arrays(self.arguments, args, "elementwise kernel cannot deal with non-contiguous arrays")
         n = _generated.first_size(self.arguments, args)
         launch_args = _generated.typed_args(self._kernel, self.arguments, args)
         launch_args.append(("u64", n))

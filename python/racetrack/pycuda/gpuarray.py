@@ -5,6 +5,7 @@ tutorial checks results with (done on the host with NumPy; your kernels are what
 
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 
@@ -14,6 +15,7 @@ from .. import _streams
 from .._core import device
 from .._device_array import DeviceArray, _binary
 from .driver import DeviceAllocation
+from .tools import VECTOR_TYPES
 
 
 class _Borrowed:
@@ -27,9 +29,15 @@ class _Borrowed:
         device().relabel(self.address, label)
 
 
-def _contiguous_only(array: DeviceArray) -> None:
+def _contiguous_only(array: DeviceArray, message: str = "only contiguous arrays may be used as arguments to this operation") -> None:
+    # PyCUDA's kernels behind these operations index the memory as one contiguous run, so it
+    # refuses a strided view (x[::2]) with this RuntimeError; so does the face.
     if not array.flags.forc:
-        raise RuntimeError("only contiguous arrays may be used as arguments to this operation")
+        raise RuntimeError(message)
+
+
+def _reducible(array: DeviceArray) -> None:
+    _contiguous_only(array, "ReductionKernel cannot deal with non-contiguous arrays")
 
 
 def _pycuda_binary(method, comparison: bool = False, division: bool = False):
@@ -134,6 +142,25 @@ class GPUArray(DeviceArray):
         _contiguous_only(self)
         return super().fill(value)
 
+    def __neg__(self) -> "GPUArray":
+        _contiguous_only(self)
+        return super().__neg__()
+
+    def __abs__(self) -> "GPUArray":
+        if not self.flags.forc:
+            # PyCUDA's abs() runs over `size` elements from the view's first one, contiguously:
+            # on a GPU it answers for the wrong elements, silently. Racetrack says so instead.
+            raise RuntimeError(
+                "Racetrack found: abs() of a non-contiguous GPUArray; PyCUDA computes it over "
+                "the contiguous memory from the view's first element, not the view's elements. "
+                "Take abs() of a contiguous copy (x.copy())"
+            )
+        return super().__abs__()
+
+    def astype(self, dtype, stream=None) -> "GPUArray":
+        _contiguous_only(self)
+        return super().astype(dtype)
+
     def reshape(self, *shape, order: str = "C") -> "GPUArray":
         _contiguous_only(self)
         return super().reshape(*shape, order=order)
@@ -184,6 +211,32 @@ for _name, _op in (
     setattr(GPUArray, _name, _pycuda_binary(_method, comparison=True))
 
 
+class _VectorTypes:
+    """``gpuarray.vec``: CUDA's vector types as NumPy dtypes (``vec.float3``, a record of fields
+    ``x``, ``y``, ``z``), with ``make_float3(x, y, z)``, ``zero_float3()`` and
+    ``filled_float3(v)``, as PyCUDA's."""
+
+    def __init__(self):
+        for name, dtype in VECTOR_TYPES.items():
+            setattr(self, name, dtype)
+            setattr(self, f"make_{name}", functools.partial(self._make, dtype))
+            setattr(self, f"zero_{name}", functools.partial(self._make, dtype, *([0] * len(dtype.names))))
+            setattr(self, f"filled_{name}", functools.partial(self._filled, dtype))
+
+    @staticmethod
+    def _make(dtype: np.dtype, *values) -> np.ndarray:
+        if len(values) != len(dtype.names):
+            raise TypeError(f"{len(dtype.names)} values make a vector of this type, not {len(values)}")
+        return np.array(tuple(values), dtype=dtype)
+
+    @staticmethod
+    def _filled(dtype: np.dtype, value) -> np.ndarray:
+        return np.array((value,) * len(dtype.names), dtype=dtype)
+
+
+vec = _VectorTypes()
+
+
 def to_gpu(ary, allocator=None) -> GPUArray:
     """A ``GPUArray`` holding a copy of the NumPy array ``ary``."""
     host = np.asarray(ary)
@@ -232,21 +285,26 @@ def arange(*args, dtype=None) -> GPUArray:
 def sum(a: GPUArray, dtype=None, stream=None, allocator=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
     """A 0-d array: the sum in ``dtype``, which is ``a``'s own when not given (PyCUDA's rule,
     not NumPy's, which sums int32 in int64)."""
+    _reducible(a)
     dtype = np.dtype(dtype) if dtype is not None else a.dtype
     return to_gpu(np.asarray(np.sum(a.get(), dtype=dtype), dtype=dtype))
 
 
 def dot(a: GPUArray, b: GPUArray, dtype=None, stream=None, allocator=None) -> GPUArray:
+    _reducible(a)
+    _reducible(b)
     dtype = np.dtype(dtype) if dtype is not None else np.result_type(a.dtype, b.dtype)
     products = a.get().ravel().astype(dtype) * b.get().ravel().astype(dtype)
     return to_gpu(np.asarray(np.sum(products, dtype=dtype), dtype=dtype))
 
 
 def max(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    _reducible(a)
     return to_gpu(np.asarray(np.max(a.get())))
 
 
 def min(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
+    _reducible(a)
     return to_gpu(np.asarray(np.min(a.get())))
 
 

@@ -142,6 +142,7 @@ class ReductionKernel:
             )
         if len(args) != len(self.arguments):
             raise TypeError(f"{self.name} takes {len(self.arguments)} arguments, {len(args)} given")
+        _generated.contiguous_arrays(self.arguments, args, "ReductionKernel cannot deal with non-contiguous arrays")
         where = _cuda_c.where()
         n = _generated.first_size(self.arguments, args)
         blocks = max(1, min(MAX_BLOCKS, -(-n // BLOCK)))

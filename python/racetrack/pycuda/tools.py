@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +19,9 @@ _CTYPES = {
     np.dtype(np.uint64): "unsigned long long",
     np.dtype(np.float32): "float",
     np.dtype(np.float64): "double",
+    # PyCUDA's complex type, from its header `pycuda-complex.hpp` (which racetrack ships too).
+    np.dtype(np.complex64): "pycuda::complex<float>",
+    np.dtype(np.complex128): "pycuda::complex<double>",
 }
 
 # C spellings a kernel's argument list may use, for the NumPy type behind each.
@@ -52,7 +56,34 @@ _DTYPES = {
     "uint64_t": np.uint64,
     "float": np.float32,
     "double": np.float64,
+    "pycuda::complex<float>": np.complex64,
+    "pycuda::complex<double>": np.complex128,
 }
+
+
+# CUDA's vector types (float3, int2, …) as PyCUDA registers them: NumPy records of 1 to 4
+# fields x, y, z, w, each the C type's dtype. `gpuarray.vec` hands them out.
+_VECTOR_BASES = {
+    "char": np.int8,
+    "uchar": np.uint8,
+    "short": np.int16,
+    "ushort": np.uint16,
+    "int": np.int32,
+    "uint": np.uint32,
+    "long": np.int64,
+    "ulong": np.uint64,
+    "longlong": np.int64,
+    "ulonglong": np.uint64,
+    "float": np.float32,
+    "double": np.float64,
+}
+VECTOR_TYPES = {}
+for _base, _scalar in _VECTOR_BASES.items():
+    for _count in (1, 2, 3, 4):
+        _vector = np.dtype([(field, _scalar) for field in "xyzw"[:_count]])
+        VECTOR_TYPES[f"{_base}{_count}"] = _vector
+        _CTYPES.setdefault(_vector, f"{_base}{_count}")
+        _DTYPES[f"{_base}{_count}"] = _vector
 
 
 def dtype_to_ctype(dtype) -> str:
@@ -69,6 +100,12 @@ def ctype_to_dtype(ctype: str) -> np.dtype:
     if found is None:
         raise ValueError(f"no NumPy type for the C type {ctype!r}")
     return np.dtype(found)
+
+
+def context_dependent_memoize(function):
+    """PyCUDA's cache of a function's results per CUDA context: the emulator has one context,
+    so a result per arguments."""
+    return functools.lru_cache(maxsize=None)(function)
 
 
 @dataclass(frozen=True)
