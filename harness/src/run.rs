@@ -403,11 +403,22 @@ pub fn prepare_runtime_folder(library: &Path, work: &Path) -> Result<PathBuf> {
     let dir = work.join("cudart");
     std::fs::create_dir_all(&dir).map_err(|e| bad(format!("{}: {e}", dir.display())))?;
     let link = dir.join("libcudart.so.13");
-    let _ = std::fs::remove_file(&link);
     let target = library
         .canonicalize()
         .map_err(|e| bad(format!("{}: {e}", library.display())))?;
-    std::os::unix::fs::symlink(&target, &link)
+    if std::fs::read_link(&link).is_ok_and(|now| now == target) {
+        return Ok(dir);
+    }
+    // Made aside and renamed over the old link: runs starting at once (tests in parallel)
+    // never see the name missing, nor fail on each other's link.
+    let fresh = dir.join(format!(
+        "libcudart.so.13.{}.{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_file(&fresh);
+    std::os::unix::fs::symlink(&target, &fresh)
+        .and_then(|()| std::fs::rename(&fresh, &link))
         .map_err(|e| bad(format!("{}: {e}", link.display())))?;
     Ok(dir)
 }
@@ -692,6 +703,26 @@ mod tests {
         );
         assert_ne!(here, build_key("13.0.88", &dir, &["-O3".into()], &files));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn runs_starting_at_once_from_an_empty_cache_all_get_the_runtime_folder() {
+        let work = std::env::temp_dir().join(format!("racetrack-run-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let library = work.join("libcudart.so");
+        std::fs::write(&library, "").unwrap();
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| prepare_runtime_folder(&library, &work)))
+                .collect();
+            for run in runs {
+                let dir = run.join().unwrap().unwrap();
+                let linked = std::fs::read_link(dir.join("libcudart.so.13")).unwrap();
+                assert_eq!(linked, library.canonicalize().unwrap());
+            }
+        });
+        std::fs::remove_dir_all(&work).unwrap();
     }
 
     fn os(args: &[&str]) -> Vec<OsString> {
