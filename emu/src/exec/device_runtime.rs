@@ -411,7 +411,7 @@ impl Emulator {
             let ChildOp::Launch {
                 func,
                 config,
-                params,
+                ref params,
             } = work.op
             else {
                 if let Some(p) = parent.as_mut() {
@@ -423,21 +423,10 @@ impl Emulator {
                         },
                         work.from
                     );
-                    let mut unordered: Vec<(&str, &SharedFootprints)> = p
-                        .unordered
-                        .iter()
-                        .map(|(other, footprints, _)| (other.as_str(), footprints))
-                        .collect();
-                    let after_parent =
+                    let parent_after =
                         format!("the grid that queued it ({parent_name}), after queuing it,");
-                    if let Some(footprint) = work.after.and_then(|k| after_launch.get(&k)) {
-                        unordered.push((after_parent.as_str(), footprint));
-                    }
-                    for (stream, other, footprint) in &earlier {
-                        if !work.stream.orders(*stream) {
-                            unordered.push((other.as_str(), footprint));
-                        }
-                    }
+                    let unordered =
+                        unordered_before(&work, p, &after_launch, &earlier, parent_after);
                     let (findings, own) = self.child_copy_conflicts(&work.op, &name, &unordered);
                     report.findings.extend(findings);
                     join_footprints(&mut p.own, &own);
@@ -468,21 +457,10 @@ impl Emulator {
                 work.from
             );
             let check = parent.as_ref().map(|p| {
-                let mut unordered = p.unordered.clone();
-                if let Some(footprint) = work.after.and_then(|k| after_launch.get(&k)) {
-                    unordered.push((
-                        format!("the grid that launched it ({parent_name}), after the launch,"),
-                        Arc::clone(footprint),
-                        true,
-                    ));
-                }
-                for (stream, other, footprint) in &earlier {
-                    if !work.stream.orders(*stream) {
-                        unordered.push((other.clone(), Arc::clone(footprint), true));
-                    }
-                }
+                let parent_after =
+                    format!("the grid that launched it ({parent_name}), after the launch,");
                 OpCheck {
-                    unordered,
+                    unordered: unordered_before(&work, p, &after_launch, &earlier, parent_after),
                     own: Vec::new(),
                     name: name.clone(),
                     segments: Some(vec![Vec::new()]),
@@ -528,7 +506,7 @@ impl Emulator {
         &self,
         op: &ChildOp,
         name: &str,
-        unordered: &[(&str, &SharedFootprints)],
+        unordered: &[(String, SharedFootprints, bool)],
     ) -> (Vec<crate::report::Finding>, Vec<Option<Footprint>>) {
         let sides = match *op {
             ChildOp::Copy { dst, src, bytes } => vec![
@@ -546,7 +524,7 @@ impl Emulator {
             };
             let a = &self.allocs[index];
             let (off, len) = ((ptr - a.base) as usize, bytes as usize);
-            let conflict = unordered.iter().find_map(|(other, footprints)| {
+            let conflict = unordered.iter().find_map(|(other, footprints, _)| {
                 let footprint = footprints.get(index)?.as_ref()?;
                 let (byte, wrote) = footprint.conflict(access, off, len, true)?;
                 Some((other, byte, wrote))
@@ -582,6 +560,28 @@ impl Emulator {
             ChildOp::Launch { .. } => Ok(()),
         }
     }
+}
+
+/// What nothing orders before a piece of work its grid queued: what the parent's launch
+/// already had unordered, the grid itself after queuing it (`parent_after` names that), and
+/// earlier work on streams that do not order this one.
+fn unordered_before(
+    work: &ChildWork,
+    parent: &OpCheck,
+    after_launch: &HashMap<usize, SharedFootprints>,
+    earlier: &[(StreamKey, String, SharedFootprints)],
+    parent_after: String,
+) -> Vec<(String, SharedFootprints, bool)> {
+    let mut unordered = parent.unordered.clone();
+    if let Some(footprint) = work.after.and_then(|k| after_launch.get(&k)) {
+        unordered.push((parent_after, Arc::clone(footprint), true));
+    }
+    for (stream, other, footprint) in earlier {
+        if !work.stream.orders(*stream) {
+            unordered.push((other.clone(), Arc::clone(footprint), true));
+        }
+    }
+    unordered
 }
 
 /// A child grid's report joins its parent's: findings the parent's report already has (the
