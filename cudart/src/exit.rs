@@ -28,6 +28,7 @@ extern "C" fn at_exit() {
             crate::streams::host_waits_for_all(rt);
             crate::streams::deliver_printf(rt);
             crate::out::flush_program_stdout();
+            crate::timings::report(rt);
         }
     });
 }

@@ -26,6 +26,7 @@ mod report;
 pub mod runtime;
 pub mod site;
 pub mod streams;
+mod timings;
 
 pub use out::{FINDINGS_ENV, LOG_ENV, PREFIX};
 

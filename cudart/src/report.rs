@@ -104,26 +104,31 @@ pub fn op_label(rt: &mut Runtime, what: &str, site: Option<Site>) -> Option<Stri
     Some(format!("{what} at {SITE_MARK}{index}{SITE_MARK}"))
 }
 
-/// `text` with each stream operation's site mark replaced by the host line it stands for.
-fn resolve_sites(rt: &mut Runtime, text: &str) -> String {
+/// `text` with each stream operation's site mark replaced by the host line it stands for, and
+/// those lines in the order the text names them.
+fn resolve_sites(rt: &mut Runtime, text: &str) -> (String, Vec<Place>) {
     let mut parts = text.split(SITE_MARK);
     let mut out = parts.next().unwrap_or_default().to_string();
+    let mut places = Vec::new();
     while let Some(index) = parts.next() {
         let site = index
             .parse::<usize>()
             .ok()
             .and_then(|i| rt.op_sites.get(i).copied());
-        out.push_str(&rt.place(site).to_string());
+        let place = rt.place(site);
+        out.push_str(&place.to_string());
+        places.push(place);
         out.push_str(parts.next().unwrap_or_default());
     }
-    out
+    (out, places)
 }
 
 pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &RunReport) {
     let place = rt.place(launch.and_then(|l| l.site));
     for finding in &report.findings {
         let text = crate::site::shorten_paths(&finding.to_string());
-        let mut text = demangle_in(&resolve_sites(rt, &text));
+        let (resolved, sites) = resolve_sites(rt, &text);
+        let mut text = demangle_in(&resolved);
         if let Some(launch) = launch {
             text.push_str(&format!(
                 "\n  in the launch of {}<<<{}, {}>>> at {place}{}",
@@ -135,7 +140,13 @@ pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &R
         }
         rt.out.say(&text);
         let kind = kind_name(finding);
-        record(rt, &kind, &text, &finding.lines(), &place);
+        // Work that no launch of the program's ran (a copy checked against the kernels before
+        // it) is at the host line of the operation the finding names first.
+        let host = match (launch, sites.first()) {
+            (None, Some(first)) => first,
+            _ => &place,
+        };
+        record(rt, &kind, &text, &finding.lines(), host);
     }
 }
 

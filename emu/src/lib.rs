@@ -67,7 +67,7 @@ pub use exec::allocs::{DEFAULT_HEAP_BYTES, DevicePtr};
 pub use exec::args::{KernelArg, LaunchConfig};
 pub use exec::devices::{EventId, StreamId};
 pub use exec::emulator::Emulator;
-pub use exec::timing::{LaunchTimings, ThreadBusy};
+pub use exec::timing::{KernelTally, LaunchTimings, ThreadBusy};
 pub use memory_model::MemoryModel;
 pub use module::Module;
 pub use options::{

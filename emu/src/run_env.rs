@@ -11,3 +11,5 @@ pub const DEVICES: &str = "RACETRACK_DEVICES";
 pub const SCHEDULE: &str = "RACETRACK_SCHEDULE";
 /// Checkers to leave off, comma-separated (`race,sync,mem,init`).
 pub const CHECKS_OFF: &str = "RACETRACK_CHECKS_OFF";
+/// Set: when the program ends, the runtime says how each kernel's launches spent their time.
+pub const TIMINGS: &str = "RACETRACK_RUN_TIMINGS";

@@ -28,6 +28,9 @@ pub struct RunRequest {
     /// `--engine`: passed on to the emulator as `RACETRACK_ENGINE`.
     pub engine: Option<ptx_emu::Engine>,
     pub checks_off: Vec<String>,
+    /// `--timings`: the runtime adds up each kernel's launches and says where the time went
+    /// when the program ends.
+    pub timings: bool,
     /// Only build, then say where the program is.
     pub build_only: bool,
     pub program: Program,
@@ -70,6 +73,8 @@ Racetrack's options come first or anywhere before `--`:
   --threads N               the emulator's cores (default all)
   --engine NAME             interp, compiled or auto (default): the emulator's engine
   --checks-off LIST         leave checkers off: race,sync,mem,init
+  --timings                 when the program ends, each kernel's launches, thread-instructions
+                            and time on the emulator
   --build-only              build, say where the program is, and stop
 
 From source, nvcc's flags as the program's build line has them: -I DIR, -D NAME[=V], -std=c++17,
@@ -186,6 +191,7 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
                 }
             }
             "--build-only" => request.build_only = true,
+            "--timings" => request.timings = true,
             _ if rest.is_empty()
                 && binary.is_none()
                 && !arg.starts_with('-')
@@ -633,6 +639,9 @@ pub fn execute(
             if !request.checks_off.is_empty() {
                 command.env(CHECKS_OFF_ENV, request.checks_off.join(","));
             }
+            if request.timings {
+                command.env(TIMINGS_ENV, "1");
+            }
         }
         Runtime::Nvidia(folder) => {
             command.env(
@@ -674,7 +683,7 @@ fn prepend_env(name: &str, first: &Path, separator: &str) -> OsString {
 /// The environment variables Racetrack's runtime reads (`cudart/`).
 pub use ptx_emu::run_env::{
     CHECKS_OFF as CHECKS_OFF_ENV, DEVICES as DEVICES_ENV, FINDINGS as FINDINGS_ENV, LOG as LOG_ENV,
-    SCHEDULE as SCHEDULE_ENV,
+    SCHEDULE as SCHEDULE_ENV, TIMINGS as TIMINGS_ENV,
 };
 
 /// The folder for builds and runs: Racetrack's cache, else the system's temporary folder.

@@ -263,6 +263,40 @@ fn a_fixed_program_prints_its_answer_and_exits_with_its_own_code() {
     );
 }
 
+/// `--timings`: when the program ends, each kernel's launches and thread-instructions, and the
+/// time they took, as a table of Racetrack's lines.
+#[test]
+fn timings_say_each_kernels_launches_when_the_program_ends() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let ran = racetrack_run(&dir, &["--timings", "fixed_streams.cu", "--", "300"]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let table: Vec<&str> = ran
+        .stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("racetrack: timings: the program took"))
+        .collect();
+    let row = |name: &str| {
+        table
+            .iter()
+            .find(|l| l.contains(name))
+            .map(|l| l.split('┆').map(str::trim).collect::<Vec<_>>())
+            .unwrap_or_else(|| panic!("no row for {name}: {}", ran.stderr))
+    };
+    // One launch of 2 blocks of 256 threads (300 elements): every thread runs at least its
+    // index, its comparison and its return.
+    let scale = row("scale<float>");
+    assert_eq!(scale[1], "1", "{scale:?}");
+    let instructions: u64 = scale[2].parse().expect("a count");
+    assert!(instructions >= 3 * 512, "{scale:?}");
+    assert_eq!(row("all kernels")[2], scale[2]);
+    assert!(
+        table.iter().all(|l| l.starts_with("racetrack: ")),
+        "{table:?}"
+    );
+    let quiet = racetrack_run(&dir, &["fixed_streams.cu", "--", "300"]);
+    assert!(!quiet.stderr.contains("timings"), "{}", quiet.stderr);
+}
+
 /// A header outside the source's folder and every `-I` folder (here a sibling folder, reached
 /// by a relative `#include`) is still part of the build: editing it rebuilds the program.
 #[test]

@@ -229,6 +229,23 @@ pub(crate) fn hazard(access: OpAccess, earlier_wrote: bool) -> Hazard {
 }
 
 impl OpCheck {
+    /// A worker's check for the same launch: the same earlier operations to check against, and
+    /// a footprint of its own, which [`OpCheck::absorb`] adds back (footprints are sets of
+    /// bytes, so the order in which cores recorded them does not matter).
+    pub(crate) fn fork(&self) -> OpCheck {
+        OpCheck {
+            unordered: self.unordered.clone(),
+            own: Vec::new(),
+            name: self.name.clone(),
+            segments: None,
+        }
+    }
+
+    /// Adds a worker's footprint (see [`OpCheck::fork`]).
+    pub(crate) fn absorb(&mut self, worker: &OpCheck) {
+        join_footprints(&mut self.own, &worker.own);
+    }
+
     /// Records an access to allocation `index` (of `bytes` bytes) and returns the first earlier
     /// unordered operation it conflicts with.
     pub(crate) fn access(

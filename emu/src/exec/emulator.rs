@@ -7,7 +7,7 @@ use super::allocs::{
 };
 use super::args::{KernelArg, LaunchConfig};
 use super::devices::Devices;
-use super::timing::LaunchTimings;
+use super::timing::{KernelTally, LaunchTimings};
 use crate::error::EmuError;
 use crate::module::Module;
 use crate::options::RunOptions;
@@ -23,6 +23,11 @@ pub struct Emulator {
     pub(crate) devices: Devices,
     /// Where the last launch's time went (see [`Emulator::last_launch_timings`]).
     pub(crate) last_timings: Option<LaunchTimings>,
+    /// By kernel: the race detector's share of its last launch's work on several cores, which
+    /// sizes the detector of its next launch (see `parallel/cores.rs`).
+    pub(crate) detector_shares: std::collections::HashMap<String, f64>,
+    /// By kernel, in the order each first ran: its launches added up.
+    pub(crate) tallies: Vec<(String, KernelTally)>,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -52,6 +57,8 @@ impl Emulator {
             },
             devices: Devices::new(),
             last_timings: None,
+            detector_shares: std::collections::HashMap::new(),
+            tallies: Vec::new(),
         }
     }
 
@@ -296,5 +303,25 @@ impl Emulator {
     /// was refused).
     pub fn last_launch_timings(&self) -> Option<&LaunchTimings> {
         self.last_timings.as_ref()
+    }
+
+    /// Every kernel launched so far (device-side launches included), in the order each first
+    /// ran, with its launches added up.
+    pub fn kernel_tallies(&self) -> &[(String, KernelTally)] {
+        &self.tallies
+    }
+
+    pub(crate) fn tally(&mut self, entry: &str, timings: &LaunchTimings, thread_instructions: u64) {
+        let at = match self.tallies.iter().position(|(name, _)| name == entry) {
+            Some(at) => at,
+            None => {
+                self.tallies
+                    .push((entry.to_string(), KernelTally::default()));
+                self.tallies.len() - 1
+            }
+        };
+        if let Some((_, tally)) = self.tallies.get_mut(at) {
+            tally.add(timings, thread_instructions);
+        }
     }
 }

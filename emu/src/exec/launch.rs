@@ -328,6 +328,7 @@ impl Emulator {
             },
             clocks: Clocks::default(),
         };
+        let mut measure_detector = false;
         if options.racecheck {
             // A finding names its memory when it is reported, so heap blocks that may be freed
             // meanwhile keep the detector answering each access at once; so does a trace, which
@@ -335,7 +336,11 @@ impl Emulator {
             let batched = trace_limit.is_none() && !module.frees_heap();
             let blocks_on_several =
                 options.schedule == Schedule::Hardware && l.may_run_in_parallel();
-            let shards = detector_shards(options.cores(), blocks_on_several);
+            let measured = blocks_on_several
+                .then(|| self.detector_shares.get(entry).copied())
+                .flatten();
+            let shards = detector_shards(options.cores(), blocks_on_several, measured);
+            measure_detector = blocks_on_several && batched && shards > 0;
             let model = options.memory_model;
             let race = Racecheck::start(batched.then_some(shards), tpb, wpb, bx, model);
             l.ctx.race = Some(race);
@@ -375,7 +380,12 @@ impl Emulator {
             free_aside(race);
         }
         drop(l);
-        self.last_timings = Some(clocks.timings(started, race_detector, shards));
+        let timings = clocks.timings(started, race_detector, shards);
+        if measure_detector && let Some(share) = timings.detector_share() {
+            self.detector_shares.insert(entry.to_string(), share);
+        }
+        self.tally(entry, &timings, thread_instructions);
+        self.last_timings = Some(timings);
         Ok(((report, trace, op_check.map(|check| *check)), queued))
     }
 
@@ -560,17 +570,28 @@ impl Launch<'_> {
         std::thread::scope(|scope| {
             // Sends the workers home however the rounds end, a panic included.
             let _dismissal = Dismissal(&crew);
-            let mut started = 0;
+            let mut started = Vec::with_capacity(workers);
             for (index, fork) in forks.into_iter().enumerate() {
                 let crew = &crew;
                 let worker = std::thread::Builder::new()
                     .name(format!("launch worker {}", index + 1))
                     .spawn_scoped(scope, move || crew.work(index, fork));
-                started += worker.is_ok() as usize;
+                started.extend(worker.ok());
             }
-            let on_several = (started == workers).then_some((&crew, &mut own));
+            let on_several = (started.len() == workers).then_some((&crew, &mut own));
             self.run_rounds(on_several)
                 .tally(crew.taken_over(), crew.cut_short(), crew.met());
+            crew.dismiss();
+            let mut footprints: Vec<Box<OpCheck>> = started
+                .into_iter()
+                .filter_map(|worker| worker.join().ok().flatten())
+                .collect();
+            footprints.extend(own.op_check.take());
+            if let Some(check) = self.ctx.op_check.as_mut() {
+                for worker in &footprints {
+                    check.absorb(worker);
+                }
+            }
         });
         self.clocks.workers = crew.clocks();
         self.clocks.waits = crew.waits();

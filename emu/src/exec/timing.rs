@@ -44,6 +44,28 @@ pub struct LaunchTimings {
     pub threads: Vec<ThreadBusy>,
 }
 
+/// What every launch of one kernel added up to (see [`Emulator::kernel_tallies`]).
+///
+/// [`Emulator::kernel_tallies`]: crate::Emulator::kernel_tallies
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KernelTally {
+    pub launches: u64,
+    pub thread_instructions: u64,
+    /// The launches' own time, from their checks to their reports.
+    pub time: Duration,
+    /// Every thread's busy time in those launches (see [`ThreadBusy`]).
+    pub busy: Duration,
+}
+
+impl KernelTally {
+    pub(crate) fn add(&mut self, timings: &LaunchTimings, thread_instructions: u64) {
+        self.launches += 1;
+        self.thread_instructions += thread_instructions;
+        self.time += timings.total;
+        self.busy += timings.threads.iter().map(|t| t.busy).sum::<Duration>();
+    }
+}
+
 /// One thread of a launch and how long it worked.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ThreadBusy {
@@ -65,6 +87,23 @@ pub(crate) struct WorkerClocks {
 }
 
 impl LaunchTimings {
+    /// The race detector's part of the work that ran blocks or applied its calls: its shards'
+    /// busy time and its time on the launch's thread, against the blocks' time on every core.
+    /// `None` when the detector did nothing.
+    pub fn detector_share(&self) -> Option<f64> {
+        let busy = |prefix: &str| -> Duration {
+            self.threads
+                .iter()
+                .filter(|t| t.name.starts_with(prefix))
+                .map(|t| t.busy)
+                .sum()
+        };
+        let detector = busy("racecheck") + self.race_detector;
+        let blocks = busy("launch worker") + self.interpreter;
+        let all = (detector + blocks).as_secs_f64();
+        (!detector.is_zero() && all > 0.0).then(|| detector.as_secs_f64() / all)
+    }
+
     /// The launch thread's time outside the named parts.
     pub fn other(&self) -> Duration {
         self.total

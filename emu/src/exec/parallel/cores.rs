@@ -29,11 +29,30 @@ pub(super) const MIN_PARALLEL_WARPS: u32 = 4;
 /// of four at 16 threads was busy 3 % of the time a worker was; see BENCHMARK.md), so a core
 /// given to the detector is mostly a core the blocks lose; on two cores a detector thread of
 /// its own cost more in handing calls from core to core than it took off the interpreter.
+/// When the same kernel's last launch measured the detector's share of the work (`measured`,
+/// see [`LaunchTimings::detector_share`]), it takes that share of the cores, up to half: a
+/// kernel that mostly copies memory gives the detector as much work as its blocks (40 % of a
+/// sample's time on one core), and one shard then held back fifteen cores of blocks.
 /// When blocks run on one core (the random schedules, traces, bank counting …), it takes a
 /// quarter of the cores, and at least one of two or more.
-pub(crate) fn detector_shards(cores: usize, blocks_on_several: bool) -> usize {
+///
+/// [`LaunchTimings::detector_share`]: crate::LaunchTimings::detector_share
+pub(crate) fn detector_shards(
+    cores: usize,
+    blocks_on_several: bool,
+    measured: Option<f64>,
+) -> usize {
     if blocks_on_several {
-        if cores < 4 { 0 } else { cores.div_ceil(16) }
+        if cores < 4 {
+            return 0;
+        }
+        let least = cores.div_ceil(16);
+        match measured {
+            Some(share) if share.is_finite() => {
+                ((cores as f64 * share).round() as usize).clamp(least, (cores / 2).max(least))
+            }
+            _ => least,
+        }
     } else {
         (cores / 4).max(1).min(cores - 1)
     }
@@ -129,7 +148,9 @@ impl Launch<'_> {
             && self.nblocks > 1
             && self.nblocks * ctx.tpb as u64 >= MIN_PARALLEL_THREADS
             && ctx.trace.is_none()
-            && ctx.op_check.is_none()
+            // A grid that may launch children checks them against its footprint cut at each
+            // launch, which only one core's order gives.
+            && ctx.op_check.as_ref().is_none_or(|check| check.segments.is_none())
             && ctx.banks.is_none()
             && !m.reads_clock
             && !heap

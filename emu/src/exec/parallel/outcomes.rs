@@ -48,7 +48,7 @@ impl<'a> Ctx<'a> {
             last_alloc: usize::MAX,
             device: self.device,
             peer: self.peer.clone(),
-            op_check: None,
+            op_check: self.op_check.as_ref().map(|check| Box::new(check.fork())),
             clock: 0,
             thread_instrs: 0,
             progress: 0,

@@ -8,6 +8,7 @@ use super::crew::{Counts, Crew, KEPT_LOGS, PanicAlarm, wait_until};
 use crate::exec::block;
 use crate::exec::block::Step;
 use crate::exec::ctx::Ctx;
+use crate::exec::devices::OpCheck;
 use crate::exec::plan;
 use crate::exec::plan::RoundCount;
 
@@ -268,7 +269,9 @@ pub(super) unsafe fn end_turns(board: &Board, share: &std::ops::Range<usize>, co
 
 impl Crew {
     /// A worker: runs the blocks of its job each round until sent home.
-    pub(crate) fn work(&self, index: usize, mut ctx: Ctx) {
+    /// Runs the worker's turns until the launch dismisses the crew; returns what its blocks
+    /// added to the launch's footprint for racecheck across operations.
+    pub(crate) fn work(&self, index: usize, mut ctx: Ctx) -> Option<Box<OpCheck>> {
         let _alarm = PanicAlarm(self);
         self.workers
             .lock()
@@ -279,7 +282,7 @@ impl Crew {
             wait_until(|| self.round.load(Ordering::Acquire) != seen);
             seen = self.round.load(Ordering::Acquire);
             if seen == u64::MAX {
-                return;
+                return ctx.op_check.take();
             }
             {
                 let started = std::time::Instant::now();

@@ -190,3 +190,23 @@ fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
          cut short, {met} rounds met on"
     );
 }
+
+/// The detector takes the share of the cores its last launch's work measured, between one per
+/// sixteen cores and half of them; below four cores it stays on the launch's thread.
+#[test]
+fn the_detector_takes_the_share_of_cores_its_work_measured() {
+    use super::cores::detector_shards;
+    assert_eq!(detector_shards(16, true, None), 1);
+    assert_eq!(detector_shards(16, true, Some(0.4)), 6);
+    assert_eq!(detector_shards(16, true, Some(0.01)), 1);
+    assert_eq!(detector_shards(16, true, Some(0.9)), 8);
+    assert_eq!(detector_shards(64, true, Some(0.05)), 4);
+    assert_eq!(detector_shards(4, true, Some(0.5)), 2);
+    assert_eq!(detector_shards(2, true, Some(0.5)), 0);
+    assert_eq!(detector_shards(16, true, Some(f64::NAN)), 1);
+    assert_eq!(
+        detector_shards(8, false, Some(0.9)),
+        2,
+        "blocks on one core"
+    );
+}

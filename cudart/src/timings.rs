@@ -1,0 +1,73 @@
+//! `racetrack run --timings`: when the program ends, how its kernels spent their time on the
+//! emulator, kernel by kernel, so that a slow run says which launches to look at.
+
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use std::time::Duration;
+
+use crate::runtime::Runtime;
+
+pub use ptx_emu::run_env::TIMINGS as TIMINGS_ENV;
+
+/// Says each kernel's launches, thread-instructions and time, when `--timings` asked for them.
+pub fn report(rt: &mut Runtime) {
+    if std::env::var_os(TIMINGS_ENV).is_none() {
+        return;
+    }
+    let elapsed = rt.started.elapsed();
+    let tallies = rt.emu.kernel_tallies().to_vec();
+    if tallies.is_empty() {
+        rt.out.say(&format!(
+            "timings: no kernel ran; the program took {:.2} s",
+            elapsed.as_secs_f64()
+        ));
+        return;
+    }
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header([
+        "kernel",
+        "launches",
+        "thread-instructions",
+        "time, s",
+        "thread-instructions/s",
+        "cores' worth",
+    ]);
+    let (mut time, mut instructions, mut launches) = (Duration::ZERO, 0u64, 0u64);
+    for (name, tally) in &tallies {
+        time += tally.time;
+        instructions += tally.thread_instructions;
+        launches += tally.launches;
+        table.add_row(row(
+            &crate::launch::display_name(name),
+            tally.launches,
+            tally.thread_instructions,
+            tally.time,
+            tally.busy,
+        ));
+    }
+    let busy = tallies.iter().map(|(_, t)| t.busy).sum();
+    table.add_row(row("all kernels", launches, instructions, time, busy));
+    rt.out.say(&format!(
+        "timings: the program took {:.2} s, {:.2} s of it in kernels on the emulator\n{table}",
+        elapsed.as_secs_f64(),
+        time.as_secs_f64()
+    ));
+}
+
+fn row(
+    name: &str,
+    launches: u64,
+    instructions: u64,
+    time: Duration,
+    busy: Duration,
+) -> [String; 6] {
+    let seconds = time.as_secs_f64();
+    let per = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
+    [
+        name.to_string(),
+        launches.to_string(),
+        instructions.to_string(),
+        format!("{seconds:.3}"),
+        format!("{:.3e}", per(instructions as f64)),
+        format!("{:.2}", per(busy.as_secs_f64())),
+    ]
+}
