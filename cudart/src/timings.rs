@@ -37,7 +37,7 @@ pub fn report(rt: &mut Runtime) {
         instructions += tally.thread_instructions;
         launches += tally.launches;
         table.add_row(row(
-            &crate::launch::display_name(name),
+            &short_name(&crate::launch::display_name(name)),
             tally.launches,
             tally.thread_instructions,
             tally.time,
@@ -70,4 +70,54 @@ fn row(
         format!("{:.3e}", per(instructions as f64)),
         format!("{:.2}", per(busy.as_secs_f64())),
     ]
+}
+
+/// A kernel's name short enough for a table: template arguments as `<…>` (Thrust's and CUB's
+/// run to hundreds of characters), and at most [`LONGEST`] characters, its end kept.
+fn short_name(name: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    for c in name.chars() {
+        match c {
+            '<' => {
+                if depth == 0 {
+                    out.push_str("<…>");
+                }
+                depth += 1;
+            }
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    let count = out.chars().count();
+    if count <= LONGEST {
+        return out;
+    }
+    let tail: String = out.chars().skip(count - (LONGEST - 1)).collect();
+    format!("…{tail}")
+}
+
+const LONGEST: usize = 60;
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn template_arguments_are_elided_and_long_names_keep_their_end() {
+        assert_eq!(short_name("scale<float>"), "scale<…>");
+        assert_eq!(short_name("markSegments"), "markSegments");
+        assert_eq!(
+            short_name("cub::detail::scan::DeviceScanKernel<cub::policy<int, less<int> >, int>"),
+            "cub::detail::scan::DeviceScanKernel<…>"
+        );
+        let long = format!("{}::kernel", "namespace".repeat(10));
+        let short = short_name(&long);
+        assert_eq!(short.chars().count(), 60);
+        assert!(
+            short.starts_with('…') && short.ends_with("namespace::kernel"),
+            "{short}"
+        );
+    }
 }

@@ -1167,3 +1167,15 @@ fn a_thread_that_reads_its_own_copy_after_the_wait_is_not_reported() {
         swap_through_async_copies("cp.async.wait_group 0; ld.shared.u32 %r9, [%r3]; bar.sync 0;");
     assert!(r.findings.is_empty(), "{:?}", r.findings);
 }
+
+/// Programmatic dependent launch, as CUB's kernels use it: the grid's dependency on the work
+/// before it is already met when the emulator starts it, and letting dependents start early
+/// changes nothing, so the kernel runs on past both.
+#[test]
+fn programmatic_dependent_launch_waits_for_nothing_that_has_not_completed() {
+    let w = words(
+        "griddepcontrol.wait; mov.u32 %r1, 41; add.u32 %r1, %r1, 1;
+         griddepcontrol.launch_dependents; st.global.u32 [%rd39], %r1;",
+    );
+    assert_eq!(w[0], 42);
+}

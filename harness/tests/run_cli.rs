@@ -284,7 +284,7 @@ fn timings_say_each_kernels_launches_when_the_program_ends() {
     };
     // One launch of 2 blocks of 256 threads (300 elements): every thread runs at least its
     // index, its comparison and its return.
-    let scale = row("scale<float>");
+    let scale = row("scale<…>");
     assert_eq!(scale[1], "1", "{scale:?}");
     let instructions: u64 = scale[2].parse().expect("a count");
     assert!(instructions >= 3 * 512, "{scale:?}");

@@ -159,7 +159,7 @@ impl Parser {
             | "cvta" | "bfe" | "bfi" | "bmsk" | "prmt" | "testp" | "mul24" | "mad24" | "lop3"
             | "shf" | "dp4a" | "dp2a" | "sad" => self.decode_arith(&o),
             "ld" | "ldu" | "st" | "atom" | "red" | "membar" | "fence" | "prefetch"
-            | "prefetchu" | "pmevent" | "nanosleep" => self.decode_memory(&o),
+            | "prefetchu" | "pmevent" | "nanosleep" | "griddepcontrol" => self.decode_memory(&o),
             "bra" | "brx" | "call" | "ret" | "exit" | "trap" => self.decode_control(&o),
             "bar" | "barrier" | "shfl" | "vote" | "match" | "redux" | "activemask" => {
                 self.decode_collective(&o)

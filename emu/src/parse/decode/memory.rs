@@ -196,6 +196,12 @@ impl Parser {
             }
             // `__nanosleep(ns)`: a hint to let other warps run; every schedule here already does.
             "prefetch" | "prefetchu" | "pmevent" | "nanosleep" => Op::Nop,
+            // Programmatic dependent launch (CUB's kernels since CUDA 12.3): `.wait` waits
+            // for the grids this one depends on to complete and their memory to be visible,
+            // `.launch_dependents` lets the next grid start early. The emulator starts a grid
+            // only when the work before it on its stream has completed, so the wait is already
+            // met and the early start never happens.
+            "griddepcontrol" => Op::Nop,
             _ => unreachable!("decode sends only this family's opcodes here"),
         })
     }
