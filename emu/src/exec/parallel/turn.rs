@@ -190,6 +190,17 @@ impl Launch<'_> {
             !crew.failed.load(Ordering::Acquire),
             "a worker of the launch panicked"
         );
+        // At most the turn that just ended waits in line: when the joins fell a whole turn
+        // behind (a race detector on this thread, slower than the blocks it checks), they
+        // catch up now, with the workers idle, or the line would grow without end (a
+        // shared-memory histogram on two cores held 11 GB of calls after a minute).
+        if rounds
+            .waiting
+            .iter()
+            .any(|waiting| matches!(waiting, Waiting::Turn(_)))
+        {
+            self.join_waiting(&mut rounds.waiting);
+        }
         let joining = Lap::start(self.ctx.detector_time());
         for job in &crew.jobs {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
