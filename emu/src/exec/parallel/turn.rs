@@ -175,7 +175,11 @@ impl Launch<'_> {
         // What earlier turns did joins while the workers run this one, as far as it gets.
         let finished =
             || crew.done.load(Ordering::Acquire) == workers || crew.failed.load(Ordering::Acquire);
-        self.join_until(&mut rounds.waiting, finished);
+        #[cfg(not(test))]
+        let joined_enough = finished;
+        #[cfg(test)]
+        let joined_enough = || finished() || tests::JOINS_FALL_BEHIND.with(|behind| behind.get());
+        self.join_until(&mut rounds.waiting, joined_enough);
         let waiting = std::time::Instant::now();
         let spin = if mine.is_empty() {
             crew.launch_spin
@@ -272,6 +276,15 @@ impl Launch<'_> {
             }
         }
         rounds.waiting.push_back(Waiting::Turn(LinedUp::new(turns)));
+        #[cfg(test)]
+        tests::MOST_TURNS_IN_LINE.with(|most| {
+            let now = rounds
+                .waiting
+                .iter()
+                .filter(|waiting| matches!(waiting, Waiting::Turn(_)))
+                .count();
+            most.set(most.get().max(now));
+        });
         self.clocks.joins += joining.stop(self.ctx.detector_time());
         Some((ran, progressed))
     }
@@ -353,5 +366,18 @@ pub(super) fn launch_share(blocks: usize, workers: usize) -> usize {
         0
     } else {
         blocks / (workers + 1)
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    thread_local! {
+        /// Set: the launch joins nothing beside a turn, as a launch whose joins are slower than
+        /// its blocks does.
+        pub(in crate::exec::parallel) static JOINS_FALL_BEHIND: std::cell::Cell<bool> =
+            const { std::cell::Cell::new(false) };
+        /// The most turns this thread's launches have had waiting in line at once.
+        pub(in crate::exec::parallel) static MOST_TURNS_IN_LINE: std::cell::Cell<usize> =
+            const { std::cell::Cell::new(0) };
     }
 }
