@@ -327,6 +327,7 @@ impl Emulator {
                 ..Watchdog::default()
             },
             clocks: Clocks::default(),
+            detector_here: None,
         };
         let mut measure_detector = false;
         if options.racecheck {
@@ -340,7 +341,8 @@ impl Emulator {
                 .then(|| self.detector_shares.get(entry).copied())
                 .flatten();
             let shards = detector_shards(options.cores(), blocks_on_several, measured);
-            measure_detector = blocks_on_several && batched && shards > 0;
+            measure_detector = blocks_on_several && batched;
+            l.detector_here = measured.filter(|_| shards == 0);
             let model = options.memory_model;
             let race = Racecheck::start(batched.then_some(shards), tpb, wpb, bx, model);
             l.ctx.race = Some(race);

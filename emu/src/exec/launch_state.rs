@@ -27,6 +27,9 @@ pub(crate) struct Launch<'a> {
     pub(crate) watchdog: Watchdog,
     /// Where the launch's thread spent its time (see `timing.rs`).
     pub(crate) clocks: Clocks,
+    /// The race detector's share of the work its kernel's last launch measured, when the
+    /// detector runs on the launch's thread: the launch takes fewer blocks of each turn.
+    pub(crate) detector_here: Option<f64>,
 }
 
 /// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-instructions

@@ -240,3 +240,20 @@ fn joins_that_fall_behind_catch_up_after_each_turn() {
     let most = MOST_TURNS_IN_LINE.with(|most| most.get());
     assert_eq!(most, 1, "turns waiting in line at once");
 }
+
+/// The launch's part of a turn's blocks: an even share, and less when the race detector on its
+/// core took a measured part of the work, so that it ends its turn with the workers.
+#[test]
+fn the_launch_takes_fewer_blocks_when_the_detector_is_on_its_core() {
+    use super::turn::launch_share;
+    assert_eq!(launch_share(16, 1, None), 8);
+    assert_eq!(launch_share(17, 1, None), 8);
+    assert_eq!(launch_share(16, 1, Some(0.0)), 8);
+    // A fifth of the work: 0.2 + x 0.8 = (1 - x) 0.8 makes x = 3/8 of the blocks.
+    assert_eq!(launch_share(16, 1, Some(0.2)), 6);
+    assert_eq!(launch_share(16, 1, Some(0.55)), 0);
+    // 0.3 + x 0.7 = (1 - x) 0.7 makes x = 2/7 of the blocks: 4 of 16.
+    assert_eq!(launch_share(16, 1, Some(0.3)), 4);
+    assert_eq!(launch_share(16, 1, Some(f64::NAN)), 8);
+    assert_eq!(launch_share(16, 8, Some(0.1)), 0, "enough workers: none");
+}

@@ -78,9 +78,10 @@ impl Launch<'_> {
         rounds.by_slot.clear();
         rounds.by_slot.extend_from_slice(resident);
         rounds.by_slot.sort_unstable();
-        let (mine, theirs) = rounds
-            .by_slot
-            .split_at(launch_share(resident.len(), workers));
+        let (mine, theirs) =
+            rounds
+                .by_slot
+                .split_at(launch_share(resident.len(), workers, self.detector_here));
         let new_views = rounds.views_for != self.blocks.len();
         rounds.views_for = self.blocks.len();
         if new_views {
@@ -360,12 +361,24 @@ impl Launch<'_> {
 
 /// How many of a turn's `blocks` the launch's core runs when `workers` run the rest: none once
 /// there are enough workers (see [`WORKERS_FOR_A_FREE_LAUNCH`]), otherwise an even share, the
-/// smaller one when the blocks do not divide evenly.
-pub(super) fn launch_share(blocks: usize, workers: usize) -> usize {
+/// smaller one when the blocks do not divide evenly. When the race detector runs on the
+/// launch's core and took `detector` of the work last time, the launch takes what leaves it
+/// as busy as each worker: with the detector at `f` of the work and the blocks at `1 - f`, a
+/// part `x` of the blocks makes `f + x (1 - f)` against `(1 - x) (1 - f) / workers`. A
+/// shared-memory histogram's detector is half its work: on two cores the launch then takes
+/// no blocks, where an even share made it the last of every turn.
+pub(super) fn launch_share(blocks: usize, workers: usize, detector: Option<f64>) -> usize {
     if workers >= WORKERS_FOR_A_FREE_LAUNCH {
-        0
-    } else {
-        blocks / (workers + 1)
+        return 0;
+    }
+    let even = blocks / (workers + 1);
+    match detector {
+        Some(f) if f.is_finite() && (0.0..1.0).contains(&f) => {
+            let w = workers as f64;
+            let part = ((1.0 - f) - f * w) / ((1.0 - f) * (w + 1.0));
+            ((part.max(0.0) * blocks as f64).floor() as usize).min(even)
+        }
+        _ => even,
     }
 }
 
