@@ -328,6 +328,7 @@ impl Emulator {
             },
             clocks: Clocks::default(),
             detector_here: None,
+            blocks_on_one_core: false,
         };
         let mut measure_detector = false;
         if options.racecheck {
@@ -335,11 +336,15 @@ impl Emulator {
             // meanwhile keep the detector answering each access at once; so does a trace, which
             // links each finding to the access before it.
             let batched = trace_limit.is_none() && !module.frees_heap();
-            let blocks_on_several =
-                options.schedule == Schedule::Hardware && l.may_run_in_parallel();
-            let measured = blocks_on_several
+            let parallel = options.schedule == Schedule::Hardware && l.may_run_in_parallel();
+            let measured = parallel
                 .then(|| self.detector_shares.get(entry).copied())
                 .flatten();
+            // Below four cores the detector shares the launch's thread while blocks run on
+            // several. When it took a third of the work or more, the blocks run on the
+            // launch's core instead and the detector on a core of its own.
+            l.blocks_on_one_core = options.cores() < 4 && measured.is_some_and(|f| f >= 1.0 / 3.0);
+            let blocks_on_several = parallel && !l.blocks_on_one_core;
             let shards = detector_shards(options.cores(), blocks_on_several, measured);
             measure_detector = blocks_on_several && batched;
             l.detector_here = measured.filter(|_| shards == 0);

@@ -30,6 +30,8 @@ pub(crate) struct Launch<'a> {
     /// The race detector's share of the work its kernel's last launch measured, when the
     /// detector runs on the launch's thread: the launch takes fewer blocks of each turn.
     pub(crate) detector_here: Option<f64>,
+    /// The blocks run on the launch's core, the race detector on another (see `launch.rs`).
+    pub(crate) blocks_on_one_core: bool,
 }
 
 /// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-instructions

@@ -145,6 +145,7 @@ impl Launch<'_> {
         let heap =
             m.calls_builtin(|f| matches!(f, Builtin::Malloc | Builtin::Free | Builtin::Cdp(_)));
         ctx.opts.cores() > 1
+            && !self.blocks_on_one_core
             && self.nblocks > 1
             && self.nblocks * ctx.tpb as u64 >= MIN_PARALLEL_THREADS
             && ctx.trace.is_none()
