@@ -163,4 +163,9 @@ impl Launch<'_> {
 thread_local! {
     /// The watchdog's looks made from a turn's counts by this thread's launches.
     pub(super) static WATCHDOG_LOOKS_IN_TURNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Set: the launch joins nothing beside a turn, as a launch whose joins are slower than its
+    /// blocks does.
+    pub(super) static JOINS_FALL_BEHIND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The most turns this thread's launches have had waiting in line at once.
+    pub(super) static MOST_TURNS_IN_LINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }

@@ -216,7 +216,7 @@ fn the_detector_takes_the_share_of_cores_its_work_measured() {
 /// as one core does. A line without that bound held 11 GB of a histogram's calls.
 #[test]
 fn joins_that_fall_behind_catch_up_after_each_turn() {
-    use super::turn::tests::{JOINS_FALL_BEHIND, MOST_TURNS_IN_LINE};
+    use super::cores::{JOINS_FALL_BEHIND, MOST_TURNS_IN_LINE};
     let module = Module::parse(LEFTOVERS).unwrap();
     let run = |threads: u32| {
         let options = RunOptions {

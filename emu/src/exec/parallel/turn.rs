@@ -179,7 +179,8 @@ impl Launch<'_> {
         #[cfg(not(test))]
         let joined_enough = finished;
         #[cfg(test)]
-        let joined_enough = || finished() || tests::JOINS_FALL_BEHIND.with(|behind| behind.get());
+        let joined_enough =
+            || finished() || super::cores::JOINS_FALL_BEHIND.with(|behind| behind.get());
         self.join_until(&mut rounds.waiting, joined_enough);
         let waiting = std::time::Instant::now();
         let spin = if mine.is_empty() {
@@ -278,7 +279,7 @@ impl Launch<'_> {
         }
         rounds.waiting.push_back(Waiting::Turn(LinedUp::new(turns)));
         #[cfg(test)]
-        tests::MOST_TURNS_IN_LINE.with(|most| {
+        super::cores::MOST_TURNS_IN_LINE.with(|most| {
             let now = rounds
                 .waiting
                 .iter()
@@ -379,18 +380,5 @@ pub(super) fn launch_share(blocks: usize, workers: usize, detector: Option<f64>)
             ((part.max(0.0) * blocks as f64).floor() as usize).min(even)
         }
         _ => even,
-    }
-}
-
-#[cfg(test)]
-pub(super) mod tests {
-    thread_local! {
-        /// Set: the launch joins nothing beside a turn, as a launch whose joins are slower than
-        /// its blocks does.
-        pub(in crate::exec::parallel) static JOINS_FALL_BEHIND: std::cell::Cell<bool> =
-            const { std::cell::Cell::new(false) };
-        /// The most turns this thread's launches have had waiting in line at once.
-        pub(in crate::exec::parallel) static MOST_TURNS_IN_LINE: std::cell::Cell<usize> =
-            const { std::cell::Cell::new(0) };
     }
 }
