@@ -53,6 +53,34 @@ pub(crate) fn analyze(m: &Module) -> Vec<bool> {
                 out[start + k] = decides_loop(body, &roots, *inside);
             }
         }
+        // A loop the compiler rotated polls first before it: the same load of the same
+        // address into the same registers, falling into the loop's test (CUB's look-back:
+        // `ld.relaxed` of a tile's status, then the same load again inside the wait loop). When
+        // the status is already there, only that first load runs.
+        for k in 0..body.len() {
+            if out[start + k] {
+                continue;
+            }
+            let Op::Ld {
+                ds,
+                addr,
+                strong,
+                space,
+                ..
+            } = &body[k].op
+            else {
+                continue;
+            };
+            if *strong == Strength::Weak {
+                continue;
+            }
+            let peeled = body.iter().enumerate().any(|(j, other)| {
+                out[start + j]
+                    && matches!(&other.op, Op::Ld { ds: d, addr: a, space: s, .. }
+                        if d == ds && a == addr && s == space)
+            });
+            out[start + k] = peeled;
+        }
     }
     out
 }
@@ -212,6 +240,22 @@ mod tests {
         let body = "$L1:\nld.relaxed.gpu.global.u32 %r1, [%rd1];\nsetp.eq.s32 %p1, %r1, 0;\n\
                     vote.sync.any.pred %p2, %p1, -1;\n@%p2 bra $L1;";
         assert_eq!(polls(body), [true]);
+    }
+
+    /// CUB's look-back as nvcc 13 lays it out: the first load of a tile's status before the
+    /// wait loop, the same load again inside it.
+    #[test]
+    fn the_first_poll_of_a_rotated_loop_polls() {
+        let body = "ld.relaxed.gpu.global.v2.u32 {%r1, %r2}, [%rd1];
+bra.uni $L2;
+                    $L1:
+ld.relaxed.gpu.global.v2.u32 {%r1, %r2}, [%rd1];
+                    $L2:
+setp.eq.s32 %p1, %r1, 99;
+vote.sync.any.pred %p2, %p1, -1;
+                    @%p2 bra $L1;
+ld.relaxed.gpu.global.v2.u32 {%r3, %r2}, [%rd1];";
+        assert_eq!(polls(body), [true, true, false]);
     }
 
     #[test]
