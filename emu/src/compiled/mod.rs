@@ -7,8 +7,17 @@
 //! warp reaches its start, and counts its steps as the interpreter would). This room knows
 //! nothing of warps or launches: its interface is [`Tier::region_at`] and [`Region::run`].
 
+#[cfg(feature = "compiled")]
 mod regions;
+#[cfg(feature = "compiled")]
 mod translate;
+
+/// Whether this build has the compiled tier (the `compiled` feature; the exercise runner builds
+/// without it, and runs every engine as the interpreter).
+pub const COMPILED_TIER: bool = cfg!(feature = "compiled");
+
+/// `code(regs, active)`, as `translate.rs` makes it.
+type RegionFn = unsafe extern "C" fn(*mut u64, u32);
 
 use crate::ir::Instr;
 use std::sync::{Arc, OnceLock};
@@ -18,7 +27,8 @@ use std::sync::{Arc, OnceLock};
 pub enum Engine {
     /// The interpreter alone: every instruction through `exec::instr`.
     Interp,
-    /// Register-only regions run as native code; everything else in the interpreter.
+    /// Register-only regions run as native code; everything else in the interpreter. A build
+    /// without the tier ([`COMPILED_TIER`] false) runs the interpreter alone.
     Compiled,
     /// What `RACETRACK_ENGINE` names; otherwise the interpreter, for now: the regions the
     /// tier takes today are too short to pay for their compile on the kernels measured
@@ -69,7 +79,7 @@ pub(crate) struct Region {
     rows: u32,
     /// `code(regs, active)`: `regs` is the warp's register file, `regs[r][lane]` at
     /// `r * 32 + lane`; `active` the lanes that run (each instruction's guard applies within).
-    code: translate::RegionFn,
+    code: RegionFn,
 }
 
 impl Region {
@@ -91,6 +101,7 @@ impl Region {
 pub(crate) struct Tier {
     starts: Vec<Option<Region>>,
     /// Owns the regions' code; `None` only while it is dropped.
+    #[cfg(feature = "compiled")]
     jit: Option<cranelift_jit::JITModule>,
 }
 
@@ -101,6 +112,7 @@ unsafe impl Send for Tier {}
 // SAFETY: as for `Send`: shared access only reads `starts` and calls finished code.
 unsafe impl Sync for Tier {}
 
+#[cfg(feature = "compiled")]
 impl Drop for Tier {
     fn drop(&mut self) {
         if let Some(jit) = self.jit.take() {
@@ -152,6 +164,13 @@ impl std::fmt::Debug for Cache {
 
 impl Cache {
     /// The module's tier, compiled now if this is the first ask.
+    #[cfg(not(feature = "compiled"))]
+    pub(crate) fn get(&self, _code: &[Instr], _function_starts: &[u32]) -> Option<&Tier> {
+        None
+    }
+
+    /// The module's tier, compiled now if this is the first ask.
+    #[cfg(feature = "compiled")]
     pub(crate) fn get(&self, code: &[Instr], function_starts: &[u32]) -> Option<&Tier> {
         self.0
             .get_or_init(|| {
