@@ -2,11 +2,11 @@
 //! emulator, kernel by kernel, so that a slow run says which launches to look at.
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use std::time::Duration;
+use ptx_emu::KernelTally;
 
 use crate::runtime::Runtime;
 
-pub use ptx_emu::run_env::TIMINGS as TIMINGS_ENV;
+use ptx_emu::run_env::TIMINGS as TIMINGS_ENV;
 
 /// Says each kernel's launches, thread-instructions and time, when `--timings` asked for them.
 pub fn report(rt: &mut Runtime) {
@@ -31,44 +31,32 @@ pub fn report(rt: &mut Runtime) {
         "thread-instructions/s",
         "cores' worth",
     ]);
-    let (mut time, mut instructions, mut launches) = (Duration::ZERO, 0u64, 0u64);
+    let mut all = KernelTally::default();
     for (name, tally) in &tallies {
-        time += tally.time;
-        instructions += tally.thread_instructions;
-        launches += tally.launches;
-        table.add_row(row(
-            &short_name(&crate::launch::display_name(name)),
-            tally.launches,
-            tally.thread_instructions,
-            tally.time,
-            tally.busy,
-        ));
+        all.launches += tally.launches;
+        all.thread_instructions += tally.thread_instructions;
+        all.time += tally.time;
+        all.busy += tally.busy;
+        table.add_row(row(&short_name(&crate::launch::display_name(name)), tally));
     }
-    let busy = tallies.iter().map(|(_, t)| t.busy).sum();
-    table.add_row(row("all kernels", launches, instructions, time, busy));
+    table.add_row(row("all kernels", &all));
     rt.out.say(&format!(
         "timings: the program took {:.2} s, {:.2} s of it in kernels on the emulator\n{table}",
         elapsed.as_secs_f64(),
-        time.as_secs_f64()
+        all.time.as_secs_f64()
     ));
 }
 
-fn row(
-    name: &str,
-    launches: u64,
-    instructions: u64,
-    time: Duration,
-    busy: Duration,
-) -> [String; 6] {
-    let seconds = time.as_secs_f64();
+fn row(name: &str, tally: &KernelTally) -> [String; 6] {
+    let seconds = tally.time.as_secs_f64();
     let per = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     [
         name.to_string(),
-        launches.to_string(),
-        instructions.to_string(),
+        tally.launches.to_string(),
+        tally.thread_instructions.to_string(),
         format!("{seconds:.3}"),
-        format!("{:.3e}", per(instructions as f64)),
-        format!("{:.2}", per(busy.as_secs_f64())),
+        format!("{:.3e}", per(tally.thread_instructions as f64)),
+        format!("{:.2}", per(tally.busy.as_secs_f64())),
     ]
 }
 

@@ -61,7 +61,7 @@ mod trace;
 
 pub use banks::{BANKS, BankConflicts, warp_access};
 
-pub use compiled::{COMPILED_TIER, ENGINE_ENV, Engine};
+pub use compiled::{ENGINE_ENV, Engine};
 pub use error::EmuError;
 pub use exec::allocs::{DEFAULT_HEAP_BYTES, DevicePtr};
 pub use exec::args::{KernelArg, LaunchConfig};

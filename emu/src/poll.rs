@@ -57,29 +57,24 @@ pub(crate) fn analyze(m: &Module) -> Vec<bool> {
         // address into the same registers, falling into the loop's test (CUB's look-back:
         // `ld.relaxed` of a tile's status, then the same load again inside the wait loop). When
         // the status is already there, only that first load runs.
-        for k in 0..body.len() {
-            if out[start + k] {
-                continue;
-            }
-            let Op::Ld {
+        let strong_load = |ins: &Instr| match &ins.op {
+            Op::Ld {
                 ds,
                 addr,
                 strong,
                 space,
                 ..
-            } = &body[k].op
-            else {
-                continue;
-            };
-            if *strong == Strength::Weak {
-                continue;
-            }
-            let peeled = body.iter().enumerate().any(|(j, other)| {
-                out[start + j]
-                    && matches!(&other.op, Op::Ld { ds: d, addr: a, space: s, .. }
-                        if d == ds && a == addr && s == space)
-            });
-            out[start + k] = peeled;
+            } if *strong != Strength::Weak => Some((ds.clone(), *addr, *space)),
+            _ => None,
+        };
+        let polled: Vec<_> = body
+            .iter()
+            .zip(&out[start..end])
+            .filter(|(_, polls)| **polls)
+            .filter_map(|(ins, _)| strong_load(ins))
+            .collect();
+        for (ins, polls) in body.iter().zip(&mut out[start..end]) {
+            *polls |= strong_load(ins).is_some_and(|load| polled.contains(&load));
         }
     }
     out

@@ -5,7 +5,7 @@
 
 use ptx_emu::*;
 
-/// `add_into(dst, src, n)`: `dst[i] += src[i]` for the block's threads below `n`;
+/// `add_into(dst, src, n)`: `dst[i] += src[i]` for the grid's threads below `n`;
 /// `count_into(word)`: one device-scope and `count_into_sys(word)` one system-scope atomic add.
 const PTX: &str = r#".version 9.0
 .target sm_90
@@ -24,6 +24,9 @@ const PTX: &str = r#".version 9.0
 	ld.param.u64 %rd2, [add_into_src];
 	ld.param.u32 %r1, [add_into_n];
 	mov.u32 %r2, %tid.x;
+	mov.u32 %r6, %ctaid.x;
+	mov.u32 %r7, %ntid.x;
+	mad.lo.s32 %r2, %r6, %r7, %r2;
 	setp.ge.u32 %p1, %r2, %r1;
 	@%p1 bra DONE;
 	mul.wide.u32 %rd3, %r2, 4;
@@ -593,41 +596,6 @@ fn labelled_operations_are_named_by_their_labels_even_when_held_behind_a_wait() 
     }
 }
 
-/// `add_grid(dst, src, n)`: `dst[i] += src[i]` for every thread of the grid below `n`.
-const GRID_PTX: &str = r#".version 9.0
-.target sm_90
-.address_size 64
-
-.visible .entry add_grid(
-	.param .u64 add_grid_dst,
-	.param .u64 add_grid_src,
-	.param .u32 add_grid_n
-)
-{
-	.reg .pred %p<2>;
-	.reg .b32 %r<8>;
-	.reg .b64 %rd<8>;
-	ld.param.u64 %rd1, [add_grid_dst];
-	ld.param.u64 %rd2, [add_grid_src];
-	ld.param.u32 %r1, [add_grid_n];
-	mov.u32 %r2, %tid.x;
-	mov.u32 %r6, %ctaid.x;
-	mov.u32 %r7, %ntid.x;
-	mad.lo.s32 %r2, %r6, %r7, %r2;
-	setp.ge.u32 %p1, %r2, %r1;
-	@%p1 bra DONE;
-	mul.wide.u32 %rd3, %r2, 4;
-	add.s64 %rd4, %rd1, %rd3;
-	add.s64 %rd5, %rd2, %rd3;
-	ld.global.u32 %r3, [%rd5];
-	ld.global.u32 %r4, [%rd4];
-	add.s32 %r5, %r4, %r3;
-	st.global.u32 [%rd4], %r5;
-DONE:
-	ret;
-}
-"#;
-
 /// Racecheck across operations on a grid large enough to run its blocks on several cores: the
 /// findings are those of one core, and the footprint that later operations are checked against
 /// holds the bytes every core's blocks touched (the last block's included).
@@ -643,7 +611,7 @@ fn racecheck_across_operations_is_the_same_on_one_core_and_several() {
     };
     let mut seen = Vec::new();
     for threads in [1, 4] {
-        let module = Module::parse(GRID_PTX).unwrap();
+        let module = Module::parse(PTX).unwrap();
         let mut emu = Emulator::new();
         let acc = upload(&mut emu, &vec![10; LEN as usize], "acc");
         let ones = upload(&mut emu, &vec![1; LEN as usize], "ones");
@@ -659,7 +627,7 @@ fn racecheck_across_operations_is_the_same_on_one_core_and_several() {
             KernelArg::U32(LEN),
         ];
         let run = |emu: &mut Emulator, stream| {
-            emu.launch_on(stream, &module, "add_grid", &config, &args, &options)
+            emu.launch_on(stream, &module, "add_into", &config, &args, &options)
                 .unwrap()
         };
         assert!(run(&mut emu, first).is_clean());

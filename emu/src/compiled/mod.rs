@@ -12,10 +12,6 @@ mod regions;
 #[cfg(feature = "compiled")]
 mod translate;
 
-/// Whether this build has the compiled tier (the `compiled` feature; the exercise runner builds
-/// without it, and runs every engine as the interpreter).
-pub const COMPILED_TIER: bool = cfg!(feature = "compiled");
-
 /// `code(regs, active)`, as `translate.rs` makes it.
 type RegionFn = unsafe extern "C" fn(*mut u64, u32);
 
@@ -28,7 +24,7 @@ pub enum Engine {
     /// The interpreter alone: every instruction through `exec::instr`.
     Interp,
     /// Register-only regions run as native code; everything else in the interpreter. A build
-    /// without the tier ([`COMPILED_TIER`] false) runs the interpreter alone.
+    /// without the `compiled` feature (the exercise runner's) runs the interpreter alone.
     Compiled,
     /// What `RACETRACK_ENGINE` names; otherwise the interpreter, for now: the regions the
     /// tier takes today are too short to pay for their compile on the kernels measured

@@ -312,15 +312,11 @@ impl Emulator {
     }
 
     pub(crate) fn tally(&mut self, entry: &str, timings: &LaunchTimings, thread_instructions: u64) {
-        let at = match self.tallies.iter().position(|(name, _)| name == entry) {
-            Some(at) => at,
-            None => {
-                self.tallies
-                    .push((entry.to_string(), KernelTally::default()));
-                self.tallies.len() - 1
-            }
-        };
-        if let Some((_, tally)) = self.tallies.get_mut(at) {
+        if !self.tallies.iter().any(|(name, _)| name == entry) {
+            self.tallies
+                .push((entry.to_string(), KernelTally::default()));
+        }
+        if let Some((_, tally)) = self.tallies.iter_mut().find(|(name, _)| name == entry) {
             tally.add(timings, thread_instructions);
         }
     }

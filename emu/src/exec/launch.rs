@@ -588,6 +588,8 @@ impl Launch<'_> {
             let on_several = (started.len() == workers).then_some((&crew, &mut own));
             self.run_rounds(on_several)
                 .tally(crew.taken_over(), crew.cut_short(), crew.met());
+            // Sent home now rather than when `_dismissal` drops: their footprints come back
+            // when they end.
             crew.dismiss();
             let mut footprints: Vec<Box<OpCheck>> = started
                 .into_iter()

@@ -268,8 +268,7 @@ pub(super) unsafe fn end_turns(board: &Board, share: &std::ops::Range<usize>, co
 }
 
 impl Crew {
-    /// A worker: runs the blocks of its job each round until sent home.
-    /// Runs the worker's turns until the launch dismisses the crew; returns what its blocks
+    /// A worker: runs the blocks of its job each round until sent home; returns what its blocks
     /// added to the launch's footprint for racecheck across operations.
     pub(crate) fn work(&self, index: usize, mut ctx: Ctx) -> Option<Box<OpCheck>> {
         let _alarm = PanicAlarm(self);
