@@ -387,15 +387,16 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
     function: *const c_void,
 ) -> i32 {
     api("cudaFuncGetAttributes", |rt| {
-        if !rt.functions.contains_key(&(function as usize)) {
+        let Some(f) = rt.functions.get(&(function as usize)) else {
             return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
-        }
+        };
         // SAFETY: all-zero is a valid value of this C struct of integers.
         let mut a: abi::FuncAttributes = unsafe { std::mem::zeroed() };
         a.max_threads_per_block = 1024;
         a.num_regs = 32;
-        a.ptx_version = 90;
-        a.binary_version = 90;
+        a.ptx_version = crate::register::ptx_version(rt, f) as c_int;
+        // The driver compiles that PTX for the device itself.
+        a.binary_version = crate::register::EMULATED_ARCH as c_int;
         a.max_dynamic_shared_size_bytes = crate::launch::MAX_SHARED as c_int;
         a.preferred_shmem_carveout = -1;
         unsafe { put(attributes, a) }

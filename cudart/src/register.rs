@@ -79,6 +79,7 @@ pub extern "C" fn __cudaRegisterFunction(
                     fatbin,
                     name: c_str(device_name),
                     max_dynamic_shared: crate::launch::MAX_SHARED,
+                    ptx_version: std::cell::OnceCell::new(),
                 },
             );
         }
@@ -146,6 +147,33 @@ pub unsafe extern "C" fn __cudaRegisterManagedVar(
             },
         );
     })
+}
+
+/// The virtual architecture (75 for `compute_75`) of the PTX that runs `function`, as a GPU's
+/// `cudaFuncAttributes::ptxVersion` gives it: the PTX the driver would JIT for this device, from
+/// the unit that defines the kernel. CUB picks its tuning by this number and accepts only one of
+/// the architectures the program was built for, so a fixed 90 breaks a default (`compute_75`)
+/// build of every Thrust algorithm.
+pub fn ptx_version(rt: &Runtime, function: &Function) -> u32 {
+    *function
+        .ptx_version
+        .get_or_init(|| search_ptx_version(rt, function))
+}
+
+fn search_ptx_version(rt: &Runtime, function: &Function) -> u32 {
+    let Some(Ok(units)) = rt.fatbins.get(function.fatbin).map(|f| &f.units) else {
+        return EMULATED_ARCH;
+    };
+    let entry = format!(".entry {}", function.name);
+    let chosen: Vec<(u32, String)> = units
+        .iter()
+        .filter_map(|unit| fatbin::ptx_for(unit, EMULATED_ARCH))
+        .collect();
+    chosen
+        .iter()
+        .find(|(_, text)| text.contains(&entry))
+        .or(chosen.first())
+        .map_or(EMULATED_ARCH, |(arch, _)| *arch)
 }
 
 /// The parsed PTX of fatbinary `index`, parsed now if this is its first use.

@@ -72,6 +72,8 @@ pub struct Function {
     /// Dynamic shared memory a launch may ask for: 48 KiB until the program opts in to more
     /// (`cudaFuncSetAttribute(…, cudaFuncAttributeMaxDynamicSharedMemorySize, …)`).
     pub max_dynamic_shared: usize,
+    /// `cudaFuncAttributes::ptxVersion`, found on the first query (the unit's PTX is searched).
+    pub ptx_version: std::cell::OnceCell<u32>,
 }
 
 #[derive(Debug)]

@@ -479,6 +479,41 @@ fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
     );
 }
 
+/// `ptxVersion` is the architecture of the PTX that runs (CUB's Thrust algorithms fail with
+/// `cudaErrorInvalidDeviceFunction` when it is not one the program was built for), on the
+/// emulator as on a GPU, whose driver compiles that PTX for itself.
+#[test]
+fn a_kernels_ptx_version_is_the_architecture_it_was_built_for() {
+    let dir = workspace_root().join("harness/tests/nvcc_built");
+    let toolchain = harness::nvcc::require_nvcc().expect("nvcc");
+    for (flags, expected) in [
+        (&[][..], "ptxVersion 75\n"),
+        (&["-arch=sm_80"][..], "ptxVersion 80\n"),
+    ] {
+        let exe = scratch().join(format!("run_cli-ptx_version{}", flags.len()));
+        let built = toolchain
+            .command()
+            .args(["-cudart", "shared"])
+            .args(flags)
+            .arg("-o")
+            .arg(&exe)
+            .arg(dir.join("ptx_version.cu"))
+            .output()
+            .expect("nvcc runs");
+        assert!(
+            built.status.success(),
+            "{}",
+            String::from_utf8_lossy(&built.stderr)
+        );
+        let ran = racetrack_run(&dir, &[exe.to_str().unwrap()]);
+        assert_eq!(ran.stdout, expected, "{flags:?}: {}", ran.stderr);
+        if gpus_here() > 0 {
+            let gpu = racetrack_run(&dir, &["--backend", "cuda", exe.to_str().unwrap()]);
+            assert_eq!(gpu.stdout, expected, "{flags:?} on the GPU: {}", gpu.stderr);
+        }
+    }
+}
+
 #[test]
 fn what_cannot_be_built_or_run_is_one_line() {
     let dir = scratch().join("bad");
