@@ -17,6 +17,7 @@ pub fn install() {
         }
         crate::managed::reserve();
         install_crash_handler();
+        crate::interrupt::install();
     });
 }
 

@@ -299,6 +299,9 @@ fn launch_at(
         site,
     };
     take_report(rt, Some(&launch), report);
+    if crate::interrupt::asked() && rt.interrupted_launch.is_none() {
+        rt.interrupted_launch = Some(launch.describe(rt));
+    }
     crate::managed::launched(rt, site);
     Ok(())
 }

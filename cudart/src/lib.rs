@@ -17,6 +17,7 @@ mod exit;
 pub mod fatbin;
 pub mod graphs;
 pub mod host_register;
+mod interrupt;
 pub mod launch;
 mod managed;
 pub mod memory;

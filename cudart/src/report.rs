@@ -15,6 +15,19 @@ pub struct LaunchName {
     pub site: Option<Site>,
 }
 
+impl LaunchName {
+    /// `kernel<<<grid, block>>> at file:line`, as findings name their launch.
+    pub fn describe(&self, rt: &mut Runtime) -> String {
+        let place = rt.place(self.site);
+        format!(
+            "{}<<<{}, {}>>> at {place}",
+            self.kernel,
+            dims(self.grid),
+            dims(self.block)
+        )
+    }
+}
+
 fn dims(d: [u32; 3]) -> String {
     match d {
         [x, 1, 1] => x.to_string(),

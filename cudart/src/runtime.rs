@@ -165,6 +165,8 @@ pub struct Runtime {
     pub op_sites: Vec<Site>,
     pub last_error: i32,
     pub sticky: i32,
+    /// The launch a signal stopped (`interrupt.rs`), as `kernel<<<grid, block>>> at file:line`.
+    pub interrupted_launch: Option<String>,
     pub allocations: BTreeMap<u64, Allocation>,
     pub freed: Vec<Freed>,
     pub streams: Vec<StreamEntry>,
@@ -278,6 +280,7 @@ impl Runtime {
             op_sites: Vec::new(),
             last_error: errors::SUCCESS,
             sticky: errors::SUCCESS,
+            interrupted_launch: None,
             allocations: BTreeMap::new(),
             freed: Vec::new(),
             streams,
@@ -321,6 +324,7 @@ pub fn lock() -> MutexGuard<'static, Option<Runtime>> {
 /// Returns the CUDA error code.
 pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
     let site = crate::site::caller();
+    let _in_call = crate::interrupt::InCall::enter();
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut guard = lock();
         let rt = guard.get_or_insert_with(|| {
@@ -335,6 +339,7 @@ pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
             call(rt)
         };
         crate::managed::close(rt);
+        crate::interrupt::end_if_asked(rt, name, site);
         match result {
             Ok(()) => errors::SUCCESS,
             Err(failure) => {

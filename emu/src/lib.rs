@@ -38,6 +38,7 @@ mod contract;
 mod error;
 mod exact;
 mod exec;
+pub mod interrupt;
 mod ir;
 mod lex;
 mod link;

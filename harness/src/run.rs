@@ -650,9 +650,14 @@ pub fn execute(
             );
         }
     }
-    let status = command
-        .status()
+    let mut child = command
+        .spawn()
         .map_err(|e| bad(format!("cannot run {}: {e}", program.display())))?;
+    let status = {
+        let _forwarding = SignalsToChild::start(child.id());
+        child.wait()
+    }
+    .map_err(|e| bad(format!("cannot wait for {}: {e}", program.display())))?;
     let findings = std::fs::read_to_string(&findings_file)
         .unwrap_or_default()
         .lines()
@@ -660,6 +665,64 @@ pub fn execute(
         .collect();
     let _ = std::fs::remove_file(&findings_file);
     Ok(Outcome { status, findings })
+}
+
+/// The program being waited for, to pass signals on to (0: none).
+static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// While the program runs, Ctrl-C and SIGTERM are the program's to handle: Racetrack's runtime
+/// then says what it found before it ends, and `racetrack run` stays to report how it ended. A
+/// terminal sends Ctrl-C to both; a signal sent to `racetrack` alone (`kill`, `timeout`) is
+/// passed on to the program.
+struct SignalsToChild {
+    before: [libc::sigaction; 2],
+}
+
+const PASSED_ON: [i32; 2] = [libc::SIGINT, libc::SIGTERM];
+
+impl SignalsToChild {
+    fn start(child: u32) -> SignalsToChild {
+        CHILD.store(child as i32, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: zeroed sigactions are valid out-parameters, and the handler is an
+        // `extern "C"` SA_SIGINFO handler that lives as long as the process.
+        unsafe {
+            let mut before: [libc::sigaction; 2] = std::mem::zeroed();
+            for (signal, old) in PASSED_ON.iter().zip(before.iter_mut()) {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = pass_on as *const () as usize;
+                action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(*signal, &action, old);
+            }
+            SignalsToChild { before }
+        }
+    }
+}
+
+impl Drop for SignalsToChild {
+    fn drop(&mut self) {
+        // SAFETY: restores the actions `start` replaced.
+        unsafe {
+            for (signal, old) in PASSED_ON.iter().zip(self.before.iter()) {
+                libc::sigaction(*signal, old, std::ptr::null_mut());
+            }
+        }
+        CHILD.store(0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Async-signal-safe: an atomic load and `kill`. A signal the terminal sent (`SI_KERNEL`)
+/// reached the program too, so only one sent to Racetrack alone is passed on.
+extern "C" fn pass_on(signal: i32, info: *mut libc::siginfo_t, _context: *mut libc::c_void) {
+    // SAFETY: the kernel hands a valid siginfo to an SA_SIGINFO handler.
+    let from_terminal = unsafe { (*info).si_code } == libc::SI_KERNEL;
+    let child = CHILD.load(std::sync::atomic::Ordering::SeqCst);
+    if !from_terminal && child > 0 {
+        // SAFETY: kill is async-signal-safe.
+        unsafe {
+            libc::kill(child, signal);
+        }
+    }
 }
 
 /// Which CUDA runtime a program runs with.

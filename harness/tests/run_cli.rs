@@ -514,6 +514,70 @@ fn a_kernels_ptx_version_is_the_architecture_it_was_built_for() {
     }
 }
 
+/// SIGTERM (or Ctrl-C) during a kernel that would run for hours: the launch stops, the program
+/// ends by that signal after a line naming the launch, and what was found before (a race in
+/// the kernel before it), the `--timings` table and Racetrack's summary are all there.
+#[test]
+fn a_signal_during_a_launch_ends_the_program_with_what_was_found() {
+    use std::io::BufRead;
+    let dir = workspace_root().join("harness/tests/run_signals");
+    let json = scratch().join(format!("run_cli-interrupted-{}.json", std::process::id()));
+    let mut racetrack =
+        std::process::Command::new(workspace_binary(env!("CARGO_BIN_EXE_racetrack")))
+            .current_dir(&dir)
+            .args(["run", "--backend", "emu", "--timings", "--json"])
+            .arg(&json)
+            .arg("interrupted.cu")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("racetrack runs");
+    // Should the signal be lost, the kernel would run for hours: end it, and the test fails.
+    let pid = racetrack.id() as i32;
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let guard = std::thread::spawn(move || {
+        if finished
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .is_err()
+        {
+            // SAFETY: kill has no memory effects; the pid is the test's own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    });
+    let mut stdout = std::io::BufReader::new(racetrack.stdout.take().expect("piped"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("the program's stdout");
+    assert_eq!(first, "the long kernel starts\n");
+    // Well inside the launch, which the program makes right after its line.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).expect("stdout");
+    let output = racetrack.wait_with_output().expect("racetrack ends");
+    let _ = done.send(());
+    guard.join().expect("the guard thread");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    assert_eq!(rest, "", "the program went on: {stderr}");
+    assert!(
+        stderr.contains(
+            "racetrack: interrupted by SIGTERM during for_hours<<<1, 32>>> at interrupted.cu:27 (main)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("the program was ended by signal 15"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("racetrack: timings:"), "{stderr}");
+    let findings = std::fs::read_to_string(&json).expect("the JSON findings");
+    let findings: Value = serde_json::from_str(&findings).expect("JSON");
+    let findings = findings["findings"].as_array().expect("a list");
+    assert_eq!(findings.len(), 1, "{stderr}");
+    assert!(names_line(&findings[0], 6), "{stderr}");
+}
+
 #[test]
 fn what_cannot_be_built_or_run_is_one_line() {
     let dir = scratch().join("bad");

@@ -461,9 +461,13 @@ impl Launch<'_> {
         self.ctx.thread_instrs >= self.ctx.opts.step_budget
     }
 
-    /// Stop now: an assert failed, the step budget ran out, or the watchdog found the kernel stuck.
+    /// Stop now: an assert failed, the step budget ran out, the watchdog found the kernel stuck,
+    /// or the caller was interrupted (Ctrl-C).
     pub(crate) fn must_stop(&mut self) -> bool {
-        self.ctx.aborted || self.over_budget() || self.watchdog_says_stuck()
+        self.ctx.aborted
+            || self.over_budget()
+            || crate::interrupt::requested()
+            || self.watchdog_says_stuck()
     }
 
     /// The watchdog found resident blocks stuck while others have not started: start more (up to
@@ -786,7 +790,7 @@ impl Launch<'_> {
                         if let Step::Idle = self.step(wi) {
                             break;
                         }
-                        if self.ctx.aborted || self.over_budget() {
+                        if self.ctx.aborted || self.over_budget() || crate::interrupt::requested() {
                             break;
                         }
                         // A flag just published or read: let another warp act on it (or fail
@@ -803,7 +807,8 @@ impl Launch<'_> {
         if live == 0 && self.started == self.nblocks {
             return true;
         }
-        if self.ctx.aborted {
+        // Stopped from outside: the kernel did nothing wrong, and whoever asked says so.
+        if self.ctx.aborted || crate::interrupt::requested() {
             return false;
         }
         let kind = if self.over_budget() {

@@ -239,6 +239,8 @@ fn signal_name(signal: i32) -> &'static str {
         libc::SIGBUS => "SIGBUS",
         libc::SIGFPE => "SIGFPE, an arithmetic error",
         libc::SIGKILL => "SIGKILL",
+        libc::SIGINT => "SIGINT, interrupted",
+        libc::SIGTERM => "SIGTERM, asked to end",
         _ => "a signal",
     }
 }
