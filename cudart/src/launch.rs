@@ -268,6 +268,15 @@ fn launch_at(
     let workspace = rt.cooperative.then(|| rt.emu.alloc(8, "grid barrier"));
     options.grid_workspace = workspace.map(|w| w.0);
     let label = report::op_label(rt, &shown, site);
+    let progress = crate::progress::launch(|| {
+        LaunchName {
+            kernel: shown.clone(),
+            grid: config.grid,
+            block: config.block,
+            site,
+        }
+        .describe(rt)
+    });
     let result = rt.emu.launch_on_labelled(
         id,
         &module,
@@ -277,6 +286,7 @@ fn launch_at(
         &options,
         label.as_deref(),
     );
+    drop(progress);
     if let Some(w) = workspace {
         let _ = rt.emu.free(w);
     }

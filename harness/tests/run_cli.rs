@@ -514,14 +514,43 @@ fn a_kernels_ptx_version_is_the_architecture_it_was_built_for() {
     }
 }
 
-/// SIGTERM (or Ctrl-C) during a kernel that would run for hours: the launch stops, the program
-/// ends by that signal after a line naming the launch, and what was found before (a race in
-/// the kernel before it), the `--timings` table and Racetrack's summary are all there.
+/// SIGTERM (or Ctrl-C) during a kernel that would run for hours: while it runs, a line on the
+/// terminal says for how long; then the launch stops, the program ends by that signal after a
+/// line naming the launch, and what was found before (a race in the kernel before it), the
+/// `--timings` table and Racetrack's summary are all there.
 #[test]
 fn a_signal_during_a_launch_ends_the_program_with_what_was_found() {
     use std::io::BufRead;
+    use std::os::fd::FromRawFd;
     let dir = workspace_root().join("harness/tests/run_signals");
     let json = scratch().join(format!("run_cli-interrupted-{}.json", std::process::id()));
+    // stderr on a terminal, where the progress line is drawn.
+    let (mut terminal, mut program_side) = (0, 0);
+    // Wide enough for the whole line: a narrower one is cut short.
+    let size = libc::winsize {
+        ws_row: 24,
+        ws_col: 200,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: openpty fills the two descriptors and reads the size; the others may be null.
+    let opened = unsafe {
+        libc::openpty(
+            &mut terminal,
+            &mut program_side,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            &size,
+        )
+    };
+    assert_eq!(opened, 0, "a pseudo-terminal");
+    // SAFETY: both descriptors are fresh and owned here alone.
+    let (terminal, program_side) = unsafe {
+        (
+            std::fs::File::from_raw_fd(terminal),
+            std::fs::File::from_raw_fd(program_side),
+        )
+    };
     let mut racetrack =
         std::process::Command::new(workspace_binary(env!("CARGO_BIN_EXE_racetrack")))
             .current_dir(&dir)
@@ -529,7 +558,7 @@ fn a_signal_during_a_launch_ends_the_program_with_what_was_found() {
             .arg(&json)
             .arg("interrupted.cu")
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+            .stderr(program_side)
             .spawn()
             .expect("racetrack runs");
     // Should the signal be lost, the kernel would run for hours: end it, and the test fails.
@@ -544,27 +573,36 @@ fn a_signal_during_a_launch_ends_the_program_with_what_was_found() {
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
     });
+    let on_terminal = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        // Reading ends with EIO once the last program-side descriptor closes.
+        let _ = std::io::Read::read_to_end(&mut &terminal, &mut text);
+        String::from_utf8_lossy(&text).into_owned()
+    });
     let mut stdout = std::io::BufReader::new(racetrack.stdout.take().expect("piped"));
     let mut first = String::new();
     stdout.read_line(&mut first).expect("the program's stdout");
     assert_eq!(first, "the long kernel starts\n");
-    // Well inside the launch, which the program makes right after its line.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Past the first second of the launch, which the program makes right after its line.
+    std::thread::sleep(std::time::Duration::from_millis(4000));
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut rest).expect("stdout");
-    let output = racetrack.wait_with_output().expect("racetrack ends");
+    let status = racetrack.wait().expect("racetrack ends");
     let _ = done.send(());
     guard.join().expect("the guard thread");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    let stderr = on_terminal.join().expect("the terminal's reader");
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
     assert_eq!(rest, "", "the program went on: {stderr}");
+    let progress = " s on the emulator so far in for_hours<<<1, 32>>> at interrupted.cu:27 (main) (Ctrl-C stops it";
+    let stopped =
+        "racetrack: interrupted by SIGTERM during for_hours<<<1, 32>>> at interrupted.cu:27 (main)";
+    let (drawn, erased) = (stderr.find(progress), stderr.rfind("\r\x1b[K"));
+    let said = stderr.find(stopped);
     assert!(
-        stderr.contains(
-            "racetrack: interrupted by SIGTERM during for_hours<<<1, 32>>> at interrupted.cu:27 (main)"
-        ),
-        "{stderr}"
+        drawn.is_some() && erased.is_some() && said.is_some() && erased < said,
+        "{stderr:?}"
     );
     assert!(
         stderr.contains("the program was ended by signal 15"),
