@@ -199,20 +199,29 @@ impl Emulator {
             .ok_or_else(|| EmulatorError::new_err(format!("event {event} was never recorded")))
     }
 
-    /// Runs `run` with the Python thread state released, adding its time to the clock.
+    /// Runs `run` with the Python thread state released, adding its time to the clock. Ctrl-C
+    /// stops it at its next round and raises `KeyboardInterrupt` (see `interrupt.rs`).
     fn timed<T: Send>(
         &mut self,
         py: Python<'_>,
         run: impl FnOnce(&mut ptx_emu::Emulator) -> T + Send,
-    ) -> (T, Duration) {
+    ) -> PyResult<(T, Duration)> {
         let emulator = &mut self.emulator;
-        let (ran, elapsed) = py.detach(|| {
-            let start = Instant::now();
-            let ran = run(emulator);
-            (ran, start.elapsed())
-        });
+        let (ran, elapsed) = {
+            let _interruptible = crate::interrupt::Interruptible::during_launch();
+            py.detach(|| {
+                let start = Instant::now();
+                let ran = run(emulator);
+                (ran, start.elapsed())
+            })
+        };
         self.busy += elapsed;
-        (ran, elapsed)
+        if ptx_emu::interrupt::requested() {
+            ptx_emu::interrupt::clear();
+            // Python's handler noted the signal: its `KeyboardInterrupt` comes out here.
+            py.check_signals()?;
+        }
+        Ok((ran, elapsed))
     }
 
     /// Runs `entry` of `module` on `shape` (grid, block, dynamic shared bytes) with `args`:
@@ -258,7 +267,7 @@ impl Emulator {
                 label,
             ),
             None => emulator.launch(&module, entry, &config, &args, &run_options),
-        });
+        })?;
         if let Some(workspace) = workspace {
             match stream {
                 Some(_) => self.queued_workspaces.push(workspace),

@@ -15,6 +15,7 @@ mod args;
 mod compile;
 mod device;
 mod findings;
+mod interrupt;
 mod options;
 
 pyo3::create_exception!(

@@ -182,3 +182,38 @@ def test_a_cooperative_launch_has_a_grid_workspace_and_a_residency_limit():
         racetrack.device().launch(
             module, "workspace", (most + 1, 1, 1), (256, 1, 1), [("ptr", out)], cooperative=True
         )
+
+
+SPINS = r"""
+extern "C" __global__ void spins(unsigned long long *out, unsigned long long n) {
+    unsigned long long sum = 0;
+    for (unsigned long long i = 0; i < n; ++i) sum += i ^ (sum >> 3);
+    *out = sum;
+}
+"""
+
+
+def test_ctrl_c_during_a_launch_raises_keyboard_interrupt_at_once():
+    """A launch that would run for hours stops at Ctrl-C, and Python raises KeyboardInterrupt
+    then, not when the launch would have ended."""
+    import os
+    import signal
+    import threading
+    import time
+
+    kernel = racetrack.compile_cuda(SPINS, "spins.cu", "spins")
+    module = racetrack.PtxModule(kernel.ptx, "spins.cu")
+    out = racetrack.device().alloc(8, "out")
+    ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    ctrl_c.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            racetrack.launch(module, kernel.symbol, (1, 1, 1), (1, 1, 1), [("ptr", out), ("u64", 1 << 40)],
+                             kernel_name="spins", where="test:1")
+    finally:
+        ctrl_c.cancel()
+    assert time.monotonic() - started < 60
+    # The next launch runs as usual: the request to stop ended with the one it stopped.
+    racetrack.launch(module, kernel.symbol, (1, 1, 1), (1, 1, 1), [("ptr", out), ("u64", 100)],
+                     kernel_name="spins", where="test:2")
