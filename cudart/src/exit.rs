@@ -27,11 +27,17 @@ extern "C" fn at_exit() {
         if let Some(rt) = guard.as_mut() {
             crate::managed::open(rt);
             crate::streams::host_waits_for_all(rt);
-            crate::streams::deliver_printf(rt);
-            crate::out::flush_program_stdout();
-            crate::timings::report(rt);
+            last_words(rt);
         }
     });
+}
+
+/// What the program's end prints, whichever way it ends: device `printf` output still held,
+/// the program's own buffered stdout, and the `--timings` table.
+pub fn last_words(rt: &mut crate::runtime::Runtime) {
+    crate::streams::deliver_printf(rt);
+    crate::out::flush_program_stdout();
+    crate::timings::report(rt);
 }
 
 fn install_crash_handler() {

@@ -68,11 +68,6 @@ impl Drop for InCall {
     }
 }
 
-/// Whether a launch was asked to stop.
-pub fn asked() -> bool {
-    SIGNAL.load(Ordering::SeqCst) != 0
-}
-
 /// After call `call` (made at `site`) returned: when a signal asked the program to stop, says
 /// where it stood, gives the `--timings` table and ends the program by that signal. What the
 /// stopped launch found was reported when it returned.
@@ -94,9 +89,7 @@ pub fn end_if_asked(rt: &mut Runtime, call: &str, site: Option<Site>) {
     rt.out.say(&format!(
         "interrupted by {name} {at}: the program ends here; what the checkers found until then is above"
     ));
-    crate::streams::deliver_printf(rt);
-    crate::out::flush_program_stdout();
-    crate::timings::report(rt);
+    crate::exit::last_words(rt);
     // SAFETY: the default action restored, raising the signal ends the process as the signal
     // would have, which is what the shell and `racetrack run` expect to see.
     unsafe {

@@ -268,15 +268,13 @@ fn launch_at(
     let workspace = rt.cooperative.then(|| rt.emu.alloc(8, "grid barrier"));
     options.grid_workspace = workspace.map(|w| w.0);
     let label = report::op_label(rt, &shown, site);
-    let progress = crate::progress::launch(|| {
-        LaunchName {
-            kernel: shown.clone(),
-            grid: config.grid,
-            block: config.block,
-            site,
-        }
-        .describe(rt)
-    });
+    let launch = LaunchName {
+        kernel: shown,
+        grid: config.grid,
+        block: config.block,
+        site,
+    };
+    let progress = crate::progress::launch(|| launch.describe(rt));
     let result = rt.emu.launch_on_labelled(
         id,
         &module,
@@ -298,18 +296,12 @@ fn launch_at(
             return Err(Failure::host(
                 errors::LAUNCH_FAILURE,
                 "launch the emulator cannot run",
-                format!("{shown}: {error}"),
+                format!("{}: {error}", launch.kernel),
             ));
         }
     };
-    let launch = LaunchName {
-        kernel: shown,
-        grid: config.grid,
-        block: config.block,
-        site,
-    };
     take_report(rt, Some(&launch), report);
-    if crate::interrupt::asked() && rt.interrupted_launch.is_none() {
+    if ptx_emu::interrupt::requested() && rt.interrupted_launch.is_none() {
         rt.interrupted_launch = Some(launch.describe(rt));
     }
     crate::managed::launched(rt, site);

@@ -1,8 +1,8 @@
 //! A line on the terminal while a launch runs long, so that a slow kernel on the emulator is
 //! not a blank screen: after a second, `racetrack: 12 s on the emulator so far in
 //! histogram<<<240, 192>>> at main.cu:88 (main) (Ctrl-C stops it and shows what was found)`,
-//! redrawn as it goes and erased when the launch ends. Only when stderr is a terminal and Racetrack's lines go there
-//! (no `--log-file`): nothing of it reaches a file or a pipe.
+//! redrawn as it goes and erased when the launch ends. Only when stderr is a terminal and
+//! Racetrack's lines go there (no `--log-file`): nothing of it reaches a file or a pipe.
 
 use std::io::Write;
 use std::sync::{Mutex, MutexGuard, Once};

@@ -33,10 +33,7 @@ pub fn report(rt: &mut Runtime) {
     ]);
     let mut all = KernelTally::default();
     for (name, tally) in &tallies {
-        all.launches += tally.launches;
-        all.thread_instructions += tally.thread_instructions;
-        all.time += tally.time;
-        all.busy += tally.busy;
+        all += tally;
         table.add_row(row(&short_name(&crate::launch::display_name(name)), tally));
     }
     table.add_row(row("all kernels", &all));

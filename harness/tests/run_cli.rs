@@ -450,18 +450,17 @@ fn log_file_takes_racetracks_lines_and_leaves_the_programs_stderr_alone() {
     );
 }
 
-/// A binary built by plain nvcc (compressed PTX for nvcc's default architecture, no line
-/// tables): its kernels still run, and findings name the function for want of a line.
-#[test]
-fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
-    let dir = workspace_root().join("harness/tests/run_programs");
-    let toolchain = harness::nvcc::require_nvcc().expect("nvcc");
-    let exe = scratch().join("run_cli-stream_race");
-    let built = toolchain
+/// `source` built by plain nvcc (`-cudart shared` and `flags`) into the scratch folder as `name`.
+fn built_by_nvcc(source: &Path, flags: &[&str], name: &str) -> PathBuf {
+    let exe = scratch().join(name);
+    let built = harness::nvcc::require_nvcc()
+        .expect("nvcc")
         .command()
-        .args(["-cudart", "shared", "-o"])
+        .args(["-cudart", "shared"])
+        .args(flags)
+        .arg("-o")
         .arg(&exe)
-        .arg(dir.join("stream_race.cu"))
+        .arg(source)
         .output()
         .expect("nvcc runs");
     assert!(
@@ -469,6 +468,15 @@ fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
+    exe
+}
+
+/// A binary built by plain nvcc (compressed PTX for nvcc's default architecture, no line
+/// tables): its kernels still run, and findings name the function for want of a line.
+#[test]
+fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let exe = built_by_nvcc(&dir.join("stream_race.cu"), &[], "run_cli-stream_race");
     let ran = racetrack_run(&dir, &[exe.to_str().unwrap()]);
     assert_eq!(ran.stdout, "sum = 256\n", "{}", ran.stderr);
     assert_eq!(ran.findings.len(), 1, "{}", ran.stderr);
@@ -485,26 +493,12 @@ fn a_program_built_by_nvcc_runs_as_compute_sanitizer_would_run_it() {
 #[test]
 fn a_kernels_ptx_version_is_the_architecture_it_was_built_for() {
     let dir = workspace_root().join("harness/tests/nvcc_built");
-    let toolchain = harness::nvcc::require_nvcc().expect("nvcc");
     for (flags, expected) in [
         (&[][..], "ptxVersion 75\n"),
         (&["-arch=sm_80"][..], "ptxVersion 80\n"),
     ] {
-        let exe = scratch().join(format!("run_cli-ptx_version{}", flags.len()));
-        let built = toolchain
-            .command()
-            .args(["-cudart", "shared"])
-            .args(flags)
-            .arg("-o")
-            .arg(&exe)
-            .arg(dir.join("ptx_version.cu"))
-            .output()
-            .expect("nvcc runs");
-        assert!(
-            built.status.success(),
-            "{}",
-            String::from_utf8_lossy(&built.stderr)
-        );
+        let name = format!("run_cli-ptx_version{}", flags.len());
+        let exe = built_by_nvcc(&dir.join("ptx_version.cu"), flags, &name);
         let ran = racetrack_run(&dir, &[exe.to_str().unwrap()]);
         assert_eq!(ran.stdout, expected, "{flags:?}: {}", ran.stderr);
         if gpus_here() > 0 {

@@ -312,12 +312,13 @@ impl Emulator {
     }
 
     pub(crate) fn tally(&mut self, entry: &str, timings: &LaunchTimings, thread_instructions: u64) {
-        if !self.tallies.iter().any(|(name, _)| name == entry) {
-            self.tallies
-                .push((entry.to_string(), KernelTally::default()));
-        }
-        if let Some((_, tally)) = self.tallies.iter_mut().find(|(name, _)| name == entry) {
-            tally.add(timings, thread_instructions);
+        match self.tallies.iter_mut().find(|(name, _)| name == entry) {
+            Some((_, tally)) => tally.add(timings, thread_instructions),
+            None => {
+                let mut tally = KernelTally::default();
+                tally.add(timings, thread_instructions);
+                self.tallies.push((entry.to_string(), tally));
+            }
         }
     }
 }

@@ -57,6 +57,16 @@ pub struct KernelTally {
     pub busy: Duration,
 }
 
+/// Tallies add up field by field (a program's "all kernels" row).
+impl std::ops::AddAssign<&KernelTally> for KernelTally {
+    fn add_assign(&mut self, other: &KernelTally) {
+        self.launches += other.launches;
+        self.thread_instructions += other.thread_instructions;
+        self.time += other.time;
+        self.busy += other.busy;
+    }
+}
+
 impl KernelTally {
     pub(crate) fn add(&mut self, timings: &LaunchTimings, thread_instructions: u64) {
         self.launches += 1;
