@@ -5,7 +5,7 @@
 use super::ctx::Ctx;
 use super::instr::exec;
 use super::splitter::Interleave;
-use super::warp::{Bar, BlockState, Warp};
+use super::warp::{Bar, BlockState, RoundTag, Warp};
 use crate::ir::*;
 use crate::report::{Finding, FindingKind, ThreadGroup};
 
@@ -39,6 +39,8 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
 /// [`step`] on every warp would: a warp with no live lanes is idle for good. Returns whether
 /// any ran.
 pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) -> Step {
+    state.rounds += 1;
+    let made_before = ctx.race_calls_made();
     let mut ran = Step::Idle;
     let mut live = state.live_warps;
     while live != 0 {
@@ -54,6 +56,15 @@ pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockStat
             w.favored = None;
             state.live_warps &= !(1 << wi);
         }
+    }
+    if ctx.race_calls_made() != made_before
+        && let Some(w) = warps.first()
+    {
+        ctx.round_made_calls(RoundTag {
+            slot: w.slot,
+            block: w.block,
+            round: state.rounds,
+        });
     }
     ran
 }
@@ -129,8 +140,9 @@ fn release(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, id: u8) {
         w.regroup();
     }
     let wpb = ctx.wpb;
+    state.barriers += 1;
     if let Some(r) = ctx.race.as_mut() {
-        r.barrier(slot, (slot * wpb)..((slot + 1) * wpb));
+        r.barrier(slot, (slot * wpb)..((slot + 1) * wpb), state.barriers);
     }
 }
 

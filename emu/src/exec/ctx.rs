@@ -5,7 +5,7 @@ use super::allocs::Allocation;
 use super::collector::Collector;
 use super::devices::OpCheck;
 use super::views::{BlockViews, Globals};
-use super::warp::Warp;
+use super::warp::{RoundTag, Warp};
 use crate::error::EmuError;
 use crate::ir::*;
 use crate::module::Module;
@@ -83,6 +83,12 @@ pub(crate) struct Ctx<'a> {
     /// Under racecheck, the `cp.async` copies issued and not landed yet in this worker's
     /// blocks: shared memory any thread touches there before the wait races with the copy.
     pub(crate) copies_in_flight: Vec<CopyInFlight>,
+    /// The blocks' rounds whose race-detector calls wait in this worker's log, in the order
+    /// they ran.
+    pub(crate) round_tags: Vec<RoundTag>,
+    /// Per slot, on the launch's context: the block and the last of its rounds whose calls
+    /// reached the detector.
+    pub(crate) joined_rounds: Vec<Option<(u64, u64)>>,
 }
 
 /// A `cp.async` into shared memory between its issue and the wait that lands it.

@@ -309,6 +309,8 @@ impl Emulator {
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),
             copies_in_flight: Vec::new(),
+            round_tags: Vec::new(),
+            joined_rounds: Vec::new(),
             cdp: DeviceRuntime::at_depth(depth),
             region_rounds: 0,
         };
@@ -546,6 +548,8 @@ impl Launch<'_> {
             (1u64 << wpb) - 1
         };
         state.exited = 0;
+        state.rounds = 0;
+        state.barriers = 0;
         state.first_exit = None;
         state.bars.clear();
         state.bars.resize(16, Bar::default());

@@ -154,6 +154,8 @@ pub(super) struct Outcome {
     pub(super) findings: Option<Box<Collector>>,
     pub(super) log: Option<race::Logged>,
     pub(super) refusal: Option<Box<EmuError>>,
+    /// The blocks' rounds whose calls `log` holds, in order.
+    pub(super) tags: Vec<super::warp::RoundTag>,
 }
 
 /// The launch's side of its rounds on several cores: what the resident blocks' coming rounds

@@ -28,6 +28,19 @@ pub(crate) struct BlockState {
     /// Global thread id and PC of the first thread that exited.
     pub(crate) first_exit: Option<(u64, u32)>,
     pub(crate) bars: Vec<Bar>,
+    /// Rounds the block has taken since it started, for [`RoundTag`]s.
+    pub(crate) rounds: u64,
+    /// Barriers it completed since it started.
+    pub(crate) barriers: u32,
+}
+
+/// A block's round that made race-detector calls, as they wait to join the launch's: the
+/// launch checks that each block's join in the order it ran them, as one core would have.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RoundTag {
+    pub(crate) slot: u32,
+    pub(crate) block: u64,
+    pub(crate) round: u64,
 }
 
 #[derive(Default)]

@@ -190,6 +190,9 @@ pub(crate) enum Call {
     Barrier {
         slot: u32,
         warps: std::ops::Range<u32>,
+        /// The block's count of barriers, this one included: the detector checks that it
+        /// hears of them in order.
+        serial: u32,
     },
     ShareAcquired(Arc<[Who]>),
     WarpSync {

@@ -98,6 +98,17 @@ impl Racecheck {
         )
     }
 
+    /// A count that grows with every call the interpreter makes (an inline detector's stay 0:
+    /// they are applied where they are made).
+    #[inline(always)]
+    pub(crate) fn calls_made(&self) -> u64 {
+        match self {
+            Racecheck::Piped(pipe) => pipe.accesses + pipe.others,
+            Racecheck::Logged(log) => log.streams.accesses + log.streams.calls as u64,
+            Racecheck::Inline(_) | Racecheck::Finished(..) => 0,
+        }
+    }
+
     /// Applies a call: at once when inline, in order on the detector's thread when piped.
     /// Accesses, which answer, go to [`Race::access`] or [`Pipe::push_access`] instead (see
     /// `Ctx::race_check_shadow`).
@@ -141,8 +152,13 @@ impl Racecheck {
         }
     }
 
-    pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
-        self.call(Call::Barrier { slot, warps });
+    /// The block in `slot` completed its barrier number `serial` (from 1 at its start).
+    pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>, serial: u32) {
+        self.call(Call::Barrier {
+            slot,
+            warps,
+            serial,
+        });
     }
 
     pub(crate) fn share_acquired(&mut self, threads: Vec<Who>) {
@@ -228,7 +244,14 @@ impl Race {
                 let (kind, acquire, pc) = (packed.kind(), packed.acquire(), packed.pc());
                 self.sync_op(region, packed.0[0], &who, kind, acquire, release, scope, pc);
             }
-            Call::Barrier { slot, warps } => self.barrier(*slot, warps.clone()),
+            Call::Barrier {
+                slot,
+                warps,
+                serial,
+            } => {
+                self.barrier_in_order(*slot, *serial);
+                self.barrier(*slot, warps.clone());
+            }
             Call::ShareAcquired(threads) => self.share_acquired(threads),
             Call::WarpSync {
                 warp,
@@ -304,6 +327,8 @@ pub(crate) struct Pipe {
     queued: usize,
     /// Accesses sent so far (the next one's number).
     pub(crate) accesses: u64,
+    /// Calls other than accesses sent so far.
+    pub(crate) others: u64,
     to_shards: Vec<SyncSender<Batch>>,
     from_shards: Receiver<Returned>,
     in_flight: VecDeque<InFlight>,
@@ -374,6 +399,7 @@ impl Pipe {
             parts: vec![Vec::new(); shards],
             queued: 0,
             accesses: 0,
+            others: 0,
             to_shards: Vec::new(),
             from_shards: channel().1,
             in_flight: VecDeque::new(),
@@ -399,6 +425,7 @@ impl Pipe {
 
     #[inline(always)]
     pub(crate) fn push(&mut self, call: Call) {
+        self.others += 1;
         self.own.push(call);
         self.queued(1);
     }

@@ -528,7 +528,11 @@ proptest! {
             // Now and then another call between instructions.
             if *then == 0 {
                 for streams in [&mut by_call, &mut by_tail] {
-                    streams.push(Call::Barrier { slot: 0, warps: 0..wpb });
+                    streams.push(Call::Barrier {
+                        slot: 0,
+                        warps: 0..wpb,
+                        serial: 1,
+                    });
                 }
             }
         }

@@ -5,6 +5,7 @@ use super::crew::Counts;
 use crate::exec::collector::Collector;
 use crate::exec::ctx::Ctx;
 use crate::exec::plan::Outcome;
+use crate::exec::warp::RoundTag;
 use crate::race;
 use crate::race::Racecheck;
 
@@ -63,6 +64,8 @@ impl<'a> Ctx<'a> {
             banks: None,
             lane_stores: Vec::with_capacity(32),
             copies_in_flight: Vec::new(),
+            round_tags: Vec::new(),
+            joined_rounds: Vec::new(),
             cdp: crate::exec::child_work::DeviceRuntime::default(),
             compiled: self.compiled,
             region_rounds: 0,
@@ -119,6 +122,7 @@ impl<'a> Ctx<'a> {
             findings,
             log,
             refusal: self.refusal.take().map(Box::new),
+            tags: std::mem::take(&mut self.round_tags),
         }
     }
 
@@ -160,11 +164,47 @@ impl<'a> Ctx<'a> {
         let refusal = std::mem::replace(&mut self.refusal, aside.refusal);
         let findings = (!findings.list.is_empty()).then(|| Box::new(findings));
         let made = log.is_some() || findings.is_some() || refusal.is_some();
+        let tags = std::mem::take(&mut self.round_tags);
         made.then_some(Outcome {
             findings,
             log,
             refusal: refusal.map(Box::new),
+            tags,
         })
+    }
+
+    /// See [`Racecheck::calls_made`].
+    #[inline(always)]
+    pub(crate) fn race_calls_made(&self) -> u64 {
+        self.race.as_ref().map_or(0, Racecheck::calls_made)
+    }
+
+    /// A block's round made race-detector calls: they wait in this worker's log, or reached
+    /// the launch's detector.
+    #[cold]
+    pub(crate) fn round_made_calls(&mut self, tag: RoundTag) {
+        match self.race {
+            Some(Racecheck::Logged(_)) => self.round_tags.push(tag),
+            _ => self.calls_reach_detector(tag),
+        }
+    }
+
+    /// A block's round's calls reach the detector: after those of its earlier rounds, as one
+    /// core makes them, or the detector judges the block by a history it never had (a read
+    /// after a barrier taken for one before it). Never seen to fail; the check costs one
+    /// comparison per round that made calls.
+    fn calls_reach_detector(&mut self, tag: RoundTag) {
+        let slot = tag.slot as usize;
+        if self.joined_rounds.len() <= slot {
+            self.joined_rounds.resize(slot + 1, None);
+        }
+        if let Some((block, round)) = self.joined_rounds[slot]
+            && block == tag.block
+            && round >= tag.round
+        {
+            out_of_order(tag, round);
+        }
+        self.joined_rounds[slot] = Some((tag.block, tag.round));
     }
 
     /// Adds blocks' counters to the launch's (the step budget, the watchdog and a stop read
@@ -189,6 +229,9 @@ impl<'a> Ctx<'a> {
             Some(Racecheck::Piped(pipe)) => pipe.accesses,
             _ => 0,
         };
+        for tag in outcome.tags {
+            self.calls_reach_detector(tag);
+        }
         if let (Some(Racecheck::Piped(pipe)), Some(log)) = (self.race.as_mut(), outcome.log) {
             pipe.append(log);
         }
@@ -201,6 +244,24 @@ impl<'a> Ctx<'a> {
                 self.report_found();
             }
         }
+    }
+}
+
+/// A block's round reached the race detector after a later one (`last`): a bug of the
+/// emulator's, which may make the detector report races that are not there.
+#[cold]
+fn out_of_order(tag: RoundTag, last: u64) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    debug_assert!(
+        false,
+        "block {}'s round {} reached the race detector after its round {last}",
+        tag.block, tag.round
+    );
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "racetrack: internal error: block {} (slot {}) round {}'s race-detector calls came after its round {last}'s; races reported in it may not be there",
+            tag.block, tag.slot, tag.round
+        );
     }
 }
 
