@@ -41,6 +41,10 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
 pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) -> Step {
     state.rounds += 1;
     let made_before = ctx.race_calls_made();
+    // The core that runs the block's round holds its copies in flight meanwhile.
+    if !state.copies_in_flight.is_empty() {
+        std::mem::swap(&mut ctx.copies_in_flight, &mut state.copies_in_flight);
+    }
     let mut ran = Step::Idle;
     let mut live = state.live_warps;
     while live != 0 {
@@ -56,6 +60,9 @@ pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockStat
             w.favored = None;
             state.live_warps &= !(1 << wi);
         }
+    }
+    if !ctx.copies_in_flight.is_empty() {
+        std::mem::swap(&mut ctx.copies_in_flight, &mut state.copies_in_flight);
     }
     if ctx.race_calls_made() != made_before
         && let Some(w) = warps.first()

@@ -80,8 +80,10 @@ pub(crate) struct Ctx<'a> {
     /// anyone but the warp looks at its registers. The loops that step warps set it; 0 keeps
     /// every instruction in the interpreter.
     pub(crate) region_rounds: u32,
-    /// Under racecheck, the `cp.async` copies issued and not landed yet in this worker's
-    /// blocks: shared memory any thread touches there before the wait races with the copy.
+    /// Under racecheck, the `cp.async` copies issued and not landed yet by the block whose
+    /// round this core runs (the hardware schedule keeps each block's in its `BlockState`
+    /// between rounds; the other schedules run every block here): shared memory any thread
+    /// touches there before the wait races with the copy.
     pub(crate) copies_in_flight: Vec<CopyInFlight>,
     /// The blocks' rounds whose race-detector calls wait in this worker's log, in the order
     /// they ran.

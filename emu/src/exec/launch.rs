@@ -550,6 +550,7 @@ impl Launch<'_> {
         state.exited = 0;
         state.rounds = 0;
         state.barriers = 0;
+        state.copies_in_flight.clear();
         state.first_exit = None;
         state.bars.clear();
         state.bars.resize(16, Bar::default());

@@ -32,6 +32,9 @@ pub(crate) struct BlockState {
     pub(crate) rounds: u64,
     /// Barriers it completed since it started.
     pub(crate) barriers: u32,
+    /// Its `cp.async` copies in flight under racecheck, while another block takes its round
+    /// on the same core: they go with the block from core to core (see [`Ctx::copies_in_flight`]).
+    pub(crate) copies_in_flight: Vec<super::ctx::CopyInFlight>,
 }
 
 /// A block's round that made race-detector calls, as they wait to join the launch's: the

@@ -257,3 +257,89 @@ fn the_launch_takes_fewer_blocks_when_the_detector_is_on_its_core() {
     assert_eq!(launch_share(16, 1, Some(f64::NAN)), 8);
     assert_eq!(launch_share(16, 8, Some(0.1)), 0, "enough workers: none");
 }
+
+/// Each thread copies a word into shared memory with `cp.async`; the blocks then meet on a
+/// global counter (rounds on one core), and after a barrier read a word another thread
+/// copied: after waiting for their copies (`WAIT` first), or before (`WAIT` last), which
+/// races with that thread's copy in flight.
+const COPIES_ACROSS_CORES: &str = r#"
+.version 7.0
+.target sm_80
+.address_size 64
+
+.visible .entry copies(.param .u64 out)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .shared .align 4 .b8 tile[384];
+
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.u64 %rd3, %rd1, %rd2;
+    mov.u32 %r2, tile;
+    shl.b32 %r3, %r1, 2;
+    add.u32 %r4, %r2, %r3;
+    cp.async.ca.shared.global [%r4], [%rd3], 4;
+    cp.async.commit_group;
+    atom.global.add.u32 %r5, [%rd1+1024], 1;
+    atom.global.add.u32 %r5, [%rd1+1024], 1;
+    atom.global.add.u32 %r5, [%rd1+1024], 1;
+    WAIT_FIRST
+    bar.sync 0;
+    sub.u32 %r6, 95, %r1;
+    shl.b32 %r7, %r6, 2;
+    add.u32 %r8, %r2, %r7;
+    ld.shared.u32 %r9, [%r8];
+    WAIT_LAST
+    bar.sync 0;
+    add.u32 %r10, %r9, 1;
+    st.shared.u32 [%r8], %r10;
+    ret;
+}
+"#;
+
+/// A block's copies in flight are its own wherever its rounds run: issued in a turn on one
+/// core and waited for in a round on another (as here), a read of one before the wait races
+/// with it, and after the wait races with nothing, on every number of cores.
+#[test]
+fn a_blocks_copies_in_flight_go_with_it_from_core_to_core() {
+    ROUNDS_RUN.with(|r| r.set(RoundsRun::NONE));
+    for waits_first in [true, false] {
+        let (first, last) = if waits_first {
+            ("cp.async.wait_group 0;", "")
+        } else {
+            ("", "cp.async.wait_group 0;")
+        };
+        let ptx = COPIES_ACROSS_CORES
+            .replace("WAIT_FIRST", first)
+            .replace("WAIT_LAST", last);
+        let module = Module::parse(&ptx).unwrap();
+        let races = |threads: u32| {
+            let options = RunOptions {
+                threads,
+                ..RunOptions::default()
+            };
+            let (report, _) = crate::committed::run(&module, "copies", 12, &options);
+            (report.matches("kind: Race").count(), report)
+        };
+        let (on_one, report) = races(1);
+        // Before the wait: the copy in flight, and the copy's landing write after the read.
+        assert_eq!(on_one, if waits_first { 0 } else { 2 }, "{report}");
+        for threads in [2, 3, 4] {
+            let (_, several) = races(threads);
+            assert!(
+                several == report,
+                "{threads} cores: {several}\none: {report}"
+            );
+        }
+    }
+    let run = ROUNDS_RUN.with(|r| r.get());
+    assert!(
+        run.parallel > 0 && run.serial > 0,
+        "{} parallel, {} serial",
+        run.parallel,
+        run.serial
+    );
+}
