@@ -2,9 +2,10 @@
 //! and the collector that merges repeated findings into one with a count.
 
 use super::allocs::{all_bits, all_bits_shared, mark_bits, mark_bits_shared};
-use super::ctx::{CopyInFlight, Ctx, Tgt};
+use super::ctx::{Ctx, Tgt};
 use super::devices::OpAccess;
 use super::instr::atom_name;
+use super::warp::CopyInFlight;
 use super::warp::Warp;
 use crate::ir::*;
 use crate::options::Schedule;

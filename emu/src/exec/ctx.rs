@@ -5,7 +5,7 @@ use super::allocs::Allocation;
 use super::collector::Collector;
 use super::devices::OpCheck;
 use super::views::{BlockViews, Globals};
-use super::warp::{RoundTag, Warp};
+use super::warp::{CopyInFlight, RoundTag, Warp};
 use crate::error::EmuError;
 use crate::ir::*;
 use crate::module::Module;
@@ -91,17 +91,6 @@ pub(crate) struct Ctx<'a> {
     /// Per slot, on the launch's context: the block and the last of its rounds whose calls
     /// reached the detector.
     pub(crate) joined_rounds: Vec<Option<(u64, u64)>>,
-}
-
-/// A `cp.async` into shared memory between its issue and the wait that lands it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CopyInFlight {
-    pub(crate) slot: u32,
-    pub(crate) offset: usize,
-    pub(crate) size: u32,
-    /// The issuing thread's global id.
-    pub(crate) tid: u64,
-    pub(crate) pc: u32,
 }
 
 /// A resolved place. The derived order (memory, then offset) is what a warp store's lanes are

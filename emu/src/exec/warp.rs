@@ -34,7 +34,18 @@ pub(crate) struct BlockState {
     pub(crate) barriers: u32,
     /// Its `cp.async` copies in flight under racecheck, while another block takes its round
     /// on the same core: they go with the block from core to core (see [`Ctx::copies_in_flight`]).
-    pub(crate) copies_in_flight: Vec<super::ctx::CopyInFlight>,
+    pub(crate) copies_in_flight: Vec<CopyInFlight>,
+}
+
+/// A `cp.async` into shared memory between its issue and the wait that lands it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CopyInFlight {
+    pub(crate) slot: u32,
+    pub(crate) offset: usize,
+    pub(crate) size: u32,
+    /// The issuing thread's global id.
+    pub(crate) tid: u64,
+    pub(crate) pc: u32,
 }
 
 /// A block's round that made race-detector calls, as they wait to join the launch's: the

@@ -12,8 +12,9 @@
 //! wait that sees the phase complete acquires exactly that phase's arrivals: a later phase's
 //! arrivals order nothing for it.
 
-use crate::exec::ctx::{CopyInFlight, Ctx, Tgt};
+use crate::exec::ctx::{Ctx, Tgt};
 use crate::exec::memory::tgt_offset;
+use crate::exec::warp::CopyInFlight;
 use crate::exec::warp::{AsyncCopy, Warp};
 use crate::ir::*;
 use crate::race;
