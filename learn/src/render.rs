@@ -353,7 +353,13 @@ pub fn fit(lines: Vec<String>) -> Vec<String> {
             out.push(line);
             continue;
         }
-        let indent = line.chars().take_while(|c| *c == ' ').count();
+        // A compiler's caret line is indented as far as its column: past half the screen, the
+        // wrapped pieces start at half, where there is still room for them.
+        let indent = line
+            .chars()
+            .take_while(|c| *c == ' ')
+            .count()
+            .min(WIDTH / 2);
         let pad = " ".repeat(indent + 2);
         let mut first = true;
         for piece in wrap(line.trim_start(), WIDTH - indent - 2) {
@@ -375,4 +381,29 @@ pub fn fit(lines: Vec<String>) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WIDTH, fit};
+
+    /// NVRTC's caret under a column far to the right of a long line: indented past the screen.
+    #[test]
+    fn lines_indented_past_the_screen_fit_with_every_word_kept() {
+        for indent in [WIDTH - 3, WIDTH, WIDTH + 40, 3 * WIDTH] {
+            let words = "^ error: operator -> or ->* applied to \"unsigned int\" instead of to a pointer type";
+            let line = format!("{}{words}", " ".repeat(indent));
+            let lines = fit(vec![line]);
+            assert!(
+                lines.iter().all(|l| l.chars().count() <= WIDTH),
+                "{indent}: {lines:#?}"
+            );
+            let kept: String = lines.concat().split_whitespace().collect();
+            assert_eq!(
+                kept,
+                words.split_whitespace().collect::<String>(),
+                "{indent}"
+            );
+        }
+    }
 }

@@ -325,6 +325,8 @@ pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()
         .watcher()
         .watch(&exercises, RecursiveMode::Recursive)?;
     let raw = crossterm::terminal::enable_raw_mode().is_ok();
+    // The terminal gets its echo back however the screen ends, a panic included.
+    let cooked = raw.then_some(CookedAgain);
     std::thread::spawn(move || {
         let mut stdin = std::io::stdin().lock();
         let mut byte = [0u8; 1];
@@ -352,11 +354,18 @@ pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()
             draw(&shown, raw)?;
         }
     }
-    if raw {
-        crossterm::terminal::disable_raw_mode()?;
-    }
+    drop(cooked);
     println!();
     Ok(())
+}
+
+/// Leaves raw mode when dropped.
+struct CookedAgain;
+
+impl Drop for CookedAgain {
+    fn drop(&mut self) {
+        let _ = crossterm::terminal::disable_raw_mode();
+    }
 }
 
 /// Clears the terminal and prints `screen`; in raw mode a newline does not return the carriage.
