@@ -53,6 +53,8 @@ pub struct CaseFailure {
     /// Axes the launch used, grid then block (1 to 3): a report names a thread (0,0) of a 2D
     /// block as such, not as thread 0.
     pub axes: [usize; 2],
+    /// What the kernel printed with `printf` in that case.
+    pub printf: String,
 }
 
 /// The first value that differs from the CPU reference.
@@ -432,6 +434,7 @@ mod tests {
             }),
             error: None,
             axes: [1, 1],
+            printf: String::new(),
         }))
     }
 

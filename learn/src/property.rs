@@ -74,6 +74,8 @@ pub struct Observed {
     pub error: Option<String>,
     /// The axes of the launch's grid and block ([`Observed::launch`]).
     pub axes: [usize; 2],
+    /// What the kernel printed with `printf`.
+    pub printf: String,
 }
 
 impl Default for Observed {
@@ -84,6 +86,7 @@ impl Default for Observed {
             wrong: None,
             error: None,
             axes: [1, 1],
+            printf: String::new(),
         }
     }
 }
@@ -112,6 +115,12 @@ impl Observed {
     pub fn findings(mut self, findings: Vec<Finding>) -> Self {
         self.findings = findings;
         self
+    }
+
+    /// What a launch reported: its findings and what it printed.
+    pub fn reported(mut self, report: harness::LaunchReport) -> Self {
+        self.printf = report.printf;
+        self.findings(report.findings)
     }
 
     pub fn wrong(mut self, wrong: Option<Wrong>) -> Self {
@@ -171,6 +180,7 @@ where
                     wrong: seen.wrong,
                     error: seen.error,
                     axes: seen.axes,
+                    printf: seen.printf,
                 })));
             }
             Err(Search::Abort(reason)) => return Err(Failure::Setup(reason)),

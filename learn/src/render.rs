@@ -221,6 +221,33 @@ fn case_lines(case: &CaseFailure, source: &str, how_to_see_all: Option<&str>) ->
     for (name, value) in &case.facts {
         lines.push(format!("    {name}: {value}"));
     }
+    lines.extend(printf_lines(&case.printf));
+    lines
+}
+
+/// The most lines of a case's `printf` output the screen shows.
+const SHOWN_PRINTF_LINES: usize = 12;
+
+/// What the kernel printed in the case, its first lines if many, each quoted as printed.
+fn printf_lines(printed: &str) -> Vec<String> {
+    let count = printed.lines().count();
+    if count == 0 {
+        return Vec::new();
+    }
+    let s = if count == 1 { "" } else { "s" };
+    let mut lines = vec![format!("  printf output ({count} line{s}):")];
+    lines.extend(
+        printed
+            .lines()
+            .take(SHOWN_PRINTF_LINES)
+            .map(|line| format!("    {line}")),
+    );
+    if count > SHOWN_PRINTF_LINES {
+        lines.push(format!(
+            "    … and {} more lines",
+            count - SHOWN_PRINTF_LINES
+        ));
+    }
     lines
 }
 

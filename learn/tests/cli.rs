@@ -217,3 +217,22 @@ fn without_nvrtc_check_says_how_to_install_it() {
         "nothing is installed when nothing could be fetched"
     );
 }
+
+#[test]
+fn what_a_failing_kernel_prints_is_on_the_screen() {
+    require_nvrtc();
+    let (dir, workspace) = common::scratch("printf");
+    learn(dir.path(), &["list"]);
+    let exercise = find("racy-increment").unwrap();
+    let line = exercise.stated_line().unwrap() as usize;
+    let mut lines: Vec<String> = exercise.starting_text().lines().map(String::from).collect();
+    let printf = r#"    printf("thread %d saw %d\n", threadIdx.x, x[0]);"#;
+    lines.insert(line, printf.to_string());
+    common::write(&workspace.file(exercise), &(lines.join("\n") + "\n"));
+    let failed = learn(dir.path(), &["check", "racy-increment"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let text = stdout(&failed);
+    assert!(text.contains("printf output ("), "{text}");
+    assert!(text.contains("    thread 0 saw "), "{text}");
+    common::assert_fits_80_columns(&text);
+}

@@ -415,6 +415,7 @@ fn every_finding_is_reachable() {
             wrong: None,
             error: None,
             axes: [1, 1],
+            printf: String::new(),
         }))),
         notes: Vec::new(),
     };

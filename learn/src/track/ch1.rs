@@ -123,7 +123,7 @@ impl Check for ScalarMultiply {
                         let want = scalar_multiply_cpu(&x, a);
                         let comparison = compare_exact(&exact(&outcome.result), &exact(&want));
                         seen.fact("x", excerpt(&x, first_index(&comparison)))
-                            .findings(outcome.report.findings)
+                            .reported(outcome.report)
                             .wrong(wrong_from("y", &comparison))
                     }
                 }
@@ -171,7 +171,7 @@ impl Check for Saxpy {
                         let at = first_index(&comparison);
                         seen.fact("x", excerpt(&x, at))
                             .fact("y", excerpt(&y, at))
-                            .findings(outcome.report.findings)
+                            .reported(outcome.report)
                             .wrong(wrong_from("y", &comparison))
                     }
                 }

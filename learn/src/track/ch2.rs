@@ -204,8 +204,7 @@ impl Check for Rung {
                             depth_1d(yours.kind, n, shape),
                             abs_sum_f64(&x),
                         );
-                        seen.findings(outcome.report.findings)
-                            .wrong(sum_wrong(&check))
+                        seen.reported(outcome.report).wrong(sum_wrong(&check))
                     }
                 }
             },
@@ -256,8 +255,7 @@ impl Check for TreeReduction {
                             depth_1d(yours.kind, n, shape),
                             abs_sum_f64(&x),
                         );
-                        seen.findings(outcome.report.findings)
-                            .wrong(sum_wrong(&check))
+                        seen.reported(outcome.report).wrong(sum_wrong(&check))
                     }
                 }
             },
@@ -316,7 +314,7 @@ impl Check for Blobs {
                                 "pixels",
                             ),
                         });
-                        seen.findings(outcome.report.findings).wrong(wrong)
+                        seen.reported(outcome.report).wrong(wrong)
                     }
                 }
             },
@@ -378,8 +376,7 @@ impl Check for Reduction2d {
                             depth_2d(rows, cols, shape),
                             abs_sum_f64(&a),
                         );
-                        seen.findings(outcome.report.findings)
-                            .wrong(sum_wrong(&check))
+                        seen.reported(outcome.report).wrong(sum_wrong(&check))
                     }
                 }
             },

@@ -205,7 +205,7 @@ impl Check for Stencil {
                                 "cells",
                             ),
                         });
-                        seen.findings(outcome.report.findings).wrong(wrong)
+                        seen.reported(outcome.report).wrong(wrong)
                     }
                 }
             },
@@ -283,11 +283,10 @@ fn life_case(
     }
     match run(device, yours, &start, generations, block) {
         Err(error) => seen.error(error),
-        Ok(outcome) => seen.findings(outcome.report.findings).wrong(board_wrong(
-            &outcome.board,
-            &start,
-            generations,
-        )),
+        Ok(outcome) => {
+            seen.reported(outcome.report)
+                .wrong(board_wrong(&outcome.board, &start, generations))
+        }
     }
 }
 

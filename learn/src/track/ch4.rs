@@ -225,7 +225,7 @@ impl Check for WarpCount {
                     Ok(outcome) => {
                         let want = warp_count::warp_count_cpu(&input, 0.5, shape);
                         let comparison = compare_exact(&outcome.counts, &want);
-                        seen.findings(outcome.report.findings)
+                        seen.reported(outcome.report)
                             .wrong(wrong_from("counts", &comparison))
                     }
                 }
@@ -271,7 +271,7 @@ impl Check for ByteHistogram {
                 Err(error) => seen.error(error),
                 Ok(outcome) => {
                     let comparison = compare_exact(&outcome.result, &byte_histogram(bytes));
-                    seen.findings(outcome.report.findings)
+                    seen.reported(outcome.report)
                         .wrong(wrong_from("histo", &comparison))
                 }
             }
@@ -337,7 +337,7 @@ impl Check for Increment {
                         got: outcome.result.to_string(),
                         summary: None,
                     });
-                    seen.findings(outcome.report.findings).wrong(wrong)
+                    seen.reported(outcome.report).wrong(wrong)
                 }
             }
         })
@@ -374,7 +374,7 @@ impl Check for AsciiHistogram {
                     Ok(outcome) => {
                         let comparison =
                             compare_exact(&outcome.result, &ascii_histogram_loop(&bytes));
-                        seen.findings(outcome.report.findings)
+                        seen.reported(outcome.report)
                             .wrong(wrong_from("histo", &comparison))
                     }
                 }

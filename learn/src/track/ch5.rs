@@ -153,7 +153,7 @@ impl Check for DotRung {
                             got: check.got.to_string(),
                             summary: Some(format!("{:.2}% off", check.relative_error() * 100.0)),
                         });
-                        seen.findings(outcome.report.findings).wrong(wrong)
+                        seen.reported(outcome.report).wrong(wrong)
                     }
                 }
             },
@@ -181,7 +181,7 @@ impl Check for MutexIncrement {
                         got: outcome.result.to_string(),
                         summary: None,
                     });
-                    seen.findings(outcome.report.findings).wrong(wrong)
+                    seen.reported(outcome.report).wrong(wrong)
                 }
             }
         })
@@ -228,7 +228,7 @@ impl Check for PartialDot {
                             got: check.got.to_string(),
                             summary: Some(format!("{:.2}% off", check.relative_error() * 100.0)),
                         });
-                        seen.findings(outcome.report.findings).wrong(wrong)
+                        seen.reported(outcome.report).wrong(wrong)
                     }
                 }
             },

@@ -286,7 +286,7 @@ impl Check for ConflictFreeScan {
             |device, &((n, threads), kind, seed)| {
                 let x = values(n, kind, seed);
                 let result = run_one_block(device, &yours, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("launch", format!("1 block × {threads} threads"));
                 scan_case(n, &x, result, exclusive_scan(&x), seen)
             },
@@ -340,7 +340,7 @@ impl Check for Compaction {
             |device, &(n, zeros, seed, threads)| {
                 let x = compact::values(n, zeros, seed);
                 let result = compact::run(device, &yours, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new()
                     .fact("threads per block", threads)
                     .fact("zeros", format!("{:.0}% of the values", zeros * 100.0));
@@ -353,17 +353,17 @@ impl Check for Compaction {
 fn scan_case(
     n: usize,
     x: &[u32],
-    result: harness::Result<(Vec<u32>, Vec<harness::Finding>)>,
+    result: harness::Result<(Vec<u32>, harness::LaunchReport)>,
     want: Vec<u32>,
     seen: Observed,
 ) -> Observed {
     let seen = seen.fact("n", n);
     match result {
         Err(error) => seen.fact("in", excerpt(x, None)).error(error),
-        Ok((got, findings)) => {
+        Ok((got, report)) => {
             let comparison = compare_exact(&got, &want);
             seen.fact("in", excerpt(x, first_index(&comparison)))
-                .findings(findings)
+                .reported(report)
                 .wrong(wrong_from("out", &comparison))
         }
     }
@@ -404,7 +404,7 @@ impl Check for OneBlockScan {
                     inclusive_scan(&x)
                 };
                 let result = run_one_block(device, &yours, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("launch", format!("1 block × {threads} threads"));
                 scan_case(n, &x, result, want, seen)
             },
@@ -446,7 +446,7 @@ impl Check for DownSweep {
             |device, &(n, kind, seed, threads)| {
                 let x = values(n, kind, seed);
                 let result = run_multi_launch(device, &yours, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
                 scan_case(n, &x, result, exclusive_scan(&x), seen)
             },
@@ -487,7 +487,7 @@ impl Check for GridScan {
             return property::run(device, budget, strategy, |device, &(n, threads, seed)| {
                 let x = values(n, ch6_scans::testing::Values::Small, seed);
                 let result = run_grid_inclusive(device, &yours, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
                 scan_case(n, &x, result, inclusive_scan(&x), seen)
             });
@@ -514,7 +514,7 @@ impl Check for GridScan {
             |device, &(n, kind, seed, threads)| {
                 let x = values(n, kind, seed);
                 let result = run_large_scan(device, &yours, kernels, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
                 scan_case(n, &x, result, exclusive_scan(&x), seen)
             },
@@ -546,7 +546,7 @@ impl Check for LookBackScan {
                 let n = n.max(3 * ch6_scans::tile_len(&yours, threads));
                 let x = values(n, kind, seed);
                 let result = run_tile_scan(device, &yours, &x, threads)
-                    .map(|outcome| (outcome.result, outcome.report.findings));
+                    .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
                 scan_case(n, &x, result, exclusive_scan(&x), seen)
             },

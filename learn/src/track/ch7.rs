@@ -168,7 +168,7 @@ impl Check for Transpose {
                 Ok(outcome) => {
                     let want = transpose::transpose_cpu(&input, rows as usize, cols as usize);
                     let comparison = compare_exact(&exact(&outcome.result), &exact(&want));
-                    seen.findings(outcome.report.findings)
+                    seen.reported(outcome.report)
                         .wrong(wrong_from("out", &comparison))
                 }
             }
@@ -316,7 +316,7 @@ fn matmul_case(
         Ok(outcome) => {
             let (want, scale) = matmul_f64(&a, &b, dims);
             let check = MatmulCheck::new(&outcome.result, &want, &scale, dims.k);
-            seen.findings(outcome.report.findings)
+            seen.reported(outcome.report)
                 .wrong(matmul_wrong(&check, dims, &scale))
         }
     }

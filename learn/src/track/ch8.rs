@@ -167,7 +167,7 @@ impl Check for Ring {
                             }),
                             (None, None) => None,
                         };
-                        seen.findings(outcome.report.findings).wrong(wrong)
+                        seen.reported(outcome.report).wrong(wrong)
                     }
                 }
             },
@@ -217,7 +217,7 @@ impl Check for SumOverPeers {
                             got: check.got.to_string(),
                             summary: None,
                         });
-                        seen.findings(outcome.report.findings).wrong(wrong)
+                        seen.reported(outcome.report).wrong(wrong)
                     }
                 }
             },
