@@ -8,7 +8,7 @@
 use crate::check::{Failure, Report};
 use crate::exercise::{Exercise, Reason, WIDTH, wrap};
 use crate::render::{failure_lines, fit};
-use harness::Expect;
+use harness::{Expect, FindingKind};
 
 /// The three steps, in the order they are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,18 +57,40 @@ pub fn subject(report: &Report) -> String {
     }
 }
 
-/// Whether the file still fails the way it started: the stated reason, at the stated line when
-/// the statement names one. Then the exercise's own hints fit.
-pub fn is_starting_failure(exercise: &Exercise, failure: &Failure, path: &str) -> bool {
+/// Whether the file (`source`, at `path`) still fails the way it started: the stated reason,
+/// at the stated statement when the statement names one, wherever the learner's edits moved
+/// it. Then the exercise's own hints fit.
+pub fn is_starting_failure(
+    exercise: &Exercise,
+    failure: &Failure,
+    path: &str,
+    source: &str,
+) -> bool {
     if failure.reason() != Some(exercise.fails.reason) {
         return false;
     }
-    match exercise.stated_line() {
-        None => true,
-        Some(line) => failure
-            .lines_for(exercise.fails.reason, path)
-            .contains(&line),
+    let Some(line) = exercise.stated_line() else {
+        return true;
+    };
+    let named = failure.lines_for(exercise.fails.reason, path);
+    // A wrong result names no line: nothing tells it from the one the file started with.
+    if named.is_empty() || named.contains(&line) {
+        return true;
     }
+    let starting = exercise.starting_text();
+    let stated = statement(&starting, line);
+    stated.is_some_and(|stated| {
+        named
+            .iter()
+            .any(|&at| statement(source, at) == Some(stated))
+    })
+}
+
+/// Line `line` of `text`, trimmed; `None` when it is blank or a lone brace, which say nothing of
+/// which statement it is.
+fn statement(text: &str, line: u32) -> Option<&str> {
+    let trimmed = text.lines().nth((line as usize).checked_sub(1)?)?.trim();
+    (!trimmed.is_empty() && trimmed != "{" && trimmed != "}").then_some(trimmed)
 }
 
 /// Step `step` of the hints for `report` on `exercise`, as lines for the screen.
@@ -95,7 +117,7 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
         }
         return lines;
     };
-    let starting = is_starting_failure(exercise, failure, &report.path);
+    let starting = is_starting_failure(exercise, failure, &report.path, &report.source);
     match step {
         Step::WhereToLook => {
             lines.extend(paragraph(&format!(
@@ -127,13 +149,13 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                     )
                 };
                 lines.extend(paragraph(&news));
-                lines.extend(paragraph(what_is_wrong(reason)));
+                lines.extend(paragraph(what_is_wrong(reason, failure)));
             }
         }
         Step::WhatToChange => {
             match exercise.hints.last().filter(|_| starting) {
                 Some(hint) if exercise.hints.len() > 1 => lines.extend(paragraph(hint)),
-                _ => lines.extend(paragraph(what_to_change(reason))),
+                _ => lines.extend(paragraph(what_to_change(reason, failure))),
             }
             lines.extend(paragraph(&format!(
                 "That is the last hint. `cargo learn solution {}` shows the chapter's kernel \
@@ -215,8 +237,73 @@ fn reason_phrase(reason: Reason) -> &'static str {
     }
 }
 
-fn what_is_wrong(reason: Reason) -> &'static str {
+/// How a kernel that never finishes hangs, as its first such finding tells.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hang {
+    /// Lanes wait in a `__syncwarp()`, shuffle or vote for lanes that never come.
+    WarpSync,
+    /// Threads wait at a `__syncthreads()` others never reach.
+    Barrier,
+    /// A loop whose exit never comes (the step budget ran out).
+    Runaway,
+    /// Threads spin on a lock or a flag that never changes.
+    Spin,
+}
+
+/// Whether initcheck found a read of memory nothing wrote in the failing case.
+fn reads_unwritten(failure: &Failure) -> bool {
+    matches!(failure, Failure::Case(case) if case
+        .findings
+        .iter()
+        .any(|f| matches!(f.kind, FindingKind::UninitializedRead { .. })))
+}
+
+fn hang_of(failure: &Failure) -> Hang {
+    let Failure::Case(case) = failure else {
+        return Hang::Spin;
+    };
+    for finding in &case.findings {
+        match finding.kind {
+            FindingKind::StepBudgetExhausted => return Hang::Runaway,
+            FindingKind::Stuck => return Hang::Spin,
+            FindingKind::Deadlock => {
+                let in_warp_sync = finding.threads.iter().any(|group| {
+                    group.state.starts_with("wait in ") || group.state.contains("warp-synchronous")
+                });
+                return if in_warp_sync {
+                    Hang::WarpSync
+                } else {
+                    Hang::Barrier
+                };
+            }
+            _ => {}
+        }
+    }
+    Hang::Spin
+}
+
+fn what_is_wrong(reason: Reason, failure: &Failure) -> &'static str {
     match reason {
+        Reason::Check(Expect::Deadlock) => match hang_of(failure) {
+            Hang::WarpSync => {
+                "Lanes of a warp wait in a __syncwarp() (or a shuffle or vote) for lanes that \
+                 its mask names and that never get there: those lanes took another path, an \
+                 if or a loop, or exited."
+            }
+            Hang::Barrier => {
+                "Threads wait at a __syncthreads() that other threads of their block never \
+                 reach, or reach at another one: each waits for the other for ever."
+            }
+            Hang::Runaway => {
+                "A loop never ends for some thread: its exit condition never becomes true, as \
+                 when a counter moves away from its bound, or a bound is wrong for some thread."
+            }
+            Hang::Spin => {
+                "Threads wait for something that never happens: a lock or a flag that the \
+                 thread meant to release it cannot reach, often one of the same warp, or a \
+                 loop whose exit depends on another thread."
+            }
+        },
         Reason::Check(Expect::Race) => {
             "Two threads access the same address, at least one of them writes, and nothing \
              orders the two accesses: no __syncthreads() between them that both threads pass, \
@@ -234,14 +321,14 @@ fn what_is_wrong(reason: Reason) -> &'static str {
              its array (or before its start). The smallest failing case shows which \
              sizes and which thread."
         }
-        Reason::Check(Expect::Deadlock) => {
-            "Threads wait for something that never happens: a lock or a flag that the thread \
-             meant to release it cannot reach, often one of the same warp, or a loop whose \
-             exit depends on another thread."
-        }
         Reason::Check(Expect::CompileError) => {
             "NVRTC refuses the file. Its first error is usually the real one: the rest often \
              follow from it."
+        }
+        Reason::Check(Expect::WrongResult | Expect::Correct) if reads_unwritten(failure) => {
+            "A thread reads memory that no thread wrote (initcheck names where), so what it \
+             computes from it is garbage: an element no thread writes, or a read that comes \
+             before the write it needs."
         }
         Reason::Check(Expect::WrongResult | Expect::Correct) => {
             "The checkers are silent, so no two threads collide: the kernel computes another \
@@ -259,8 +346,27 @@ fn what_is_wrong(reason: Reason) -> &'static str {
     }
 }
 
-fn what_to_change(reason: Reason) -> &'static str {
+fn what_to_change(reason: Reason, failure: &Failure) -> &'static str {
     match reason {
+        Reason::Check(Expect::Deadlock) => match hang_of(failure) {
+            Hang::WarpSync => {
+                "Call __syncwarp() where every lane its mask names arrives: outside the if, or \
+                 with a mask of exactly the lanes that take the branch."
+            }
+            Hang::Barrier => {
+                "Put the __syncthreads() where every thread of the block reaches it the same \
+                 number of times: outside the if, and outside loops whose trip count differs \
+                 from thread to thread."
+            }
+            Hang::Runaway => {
+                "Take the smallest failing case and the loop the report names, and check that \
+                 each time round every thread's condition moves toward its exit."
+            }
+            Hang::Spin => {
+                "Make sure the thread that releases can always run: one thread per warp takes \
+                 the lock, or the waiting loop also does the work it waits for."
+            }
+        },
         Reason::Check(Expect::Race) => {
             "Order the two accesses: a __syncthreads() between them that every thread of the \
              block reaches (threads of one block), or make the update one atomic operation \
@@ -274,12 +380,13 @@ fn what_to_change(reason: Reason) -> &'static str {
             "Guard the access with the array's bound (if (i < n)) or stop the loop at it; keep \
              any __syncthreads() outside the guard."
         }
-        Reason::Check(Expect::Deadlock) => {
-            "Make sure the thread that releases can always run: one thread per warp takes the \
-             lock, or the waiting loop also does the work it waits for."
-        }
         Reason::Check(Expect::CompileError) => {
             "Fix the first error NVRTC names, at its line, and save again."
+        }
+        Reason::Check(Expect::WrongResult | Expect::Correct) if reads_unwritten(failure) => {
+            "Make sure every element is written before any thread reads it: the missing \
+             writes (which thread should write the element initcheck names?), or a \
+             __syncthreads() between the writes and the reads."
         }
         Reason::Check(Expect::WrongResult | Expect::Correct) => {
             "Work the smallest failing case by hand through your kernel, thread by thread, \

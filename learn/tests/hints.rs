@@ -220,7 +220,7 @@ fn every_exercise_gets_hints_about_a_wrong_attempt_of_its_own() {
                 exercise.name
             ));
         }
-        if !is_starting_failure(exercise, failure, &report.path) {
+        if !is_starting_failure(exercise, failure, &report.path, &report.source) {
             let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
             if !second.contains("This is not how the file started") {
                 problems.push(format!(
@@ -317,4 +317,82 @@ fn the_starting_file_gets_its_finding_then_the_exercise_hints() {
         "{third}"
     );
     assert!(!third.contains(exercise.solution.path), "{third}");
+}
+
+/// The learner's case from the issue: `x[0] = x[0] + 1;` wrapped in barriers moves the racy
+/// statement a line down. It is still the race the file started with, so hints 2 and 3 are the
+/// exercise's own, not "another line".
+#[test]
+fn the_starting_race_moved_by_an_edit_keeps_the_exercises_hints() {
+    require_nvrtc();
+    let exercise = learn::find("racy-increment").expect("the first ch4 exercise");
+    let start = exercise.starting_text();
+    let racy = "x[0] = x[0] + 1;";
+    let wrapped = start.replacen(
+        racy,
+        &format!("__syncthreads();\n    {racy}\n    __syncthreads();"),
+        1,
+    );
+    assert_ne!(wrapped, start, "the starting file has `{racy}`");
+    let report = check_source(exercise, &wrapped, common::emulator());
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        !second.contains("This is not how the file started"),
+        "{second}"
+    );
+    assert!(second.contains("read, add, write"), "{second}");
+}
+
+/// Kernels that never finish get the advice of how they hang: a loop whose exit never comes
+/// is not told about locks, and a `__syncwarp()` only one lane reaches is told about its mask.
+#[test]
+fn hangs_get_advice_about_how_they_hang() {
+    require_nvrtc();
+    let runaway = |exercise: &Exercise| {
+        let solution = solution_as_file(exercise);
+        let index = solution
+            .lines()
+            .position(|line| line.trim_start().starts_with("unsigned int i = "))
+            .expect("the solution computes its index");
+        let mut lines: Vec<String> = solution.lines().map(String::from).collect();
+        lines.insert(index + 1, "    while (i >= n) { i += 1; }".into());
+        lines.join("\n") + "\n"
+    };
+    let syncwarp_in_if = |exercise: &Exercise| {
+        let solution = solution_as_file(exercise);
+        let once = solution.replacen(
+            "__syncwarp();",
+            "if (threadIdx.x % 32 == 31) { __syncwarp(); }",
+            1,
+        );
+        assert_ne!(once, solution, "the solution has a __syncwarp()");
+        once
+    };
+    let cases: [(&str, &dyn Fn(&Exercise) -> String, &str, &str); 2] = [
+        (
+            "scalar-multiply-no-guard",
+            &runaway,
+            "A loop never ends",
+            "moves toward its exit",
+        ),
+        (
+            "warp-count-no-syncwarp",
+            &syncwarp_in_if,
+            "its mask names",
+            "every lane its mask names arrives",
+        ),
+    ];
+    for (name, attempt, wrong, change) in cases {
+        let exercise = learn::find(name).expect("the exercise");
+        let attempt = attempt(exercise);
+        let report = check_source(exercise, &attempt, common::emulator());
+        let hints = all_hints(exercise, &report).join("\n");
+        let words = hints.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains(wrong),
+            "{name}:\n{hints}\nattempt:\n{attempt}"
+        );
+        assert!(words.contains(change), "{name}:\n{hints}");
+        assert!(!words.contains("takes the lock"), "{name}:\n{hints}");
+    }
 }
