@@ -251,9 +251,22 @@ pub fn check_source(exercise: &Exercise, source: &str, options: Options) -> Repo
 /// host passes, which are the solution's.
 fn learner_mismatch(exercise: &Exercise, source: &str) -> Option<ParamMismatch> {
     let host = &exercise.solution;
-    [exercise.start.kernel().entry, host.entry]
+    let mismatch = [exercise.start.kernel().entry, host.entry]
         .into_iter()
-        .find_map(|name| parameter_mismatch(source, name, host))
+        .find_map(|name| parameter_mismatch(source, name, host))?;
+    // Names the exercise's own file gave its parameters are no news to the learner: only a
+    // list that differs from the file's as it started is worth the note.
+    if let ParamMismatch::Names(_) = mismatch {
+        let starting = exercise.starting_text();
+        let unchanged = [exercise.start.kernel().entry, host.entry]
+            .into_iter()
+            .find_map(|name| parameter_mismatch(&starting, name, host))
+            == Some(mismatch.clone());
+        if unchanged {
+            return None;
+        }
+    }
+    Some(mismatch)
 }
 
 /// Seeds an exercise's cases from its name, so every check of it draws the same ones.

@@ -112,7 +112,7 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
         if matches!(failure, Failure::Kernel(_)) {
             lines.extend(paragraph(
                 "The statement at the top of the file says how the host launches the kernel: \
-                 keep its name and its parameters as they are.",
+                 give the kernel that name, and the parameters the host passes, in its order.",
             ));
         }
         return lines;

@@ -59,11 +59,13 @@ impl Program {
     ) -> Result<KernelSource, Failure> {
         let names: Vec<&str> = names.into_iter().collect();
         let Some(found) = names.iter().find_map(|name| self.defines(name)) else {
+            // The host launches the learner's kernel under the file's own name, with the
+            // chapter's kernel's parameters: one name in the sentence, not both.
+            let name = names.first().copied().unwrap_or(like.entry);
             return Err(Failure::Kernel(format!(
-                "{} defines no kernel `{}`; the host launches {}{}",
+                "{} defines no kernel `{name}`; the host launches it as {}{}",
                 self.path,
-                names.first().copied().unwrap_or(like.entry),
-                c_signature(like),
+                c_signature(like).replacen(like.entry, name, 1),
                 self.defined_list()
             )));
         };

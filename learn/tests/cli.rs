@@ -236,3 +236,31 @@ fn what_a_failing_kernel_prints_is_on_the_screen() {
     assert!(text.contains("    thread 0 saw "), "{text}");
     common::assert_fits_80_columns(&text);
 }
+
+#[test]
+fn a_missing_kernel_is_named_once_with_the_parameters_the_host_passes() {
+    require_nvrtc();
+    let (dir, workspace) = common::scratch("missing");
+    learn(dir.path(), &["list"]);
+    let exercise = find("lookback-flag-before-data").unwrap();
+    let entry = exercise.start.kernel().entry;
+    let renamed = exercise.starting_text().replace(entry, "my_lookback");
+    common::write(&workspace.file(exercise), &renamed);
+    let failed = learn(dir.path(), &["check", exercise.name]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let words = stdout(&failed)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        words.contains(&format!(
+            "defines no kernel `{entry}`; the host launches it as `{entry}("
+        )),
+        "{words}"
+    );
+    assert!(
+        !words.contains(exercise.solution.entry) || exercise.solution.entry == entry,
+        "{words}"
+    );
+    assert!(words.contains("it defines `my_lookback`"), "{words}");
+}

@@ -396,3 +396,25 @@ fn hangs_get_advice_about_how_they_hang() {
         assert!(!words.contains("takes the lock"), "{name}:\n{hints}");
     }
 }
+
+/// The file as it starts names its kernel's parameters its own way (`board, scratch`, where the
+/// host's kernel says `in, out`): no note about names the learner never chose.
+#[test]
+fn a_starting_file_gets_no_note_about_its_own_parameter_names() {
+    require_nvrtc();
+    let exercise = learn::find("iterate-multi-block").expect("the multi-block iteration");
+    let report = check_source(exercise, &exercise.starting_text(), common::emulator());
+    let notes = report.notes.join("\n");
+    assert!(!notes.contains("names its parameters"), "{notes}");
+    // Renamed by the learner in another order than the host's, the note comes back.
+    let start = exercise.starting_text();
+    let (board, scratch) = ("board", "scratch");
+    assert!(start.contains(board) && start.contains(scratch), "{start}");
+    let swapped = start
+        .replace(board, "TEMP_NAME")
+        .replace(scratch, board)
+        .replace("TEMP_NAME", scratch);
+    let report = check_source(exercise, &swapped, common::emulator());
+    let notes = report.notes.join("\n");
+    assert!(notes.contains("names its parameters"), "{notes}");
+}
