@@ -343,7 +343,12 @@ pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
         match result {
             Ok(()) => errors::SUCCESS,
             Err(failure) => {
-                if let Some(finding) = failure.finding {
+                if let Some(mut finding) = failure.finding {
+                    // A program that goes on after the call must know the call did nothing.
+                    if failure.code != errors::SUCCESS {
+                        let (error, _) = errors::name_and_message(failure.code);
+                        finding.text += &format!("; {name} did nothing and returned {error}");
+                    }
                     let at = failure.site.map(|s| *s).or(site);
                     crate::report::host_finding(rt, name, at, *finding);
                 }

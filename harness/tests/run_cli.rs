@@ -445,6 +445,10 @@ fn log_file_takes_racetracks_lines_and_leaves_the_programs_stderr_alone() {
         "{logged}"
     );
     assert!(
+        logged.contains("; cudaMemcpy did nothing and returned cudaErrorInvalidValue"),
+        "{logged}"
+    );
+    assert!(
         logged.lines().all(|l| l.starts_with("racetrack: ")),
         "{logged}"
     );
