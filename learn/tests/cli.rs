@@ -264,3 +264,21 @@ fn a_missing_kernel_is_named_once_with_the_parameters_the_host_passes() {
     );
     assert!(words.contains("it defines `my_lookback`"), "{words}");
 }
+
+#[test]
+fn a_nan_in_y_is_explained_as_an_element_no_thread_wrote() {
+    require_nvrtc();
+    let (dir, _) = common::scratch("nan");
+    learn(dir.path(), &["list"]);
+    let failed = learn(dir.path(), &["check", "scalar-multiply-thread-index-only"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let words = stdout(&failed)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(words.contains("is NaN"), "{words}");
+    assert!(
+        words.contains("y starts as NaN: a NaN is an element no thread wrote"),
+        "{words}"
+    );
+}
