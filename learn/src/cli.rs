@@ -150,9 +150,15 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
         Some(Command::Reset { name }) => {
             let exercise = find(name).map_err(anyhow::Error::msg)?;
+            // The learner's own version is kept beside the file: a reset typed by mistake, or
+            // to compare, loses nothing.
+            let kept = workspace.keep_changed(exercise)?;
             workspace.write_start(exercise)?;
             workspace.update_progress(|progress| progress.record(exercise.name, false))?;
             writeln!(out, "{} is back to its starting text", exercise.path())?;
+            if let Some(kept) = kept {
+                writeln!(out, "your version is kept in {kept}")?;
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

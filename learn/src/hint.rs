@@ -174,18 +174,22 @@ pub enum Asked {
     Key,
 }
 
-/// Hint `shown` (1-based) of [`Step::ALL`] for `report`, under a line that says which.
+/// Hint `shown` (1-based) of [`Step::ALL`] for `report`, under a line that says which; past the
+/// last, every hint in order, so that the first two can be read again.
 pub fn hint_lines(exercise: &Exercise, report: &Report, shown: usize, asked: Asked) -> Vec<String> {
+    if shown > Step::ALL.len() && !report.passed() {
+        let mut lines = Vec::new();
+        for (index, step) in Step::ALL.into_iter().enumerate() {
+            lines.push(hint_title(exercise, index + 1, step));
+            lines.extend(step_lines(exercise, report, step));
+        }
+        return fit(lines);
+    }
     let step = Step::ALL[shown.clamp(1, Step::ALL.len()) - 1];
     if report.passed() {
         return fit(step_lines(exercise, report, step));
     }
-    let mut lines = vec![format!(
-        "hint {shown} of {} for {}, {}:",
-        Step::ALL.len(),
-        exercise.name,
-        step.title()
-    )];
+    let mut lines = vec![hint_title(exercise, shown, step)];
     lines.extend(step_lines(exercise, report, step));
     if let Some(next) = Step::ALL.get(shown) {
         let again = match asked {
@@ -195,6 +199,16 @@ pub fn hint_lines(exercise: &Exercise, report: &Report, shown: usize, asked: Ask
         lines.push(format!("  ({again} again: {})", next.title()));
     }
     fit(lines)
+}
+
+/// `hint 2 of 3 for NAME, what is wrong:`
+fn hint_title(exercise: &Exercise, shown: usize, step: Step) -> String {
+    format!(
+        "hint {shown} of {} for {}, {}:",
+        Step::ALL.len(),
+        exercise.name,
+        step.title()
+    )
 }
 
 /// The current failure as the report shows it, cut to what points at the code: the first

@@ -73,10 +73,11 @@ impl Progress {
         self.next_hint(name, count)
     }
 
-    /// Shows one more hint of `name`'s `count`; returns which (1-based), staying at the last.
+    /// Shows one more hint of `name`'s `count`; returns which (1-based), or `count + 1` once
+    /// every hint was shown: then they are all shown again, together.
     pub fn next_hint(&mut self, name: &str, count: usize) -> usize {
         let shown = self.hints.entry(name.to_string()).or_insert(0);
-        *shown = (*shown + 1).min(count.max(1));
+        *shown = (*shown + 1).min(count.max(1) + 1);
         *shown
     }
 }
@@ -107,7 +108,9 @@ mod tests {
         assert_eq!(progress.next_hint("a", 3), 1);
         assert_eq!(progress.next_hint("a", 3), 2);
         assert_eq!(progress.next_hint("a", 3), 3);
-        assert_eq!(progress.next_hint("a", 3), 3);
+        // past the last: all of them, again and again
+        assert_eq!(progress.next_hint("a", 3), 4);
+        assert_eq!(progress.next_hint("a", 3), 4);
         assert_eq!(progress.next_hint("b", 2), 1);
         progress.record("a", true);
         assert!(progress.is_done("a"));

@@ -80,6 +80,21 @@ impl Workspace {
             .with_context(|| format!("cannot write {}", path.display()))
     }
 
+    /// Copies the learner's file to `FILE.bak` when it differs from the starting text; returns
+    /// the copy's path as the learner would type it, or `None` when there was nothing to keep.
+    pub fn keep_changed(&self, exercise: &Exercise) -> anyhow::Result<Option<String>> {
+        let path = self.file(exercise);
+        let Ok(now) = std::fs::read_to_string(&path) else {
+            return Ok(None);
+        };
+        if now == exercise.starting_text() {
+            return Ok(None);
+        }
+        let kept = path.with_extension("cu.bak");
+        std::fs::write(&kept, now).with_context(|| format!("cannot write {}", kept.display()))?;
+        Ok(Some(format!("{}.bak", exercise.path())))
+    }
+
     /// The learner's file as it is now.
     pub fn read(&self, exercise: &Exercise) -> anyhow::Result<String> {
         let path = self.file(exercise);

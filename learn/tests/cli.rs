@@ -72,8 +72,15 @@ fn hints_come_one_level_at_a_time_for_the_first_unfinished_exercise() {
             "{text}"
         );
     }
-    // the last hint stays, and names the command that shows the solution, never its file
-    assert!(seen[3].contains("hint 3 of 3"), "{}", seen[3]);
+    // past the last, all three again, the last naming the command that shows the solution,
+    // never its file
+    for level in 1..=3 {
+        assert!(
+            seen[3].contains(&format!("hint {level} of 3")),
+            "{}",
+            seen[3]
+        );
+    }
     for text in &seen {
         assert!(!text.contains(first.solution.path), "{text}");
     }
@@ -143,8 +150,16 @@ fn reset_puts_the_starting_text_back() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(
         stdout(&output).trim_end(),
-        "exercises/ch7_matmul/03_tiled_missing_second_sync.cu is back to its starting text"
+        "exercises/ch7_matmul/03_tiled_missing_second_sync.cu is back to its starting text\n\
+         your version is kept in exercises/ch7_matmul/03_tiled_missing_second_sync.cu.bak"
     );
+    let kept = dir
+        .path()
+        .join("exercises/ch7_matmul/03_tiled_missing_second_sync.cu.bak");
+    assert_eq!(common::read(&kept), "// my attempt\n");
+    // a file as it started has nothing to keep
+    let again = learn(dir.path(), &["reset", "tiled-missing-second-sync"]);
+    assert!(!stdout(&again).contains("kept"), "{}", stdout(&again));
     assert_eq!(
         common::read(&workspace.file(exercise)),
         exercise.starting_text()
@@ -161,6 +176,10 @@ fn bad_names_and_flags_are_one_line_errors() {
     assert_one_line_error(
         &learn(dir.path(), &["reset", "nope"]),
         "there is no exercise `nope`",
+    );
+    assert_one_line_error(
+        &learn(dir.path(), &["check", "tree-nosync"]),
+        "there is no exercise `tree-nosync`; did you mean `tree-no-sync`?",
     );
     assert_one_line_error(
         &learn(dir.path(), &["frobnicate"]),

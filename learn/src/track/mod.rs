@@ -43,12 +43,29 @@ pub fn track() -> &'static [Exercise] {
     })
 }
 
-/// The exercise called `name`.
+/// The exercise called `name`; the error names the closest one when a typo is likely.
 pub fn find(name: &str) -> Result<&'static Exercise, String> {
-    track()
+    if let Some(exercise) = track().iter().find(|exercise| exercise.name == name) {
+        return Ok(exercise);
+    }
+    let closest = track()
         .iter()
-        .find(|exercise| exercise.name == name)
-        .ok_or_else(|| format!("there is no exercise `{name}`; `cargo learn list` names them all"))
+        .map(|exercise| {
+            (
+                strsim::damerau_levenshtein(name, exercise.name),
+                exercise.name,
+            )
+        })
+        .min()
+        .filter(|&(distance, _)| distance <= 3);
+    Err(match closest {
+        Some((_, near)) => {
+            format!(
+                "there is no exercise `{name}`; did you mean `{near}`? (`cargo learn list` names them all)"
+            )
+        }
+        None => format!("there is no exercise `{name}`; `cargo learn list` names them all"),
+    })
 }
 
 /// The learner's kernel dressed as the chapter variant `like`, so the chapter's own `run_*`
