@@ -232,7 +232,8 @@ pub fn checker_section<K>(
         );
         return;
     }
-    say(page, &format!("checkers: {} finding(s)", findings.len()));
+    let s = if findings.len() == 1 { "" } else { "s" };
+    say(page, &format!("checkers: {} finding{s}", findings.len()));
     let quote = |file: &str, at: u32| crate::check::report::source_line(&variant.kernel, file, at);
     for finding in findings.iter().take(FINDINGS_SHOWN) {
         for line in finding.quoting(&quote).to_string().lines() {

@@ -72,7 +72,8 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     if written > 0 {
         writeln!(
             out,
-            "wrote {written} exercise files under exercises/, yours to edit\n(`cargo learn reset NAME` puts one back as it was)\n"
+            "wrote {written} exercise file{} under exercises/, yours to edit\n(`cargo learn reset NAME` puts one back as it was)\n",
+            if written == 1 { "" } else { "s" }
         )?;
     }
     let progress = workspace.progress()?;

@@ -92,8 +92,10 @@ impl Watch {
             report: None,
             view: View::Exercise,
             hint: Vec::new(),
-            note: (written > 0)
-                .then(|| format!("wrote {written} exercise files under exercises/: yours to edit")),
+            note: (written > 0).then(|| {
+                let s = if written == 1 { "" } else { "s" };
+                format!("wrote {written} exercise file{s} under exercises/: yours to edit")
+            }),
             stamps: HashMap::new(),
             all_findings: false,
         };

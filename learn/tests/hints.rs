@@ -368,7 +368,8 @@ fn hangs_get_advice_about_how_they_hang() {
         assert_ne!(once, solution, "the solution has a __syncwarp()");
         once
     };
-    let cases: [(&str, &dyn Fn(&Exercise) -> String, &str, &str); 2] = [
+    type Attempt<'a> = &'a dyn Fn(&Exercise) -> String;
+    let cases: [(&str, Attempt, &str, &str); 2] = [
         (
             "scalar-multiply-no-guard",
             &runaway,

@@ -411,7 +411,9 @@ fn no_guard_step(
     } else if outcome.report.is_clean() {
         ", and the checkers report nothing".to_string()
     } else {
-        format!(", and {} checker finding(s)", outcome.report.findings.len())
+        let count = outcome.report.findings.len();
+        let s = if count == 1 { "" } else { "s" };
+        format!(", and {count} checker finding{s}")
     };
     say(
         page,

@@ -328,8 +328,9 @@ fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
     );
     let recorded = trace::record(args)?;
     trace::write(args, &recorded)?;
+    let s = if recorded.findings == 1 { "" } else { "s" };
     println!(
-        "wrote {}: {} events, {} finding(s)",
+        "wrote {}: {} events, {} finding{s}",
         args.out.display(),
         recorded.events,
         recorded.findings

@@ -287,7 +287,7 @@ impl Check for ConflictFreeScan {
                 let x = values(n, kind, seed);
                 let result = run_one_block(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
-                let seen = Observed::new().fact("launch", format!("1 block × {threads} threads"));
+                let seen = Observed::new().launch(harness::LaunchShape::linear(1, threads));
                 scan_case(n, &x, result, exclusive_scan(&x), seen)
             },
         )
@@ -405,7 +405,7 @@ impl Check for OneBlockScan {
                 };
                 let result = run_one_block(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
-                let seen = Observed::new().fact("launch", format!("1 block × {threads} threads"));
+                let seen = Observed::new().launch(harness::LaunchShape::linear(1, threads));
                 scan_case(n, &x, result, want, seen)
             },
         )
