@@ -139,7 +139,9 @@ fn resolve_sites(rt: &mut Runtime, text: &str) -> (String, Vec<Place>) {
 pub fn launch_findings(rt: &mut Runtime, launch: Option<&LaunchName>, report: &RunReport) {
     let place = rt.place(launch.and_then(|l| l.site));
     for finding in &report.findings {
-        let text = crate::site::shorten_paths(&finding.to_string());
+        // Each kernel line quoted under the row that names it, as `racetrack check` does.
+        let quoted = finding.quoting(&source_line).to_string();
+        let text = crate::site::shorten_paths(&quoted);
         let (resolved, sites) = resolve_sites(rt, &text);
         let mut text = demangle_in(&resolved);
         if let Some(launch) = launch {
