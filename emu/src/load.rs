@@ -35,6 +35,7 @@ impl Module {
         module.stretch = crate::stretch::analyze(&module);
         module.quiet = crate::stretch::analyze_quiet(&module);
         module.exits = crate::stretch::analyze_exits(&module);
+        module.straight_to_end = crate::stretch::analyze_straight_to_end(&module);
         if share_slots {
             crate::regalloc::compact(&mut module);
         }

@@ -48,6 +48,9 @@ pub struct Module {
     pub(crate) quiet: Vec<u32>,
     /// Per instruction: the fewest steps a lane there takes to end its thread (`stretch.rs`).
     pub(crate) exits: Vec<u32>,
+    /// Per instruction: whether a lane there runs straight to the end of its thread, through
+    /// no branch or call (`stretch.rs`): a branch to such code is a `return`.
+    pub(crate) straight_to_end: Vec<bool>,
     /// Its compiled regions, made by the first launch that runs with the compiled tier.
     pub(crate) tier: crate::compiled::Cache,
 }

@@ -39,6 +39,14 @@ impl Module {
     pub(crate) fn exit_at(&self, pc: u32) -> u32 {
         self.exits.get(pc as usize).copied().unwrap_or(0)
     }
+
+    /// Whether a lane at `pc` runs straight to the end of its thread.
+    pub(crate) fn straight_to_end(&self, pc: u32) -> bool {
+        self.straight_to_end
+            .get(pc as usize)
+            .copied()
+            .unwrap_or(false)
+    }
 }
 
 /// What an instruction is to a count of steps.
@@ -87,6 +95,34 @@ pub(crate) fn analyze_quiet(m: &Module) -> Vec<u32> {
             Kind::Runs
         }
     })
+}
+
+/// Per instruction: whether a lane there reaches the end of its thread through no branch or
+/// call (a guarded end lets the other lanes go on, straight or not).
+pub(crate) fn analyze_straight_to_end(m: &Module) -> Vec<bool> {
+    let mut straight = vec![false; m.code.len()];
+    for f in &m.funcs {
+        let end = (f.end as usize).min(m.code.len());
+        let mut next = false;
+        for pc in (f.start as usize..end).rev() {
+            let ins = &m.code[pc];
+            let ends = ends_thread(f, &ins.op);
+            next = if ends && ins.guard.is_none() {
+                true
+            } else if !ends
+                && matches!(
+                    ins.op,
+                    Op::Bra { .. } | Op::Call { .. } | Op::CallIndirect { .. } | Op::Ret
+                )
+            {
+                false
+            } else {
+                next
+            };
+            straight[pc] = next;
+        }
+    }
+    straight
 }
 
 /// Per instruction: the fewest steps from there to the end of the lane's thread, at most

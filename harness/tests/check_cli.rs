@@ -1139,3 +1139,64 @@ extern \"C\" __global__ void transpose_tile(float *out)
     let index = named.split("t[").nth(1).unwrap_or_default();
     assert!(index.contains("]["), "{named}");
 }
+
+/// An early `return` before a tile loop's barriers, in a kernel whose loop can also be skipped
+/// (K = 0) on the way to its end: two branches could have jumped over the barriers, and the
+/// divergence names the one the threads took, the `return`'s line, not the closing brace.
+#[test]
+fn a_divergence_names_the_return_the_threads_took() {
+    let source = "#define TILE 16\n\
+        extern \"C\" __global__ void tiled(const float *A, const float *B, float *C,\n\
+                                          unsigned int M, unsigned int N, unsigned int K)\n\
+        {\n\
+            __shared__ float As[TILE][TILE];\n\
+            __shared__ float Bs[TILE][TILE];\n\
+            unsigned int tx = threadIdx.x, ty = threadIdx.y;\n\
+            unsigned int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;\n\
+            float sum = 0.0f;\n\
+            if (row >= M || col >= N) return; // BUG: the threads past the edge leave the barriers\n\
+            for (unsigned int t = 0; t < (K + TILE - 1) / TILE; ++t) {\n\
+                As[ty][tx] = (t * TILE + tx < K) ? A[row * K + t * TILE + tx] : 0.0f;\n\
+                Bs[ty][tx] = (t * TILE + ty < K) ? B[(t * TILE + ty) * N + col] : 0.0f;\n\
+                __syncthreads();\n\
+                for (unsigned int k = 0; k < TILE; ++k) sum += As[ty][k] * Bs[k][tx];\n\
+                __syncthreads();\n\
+            }\n\
+            C[row * N + col] = sum;\n\
+        }\n";
+    let path = scratch("early_return.cu", source.as_bytes());
+    let run = racetrack(&[
+        "check",
+        path.to_str().unwrap(),
+        "--grid",
+        "2,2",
+        "--block",
+        "16,16",
+        "--arg",
+        "f32[400]=iota",
+        "--arg",
+        "f32[400]=iota",
+        "--arg",
+        "f32[400]=zeros",
+        "--arg",
+        "u32=20",
+        "--arg",
+        "u32=20",
+        "--arg",
+        "u32=20",
+        "--backend",
+        "emu",
+    ]);
+    let line = line_of_marker(source, "// BUG:").expect("the return's line");
+    assert!(run.stdout.contains("barrier divergence"), "{}", run.stdout);
+    let exited = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("exited without arriving"))
+        .unwrap_or_default();
+    assert!(
+        exited.contains(&format!("early_return.cu:{line} (e.g.")),
+        "{}",
+        run.stdout
+    );
+}

@@ -387,8 +387,9 @@ fn what_to_change(reason: Reason, failure: &Failure) -> &'static str {
              (atomicAdd) when many threads add to the same place."
         }
         Reason::Check(Expect::BarrierDivergence) => {
-            "Move the __syncthreads() out of the branch, so every thread reaches it: let the \
-             threads with no work skip the work, not the barrier."
+            "Every thread of the block must reach the __syncthreads(): move it out of the \
+             branch, and return only after the last barrier. Let the threads with no work \
+             skip the work, not the barrier."
         }
         Reason::Check(Expect::OutOfBounds) => {
             "Guard the access with the array's bound (if (i < n)) or stop the loop at it; keep \

@@ -166,8 +166,14 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
         })
         .collect();
     if let Some((gid, pc)) = state.first_exit {
+        // The branch that thread took over the barrier to its end, when it took one; else the
+        // one branch that could have.
+        let left = match state.exit_branch {
+            Some((branched, branch)) if branched == gid => branch,
+            _ => exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc)),
+        };
         threads.push(ThreadGroup {
-            at: ctx.src(exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc))),
+            at: ctx.src(left),
             threads: state.exited as u64,
             example: ctx.thread_ref(gid),
             state: "exited without arriving (first exit)".into(),

@@ -27,6 +27,9 @@ pub(crate) struct BlockState {
     pub(crate) exited: u32,
     /// Global thread id and PC of the first thread that exited.
     pub(crate) first_exit: Option<(u64, u32)>,
+    /// Global thread id of the first thread to take a branch over a barrier straight to its
+    /// end, and the branch's PC: where such a thread returned.
+    pub(crate) exit_branch: Option<(u64, u32)>,
     pub(crate) bars: Vec<Bar>,
     /// Rounds the block has taken since it started, for [`RoundTag`]s.
     pub(crate) rounds: u64,

@@ -385,6 +385,7 @@ impl Parser {
             stretch: Vec::new(),
             quiet: Vec::new(),
             exits: Vec::new(),
+            straight_to_end: Vec::new(),
             tier: Default::default(),
         })
     }

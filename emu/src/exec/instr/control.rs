@@ -20,6 +20,9 @@ pub(crate) fn run(
         Op::Nop => {}
         Op::Bra { target } => {
             let target = *target;
+            if block.exit_branch.is_none() && exec != 0 && m.straight_to_end(target) {
+                note_exit_branch(ctx, block, w, pc, target, exec);
+            }
             if exec == active {
                 if target <= pc {
                     backward_branch(w);
@@ -241,6 +244,18 @@ fn call_indirect(
     w.active = 0;
     w.regroup();
     None
+}
+
+/// Lanes `exec` of `w` take the branch at `pc` straight to their thread's end: when it jumps
+/// over a barrier, it is the `return` a barrier divergence is blamed on, if the block's first
+/// thread to end is one of them (see `block::report_barrier_divergence`).
+#[cold]
+fn note_exit_branch(ctx: &Ctx, block: &mut BlockState, w: &Warp, pc: u32, target: u32, exec: u32) {
+    let skipped = ctx.m.code.get(pc as usize + 1..target as usize);
+    if skipped.is_some_and(|code| code.iter().any(|i| matches!(i.op, Op::Bar { .. }))) {
+        let gid = ctx.gid(w, exec.trailing_zeros() as usize);
+        block.exit_branch = Some((gid, pc));
+    }
 }
 
 pub(crate) fn exit_lanes(
