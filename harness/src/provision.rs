@@ -285,9 +285,11 @@ pub fn installed(piece: Piece) -> Option<PathBuf> {
     piece_root(piece).filter(|root| root.is_dir())
 }
 
-/// Library folders in the cache, for [`crate::nvrtc::library_dirs`].
+/// Library folders in the cache, for [`crate::nvrtc::library_dirs`]. nvcc's holds the same
+/// runtime and CCCL wheels as the headers' piece, so once `racetrack run` fetched it, `check`
+/// finds CUDA's headers beside it rather than fetching them again.
 pub fn library_dirs() -> Vec<PathBuf> {
-    [Piece::Nvrtc, Piece::Headers]
+    [Piece::Nvrtc, Piece::Headers, Piece::Nvcc]
         .into_iter()
         .filter_map(piece_root)
         .map(|root| root.join("nvidia/cu13/lib"))

@@ -547,3 +547,62 @@ fn racetrack_nvcc_of_another_release_is_refused_not_passed_over() {
         text(&doctor)
     );
 }
+
+/// A learner who ran a whole program first has nvcc's piece, with the same runtime and CCCL
+/// wheels as the headers' piece: `check` on a file that includes `cooperative_groups.h` finds
+/// CUDA's headers there, and pip installs them no second time.
+#[test]
+fn headers_that_came_with_nvcc_serve_check_without_a_second_fetch() {
+    if toolkit_in_the_way() {
+        return;
+    }
+    let sources = sources();
+    if !pip_laid_out(&sources) {
+        return;
+    }
+    let scene = Scene::new("nvcc-headers");
+    std::fs::write(
+        scene.dir.join("prog.cu"),
+        "#include <cstdio>\n__global__ void k(int *x) { x[threadIdx.x] = threadIdx.x; }\n\
+         int main() { int *d; cudaMalloc(&d, 128); k<<<1, 32>>>(d); cudaDeviceSynchronize();\n\
+         printf(\"ran\\n\"); return 0; }\n",
+    )
+    .unwrap();
+    let ran = scene
+        .racetrack_with(&sources, false, &["run", "prog.cu"])
+        .output()
+        .unwrap();
+    assert!(ran.status.success(), "{}", text(&ran));
+    std::fs::write(
+        scene.dir.join("cg.cu"),
+        "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n\
+         extern \"C\" __global__ void tile_sum(int *x) {\n\
+           cg::thread_block block = cg::this_thread_block();\n\
+           x[threadIdx.x] = threadIdx.x; block.sync();\n}\n",
+    )
+    .unwrap();
+    let args = [
+        "check",
+        "cg.cu",
+        "--grid",
+        "1",
+        "--block",
+        "32",
+        "--arg",
+        "i32[32]=zeros",
+        "--backend",
+        "emu",
+    ];
+    let checked = scene
+        .racetrack_with(&sources, false, &args)
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{}", text(&checked));
+    let log = scene.pip_log();
+    assert!(
+        !log.contains(
+            &"install nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85".to_string()
+        ),
+        "{log:#?}"
+    );
+}
