@@ -311,7 +311,7 @@ fn finding_lines(finding: &Finding, source: &str, launch_axes: [usize; 2]) -> Ve
         lines.push(format!(
             "      {} thread{s} {} (e.g. {})",
             group.threads,
-            group.state,
+            barrier_as_written(&group.state),
             thread(&group.example)
         ));
     }
@@ -370,6 +370,14 @@ fn axes([x, y, z]: [u32; 3], count: usize) -> String {
         2 => format!("({x},{y})"),
         _ => format!("({x},{y},{z})"),
     }
+}
+
+/// A thread's state as the learner wrote the barrier: barrier 0 is every `__syncthreads()`, so
+/// two of them at two lines are "this __syncthreads()" at each, not one "barrier 0".
+fn barrier_as_written(state: &str) -> String {
+    state
+        .replace("arrived at barrier 0", "arrived at this __syncthreads()")
+        .replace("waiting at barrier 0", "waiting at this __syncthreads()")
 }
 
 /// Every line within [`WIDTH`] columns: longer ones wrap at spaces, indented under their start.
