@@ -1164,7 +1164,7 @@ fn a_divergence_names_the_return_the_threads_took() {
             }\n\
             C[row * N + col] = sum;\n\
         }\n";
-    let path = scratch("early_return.cu", source.as_bytes());
+    let path = scratch("early_return_tiles.cu", source.as_bytes());
     let run = racetrack(&[
         "check",
         path.to_str().unwrap(),
@@ -1195,7 +1195,7 @@ fn a_divergence_names_the_return_the_threads_took() {
         .find(|l| l.contains("exited without arriving"))
         .unwrap_or_default();
     assert!(
-        exited.contains(&format!("early_return.cu:{line} (e.g.")),
+        exited.contains(&format!("early_return_tiles.cu:{line} (e.g.")),
         "{}",
         run.stdout
     );
