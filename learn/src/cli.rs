@@ -86,24 +86,35 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Hint { name }) => {
-            let exercise = match name {
-                Some(name) => find(name).map_err(anyhow::Error::msg)?,
-                None => match first_unfinished(&progress) {
-                    Some(exercise) => exercise,
-                    None => {
-                        writeln!(
-                            out,
-                            "Every exercise passes: there is nothing left to hint at."
-                        )?;
-                        return Ok(ExitCode::SUCCESS);
-                    }
-                },
+            let mut progress = progress;
+            let (exercise, report) = loop {
+                let exercise = match name {
+                    Some(name) => find(name).map_err(anyhow::Error::msg)?,
+                    None => match first_unfinished(&progress) {
+                        Some(exercise) => exercise,
+                        None => {
+                            writeln!(
+                                out,
+                                "Every exercise passes: there is nothing left to hint at."
+                            )?;
+                            return Ok(ExitCode::SUCCESS);
+                        }
+                    },
+                };
+                let source = workspace.read(exercise)?;
+                let report = check_source(exercise, &source, cli.options());
+                if let Err(Failure::NoNvrtc(sentence)) = &report.outcome {
+                    anyhow::bail!("{sentence}");
+                }
+                // Without a name, the hint is for the first exercise that fails now: one fixed
+                // since its last check counts as done, and the next is checked.
+                if name.is_some() || !report.passed() {
+                    break (exercise, report);
+                }
+                let (updated, ()) =
+                    workspace.update_progress(|progress| progress.record(exercise.name, true))?;
+                progress = updated;
             };
-            let source = workspace.read(exercise)?;
-            let report = check_source(exercise, &source, cli.options());
-            if let Err(Failure::NoNvrtc(sentence)) = &report.outcome {
-                anyhow::bail!("{sentence}");
-            }
             let (_, lines) = workspace.update_progress(|progress| {
                 progress.record(exercise.name, report.passed());
                 hint_lines(exercise, &report, progress, Asked::Command)

@@ -301,3 +301,26 @@ fn a_nan_in_y_is_explained_as_an_element_no_thread_wrote() {
         "{words}"
     );
 }
+
+/// A first exercise fixed but not checked since: `hint` without a name checks it, counts it
+/// done, and hints at the next one, rather than saying the first needs no hint.
+#[test]
+fn hint_without_a_name_skips_an_exercise_fixed_since_its_last_check() {
+    require_nvrtc();
+    let (dir, workspace) = common::scratch("hint-fixed");
+    learn(dir.path(), &["list"]);
+    let (first, second) = (&track()[0], &track()[1]);
+    common::write(&workspace.file(first), first.solution.source);
+    let output = learn(dir.path(), &["hint"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(&format!("hint 1 of 3 for {}, where to look:", second.name)),
+        "{text}"
+    );
+    let list = stdout(&learn(dir.path(), &["list"]));
+    assert!(
+        list.contains(&format!("✓ {} {}", first.chapter.short(), first.name)),
+        "{list}"
+    );
+}
