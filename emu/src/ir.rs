@@ -1062,3 +1062,10 @@ pub(crate) fn wide_ty(t: Ty) -> Ty {
         other => other,
     }
 }
+
+/// Whether the branch at `branch` to `target` jumps forward over a barrier: the threads that take
+/// it never arrive there.
+pub(crate) fn jumps_over_a_barrier(code: &[Instr], branch: u32, target: u32) -> bool {
+    code.get(branch as usize + 1..target as usize)
+        .is_some_and(|skipped| skipped.iter().any(|i| matches!(i.op, Op::Bar { .. })))
+}

@@ -68,6 +68,20 @@ pub struct Wrong {
     pub summary: Option<String>,
 }
 
+impl Wrong {
+    /// When the kernel left `fill`, the value the buffer held before the launch, `note` (which
+    /// says so) follows the summary: the element is most often one no thread wrote.
+    pub fn unwritten_if(mut self, fill: &str, note: &str) -> Wrong {
+        if self.got == fill {
+            self.summary = Some(match self.summary {
+                Some(count) => format!("{count}; {note}"),
+                None => note.to_string(),
+            });
+        }
+        self
+    }
+}
+
 impl Failure {
     /// What kind of failure this is, in the chapters' terms ([`Failure::reason`]'s); `None`
     /// for what is not the kernel's fault (no NVRTC, no device), not a run at all (a missing

@@ -267,10 +267,7 @@ fn a_missing_kernel_is_named_once_with_the_parameters_the_host_passes() {
     common::write(&workspace.file(exercise), &renamed);
     let failed = learn(dir.path(), &["check", exercise.name]);
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
-    let words = stdout(&failed)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let words = common::words(&stdout(&failed));
     assert!(
         words.contains(&format!(
             "defines no kernel `{entry}`; the host launches it as `{entry}("
@@ -291,10 +288,7 @@ fn a_nan_in_y_is_explained_as_an_element_no_thread_wrote() {
     learn(dir.path(), &["list"]);
     let failed = learn(dir.path(), &["check", "scalar-multiply-thread-index-only"]);
     assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
-    let words = stdout(&failed)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let words = common::words(&stdout(&failed));
     assert!(words.contains("is NaN"), "{words}");
     assert!(
         words.contains("y starts as NaN: a NaN is an element no thread wrote"),

@@ -388,7 +388,7 @@ fn hangs_get_advice_about_how_they_hang() {
         let attempt = attempt(exercise);
         let report = check_source(exercise, &attempt, common::emulator());
         let hints = all_hints(exercise, &report).join("\n");
-        let words = hints.split_whitespace().collect::<Vec<_>>().join(" ");
+        let words = common::words(&hints);
         assert!(
             words.contains(wrong),
             "{name}:\n{hints}\nattempt:\n{attempt}"

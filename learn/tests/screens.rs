@@ -423,7 +423,7 @@ fn every_finding_is_reachable() {
     assert!(first.contains("finding at line 2"), "{first}");
     assert!(!first.contains("finding at line 3"), "{first}");
     // The screen wraps its lines: compare the words.
-    let words = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    let words = common::words(&first);
     assert!(
         words.contains(
             "… and 2 more findings: `cargo learn check racy-increment --all` shows every finding"

@@ -228,10 +228,7 @@ fn exit_cause(code: &[Instr], exit: u32, line_of: impl Fn(u32) -> u32) -> u32 {
                 .is_some_and(|between| !between.iter().any(|i| ends_block(&i.op)));
         // Only a branch that jumps over a barrier explains a thread that never arrived: the
         // `if` that skips a last store to the end does not.
-        let skips_a_barrier = code
-            .get(pc + 1..target as usize)
-            .is_some_and(|skipped| skipped.iter().any(|i| matches!(i.op, Op::Bar { .. })));
-        if !straight || !skips_a_barrier {
+        if !straight || !jumps_over_a_barrier(code, pc as u32, target) {
             continue;
         }
         let line = line_of(pc as u32);

@@ -238,27 +238,22 @@ impl Launch<'_> {
                 state: g.1.clone(),
             })
             .collect();
-        let (threads_wait, it_waits) = if total == 1 {
-            ("1 thread waits".to_string(), "it waits")
+        let (counted, wait, they) = if total == 1 {
+            ("1 thread".to_string(), "waits", "it waits")
         } else {
-            (format!("{total} threads wait"), "they wait")
+            (format!("{total} threads"), "wait", "they wait")
         };
         let why = match kind {
             FindingKind::StepBudgetExhausted => format!(
-                "stopped by the step budget after {} thread-instructions with {} still running; a thread that waits for something that never happens (a flag, a lock) spins forever, and so does a loop whose exit never comes",
+                "stopped by the step budget after {} thread-instructions with {counted} still running; a thread that waits for something that never happens (a flag, a lock) spins forever, and so does a loop whose exit never comes",
                 self.ctx.thread_instrs,
-                if total == 1 {
-                    "1 thread".to_string()
-                } else {
-                    format!("{total} threads")
-                }
             ),
             FindingKind::Stuck => format!(
-                "for the last {} thread-instructions no thread changed memory, completed a barrier or exited, and no thread's registers changed: {threads_wait} for something that never happens (a flag nobody sets, a lock nobody releases)",
+                "for the last {} thread-instructions no thread changed memory, completed a barrier or exited, and no thread's registers changed: {counted} {wait} for something that never happens (a flag nobody sets, a lock nobody releases)",
                 self.ctx.thread_instrs - self.watchdog.quiet_since
             ),
             _ => format!(
-                "{threads_wait} at barriers that can never complete: the threads {it_waits} for exited or wait elsewhere"
+                "{counted} {wait} at barriers that can never complete: the threads {they} for exited or wait elsewhere"
             ),
         };
         let key = (kind, threads.first().map(|t| t.at.line).unwrap_or(0), 0, 0);

@@ -514,3 +514,15 @@ impl Packed {
         differ == 0 && !(word + lanes).is_multiple_of(CHUNK_WORDS as u64) && self.plain_word()
     }
 }
+
+/// A block's calls reached the detector in another order than its one core made them: a bug of
+/// the emulator's, which may make the detector report races that are not there. Said once per
+/// process (a panic in debug builds), as `what` tells it.
+#[cold]
+pub(crate) fn calls_out_of_order(what: &str) {
+    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    debug_assert!(false, "{what}");
+    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("racetrack: internal error: {what}; races reported in it may not be there");
+    }
+}

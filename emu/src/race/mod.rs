@@ -25,7 +25,7 @@ mod sync;
 
 // What the interpreter uses, from the rooms that define it (nothing in `race/` imports these).
 pub(crate) use access::{Acc, Acquire, Cause, Hit, Kind, Region, Sem, Who};
-pub(crate) use calls::{Call, Log, Logged, run_place, word_access_bits};
+pub(crate) use calls::{Call, Log, Logged, calls_out_of_order, run_place, word_access_bits};
 pub(crate) use pipe::{Found, Racecheck};
 
 #[cfg(test)]

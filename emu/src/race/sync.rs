@@ -2,6 +2,7 @@
 //! accesses and atomics, block barriers and warp syncs.
 
 use super::access::{Acquire, BLOCK_KEY, DEVICE, Gap, Kind, Region, Who};
+use super::calls::calls_out_of_order;
 use super::clock::Vc;
 use super::detector::Race;
 use crate::ir::Scope;
@@ -149,29 +150,21 @@ impl Race {
         entry.join(v);
     }
 
-    /// A barrier of the block in `slot` completed: everything before it is ordered before
-    /// everything after.
     /// Checks that the block in `slot` completed barrier `serial` right after the last one the
     /// detector heard of: the interpreter's calls reach a piped detector in one core's order,
     /// or the detector judges the block by a history it never had. Never seen to fail.
     pub(crate) fn barrier_in_order(&self, slot: u32, serial: u32) {
         let last = self.bar_epoch.get(slot as usize).copied().unwrap_or(0);
-        if last + 1 == serial {
-            return;
-        }
-        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        let block = self.slot_block.get(slot as usize).copied().unwrap_or(0);
-        debug_assert!(
-            false,
-            "block {block}'s barrier {serial} reached the race detector after its barrier {last}"
-        );
-        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            eprintln!(
-                "racetrack: internal error: block {block} (slot {slot}) barrier {serial} reached the race detector after its barrier {last}; races reported in it may not be there"
-            );
+        if last + 1 != serial {
+            let block = self.slot_block.get(slot as usize).copied().unwrap_or(0);
+            calls_out_of_order(&format!(
+                "block {block} (slot {slot}) barrier {serial} reached the race detector after its barrier {last}"
+            ));
         }
     }
 
+    /// A barrier of the block in `slot` completed: everything before it is ordered before
+    /// everything after.
     pub(crate) fn barrier(&mut self, slot: u32, warps: std::ops::Range<u32>) {
         let s = slot as usize;
         let tpb = self.tpb as usize;

@@ -327,20 +327,12 @@ fn matmul_wrong(check: &MatmulCheck, dims: Dims, scale: &[f64]) -> Option<Wrong>
     let first = check.comparison.first_mismatches.first()?;
     let index = first.index;
     let columns = dims.n.max(1) as usize;
-    let mut summary = property::how_many_differ(
+    let summary = property::how_many_differ(
         check.comparison.mismatch_count,
         check.comparison.len,
         "values",
     );
-    if first.got.is_nan() {
-        // C is filled with NaN before the launch, so a NaN is most often an element never written
-        let never = "C starts as NaN: a NaN is an element no thread wrote";
-        summary = Some(match summary {
-            Some(count) => format!("{count}; {never}"),
-            None => never.to_string(),
-        });
-    }
-    Some(Wrong {
+    let wrong = Wrong {
         what: format!(
             "C[{index}] (row {}, column {})",
             index / columns,
@@ -349,7 +341,12 @@ fn matmul_wrong(check: &MatmulCheck, dims: Dims, scale: &[f64]) -> Option<Wrong>
         expected: property::within_bound(first.want, element_bound(dims.k, scale[index])),
         got: (first.got as f32).to_string(),
         summary,
-    })
+    };
+    // C is filled with NaN before the launch
+    Some(wrong.unwritten_if(
+        "NaN",
+        "C starts as NaN: a NaN is an element no thread wrote",
+    ))
 }
 
 /// `kernel(const float *A, const float *B, float *C, unsigned M, unsigned N, unsigned K)`

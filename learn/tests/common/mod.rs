@@ -40,6 +40,11 @@ pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
 }
 
+/// A screen's words, one space apart: what it says, wherever it wrapped its lines.
+pub fn words(screen: &str) -> String {
+    screen.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Every line of `screen` fits an 80-column terminal.
 pub fn assert_fits_80_columns(screen: &str) {
     for line in screen.lines() {

@@ -251,8 +251,7 @@ fn call_indirect(
 /// thread to end is one of them (see `block::report_barrier_divergence`).
 #[cold]
 fn note_exit_branch(ctx: &Ctx, block: &mut BlockState, w: &Warp, pc: u32, target: u32, exec: u32) {
-    let skipped = ctx.m.code.get(pc as usize + 1..target as usize);
-    if skipped.is_some_and(|code| code.iter().any(|i| matches!(i.op, Op::Bar { .. }))) {
+    if jumps_over_a_barrier(&ctx.m.code, pc, target) {
         let gid = ctx.gid(w, exec.trailing_zeros() as usize);
         block.exit_branch = Some((gid, pc));
     }

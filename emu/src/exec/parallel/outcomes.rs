@@ -202,7 +202,10 @@ impl<'a> Ctx<'a> {
             && block == tag.block
             && round >= tag.round
         {
-            out_of_order(tag, round);
+            race::calls_out_of_order(&format!(
+                "block {} (slot {}) round {}'s race-detector calls came after its round {round}'s",
+                tag.block, tag.slot, tag.round
+            ));
         }
         self.joined_rounds[slot] = Some((tag.block, tag.round));
     }
@@ -244,24 +247,6 @@ impl<'a> Ctx<'a> {
                 self.report_found();
             }
         }
-    }
-}
-
-/// A block's round reached the race detector after a later one (`last`): a bug of the
-/// emulator's, which may make the detector report races that are not there.
-#[cold]
-fn out_of_order(tag: RoundTag, last: u64) {
-    static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    debug_assert!(
-        false,
-        "block {}'s round {} reached the race detector after its round {last}",
-        tag.block, tag.round
-    );
-    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        eprintln!(
-            "racetrack: internal error: block {} (slot {}) round {}'s race-detector calls came after its round {last}'s; races reported in it may not be there",
-            tag.block, tag.slot, tag.round
-        );
     }
 }
 
