@@ -142,8 +142,70 @@ impl EmuBackend {
             other => other,
         })?;
         let mut report = launch_report(report);
+        self.name_buffers_as_the_kernel_does(&mut report.findings, kernel, args);
         crate::array_index::name_array_indices(&mut report.findings, kernel.source);
         Ok(report)
+    }
+
+    /// Names a buffer in the launch's findings by the kernel parameter that received it, as the
+    /// quoted line does (`in[1]`), where the host's label differs (`board_a`): a reader sees
+    /// the kernel's code, and a buffer swapped between launches is a different host name each
+    /// time. A buffer passed to two parameters, or past its start, keeps the host's label.
+    fn name_buffers_as_the_kernel_does(
+        &self,
+        findings: &mut [ptx_emu::Finding],
+        kernel: &KernelSource,
+        args: &[Arg<'_>],
+    ) {
+        let kernels_own = |finding: &ptx_emu::Finding| {
+            !matches!(
+                finding.kind,
+                ptx_emu::FindingKind::StreamRace { .. } | ptx_emu::FindingKind::NoPeerAccess
+            ) && finding
+                .location
+                .as_ref()
+                .is_some_and(|location| location.space == ptx_emu::Space::Global)
+        };
+        if !findings.iter().any(kernels_own) {
+            return;
+        }
+        let scan = crate::check::front::source::scan(kernel.source);
+        let params = crate::check::front::names::params_of(kernel.entry, &scan);
+        let labels: Vec<Option<&str>> = args
+            .iter()
+            .map(|arg| match arg {
+                Arg::Buffer(RawBuffer::Emu(ptr), 0) => self
+                    .emulator
+                    .allocation_of(*ptr)
+                    .filter(|(start, ..)| start == ptr)
+                    .map(|(_, _, label)| label),
+                _ => None,
+            })
+            .collect();
+        for finding in findings.iter_mut().filter(|finding| kernels_own(finding)) {
+            let Some(location) = finding.location.as_mut() else {
+                continue;
+            };
+            let host = location.label.clone();
+            let mut receivers = labels
+                .iter()
+                .zip(&params)
+                .filter(|(label, _)| **label == Some(host.as_str()));
+            let (Some((_, param)), None) = (receivers.next(), receivers.next()) else {
+                continue;
+            };
+            let Some(name) = crate::check::CParam::parse(param).name else {
+                continue;
+            };
+            if name == host {
+                continue;
+            }
+            location.note = location
+                .note
+                .take()
+                .map(|note| note.replace(&format!(" of {host}"), &format!(" of {name}")));
+            location.label = name;
+        }
     }
 
     pub(crate) fn run_options(&self) -> RunOptions {

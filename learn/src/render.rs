@@ -147,13 +147,16 @@ fn goal_lines(missed: &Missed, source: &str) -> Vec<String> {
                     quoted.push(line.at.line);
                     lines.push(quote(source, line.at.line));
                 }
+                let access = match (line.write, line.requests) {
+                    (true, 1) => "store",
+                    (true, _) => "stores",
+                    (false, 1) => "load",
+                    (false, _) => "loads",
+                };
                 lines.push(format!(
-                    "      {}: {}-way; {} warp accesses took {} passes through the banks, {} without conflicts",
-                    if line.write { "stores" } else { "loads" },
-                    line.worst_ways,
-                    line.requests,
-                    line.wavefronts,
-                    line.ideal_wavefronts
+                    "      {} warp {access} of shared memory took {} passes through the banks, \
+                     where {} would do without conflicts (up to {}-way)",
+                    line.requests, line.wavefronts, line.ideal_wavefronts, line.worst_ways
                 ));
             }
             lines.push(format!(

@@ -1,0 +1,65 @@
+//! A buffer in a finding is named as the kernel's code names it: by the parameter that received
+//! it, not by the host's label, unless the parameter cannot say which buffer it was.
+
+use harness::testing::require_nvrtc;
+use harness::{Arg, BackendChoice, Device, KernelSource, LaunchShape};
+
+const SHIFT: &str = r#"
+extern "C" __global__ void shift_left(const int *in, int *out, int n)
+{
+    int i = threadIdx.x;
+    if (i < n) {
+        out[i] = in[i + 1];
+    }
+}
+"#;
+
+const N: usize = 4;
+
+fn shift_left() -> KernelSource {
+    KernelSource {
+        path: "buffer_names/shift_left.cu",
+        entry: "shift_left",
+        source: SHIFT,
+        committed_ptx: "",
+        own: None,
+    }
+}
+
+/// The single out-of-bounds read's location, as the report names it.
+fn out_of_bounds_read(same_buffer: bool) -> String {
+    require_nvrtc();
+    let mut device = Device::open(BackendChoice::Emu).expect("the emulator");
+    let board_a = device.upload(&[1i32; N], "board_a").expect("upload");
+    let board_b = device.zeros::<i32>(N, "board_b").expect("zeros");
+    let out = if same_buffer { &board_a } else { &board_b };
+    let args = [Arg::from(&board_a), Arg::from(out), (N as i32).into()];
+    let report = device
+        .launch(&shift_left(), LaunchShape::linear(1, N as u32), &args)
+        .expect("launch");
+    let locations: Vec<String> = report
+        .findings
+        .iter()
+        .filter(|finding| matches!(finding.kind, ptx_emu::FindingKind::OutOfBounds { .. }))
+        .filter_map(|finding| finding.location.as_ref().map(ToString::to_string))
+        .collect();
+    assert_eq!(locations.len(), 1, "{:#?}", report.findings);
+    locations[0].clone()
+}
+
+#[test]
+fn a_finding_names_the_buffer_by_the_parameter_that_received_it() {
+    assert_eq!(
+        out_of_bounds_read(false),
+        "in[4] (4 bytes past the end of in, which has 16 bytes)"
+    );
+}
+
+/// `in` and `out` are one buffer here, so neither name says which the report means.
+#[test]
+fn a_buffer_passed_as_two_parameters_keeps_the_host_s_label() {
+    assert_eq!(
+        out_of_bounds_read(true),
+        "board_a[4] (4 bytes past the end of board_a, which has 16 bytes)"
+    );
+}
