@@ -71,6 +71,7 @@ pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockStat
             slot: w.slot,
             block: w.block,
             round: state.rounds,
+            path: 0,
         });
     }
     ran

@@ -90,7 +90,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) round_tags: Vec<RoundTag>,
     /// Per slot, on the launch's context: the block and the last of its rounds whose calls
     /// reached the detector.
-    pub(crate) joined_rounds: Vec<Option<(u64, u64)>>,
+    pub(crate) joined_rounds: Vec<Option<RoundTag>>,
 }
 
 /// A resolved place. The derived order (memory, then offset) is what a warp store's lanes are

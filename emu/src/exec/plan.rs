@@ -95,7 +95,10 @@ impl Lead {
     pub(super) fn take_round(&mut self) -> Option<(RoundCount, Option<Outcome>)> {
         let count = self.counts.pop_front()?;
         let outcome = match self.outcomes.front() {
-            Some(&(round, _)) if round == self.taken => self.outcomes.pop_front().map(|o| o.1),
+            Some(&(round, _)) if round == self.taken => self
+                .outcomes
+                .pop_front()
+                .map(|(_, outcome)| outcome.marked(super::warp::RoundTag::TAKEN_ALONE)),
             _ => None,
         };
         self.taken += 1;
@@ -111,7 +114,10 @@ impl Lead {
         let (rounds, outcomes) = self
             .outcomes
             .into_iter()
-            .map(|(round, outcome)| (round - taken, outcome))
+            .map(|(round, outcome)| {
+                let outcome = outcome.marked(super::warp::RoundTag::INTO_NEXT_TURN);
+                (round - taken, outcome)
+            })
             .unzip();
         Turn {
             rounds,
@@ -139,7 +145,12 @@ impl Turn {
         Lead {
             counts: self.counts.split_off(ran as usize).into(),
             outcomes: (rounds.map(|round| round - ran))
-                .zip(self.outcomes.split_off(beyond))
+                .zip(
+                    self.outcomes
+                        .split_off(beyond)
+                        .into_iter()
+                        .map(|outcome| outcome.marked(super::warp::RoundTag::AHEAD)),
+                )
                 .collect(),
             taken: 0,
         }
@@ -156,6 +167,14 @@ pub(super) struct Outcome {
     pub(super) refusal: Option<Box<EmuError>>,
     /// The blocks' rounds whose calls `log` holds, in order.
     pub(super) tags: Vec<super::warp::RoundTag>,
+}
+
+impl Outcome {
+    /// This outcome with `step` added to its tags' paths.
+    fn marked(mut self, step: u16) -> Outcome {
+        self.tags = super::warp::RoundTag::marked(self.tags, step);
+        self
+    }
 }
 
 /// The launch's side of its rounds on several cores: what the resident blocks' coming rounds

@@ -58,6 +58,62 @@ pub(crate) struct RoundTag {
     pub(crate) slot: u32,
     pub(crate) block: u64,
     pub(crate) round: u64,
+    /// The ways its calls went on their way to the launch's detector ([`RoundTag::TAKEN`] …),
+    /// which a report of calls out of order names.
+    pub(crate) path: u16,
+}
+
+impl RoundTag {
+    /// Taken out of a worker's context, or the launch's set aside, after the round.
+    pub(crate) const TAKEN: u16 = 1;
+    /// Run on the launch's core while others' outcomes waited in line.
+    pub(crate) const IN_LINE: u16 = 1 << 1;
+    /// Past the turn's end, in the block's lead.
+    pub(crate) const AHEAD: u16 = 1 << 2;
+    /// Taken from the lead by a round on one core.
+    pub(crate) const TAKEN_ALONE: u16 = 1 << 3;
+    /// Carried from the lead into the block's next turn.
+    pub(crate) const INTO_NEXT_TURN: u16 = 1 << 4;
+    /// Joined from a turn's line, one core's order.
+    pub(crate) const FROM_TURN: u16 = 1 << 5;
+    /// Joined from the line as one outcome.
+    pub(crate) const FROM_LINE: u16 = 1 << 6;
+    /// Joined at once, with nothing waiting in line before it.
+    pub(crate) const AT_ONCE: u16 = 1 << 7;
+    /// Made by a round on the launch's core straight into the detector's pipe.
+    pub(crate) const STRAIGHT: u16 = 1 << 8;
+
+    /// `tags`, each with `step` added to its path.
+    pub(crate) fn marked(mut tags: Vec<RoundTag>, step: u16) -> Vec<RoundTag> {
+        for tag in &mut tags {
+            tag.path |= step;
+        }
+        tags
+    }
+
+    /// The path as words: `taken, ahead, into the next turn, from a turn's line`.
+    pub(crate) fn path_words(path: u16) -> String {
+        const WORDS: [&str; 9] = [
+            "taken",
+            "in line",
+            "ahead",
+            "taken alone",
+            "into the next turn",
+            "from a turn's line",
+            "from the line",
+            "at once",
+            "straight",
+        ];
+        let words: Vec<&str> = (0..WORDS.len())
+            .filter(|bit| path & (1 << bit) != 0)
+            .map(|bit| WORDS[bit])
+            .collect();
+        if words.is_empty() {
+            "no path".into()
+        } else {
+            words.join(", ")
+        }
+    }
 }
 
 #[derive(Default)]

@@ -122,7 +122,7 @@ impl<'a> Ctx<'a> {
             findings,
             log,
             refusal: self.refusal.take().map(Box::new),
-            tags: std::mem::take(&mut self.round_tags),
+            tags: RoundTag::marked(std::mem::take(&mut self.round_tags), RoundTag::TAKEN),
         }
     }
 
@@ -164,7 +164,7 @@ impl<'a> Ctx<'a> {
         let refusal = std::mem::replace(&mut self.refusal, aside.refusal);
         let findings = (!findings.list.is_empty()).then(|| Box::new(findings));
         let made = log.is_some() || findings.is_some() || refusal.is_some();
-        let tags = std::mem::take(&mut self.round_tags);
+        let tags = RoundTag::marked(std::mem::take(&mut self.round_tags), RoundTag::IN_LINE);
         made.then_some(Outcome {
             findings,
             log,
@@ -185,7 +185,10 @@ impl<'a> Ctx<'a> {
     pub(crate) fn round_made_calls(&mut self, tag: RoundTag) {
         match self.race {
             Some(Racecheck::Logged(_)) => self.round_tags.push(tag),
-            _ => self.calls_reach_detector(tag),
+            _ => self.calls_reach_detector(RoundTag {
+                path: RoundTag::STRAIGHT,
+                ..tag
+            }),
         }
     }
 
@@ -198,16 +201,21 @@ impl<'a> Ctx<'a> {
         if self.joined_rounds.len() <= slot {
             self.joined_rounds.resize(slot + 1, None);
         }
-        if let Some((block, round)) = self.joined_rounds[slot]
-            && block == tag.block
-            && round >= tag.round
+        if let Some(last) = self.joined_rounds[slot]
+            && last.block == tag.block
+            && last.round >= tag.round
         {
             race::calls_out_of_order(&format!(
-                "block {} (slot {}) round {}'s race-detector calls came after its round {round}'s",
-                tag.block, tag.slot, tag.round
+                "block {} (slot {}) round {}'s race-detector calls ({}) came after its round {}'s ({})",
+                tag.block,
+                tag.slot,
+                tag.round,
+                RoundTag::path_words(tag.path),
+                last.round,
+                RoundTag::path_words(last.path)
             ));
         }
-        self.joined_rounds[slot] = Some((tag.block, tag.round));
+        self.joined_rounds[slot] = Some(tag);
     }
 
     /// Adds blocks' counters to the launch's (the step budget, the watchdog and a stop read
@@ -222,7 +230,7 @@ impl<'a> Ctx<'a> {
 
     /// Adds a block's round to the launch's, as if it had run here after everything before: a
     /// refusal, findings and race-detector calls.
-    pub(super) fn join(&mut self, outcome: Outcome) {
+    pub(super) fn join(&mut self, outcome: Outcome, via: u16) {
         if self.refusal.is_none() {
             self.refusal = outcome.refusal.map(|refusal| *refusal);
         }
@@ -233,7 +241,10 @@ impl<'a> Ctx<'a> {
             _ => 0,
         };
         for tag in outcome.tags {
-            self.calls_reach_detector(tag);
+            self.calls_reach_detector(RoundTag {
+                path: tag.path | via,
+                ..tag
+            });
         }
         if let (Some(Racecheck::Piped(pipe)), Some(log)) = (self.race.as_mut(), outcome.log) {
             pipe.append(log);

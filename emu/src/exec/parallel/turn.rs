@@ -14,6 +14,7 @@ use crate::exec::launch_state::Launch;
 use crate::exec::plan::{Lead, LinedUp, Rounds, Waiting};
 use crate::exec::timing::Lap;
 use crate::exec::views::RawSlice;
+use crate::exec::warp::RoundTag;
 use crate::race::Racecheck;
 
 /// From this many workers on, the launch's thread runs no blocks of a turn: it joins the
@@ -314,7 +315,7 @@ impl Launch<'_> {
                 }
                 rounds.waiting.push_back(Waiting::Outcome(outcome));
             } else {
-                self.ctx.join(outcome);
+                self.ctx.join(outcome, RoundTag::AT_ONCE);
             }
         }
         Some(count.ran)
@@ -340,10 +341,10 @@ impl Launch<'_> {
                 Waiting::Turn(mut lined) => {
                     if let Some(outcome) = lined.next() {
                         waiting.push_front(Waiting::Turn(lined));
-                        self.ctx.join(outcome);
+                        self.ctx.join(outcome, RoundTag::FROM_TURN);
                     }
                 }
-                Waiting::Outcome(outcome) => self.ctx.join(outcome),
+                Waiting::Outcome(outcome) => self.ctx.join(outcome, RoundTag::FROM_LINE),
                 Waiting::Started { slot, block } => {
                     if let Some(race) = self.ctx.race.as_mut() {
                         race.block_started(slot, block);
