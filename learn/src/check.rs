@@ -488,6 +488,24 @@ mod tests {
         );
     }
 
+    /// A host that launches several times meets one bug in each launch: the case says it once,
+    /// with the sightings added up, and keeps findings that differ.
+    #[test]
+    fn a_finding_met_in_several_launches_is_said_once() {
+        let observed = crate::property::Observed::new().findings(vec![
+            race(15),
+            out_of_bounds(20),
+            race(15),
+            race(16),
+        ]);
+        let lines: Vec<(u32, u64)> = observed
+            .findings
+            .iter()
+            .map(|finding| (finding.lines()[0], finding.count))
+            .collect();
+        assert_eq!(lines, [(15, 2), (20, 1), (16, 1)]);
+    }
+
     /// A finding that states no exercise's failure (an uninitialized read that left the result
     /// right) no longer hides the race after it.
     #[test]

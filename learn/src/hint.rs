@@ -80,10 +80,36 @@ pub fn is_starting_failure(
     let starting = exercise.starting_text();
     let stated = statement(&starting, line);
     stated.is_some_and(|stated| {
-        named
-            .iter()
-            .any(|&at| statement(source, at) == Some(stated))
+        named.iter().any(|&at| {
+            statement(source, at).is_some_and(|now| {
+                now == stated || updated(now).is_some_and(|target| updated(stated) == Some(target))
+            })
+        })
     })
+}
+
+/// What a statement that updates a variable updates, spaces dropped: `x[0]` for `x[0]++;`,
+/// `x[0] += 1;` and `x[0] = x[0] + 1;` alike, so that a learner who rewrote the statement still
+/// meets the failure it started with. `None` for anything else.
+fn updated(statement: &str) -> Option<String> {
+    let text: String = statement.chars().filter(|c| !c.is_whitespace()).collect();
+    let text = text.strip_suffix(';').unwrap_or(&text);
+    let target = if let Some(target) = text.strip_suffix("++").or(text.strip_suffix("--")) {
+        target
+    } else if let Some(target) = text.strip_prefix("++").or(text.strip_prefix("--")) {
+        target
+    } else {
+        let at = text.find('=')?;
+        let (target, rest) = text.split_at(at);
+        if rest.starts_with("==") {
+            return None;
+        }
+        target
+            .strip_suffix(['+', '-', '*', '/', '|', '&', '^'])
+            .unwrap_or(target)
+    };
+    let name = |c: char| c.is_ascii_alphanumeric() || "_[]().->*".contains(c);
+    (!target.is_empty() && target.chars().all(name)).then(|| target.to_string())
 }
 
 /// Line `line` of `text`, trimmed; `None` when it is blank or a lone brace, which say nothing of
@@ -414,6 +440,39 @@ fn what_to_change(reason: Reason, failure: &Failure) -> &'static str {
         Reason::TooSlow => {
             "Do less per element than the rival: fewer global accesses, fewer atomics on one \
              address, more work per thread."
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::updated;
+
+    #[test]
+    fn an_update_is_known_by_what_it_updates_however_it_is_written() {
+        for written in [
+            "x[0]++;",
+            "++x[0];",
+            "x[0] += 1;",
+            "x[0] = x[0] + 1;",
+            "x [0]=x[0]+1",
+        ] {
+            assert_eq!(updated(written).as_deref(), Some("x[0]"), "{written}");
+        }
+        assert_eq!(updated("*total += s;").as_deref(), Some("*total"));
+        assert_eq!(updated("s->count -= 2;").as_deref(), Some("s->count"));
+    }
+
+    #[test]
+    fn what_updates_nothing_has_no_target() {
+        for written in [
+            "if (x == 1) {",
+            "return;",
+            "a <= b;",
+            "x != 1;",
+            "__syncthreads();",
+        ] {
+            assert_eq!(updated(written), None, "{written}");
         }
     }
 }

@@ -112,8 +112,24 @@ impl Observed {
         self
     }
 
+    /// The case's findings, each said once: a host that launches several times (a tree of
+    /// launches, a loop of generations) meets one bug in each, and the same report twice
+    /// teaches nothing; its count adds up instead.
     pub fn findings(mut self, findings: Vec<Finding>) -> Self {
-        self.findings = findings;
+        let mut once: Vec<Finding> = Vec::with_capacity(findings.len());
+        for finding in findings {
+            let same = |seen: &&mut Finding| {
+                Finding {
+                    count: finding.count,
+                    ..(*seen).clone()
+                } == finding
+            };
+            match once.iter_mut().find(same) {
+                Some(seen) => seen.count += finding.count,
+                None => once.push(finding),
+            }
+        }
+        self.findings = once;
         self
     }
 

@@ -320,27 +320,29 @@ fn the_starting_file_gets_its_finding_then_the_exercise_hints() {
 }
 
 /// The learner's case from the issue: `x[0] = x[0] + 1;` wrapped in barriers moves the racy
-/// statement a line down. It is still the race the file started with, so hints 2 and 3 are the
-/// exercise's own, not "another line".
+/// statement a line down, and a learner may write it `x[0]++;` on the way. It is still the race
+/// the file started with, so hints 2 and 3 are the exercise's own, not "another line".
 #[test]
 fn the_starting_race_moved_by_an_edit_keeps_the_exercises_hints() {
     require_nvrtc();
     let exercise = learn::find("racy-increment").expect("the first ch4 exercise");
     let start = exercise.starting_text();
     let racy = "x[0] = x[0] + 1;";
-    let wrapped = start.replacen(
-        racy,
-        &format!("__syncthreads();\n    {racy}\n    __syncthreads();"),
-        1,
-    );
-    assert_ne!(wrapped, start, "the starting file has `{racy}`");
-    let report = check_source(exercise, &wrapped, common::emulator());
-    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
-    assert!(
-        !second.contains("This is not how the file started"),
-        "{second}"
-    );
-    assert!(second.contains("read, add, write"), "{second}");
+    for rewritten in [racy, "x[0]++;", "x[0] += 1;"] {
+        let wrapped = start.replacen(
+            racy,
+            &format!("__syncthreads();\n    {rewritten}\n    __syncthreads();"),
+            1,
+        );
+        assert_ne!(wrapped, start, "the starting file has `{racy}`");
+        let report = check_source(exercise, &wrapped, common::emulator());
+        let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+        assert!(
+            !second.contains("This is not how the file started"),
+            "{rewritten}: {second}"
+        );
+        assert!(second.contains("read, add, write"), "{rewritten}: {second}");
+    }
 }
 
 /// Kernels that never finish get the advice of how they hang: a loop whose exit never comes

@@ -98,7 +98,7 @@ impl Check for ScalarMultiply {
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
         let cap = budget.size(3_000, 2_000_000);
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             data(),
             any::<u64>(),
             any::<u32>(),
@@ -148,7 +148,7 @@ impl Check for Saxpy {
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
         let cap = budget.size(3_000, 2_000_000);
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             data(),
             any::<u64>(),
             threads_per_block(),

@@ -179,7 +179,7 @@ impl Check for Rung {
             }
         });
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             data(),
             any::<u64>(),
             shapes,
@@ -230,7 +230,7 @@ impl Check for TreeReduction {
             }
         });
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             data(),
             any::<u64>(),
             shapes,

@@ -44,8 +44,7 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 ⌊width / 32⌋ × ⌊height / 32⌋ blocks, which leaves the last width % 32 columns \
                 (and rows) without a thread. The host now rounds up, ⌈width / 32⌉ × \
                 ⌈height / 32⌉ blocks of 32 × 32, so every cell has a thread, and some threads \
-                land past the board. Make the kernel right for that launch. (Reports name \
-                the two boards the host swaps between in and out board_a and board_b.)",
+                land past the board. Make the kernel right for that launch.",
             hints: &[
                 "memcheck names an access past the end of a board: which threads compute an \
                  x or y outside it?",

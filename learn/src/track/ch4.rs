@@ -207,7 +207,7 @@ impl Check for WarpCount {
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
         let cap = budget.size(3_000, 2_000_000);
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             any::<u64>(),
             blocks(budget.on_gpu),
             1u32..=32,
@@ -263,7 +263,7 @@ impl Check for ByteHistogram {
             }
         });
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             alphabet(),
             any::<u64>(),
             blocks(budget.on_gpu),
@@ -359,7 +359,7 @@ impl Check for AsciiHistogram {
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
         let cap = budget.size(3_000, 2_000_000);
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             alphabet(),
             any::<u64>(),
             blocks(budget.on_gpu),

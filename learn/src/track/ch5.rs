@@ -23,11 +23,13 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 "Racecheck names the increment: two blocks inside the lock at once. What lies \
                  between the read of *mutex and the write that takes it?",
                 "Take the lock in one atomic step: while (atomicCAS((int *)mutex, 0, 1) != 0) \
-                 {}. Release it with atomicExch, with __threadfence() before it so the \
-                 increment is visible before the lock is free.",
+                 {}, then __threadfence(), so this holder sees what the last one wrote. \
+                 Release it with __threadfence() and then atomicExch, so the increment is \
+                 visible before the lock is free.",
             ],
-            taught: "A lock must be taken by one indivisible test-and-set: atomicCAS. Releasing \
-                it needs a fence first, so the next holder sees what this one wrote.",
+            taught: "A lock must be taken by one indivisible test-and-set: atomicCAS, with a \
+                fence after it. Releasing it needs a fence first, so the next holder sees what \
+                this one wrote.",
             ..fix_it(
                 variant("read-then-write-lock"),
                 variant("mutex-increment"),
@@ -125,7 +127,7 @@ impl Check for DotRung {
         let threads = power_of_two_threads()
             .prop_map(move |t| if on_gpu { t.max(32) } else { t.clamp(32, 256) });
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             data(),
             any::<u64>(),
             blocks(on_gpu).prop_map(move |b| if on_gpu { b } else { b.min(16) }),
@@ -200,7 +202,7 @@ impl Check for PartialDot {
         let on_gpu = budget.on_gpu;
         let threads = power_of_two_threads().prop_map(move |t| if on_gpu { t } else { t.min(256) });
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             data(),
             any::<u64>(),
             blocks(on_gpu).prop_map(move |b| if on_gpu { b } else { b.min(16) }),

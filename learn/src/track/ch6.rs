@@ -328,7 +328,7 @@ impl Check for Compaction {
         .prop_map(move |t| if on_gpu { t } else { t.min(256) });
         let zeros = prop_oneof![Just(0.0), Just(1.0), 0.0f64..1.0];
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             zeros,
             any::<u64>(),
             threads,
@@ -434,7 +434,7 @@ impl Check for DownSweep {
         let cap = budget.size(2_000, 3_000_000);
         let threads = prop_oneof![prop::sample::select(vec![32u32, 256, 1024]), 1u32..=1024];
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             values_kind(),
             any::<u64>(),
             threads,
@@ -532,7 +532,7 @@ impl Check for LookBackScan {
         let yours = as_variant(program.kernel(&fixed.kernel)?, fixed);
         let cap = budget.size(20_000, 20_000_000);
         let strategy = (
-            length(cap).prop_map(move |n| n.min(cap)),
+            length(cap).prop_filter("within the budget", move |&n| n <= cap),
             values_kind(),
             any::<u64>(),
             climb_threads(),
