@@ -364,7 +364,7 @@ fn run_checks(
 }
 
 /// The reason one finding of `case` gives, in the chapters' terms.
-fn finding_reason(finding: &Finding, case: &CaseFailure) -> Option<Reason> {
+pub(crate) fn finding_reason(finding: &Finding, case: &CaseFailure) -> Option<Reason> {
     let expect = match finding.kind {
         FindingKind::Race { .. } => Expect::Race,
         FindingKind::BarrierDivergence => Expect::BarrierDivergence,

@@ -131,15 +131,34 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
         Err(failure) => failure,
     };
     let mut lines = Vec::new();
-    let Some(reason) = failure.reason() else {
+    // A lone read of memory nothing wrote, with the result still right, is no exercise's
+    // stated failure; its hints are those of the unwritten read behind a wrong result.
+    let reason = failure
+        .reason()
+        .or_else(|| reads_unwritten(failure).then_some(Reason::Check(Expect::Correct)));
+    let Some(reason) = reason else {
         // Not the kernel's fault (no NVRTC, a device that does not open) or no run at all (the
-        // kernel the host launches is missing): what the check said is the whole hint.
-        lines.extend(failure_lines(failure, &report.source));
-        if matches!(failure, Failure::Kernel(_)) {
-            lines.extend(paragraph(
-                "The statement at the top of the file says how the host launches the kernel: \
-                 give the kernel that name, and the parameters the host passes, in its order.",
-            ));
+        // kernel the host launches is missing): what the check said is where to look.
+        let kernel = matches!(failure, Failure::Kernel(_));
+        match step {
+            Step::WhatIsWrong if kernel => lines.extend(paragraph(
+                "The host launches the kernel by its name, with the parameters the host passes, \
+                 in the host's order and with the host's types: a kernel of another name, or \
+                 with other parameters, is not the one it launches.",
+            )),
+            Step::WhatToChange if kernel => {
+                lines.extend(paragraph(
+                    "Declare the kernel as the host launches it, the declaration the report \
+                     quotes, with its name and parameters as they are there; then write its \
+                     body.",
+                ));
+                lines.extend(last_hint(exercise));
+            }
+            Step::WhatToChange => {
+                lines.extend(failure_lines(failure, &report.source));
+                lines.extend(last_hint(exercise));
+            }
+            _ => lines.extend(failure_lines(failure, &report.source)),
         }
         return lines;
     };
@@ -150,7 +169,7 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                 "Your file as it is now fails with {}:",
                 reason_phrase(reason)
             )));
-            let mut shown = where_lines(failure, &report.source);
+            let mut shown = where_lines(failure, &report.source, reason);
             shown.truncate(WHERE_LINES);
             lines.extend(shown.into_iter().map(|line| format!("  {line}")));
         }
@@ -175,22 +194,27 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                     )
                 };
                 lines.extend(paragraph(&news));
-                lines.extend(paragraph(what_is_wrong(reason, failure)));
+                lines.extend(paragraph(&what_is_wrong(reason, failure)));
             }
         }
         Step::WhatToChange => {
             match exercise.hints.last().filter(|_| starting) {
                 Some(hint) if exercise.hints.len() > 1 => lines.extend(paragraph(hint)),
-                _ => lines.extend(paragraph(what_to_change(reason, failure))),
+                _ => lines.extend(paragraph(&what_to_change(reason, failure))),
             }
-            lines.extend(paragraph(&format!(
-                "That is the last hint. `cargo learn solution {}` shows the chapter's kernel \
-                 that solves it.",
-                exercise.name
-            )));
+            lines.extend(last_hint(exercise));
         }
     }
     lines
+}
+
+/// The line under the last hint: where the answer is, not what it is.
+fn last_hint(exercise: &Exercise) -> Vec<String> {
+    paragraph(&format!(
+        "That is the last hint. `cargo learn solution {}` shows the chapter's kernel that \
+         solves it.",
+        exercise.name
+    ))
 }
 
 /// How the learner asks for the next hint: `cargo learn hint NAME`, or the watch screen's key.
@@ -238,17 +262,25 @@ fn hint_title(exercise: &Exercise, shown: usize, step: Step) -> String {
 }
 
 /// The current failure as the report shows it, cut to what points at the code: the first
-/// finding with its lines and threads, the wrong value and its smallest case, NVRTC's first
-/// errors.
-fn where_lines(failure: &Failure, source: &str) -> Vec<String> {
+/// finding of the `reason` the hint names (the first finding, when none gives it) with its lines
+/// and threads, the wrong value and its smallest case, NVRTC's first errors.
+fn where_lines(failure: &Failure, source: &str, reason: Reason) -> Vec<String> {
     let mut lines = failure_lines(failure, source);
     if let Failure::Case(case) = failure
         && case.findings.len() > 1
     {
-        // Only the first finding: the report's "… and N more" would point nowhere here.
-        let mut only_first = (**case).clone();
-        only_first.findings.truncate(1);
-        lines = failure_lines(&Failure::Case(Box::new(only_first)), source);
+        // One finding: the report's "… and N more" would point nowhere here.
+        let gives_reason = |finding: &&harness::Finding| {
+            crate::check::finding_reason(finding, case) == Some(reason)
+        };
+        let shown = case
+            .findings
+            .iter()
+            .find(gives_reason)
+            .unwrap_or(&case.findings[0]);
+        let mut only_one = (**case).clone();
+        only_one.findings = vec![shown.clone()];
+        lines = failure_lines(&Failure::Case(Box::new(only_one)), source);
     }
     lines
         .into_iter()
@@ -271,7 +303,8 @@ fn reason_phrase(reason: Reason) -> &'static str {
         Reason::Check(Expect::Deadlock) => "threads that never finish",
         Reason::Check(Expect::CompileError) => "a compile error",
         Reason::Check(Expect::WrongResult) => "a wrong result",
-        Reason::Check(Expect::Correct) => "no failure",
+        // A lone read of memory nothing wrote, the result still right (see `step_lines`).
+        Reason::Check(Expect::Correct) => "a read of memory nothing wrote",
         Reason::BankConflicts => "bank conflicts",
         Reason::TooSlow => "a kernel slower than the goal",
     }
@@ -322,7 +355,44 @@ fn hang_of(failure: &Failure) -> Hang {
     Hang::Spin
 }
 
-fn what_is_wrong(reason: Reason, failure: &Failure) -> &'static str {
+/// The two sides of the failure's first race: whether they are threads of different blocks,
+/// and whether they ran the same line.
+fn race_sides(failure: &Failure) -> Option<(bool, bool)> {
+    let Failure::Case(case) = failure else {
+        return None;
+    };
+    let race = case
+        .findings
+        .iter()
+        .find(|finding| matches!(finding.kind, FindingKind::Race { .. }))?;
+    let [first, second] = race.accesses.get(..2)? else {
+        return None;
+    };
+    Some((
+        first.thread.block != second.thread.block,
+        first.at.line == second.at.line,
+    ))
+}
+
+fn what_is_wrong(reason: Reason, failure: &Failure) -> String {
+    let mut text = what_is_wrong_in_general(reason, failure).to_string();
+    if reason == Reason::Check(Expect::Race) {
+        match race_sides(failure) {
+            Some((true, _)) => text.push_str(
+                " The two threads are in different blocks: a __syncthreads() waits only for \
+                 its own block, so no barrier can order them.",
+            ),
+            Some((false, true)) => text.push_str(
+                " Both ran the same line: a barrier orders what comes before it against what \
+                 comes after it; it does not order two threads running the same statement.",
+            ),
+            _ => {}
+        }
+    }
+    text
+}
+
+fn what_is_wrong_in_general(reason: Reason, failure: &Failure) -> &'static str {
     match reason {
         Reason::Check(Expect::Deadlock) => match hang_of(failure) {
             Hang::WarpSync => {
@@ -347,9 +417,7 @@ fn what_is_wrong(reason: Reason, failure: &Failure) -> &'static str {
         Reason::Check(Expect::Race) => {
             "Two threads access the same address, at least one of them writes, and nothing \
              orders the two accesses: no __syncthreads() between them that both threads pass, \
-             no atomic, no fence and flag. Which value each thread sees then depends on timing. \
-             A barrier orders what comes before it against what comes after it; it does not \
-             order two threads running the same statement."
+             no atomic, no fence and flag. Which value each thread sees then depends on timing."
         }
         Reason::Check(Expect::BarrierDivergence) => {
             "Every thread of a block must reach the same __syncthreads(), or none may: a \
@@ -386,7 +454,25 @@ fn what_is_wrong(reason: Reason, failure: &Failure) -> &'static str {
     }
 }
 
-fn what_to_change(reason: Reason, failure: &Failure) -> &'static str {
+fn what_to_change(reason: Reason, failure: &Failure) -> String {
+    if reason == Reason::Check(Expect::Race) {
+        return match race_sides(failure) {
+            Some((true, _)) => "Threads of different blocks are ordered only by atomics and \
+                fences: make the update one atomic operation (atomicAdd, atomicExch), or write \
+                the data, __threadfence(), then set a flag, and on the other side read the flag, \
+                __threadfence(), then the data. Or split the work into two launches."
+                .into(),
+            Some((false, true)) => "Make the update one atomic operation (atomicAdd) when many \
+                threads add to the same place, or give each thread an element of its own and \
+                combine them after a __syncthreads()."
+                .into(),
+            _ => what_to_change_in_general(reason, failure).into(),
+        };
+    }
+    what_to_change_in_general(reason, failure).to_string()
+}
+
+fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str {
     match reason {
         Reason::Check(Expect::Deadlock) => match hang_of(failure) {
             Hang::WarpSync => {
@@ -408,8 +494,8 @@ fn what_to_change(reason: Reason, failure: &Failure) -> &'static str {
             }
         },
         Reason::Check(Expect::Race) => {
-            "Order the two accesses: a __syncthreads() between them that every thread of the \
-             block reaches (threads of one block), or make the update one atomic operation \
+            "Put a __syncthreads() between the two lines the report names, where every thread \
+             of the block reaches it (outside any if), or make the update one atomic operation \
              (atomicAdd) when many threads add to the same place."
         }
         Reason::Check(Expect::BarrierDivergence) => {
@@ -418,8 +504,10 @@ fn what_to_change(reason: Reason, failure: &Failure) -> &'static str {
              skip the work, not the barrier."
         }
         Reason::Check(Expect::OutOfBounds) => {
-            "Guard the access with the array's bound (if (i < n)) or stop the loop at it; keep \
-             any __syncthreads() outside the guard."
+            "Work out, for the smallest failing case, which index goes past the end. If the \
+             index itself is off (a rank off by one, a wrong offset), fix it; if the thread has \
+             no element there, guard the access with the array's bound (if (i < n)) or stop \
+             the loop at it, and keep any __syncthreads() outside the guard."
         }
         Reason::Check(Expect::CompileError) => {
             "Fix the first error NVRTC names, at its line, and save again."

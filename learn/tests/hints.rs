@@ -428,3 +428,101 @@ fn a_starting_file_gets_no_note_about_its_own_parameter_names() {
     let notes = report.notes.join("\n");
     assert!(notes.contains("names its parameters"), "{notes}");
 }
+
+/// A race between blocks is not told to add a `__syncthreads()`, which waits only for its own
+/// block: its hints name atomics and fences.
+#[test]
+fn a_race_between_blocks_gets_hints_about_atomics_and_fences() {
+    require_nvrtc();
+    let exercise = learn::find("atomic-finish").expect("the atomic-finish exercise");
+    let solution = solution_as_file(exercise);
+    let racy = solution.replacen("atomicAdd(total, sum);", "*total += sum;", 1);
+    assert_ne!(
+        racy, solution,
+        "the solution adds with atomicAdd(total, sum)"
+    );
+    let report = check_source(exercise, &racy, common::emulator());
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(second.contains("different blocks"), "{second}");
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
+    assert!(third.contains("__threadfence()"), "{third}");
+    assert!(!third.contains("Put a __syncthreads()"), "{third}");
+}
+
+/// A read of padding nothing wrote, with the scan still right, is no exercise's failure: its
+/// hints still climb from where to look to what to change, and end with the last-hint line.
+#[test]
+fn a_lone_unwritten_read_gets_hints_of_its_own() {
+    require_nvrtc();
+    let exercise = learn::find("blelloch-no-padding").expect("the blelloch-no-padding exercise");
+    let solution = solution_as_file(exercise);
+    let unpadded = solution.replacen(
+        "temp[i] = i < n ? in[i] : 0;",
+        "if (i < n) temp[i] = in[i];",
+        1,
+    );
+    assert_ne!(unpadded, solution, "the solution pads with the identity");
+    let report = check_source(exercise, &unpadded, common::emulator());
+    let hints: Vec<String> = (1..=3)
+        .map(|shown| hint_lines(exercise, &report, shown, Asked::Command).join("\n"))
+        .collect();
+    assert!(
+        hints[0].contains("a read of memory nothing wrote"),
+        "{}",
+        hints[0]
+    );
+    assert!(hints[1].contains("no thread wrote"), "{}", hints[1]);
+    assert!(
+        hints[2].contains("written before any thread reads it"),
+        "{}",
+        hints[2]
+    );
+    assert!(hints[2].contains("That is the last hint"), "{}", hints[2]);
+}
+
+/// A kernel the host cannot launch gets three different hints, the last saying it is the last.
+#[test]
+fn a_kernel_the_host_cannot_launch_gets_hints_that_climb() {
+    require_nvrtc();
+    let exercise = learn::find("saxpy").expect("the saxpy exercise");
+    let solution = solution_as_file(exercise);
+    let renamed = solution.replacen("void saxpy(", "void my_saxpy(", 1);
+    assert_ne!(renamed, solution, "the solution declares saxpy");
+    let report = check_source(exercise, &renamed, common::emulator());
+    let hints: Vec<String> = (1..=3)
+        .map(|shown| hint_lines(exercise, &report, shown, Asked::Command).join("\n"))
+        .collect();
+    assert!(hints[0].contains("my_saxpy"), "{}", hints[0]);
+    assert_ne!(hints[1], hints[0]);
+    assert!(hints[2].contains("That is the last hint"), "{}", hints[2]);
+}
+
+/// The tiles: an early `return` for threads past the matrix, before the tile loop's
+/// barriers. A warp whose lanes all returned ends before the warp whose branch left first, and
+/// the report still blames the return's `if`, not the closing brace.
+#[test]
+fn an_early_return_before_the_tiles_barriers_is_blamed_on_the_return() {
+    require_nvrtc();
+    let exercise = learn::find("tiled-no-bounds").expect("the tiled-no-bounds exercise");
+    let start = exercise.starting_text();
+    let guard = "    if (row >= M || col >= N) {\n        return;\n    }\n";
+    let returning = start.replacen(
+        "    float sum = 0.0f;\n",
+        &format!("    float sum = 0.0f;\n{guard}"),
+        1,
+    );
+    assert_ne!(returning, start, "the start declares sum");
+    let guard_line = returning
+        .lines()
+        .position(|line| line.contains("if (row >= M"))
+        .expect("the guard")
+        + 1;
+    let report = check_source(exercise, &returning, common::emulator());
+    let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+    assert!(first.contains("barrier divergence"), "{first}");
+    assert!(
+        first.contains(&format!("line {guard_line}: if (row >= M || col >= N) {{")),
+        "{first}"
+    );
+    assert!(!first.contains(": }"), "{first}");
+}

@@ -168,16 +168,28 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
         .collect();
     if let Some((gid, pc)) = state.first_exit {
         // The branch that thread took over the barrier to its end, when it took one; else the
-        // one branch that could have.
-        let left = match state.exit_branch {
-            Some((branched, branch)) if branched == gid => branch,
-            _ => exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc)),
+        // one branch that could have. Where the code has several, the branch another thread
+        // took over a barrier to its end beats the thread's end itself (the closing brace),
+        // with that thread as the example: a warp whose lanes all returned may end before the
+        // warp whose branch left first, since its other lanes went on to the barrier.
+        let guess = || exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc));
+        let (left, example, first) = match state.exit_branch {
+            Some((branched, branch)) if branched == gid => (branch, gid, true),
+            Some((branched, branch)) => match guess() {
+                unknown if unknown == pc => (branch, branched, false),
+                known => (known, gid, true),
+            },
+            None => (guess(), gid, true),
         };
         threads.push(ThreadGroup {
             at: ctx.src(left),
             threads: state.exited as u64,
-            example: ctx.thread_ref(gid),
-            state: "exited without arriving (first exit)".into(),
+            example: ctx.thread_ref(example),
+            state: if first {
+                "exited without arriving (first exit)".into()
+            } else {
+                "exited without arriving".into()
+            },
         });
     }
     let lines: Vec<String> = bar.sites.iter().map(|s| ctx.src(s.0).to_string()).collect();
