@@ -476,8 +476,9 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
     match reason {
         Reason::Check(Expect::Deadlock) => match hang_of(failure) {
             Hang::WarpSync => {
-                "Call __syncwarp() where every lane its mask names arrives: outside the if, or \
-                 with a mask of exactly the lanes that take the branch."
+                "Make every lane that the mask names reach the __syncwarp(), shuffle or vote \
+                 that waits for it: call it outside the if, or with a mask of exactly the lanes \
+                 that take the branch."
             }
             Hang::Barrier => {
                 "Put the __syncthreads() where every thread of the block reaches it the same \

@@ -382,7 +382,7 @@ fn hangs_get_advice_about_how_they_hang() {
             "warp-count-no-syncwarp",
             &syncwarp_in_if,
             "its mask names",
-            "every lane its mask names arrives",
+            "every lane that the mask names reach",
         ),
     ];
     for (name, attempt, wrong, change) in cases {

@@ -22,7 +22,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 adds its predecessor's copy of chunk `chunk` of n values into its own buffer, \
                 reading the predecessor's memory through peer access. After N - 1 steps device r \
                 holds chunk r + 1 summed over every device. This step cuts chunks of n / N \
-                values; when N does not divide n, the last n % N values are in no chunk.",
+                values; when N does not divide n, the last n % N values are in no chunk. The \
+                other steps of the ring, and the host's check, cut the chunks the one way that \
+                spreads the remainder: every device must cut them the same way.",
             hints: &[
                 "Try n = 7 on 2 devices: chunk 0 is [0, 3), chunk 1 is [3, 6), and value 6 is \
                  in neither.",
