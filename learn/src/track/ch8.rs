@@ -198,7 +198,15 @@ impl Check for SumOverPeers {
             strategy,
             |device, &(n, count, blocks, threads, seed)| {
                 let shape = LaunchShape::linear(blocks, threads);
-                let seen = Observed::new().fact("n", n).launch(shape);
+                // Two launches: the block sums on every device, then yours, the one the
+                // report's threads belong to.
+                let seen = Observed::new()
+                    .fact("n", n)
+                    .fact("block sums, on each device", shape)
+                    .fact(
+                        "sum_over_peers, yours",
+                        format!("{} on device 0", LaunchShape::linear(1, FINAL_THREADS)),
+                    );
                 let mut gpus = match devices_like(device, count) {
                     Ok(gpus) => gpus,
                     Err(error) => return seen.error(error),
