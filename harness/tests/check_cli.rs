@@ -1200,3 +1200,36 @@ fn a_divergence_names_the_return_the_threads_took() {
         run.stdout
     );
 }
+
+/// A whole program given to `check` without the launch restated (no `--grid`, no `--arg`s)
+/// is refused on one line, and the next says that `racetrack run` takes it as it is.
+#[test]
+fn a_program_with_a_main_refused_before_its_launch_points_to_run() {
+    let program = "programs/ch1_map/saxpy_broken.cu";
+    for args in [
+        vec!["check", program],
+        vec!["check", program, "--grid", "1", "--block", "32"],
+    ] {
+        let run = racetrack(&args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        let lines: Vec<&str> = run.stderr.trim_end().lines().collect();
+        assert!(lines[0].starts_with("error: "), "{args:?}: {}", run.stderr);
+        assert_eq!(
+            lines.last().copied(),
+            Some(
+                format!(
+                    "note: {program} has a main: `cargo racetrack run {program}` runs it as it \
+                     is, every launch checked"
+                )
+                .as_str()
+            ),
+            "{args:?}"
+        );
+    }
+    let kernel_only = racetrack(&["check", RACY]);
+    assert!(
+        !kernel_only.stderr.contains("has a main"),
+        "{}",
+        kernel_only.stderr
+    );
+}

@@ -177,6 +177,31 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 }
 
 /// The first exercise in track order that has not passed.
+/// `cargo learn` with no command where there is no terminal to watch in (a pipe, a script, an
+/// editor's task): one check of the first unfinished exercise, as `cargo learn check` makes it,
+/// rather than a screen that waits for keys no one can press.
+pub fn run_without_terminal(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    writeln!(
+        out,
+        "cargo learn watches your file in a terminal; with none, here is one check of the first \
+         unfinished exercise (`cargo learn check NAME` checks any, `cargo learn list` lists them)\n"
+    )?;
+    let progress = cli.workspace().progress()?;
+    let Some(exercise) = first_unfinished(&progress) else {
+        writeln!(out, "Every exercise passes.")?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    let once = Cli {
+        root: cli.root.clone(),
+        backend: cli.backend,
+        command: Some(Command::Check {
+            name: exercise.name.to_string(),
+            all: false,
+        }),
+    };
+    run(&once, out)
+}
+
 pub fn first_unfinished(progress: &Progress) -> Option<&'static Exercise> {
     track()
         .iter()

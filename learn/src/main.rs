@@ -1,5 +1,6 @@
 //! `cargo learn`: see the crate's documentation and exercises/README.md.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use learn::cli::{Cli, run};
@@ -19,7 +20,10 @@ fn main() -> ExitCode {
         eprintln!("error: {error}");
         return ExitCode::FAILURE;
     }
-    let result = if cli.command.is_none() {
+    let in_a_terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let result = if cli.command.is_none() && !in_a_terminal {
+        learn::cli::run_without_terminal(&cli, &mut std::io::stdout())
+    } else if cli.command.is_none() {
         learn::watch::run_terminal(cli.workspace(), cli.options()).map(|()| ExitCode::SUCCESS)
     } else {
         run(&cli, &mut std::io::stdout())

@@ -318,3 +318,18 @@ fn hint_without_a_name_skips_an_exercise_fixed_since_its_last_check() {
         "{list}"
     );
 }
+
+/// `cargo learn` from a script or an editor's task, with no terminal to watch in, checks the
+/// first unfinished exercise once and ends, instead of waiting for keys no one can press.
+#[test]
+fn without_a_terminal_cargo_learn_checks_once_and_ends() {
+    require_nvrtc();
+    let (dir, _) = common::scratch("no-terminal");
+    let output = learn(dir.path(), &[]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}{}", stderr(&output));
+    assert!(text.contains("with none, here is one check"), "{text}");
+    assert!(text.contains(track()[0].name), "{text}");
+    assert!(text.contains("✗"), "{text}");
+    assert!(!text.contains('\u{1b}'), "no screen codes: {text}");
+}

@@ -72,8 +72,12 @@ const FINDINGS: u8 = 2;
 fn main() -> ExitCode {
     let cli = match harness::cli::parse_or_exit::<Cli>() {
         Ok(cli) => cli,
-        Err(code) => return code,
+        Err(code) => {
+            say_a_whole_program_runs_as_it_is();
+            return code;
+        }
     };
+    let checking = matches!(cli.command, Command::Check(_));
     let result = match cli.command {
         Command::Ptx { check } => run_ptx(check).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => run_check(&args),
@@ -85,8 +89,33 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) => {
             eprintln!("error: {error:#}");
+            if checking {
+                say_a_whole_program_runs_as_it_is();
+            }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// After `racetrack check FILE …` failed before any launch (a missing `--grid`, an `--arg` too
+/// few, a template with no `--entry`): when FILE has its own `main`, the one line that says
+/// `racetrack run` takes it as it is, so no one restates a whole program's launch by hand.
+fn say_a_whole_program_runs_as_it_is() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) != Some("check") {
+        return;
+    }
+    let program = args.iter().skip(1).find(|arg| {
+        let source = [".cu", ".cpp", ".cc", ".cxx"]
+            .iter()
+            .any(|extension| arg.ends_with(extension));
+        source && std::fs::read_to_string(arg).is_ok_and(|text| harness::check::has_main(&text))
+    });
+    if let Some(program) = program {
+        eprintln!(
+            "note: {program} has a main: `cargo racetrack run {program}` runs it as it is, every \
+             launch checked"
+        );
     }
 }
 

@@ -31,6 +31,13 @@ pub use cli::{CheckArgs, HELP, Show, parse_dim3, parse_seconds};
 pub use ctype::{CParam, CType, Given, GivenArg, check_c_signature};
 pub use data::{ElemType, HostData, HostElement, Number, Stats};
 pub use front::Program;
+
+/// Whether `source` defines a host `main`: a whole program, which `racetrack run` takes as it is.
+pub fn has_main(source: &str) -> bool {
+    front::source::scan(source)
+        .host_functions()
+        .any(|function| function.name == "main")
+}
 pub use report::{CheckReport, SHOWN_ELEMENTS};
 pub use run::{Kernel, Outcome, Prepared, prepare};
 pub use signature::{EntrySignature, Param, ParamClass, entry_signatures};
