@@ -517,12 +517,28 @@ impl Packed {
 
 /// A block's calls reached the detector in another order than its one core made them: a bug of
 /// the emulator's, which may make the detector report races that are not there. Said once per
-/// process (a panic in debug builds), as `what` tells it.
+/// process (a panic in debug builds), as `what` tells it: on stderr, or where a whole program's
+/// run sends Racetrack's lines (`racetrack run --log-file`), so that the program's own stderr
+/// stays its own.
 #[cold]
 pub(crate) fn calls_out_of_order(what: &str) {
     static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     debug_assert!(false, "{what}");
-    if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-        eprintln!("racetrack: internal error: {what}; races reported in it may not be there");
+    if SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    let line =
+        format!("racetrack: internal error: {what}; races reported in it may not be there\n");
+    let logged = std::env::var_os(crate::run_env::LOG).is_some_and(|path| {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(line.as_bytes()))
+            .is_ok()
+    });
+    if !logged {
+        eprint!("{line}");
     }
 }
