@@ -38,7 +38,7 @@ pub enum Command {
     /// Checks the file, then the next hint about how it fails now [default: the first one not
     /// done]: where to look, what is wrong, what to change
     Hint { name: Option<String> },
-    /// Check an exercise once: exit 0 when it passes, 1 when not
+    /// Check an exercise once, named or by its file: exit 0 when it passes, 1 when not
     Check {
         name: String,
         /// Show every finding, not only the first two

@@ -48,6 +48,19 @@ pub fn find(name: &str) -> Result<&'static Exercise, String> {
     if let Some(exercise) = track().iter().find(|exercise| exercise.name == name) {
         return Ok(exercise);
     }
+    // A file's path works too, as an editor or a shell completes it: `exercises/ch1_map/01_….cu`,
+    // `./01_….cu` from its folder, or an absolute path.
+    let file = name.trim_start_matches("./");
+    let by_file = |exercise: &&Exercise| {
+        let path = exercise.path();
+        file.ends_with(".cu")
+            && (path == file
+                || path.ends_with(&format!("/{file}"))
+                || file.ends_with(&format!("/{path}")))
+    };
+    if let Some(exercise) = track().iter().find(by_file) {
+        return Ok(exercise);
+    }
     let closest = track()
         .iter()
         .map(|exercise| {
@@ -153,6 +166,26 @@ pub fn write_it<K>(
 mod tests {
     use super::*;
     use crate::check::{Options, check_source};
+
+    /// An exercise is found by its file as a shell or an editor names it, and only by a whole
+    /// file name: a name's tail is no file.
+    #[test]
+    fn an_exercise_is_found_by_its_file() {
+        let exercise = &track()[0];
+        let path = exercise.path();
+        let file = path.rsplit('/').next().expect("a file name");
+        for given in [
+            path.clone(),
+            format!("./{path}"),
+            file.to_string(),
+            format!("./{file}"),
+            format!("/home/learner/racetrack/{path}"),
+        ] {
+            assert_eq!(find(&given).map(|e| e.name), Ok(exercise.name), "{given}");
+        }
+        assert!(find(&file[3..]).is_err(), "{}", &file[3..]);
+        assert!(find("exercises/ch1_map/99_nothing.cu").is_err());
+    }
 
     /// The write-it path end to end, on a chapter kernel that is not (yet) a write-it exercise:
     /// the emptied kernel compiles and fails with a wrong result, the reference passes.
