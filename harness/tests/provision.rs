@@ -287,16 +287,25 @@ fn staging_left(cache: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[test]
-fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
+/// The wheels and a scene named `name` for a test that installs them with pip; `None` (the test
+/// has nothing to show) when a CUDA toolkit on this machine would be found first, or pip did
+/// not lay the wheels out.
+fn pip_scene(name: &str) -> Option<(Sources, Scene)> {
     if toolkit_in_the_way() {
-        return;
+        return None;
     }
     let sources = sources();
     if !pip_laid_out(&sources) {
-        return;
+        return None;
     }
-    let scene = Scene::new("concurrent");
+    Some((sources, Scene::new(name)))
+}
+
+#[test]
+fn concurrent_first_runs_fetch_each_piece_once_and_all_use_it() {
+    let Some((sources, scene)) = pip_scene("concurrent") else {
+        return;
+    };
     // What a killed install left behind: removed under the lock, never used.
     let leftover = scene.cache().join(".fetching-nvrtc-13.0.88-999999");
     std::fs::create_dir_all(leftover.join("nvidia/cu13/lib")).unwrap();
@@ -553,14 +562,9 @@ fn racetrack_nvcc_of_another_release_is_refused_not_passed_over() {
 /// CUDA's headers there, and pip installs them no second time.
 #[test]
 fn headers_that_came_with_nvcc_serve_check_without_a_second_fetch() {
-    if toolkit_in_the_way() {
+    let Some((sources, scene)) = pip_scene("nvcc-headers") else {
         return;
-    }
-    let sources = sources();
-    if !pip_laid_out(&sources) {
-        return;
-    }
-    let scene = Scene::new("nvcc-headers");
+    };
     std::fs::write(
         scene.dir.join("prog.cu"),
         "#include <cstdio>\n__global__ void k(int *x) { x[threadIdx.x] = threadIdx.x; }\n\

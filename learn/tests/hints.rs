@@ -190,6 +190,13 @@ fn all_hints(exercise: &Exercise, report: &Report) -> Vec<String> {
         .collect()
 }
 
+/// Each of the three hints for `report`, as its own text.
+fn each_hint(exercise: &Exercise, report: &Report) -> Vec<String> {
+    (1..=Step::ALL.len())
+        .map(|shown| hint_lines(exercise, report, shown, Asked::Command).join("\n"))
+        .collect()
+}
+
 #[test]
 fn every_exercise_gets_hints_about_a_wrong_attempt_of_its_own() {
     require_nvrtc();
@@ -463,9 +470,7 @@ fn a_lone_unwritten_read_gets_hints_of_its_own() {
     );
     assert_ne!(unpadded, solution, "the solution pads with the identity");
     let report = check_source(exercise, &unpadded, common::emulator());
-    let hints: Vec<String> = (1..=3)
-        .map(|shown| hint_lines(exercise, &report, shown, Asked::Command).join("\n"))
-        .collect();
+    let hints = each_hint(exercise, &report);
     assert!(
         hints[0].contains("a read of memory nothing wrote"),
         "{}",
@@ -489,9 +494,7 @@ fn a_kernel_the_host_cannot_launch_gets_hints_that_climb() {
     let renamed = solution.replacen("void saxpy(", "void my_saxpy(", 1);
     assert_ne!(renamed, solution, "the solution declares saxpy");
     let report = check_source(exercise, &renamed, common::emulator());
-    let hints: Vec<String> = (1..=3)
-        .map(|shown| hint_lines(exercise, &report, shown, Asked::Command).join("\n"))
-        .collect();
+    let hints = each_hint(exercise, &report);
     assert!(hints[0].contains("my_saxpy"), "{}", hints[0]);
     assert_ne!(hints[1], hints[0]);
     assert!(hints[2].contains("That is the last hint"), "{}", hints[2]);
