@@ -691,6 +691,7 @@ impl Launch<'_> {
                 if let Some(aside) = aside {
                     rounds.in_line_rounds += 1;
                     if let Some(outcome) = self.ctx.in_line(aside) {
+                        rounds.lined(&outcome, "from a round on one core", &String::new);
                         rounds.waiting.push_back(Waiting::Outcome(outcome));
                     }
                 }

@@ -111,6 +111,18 @@ impl Lead {
     /// The rounds ahead as the start of the block's next turn.
     pub(super) fn into_turn(self) -> Turn {
         let taken = self.taken;
+        if self
+            .outcomes
+            .iter()
+            .any(|&(round, _)| round < taken || round - taken >= self.counts.len() as u32)
+            || !self.outcomes.iter().map(|(r, _)| *r).is_sorted()
+        {
+            race::calls_out_of_order(&format!(
+                "a lead's outcomes do not fit its rounds: {taken} taken, {} rounds left, outcomes at rounds {:?}",
+                self.counts.len(),
+                self.outcomes.iter().map(|(r, _)| *r).collect::<Vec<_>>()
+            ));
+        }
         let (rounds, outcomes) = self
             .outcomes
             .into_iter()
@@ -140,6 +152,19 @@ impl Turn {
     /// Ends the turn after round `ran`: the rounds the block ran past it are ahead of the
     /// launch's.
     pub(super) fn split_ahead(&mut self, ran: u32) -> Lead {
+        if !self.rounds.is_sorted()
+            || self
+                .rounds
+                .last()
+                .is_some_and(|&r| r >= self.counts.len() as u32)
+            || self.rounds.len() != self.outcomes.len()
+            || (self.counts.len() as u32) < ran
+        {
+            race::calls_out_of_order(&format!(
+                "a turn split after round {ran} does not fit its rounds: {}",
+                describe_turn(self)
+            ));
+        }
         let beyond = self.rounds.partition_point(|&round| round < ran);
         let rounds = self.rounds.split_off(beyond).into_iter();
         Lead {
@@ -222,6 +247,69 @@ pub(crate) struct Rounds {
     /// the blocks that finished and started between turns. The launch joins it while workers
     /// run, as far as it gets before they finish (see `parallel/`).
     pub(super) waiting: std::collections::VecDeque<Waiting>,
+    /// Per slot, the last round whose calls were put in line (see [`Rounds::lined`]).
+    pub(super) last_lined: Vec<Option<super::warp::RoundTag>>,
+}
+
+impl Rounds {
+    /// An outcome enters the line, at `stage`: each block's rounds must enter it in the order
+    /// the block ran them, as they must reach the detector (`Ctx::calls_reach_detector`).
+    /// Checked here too, so that a misorder is named where it starts, with `detail`.
+    pub(super) fn lined(&mut self, outcome: &Outcome, stage: &str, detail: &dyn Fn() -> String) {
+        for tag in &outcome.tags {
+            let slot = tag.slot as usize;
+            if self.last_lined.len() <= slot {
+                self.last_lined.resize(slot + 1, None);
+            }
+            if let Some(last) = self.last_lined[slot]
+                && last.block == tag.block
+                && last.round >= tag.round
+            {
+                race::calls_out_of_order(&format!(
+                    "block {} (slot {}) round {}'s race-detector calls ({}) were put in line {stage} after its round {}'s ({}); {}",
+                    tag.block,
+                    tag.slot,
+                    tag.round,
+                    super::warp::RoundTag::path_words(tag.path),
+                    last.round,
+                    super::warp::RoundTag::path_words(last.path),
+                    detail()
+                ));
+            }
+            self.last_lined[slot] = Some(*tag);
+        }
+    }
+}
+
+/// A turn's rounds, counts and outcomes' round tags, in short, for an internal error.
+pub(super) fn describe_turn(turn: &Turn) -> String {
+    let tags: Vec<String> = turn
+        .outcomes
+        .iter()
+        .zip(&turn.rounds)
+        .map(|(o, r)| {
+            let t: Vec<String> = o
+                .tags
+                .iter()
+                .map(|t| format!("b{}r{}", t.block, t.round))
+                .collect();
+            format!("{r}:[{}]", t.join(","))
+        })
+        .collect();
+    let shown = if tags.len() > 12 {
+        format!(
+            "{} … {}",
+            tags[..6].join(" "),
+            tags[tags.len() - 6..].join(" ")
+        )
+    } else {
+        tags.join(" ")
+    };
+    format!(
+        "counts {} outcomes {} rounds {shown}",
+        turn.counts.len(),
+        turn.outcomes.len()
+    )
 }
 
 /// Something in line to join the launch's findings and race-detector calls.

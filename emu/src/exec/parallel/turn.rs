@@ -275,6 +275,15 @@ impl Launch<'_> {
         for &slot in resident {
             if let Some(mut turn) = rounds.turns[slot as usize].take() {
                 rounds.ahead[slot as usize] = turn.ahead.take();
+                let lead_now = rounds.lead(slot);
+                for outcome in &turn.outcomes {
+                    rounds.lined(outcome, "from a turn", &|| {
+                        format!(
+                            "the turn ran {ran} rounds; this block's: {}; its lead now {lead_now} rounds",
+                            crate::exec::plan::describe_turn(&turn)
+                        )
+                    });
+                }
                 turns.push(turn);
             }
         }
@@ -311,10 +320,13 @@ impl Launch<'_> {
                 // What the blocks before it in this round left comes first.
                 if self.ctx.made_ordered() {
                     let before = self.ctx.outcome();
+                    rounds.lined(&before, "before a round from the lead", &String::new);
                     rounds.waiting.push_back(Waiting::Outcome(before));
                 }
+                rounds.lined(&outcome, "from the lead", &String::new);
                 rounds.waiting.push_back(Waiting::Outcome(outcome));
             } else {
+                rounds.lined(&outcome, "at once, from the lead", &String::new);
                 self.ctx.join(outcome, RoundTag::AT_ONCE);
             }
         }
