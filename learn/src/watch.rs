@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::check::{Failure, Options, Report, check_source};
 use crate::cli::{first_unfinished, hint_lines, list_columns, title_lines};
-use crate::exercise::{Exercise, WIDTH};
+use crate::exercise::{Chapter, Exercise, WIDTH};
 use crate::hint::Asked;
 use crate::progress::Progress;
 use crate::render::{Shown, fit, report_lines_shown};
@@ -37,6 +37,8 @@ pub enum Flow {
 enum View {
     Exercise,
     List,
+    /// Every exercise passes: what was done, and where to go from here.
+    Complete,
 }
 
 pub struct Watch {
@@ -54,6 +56,8 @@ pub struct Watch {
     /// Each exercise file's modification time and length when last seen: an event that
     /// leaves them as they were is an open, not a save.
     stamps: HashMap<PathBuf, Stamp>,
+    /// The terminal's rows, which the screen never outgrows.
+    height: usize,
 }
 
 type Stamp = (Option<SystemTime>, u64);
@@ -75,6 +79,11 @@ const KEYS: &str = "h hint · a all findings · l list · n next · q quit · sa
 /// Lines the list view has for the track and its two rules: a 24-line terminal less the
 /// header line and the keys line.
 const LIST_LINES: usize = 22;
+/// A terminal's rows until it says otherwise.
+pub const TERMINAL_ROWS: usize = 24;
+/// The fewest report lines an exercise's screen keeps however short the terminal: the verdict
+/// and the line it names.
+const REPORT_ROOM: usize = 6;
 
 impl Watch {
     /// Writes any missing exercise files, picks the first unfinished exercise and checks it.
@@ -98,6 +107,7 @@ impl Watch {
             }),
             stamps: HashMap::new(),
             all_findings: false,
+            height: TERMINAL_ROWS,
         };
         for index in 0..track().len() {
             let file = watch.file_of(index);
@@ -153,9 +163,10 @@ impl Watch {
             Event::Key('l') => {
                 self.view = match self.view {
                     View::List => View::Exercise,
-                    View::Exercise => View::List,
+                    View::Exercise | View::Complete => View::List,
                 };
             }
+            Event::Key('e') if self.view == View::Complete => self.view = View::Exercise,
             Event::Key('n') => {
                 self.view = View::Exercise;
                 self.hint.clear();
@@ -165,9 +176,7 @@ impl Watch {
                         self.note = None;
                         self.check();
                     }
-                    None => {
-                        self.note = Some("every exercise passes: the track is done".into());
-                    }
+                    None => self.view = View::Complete,
                 }
             }
             Event::Key(_) => {}
@@ -202,34 +211,75 @@ impl Watch {
                     "l back to the exercise · q quit · `cargo learn list` has the titles".into(),
                 );
             }
-            View::Exercise => {
-                let exercise = self.current();
-                lines.extend(title_lines(exercise));
-                lines.push(rule.clone());
-                match &self.report {
-                    Some(report) => {
-                        let shown = if self.all_findings {
-                            Shown::All
-                        } else {
-                            Shown::First {
-                                how_to_see_all: "press a to see every finding",
-                            }
-                        };
-                        lines.extend(report_lines_shown(report, exercise, shown));
-                    }
-                    None => lines.push("checking…".into()),
-                }
-                lines.push(rule);
-                if !self.hint.is_empty() {
-                    lines.extend(self.hint.iter().cloned());
-                }
-                if let Some(note) = &self.note {
-                    lines.push(note.clone());
-                }
-                lines.push(KEYS.into());
-            }
+            View::Exercise => lines.extend(self.exercise_lines(&rule)),
+            View::Complete => lines.extend(complete_lines(&rule)),
         }
         fit(lines).join("\n")
+    }
+
+    /// Sets the terminal's rows: the exercise's screen cuts its report to fit them (at least
+    /// the verdict and the line it names).
+    pub fn set_height(&mut self, rows: usize) {
+        self.height = rows;
+    }
+
+    /// The exercise's title, its report, the hint asked for and the keys, within the terminal's
+    /// rows: where they do not fit, the title's second line goes first, then the report's tail,
+    /// counted, with the command that prints it whole.
+    fn exercise_lines(&self, rule: &str) -> Vec<String> {
+        let exercise = self.current();
+        let mut title = fit(title_lines(exercise));
+        let mut report = match &self.report {
+            Some(report) => {
+                let shown = if self.all_findings {
+                    Shown::All
+                } else {
+                    Shown::First {
+                        how_to_see_all: "press a to see every finding",
+                    }
+                };
+                report_lines_shown(report, exercise, shown)
+            }
+            None => vec!["checking…".into()],
+        };
+        let hint = fit(self.hint.clone());
+        let note = self.note.iter().cloned().collect::<Vec<_>>();
+        let keys = fit(vec![KEYS.into()]);
+        // the header line and the two rules
+        let around = 3 + hint.len() + note.len() + keys.len();
+        if around + title.len() + report.len() > self.height {
+            title.truncate(1);
+        }
+        let room = self
+            .height
+            .saturating_sub(around + title.len())
+            .max(REPORT_ROOM);
+        if report.len() > room {
+            let whole = if self.all_findings {
+                format!("`cargo learn check {} --all`", exercise.name)
+            } else {
+                format!("`cargo learn check {}`", exercise.name)
+            };
+            let counted = |cut: usize| {
+                let s = if cut == 1 { "" } else { "s" };
+                fit(vec![format!(
+                    "  … {cut} more line{s} than the terminal has room for: {whole} prints them"
+                )])
+            };
+            // The count's own lines take room too: as many as the longest count needs.
+            let kept = room.saturating_sub(counted(report.len()).len()).max(1);
+            let counted = counted(report.len() - kept);
+            report.truncate(kept);
+            report.extend(counted);
+        }
+        let mut lines = title;
+        lines.push(rule.to_string());
+        lines.extend(report);
+        lines.push(rule.to_string());
+        lines.extend(hint);
+        lines.extend(note);
+        lines.extend(keys);
+        lines
     }
 
     /// Whether `event` starts a check: a change to an exercise's file, or `n`.
@@ -260,6 +310,11 @@ impl Watch {
         let passed = report.passed();
         self.change_progress(|progress| progress.record(exercise.name, passed));
         self.report = Some(report);
+        if passed && self.next_unfinished().is_none() {
+            self.note = Some(format!(
+                "every exercise passes: the track is complete · n: {AFTER_THE_TRACK}"
+            ));
+        }
     }
 
     /// Applies `change` to the progress file, read afresh so that what a check in another
@@ -301,6 +356,58 @@ impl Watch {
     }
 }
 
+/// What the `n` key shows once every exercise passes.
+const AFTER_THE_TRACK: &str = "what comes after it";
+
+/// The screen once every exercise passes: what the track covered, chapter by chapter, and
+/// where the same checkers go next.
+fn complete_lines(rule: &str) -> Vec<String> {
+    let mut lines = vec![
+        rule.to_string(),
+        format!(
+            "✓ The track is complete: all {} exercises pass.",
+            track().len()
+        ),
+        "  Each ran generated cases under four schedules with racecheck, synccheck,".into(),
+        "  memcheck and initcheck on, and matched the CPU.".into(),
+        String::new(),
+    ];
+    let chapters: Vec<String> = Chapter::ALL
+        .iter()
+        .map(|&chapter| {
+            let count = track().iter().filter(|e| e.chapter == chapter).count();
+            let s = if count == 1 { "" } else { "s" };
+            format!("{chapter}: {count} exercise{s}")
+        })
+        .collect();
+    let rows = chapters.len().div_ceil(2);
+    let width = chapters
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0)
+        + 4;
+    for row in 0..rows {
+        let left = &chapters[row];
+        lines.push(match chapters.get(row + rows) {
+            Some(right) => format!("  {left:<width$}{right}"),
+            None => format!("  {left}"),
+        });
+    }
+    lines.extend([
+        String::new(),
+        "Where the same checkers go next:".into(),
+        "  · your own program, its main as written: cargo racetrack run prog.cu -- ARGS".into(),
+        "    (nvcc's flags as its build line has them; no GPU needed)".into(),
+        "  · one kernel with chosen arguments: cargo racetrack check kernel.cu --grid …".into(),
+        "  · the book (book/): each chapter's kernels, fixed and broken, step by step".into(),
+        "  · Numba, PyCUDA and CuPy programs: the Python package (python/README.md)".into(),
+        rule.to_string(),
+        "l list · e back to the exercise · q quit".into(),
+    ]);
+    fit(lines)
+}
+
 /// Watch mode in a terminal: file events from `notify` (debounced), keys read one byte at a
 /// time in raw mode, the screen redrawn after each.
 pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()> {
@@ -323,6 +430,7 @@ pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()
     std::fs::create_dir_all(&exercises)?;
     println!("checking the first unfinished exercise…");
     let mut watch = Watch::start(workspace, options)?;
+    watch.set_height(terminal_rows());
     debouncer
         .watcher()
         .watch(&exercises, RecursiveMode::Recursive)?;
@@ -343,11 +451,17 @@ pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()
     for event in events {
         let checks = watch.checks_on(&event);
         if checks {
-            draw(&format!("{shown}\nchecking…"), raw)?;
+            // in place of the keys line, so a screen as tall as the terminal keeps its title
+            let busy = match shown.rsplit_once('\n') {
+                Some((above, _keys)) => format!("{above}\nchecking…"),
+                None => "checking…".into(),
+            };
+            draw(&busy, raw)?;
         }
         if watch.handle(event) == Flow::Quit {
             break;
         }
+        watch.set_height(terminal_rows());
         // Events that change nothing (the progress file written, a file opened) leave the
         // screen as it is rather than redraw it.
         let screen = watch.screen();
@@ -359,6 +473,11 @@ pub fn run_terminal(workspace: Workspace, options: Options) -> anyhow::Result<()
     drop(cooked);
     println!();
     Ok(())
+}
+
+/// The terminal's rows now (it may have been resized since the last screen).
+fn terminal_rows() -> usize {
+    crossterm::terminal::size().map_or(TERMINAL_ROWS, |(_, rows)| usize::from(rows))
 }
 
 /// Leaves raw mode when dropped.

@@ -437,3 +437,128 @@ fn every_finding_is_reachable() {
     }
     assert!(!all.contains("more finding"), "{all}");
 }
+
+/// The exercise's screen never outgrows the terminal, whatever the learner asked to see: every
+/// finding (`a`) and the hints up to the last (`h` three times) on a file that fails in many
+/// places. What does not fit is counted, with the command that prints it whole; a taller
+/// terminal shows the same screen uncut.
+#[test]
+fn the_watch_screen_fits_the_terminal_with_every_finding_and_hint() {
+    require_nvrtc();
+    let (_dir, workspace) = common::scratch("watch-height");
+    let mut watch = Watch::start(workspace, common::emulator()).unwrap();
+    let first = watch.current().name;
+    for key in ['a', 'h', 'h', 'h'] {
+        watch.handle(Event::Key(key));
+    }
+    let tall = {
+        watch.set_height(200);
+        watch.screen()
+    };
+    assert!(
+        !tall.contains("than the terminal has room for"),
+        "200 rows hold it all:\n{tall}"
+    );
+    let uncut = tall.lines().count();
+    assert!(
+        uncut > 24,
+        "the case needs more than 24 rows ({uncut}):\n{tall}"
+    );
+    for rows in [24, 16] {
+        watch.set_height(rows);
+        let screen = watch.screen();
+        common::assert_fits_80_columns(&screen);
+        assert!(
+            screen.lines().count() <= rows,
+            "{rows} rows, {} lines:\n{screen}",
+            screen.lines().count()
+        );
+        let lines: Vec<&str> = screen.lines().collect();
+        assert!(
+            lines[0].starts_with("Racetrack · learn by fixing"),
+            "{screen}"
+        );
+        assert!(lines[1].starts_with(first), "the title stays:\n{screen}");
+        assert!(
+            lines.last().unwrap().starts_with("h hint"),
+            "the keys stay:\n{screen}"
+        );
+        assert!(
+            screen.contains("✗ memcheck"),
+            "the verdict stays:\n{screen}"
+        );
+        assert!(
+            screen.contains("hint 3 of 3"),
+            "the hint asked for stays:\n{screen}"
+        );
+        assert!(
+            common::words(&screen)
+                .contains(&format!("`cargo learn check {first} --all` prints them")),
+            "what was cut is counted, with where to see it:\n{screen}"
+        );
+    }
+}
+
+/// The save that passes the last exercise says the track is complete; `n` then shows what was
+/// covered and where the same checkers go next, within 24 rows; `e` goes back, `l` lists.
+#[test]
+fn the_last_exercise_passed_shows_the_track_complete() {
+    require_nvrtc();
+    let (_dir, workspace) = common::scratch("watch-complete");
+    let last = learn::track().last().unwrap();
+    workspace.ensure_files(learn::track()).unwrap();
+    workspace
+        .update_progress(|progress| {
+            for exercise in learn::track() {
+                progress.record(exercise.name, exercise.name != last.name);
+            }
+        })
+        .unwrap();
+    let mut watch = Watch::start(workspace.clone(), common::emulator()).unwrap();
+    assert_eq!(watch.current().name, last.name);
+    assert!(
+        !watch.screen().contains("track is complete"),
+        "{}",
+        watch.screen()
+    );
+    common::write(&watch.current_file(), last.solution.source);
+    watch.handle(Event::Saved(watch.current_file()));
+    let passed = watch.screen();
+    assert!(
+        passed.contains(&format!("✓ {} passes", last.name)),
+        "{passed}"
+    );
+    assert!(
+        passed.contains("every exercise passes: the track is complete · n: what comes after it"),
+        "{passed}"
+    );
+    watch.handle(Event::Key('n'));
+    let complete = watch.screen();
+    common::assert_fits_80_columns(&complete);
+    assert!(complete.lines().count() <= 24, "{complete}");
+    let total = learn::track().len();
+    assert!(
+        complete.contains(&format!("{total} of {total} done")),
+        "{complete}"
+    );
+    assert!(
+        complete.contains(&format!(
+            "✓ The track is complete: all {total} exercises pass."
+        )),
+        "{complete}"
+    );
+    assert!(
+        complete.contains("cargo racetrack run prog.cu -- ARGS"),
+        "{complete}"
+    );
+    insta::assert_snapshot!("watch_complete", complete);
+    watch.handle(Event::Key('e'));
+    assert!(watch.screen().contains(&format!("✓ {} passes", last.name)));
+    watch.handle(Event::Key('n'));
+    watch.handle(Event::Key('l'));
+    assert!(
+        watch.screen().contains("l back to the exercise"),
+        "{}",
+        watch.screen()
+    );
+}
