@@ -178,7 +178,7 @@ pub struct MemLocation {
     /// `[32]`), where the program's declaration is known: the emulator sees only PTX, whose
     /// arrays are flat, so whoever has the source sets it.
     pub c_index: Option<String>,
-    /// Extra words, e.g. "4 bytes past the end of x (16 bytes)".
+    /// Extra words, e.g. "just past the end of x, which has 16 bytes".
     pub note: Option<String>,
 }
 

@@ -240,7 +240,7 @@ fn a_heap_block_overflow_names_the_block_and_its_malloc() {
         text.contains("malloc@emu/tests/corpus/heap_overflow.cu:13["),
         "{text}"
     );
-    assert!(text.contains("bytes past the end of malloc@"), "{text}");
+    assert!(text.contains("past the end of malloc@"), "{text}");
     assert_eq!(f.count, 8, "one per thread: {text}");
 }
 

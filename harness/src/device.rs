@@ -206,6 +206,9 @@ pub struct LaunchReport {
     /// Shared-memory bank conflicts per `.cu` line, from the emulator when
     /// [`EmuSettings::bank_conflicts`] asks for them; empty otherwise, and on a GPU.
     pub bank_conflicts: Vec<ptx_emu::BankConflicts>,
+    /// Buffers the kernel knows by another name than the host's label: `(host label, kernel
+    /// parameter)`, as findings name them (`(board_a, in)`). From the emulator; empty on a GPU.
+    pub received_as: Vec<(String, String)>,
 }
 
 impl LaunchReport {
@@ -219,6 +222,18 @@ impl LaunchReport {
         self.printf.push_str(&later.printf);
         self.printf_dropped += later.printf_dropped;
         self.bank_conflicts.extend(later.bank_conflicts);
+        // A buffer two kernels name differently keeps the host's label.
+        for (host, kernel) in later.received_as {
+            match self
+                .received_as
+                .iter_mut()
+                .find(|(known, _)| *known == host)
+            {
+                Some((_, named)) if *named != kernel => *named = host,
+                Some(_) => {}
+                None => self.received_as.push((host, kernel)),
+            }
+        }
     }
 }
 

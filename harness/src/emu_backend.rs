@@ -12,6 +12,8 @@ use crate::launch::LaunchShape;
 pub(crate) struct EmuBackend {
     emulator: Emulator,
     modules: HashMap<&'static str, Module>,
+    /// Each kernel's C++ parameters, by its file and symbol ([`EmuBackend::receivers`]).
+    params: HashMap<(&'static str, &'static str), Vec<String>>,
     pub(crate) settings: EmuSettings,
 }
 
@@ -20,6 +22,7 @@ impl EmuBackend {
         Self {
             emulator: Emulator::new(),
             modules: HashMap::new(),
+            params: HashMap::new(),
             settings: EmuSettings::default(),
         }
     }
@@ -142,35 +145,15 @@ impl EmuBackend {
             other => other,
         })?;
         let mut report = launch_report(report);
-        self.name_buffers_as_the_kernel_does(&mut report.findings, kernel, args);
+        report.received_as = self.receivers(kernel, args);
+        Self::name_buffers_as_the_kernel_does(&mut report.findings, &report.received_as);
         crate::array_index::name_array_indices(&mut report.findings, kernel.source);
         Ok(report)
     }
 
-    /// Names a buffer in the launch's findings by the kernel parameter that received it, as the
-    /// quoted line does (`in[1]`), where the host's label differs (`board_a`): a reader sees
-    /// the kernel's code, and a buffer swapped between launches is a different host name each
-    /// time. A buffer passed to two parameters, or past its start, keeps the host's label.
-    fn name_buffers_as_the_kernel_does(
-        &self,
-        findings: &mut [ptx_emu::Finding],
-        kernel: &KernelSource,
-        args: &[Arg<'_>],
-    ) {
-        let kernels_own = |finding: &ptx_emu::Finding| {
-            !matches!(
-                finding.kind,
-                ptx_emu::FindingKind::StreamRace { .. } | ptx_emu::FindingKind::NoPeerAccess
-            ) && finding
-                .location
-                .as_ref()
-                .is_some_and(|location| location.space == ptx_emu::Space::Global)
-        };
-        if !findings.iter().any(kernels_own) {
-            return;
-        }
-        let scan = crate::check::front::source::scan(kernel.source);
-        let params = crate::check::front::names::params_of(kernel.entry, &scan);
+    /// Which kernel parameter received each buffer the host labelled otherwise: `(board_a, in)`.
+    /// A buffer passed to two parameters, or past its start, keeps the host's label.
+    fn receivers(&mut self, kernel: &KernelSource, args: &[Arg<'_>]) -> Vec<(String, String)> {
         let labels: Vec<Option<&str>> = args
             .iter()
             .map(|arg| match arg {
@@ -182,29 +165,69 @@ impl EmuBackend {
                 _ => None,
             })
             .collect();
+        if labels.iter().all(Option::is_none) {
+            return Vec::new();
+        }
+        // The same kernel launches many times: its file is read once.
+        let params = self
+            .params
+            .entry((kernel.source, kernel.symbol()))
+            .or_insert_with(|| {
+                let scan = crate::check::front::source::scan(kernel.source);
+                crate::check::front::names::params_of(kernel.symbol(), &scan)
+            });
+        let mut received = Vec::new();
+        for (label, param) in labels.iter().zip(params.iter()) {
+            let Some(label) = label else {
+                continue;
+            };
+            if labels
+                .iter()
+                .filter(|other| *other == &Some(*label))
+                .count()
+                != 1
+            {
+                continue;
+            }
+            if let Some(name) = crate::check::CParam::parse(param).name
+                && name != *label
+            {
+                received.push((label.to_string(), name));
+            }
+        }
+        received
+    }
+
+    /// Names a buffer in the launch's findings by the kernel parameter that received it, as the
+    /// quoted line does (`in[1]`), where the host's label differs (`board_a`): a reader sees
+    /// the kernel's code, and a buffer swapped between launches is a different host name each
+    /// time.
+    fn name_buffers_as_the_kernel_does(
+        findings: &mut [ptx_emu::Finding],
+        received: &[(String, String)],
+    ) {
+        let kernels_own = |finding: &ptx_emu::Finding| {
+            !matches!(
+                finding.kind,
+                ptx_emu::FindingKind::StreamRace { .. } | ptx_emu::FindingKind::NoPeerAccess
+            ) && finding
+                .location
+                .as_ref()
+                .is_some_and(|location| location.space == ptx_emu::Space::Global)
+        };
         for finding in findings.iter_mut().filter(|finding| kernels_own(finding)) {
             let Some(location) = finding.location.as_mut() else {
                 continue;
             };
-            let host = location.label.clone();
-            let mut receivers = labels
-                .iter()
-                .zip(&params)
-                .filter(|(label, _)| **label == Some(host.as_str()));
-            let (Some((_, param)), None) = (receivers.next(), receivers.next()) else {
+            let Some((host, name)) = received.iter().find(|(host, _)| *host == location.label)
+            else {
                 continue;
             };
-            let Some(name) = crate::check::CParam::parse(param).name else {
-                continue;
-            };
-            if name == host {
-                continue;
-            }
             location.note = location
                 .note
                 .take()
                 .map(|note| note.replace(&format!(" of {host}"), &format!(" of {name}")));
-            location.label = name;
+            location.label = name.clone();
         }
     }
 
@@ -269,6 +292,7 @@ pub(crate) fn launch_report(report: ptx_emu::RunReport) -> LaunchReport {
         printf_dropped: report.printf_dropped,
         findings,
         bank_conflicts: report.bank_conflicts,
+        received_as: Vec::new(),
     }
 }
 

@@ -51,7 +51,7 @@ fn out_of_bounds_read(same_buffer: bool) -> String {
 fn a_finding_names_the_buffer_by_the_parameter_that_received_it() {
     assert_eq!(
         out_of_bounds_read(false),
-        "in[4] (4 bytes past the end of in, which has 16 bytes)"
+        "in[4] (just past the end of in, which has 16 bytes)"
     );
 }
 
@@ -60,6 +60,6 @@ fn a_finding_names_the_buffer_by_the_parameter_that_received_it() {
 fn a_buffer_passed_as_two_parameters_keeps_the_host_s_label() {
     assert_eq!(
         out_of_bounds_read(true),
-        "board_a[4] (4 bytes past the end of board_a, which has 16 bytes)"
+        "board_a[4] (just past the end of board_a, which has 16 bytes)"
     );
 }

@@ -202,7 +202,7 @@ fn atomic_increment_counts_160_and_exits_0() {
     assert!(run.stdout.contains("nothing found"), "{}", run.stdout);
     assert!(
         run.stdout
-            .contains("arg0 (arg 0, i32[1]): [160]\n  sum 160, min 160, max 160"),
+            .contains("x (arg 0, i32[1]): [160]\n  sum 160, min 160, max 160"),
         "{}",
         run.stdout
     );

@@ -440,7 +440,7 @@ fn half_precision_kernels_take_and_show_numbers() {
     let want: Vec<f64> = halves.iter().map(|h| h.to_f64()).collect();
     assert_eq!(buffer(&widened, "out"), want);
     assert_eq!(
-        buffer(&widened, "arg1"),
+        buffer(&widened, "in"),
         want,
         "f16 buffers are shown as numbers"
     );
@@ -1478,7 +1478,7 @@ fn a_struct_by_value_is_passed_field_by_field() {
     );
     assert_refused(
         &short,
-        "--arg 0 (`f:{f32=2, x:f32[100]=iota, i32=100}`) does not fit parameter 0 (`Saxpy`) of saxpy: a 32-byte struct aligned to 8 bytes (pass {FIELD, FIELD, …}, its fields in order: scalars as TYPE=VALUE, pointers as TYPE[LEN]=FILL); the fields given lay out as 24 bytes aligned to 8",
+        "--arg 0 (`f:{f32=2, x:f32[100]=iota, i32=100}`) does not fit parameter 0 (`Saxpy f`) of saxpy: a 32-byte struct aligned to 8 bytes (pass {FIELD, FIELD, …}, its fields in order: scalars as TYPE=VALUE, pointers as TYPE[LEN]=FILL); the fields given lay out as 24 bytes aligned to 8",
     );
 }
 

@@ -156,6 +156,10 @@ impl fmt::Display for Reason {
 pub struct Fails {
     pub reason: Reason,
     pub line: Line,
+    /// The slip also makes the result wrong, so a learner who silences the checker without
+    /// mending it (a barrier between a racing read and write) is left with a wrong result
+    /// that the exercise's own hints still explain.
+    pub then_wrong_result: bool,
 }
 
 impl Fails {
@@ -165,6 +169,7 @@ impl Fails {
         Self {
             reason: Reason::Check(expect),
             line: Line::Bug,
+            then_wrong_result: false,
         }
     }
 
@@ -172,6 +177,7 @@ impl Fails {
         Self {
             reason: Reason::Check(expect),
             line: Line::Containing(text),
+            then_wrong_result: false,
         }
     }
 
@@ -179,6 +185,16 @@ impl Fails {
         Self {
             reason: Reason::Check(Expect::WrongResult),
             line: Line::Unnamed,
+            then_wrong_result: false,
+        }
+    }
+
+    /// [`Fails::then_wrong_result`]: the slip that the checker names also makes the result
+    /// wrong.
+    pub const fn and_a_wrong_result(self) -> Self {
+        Self {
+            then_wrong_result: true,
+            ..self
         }
     }
 
@@ -187,6 +203,7 @@ impl Fails {
         Self {
             reason: Reason::BankConflicts,
             line: Line::Containing(text),
+            then_wrong_result: false,
         }
     }
 }

@@ -66,6 +66,11 @@ pub fn is_starting_failure(
     path: &str,
     source: &str,
 ) -> bool {
+    if exercise.fails.then_wrong_result
+        && failure.reason() == Some(Reason::Check(Expect::WrongResult))
+    {
+        return true;
+    }
     if failure.reason() != Some(exercise.fails.reason) {
         return false;
     }

@@ -189,6 +189,13 @@ pub enum ParamMismatch {
     Names(String),
 }
 
+/// What `kernel` calls its parameter at `index` (`x` in `down_sweep(unsigned int *x, …)`), so
+/// that a wrong result is named as the learner's kernel names the buffer.
+pub fn param_name(kernel: &KernelSource, index: usize) -> Option<String> {
+    let params = names::params_of(kernel.symbol(), &source::scan(kernel.source));
+    CParam::parse(params.get(index)?).name
+}
+
 /// Compares the parameters of `entry` in the learner's `source` with those of the host's
 /// kernel `host`, as both files declare them; `None` when they agree, or when either list
 /// cannot be read or their counts differ (the PTX check says so).

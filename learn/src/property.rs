@@ -76,6 +76,8 @@ pub struct Observed {
     pub axes: [usize; 2],
     /// What the kernel printed with `printf`.
     pub printf: String,
+    /// Buffers the kernel names otherwise than the host: `(host label, kernel parameter)`.
+    pub received_as: Vec<(String, String)>,
 }
 
 impl Default for Observed {
@@ -86,6 +88,7 @@ impl Default for Observed {
             wrong: None,
             error: None,
             axes: [1, 1],
+            received_as: Vec::new(),
             printf: String::new(),
         }
     }
@@ -136,11 +139,25 @@ impl Observed {
     /// What a launch reported: its findings and what it printed.
     pub fn reported(mut self, report: harness::LaunchReport) -> Self {
         self.printf = report.printf;
-        self.findings(report.findings)
+        self.received_as = report.received_as;
+        let wrong = self.wrong.take();
+        self.wrong(wrong).findings(report.findings)
     }
 
+    /// The first wrong value, named as the kernel names its buffer (`data[0]`, where the host
+    /// calls it `out`), as the findings are.
     pub fn wrong(mut self, wrong: Option<Wrong>) -> Self {
-        self.wrong = wrong;
+        self.wrong = wrong.map(|mut wrong| {
+            for (host, kernel) in &self.received_as {
+                if let Some(rest) = wrong.what.strip_prefix(host.as_str())
+                    && (rest.is_empty() || rest.starts_with('['))
+                {
+                    wrong.what = format!("{kernel}{rest}");
+                    break;
+                }
+            }
+            wrong
+        });
         self
     }
 

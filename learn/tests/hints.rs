@@ -529,3 +529,51 @@ fn an_early_return_before_the_tiles_barriers_is_blamed_on_the_return() {
     );
     assert!(!first.contains(": }"), "{first}");
 }
+
+/// partial-dot-typo's race is its typo: a learner who keeps the read and the write apart with a
+/// barrier silences racecheck, and the typo's wrong sum is left. That is still the slip the
+/// exercise is about, so hints 2 and 3 stay its own.
+#[test]
+fn a_race_silenced_with_the_typo_kept_keeps_the_exercises_hints() {
+    require_nvrtc();
+    let exercise = learn::find("partial-dot-typo").expect("the ch5 typo exercise");
+    let start = exercise.starting_text();
+    let racy = start
+        .lines()
+        .position(|line| line.contains("s_block[tid] += s_block[tid + 1];"))
+        .expect("the starting file's typo");
+    let lines: Vec<&str> = start.lines().collect();
+    assert!(lines[racy - 1].trim() == "if (tid < i) {" && lines[racy + 1].trim() == "}");
+    let apart = [
+        "        float next = tid < i ? s_block[tid + 1] : 0.0f;",
+        "        __syncthreads();",
+        "        if (tid < i) {",
+        "            s_block[tid] += next;",
+        "        }",
+    ];
+    let attempt: Vec<&str> = lines[..racy - 1]
+        .iter()
+        .copied()
+        .chain(apart)
+        .chain(lines[racy + 2..].iter().copied())
+        .collect();
+    let attempt = attempt.join("\n") + "\n";
+    let report = check_source(exercise, &attempt, common::emulator());
+    assert_eq!(
+        report
+            .outcome
+            .as_ref()
+            .err()
+            .and_then(|failure| failure.reason()),
+        Some(learn::Reason::Check(harness::Expect::WrongResult)),
+        "{attempt}"
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        !second.contains("This is not how the file started"),
+        "{second}"
+    );
+    assert!(second.contains("what should thread tid add"), "{second}");
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
+    assert!(third.contains("s_block[tid + i]"), "{third}");
+}

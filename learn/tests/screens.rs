@@ -370,6 +370,9 @@ fn other_parameter_names_lead_a_failure() {
         text.contains("! `down_sweep` names its parameters (x, d, n), but the host passes"),
         "{text}"
     );
+    // The wrong value is named as the kernel names the buffer, as findings are: the host's
+    // `data` is this kernel's `x`.
+    assert!(text.contains("✗ wrong result: x["), "{text}");
 }
 
 /// More findings than a screen shows: counted, with the way to see them; `--all` (and the

@@ -284,8 +284,8 @@ impl Ctx<'_> {
                         let len = a.data.len() as u64;
                         let note = if off.saturating_add(size as u64) > a.base + len {
                             Some(format!(
-                                "{} past the end of {}, which has {}",
-                                bytes(off.saturating_add(size as u64) - (a.base + len)),
+                                "{} of {}, which has {}",
+                                past_the_end(off, size as u64, a.base + len),
                                 a.label,
                                 bytes(len)
                             ))
@@ -373,13 +373,13 @@ impl Ctx<'_> {
                         "{label} is dynamic shared memory (extern __shared__), and the launch gave it no bytes"
                     )),
                     Some(_) if end > base + len => Some(format!(
-                        "{} past the end of {label}, the dynamic shared memory, which the launch sized at {}",
-                        bytes(end - (base + len)),
+                        "{} of {label}, the dynamic shared memory, which the launch sized at {}",
+                        past_the_end(off, size as u64, base + len),
                         bytes(len)
                     )),
                     _ if end > base + len => Some(format!(
-                        "{} past the end of {label}, which has {}",
-                        bytes(end - (base + len)),
+                        "{} of {label}, which has {}",
+                        past_the_end(off, size as u64, base + len),
                         bytes(len)
                     )),
                     _ => None,
@@ -448,6 +448,21 @@ pub(crate) fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
 }
 
 /// `1 byte`, `4 bytes`: sizes as the reports write them.
+/// Where an access of `size` bytes at `off` lies against an object that ends at `end`, which it
+/// reaches past: `just past the end` when it starts there (the element after the last),
+/// `8 bytes past the end` when it starts later, `its last 2 bytes past the end` when it starts
+/// inside.
+pub(crate) fn past_the_end(off: u64, size: u64, end: u64) -> String {
+    match off.checked_sub(end) {
+        Some(0) => "just past the end".into(),
+        Some(beyond) => format!("{} past the end", bytes(beyond)),
+        None => format!(
+            "its last {} past the end",
+            bytes(off.saturating_add(size) - end)
+        ),
+    }
+}
+
 pub(crate) fn bytes(count: u64) -> String {
     if count == 1 {
         "1 byte".into()
@@ -458,6 +473,17 @@ pub(crate) fn bytes(count: u64) -> String {
 
 #[cfg(test)]
 mod byte_count_tests {
+    #[test]
+    fn an_access_past_the_end_is_placed_by_where_it_starts() {
+        use super::past_the_end;
+        // x[4] of a float x[4], x[6], and a float read at byte 14 of a 16-byte buffer
+        assert_eq!(past_the_end(16, 4, 16), "just past the end");
+        assert_eq!(past_the_end(24, 4, 16), "8 bytes past the end");
+        assert_eq!(past_the_end(14, 4, 16), "its last 2 bytes past the end");
+        assert_eq!(past_the_end(15, 4, 16), "its last 3 bytes past the end");
+        assert_eq!(past_the_end(17, 1, 16), "1 byte past the end");
+    }
+
     #[test]
     pub(crate) fn one_byte_is_singular() {
         assert_eq!(super::bytes(1), "1 byte");

@@ -50,8 +50,9 @@ Argument specs (--arg, one per kernel parameter, in order):
                             emulator initcheck reports each read of an element the kernel did
                             not write first (on a GPU the buffer is zeroed)
             f16 and bf16 buffers are shown as numbers.
-  names     prefix any spec with NAME: so reports say histo[65] instead of arg2[65], and
-            --show histo prints that buffer alone,
+  names     reports name an argument after the kernel parameter that receives it; prefix a
+            spec with NAME: to name it otherwise (or to refer to it: --show histo prints that
+            buffer alone, n=histo+4 points into it),
             e.g. --arg text:u8[]=file:book.txt --arg n:u32=4096 --arg histo:u32[128]=zeros
   pointers  into a buffer, as a host passes in + RADIUS or one allocation as two arrays:
               TYPE[LEN]+N=FILL   the kernel gets the buffer's start + N elements:

@@ -189,7 +189,7 @@ impl CheckReport<'_> {
             line(&whole);
         }
         for (index, spec) in self.specs.iter().enumerate() {
-            let label = spec.label(index);
+            let label = self.arg_label(index, spec);
             let shown = match &spec.value {
                 ArgValueSpec::Struct(_) => {
                     let layout = self.args.get(index).and_then(HostArg::layout);
@@ -326,13 +326,21 @@ impl CheckReport<'_> {
         shown
     }
 
+    /// What reports call argument `index`: its data's label, which is the kernel's parameter
+    /// name for an argument given without a name.
+    fn arg_label(&self, index: usize, spec: &ArgSpec) -> String {
+        self.args
+            .get(index)
+            .map_or_else(|| spec.label(index), |arg| arg.label().to_string())
+    }
+
     /// The report for machines: one JSON object.
     pub fn json(&self) -> Json {
         let args: Vec<Json> = self
             .specs
             .iter()
             .enumerate()
-            .map(|(index, spec)| json!({ "index": index, "label": spec.label(index), "spec": spec.to_string() }))
+            .map(|(index, spec)| json!({ "index": index, "label": self.arg_label(index, spec), "spec": spec.to_string() }))
             .collect();
         let checkers = self.emu.map(|settings| {
             let (schedule, seed) = schedule_name(settings.schedule);

@@ -1,6 +1,6 @@
 //! One launch: arguments checked against the kernel's PTX signature, uploaded, run, downloaded.
 
-use super::args::{ArgKind, HostArg, Scalar, StructLayout};
+use super::args::{ArgKind, ArgSpec, HostArg, Scalar, StructLayout};
 use super::cli::CheckArgs;
 use super::ctype::{Given, GivenArg, check_c_signature};
 use super::data::{HostData, HostElement};
@@ -330,6 +330,51 @@ fn not_a_buffer() -> CheckError {
     CheckError::Refused("a pointer argument points into an argument that is not a buffer".into())
 }
 
+/// Names the arguments given without a name after the kernel parameter that receives them
+/// (`n`, not `arg2`), as reports show them; where another argument already has that name, or
+/// the parameter has none, they keep theirs.
+fn name_as_the_kernel_does(specs: &[ArgSpec], args: &mut [HostArg], cpp_params: &[String]) {
+    if cpp_params.len() != args.len() || specs.len() != args.len() {
+        return;
+    }
+    let mut taken: Vec<String> = specs.iter().filter_map(|spec| spec.name.clone()).collect();
+    for ((spec, arg), param) in specs.iter().zip(args.iter_mut()).zip(cpp_params) {
+        let Some(name) = super::CParam::parse(param).name else {
+            continue;
+        };
+        if spec.name.is_some() || taken.contains(&name) {
+            continue;
+        }
+        rename(arg, &name);
+        taken.push(name);
+    }
+}
+
+/// Labels `arg` `name`, and a struct's fields `name.field`.
+fn rename(arg: &mut HostArg, name: &str) {
+    match arg {
+        HostArg::Scalar { label, .. }
+        | HostArg::Buffer { label, .. }
+        | HostArg::Alias { label, .. } => *label = name.to_string(),
+        HostArg::Struct { label, fields } => {
+            for field in fields {
+                let field_name = match field {
+                    HostArg::Scalar { label: inner, .. }
+                    | HostArg::Buffer { label: inner, .. }
+                    | HostArg::Alias { label: inner, .. }
+                    | HostArg::Struct { label: inner, .. } => inner
+                        .strip_prefix(label.as_str())
+                        .map(|rest| format!("{name}{rest}")),
+                };
+                if let Some(field_name) = field_name {
+                    rename(field, &field_name);
+                }
+            }
+            *label = name.to_string();
+        }
+    }
+}
+
 /// Everything up to the launch: compile, check the arguments, make their data. Runs before a
 /// device is opened, so bad input never waits for a GPU. Without `--entry`, the kernel is the
 /// file's only one ([`Program::only_kernel`]), and the prepared kernel carries its name.
@@ -355,7 +400,8 @@ pub fn prepare(args: &CheckArgs) -> Result<Prepared> {
             .iter()
             .map(|spec| (spec.kind(), spec.given(&args.args), spec.to_string())),
     )?;
-    let host_args = timings::time(Phase::Fill, || super::args::resolve_all(&args.args))?;
+    let mut host_args = timings::time(Phase::Fill, || super::args::resolve_all(&args.args))?;
+    name_as_the_kernel_does(&args.args, &mut host_args, &kernel.cpp_params);
     Ok(Prepared {
         kernel,
         args: host_args,

@@ -46,8 +46,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 and far outside the rounding error the algorithm can make. Racecheck sees the \
                 same slip: thread tid reads s_block[tid + 1] while thread tid + 1 updates it.",
             hints: &[
-                "Racecheck names the tree's addition: what should thread tid add at the step \
-                 of stride i?",
+                "Racecheck names the tree's addition, and the sum stays a little off even \
+                 when nothing races there: what should thread tid add at the step of stride i?",
                 "s_block[tid + 1] should be s_block[tid + i].",
             ],
             taught: "A tolerance derived from the algorithm's error bound (here γ · Σ|aᵢbᵢ|) \
@@ -57,7 +57,7 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 variant("partial-dot-typo"),
                 variant("partial-dot"),
                 PartialDot,
-                Fails::at_bug(Expect::Race),
+                Fails::at_bug(Expect::Race).and_a_wrong_result(),
             )
         },
         Exercise {

@@ -288,7 +288,7 @@ impl Check for ConflictFreeScan {
                 let result = run_one_block(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().launch(harness::LaunchShape::linear(1, threads));
-                scan_case(n, &x, result, exclusive_scan(&x), seen)
+                scan_case(n, &x, result, exclusive_scan(&x), seen, "out")
             },
         )
     }
@@ -344,7 +344,7 @@ impl Check for Compaction {
                 let seen = Observed::new()
                     .fact("threads per block", threads)
                     .fact("zeros", format!("{:.0}% of the values", zeros * 100.0));
-                scan_case(n, &x, result, compact::compact_cpu(&x), seen)
+                scan_case(n, &x, result, compact::compact_cpu(&x), seen, "out")
             },
         )
     }
@@ -356,6 +356,7 @@ fn scan_case(
     result: harness::Result<(Vec<u32>, harness::LaunchReport)>,
     want: Vec<u32>,
     seen: Observed,
+    output: &str,
 ) -> Observed {
     let seen = seen.fact("n", n);
     match result {
@@ -364,7 +365,7 @@ fn scan_case(
             let comparison = compare_exact(&got, &want);
             seen.fact("in", excerpt(x, first_index(&comparison)))
                 .reported(report)
-                .wrong(wrong_from("out", &comparison))
+                .wrong(wrong_from(output, &comparison))
         }
     }
 }
@@ -406,7 +407,7 @@ impl Check for OneBlockScan {
                 let result = run_one_block(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().launch(harness::LaunchShape::linear(1, threads));
-                scan_case(n, &x, result, want, seen)
+                scan_case(n, &x, result, want, seen, "out")
             },
         )
     }
@@ -431,6 +432,7 @@ impl Check for DownSweep {
             summary: "",
             kind: Step::MultiLaunch { down_sweep: down },
         };
+        let data = crate::program::param_name(&down, 0).unwrap_or_else(|| "data".into());
         let cap = budget.size(2_000, 3_000_000);
         let threads = prop_oneof![prop::sample::select(vec![32u32, 256, 1024]), 1u32..=1024];
         let strategy = (
@@ -448,7 +450,9 @@ impl Check for DownSweep {
                 let result = run_multi_launch(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
-                scan_case(n, &x, result, exclusive_scan(&x), seen)
+                // run_multi_launch scans the host's `data` in place, which is your
+                // down-sweep's first parameter
+                scan_case(n, &x, result, exclusive_scan(&x), seen, &data)
             },
         )
     }
@@ -489,7 +493,7 @@ impl Check for GridScan {
                 let result = run_grid_inclusive(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
-                scan_case(n, &x, result, inclusive_scan(&x), seen)
+                scan_case(n, &x, result, inclusive_scan(&x), seen, "out")
             });
         }
         let scan = program.kernel_named(["scan_tiles_u32"], &large.kernel)?;
@@ -516,7 +520,7 @@ impl Check for GridScan {
                 let result = run_large_scan(device, &yours, kernels, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
-                scan_case(n, &x, result, exclusive_scan(&x), seen)
+                scan_case(n, &x, result, exclusive_scan(&x), seen, "out")
             },
         )
     }
@@ -548,7 +552,7 @@ impl Check for LookBackScan {
                 let result = run_tile_scan(device, &yours, &x, threads)
                     .map(|outcome| (outcome.result, outcome.report));
                 let seen = Observed::new().fact("threads per block", threads);
-                scan_case(n, &x, result, exclusive_scan(&x), seen)
+                scan_case(n, &x, result, exclusive_scan(&x), seen, "out")
             },
         )
     }

@@ -5,6 +5,7 @@
 use std::fmt;
 
 use super::source::{Function, FunctionKind, Scan};
+use crate::check::ctype::CParam;
 
 /// What `--entry` says, checked for shape (NVRTC checks the rest).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,22 +124,44 @@ pub fn demangle(symbol: &str) -> Option<String> {
 /// only: `float const*`), or, for an `extern "C"` kernel, as its declaration in the file writes
 /// them (`const float *in`). Empty when neither says.
 pub fn params_of(symbol: &str, scan: &Scan) -> Vec<String> {
-    let text = match demangle(symbol) {
-        Some(readable) => {
-            let Some(open) = readable.find('(') else {
-                return Vec::new();
-            };
-            readable[open + 1..readable.len().saturating_sub(1)].to_string()
-        }
-        None => match scan
+    let Some(readable) = demangle(symbol) else {
+        return match scan
             .kernels()
             .find(|function| function.name == symbol && function.template.is_none())
         {
-            Some(function) => function.params.clone(),
-            None => return Vec::new(),
-        },
+            Some(function) => declared(&function.params),
+            None => Vec::new(),
+        };
     };
-    split_top_level(&text)
+    let Some(open) = readable.find('(') else {
+        return Vec::new();
+    };
+    let mut params = declared(&readable[open + 1..readable.len().saturating_sub(1)]);
+    // The mangled name keeps the types, the file the names: `unsigned int* bins` from the one
+    // kernel of that name and parameter count (a template's instance included), so that
+    // reports and arguments are named as the kernel names them.
+    let base = base_of(&readable);
+    let mut written = scan
+        .kernels()
+        .filter(|function| function.name == base)
+        .map(|function| declared(&function.params))
+        .filter(|written| written.len() == params.len());
+    if let (Some(written), None) = (written.next(), written.next()) {
+        for (param, as_written) in params.iter_mut().zip(written) {
+            if let Some(name) = CParam::parse(&as_written).name
+                && CParam::parse(param).name.is_none()
+            {
+                param.push(' ');
+                param.push_str(&name);
+            }
+        }
+    }
+    params
+}
+
+/// A parameter list as written, one declaration each, without default values.
+fn declared(list: &str) -> Vec<String> {
+    split_top_level(list)
         .into_iter()
         .map(|param| {
             let declaration = param.split('=').next().unwrap_or("");
@@ -471,6 +494,14 @@ mod tests {
         assert_eq!(
             params_of("_Z6reduceIfLi256EEvPKT_PS0_i", &scan),
             ["float const*", "float*", "int"]
+        );
+        // A C++ kernel's types come from its mangled name, its names from the file.
+        let templated = crate::check::front::source::scan(
+            "template <typename T, int B>\n__global__ void reduce(const T *in, T *out, int n) {}\n",
+        );
+        assert_eq!(
+            params_of("_Z6reduceIfLi256EEvPKT_PS0_i", &templated),
+            ["float const* in", "float* out", "int n"]
         );
     }
 
