@@ -79,18 +79,65 @@ pub fn is_starting_failure(
     };
     let named = failure.lines_for(exercise.fails.reason, path);
     // A wrong result names no line: nothing tells it from the one the file started with.
-    if named.is_empty() || named.contains(&line) {
+    if named.is_empty() {
         return true;
     }
     let starting = exercise.starting_text();
+    let same = |now: &str, then: &str| {
+        now == then || updated(now).is_some_and(|target| updated(then) == Some(target))
+    };
+    // The stated statement, wherever the learner's edits moved it…
     let stated = statement(&starting, line);
-    stated.is_some_and(|stated| {
-        named.iter().any(|&at| {
-            statement(source, at).is_some_and(|now| {
-                now == stated || updated(now).is_some_and(|target| updated(stated) == Some(target))
-            })
+    let at_stated = named.contains(&line)
+        || stated.is_some_and(|stated| {
+            named
+                .iter()
+                .any(|&at| statement(source, at).is_some_and(|now| same(now, stated)))
+        });
+    // …and nothing else: a race of the stated line with a line the starting file's race does
+    // not name (a barrier taken out above it) is the learner's own.
+    at_stated
+        && named.iter().all(|&at| {
+            at == line
+                || statement(source, at).is_some_and(|now| {
+                    starting_statements(exercise)
+                        .iter()
+                        .any(|then| same(now, then))
+                })
         })
-    })
+}
+
+/// The statements the starting file's own failure names, for its reason: checked once per
+/// exercise and kept (on the emulator, as the dev check holds the track to it).
+fn starting_statements(exercise: &Exercise) -> Vec<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static KEPT: OnceLock<Mutex<HashMap<&'static str, Vec<String>>>> = OnceLock::new();
+    let kept = KEPT.get_or_init(Default::default);
+    if let Some(found) = kept
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(exercise.name)
+    {
+        return found.clone();
+    }
+    let starting = exercise.starting_text();
+    let options = crate::check::Options {
+        backend: harness::BackendChoice::Emu,
+    };
+    let report = crate::check::check_source(exercise, &starting, options);
+    let found: Vec<String> = match &report.outcome {
+        Err(failure) => failure
+            .lines_for(exercise.fails.reason, &report.path)
+            .into_iter()
+            .filter_map(|at| statement(&starting, at).map(str::to_string))
+            .collect(),
+        Ok(_) => Vec::new(),
+    };
+    kept.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(exercise.name, found.clone());
+    found
 }
 
 /// What a statement that updates a variable updates, spaces dropped: `x[0]` for `x[0]++;`,
@@ -109,9 +156,12 @@ fn updated(statement: &str) -> Option<String> {
         if rest.starts_with("==") {
             return None;
         }
-        target
-            .strip_suffix(['+', '-', '*', '/', '|', '&', '^'])
-            .unwrap_or(target)
+        match target.strip_suffix(['+', '-', '*', '/', '|', '&', '^']) {
+            Some(compound) => compound,
+            // `x[0] = x[0] + 1` updates x[0]; `s[tid] = sum` only stores to it
+            None if rest[1..].contains(target) => target,
+            None => return None,
+        }
     };
     let name = |c: char| c.is_ascii_alphanumeric() || "_[]().->*".contains(c);
     (!target.is_empty() && target.chars().all(name)).then(|| target.to_string())
@@ -565,6 +615,8 @@ mod tests {
             "a <= b;",
             "x != 1;",
             "__syncthreads();",
+            // a store is not an update: it reads nothing of what it writes
+            "s_block[tid] = sum;",
         ] {
             assert_eq!(updated(written), None, "{written}");
         }

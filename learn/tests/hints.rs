@@ -577,3 +577,36 @@ fn a_race_silenced_with_the_typo_kept_keeps_the_exercises_hints() {
     let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
     assert!(third.contains("s_block[tid + i]"), "{third}");
 }
+
+/// A race at the stated line is the starting one only when its other side is too: in
+/// partial-dot-typo, taking out the barrier after `s_block[tid] = sum;` races that store with
+/// the tree's addition, the stated line, and the typo's hints do not explain it.
+#[test]
+fn a_race_of_the_stated_line_with_another_is_the_learners_own() {
+    require_nvrtc();
+    let exercise = learn::find("partial-dot-typo").expect("the ch5 typo exercise");
+    let start = exercise.starting_text();
+    let store = "s_block[tid] = sum;\n    __syncthreads();\n";
+    assert!(start.contains(store), "{start}");
+    let attempt = start.replacen(store, "s_block[tid] = sum;\n", 1);
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report.outcome.as_ref().expect_err("a race");
+    assert!(
+        !is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{attempt}"
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        second.contains("This is not how the file started"),
+        "{second}"
+    );
+    // The file as it started still gets the exercise's own hints.
+    let untouched = check_source(exercise, &start, common::emulator());
+    let failure = untouched.outcome.as_ref().expect_err("the starting race");
+    assert!(is_starting_failure(
+        exercise,
+        failure,
+        &untouched.path,
+        &untouched.source
+    ));
+}

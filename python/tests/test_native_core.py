@@ -55,7 +55,8 @@ def test_a_cuda_c_race_has_racetrack_checks_text():
 def test_templates_are_named_as_written_and_scalars_take_their_types():
     kernel = racetrack.compile_cuda(SOURCE, "demo.cu", "scale<float>")
     assert kernel.param_types == ["u64", "f32", "u32"]
-    assert kernel.cpp_params == ["float*", "float", "int"]
+    # types from the mangled name, names from the file
+    assert kernel.cpp_params == ["float* x", "float a", "int n"]
     module = racetrack.PtxModule(kernel.ptx, "demo.cu")
     data = np.arange(10, dtype=np.float32)
     x = upload(data, "x")
