@@ -152,7 +152,7 @@ impl Board {
     pub(super) unsafe fn settle(&self, seen: u64, failed: &AtomicBool) -> Settled {
         let deciding = || {
             let meeting = &self.meeting;
-            meeting.compare_exchange(OPEN, DECIDING, Ordering::AcqRel, Ordering::Acquire)
+            meeting.compare_exchange(OPEN, DECIDING, Ordering::SeqCst, Ordering::SeqCst)
         };
         loop {
             match deciding() {
@@ -173,7 +173,8 @@ impl Board {
                         self.meeting.store(OPEN, Ordering::Release);
                         return Settled::Met;
                     }
-                    self.meeting.store(OVER, Ordering::Release);
+                    // In one order with the shares' takes (see `Board::over`).
+                    self.meeting.store(OVER, Ordering::SeqCst);
                     return Settled::Over;
                 }
                 Err(OVER) => return Settled::Over,
@@ -236,6 +237,22 @@ impl Board {
         let reached = block.reached.load(Ordering::Acquire);
         reached < self.most
             && (reached < bound || block.keeps_to_itself.load(Ordering::Acquire) > 0)
+    }
+
+    /// Whether a share decided the turn is over: a block taken after that is put back unrun.
+    /// A share checks it after its take counted in `running`, and every share waits for
+    /// `running` to fall to 0 before it ends its blocks' turns ([`Board::wait_for_takes`]): so
+    /// either the take comes after the decision and sees it, or the turns end after the run.
+    pub(super) fn over(&self) -> bool {
+        self.meeting.load(Ordering::SeqCst) == OVER
+    }
+
+    /// Waits until no share holds a block: takes made before the turn was decided over may
+    /// still be running one.
+    pub(super) fn wait_for_takes(&self, failed: &AtomicBool) {
+        while self.running.load(Ordering::SeqCst) != 0 && !failed.load(Ordering::Acquire) {
+            std::hint::spin_loop();
+        }
     }
 
     /// Takes block `index` for the caller: true when no share had it.

@@ -169,3 +169,21 @@ thread_local! {
     /// The most turns this thread's launches have had waiting in line at once.
     pub(super) static MOST_TURNS_IN_LINE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
+
+/// Microseconds a share waits between finding another share's block runnable and taking it,
+/// in tests: a share on a core the system took away for a while (more threads than cores).
+/// Only crews of [`PAUSED_CREWS`] workers or more wait, so that the other tests, which run at
+/// the same time on fewer threads, do not.
+#[cfg(test)]
+pub(super) static PAUSE_BEFORE_TAKING_OVER_US: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+#[cfg(test)]
+pub(super) const PAUSED_CREWS: usize = 7;
+
+#[cfg(test)]
+pub(super) fn pause_before_taking_over(workers: usize) {
+    let pause = PAUSE_BEFORE_TAKING_OVER_US.load(std::sync::atomic::Ordering::Relaxed);
+    if pause > 0 && workers >= PAUSED_CREWS {
+        std::thread::sleep(std::time::Duration::from_micros(pause));
+    }
+}

@@ -165,7 +165,23 @@ pub(super) unsafe fn run_share(
             if ran_any && !own {
                 break;
             }
-            if !board.runnable(index, bound) || !board.take(index) {
+            if !board.runnable(index, bound) {
+                continue;
+            }
+            // Tests widen the window between finding another's block runnable and taking it,
+            // which a core the system takes away for a while opens (see below).
+            #[cfg(test)]
+            if !own {
+                super::cores::pause_before_taking_over(crew.jobs.len());
+            }
+            if !board.take(index) {
+                continue;
+            }
+            // A block found runnable before the turn was decided over is not run after it:
+            // its owner may be ending its turn, and rounds run past that split would join
+            // before the rounds the split put ahead (jacobiCudaGraphs on 16 cores).
+            if board.over() {
+                board.put_back(index, false);
                 continue;
             }
             let on = &board.blocks[index];
@@ -221,7 +237,8 @@ pub(super) unsafe fn run_share(
         *held_up += waited.elapsed();
     };
     if settled {
-        // SAFETY: the turn settled, so no share takes a block of it again.
+        board.wait_for_takes(&crew.failed);
+        // SAFETY: the turn settled and no share holds a block, so none is run again.
         unsafe { end_turns(board, share, counts) };
     }
     counts.take(ctx);

@@ -343,3 +343,82 @@ fn a_blocks_copies_in_flight_go_with_it_from_core_to_core() {
         run.serial
     );
 }
+
+/// Each block loops over its own shared memory (a barrier a step), for 100 + 23 · blockIdx
+/// steps, then stores to global memory: the blocks keep to themselves for hundreds of rounds,
+/// and leave the loop at different rounds, so that some run ahead of the turn's end while
+/// others stop at a store.
+const LONG_LOOPS: &str = r#"
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry long_loops(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<6>;
+    .shared .align 4 .b8 tile[384];
+
+    ld.param.u64 %rd1, [out];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r6, %ctaid.x;
+    mad.lo.u32 %r7, %r6, 23, 100;
+    mul.wide.u32 %rd2, %r1, 4;
+    mov.u64 %rd3, tile;
+    add.u64 %rd3, %rd3, %rd2;
+    st.shared.u32 [%rd3], %r1;
+    mov.u32 %r2, 0;
+LOOP:
+    bar.sync 0;
+    ld.shared.u32 %r3, [%rd3];
+    add.u32 %r3, %r3, 1;
+    st.shared.u32 [%rd3], %r3;
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, %r7;
+    @%p1 bra LOOP;
+    mad.lo.u32 %r5, %r6, 96, %r1;
+    mul.wide.u32 %rd4, %r5, 4;
+    add.u64 %rd5, %rd1, %rd4;
+    st.global.u32 [%rd5], %r3;
+    ret;
+}
+"#;
+
+/// A share that found another's block runnable and then lost its core for a while (more
+/// threads than cores: jacobiCudaGraphs on 16 cores with 48 threads) must not run that block
+/// once the turn is over: its owner has split its turn, and rounds run past the split would
+/// join before the rounds the split put ahead, a misorder the race detector reads as races.
+/// With every take-over delayed, the blocks of [`LONG_LOOPS`] still join in their own order
+/// (the order check panics in tests) and leave what one core leaves.
+#[test]
+fn a_block_found_runnable_before_the_turn_ended_is_not_run_after_it() {
+    use std::sync::atomic::Ordering;
+    let module = Module::parse(LONG_LOOPS).unwrap();
+    let run = |threads: u32| {
+        let options = RunOptions {
+            threads,
+            ..RunOptions::default()
+        };
+        crate::committed::run(&module, "long_loops", 40, &options)
+    };
+    let one_core = run(1);
+    assert!(one_core.0.contains("findings: []"), "{}", one_core.0);
+    super::cores::PAUSE_BEFORE_TAKING_OVER_US.store(300, Ordering::Relaxed);
+    ROUNDS_RUN.with(|r| r.set(RoundsRun::NONE));
+    // Eight threads: a crew of seven, the least that pauses.
+    for _ in 0..8 {
+        let several = run(super::cores::PAUSED_CREWS as u32 + 1);
+        assert_eq!(several.1, one_core.1);
+        assert!(several.0.contains("findings: []"), "{}", several.0);
+    }
+    super::cores::PAUSE_BEFORE_TAKING_OVER_US.store(0, Ordering::Relaxed);
+    let run = ROUNDS_RUN.with(|r| r.get());
+    assert!(
+        run.taken_over > 0 && run.ahead > 0,
+        "{} blocks taken over, {} rounds ahead",
+        run.taken_over,
+        run.ahead
+    );
+}
