@@ -237,8 +237,9 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
             } else {
                 let news = if reason == exercise.fails.reason {
                     format!(
-                        "This is not how the file started: it had {} too, but at another \
-                         line; your change brought this one.",
+                        "This is not how the file started: it had {} too, but not this one, \
+                         which involves lines the starting file's did not; your change brought \
+                         it.",
                         reason_phrase(reason)
                     )
                 } else {

@@ -610,3 +610,46 @@ fn a_race_of_the_stated_line_with_another_is_the_learners_own() {
         &untouched.source
     ));
 }
+
+/// tree-sync-in-if with its `if` turned into an early `return` before the barrier: the
+/// barrier is the same, but the threads now leave the kernel at a line the starting file does
+/// not have, so the hints explain threads that leave before a barrier, not the `if` the
+/// exercise's own hints speak of.
+#[test]
+fn a_barrier_left_by_an_early_return_gets_hints_about_the_return() {
+    require_nvrtc();
+    let exercise = learn::find("tree-sync-in-if").expect("the ch2 exercise");
+    let start = exercise.starting_text();
+    let branch = "        if (tid < i) {\n            s[tid] += s[tid + i];\n";
+    assert!(start.contains(branch), "{start}");
+    let returned = start
+        .replacen(
+            branch,
+            "        if (tid >= i) {\n            return;\n        }\n        {\n            s[tid] += s[tid + i];\n",
+            1,
+        );
+    let report = check_source(exercise, &returned, common::emulator());
+    let failure = report
+        .outcome
+        .as_ref()
+        .expect_err("a barrier some threads leave");
+    assert_eq!(
+        failure.reason(),
+        Some(learn::Reason::Check(harness::Expect::BarrierDivergence)),
+        "{returned}"
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        second.contains("This is not how the file started"),
+        "{second}"
+    );
+    assert!(
+        second.contains("lines the starting file's did not"),
+        "{second}"
+    );
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
+    assert!(
+        common::words(&third).contains("return only after the last barrier"),
+        "{third}"
+    );
+}
