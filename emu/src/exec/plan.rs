@@ -282,14 +282,7 @@ impl Rounds {
     /// Checked here too, so that a misorder is named where it starts, with `detail`.
     pub(super) fn lined(&mut self, outcome: &Outcome, stage: &str, detail: &dyn Fn() -> String) {
         for tag in &outcome.tags {
-            let slot = tag.slot as usize;
-            if self.last_lined.len() <= slot {
-                self.last_lined.resize(slot + 1, None);
-            }
-            if let Some(last) = self.last_lined[slot]
-                && last.block == tag.block
-                && last.round >= tag.round
-            {
+            if let Some(last) = tag.came_after(&mut self.last_lined) {
                 race::calls_out_of_order(&format!(
                     "block {} (slot {}) round {}'s race-detector calls ({}) were put in line {stage} after its round {}'s ({}); {}",
                     tag.block,
@@ -301,7 +294,6 @@ impl Rounds {
                     detail()
                 ));
             }
-            self.last_lined[slot] = Some(*tag);
         }
     }
 }

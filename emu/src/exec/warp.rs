@@ -64,6 +64,17 @@ pub(crate) struct RoundTag {
 }
 
 impl RoundTag {
+    /// Records this round as its slot's latest in `latest`, and returns the round it replaced
+    /// when that was of the same block and not earlier: calls out of the block's order.
+    pub(crate) fn came_after(self, latest: &mut Vec<Option<RoundTag>>) -> Option<RoundTag> {
+        let slot = self.slot as usize;
+        if latest.len() <= slot {
+            latest.resize(slot + 1, None);
+        }
+        let before = latest[slot].replace(self);
+        before.filter(|last| last.block == self.block && last.round >= self.round)
+    }
+
     /// Taken out of a worker's context, or the launch's set aside, after the round.
     pub(crate) const TAKEN: u16 = 1;
     /// Run on the launch's core while others' outcomes waited in line.

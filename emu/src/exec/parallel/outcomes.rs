@@ -197,14 +197,7 @@ impl<'a> Ctx<'a> {
     /// after a barrier taken for one before it). Never seen to fail; the check costs one
     /// comparison per round that made calls.
     fn calls_reach_detector(&mut self, tag: RoundTag) {
-        let slot = tag.slot as usize;
-        if self.joined_rounds.len() <= slot {
-            self.joined_rounds.resize(slot + 1, None);
-        }
-        if let Some(last) = self.joined_rounds[slot]
-            && last.block == tag.block
-            && last.round >= tag.round
-        {
+        if let Some(last) = tag.came_after(&mut self.joined_rounds) {
             race::calls_out_of_order(&format!(
                 "block {} (slot {}) round {}'s race-detector calls ({}) came after its round {}'s ({})",
                 tag.block,
@@ -215,7 +208,6 @@ impl<'a> Ctx<'a> {
                 RoundTag::path_words(last.path)
             ));
         }
-        self.joined_rounds[slot] = Some(tag);
     }
 
     /// Adds blocks' counters to the launch's (the step budget, the watchdog and a stop read
