@@ -25,6 +25,13 @@ const LEGEND_HEIGHT: u32 = 28;
 /// machine (the book's copies are compared byte for byte).
 const TITLE_SCALE: u32 = 2;
 const LABEL_SCALE: u32 = 2;
+/// The axes' numbers: the font at its own size, 8 pixels high.
+const AXIS_SCALE: u32 = 1;
+/// Height of the column numbers over a board, and the space between a row's number and it.
+const AXIS_HEIGHT: u32 = 12;
+const AXIS_GAP: u32 = 3;
+/// The fewest pixels between two numbers of an axis.
+const AXIS_ROOM: u32 = 6;
 const TEXT: RGBColor = RGBColor(20, 20, 20);
 const GRID: RGBColor = RGBColor(222, 222, 222);
 /// The border of a legend's swatch.
@@ -137,6 +144,22 @@ fn draw_text<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Cells between two numbered cells of an axis: a power of two from 4, so that the numbers
+/// fall on the edges of 8 × 8, 16 × 16 or 32 × 32 blocks, far enough apart for their widths.
+fn axis_step(cells: u32, cell: u32) -> u32 {
+    let widest = text_width(&cells.saturating_sub(1).to_string(), AXIS_SCALE);
+    let mut step = 4;
+    while step * cell < widest + AXIS_ROOM && step < cells {
+        step *= 2;
+    }
+    step
+}
+
+/// The numbered cells of an axis of `cells` cells: 0, `step`, 2 · `step`, …
+fn axis_ticks(cells: u32, step: u32) -> impl Iterator<Item = u32> {
+    (0..cells).step_by(step.max(1) as usize)
+}
+
 fn colour(got: u8, want: u8) -> RGBColor {
     match (got, want) {
         (1, 1) => ALIVE,
@@ -173,10 +196,14 @@ fn write_panels(
     let cell = cell_pixels(first);
     let grid_line = u32::from(cell >= 4);
     let count = boards.len() as u32;
-    let panel_width = width * cell + grid_line;
+    // Each board has its column numbers over it and its row numbers to its left.
+    let (column_step, row_step) = (axis_step(width, cell), axis_step(height, cell));
+    let rows_width = text_width(&height.saturating_sub(1).to_string(), AXIS_SCALE) + AXIS_GAP;
+    let board_width = width * cell + grid_line;
+    let panel_width = rows_width + board_width;
     let panel_height = height * cell + grid_line;
     let panels_width = count * panel_width + (count - 1) * GAP;
-    let top = MARGIN + TITLE_HEIGHT + CAPTION_HEIGHT;
+    let top = MARGIN + TITLE_HEIGHT + CAPTION_HEIGHT + AXIS_HEIGHT;
     let legend_width: u32 = picture
         .legend
         .iter()
@@ -192,14 +219,30 @@ fn write_panels(
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     draw_text(&root, picture.title, (MARGIN, MARGIN + 4), TITLE_SCALE).map_err(|e| fail(&e))?;
     for (index, colours) in panels.iter().enumerate() {
-        let left = MARGIN + index as u32 * (panel_width + GAP);
+        let panel_left = MARGIN + index as u32 * (panel_width + GAP);
         if let Some(caption) = picture.captions.get(index) {
-            draw_text(&root, caption, (left, MARGIN + TITLE_HEIGHT), LABEL_SCALE)
-                .map_err(|e| fail(&e))?;
+            draw_text(
+                &root,
+                caption,
+                (panel_left, MARGIN + TITLE_HEIGHT),
+                LABEL_SCALE,
+            )
+            .map_err(|e| fail(&e))?;
+        }
+        let left = panel_left + rows_width;
+        for column in axis_ticks(width, column_step) {
+            let at = (left + column * cell, top - AXIS_HEIGHT + 1);
+            draw_text(&root, &column.to_string(), at, AXIS_SCALE).map_err(|e| fail(&e))?;
+        }
+        for row in axis_ticks(height, row_step) {
+            let label = row.to_string();
+            let right = left - AXIS_GAP;
+            let at = (right - text_width(&label, AXIS_SCALE), top + row * cell);
+            draw_text(&root, &label, at, AXIS_SCALE).map_err(|e| fail(&e))?;
         }
         let frame = [
             (left as i32, top as i32),
-            ((left + panel_width) as i32, (top + panel_height) as i32),
+            ((left + board_width) as i32, (top + panel_height) as i32),
         ];
         root.draw(&Rectangle::new(frame, GRID.filled()))
             .map_err(|e| fail(&e))?;
@@ -239,6 +282,17 @@ fn write_panels(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn axes_are_numbered_at_block_edges_far_enough_apart() {
+        // 64 cells of 6 pixels: "63" is 16 pixels wide, so every 4th cell (24 pixels)
+        assert_eq!(axis_step(64, 6), 4);
+        assert_eq!(axis_ticks(64, 4).take(3).collect::<Vec<_>>(), [0, 4, 8]);
+        // 400 cells of 1 pixel: "399" is 24 pixels, so every 32nd
+        assert_eq!(axis_step(400, 1), 32);
+        // a board narrower than the first step: only 0
+        assert_eq!(axis_ticks(3, axis_step(3, 8)).collect::<Vec<_>>(), [0]);
+    }
 
     #[test]
     fn wrong_cells_are_red_or_pink() {
