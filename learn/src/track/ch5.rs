@@ -20,8 +20,10 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 then writing 1: two blocks can both read 0 before either writes, and both \
                 enter.",
             hints: &[
-                "Racecheck names the increment: two blocks inside the lock at once. What lies \
-                 between the read of *mutex and the write that takes it?",
+                "Racecheck names the increment: two blocks' increments that nothing orders. \
+                 Either both are inside the lock at once (what lies between the read of \
+                 *mutex and the write that takes it?), or one holder's increment is not yet \
+                 visible to the next (what orders it before the lock is free again?).",
                 "Take the lock in one atomic step: while (atomicCAS((int *)mutex, 0, 1) != 0) \
                  {}, then __threadfence(), so this holder sees what the last one wrote. \
                  Release it with __threadfence() and then atomicExch, so the increment is \
