@@ -222,7 +222,7 @@ fn lost_updates_plot(device: &mut Device, options: &Options, page: &mut String) 
         ),
     );
     let plot = options.out.join("lost_updates.svg");
-    // A bar of height 0 does not show: the legend says it in words.
+    // A bar of 0 is a line on the axis; the legend says it in words too.
     let atomic_name = if atomic_lost.iter().all(|&lost| lost == 0.0) {
         "atomic: atomicAdd(&x[0], 1), none lost at any count"
     } else {

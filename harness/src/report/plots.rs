@@ -104,6 +104,21 @@ pub fn grouped_bars_svg_with_axes(
             .map_err(|e| plot_error(path, e))?
             .label(*name)
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
+        // A bar of 0 is a line of its colour over the axis: measured, and nothing, rather than
+        // a gap that reads as not measured.
+        let zeros = values
+            .iter()
+            .enumerate()
+            .filter(|(_, value)| **value == 0.0);
+        chart
+            .draw_series(zeros.map(|(i, _)| {
+                let left = i as f64 + offset;
+                PathElement::new(
+                    vec![(left, 0.0), (left + width, 0.0)],
+                    colour.stroke_width(5),
+                )
+            }))
+            .map_err(|e| plot_error(path, e))?;
     }
     if let Some(position) = legend {
         chart
