@@ -351,3 +351,14 @@ def test_cupy_and_numba_arrays_are_each_others_device_memory():
 
     with pytest.raises(racetrack.RaceError, match=r"on global memory: total\[0\]"):
         racy[1, 32](cp.zeros(4, cp.float32))
+
+
+def test_a_numba_call_the_face_lacks_is_not_implemented_by_name():
+    # numba.cuda.declare_device links CUDA C device functions into kernels (the FFI); the face
+    # has no stand-in, and says so by name rather than as a misspelt attribute
+    with pytest.raises(NotImplementedError, match=r"racetrack\.cuda\.declare_device is not implemented"):
+        cuda.declare_device("mul", "float32(float32, float32)")
+    # a name Numba does not have either is an ordinary AttributeError
+    with pytest.raises(AttributeError, match="no attribute 'declare_devise'"):
+        cuda.declare_devise  # noqa: B018
+    assert not hasattr(cuda, "declare_devise")

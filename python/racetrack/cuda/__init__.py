@@ -190,3 +190,15 @@ def pinned_array(shape, dtype=np.float64, strides=None, order="C"):
 
 def pinned_array_like(ary):
     return np.empty_like(ary)
+
+
+def __getattr__(name: str):
+    """A name ``numba.cuda`` has and this face does not (``cuda.declare_device``, say) raises
+    NotImplementedError naming it, not an AttributeError that reads like a typo: the program
+    is right for Numba, and Racetrack lacks the call."""
+    if not name.startswith("_") and name in dir(_numba_cuda):
+        raise NotImplementedError(
+            f"racetrack.cuda.{name} is not implemented: numba.cuda.{name} has no stand-in on "
+            "Racetrack's emulator yet"
+        )
+    raise AttributeError(f"module 'racetrack.cuda' has no attribute {name!r}")
