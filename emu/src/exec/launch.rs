@@ -636,7 +636,6 @@ impl Launch<'_> {
                 // with what they did, which joins before the next round on one core, or while
                 // the next turn runs on several.
                 let (slot, block) = self.claim_slot();
-                rounds.left_at(slot, block, 0);
                 rounds.waiting.push_back(Waiting::Started { slot, block });
                 // On several cores, the core that runs a new block prepares it.
                 let later =
@@ -685,19 +684,8 @@ impl Launch<'_> {
                     let b = b as usize;
                     let warps = &mut self.warps[b * wpb..(b + 1) * wpb];
                     let state = &mut self.blocks[b];
-                    if crew.is_some() {
-                        rounds.check_where_left(
-                            b as u32,
-                            warps[0].block,
-                            state.rounds,
-                            "a round on one core",
-                        );
-                    }
                     if let Step::Ran = block::step_live(&mut self.ctx, warps, state) {
                         progressed = true;
-                    }
-                    if crew.is_some() {
-                        rounds.left_at(b as u32, warps[0].block, state.rounds);
                     }
                 }
                 if let Some(aside) = aside {

@@ -447,7 +447,6 @@ pub(crate) fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
     }
 }
 
-/// `1 byte`, `4 bytes`: sizes as the reports write them.
 /// Where an access of `size` bytes at `off` lies against an object that ends at `end`, which it
 /// reaches past: `just past the end` when it starts there (the element after the last),
 /// `8 bytes past the end` when it starts later, `its last 2 bytes past the end` when it starts
@@ -463,6 +462,7 @@ pub(crate) fn past_the_end(off: u64, size: u64, end: u64) -> String {
     }
 }
 
+/// `1 byte`, `4 bytes`: sizes as the reports write them.
 pub(crate) fn bytes(count: u64) -> String {
     if count == 1 {
         "1 byte".into()

@@ -249,34 +249,9 @@ pub(crate) struct Rounds {
     pub(super) waiting: std::collections::VecDeque<Waiting>,
     /// Per slot, the last round whose calls were put in line (see [`Rounds::lined`]).
     pub(super) last_lined: Vec<Option<super::warp::RoundTag>>,
-    /// Per slot, the block and the round the launch last left it at: after a turn, or a round
-    /// of its on one core ([`Rounds::check_where_left`]).
-    pub(super) left: Vec<Option<(u64, u64)>>,
 }
 
 impl Rounds {
-    /// Block `block` in `slot` was left at round `round`.
-    pub(crate) fn left_at(&mut self, slot: u32, block: u64, round: u64) {
-        let slot = slot as usize;
-        if self.left.len() <= slot {
-            self.left.resize(slot + 1, None);
-        }
-        self.left[slot] = Some((block, round));
-    }
-
-    /// Block `block` in `slot` is at round `round` at `stage`, where the launch left it.
-    pub(crate) fn check_where_left(&self, slot: u32, block: u64, round: u64, stage: &str) {
-        if let Some(&Some((left_block, left_round))) = self.left.get(slot as usize)
-            && left_block == block
-            && left_round != round
-        {
-            race::calls_out_of_order(&format!(
-                "block {block} (slot {slot}) is at round {round} at {stage}, where the launch \
-                 left it at round {left_round}"
-            ));
-        }
-    }
-
     /// An outcome enters the line, at `stage`: each block's rounds must enter it in the order
     /// the block ran them, as they must reach the detector (`Ctx::calls_reach_detector`).
     /// Checked here too, so that a misorder is named where it starts, with `detail`.

@@ -178,7 +178,7 @@ thread_local! {
 pub(super) static PAUSE_BEFORE_TAKING_OVER_US: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(0);
 #[cfg(test)]
-pub(super) const PAUSED_CREWS: usize = 7;
+pub(super) const PAUSED_CREWS: usize = 5;
 
 #[cfg(test)]
 pub(super) fn pause_before_taking_over(workers: usize) {

@@ -168,14 +168,18 @@ pub(super) unsafe fn run_share(
             if !board.runnable(index, bound) {
                 continue;
             }
-            // Tests widen the window between finding another's block runnable and taking it,
-            // which a core the system takes away for a while opens (see below).
+            // Tests widen the windows around taking another's block, which a core the system
+            // takes away for a while opens (see below).
             #[cfg(test)]
             if !own {
                 super::cores::pause_before_taking_over(crew.jobs.len());
             }
             if !board.take(index) {
                 continue;
+            }
+            #[cfg(test)]
+            if !own {
+                super::cores::pause_before_taking_over(crew.jobs.len());
             }
             // A block found runnable before the turn was decided over is not run after it:
             // its owner may be ending its turn, and rounds run past that split would join

@@ -88,18 +88,6 @@ impl Launch<'_> {
         if new_views {
             own.mem = self.ctx.mem.clone();
         }
-        // Where each block is as the turn starts, against where the launch last left it: a
-        // block that moved meanwhile ran rounds whose calls went nowhere, or went twice.
-        let starts: Vec<u64> = rounds
-            .by_slot
-            .iter()
-            .map(|&slot| self.blocks[slot as usize].rounds)
-            .collect();
-        for (&slot, &start) in rounds.by_slot.iter().zip(&starts) {
-            let block = self.warps[slot as usize * wpb].block;
-            rounds.check_where_left(slot, block, start, "a turn's start");
-        }
-        let mut carried = Vec::with_capacity(starts.len());
         let warps = RawSlice::of(&mut self.warps);
         let states = RawSlice::of(&mut self.blocks);
         let (unprepared, prepared) = (&mut rounds.unprepared, &mut rounds.prepared_in_turns);
@@ -111,7 +99,6 @@ impl Launch<'_> {
             let fresh = unprepared.get_mut(at).and_then(Option::take);
             *prepared += fresh.is_some() as u64;
             let lead = leads.get_mut(at).map(std::mem::take).unwrap_or_default();
-            carried.push(lead.len());
             let (instrs, progress) = lead.counted();
             ahead_counted = (ahead_counted.0 + instrs, ahead_counted.1 + progress);
             Running {
@@ -248,23 +235,8 @@ impl Launch<'_> {
         // others are ahead, and their rounds past it count once the launch's rounds reach them,
         // as one core counts (see `end_turns`).
         let mut ran = u32::MAX;
-        for ((on, start), carried) in board.blocks.into_iter().zip(starts).zip(carried) {
+        for on in board.blocks {
             let Running { block, turn, lead } = on.0.running.0.into_inner();
-            // Every round the block ran is in its turn or its lead, but those it brought.
-            let state = &self.blocks[block.slot as usize];
-            let id = self.warps[block.slot as usize * wpb].block;
-            let kept = (turn.counts.len() + lead.len() as usize) as u64;
-            if state.rounds.wrapping_sub(start) + carried as u64 != kept {
-                crate::race::calls_out_of_order(&format!(
-                    "block {id} (slot {}) ran rounds {start}..{} in a turn that brought {carried} \
-                     rounds ahead, and its turn holds {} and its lead {}",
-                    block.slot,
-                    state.rounds,
-                    turn.counts.len(),
-                    lead.len()
-                ));
-            }
-            rounds.left_at(block.slot, id, state.rounds);
             ran = ran.min(turn.counts.len() as u32);
             rounds.leads[block.slot as usize] = lead;
             rounds.turns[block.slot as usize] = Some(turn);
