@@ -325,6 +325,51 @@ def test_random_states_and_numbas_generators():
     assert abs(4 * hits.mean() - np.pi) < 5 * 4 * np.sqrt(np.pi / 4 * (1 - np.pi / 4) / n)
 
 
+def test_numbas_own_random_module_makes_states_on_the_emulator():
+    # Tutorials change only `from numba import cuda` and keep this line: Numba's module must
+    # hand its host calls to the emulator, or they ask for a driver that is not there.
+    from numba.cuda.random import create_xoroshiro128p_states, init_xoroshiro128p_states
+
+    states = create_xoroshiro128p_states(64, seed=7)
+    assert isinstance(states, cuda.DeviceNDArray)
+    want = random.create_xoroshiro128p_states(64, seed=7).copy_to_host()
+    assert states.copy_to_host().tobytes() == want.tobytes()
+    again = cuda.device_array(64, dtype=random.xoroshiro128p_dtype)
+    init_xoroshiro128p_states(again, seed=7)
+    assert again.copy_to_host().tobytes() == want.tobytes()
+
+
+def test_a_module_on_numbas_real_cuda_keeps_numbas_random(monkeypatch):
+    import numba.cuda
+    import numba.cuda.random as numbas_random
+
+    calls = []
+    monkeypatch.setattr(random, "_numbas_create", lambda *args: calls.append(args) or "numba's")
+    module_on_real_numba = {"cuda": numba.cuda, "make": numbas_random.create_xoroshiro128p_states}
+    assert eval("make(8, 3)", module_on_real_numba) == "numba's"
+    assert calls == [(8, 3, 0, 0)]
+
+
+@cuda.jit(cuda.types.void(cuda.types.CPointer(cuda.types.uint8), cuda.types.uint32))
+def add_one_through_a_pointer(x, n):
+    i = cuda.grid(1)
+    if i < n:
+        x[i] += 1
+
+
+def test_a_raw_pointer_parameter_takes_a_device_address():
+    # numba-cuda's CPointer example: the address from the CUDA Array Interface, as an int
+    x = cuda.to_device(np.arange(10, dtype=np.uint8))
+    address = x.__cuda_array_interface__["data"][0]
+    add_one_through_a_pointer[1, 32](address, len(x))
+    assert x.copy_to_host().tolist() == list(range(1, 11))
+    # the memory checker still knows the allocation behind the bare address
+    with pytest.raises(racetrack.MemoryAccessError, match=r"just past the end of"):
+        add_one_through_a_pointer[1, 32](address, len(x) + 1)
+    with pytest.raises(TypeError, match=r"argument 'x' is a float, but the kernel's signature says uint8\*"):
+        add_one_through_a_pointer[1, 32](1.5, 4)
+
+
 def test_cupy_and_numba_arrays_are_each_others_device_memory():
     # Through the CUDA Array Interface, as the real libraries share memory: no copies.
     import racetrack.cupy as cp

@@ -8,7 +8,9 @@ A kernel's parameters are Numba's flattening of its arguments' types:
 - a boolean: one byte; an integer or float: itself, at its width;
 - a complex number: its real and imaginary parts;
 - a tuple: its items, each flattened in turn;
-- a record (one element of a structured array): a pointer to a device copy of its bytes.
+- a record (one element of a structured array): a pointer to a device copy of its bytes;
+- a raw pointer (``types.CPointer`` in an explicit signature): the integer address itself, as
+  ``__cuda_array_interface__["data"][0]`` gives it.
 
 Host arrays and records are copied to the device before the launch and back after it, as Numba
 does. Mapped and managed arrays are not staged: the kernel gets their own device memory, and
@@ -62,6 +64,20 @@ _SCALAR = {
 }
 
 
+def _raw_pointer(value, ty, label: str) -> int:
+    """A ``CPointer`` argument: a device address given as an integer, as Numba takes it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"argument {label!r} is a {type(value).__name__}, but the kernel's signature says {ty}: "
+            "pass a device address as an int, such as "
+            "array.__cuda_array_interface__['data'][0]"
+        )
+    address = int(value)
+    if not 0 <= address < 2**64:
+        raise OverflowError(f"argument {label!r} is {address}, which is not a 64-bit address")
+    return address
+
+
 @dataclass
 class Marshalled:
     """One launch's arguments on the device, and what to do after it."""
@@ -93,6 +109,8 @@ class Marshalled:
             self.args.append(("f" + str(ty.bitwidth), float(value)))
         elif isinstance(ty, nbtypes.Record):
             self._add_record(value, ty, label)
+        elif isinstance(ty, nbtypes.CPointer):
+            self.args.append(("ptr", _raw_pointer(value, ty, label)))
         else:
             raise TypeError(
                 f"argument {label!r} is a {ty}, which racetrack.cuda cannot pass to a kernel "
