@@ -2,6 +2,7 @@
 faces: what changing the import line back does.
 
     python on_a_gpu.py            # on a machine with an NVIDIA GPU and numba-cuda, CuPy, PyCUDA
+    python on_a_gpu.py CuPy       # one library's part: Numba, CuPy, PyCUDA or "host API"
 
 Each example's fixed kernels run and are compared with NumPy; each broken one runs too, with
 no checker to stop it, and the script prints what it computed beside the right answer (a racy
@@ -261,16 +262,46 @@ def host_api_examples() -> None:
         check(f"host API {name}", ok, detail)
 
 
-if __name__ == "__main__":
-    for name, run in (
-        ("Numba", numba_examples),
-        ("CuPy", cupy_examples),
-        ("PyCUDA", pycuda_examples),
-        ("host API", host_api_examples),
-    ):
-        try:
-            run()
-        except ImportError as error:
-            print(f"skip {name}: {error}")
+PARTS = {
+    "Numba": numba_examples,
+    "CuPy": cupy_examples,
+    "PyCUDA": pycuda_examples,
+    "host API": host_api_examples,
+}
+
+
+def run_part(name: str) -> None:
+    try:
+        PARTS[name]()
+    except ImportError as error:
+        print(f"skip {name}: {error}")
     print(f"{results['passed']} passed, {results['failed']} failed")
-    sys.exit(1 if results["failed"] else 0)
+
+
+def run_each_part_in_its_own_process() -> int:
+    """Each library in a process of its own: PyCUDA's `autoinit` leaves its context current,
+    and CuPy's kernels loaded under it fail with CUDA_ERROR_INVALID_HANDLE, which says nothing
+    of either library."""
+    import subprocess
+
+    passed = failed = 0
+    for name in PARTS:
+        done = subprocess.run([sys.executable, __file__, name], stdout=subprocess.PIPE, text=True)
+        lines = done.stdout.splitlines()
+        print("\n".join(lines[:-1]), flush=True)
+        tally = lines[-1].split() if lines else []
+        if done.returncode != 0 or len(tally) != 4 or tally[1:4:2] != ["passed,", "failed"]:
+            print(f"FAIL {name}: its process ended with code {done.returncode}")
+            failed += 1
+            continue
+        passed += int(tally[0])
+        failed += int(tally[2])
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        run_part(sys.argv[1])
+    else:
+        sys.exit(run_each_part_in_its_own_process())
