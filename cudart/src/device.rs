@@ -387,22 +387,33 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
     function: *const c_void,
 ) -> i32 {
     api("cudaFuncGetAttributes", |rt| {
-        let Some(f) = rt.functions.get(&(function as usize)) else {
+        let key = function as usize;
+        let Some(f) = rt.functions.get(&key) else {
             return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
         };
+        let max_dynamic_shared = f.max_dynamic_shared;
+        let ptx_version = crate::register::ptx_version(rt, f) as c_int;
+        let needs = crate::resources::of(rt, key);
         // SAFETY: all-zero is a valid value of this C struct of integers.
         let mut a: abi::FuncAttributes = unsafe { std::mem::zeroed() };
-        a.max_threads_per_block = 1024;
-        a.num_regs = 32;
-        a.ptx_version = crate::register::ptx_version(rt, f) as c_int;
+        a.max_threads_per_block = needs.max_threads_per_block() as c_int;
+        // Unknown without ptxas: 32, a common count, rather than a 0 no kernel has.
+        a.num_regs = needs.registers().unwrap_or(32) as c_int;
+        a.shared_size_bytes = needs.static_shared();
+        a.local_size_bytes = needs.counted.map_or(0, |c| c.stack as usize);
+        a.ptx_version = ptx_version;
         // The driver compiles that PTX for the device itself.
         a.binary_version = crate::register::EMULATED_ARCH as c_int;
-        a.max_dynamic_shared_size_bytes = crate::launch::MAX_SHARED as c_int;
+        a.max_dynamic_shared_size_bytes = max_dynamic_shared
+            .min(crate::launch::OPT_IN_SHARED.saturating_sub(needs.static_shared()))
+            as c_int;
         a.preferred_shmem_carveout = -1;
         unsafe { put(attributes, a) }
     })
 }
 
+/// Blocks of `block_size` threads with `shared` bytes of dynamic shared memory that one SM
+/// holds at once, by threads, shared memory (the kernel's own with it) and registers.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     blocks: *mut c_int,
@@ -414,7 +425,12 @@ pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
         if !rt.functions.contains_key(&(function as usize)) {
             return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
         }
-        let n = blocks_per_sm([block_size.max(1) as u32, 1, 1], shared);
+        let needs = crate::resources::of(rt, function as usize);
+        let n = blocks_per_sm(
+            [block_size.max(1) as u32, 1, 1],
+            shared + needs.static_shared(),
+            needs.registers(),
+        );
         unsafe { put(blocks, n as c_int) }
     })
 }

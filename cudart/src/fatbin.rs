@@ -497,7 +497,7 @@ unsafe fn images_at(data: *const u8) -> Result<Vec<Image>, FatbinError> {
 
 /// Whether a unit is CUDA's device runtime library (`libcudadevrt.a`, linked by `-lcudadevrt`):
 /// its PTX defines the `__cudaCDP2…` functions, which the emulator provides itself.
-fn is_device_runtime(unit: &[Image]) -> bool {
+pub(crate) fn is_device_runtime(unit: &[Image]) -> bool {
     unit.iter().filter(|i| i.kind == ImageKind::Ptx).any(|i| {
         String::from_utf8_lossy(&i.data).lines().any(|l| {
             (l.starts_with(".visible") || l.starts_with(".weak"))
@@ -521,17 +521,22 @@ pub fn ptx_of_units(units: &[Vec<Image>], arch: u32) -> Option<Vec<String>> {
 /// The PTX to run on an emulated sm_`arch` device, as (its sm number, its text): the newest PTX
 /// not newer than the device, else the oldest there is (the emulator runs any).
 pub fn ptx_for(images: &[Image], arch: u32) -> Option<(u32, String)> {
-    let ptx = || images.iter().filter(|i| i.kind == ImageKind::Ptx);
-    // `rev` makes `max_by_key`, which keeps the last of equals, keep the first.
-    let chosen = ptx()
-        .filter(|i| i.arch <= arch)
-        .rev()
-        .max_by_key(|i| i.arch)
-        .or_else(|| ptx().min_by_key(|i| i.arch))?;
+    let chosen = ptx_image_for(images, arch)?;
     Some((
         chosen.arch,
         String::from_utf8_lossy(&chosen.data).into_owned(),
     ))
+}
+
+/// The PTX image [`ptx_for`] takes the text of, with its ptxas options.
+pub fn ptx_image_for(images: &[Image], arch: u32) -> Option<&Image> {
+    let ptx = || images.iter().filter(|i| i.kind == ImageKind::Ptx);
+    // `rev` makes `max_by_key`, which keeps the last of equals, keep the first.
+    ptx()
+        .filter(|i| i.arch <= arch)
+        .rev()
+        .max_by_key(|i| i.arch)
+        .or_else(|| ptx().min_by_key(|i| i.arch))
 }
 
 const SHT_NOBITS: u32 = 8;

@@ -166,6 +166,41 @@ fn check_shape(grid: Dim3, block: Dim3, shared: usize, max_shared: usize) -> Api
     Ok(())
 }
 
+/// A block larger than the kernel's launch bounds, or than the register file holds at the
+/// kernel's registers per thread, fails to launch as on a GPU.
+fn check_resources(rt: &mut Runtime, function: usize, block: Dim3) -> ApiResult {
+    let b = block.array();
+    let threads: u64 = b.iter().map(|&d| d as u64).product();
+    let refuse = |why: String| {
+        Failure::host(
+            errors::LAUNCH_OUT_OF_RESOURCES,
+            "launch the device cannot run",
+            format!(
+                "{why}; the launch returns cudaErrorLaunchOutOfResources (too many resources requested for launch), as on a GPU"
+            ),
+        )
+    };
+    if let Some(bound) = crate::resources::launch_bound_of(rt, function) {
+        if threads > bound as u64 {
+            return Err(refuse(format!(
+                "a block of {threads} threads, where the kernel's __launch_bounds__ allow {bound}"
+            )));
+        }
+    }
+    // 255 registers a thread, the most there are, still fit 256 threads in the register file.
+    if threads > 256 {
+        let needs = crate::resources::of(rt, function);
+        let most = needs.max_threads_per_block();
+        if threads > most as u64 {
+            let registers = needs.registers().unwrap_or_default();
+            return Err(refuse(format!(
+                "a block of {threads} threads, where at {registers} registers a thread the register file holds {most}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The launch itself: `function` is the kernel's host stub. Host-side findings are reported
 /// at `site`, the `<<<…>>>`.
 #[allow(clippy::too_many_arguments)]
@@ -205,6 +240,7 @@ fn launch_at(
     };
     let (fatbin, name, max_shared) = (f.fatbin, f.name.clone(), f.max_dynamic_shared);
     check_shape(grid, block, shared, max_shared)?;
+    check_resources(rt, function, block)?;
     let index = stream_index(rt, stream)?;
     let module = register::module(rt, fatbin)?;
     let Some(sizes) = module.param_sizes(&name) else {
@@ -515,7 +551,12 @@ pub extern "C" fn cudaLaunchCooperativeKernel(
     let direct = caller();
     api("cudaLaunchCooperativeKernel", |rt| {
         let blocks = grid.array().iter().map(|&d| d as u64).product::<u64>();
-        let most = ptx_emu::occupancy::cooperative_grid_limit(block.array(), shared);
+        let needs = crate::resources::of(rt, function as usize);
+        let most = ptx_emu::occupancy::cooperative_grid_limit(
+            block.array(),
+            shared + needs.static_shared(),
+            needs.registers(),
+        );
         if blocks > most {
             return Err(Failure::host(
                 errors::COOPERATIVE_LAUNCH_TOO_LARGE,

@@ -25,6 +25,7 @@ mod out;
 mod progress;
 pub mod register;
 mod report;
+pub mod resources;
 pub mod runtime;
 pub mod site;
 pub mod streams;

@@ -34,6 +34,7 @@ pub unsafe extern "C" fn __cudaRegisterFatBinary(wrapper: *mut c_void) -> *mut *
         rt.fatbins.push(Fatbin {
             units,
             module: None,
+            resources: None,
         });
         let slot = Box::new(rt.fatbins.len() - 1);
         Box::into_raw(slot) as *mut *mut c_void
@@ -80,6 +81,7 @@ pub extern "C" fn __cudaRegisterFunction(
                     name: c_str(device_name),
                     max_dynamic_shared: crate::launch::MAX_SHARED,
                     ptx_version: std::cell::OnceCell::new(),
+                    launch_bound: std::cell::OnceCell::new(),
                 },
             );
         }

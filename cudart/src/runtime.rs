@@ -62,6 +62,9 @@ pub struct Fatbin {
     /// device link joined (see [`fatbin::units_from_wrapper`]).
     pub units: Result<Vec<Vec<fatbin::Image>>, String>,
     pub module: Option<Result<Arc<Module>, String>>,
+    /// What ptxas says each kernel takes, by PTX name: counted on the first question that
+    /// needs it (see `resources.rs`); empty when no ptxas could count them.
+    pub resources: Option<HashMap<String, crate::resources::Resources>>,
 }
 
 #[derive(Debug)]
@@ -74,6 +77,8 @@ pub struct Function {
     pub max_dynamic_shared: usize,
     /// `cudaFuncAttributes::ptxVersion`, found on the first query (the unit's PTX is searched).
     pub ptx_version: std::cell::OnceCell<u32>,
+    /// Its `__launch_bounds__` in threads, found in its PTX on the first launch.
+    pub launch_bound: std::cell::OnceCell<Option<u32>>,
 }
 
 #[derive(Debug)]
@@ -198,6 +203,8 @@ pub struct Runtime {
     pub cooperative: bool,
     /// What `cudaDeviceSetLimit` set, by `cudaLimit` number, for `cudaDeviceGetLimit`.
     pub limits: HashMap<i32, usize>,
+    /// Whether the runtime has said that kernels' registers are unknown (no ptxas).
+    pub said_registers_unknown: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -273,6 +280,7 @@ impl Runtime {
             functions: HashMap::new(),
             kernel_handles: Vec::new(),
             limits: HashMap::new(),
+            said_registers_unknown: false,
             variables: HashMap::new(),
             configs: Vec::new(),
             launch_site: None,

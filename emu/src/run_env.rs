@@ -13,3 +13,5 @@ pub const SCHEDULE: &str = "RACETRACK_SCHEDULE";
 pub const CHECKS_OFF: &str = "RACETRACK_CHECKS_OFF";
 /// Set: when the program ends, the runtime says how each kernel's launches spent their time.
 pub const TIMINGS: &str = "RACETRACK_RUN_TIMINGS";
+/// The ptxas that counts kernels' registers, as a GPU's driver would when it compiles them.
+pub const PTXAS: &str = "RACETRACK_PTXAS";

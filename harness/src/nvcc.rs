@@ -73,6 +73,12 @@ pub struct Toolchain {
 }
 
 impl Toolchain {
+    /// The ptxas beside nvcc, which counts a kernel's registers as a GPU's driver does when it
+    /// compiles the program's PTX.
+    pub fn ptxas(&self) -> Option<PathBuf> {
+        Some(self.nvcc.with_file_name("ptxas")).filter(|p| p.is_file())
+    }
+
     /// The toolchain of the nvcc at `nvcc`, when it is nvcc 13.0 with CUDA's runtime library and
     /// headers beside it; else why not, as a clause that follows the path ("is nvcc 12.4.131,
     /// not 13.0").

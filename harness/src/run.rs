@@ -613,7 +613,7 @@ pub fn execute(
     let mut command = Command::new(program);
     command.args(args);
     match runtime {
-        Runtime::Racetrack(folder) => {
+        Runtime::Racetrack { folder, ptxas } => {
             let library = folder.join("libcudart.so.13");
             command.env("LD_PRELOAD", prepend_env("LD_PRELOAD", &library, " "));
             command.env(
@@ -621,6 +621,9 @@ pub fn execute(
                 prepend_env("LD_LIBRARY_PATH", folder, ":"),
             );
             command.env(crate::run::FINDINGS_ENV, &findings_file);
+            if let Some(ptxas) = ptxas.filter(|_| std::env::var_os(PTXAS_ENV).is_none()) {
+                command.env(PTXAS_ENV, ptxas);
+            }
             if let Some(log) = &request.log_file {
                 command.env(LOG_ENV, log);
             }
@@ -728,8 +731,12 @@ extern "C" fn pass_on(signal: i32, info: *mut libc::siginfo_t, _context: *mut li
 /// Which CUDA runtime a program runs with.
 #[derive(Debug, Clone, Copy)]
 pub enum Runtime<'a> {
-    /// Racetrack's, from this folder (holding `libcudart.so.13`).
-    Racetrack(&'a Path),
+    /// Racetrack's, from `folder` (holding `libcudart.so.13`), counting kernels' registers with
+    /// `ptxas` where there is one.
+    Racetrack {
+        folder: &'a Path,
+        ptxas: Option<&'a Path>,
+    },
     /// NVIDIA's, from the toolkit's folder.
     Nvidia(&'a Path),
 }
@@ -746,7 +753,7 @@ fn prepend_env(name: &str, first: &Path, separator: &str) -> OsString {
 /// The environment variables Racetrack's runtime reads (`cudart/`).
 pub use ptx_emu::run_env::{
     CHECKS_OFF as CHECKS_OFF_ENV, DEVICES as DEVICES_ENV, FINDINGS as FINDINGS_ENV, LOG as LOG_ENV,
-    SCHEDULE as SCHEDULE_ENV, TIMINGS as TIMINGS_ENV,
+    PTXAS as PTXAS_ENV, SCHEDULE as SCHEDULE_ENV, TIMINGS as TIMINGS_ENV,
 };
 
 /// The folder for builds and runs: Racetrack's cache, else the system's temporary folder.

@@ -158,7 +158,12 @@ fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u3
 #[pyfunction]
 #[pyo3(signature = (block, shared_bytes = 0))]
 pub fn cooperative_grid_limit(block: (u32, u32, u32), shared_bytes: u32) -> u64 {
-    ptx_emu::occupancy::cooperative_grid_limit([block.0, block.1, block.2], shared_bytes as usize)
+    // Numba's kernels come without ptxas's register count, so registers do not limit it here.
+    ptx_emu::occupancy::cooperative_grid_limit(
+        [block.0, block.1, block.2],
+        shared_bytes as usize,
+        None,
+    )
 }
 
 /// A cooperative launch larger than can be resident at once is refused, with CUDA's error.
@@ -167,6 +172,7 @@ fn check_cooperative_grid(config: &LaunchConfig) -> PyResult<()> {
     let most = ptx_emu::occupancy::cooperative_grid_limit(
         config.block,
         config.dynamic_shared_bytes as usize,
+        None,
     );
     if blocks > most {
         return Err(PyValueError::new_err(format!(

@@ -209,11 +209,20 @@ fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
             );
         }
         let folder = run::prepare_runtime_folder(&library, &work)?;
+        // ptxas counts the kernels' registers as a GPU's driver would; a binary's run takes
+        // an nvcc already here and fetches none for it.
+        let ptxas = toolchain
+            .or_else(|| harness::nvcc::find_nvcc().ok())
+            .and_then(|t| t.ptxas());
+        let ptxas = ptxas.as_deref();
         run::execute(
             &request,
             &program,
             &args,
-            Runtime::Racetrack(&folder),
+            Runtime::Racetrack {
+                folder: &folder,
+                ptxas,
+            },
             &work,
         )?
     };
