@@ -180,12 +180,12 @@ fn check_resources(rt: &mut Runtime, function: usize, block: Dim3) -> ApiResult 
             ),
         )
     };
-    if let Some(bound) = crate::resources::launch_bound_of(rt, function) {
-        if threads > bound as u64 {
-            return Err(refuse(format!(
-                "a block of {threads} threads, where the kernel's __launch_bounds__ allow {bound}"
-            )));
-        }
+    if let Some(bound) = crate::resources::launch_bound_of(rt, function)
+        && threads > bound as u64
+    {
+        return Err(refuse(format!(
+            "a block of {threads} threads, where the kernel's __launch_bounds__ allow {bound}"
+        )));
     }
     // 255 registers a thread, the most there are, still fit 256 threads in the register file.
     if threads > 256 {

@@ -50,6 +50,7 @@ mod options;
 mod parse;
 mod poll;
 mod printf;
+pub mod ptxas;
 mod push;
 mod race;
 mod regalloc;

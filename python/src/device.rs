@@ -1,5 +1,6 @@
 //! One emulated device: its memory, the PTX modules loaded on it, and launches.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -30,15 +31,24 @@ pub struct PtxModule {
     name: String,
     #[pyo3(get)]
     entries: Vec<String>,
+    /// The text, for ptxas to count its kernels' registers on the first question.
+    ptx: String,
+    counted: std::sync::OnceLock<Option<HashMap<String, ptx_emu::ptxas::Resources>>>,
 }
 
 #[pymethods]
 impl PtxModule {
     /// Parses `ptx`; `name` is how errors refer to it. Raises `EmulatorError` naming the PTX
-    /// line the emulator cannot read.
+    /// line the emulator cannot read. `as_compiled` is the PTX a GPU's driver would compile,
+    /// where `ptx` was changed for the emulator (Numba's grid group calls): ptxas counts it.
     #[new]
-    #[pyo3(signature = (ptx, name = "<ptx>".to_string()))]
-    fn new(py: Python<'_>, ptx: String, name: String) -> PyResult<Self> {
+    #[pyo3(signature = (ptx, name = "<ptx>".to_string(), as_compiled = None))]
+    fn new(
+        py: Python<'_>,
+        ptx: String,
+        name: String,
+        as_compiled: Option<String>,
+    ) -> PyResult<Self> {
         let module = py
             .detach(|| Module::parse(&ptx))
             .map_err(|error| EmulatorError::new_err(format!("{name}: {error}")))?;
@@ -47,7 +57,28 @@ impl PtxModule {
             module: Arc::new(module),
             name,
             entries,
+            ptx: as_compiled.unwrap_or(ptx),
+            counted: std::sync::OnceLock::new(),
         })
+    }
+
+    /// What ptxas allots kernel `entry` on an sm_90 GPU, as (registers a thread, bytes of
+    /// static shared memory), as a GPU's driver compiles it; `None` where no ptxas is found
+    /// (`RACETRACK_PTXAS`, else nvcc's toolchain: a CUDA toolkit, a pip install, or the one
+    /// `racetrack run` fetched) or it cannot compile the PTX. The module is counted once.
+    fn resources(&self, py: Python<'_>, entry: &str) -> Option<(u32, u32)> {
+        let counted = self.counted.get_or_init(|| {
+            py.detach(|| {
+                let ptxas = ptxas()?;
+                // PTX calling into CUDA's device runtime is compiled as a unit of a device
+                // link, as the libraries' linkers do.
+                ptx_emu::ptxas::count(ptxas, &self.ptx, None, false)
+                    .or_else(|_| ptx_emu::ptxas::count(ptxas, &self.ptx, None, true))
+                    .ok()
+            })
+        });
+        let found = counted.as_ref()?.get(entry)?;
+        Some((found.registers, found.static_shared))
     }
 
     fn __repr__(&self) -> String {
@@ -152,27 +183,52 @@ fn launch_config(grid: (u32, u32, u32), block: (u32, u32, u32), shared_bytes: u3
     }
 }
 
-/// The most blocks a cooperative launch of `block` threads with `shared_bytes` of dynamic
-/// shared memory may have: every block resident at once, as a grid sync needs and as
-/// `cudaLaunchCooperativeKernel` checks.
+/// The most blocks a cooperative launch of `block` threads with `shared_bytes` of shared
+/// memory (static and dynamic) may have: every block resident at once, as a grid sync needs
+/// and as `cudaLaunchCooperativeKernel` checks. `registers` (a thread's, from
+/// [`kernel_resources`]) limit it too when given.
 #[pyfunction]
-#[pyo3(signature = (block, shared_bytes = 0))]
-pub fn cooperative_grid_limit(block: (u32, u32, u32), shared_bytes: u32) -> u64 {
-    // Numba's kernels come without ptxas's register count, so registers do not limit it here.
+#[pyo3(signature = (block, shared_bytes = 0, registers = None))]
+pub fn cooperative_grid_limit(
+    block: (u32, u32, u32),
+    shared_bytes: u32,
+    registers: Option<u32>,
+) -> u64 {
     ptx_emu::occupancy::cooperative_grid_limit(
         [block.0, block.1, block.2],
         shared_bytes as usize,
-        None,
+        registers,
     )
 }
 
+/// The ptxas that counts kernels' registers, looked for once.
+fn ptxas() -> Option<&'static std::path::Path> {
+    static PTXAS: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    PTXAS
+        .get_or_init(|| {
+            std::env::var_os(ptx_emu::run_env::PTXAS)
+                .filter(|p| !p.is_empty())
+                .map(std::path::PathBuf::from)
+                .or_else(|| harness::nvcc::find_nvcc().ok()?.ptxas())
+        })
+        .as_deref()
+}
+
 /// A cooperative launch larger than can be resident at once is refused, with CUDA's error.
-fn check_cooperative_grid(config: &LaunchConfig) -> PyResult<()> {
+fn check_cooperative_grid(
+    py: Python<'_>,
+    config: &LaunchConfig,
+    module: &PtxModule,
+    entry: &str,
+) -> PyResult<()> {
     let blocks = config.grid.iter().map(|&d| d as u64).product::<u64>();
+    let (registers, static_shared) = module
+        .resources(py, entry)
+        .map_or((None, 0), |(registers, shared)| (Some(registers), shared));
     let most = ptx_emu::occupancy::cooperative_grid_limit(
         config.block,
-        config.dynamic_shared_bytes as usize,
-        None,
+        (static_shared + config.dynamic_shared_bytes) as usize,
+        registers,
     );
     if blocks > most {
         return Err(PyValueError::new_err(format!(
@@ -247,7 +303,7 @@ impl Emulator {
         let (args, mut run_options) = launch_args(args, options)?;
         let config = launch_config(grid, block, shared_bytes);
         if cooperative {
-            check_cooperative_grid(&config)?;
+            check_cooperative_grid(py, &config, module, entry)?;
         }
         let module = Arc::clone(&module.module);
         // A cooperative launch's grid workspace, where a grid sync counts the blocks in, on

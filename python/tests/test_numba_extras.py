@@ -346,6 +346,23 @@ def test_a_grid_sync_on_a_stream_runs_with_the_streams_order():
     cuda.synchronize()
 
 
+def test_a_cooperative_grid_is_limited_by_the_kernels_registers_as_on_a_gpu():
+    from numba.cuda.cudadrv.driver import CudaAPIError
+
+    grid_sync.diffuse_rod(np.zeros(100), 1)
+    signature = grid_sync.diffuse.signatures[0]
+    registers, _static_shared = grid_sync.diffuse._resources(signature)
+    if registers is None:
+        pytest.skip("no ptxas here (`racetrack doctor --fetch` brings nvcc's), so registers are not counted")
+    most = grid_sync.diffuse.overloads[signature].max_cooperative_grid_blocks(grid_sync.THREADS)
+    # An H100 with the real Numba answered 2,640 (20 blocks of 64 threads an SM); counting
+    # threads alone gave 4,224 (the 32-block cap).
+    assert most == 2640, registers
+    rods = np.zeros((2, (most + 1) * grid_sync.THREADS))
+    with pytest.raises(CudaAPIError, match=f"at most {most} blocks"):
+        grid_sync.diffuse[most + 1, grid_sync.THREADS](rods, 1, 0.25)
+
+
 def test_a_grid_too_large_to_be_resident_is_refused_as_numbas_launch_refuses_it():
     from numba.cuda.cudadrv.driver import CudaAPIError
 

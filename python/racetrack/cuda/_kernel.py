@@ -70,17 +70,24 @@ class Kernel:
     def _compile(self, signature: Tuple[Any, ...]):
         compiled = self._compiled.get(signature)
         if compiled is None:
-            ptx = compile_kernel(self.py_func, signature, self.options)
+            numbas = ptx = compile_kernel(self.py_func, signature, self.options)
             # A grid group (cuda.cg.this_grid()) makes it a cooperative kernel, as in Numba.
             cooperative = uses_grid_group(ptx)
             if cooperative:
                 ptx = with_grid_group(ptx)
             source = _core.relative_path(inspect.getsourcefile(self.py_func) or "<kernel>")
-            module = _core.PtxModule(_without_unused_numba_env(ptx), source)
+            module = _core.PtxModule(_without_unused_numba_env(ptx), source, as_compiled=numbas)
             compiled = (module, module.entries[0], cooperative)
             _core.entry_names[module.entries[0]] = self.__name__
             self._compiled[signature] = compiled
         return compiled
+
+    def _resources(self, signature) -> Tuple[Any, int]:
+        """(registers a thread or None, static shared bytes) as a GPU's driver allots them
+        to this signature's kernel, where a ptxas is found (see `PtxModule.resources`)."""
+        module, entry, _cooperative = self._compile(signature)
+        counted = module.resources(entry)
+        return (None, 0) if counted is None else counted
 
     def inspect_ptx(self, signature=None) -> str:
         """The PTX Numba made (for the first signature compiled when none is named)."""
@@ -136,7 +143,7 @@ class Kernel:
         signature = self._signature_for(args)
         module, entry, cooperative = self._compile(signature)
         if cooperative:
-            _check_cooperative_grid(self.__name__, launch)
+            _check_cooperative_grid(self.__name__, launch, *self._resources(signature))
         stream = native_stream(launch.stream)
         marshalled = Marshalled()
         for value, ty, name in zip(args, signature, self._params):
@@ -190,15 +197,19 @@ class _Overload:
 
     def max_cooperative_grid_blocks(self, blockdim, dynsmemsize: int = 0) -> int:
         """The most blocks of ``blockdim`` threads a cooperative launch of this kernel may have
-        on the emulated device (every one resident at once), as Numba's method of that name."""
-        return _native.cooperative_grid_limit(_core.dim3(blockdim, "blockdim"), int(dynsmemsize))
+        on the emulated device (every one resident at once), as Numba's method of that name:
+        by threads, shared memory and, where a ptxas counts them, registers."""
+        registers, static_shared = self.kernel._resources(self.signature)
+        return _native.cooperative_grid_limit(
+            _core.dim3(blockdim, "blockdim"), static_shared + int(dynsmemsize), registers
+        )
 
 
-def _check_cooperative_grid(name: str, launch: "_Launch") -> None:
+def _check_cooperative_grid(name: str, launch: "_Launch", registers, static_shared: int) -> None:
     """A grid-syncing kernel's blocks must all be resident at once: a larger grid is refused
     with the error Numba's launch raises (the driver's, from cuLaunchCooperativeKernel)."""
     blocks = launch.grid[0] * launch.grid[1] * launch.grid[2]
-    most = _native.cooperative_grid_limit(tuple(launch.block), launch.shared_bytes)
+    most = _native.cooperative_grid_limit(tuple(launch.block), static_shared + launch.shared_bytes, registers)
     if blocks > most:
         raise CudaAPIError(
             _COOPERATIVE_LAUNCH_TOO_LARGE,
