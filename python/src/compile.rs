@@ -94,6 +94,38 @@ pub fn compile_cuda(
     .map_err(compile_error)
 }
 
+/// Compiles the device functions of `source` (a file of `extern "C" __device__` functions, as
+/// Numba's `cuda.declare_device(…, link=…)` links) to relocatable PTX, which the emulator links
+/// with the kernels that call them. Errors as [`compile_cuda`]'s.
+#[pyfunction]
+#[pyo3(signature = (source, path, include_dirs = Vec::new()))]
+pub fn compile_device_functions(
+    py: Python<'_>,
+    source: String,
+    path: String,
+    include_dirs: Vec<String>,
+) -> PyResult<String> {
+    py.detach(|| {
+        let mut options = vec!["--relocatable-device-code=true".to_string()];
+        options.extend(include_dirs.iter().map(|dir| format!("-I{dir}")));
+        options.extend(
+            harness::nvrtc::cuda_include_dirs()
+                .iter()
+                .map(|dir| format!("-I{}", dir.display())),
+        );
+        let extras = harness::nvrtc::Extras {
+            options,
+            ..Default::default()
+        };
+        harness::nvrtc::compile_with(&path, &source, harness::nvrtc::EMU_ARCH, &extras)
+            .map(|compiled| compiled.ptx)
+            .map_err(|error| match error {
+                HarnessError::Compile { .. } => CompileError::new_err(error.to_string()),
+                other => pyo3::exceptions::PyRuntimeError::new_err(other.to_string()),
+            })
+    })
+}
+
 /// A compile failure as Python sees it: NVRTC's log as `CompileError`, a kernel that is not
 /// there as `ValueError`, anything else (no NVRTC and no way to fetch it) as `RuntimeError`.
 fn compile_error(error: CheckError) -> PyErr {

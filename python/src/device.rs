@@ -41,16 +41,24 @@ impl PtxModule {
     /// Parses `ptx`; `name` is how errors refer to it. Raises `EmulatorError` naming the PTX
     /// line the emulator cannot read. `as_compiled` is the PTX a GPU's driver would compile,
     /// where `ptx` was changed for the emulator (Numba's grid group calls): ptxas counts it.
+    /// `linked` are more PTX units whose functions `ptx` calls (`.extern .func`), linked with
+    /// it as a device link would (Numba's `declare_device(…, link=…)`).
     #[new]
-    #[pyo3(signature = (ptx, name = "<ptx>".to_string(), as_compiled = None))]
+    #[pyo3(signature = (ptx, name = "<ptx>".to_string(), as_compiled = None, linked = Vec::new()))]
     fn new(
         py: Python<'_>,
         ptx: String,
         name: String,
         as_compiled: Option<String>,
+        linked: Vec<String>,
     ) -> PyResult<Self> {
         let module = py
-            .detach(|| Module::parse(&ptx))
+            .detach(|| {
+                let units: Vec<&str> = std::iter::once(ptx.as_str())
+                    .chain(linked.iter().map(String::as_str))
+                    .collect();
+                Module::parse_linked(&units)
+            })
             .map_err(|error| EmulatorError::new_err(format!("{name}: {error}")))?;
         let entries = module.entries().map(str::to_string).collect();
         Ok(Self {

@@ -43,6 +43,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<options::Options>()?;
     module.add_class::<compile::CompiledKernel>()?;
     module.add_function(wrap_pyfunction!(compile::compile_cuda, module)?)?;
+    module.add_function(wrap_pyfunction!(compile::compile_device_functions, module)?)?;
     module.add_function(wrap_pyfunction!(device::cooperative_grid_limit, module)?)?;
     module.add_function(wrap_pyfunction!(compile::nvrtc_version, module)?)?;
     module.add("EMU_ARCH", harness::nvrtc::EMU_ARCH)?;

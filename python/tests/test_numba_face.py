@@ -399,11 +399,123 @@ def test_cupy_and_numba_arrays_are_each_others_device_memory():
 
 
 def test_a_numba_call_the_face_lacks_is_not_implemented_by_name():
-    # numba.cuda.declare_device links CUDA C device functions into kernels (the FFI); the face
-    # has no stand-in, and says so by name rather than as a misspelt attribute
-    with pytest.raises(NotImplementedError, match=r"racetrack\.cuda\.declare_device is not implemented"):
-        cuda.declare_device("mul", "float32(float32, float32)")
+    # numba.cuda.open_ipc_array shares device memory between processes; the face has no
+    # stand-in, and says so by name rather than as a misspelt attribute
+    with pytest.raises(NotImplementedError, match=r"racetrack\.cuda\.open_ipc_array is not implemented"):
+        cuda.open_ipc_array(None, (4,), np.float32)
     # a name Numba does not have either is an ordinary AttributeError
     with pytest.raises(AttributeError, match="no attribute 'declare_devise'"):
         cuda.declare_devise  # noqa: B018
     assert not hasattr(cuda, "declare_devise")
+
+
+FOREIGN_MULTIPLY = """
+#include <scale.cuh>
+extern "C" __device__ int mul_f32_f32(float *result, float x, float y)
+{
+  *result = x * y * SCALE;
+  return 0;
+}
+"""
+
+FOREIGN_COUNTER = """
+__device__ int total;
+extern "C" __device__ int count_into(int *result, int x)
+{
+  total += x;
+  *result = total;
+  return 0;
+}
+"""
+
+
+def test_copy_hints_choose_which_ways_a_host_array_is_copied():
+    @cuda.jit
+    def double_into(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = 2 * x[i]
+            x[i] = 0
+
+    x = np.arange(8, dtype=np.int32)
+    out = np.full(8, -1, np.int32)
+    double_into[1, 8](cuda.In(x), cuda.Out(out))
+    # In: the kernel's zeros stay on the device; Out: the result comes back
+    assert x.tolist() == list(range(8)) and out.tolist() == [2 * v for v in range(8)]
+    double_into[1, 8](cuda.InOut(x), out)
+    assert x.tolist() == [0] * 8
+
+    @cuda.jit
+    def add_one(out):
+        out[cuda.grid(1)] += 1
+
+    # Out copies nothing in, so the kernel reads memory no one wrote
+    with pytest.raises(racetrack.MemoryAccessError, match="uninitialized"):
+        add_one[1, 4](cuda.Out(np.zeros(4, np.int32)))
+
+
+def test_numbas_device_intrinsics_and_vector_types_are_the_faces():
+    @cuda.jit
+    def intrinsics(x):
+        cuda.nanosleep(100)
+        v = cuda.float32x4(1.0, 2.0, 3.0, 4.0)
+        x[0] = cuda.ldcg(x, 1) + v.x + v.w + cuda.libdevice.sqrtf(np.float32(9.0))
+        cuda.stcs(x, 2, np.float32(7.0))
+
+    x = np.array([0, 10, 0, 0], np.float32)
+    intrinsics[1, 1](x)
+    assert x.tolist() == [18.0, 10.0, 7.0, 0.0]
+    assert cuda.is_float16_supported()
+
+
+def test_foreign_cuda_c_functions_are_linked_as_numba_links_them(tmp_path, monkeypatch):
+    # numba-cuda's FFI example: declare_device with link=functions.cu, a header found through
+    # config.CUDA_NVRTC_EXTRA_SEARCH_PATHS
+    from numba.cuda import config
+
+    (tmp_path / "include").mkdir()
+    (tmp_path / "include" / "scale.cuh").write_text("#define SCALE 2.0f\n")
+    functions = tmp_path / "functions.cu"
+    functions.write_text(FOREIGN_MULTIPLY)
+    monkeypatch.setattr(config, "CUDA_NVRTC_EXTRA_SEARCH_PATHS", str(tmp_path / "include"), raising=False)
+    mul = cuda.declare_device("mul_f32_f32", "float32(float32, float32)", link=str(functions))
+
+    @cuda.jit
+    def multiply(r, x, y):
+        i = cuda.grid(1)
+        if i < r.size:
+            r[i] = mul(x[i], y[i])
+
+    x = np.arange(40, dtype=np.float32)
+    y = np.full(40, 0.5, np.float32)
+    r = np.zeros_like(x)
+    multiply[2, 32](r, x, y)
+    np.testing.assert_array_equal(r, x * y * 2)
+
+
+def test_a_race_inside_a_foreign_function_is_named_at_its_cu_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "counter.cu").write_text(FOREIGN_COUNTER)
+    count = cuda.declare_device("count_into", "int32(int32)", link="counter.cu")
+
+    @cuda.jit
+    def counting(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = count(i)
+
+    with pytest.raises(racetrack.RaceError, match=r"on global memory: total\[0\]\n.*at counter\.cu:5") as caught:
+        counting[2, 32](np.zeros(64, np.int32))
+    assert "total += x;" in str(caught.value)
+
+
+def test_code_only_a_gpus_linker_takes_is_not_implemented_by_name(tmp_path):
+    (tmp_path / "functions.o").write_bytes(b"\x7fELF")
+    mul = cuda.declare_device("mul_from_an_object", "float32(float32, float32)", link=str(tmp_path / "functions.o"))
+
+    @cuda.jit
+    def multiply(r, x):
+        r[0] = mul(x[0], x[0])
+
+    with pytest.raises(NotImplementedError, match=r"functions\.o is a \.o file"):
+        multiply[1, 1](np.zeros(1, np.float32), np.ones(1, np.float32))

@@ -78,6 +78,7 @@ from ._arrays import (  # noqa: F401  (re-exported: the face)
 )
 from ._arrays import mapped_device_array as _mapped_device_array, unmap as _unmap
 from ._compile import COMPUTE_CAPABILITY, DeviceFunction
+from ._ffi import declare_device  # noqa: F401  (re-exported: the face)
 from ._kernel import Kernel, UnsupportedOnTheEmulator  # noqa: F401
 from . import random  # noqa: F401  (racetrack.cuda.random, as numba.cuda.random)
 from ._reduce import Reduce
@@ -107,6 +108,47 @@ from ._streams import (  # noqa: F401  (re-exported: the face)
 
 reduce = Reduce
 
+# More of Numba's own objects, as they are: code to link, the copy hints a launch unwraps
+# (`cuda.In(a)`), settings, and what kernels call.
+from numba.cuda import (  # noqa: E402,F401
+    LTOIR,
+    Archive,
+    Cubin,
+    CUSource,
+    Dim3,
+    Fatbin,
+    GridGroup,
+    In,
+    InOut,
+    KernelRuntimeError,
+    LinkableCode,
+    Object,
+    Out,
+    PTXSource,
+    compile,
+    compile_all,
+    config,
+    ldca,
+    ldcg,
+    ldcs,
+    ldcv,
+    ldlu,
+    libdevice,
+    literal_unroll,
+    stcg,
+    stcs,
+    stwb,
+    stwt,
+)
+from numba.cuda.cudadrv.error import CudaSupportError  # noqa: E402,F401
+from numba.cuda.stubs import Stub as _Stub  # noqa: E402
+
+# Every device-side stub Numba has (`cuda.nanosleep`, `cuda.ldcg`, the vector types
+# `cuda.float32x4`…): kernels are typed by Numba against these objects and run on the emulator.
+for _name, _value in vars(_numba_cuda).items():
+    if isinstance(_value, type) and issubclass(_value, _Stub) and not _name.startswith("_"):
+        globals().setdefault(_name, _value)
+
 # Numba's scalar types, as `from numba.cuda import float32` finds them: Numba's own objects, so
 # `cuda.shared.array(n, float32)` compiles the same from either import.
 from numba.cuda import types as _numba_types  # noqa: E402
@@ -123,8 +165,11 @@ implementation = "Racetrack"
 
 def jit(func_or_sig=None, device: bool = False, **options):
     """``@cuda.jit``, ``@cuda.jit(device=True)``, ``@cuda.jit("void(float32[:])")``, with Numba's
-    options (``fastmath``, ``opt``, ``debug``, ``lineinfo`` — line info is always on)."""
-    options = {key: value for key, value in options.items() if key in ("fastmath", "opt", "inline", "forceinline")}
+    options (``fastmath``, ``opt``, ``debug``, ``lineinfo`` — line info is always on — and a
+    kernel's ``link``: CUDA C or PTX files linked in, see ``_ffi.py``)."""
+    options = {
+        key: value for key, value in options.items() if key in ("fastmath", "opt", "inline", "forceinline", "link")
+    }
 
     def decorate(func, signatures=None):
         if device:
@@ -145,6 +190,33 @@ def synchronize() -> None:
     """The host waits for everything queued on the current device (``cuCtxSynchronize``, as
     Numba's): every stream of it is then ordered before what the host queues next."""
     synchronize_device(current_device_id())
+
+
+def compile_for_current_device(pyfunc, sig, **options):
+    """Numba's ``compile`` for the capability this face compiles kernels for."""
+    return compile(pyfunc, sig, cc=COMPUTE_CAPABILITY, **options)
+
+
+def compile_ptx_for_current_device(pyfunc, sig, **options):
+    """Numba's ``compile_ptx`` for the capability this face compiles kernels for."""
+    return compile_ptx(pyfunc, sig, cc=COMPUTE_CAPABILITY, **options)
+
+
+def is_float16_supported() -> bool:
+    """The emulator computes half precision as an H100 does."""
+    return True
+
+
+def is_bfloat16_supported() -> bool:
+    return True
+
+
+def profile_start() -> None:
+    """A profiler's range: nothing to do on the emulator."""
+
+
+def profile_stop() -> None:
+    pass
 
 
 def is_available() -> bool:

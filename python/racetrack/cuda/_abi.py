@@ -26,12 +26,16 @@ import numba
 import numpy as np
 from numba.core import types as nbtypes
 
+from numba.cuda.args import ArgHint, In, InOut, Out
+
 from .._core import EmulatorError, device
 from ._arrays import DeviceNDArray, _bytes_view, as_cuda_array, mapped_device_view
 
 
 def numba_type(value):
     """The Numba type Numba would give ``value`` as a kernel argument."""
+    if isinstance(value, ArgHint):
+        return numba_type(value.value)
     if _foreign_device_array(value):
         return numba_type(as_cuda_array(value))
     if isinstance(value, DeviceNDArray):
@@ -138,6 +142,12 @@ class Marshalled:
         self.args.append(("ptr", array.address))
 
     def _add_array(self, value, ty, label: str) -> None:
+        # cuda.In(a), cuda.Out(a), cuda.InOut(a): which ways a host array is copied (a device
+        # array is passed as it is, as Numba passes it).
+        copy_in = copy_back = True
+        if isinstance(value, ArgHint):
+            copy_in, copy_back = not isinstance(value, Out) or isinstance(value, InOut), not isinstance(value, In)
+            value = value.value
         mapped = mapped_device_view(value) if isinstance(value, np.ndarray) else None
         if mapped is not None:
             value = mapped
@@ -168,11 +178,12 @@ class Marshalled:
             if not (host.flags.c_contiguous or host.flags.f_contiguous):
                 staged_host = np.ascontiguousarray(host)
             order = "F" if staged_host.flags.f_contiguous and not staged_host.flags.c_contiguous else "C"
-            array = DeviceNDArray(staged_host.shape, staged_host.dtype, order, uninit=False, label=label)
-            if staged_host.nbytes:
+            # cuda.Out(a) copies nothing in: the kernel's reads of it are uninitialized memory.
+            array = DeviceNDArray(staged_host.shape, staged_host.dtype, order, uninit=not copy_in, label=label)
+            if staged_host.nbytes and copy_in:
                 device().write(array.address, _bytes_view(staged_host))
             self.staged.append(array)
-            if isinstance(value, np.ndarray) and value.flags.writeable:
+            if copy_back and isinstance(value, np.ndarray) and value.flags.writeable:
                 # Into the user's array as it is laid out (a strided one too), which a plain
                 # copy_to_host refuses.
                 self.after.append(lambda a=array, v=value: a.copy_to_host(v, _as_copy=False))

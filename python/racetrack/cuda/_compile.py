@@ -51,6 +51,10 @@ class DeviceFunction:
     def __init__(self, py_func, options: Dict[str, Any]):
         self.py_func = py_func
         self.options = options
+        if "link" in options:
+            from ._ffi import device_function_links
+
+            device_function_links(options["link"])
         self._dispatcher = None
         self.__name__ = getattr(py_func, "__name__", "device_function")
         self.__doc__ = getattr(py_func, "__doc__", None)

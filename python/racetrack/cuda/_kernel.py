@@ -12,6 +12,7 @@ from numba.core import sigutils
 from numba.cuda.cudadrv.driver import CudaAPIError
 
 from .. import _core, _native
+from ._ffi import as_links, linked_units
 from ._abi import Marshalled, numba_type
 from ._compile import compile_kernel
 from ._grid_group import uses_grid_group, with_grid_group
@@ -76,7 +77,10 @@ class Kernel:
             if cooperative:
                 ptx = with_grid_group(ptx)
             source = _core.relative_path(inspect.getsourcefile(self.py_func) or "<kernel>")
-            module = _core.PtxModule(_without_unused_numba_env(ptx), source, as_compiled=numbas)
+            # Foreign functions (cuda.declare_device(..., link=...), cuda.jit(link=...)) are
+            # linked in, as Numba's linker does.
+            linked = linked_units(numbas, as_links(self.options.get("link")))
+            module = _core.PtxModule(_without_unused_numba_env(ptx), source, as_compiled=numbas, linked=linked)
             compiled = (module, module.entries[0], cooperative)
             _core.entry_names[module.entries[0]] = self.__name__
             self._compiled[signature] = compiled
