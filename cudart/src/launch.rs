@@ -510,7 +510,9 @@ pub extern "C" fn __cudaLaunchKernel_ptsz(
     shared: usize,
     stream: *mut c_void,
 ) -> i32 {
-    __cudaLaunchKernel(kernel, grid, block, args, shared, stream)
+    crate::streams::with_per_thread_default(|| {
+        __cudaLaunchKernel(kernel, grid, block, args, shared, stream)
+    })
 }
 
 #[unsafe(no_mangle)]

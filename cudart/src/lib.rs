@@ -22,6 +22,7 @@ pub mod launch;
 mod managed;
 pub mod memory;
 mod out;
+mod per_thread;
 mod progress;
 pub mod register;
 mod report;

@@ -177,6 +177,10 @@ pub struct Runtime {
     pub streams: Vec<StreamEntry>,
     /// Per device: the index in `streams` of its legacy default stream.
     pub legacy: Vec<usize>,
+    /// Per host thread and device: the index in `streams` of the thread's default stream
+    /// (`cudaStreamPerThread`, and stream 0 of a program built with `--default-stream
+    /// per-thread`), made on its first use.
+    pub per_thread: HashMap<(std::thread::ThreadId, u32), usize>,
     /// The last op count of stream `b` that the legacy stream of its device waited for, and of
     /// the legacy stream that `b` waited for.
     pub joined: HashMap<(usize, usize), u64>,
@@ -280,6 +284,7 @@ impl Runtime {
             functions: HashMap::new(),
             kernel_handles: Vec::new(),
             limits: HashMap::new(),
+            per_thread: HashMap::new(),
             said_registers_unknown: false,
             variables: HashMap::new(),
             configs: Vec::new(),

@@ -16,9 +16,27 @@ use crate::runtime::{ApiResult, EventEntry, Failure, Runtime, StreamEntry, api, 
 const STREAM_HANDLE_BASE: usize = 0x5_7000;
 const EVENT_HANDLE_BASE: usize = 0x5_E000;
 
+thread_local! {
+    /// Set while a call made through a `_ptsz`/`_ptds` entry point runs: the program was built
+    /// with `nvcc --default-stream per-thread`, so its stream 0 is its thread's own.
+    static PER_THREAD_DEFAULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `call` with stream 0 meaning the calling thread's default stream, as the entry points
+/// of a program built with `--default-stream per-thread` (`cudaMemcpyAsync_ptsz`) mean it.
+pub fn with_per_thread_default<R>(call: impl FnOnce() -> R) -> R {
+    let before = PER_THREAD_DEFAULT.replace(true);
+    let result = call();
+    PER_THREAD_DEFAULT.set(before);
+    result
+}
+
 /// The index in `rt.streams` of the stream a handle names.
-pub fn stream_index(rt: &Runtime, handle: usize) -> ApiResult<usize> {
-    if handle == 0 || handle == abi::STREAM_LEGACY || handle == abi::STREAM_PER_THREAD {
+pub fn stream_index(rt: &mut Runtime, handle: usize) -> ApiResult<usize> {
+    if handle == abi::STREAM_PER_THREAD || (handle == 0 && PER_THREAD_DEFAULT.get()) {
+        return Ok(per_thread_stream(rt));
+    }
+    if handle == 0 || handle == abi::STREAM_LEGACY {
         return Ok(rt.legacy[rt.emu.current_device() as usize]);
     }
     let index = handle.wrapping_sub(STREAM_HANDLE_BASE);
@@ -106,6 +124,28 @@ pub fn deliver_printf(rt: &mut Runtime) {
     crate::out::program_stdout(&text);
     let asserts = std::mem::take(&mut rt.assert_messages);
     crate::out::program_stderr(&asserts);
+}
+
+/// The calling thread's default stream on the current device (`cudaStreamPerThread`), made on
+/// its first use: a blocking stream, which waits for the legacy default stream and it for this
+/// one, and which other threads' default streams do not wait for.
+fn per_thread_stream(rt: &mut Runtime) -> usize {
+    let key = (std::thread::current().id(), rt.emu.current_device());
+    if let Some(&index) = rt.per_thread.get(&key) {
+        return index;
+    }
+    let index = create(rt, 0) - STREAM_HANDLE_BASE;
+    let threads_before = rt
+        .per_thread
+        .keys()
+        .filter(|(thread, _)| *thread != key.0)
+        .map(|(thread, _)| *thread)
+        .collect::<std::collections::HashSet<_>>()
+        .len();
+    let role = format!("host thread {}'s default stream", threads_before + 1);
+    rt.emu.set_stream_role(rt.streams[index].id, role);
+    rt.per_thread.insert(key, index);
+    index
 }
 
 fn create(rt: &mut Runtime, flags: c_uint) -> usize {

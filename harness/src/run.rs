@@ -262,6 +262,10 @@ const FLAGS_WITH_VALUE: &[&str] = &[
     "--std",
     "-rdc",
     "--relocatable-device-code",
+    "-default-stream",
+    "--default-stream",
+    "-Xcudafe",
+    "--maxrregcount",
 ];
 
 /// Flags Racetrack makes its own choice for, noted and left out.

@@ -369,6 +369,8 @@ pub(crate) struct StreamState {
     pub(crate) queued: u32,
     /// Work held behind an unmet wait, in the order the host queued it.
     pub(crate) held: VecDeque<Held>,
+    /// What reports add to its name (`host thread 2's default stream`).
+    pub(crate) role: Option<String>,
 }
 
 /// An event: where it was recorded, and the clock it captured once its record ran.

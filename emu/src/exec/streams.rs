@@ -58,8 +58,16 @@ impl Emulator {
             clock,
             queued: 0,
             held: VecDeque::new(),
+            role: None,
         });
         StreamId(id as u32)
+    }
+
+    /// What reports say the stream is, after its number: `host thread 2's default stream`.
+    pub fn set_stream_role(&mut self, stream: StreamId, role: impl Into<String>) {
+        if let Some(state) = self.devices.streams.get_mut(stream.0 as usize) {
+            state.role = Some(role.into());
+        }
     }
 
     pub fn stream_device(&self, stream: StreamId) -> u32 {
@@ -69,7 +77,10 @@ impl Emulator {
     /// How reports name a stream: `device 1's stream 0` (streams are numbered per device).
     fn stream_name(&self, stream: StreamId) -> String {
         let state = &self.devices.streams[stream.0 as usize];
-        format!("device {}'s stream {}", state.device, state.number)
+        match &state.role {
+            Some(role) => format!("device {}'s stream {} ({role})", state.device, state.number),
+            None => format!("device {}'s stream {}", state.device, state.number),
+        }
     }
 
     fn check_stream(&self, stream: StreamId) -> Result<(), EmuError> {
