@@ -14,7 +14,8 @@ pub const TOTAL_MEMORY: usize = 85_017_493_504;
 pub const DEVICE_NAME: &str = "Racetrack emulator (sm_90, an H100's limits)";
 // The residency limits live in the emulator, which every face's cooperative launch checks too.
 pub use ptx_emu::occupancy::{
-    BLOCKS_PER_SM, SHARED_PER_SM, SM_COUNT, THREADS_PER_SM, blocks_per_sm,
+    BLOCKS_PER_SM, RESERVED_SHARED_PER_BLOCK, SHARED_PER_SM, SM_COUNT, THREADS_PER_SM,
+    blocks_per_sm,
 };
 
 fn check_device(rt: &Runtime, device: c_int) -> ApiResult<u32> {
@@ -432,6 +433,36 @@ pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
             needs.registers(),
         );
         unsafe { put(blocks, n as c_int) }
+    })
+}
+
+/// The most dynamic shared memory each of `num_blocks` blocks of `block_size` threads may ask
+/// for with all of them resident on one SM: 0 when that many do not fit whatever they ask.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaOccupancyAvailableDynamicSMemPerBlock(
+    bytes: *mut usize,
+    function: *const c_void,
+    num_blocks: c_int,
+    block_size: c_int,
+) -> i32 {
+    api("cudaOccupancyAvailableDynamicSMemPerBlock", |rt| {
+        if !rt.functions.contains_key(&(function as usize)) {
+            return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
+        }
+        if num_blocks <= 0 || block_size <= 0 {
+            return Err(Failure::code(errors::INVALID_VALUE));
+        }
+        let needs = crate::resources::of(rt, function as usize);
+        let static_shared = needs.static_shared();
+        let fit = blocks_per_sm([block_size as u32, 1, 1], static_shared, needs.registers());
+        let available = if fit < num_blocks as u64 {
+            0
+        } else {
+            (SHARED_PER_SM / num_blocks as usize)
+                .saturating_sub(RESERVED_SHARED_PER_BLOCK + static_shared)
+                .min(crate::launch::OPT_IN_SHARED.saturating_sub(static_shared))
+        };
+        unsafe { put(bytes, available) }
     })
 }
 

@@ -55,6 +55,11 @@ int main() {
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, keeps_live<8>, 128, kb * 1024);
     printf("keeps_live<8>, 128 threads, %zu KiB dynamic shared: %d blocks per SM (%s)\n", kb, blocks, cudaGetErrorName(e));
   }
+  for (int blocks : {1, 2, 4, 32, 33}) {
+    size_t bytes = 0;
+    cudaError_t e = cudaOccupancyAvailableDynamicSMemPerBlock(&bytes, tiled, blocks, 128);
+    printf("tiled, %d blocks of 128: %zu bytes of dynamic shared memory each (%s)\n", blocks, bytes, cudaGetErrorName(e));
+  }
   float *in, *out;
   cudaMalloc(&in, 1024 * 100 * sizeof(float));
   cudaMalloc(&out, 1024 * 1024 * sizeof(float));
