@@ -95,10 +95,18 @@ pub fn label_from_source(rt: &mut Runtime, site: Option<Site>, call: &str) -> St
     .unwrap_or_else(|| format!("{call}'d memory"))
 }
 
-fn device_malloc(rt: &mut Runtime, size: usize, call: &str) -> u64 {
+/// A device allocation; `cudaErrorMemoryAllocation` where this machine cannot hold it, as a GPU
+/// answers one larger than its free memory.
+fn device_malloc(rt: &mut Runtime, size: usize, call: &str) -> ApiResult<u64> {
     let site = caller();
     let label = label_from_source(rt, site, call);
-    let ptr = rt.emu.alloc_uninit(size, &label);
+    let ptr = rt.emu.try_alloc_uninit(size, &label).map_err(|error| {
+        Failure::host(
+            errors::MEMORY_ALLOCATION,
+            "out of memory",
+            format!("{call} of {size} bytes: {error}"),
+        )
+    })?;
     rt.allocations.insert(
         ptr.0,
         Allocation {
@@ -109,13 +117,13 @@ fn device_malloc(rt: &mut Runtime, size: usize, call: &str) -> u64 {
             site,
         },
     );
-    ptr.0
+    Ok(ptr.0)
 }
 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaMalloc(ptr: *mut *mut c_void, size: usize) -> i32 {
     api("cudaMalloc", |rt| {
-        let p = device_malloc(rt, size, "cudaMalloc");
+        let p = device_malloc(rt, size, "cudaMalloc")?;
         unsafe { put(ptr, p as *mut c_void) }
     })
 }
@@ -135,7 +143,7 @@ pub unsafe extern "C" fn cudaMallocAsync(
             let p = crate::graphs::capture_alloc(rt, index, size, label).unwrap_or_default();
             return unsafe { put(ptr, p as *mut c_void) };
         }
-        let p = device_malloc(rt, size, "cudaMallocAsync");
+        let p = device_malloc(rt, size, "cudaMallocAsync")?;
         unsafe { put(ptr, p as *mut c_void) }
     })
 }
@@ -149,7 +157,7 @@ pub unsafe extern "C" fn cudaMallocPitch(
 ) -> i32 {
     api("cudaMallocPitch", |rt| {
         let row = width.div_ceil(512) * 512;
-        let p = device_malloc(rt, row * height, "cudaMallocPitch");
+        let p = device_malloc(rt, row * height, "cudaMallocPitch")?;
         unsafe {
             put(pitch, row)?;
             put(ptr, p as *mut c_void)
@@ -1151,7 +1159,7 @@ pub unsafe extern "C" fn cudaMallocFromPoolAsync(
 ) -> i32 {
     api("cudaMallocFromPoolAsync", |rt| {
         stream_index(rt, stream as usize)?;
-        let p = device_malloc(rt, size, "cudaMallocFromPoolAsync");
+        let p = device_malloc(rt, size, "cudaMallocFromPoolAsync")?;
         unsafe { put(ptr, p as *mut c_void) }
     })
 }

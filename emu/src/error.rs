@@ -25,6 +25,12 @@ pub enum EmuError {
     BadLaunch { entry: String, message: String },
     #[error("bad host access: {0}")]
     HostAccess(String),
+    /// This machine cannot hold an allocation of the emulated device: its memory lives in the
+    /// host's, which is smaller than a GPU's.
+    #[error(
+        "out of memory: this machine cannot hold {bytes} more bytes of emulated device memory (the emulator keeps a GPU's memory in the host's)"
+    )]
+    OutOfMemory { bytes: usize },
     /// A device, stream or event that does not exist, or a peer access request that makes no sense.
     #[error("{0}")]
     BadDevice(String),

@@ -120,9 +120,17 @@ class _Borrowed:
             pass
 
 
+#: Elements a large fill writes at a time.
+_FILL_CHUNK = 1 << 22
+
+
 class DeviceArray:
     """An array in the emulator's memory: ``shape`` and byte ``strides`` over an allocation,
     starting ``_offset`` bytes into it."""
+
+    #: What the face's library raises when the device has no room (PyCUDA's
+    #: ``pycuda.driver.MemoryError``, CuPy's ``OutOfMemoryError``).
+    _out_of_memory = MemoryError
 
     #: The library's name, for messages (``cupy``, ``pycuda.gpuarray``).
     _library = "racetrack"
@@ -142,7 +150,10 @@ class DeviceArray:
         self.dtype = np.dtype(dtype)
         self.strides = c_strides(self.shape, self.dtype.itemsize)
         if allocation is None:
-            allocation = Allocation(self.nbytes, uninit=uninit)
+            try:
+                allocation = Allocation(self.nbytes, uninit=uninit)
+            except MemoryError as error:
+                raise self._out_of_memory(str(error)) from None
         self._allocation = allocation
         self._offset = int(offset)
         self.base = None
@@ -435,7 +446,15 @@ class DeviceArray:
         return made
 
     def fill(self, value) -> "DeviceArray":
-        self._write_host(np.full(self.shape, value, dtype=self.dtype))
+        if not self.flags.c_contiguous or self.size <= _FILL_CHUNK:
+            self._write_host(np.full(self.shape, value, dtype=self.dtype))
+            return self
+        # A large array is filled a chunk at a time: a host copy of it all may not fit where
+        # the device's memory is already the host's (a GPU-sized fill on a laptop).
+        chunk = np.full(_FILL_CHUNK, value, dtype=self.dtype)
+        for start in range(0, self.size, _FILL_CHUNK):
+            part = chunk[: min(_FILL_CHUNK, self.size - start)]
+            _streams.copy_to_device(self.ptr + start * self.dtype.itemsize, bytes_view(part), None, where)
         return self
 
     def astype(self, dtype, copy: bool = True) -> "DeviceArray":

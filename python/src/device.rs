@@ -395,14 +395,18 @@ impl Emulator {
 
     /// Allocates `nbytes` of global memory and returns its address. `label` names it in
     /// reports (`x[3]`). Zeroed; with `uninit=True` it holds garbage as `cudaMalloc`'s does,
-    /// and initcheck reports a kernel's read of any byte nothing wrote.
+    /// and initcheck reports a kernel's read of any byte nothing wrote. Raises `MemoryError`
+    /// where this machine cannot hold it (the faces raise their library's own error).
     #[pyo3(signature = (nbytes, label, uninit = false))]
-    fn alloc(&mut self, nbytes: usize, label: &str, uninit: bool) -> u64 {
-        if uninit {
-            self.emulator.alloc_uninit(nbytes, label).0
+    fn alloc(&mut self, nbytes: usize, label: &str, uninit: bool) -> PyResult<u64> {
+        let allocated = if uninit {
+            self.emulator.try_alloc_uninit(nbytes, label)
         } else {
-            self.emulator.alloc(nbytes, label).0
-        }
+            self.emulator.try_alloc(nbytes, label)
+        };
+        allocated
+            .map(|ptr| ptr.0)
+            .map_err(|error| pyo3::exceptions::PyMemoryError::new_err(error.to_string()))
     }
 
     /// Names the allocation at `address` `label` in later reports.

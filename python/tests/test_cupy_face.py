@@ -180,3 +180,8 @@ def test_raw_module_from_a_cu_file_names_that_file(tmp_path):
     assert "last_wins.cu:3" in str(caught.value)
     with pytest.raises(ValueError, match=r"\.cu"):
         cp.RawModule(path=str(tmp_path / "kernels.cubin"))
+
+
+def test_an_allocation_the_machine_cannot_hold_is_cupys_out_of_memory_error():
+    with pytest.raises(cp.cuda.memory.OutOfMemoryError, match="Out of memory"):
+        cp.empty((1 << 48,), dtype=cp.float32)

@@ -519,3 +519,11 @@ def test_code_only_a_gpus_linker_takes_is_not_implemented_by_name(tmp_path):
 
     with pytest.raises(NotImplementedError, match=r"functions\.o is a \.o file"):
         multiply[1, 1](np.zeros(1, np.float32), np.ones(1, np.float32))
+
+
+def test_an_allocation_the_machine_cannot_hold_is_numbas_out_of_memory_error():
+    from numba.cuda.cudadrv.driver import CudaAPIError
+
+    with pytest.raises(CudaAPIError, match="CUDA_ERROR_OUT_OF_MEMORY") as caught:
+        cuda.device_array(1 << 48, dtype=np.float32)
+    assert caught.value.code == 2

@@ -235,3 +235,22 @@ def test_generated_kernels_are_clean_under_every_schedule(schedule):
     assert report.launches == [("total_stage1", 0), ("total_stage2", 0), ("double_it", 0)]
     assert got == int(values.sum())
     assert np.array_equal(y.get(), 2 * values)
+
+
+A_PEBIBYTE = 1 << 50  # more than any machine's memory, which holds the emulated device's
+
+
+def test_an_allocation_the_machine_cannot_hold_is_pycudas_memory_error():
+    # pycuda's fill_gpu_with_nans example halves its request until cuMemAlloc succeeds
+    with pytest.raises(drv.MemoryError, match="cuMemAlloc failed: out of memory"):
+        gpuarray.empty((A_PEBIBYTE // 4,), dtype=np.float32)
+    with pytest.raises(drv.MemoryError):
+        drv.mem_alloc(A_PEBIBYTE)
+    assert issubclass(drv.MemoryError, drv.Error)
+
+
+def test_a_large_fill_is_written_a_chunk_at_a_time_and_whole():
+    a = gpuarray.empty(((1 << 22) * 2 + 5,), dtype=np.float32)
+    a.fill(np.float32(np.nan))
+    host = a.get()
+    assert np.isnan(host).all() and host.size == (1 << 23) + 5

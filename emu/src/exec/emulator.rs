@@ -75,10 +75,32 @@ impl Emulator {
     /// Allocates `bytes` of global memory that holds garbage, as `cudaMalloc`'s does: initcheck
     /// reports a kernel's read of any byte that neither [`Emulator::write`] nor a kernel wrote.
     pub fn alloc_uninit(&mut self, bytes: usize, label: &str) -> DevicePtr {
-        let garbage = (0..bytes)
-            .map(|i| ((i as u32).wrapping_mul(2_246_822_519) >> 24) as u8 | 0x81)
-            .collect();
-        self.insert_alloc(garbage, label, Some(vec![0; bytes.div_ceil(64)]))
+        self.try_alloc_uninit(bytes, label)
+            .unwrap_or_else(|_| std::alloc::handle_alloc_error(std::alloc::Layout::new::<u8>()))
+    }
+
+    /// [`Emulator::alloc`], or [`EmuError::OutOfMemory`] where this machine cannot hold it
+    /// (a program's large `cudaMalloc` gets `cudaErrorMemoryAllocation`, not an abort).
+    pub fn try_alloc(&mut self, bytes: usize, label: &str) -> Result<DevicePtr, EmuError> {
+        let data = zeroed(bytes)?;
+        Ok(self.insert_alloc(data, label, None))
+    }
+
+    /// [`Emulator::alloc_uninit`], or [`EmuError::OutOfMemory`] where this machine cannot
+    /// hold it.
+    pub fn try_alloc_uninit(&mut self, bytes: usize, label: &str) -> Result<DevicePtr, EmuError> {
+        let mut garbage = Vec::new();
+        if !host_can_hold(bytes) {
+            return Err(EmuError::OutOfMemory { bytes });
+        }
+        garbage
+            .try_reserve_exact(bytes)
+            .map_err(|_| EmuError::OutOfMemory { bytes })?;
+        garbage.extend(
+            (0..bytes).map(|i| ((i as u32).wrapping_mul(2_246_822_519) >> 24) as u8 | 0x81),
+        );
+        let written = zeroed(bytes.div_ceil(64))?;
+        Ok(self.insert_alloc(garbage, label, Some(written)))
     }
 
     /// Allocates `bytes` of global memory at the address `base`, holding `data`: memory that
@@ -321,4 +343,37 @@ impl Emulator {
             }
         }
     }
+}
+
+/// `count` zeroes, or [`EmuError::OutOfMemory`] where this machine cannot hold them.
+fn zeroed<T: Clone + Default>(count: usize) -> Result<Vec<T>, EmuError> {
+    let bytes = count.saturating_mul(std::mem::size_of::<T>());
+    if !host_can_hold(bytes) {
+        return Err(EmuError::OutOfMemory { bytes });
+    }
+    let mut data = Vec::new();
+    data.try_reserve_exact(count)
+        .map_err(|_| EmuError::OutOfMemory {
+            bytes: count.saturating_mul(std::mem::size_of::<T>()),
+        })?;
+    data.resize(count, T::default());
+    Ok(data)
+}
+
+/// Whether the host has `bytes` to spare: the memory Linux says is available (less a tenth
+/// for everything else), asked only for allocations of 64 MiB or more. Linux grants far more
+/// than it has and kills the process when the pages are touched, so asking the allocator is
+/// not enough.
+fn host_can_hold(bytes: usize) -> bool {
+    if bytes < 64 << 20 {
+        return true;
+    }
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return true;
+    };
+    let available_kib = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok());
+    available_kib.is_none_or(|kib| (bytes as u64) <= kib * 1024 / 10 * 9)
 }

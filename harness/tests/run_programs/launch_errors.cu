@@ -22,6 +22,7 @@ int main() {
   big<<<1, 32, 100000>>>(nullptr); show("dynamic shared 100000 after");
   big<<<1, 32, 100001>>>(nullptr); show("dynamic shared 100001 after");
   cudaFuncSetAttribute(big, cudaFuncAttributeMaxDynamicSharedMemorySize, 300000); show("set attribute 300000");
+  void *huge; cudaMalloc(&huge, size_t(1) << 50); show("malloc 1 PiB");
   void *p; cudaMalloc(&p, 16);
   cudaMemset(p, 0, 32); show("memset past end");
   cudaFree(p); cudaFree(p); show("double free");

@@ -112,7 +112,13 @@ class DeviceNDArray:
         self.dtype = np.dtype(dtype)
         self.strides = _contiguous_strides(self.shape, self.dtype.itemsize, order)
         self.label = label or f"device_array_{next(_names)}"
-        self._allocation = _Allocation(self.nbytes, self.label, uninit)
+        try:
+            self._allocation = _Allocation(self.nbytes, self.label, uninit)
+        except MemoryError as error:
+            from numba.cuda.cudadrv.driver import CudaAPIError
+
+            # Numba's own error for a cuMemAlloc the device has no room for.
+            raise CudaAPIError(2, f"Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY ({error})") from None
         self._offset = 0
         self.stream = 0
 

@@ -86,6 +86,12 @@ class ndarray(DeviceArray):  # noqa: N801 (CuPy's name)
     views (a write through one reaches the base), integer-array and mask indexing give copies,
     operators broadcast as NumPy's do."""
 
+    @staticmethod
+    def _out_of_memory(why: str) -> Exception:
+        from .cuda import OutOfMemoryError
+
+        return OutOfMemoryError(f"Out of memory allocating on the device: {why}")
+
     _library = "cupy"
     _fancy_indexing = True
 

@@ -25,6 +25,14 @@ class CUDADriverError(RuntimeError):
 driver = SimpleNamespace(CUDADriverError=CUDADriverError)
 
 
+class OutOfMemoryError(MemoryError):
+    """``cupy.cuda.memory.OutOfMemoryError``: an allocation the device has no room for (on the
+    emulator, one this machine cannot hold)."""
+
+
+memory = SimpleNamespace(OutOfMemoryError=OutOfMemoryError)
+
+
 class Device:
     """The emulated device (there is one: ``Device(0)``)."""
 

@@ -9,6 +9,7 @@ kernels), so ``end.time_since(start)`` measures the emulator's own work between 
 
 from __future__ import annotations
 
+import builtins
 import struct
 from typing import List, Optional, Tuple
 
@@ -26,6 +27,11 @@ class Error(Exception):
 
 class LogicError(Error):
     """A call the driver refuses (a symbol or function that is not there, a bad argument)."""
+
+
+class MemoryError(Error, builtins.MemoryError):  # noqa: A001 (PyCUDA's name)
+    """An allocation the device has no room for (``cuMemAlloc failed: out of memory``): on the
+    emulator, one this machine cannot hold, since the device's memory is kept in the host's."""
 
 
 class CompileError(Error, _core.CompileError):
@@ -186,7 +192,10 @@ class DeviceAllocation:
         self, nbytes: int, label: str = "", *, uninit: bool = True, owner=None, address: Optional[int] = None
     ):
         if address is None:
-            self._allocation: Optional[Allocation] = Allocation(nbytes, label, uninit=uninit)
+            try:
+                self._allocation: Optional[Allocation] = Allocation(nbytes, label, uninit=uninit)
+            except builtins.MemoryError as error:
+                raise MemoryError(f"cuMemAlloc failed: out of memory ({error})") from None
             self._address = self._allocation.address
         else:  # a view of memory someone else owns (a module's global, a GPUArray's buffer)
             self._allocation = None

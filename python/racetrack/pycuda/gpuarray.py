@@ -72,6 +72,12 @@ class GPUArray(DeviceArray):
     ``a[-1]``, ``a[..., None]`` are views (a 0-d array for one element), and ``a[1:3] = b``
     writes through to ``a``."""
 
+    @staticmethod
+    def _out_of_memory(why: str) -> Exception:
+        from .driver import MemoryError as DriverMemoryError
+
+        return DriverMemoryError(f"cuMemAlloc failed: out of memory ({why})")
+
     _library = "pycuda.gpuarray"
 
     def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order: str = "C"):
