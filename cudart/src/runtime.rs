@@ -15,6 +15,7 @@ use crate::site::{Place, Site};
 
 pub use ptx_emu::run_env::{
     CHECKS_OFF as CHECKS_OFF_ENV, DEVICES as DEVICES_ENV, SCHEDULE as SCHEDULE_ENV,
+    STEP_BUDGET as STEP_BUDGET_ENV,
 };
 
 /// A failed call: the CUDA error it returns, and, for a host-side bug, the finding to report.
@@ -237,6 +238,12 @@ fn options_from_env() -> RunOptions {
             "lanes" => Schedule::Lanes { seed },
             _ => Schedule::Hardware,
         };
+    }
+    if let Some(budget) = std::env::var(STEP_BUDGET_ENV)
+        .ok()
+        .and_then(|b| b.parse().ok())
+    {
+        options.step_budget = budget;
     }
     if let Ok(off) = std::env::var(CHECKS_OFF_ENV) {
         for check in off.split(',') {

@@ -15,3 +15,6 @@ pub const CHECKS_OFF: &str = "RACETRACK_CHECKS_OFF";
 pub const TIMINGS: &str = "RACETRACK_RUN_TIMINGS";
 /// The ptxas that counts kernels' registers, as a GPU's driver would when it compiles them.
 pub const PTXAS: &str = "RACETRACK_PTXAS";
+/// The most thread-instructions one launch may run before it is stopped (the emulator's
+/// default otherwise): a long benchmark kernel needs more than a hang does to be caught.
+pub const STEP_BUDGET: &str = "RACETRACK_STEP_BUDGET";

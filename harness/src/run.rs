@@ -25,6 +25,8 @@ pub struct RunRequest {
     pub schedule: Option<String>,
     pub devices: Option<u32>,
     pub threads: Option<u32>,
+    /// Thread-instructions a launch may run before it is stopped.
+    pub step_budget: Option<u64>,
     /// `--engine`: passed on to the emulator as `RACETRACK_ENGINE`.
     pub engine: Option<ptx_emu::Engine>,
     pub checks_off: Vec<String>,
@@ -71,6 +73,8 @@ Racetrack's options come first or anywhere before `--`:
   --schedule NAME[:SEED]    hardware (default), random:SEED, adversarial:SEED, lanes:SEED
   --devices N               how many GPUs the emulated machine has (default 1)
   --threads N               the emulator's cores (default all)
+  --step-budget N           thread-instructions a launch may run before it is stopped as a hang
+                            (default 10000000000; a long benchmark kernel may need more)
   --engine NAME             interp, compiled or auto (default): the emulator's engine
   --checks-off LIST         leave checkers off: race,sync,mem,init
   --timings                 when the program ends, each kernel's launches, thread-instructions
@@ -171,6 +175,15 @@ pub fn parse(raw: &[OsString]) -> Result<RunRequest> {
                         .filter(|&n| n >= 1)
                         .ok_or_else(|| bad(format!("--threads {v}: give a number from 1 up")))?,
                 );
+            }
+            "--step-budget" => {
+                let v = value(&mut i, name, inline)?;
+                request.step_budget =
+                    Some(v.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        bad(format!(
+                            "--step-budget {v}: give a number of thread-instructions from 1 up"
+                        ))
+                    })?);
             }
             "--engine" => {
                 let v = value(&mut i, name, inline)?;
@@ -639,6 +652,9 @@ pub fn execute(
             }
             if let Some(threads) = request.threads {
                 command.env(ptx_emu::THREADS_ENV, threads.to_string());
+            }
+            if let Some(budget) = request.step_budget {
+                command.env(ptx_emu::run_env::STEP_BUDGET, budget.to_string());
             }
             if let Some(engine) = request.engine {
                 command.env(ptx_emu::ENGINE_ENV, engine.name());

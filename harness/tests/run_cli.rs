@@ -716,3 +716,41 @@ fn a_failed_device_assert_is_reported_on_the_programs_stderr() {
         assert_eq!(gpu.stderr, ran.stderr, "the GPU's assert message differs");
     }
 }
+
+/// A long kernel is not a hang: `--step-budget` sets where a launch is stopped, and the stop
+/// says so; without it the same program runs to its end.
+#[test]
+fn the_step_budget_is_the_users_to_set() {
+    let dir = scratch().join("step_budget");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("long_loop.cu"),
+        "#include <cstdio>\n\
+         __global__ void spin(int *x, int n) { for (int i = 0; i < n; i++) x[threadIdx.x] += i; }\n\
+         int main() {\n\
+           int *x; cudaMalloc(&x, 32 * sizeof(int)); cudaMemset(x, 0, 32 * sizeof(int));\n\
+           spin<<<1, 32>>>(x, 20000);\n\
+           printf(\"%s\\n\", cudaGetErrorName(cudaDeviceSynchronize()));\n\
+           return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let whole = racetrack_run(&dir, &["long_loop.cu"]);
+    assert_eq!(whole.stdout, "cudaSuccess\n", "{}", whole.stderr);
+    let stopped = racetrack_run(&dir, &["--step-budget", "50000", "long_loop.cu"]);
+    assert_eq!(
+        stopped.stdout, "cudaErrorLaunchFailure\n",
+        "{}",
+        stopped.stderr
+    );
+    assert!(
+        stopped
+            .stderr
+            .contains("stopped by the step budget after 500")
+            && stopped
+                .stderr
+                .contains("needs a larger budget (--step-budget"),
+        "{}",
+        stopped.stderr
+    );
+}

@@ -245,7 +245,7 @@ impl Launch<'_> {
         };
         let why = match kind {
             FindingKind::StepBudgetExhausted => format!(
-                "stopped by the step budget after {} thread-instructions with {counted} still running; a thread that waits for something that never happens (a flag, a lock) spins forever, and so does a loop whose exit never comes",
+                "stopped by the step budget after {} thread-instructions with {counted} still running; a thread that waits for something that never happens (a flag, a lock) spins forever, and so does a loop whose exit never comes; a kernel that only runs longer than that (a benchmark's long loop) needs a larger budget (--step-budget, or step_budget= from Python)",
                 self.ctx.thread_instrs,
             ),
             FindingKind::Stuck => format!(
