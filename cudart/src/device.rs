@@ -405,12 +405,17 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
         a.ptx_version = ptx_version;
         // The driver compiles that PTX for the device itself.
         a.binary_version = crate::register::EMULATED_ARCH as c_int;
-        a.max_dynamic_shared_size_bytes = max_dynamic_shared
-            .min(crate::launch::OPT_IN_SHARED.saturating_sub(needs.static_shared()))
-            as c_int;
+        a.max_dynamic_shared_size_bytes =
+            max_dynamic_shared_of(max_dynamic_shared, &needs) as c_int;
         a.preferred_shmem_carveout = -1;
         unsafe { put(attributes, a) }
     })
+}
+
+/// The dynamic shared memory a kernel's launches may ask for: what it opted in to, else 48 KiB,
+/// less its own static shared memory (an H100's `maxDynamicSharedSizeBytes`).
+fn max_dynamic_shared_of(opted_in: usize, needs: &crate::resources::Needs) -> usize {
+    opted_in.min(crate::launch::OPT_IN_SHARED) - needs.static_shared().min(opted_in)
 }
 
 /// Blocks of `block_size` threads with `shared` bytes of dynamic shared memory that one SM
@@ -455,13 +460,19 @@ pub unsafe extern "C" fn cudaOccupancyAvailableDynamicSMemPerBlock(
         let needs = crate::resources::of(rt, function as usize);
         let static_shared = needs.static_shared();
         let fit = blocks_per_sm([block_size as u32, 1, 1], static_shared, needs.registers());
-        let available = if fit < num_blocks as u64 {
-            0
-        } else {
-            (SHARED_PER_SM / num_blocks as usize)
-                .saturating_sub(RESERVED_SHARED_PER_BLOCK + static_shared)
-                .min(crate::launch::OPT_IN_SHARED.saturating_sub(static_shared))
-        };
+        // A GPU refuses a count of blocks that cannot be resident together whatever they
+        // ask, and never offers more than the kernel may ask for (48 KiB with its static
+        // shared memory, unless it opted in to more), as an H100 answered.
+        if fit < num_blocks as u64 {
+            return Err(Failure::code(errors::INVALID_VALUE));
+        }
+        let max_dynamic_shared = rt
+            .functions
+            .get(&(function as usize))
+            .map_or(crate::launch::MAX_SHARED, |f| f.max_dynamic_shared);
+        let available = (SHARED_PER_SM / num_blocks as usize)
+            .saturating_sub(RESERVED_SHARED_PER_BLOCK + static_shared)
+            .min(max_dynamic_shared_of(max_dynamic_shared, &needs));
         unsafe { put(bytes, available) }
     })
 }

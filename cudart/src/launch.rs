@@ -166,8 +166,9 @@ fn check_shape(grid: Dim3, block: Dim3, shared: usize, max_shared: usize) -> Api
     Ok(())
 }
 
-/// A block larger than the kernel's launch bounds, or than the register file holds at the
-/// kernel's registers per thread, fails to launch as on a GPU.
+/// A block larger than the kernel's launch bounds (`cudaErrorInvalidValue`), or than the
+/// register file holds at the kernel's registers per thread (`cudaErrorLaunchOutOfResources`),
+/// fails to launch as on an H100.
 fn check_resources(rt: &mut Runtime, function: usize, block: Dim3) -> ApiResult {
     let b = block.array();
     let threads: u64 = b.iter().map(|&d| d as u64).product();
@@ -183,9 +184,14 @@ fn check_resources(rt: &mut Runtime, function: usize, block: Dim3) -> ApiResult 
     if let Some(bound) = crate::resources::launch_bound_of(rt, function)
         && threads > bound as u64
     {
-        return Err(refuse(format!(
-            "a block of {threads} threads, where the kernel's __launch_bounds__ allow {bound}"
-        )));
+        // An H100 answers this one as it answers any shape it cannot run.
+        return Err(Failure::host(
+            errors::INVALID_VALUE,
+            "launch the device cannot run",
+            format!(
+                "a block of {threads} threads, where the kernel's __launch_bounds__ allow {bound}; the launch returns cudaErrorInvalidValue, as on a GPU"
+            ),
+        ));
     }
     // 255 registers a thread, the most there are, still fit 256 threads in the register file.
     if threads > 256 {

@@ -754,3 +754,15 @@ fn the_step_budget_is_the_users_to_set() {
         stopped.stderr
     );
 }
+
+/// Registers, shared memory and launch bounds as an H100 counts them: `registers.cu` printed
+/// `registers.h100.txt` on one (CUDA 13.0, driver 580, built with `-gencode
+/// arch=compute_90,code=compute_90` and with `-arch=sm_90`, the same both ways), and the
+/// emulator must print the same: occupancy, attributes, which launches fail and with what.
+#[test]
+fn registers_and_occupancy_are_an_h100s() {
+    let dir = workspace_root().join("harness/tests/run_programs");
+    let ran = racetrack_run(&dir, &["registers.cu"]);
+    let h100 = std::fs::read_to_string(dir.join("registers.h100.txt")).unwrap();
+    assert_eq!(ran.stdout, h100, "{}", ran.stderr);
+}

@@ -96,15 +96,16 @@ pub fn is_starting_failure(
         });
     // …and nothing else: a race of the stated line with a line the starting file's race does
     // not name (a barrier taken out above it) is the learner's own.
-    at_stated
-        && named.iter().all(|&at| {
-            at == line
-                || statement(source, at).is_some_and(|now| {
-                    starting_statements(exercise)
-                        .iter()
-                        .any(|then| same(now, then))
-                })
-        })
+    let starting_named = starting_statements(exercise);
+    let within_start = named.iter().all(|&at| {
+        at == line
+            || statement(source, at)
+                .is_some_and(|now| starting_named.iter().any(|then| same(now, then)))
+    });
+    // A failure of only some of the starting failure's statements is the starting one too: a
+    // barrier the learner put between two of its lines can leave one of its races (tiled's As
+    // write against the sum's read, once Bs's is ordered), wherever the edit moved them.
+    within_start && (at_stated || !starting_named.is_empty())
 }
 
 /// The statements the starting file's own failure names, for its reason: checked once per
@@ -533,8 +534,10 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
         Reason::Check(Expect::Deadlock) => match hang_of(failure) {
             Hang::WarpSync => {
                 "Make every lane that the mask names reach the __syncwarp(), shuffle or vote \
-                 that waits for it: call it outside the if, or with a mask of exactly the lanes \
-                 that take the branch."
+                 that waits for it: call it outside the if, with every lane's mask, and let the \
+                 if choose what to do with the value. A narrower mask is right only when no \
+                 lane it leaves out is read: a shuffle from a lane outside its mask reads \
+                 nothing defined."
             }
             Hang::Barrier => {
                 "Put the __syncthreads() where every thread of the block reaches it the same \

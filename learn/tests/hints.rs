@@ -653,3 +653,42 @@ fn a_barrier_left_by_an_early_return_gets_hints_about_the_return() {
         "{third}"
     );
 }
+
+/// The starting text with `line` inserted after the first line that `after` matches.
+fn starting_with_line_after(exercise: &Exercise, after: &str, line: &str) -> String {
+    let mut lines: Vec<String> = exercise
+        .starting_text()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim().starts_with(after))
+        .unwrap_or_else(|| panic!("{}: no line starts with {after}", exercise.name));
+    lines.insert(at + 1, line.to_string());
+    lines.join("\n") + "\n"
+}
+
+/// A learner's barrier that does not fix the bug but moves the lines under it: the race is
+/// the one the file started with, its statements where the edit moved them, so the exercise's
+/// own hints still fit.
+#[test]
+fn a_race_whose_lines_moved_is_still_the_starting_one() {
+    require_nvrtc();
+    let exercise = learn::find("tiled-missing-second-sync").expect("the tiled exercise");
+    let attempt = starting_with_line_after(exercise, "As[ty][tx] =", "        __syncthreads();");
+    let report = check_source(exercise, &attempt, common::emulator());
+    let Err(failure) = &report.outcome else {
+        panic!("the attempt still races:\n{attempt}")
+    };
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{:?}\n{attempt}",
+        failure.lines(&report.path)
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        !second.contains("This is not how the file started"),
+        "{second}"
+    );
+}

@@ -524,7 +524,8 @@ impl Ctx<'_> {
                          orders them"
                     } else {
                         "two threads' accesses between barriers; a __syncthreads() between the \
-                         two lines, or atomics, would order them"
+                         two lines orders them (atomics on both sides would only keep each \
+                         access whole, not order the read after the writes it needs)"
                     };
                     format!(
                         "both ran after the same __syncthreads() with none between them: a \

@@ -231,6 +231,21 @@ impl Ctx<'_> {
     /// An access to the memory of a device this launch's device has no peer access to.
     #[allow(clippy::too_many_arguments)]
     #[cold]
+    /// The allocation below `off` (among the first `below` by address) that a 32-bit unsigned
+    /// index gone a little below zero reaches `off` from, and that index (the one nearest
+    /// zero when several do).
+    fn wrapped_from(
+        &self,
+        below: usize,
+        off: u64,
+        size: u64,
+    ) -> Option<(&super::allocs::Allocation, i64)> {
+        self.allocs[..below]
+            .iter()
+            .filter_map(|a| Some((a, wrapped_index(off - a.base, size)?)))
+            .max_by_key(|&(_, index)| index)
+    }
+
     fn report_no_peer_access(
         &mut self,
         w: &Warp,
@@ -301,6 +316,26 @@ impl Ctx<'_> {
                                 element_bytes: size as u32,
                                 c_index: None,
                                 note,
+                            },
+                            heap_key(a),
+                        )
+                    }
+                    _ if self.wrapped_from(i, off, size as u64).is_some() => {
+                        let (a, index) =
+                            self.wrapped_from(i, off, size as u64).expect("just found");
+                        (
+                            MemLocation {
+                                space: sp,
+                                label: a.label.clone(),
+                                index,
+                                address: addr,
+                                element_bytes: size as u32,
+                                c_index: None,
+                                note: Some(format!(
+                                    "{label}[{}] as a 32-bit unsigned index: {index} went below zero and wrapped to about 4 billion, far past the end of {label}",
+                                    index + (1i64 << 32),
+                                    label = a.label
+                                )),
                             },
                             heap_key(a),
                         )
@@ -489,5 +524,33 @@ mod byte_count_tests {
         assert_eq!(super::bytes(1), "1 byte");
         assert_eq!(super::bytes(0), "0 bytes");
         assert_eq!(super::bytes(4), "4 bytes");
+    }
+}
+
+/// The negative index `byte_offset` stands for when it is a 32-bit unsigned index that went a
+/// little below zero (`in[x - 1]` at x = 0, with unsigned x): 2^32 − k elements of `size`
+/// bytes past the start, for k up to 65,536. `None` for any other offset.
+fn wrapped_index(byte_offset: u64, size: u64) -> Option<i64> {
+    if size == 0 || byte_offset % size != 0 {
+        return None;
+    }
+    let index = byte_offset / size;
+    let wrap = 1u64 << 32;
+    (wrap - (1 << 16)..wrap)
+        .contains(&index)
+        .then(|| index as i64 - wrap as i64)
+}
+
+#[cfg(test)]
+mod wrapped_tests {
+    use super::wrapped_index;
+
+    #[test]
+    fn an_unsigned_index_just_below_zero_is_read_as_negative() {
+        assert_eq!(wrapped_index(4 * ((1 << 32) - 1), 4), Some(-1));
+        assert_eq!(wrapped_index(8 * ((1 << 32) - 1000), 8), Some(-1000));
+        // far from the wrap, or not a whole element: an ordinary stray address
+        assert_eq!(wrapped_index(4 * (1 << 31), 4), None);
+        assert_eq!(wrapped_index(4 * ((1 << 32) - 1) + 2, 4), None);
     }
 }
