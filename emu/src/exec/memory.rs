@@ -228,9 +228,6 @@ impl Ctx<'_> {
         tgt
     }
 
-    /// An access to the memory of a device this launch's device has no peer access to.
-    #[allow(clippy::too_many_arguments)]
-    #[cold]
     /// The allocation below `off` (among the first `below` by address) that a 32-bit unsigned
     /// index gone a little below zero reaches `off` from, and that index (the one nearest
     /// zero when several do).
@@ -246,6 +243,9 @@ impl Ctx<'_> {
             .max_by_key(|&(_, index)| index)
     }
 
+    /// An access to the memory of a device this launch's device has no peer access to.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
     fn report_no_peer_access(
         &mut self,
         w: &Warp,
