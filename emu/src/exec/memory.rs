@@ -531,7 +531,7 @@ mod byte_count_tests {
 /// little below zero (`in[x - 1]` at x = 0, with unsigned x): 2^32 − k elements of `size`
 /// bytes past the start, for k up to 65,536. `None` for any other offset.
 fn wrapped_index(byte_offset: u64, size: u64) -> Option<i64> {
-    if size == 0 || byte_offset % size != 0 {
+    if size == 0 || !byte_offset.is_multiple_of(size) {
         return None;
     }
     let index = byte_offset / size;
