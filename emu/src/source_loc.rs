@@ -14,6 +14,9 @@ pub struct SourceLoc {
     /// When the code was inlined from another file (a CUDA header's function inlined into the
     /// kernel): the outermost call site, which is the line of the user's own code.
     pub inlined_into: Option<(String, u32)>,
+    /// When the code was inlined from a device function of the same file: the line of the
+    /// outermost call, in the kernel itself (a helper's helper is named by the kernel's line).
+    pub called_from: Option<u32>,
     pub ptx_line: u32,
 }
 
@@ -56,6 +59,7 @@ mod tests {
             line,
             inlined_at: None,
             inlined_into: into.map(|(f, l)| (f.into(), l)),
+            called_from: None,
             ptx_line: 7,
         }
         .to_string()

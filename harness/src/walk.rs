@@ -342,6 +342,7 @@ mod tests {
                 line,
                 inlined_at: None,
                 inlined_into: None,
+                called_from: None,
                 ptx_line: 1,
             },
         };

@@ -31,8 +31,8 @@ impl Step {
 }
 
 /// Lines of the current failure quoted in "where to look": its first finding in full, or the
-/// first lines of NVRTC's log.
-const WHERE_LINES: usize = 10;
+/// first lines of NVRTC's log; what is left out is counted, never dropped silently.
+const WHERE_LINES: usize = 14;
 
 /// What the hints of one report are about: the reason the file fails and the lines it names.
 /// Progress keeps it, so a change that brings another failure starts the hints again at
@@ -226,8 +226,16 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                 reason_phrase(reason)
             )));
             let mut shown = where_lines(failure, &report.source, reason);
+            let left_out = shown.len().saturating_sub(WHERE_LINES);
             shown.truncate(WHERE_LINES);
             lines.extend(shown.into_iter().map(|line| format!("  {line}")));
+            if left_out > 0 {
+                let s = if left_out == 1 { "" } else { "s" };
+                lines.push(format!(
+                    "  … {left_out} more line{s}: `cargo learn check {} --all` shows it whole",
+                    exercise.name
+                ));
+            }
         }
         Step::WhatIsWrong => {
             if starting {

@@ -297,19 +297,11 @@ fn finding_lines(finding: &Finding, source: &str, launch_axes: [usize; 2]) -> Ve
         .collect();
     let thread = |who: &ThreadRef| thread(who, &named, launch_axes);
     for access in &finding.accesses {
-        let line = access.at.line;
-        if !quoted.contains(&line) {
-            quoted.push(line);
-            lines.push(quote(source, line));
-        }
+        quote_with_its_call(source, &access.at, &mut quoted, &mut lines);
         lines.push(format!("      {} by {}", access.op, thread(&access.thread)));
     }
     for group in &finding.threads {
-        let line = group.at.line;
-        if !quoted.contains(&line) {
-            quoted.push(line);
-            lines.push(quote(source, line));
-        }
+        quote_with_its_call(source, &group.at, &mut quoted, &mut lines);
         let s = if group.threads == 1 { "" } else { "s" };
         lines.push(format!(
             "      {} thread{s} {} (e.g. {})",
@@ -324,6 +316,25 @@ fn finding_lines(finding: &Finding, source: &str, launch_axes: [usize; 2]) -> Ve
     }
     lines.push(why);
     lines
+}
+
+/// The line at `at`, once, and for a line of a device function inlined into the kernel, the
+/// kernel's line that calls it: the learner's own line, where a given helper's line alone
+/// would not say whose call went wrong.
+fn quote_with_its_call(
+    source: &str,
+    at: &ptx_emu::SourceLoc,
+    quoted: &mut Vec<u32>,
+    lines: &mut Vec<String>,
+) {
+    if !quoted.contains(&at.line) {
+        quoted.push(at.line);
+        lines.push(quote(source, at.line));
+        if let Some(call) = at.called_from.filter(|call| !quoted.contains(call)) {
+            quoted.push(call);
+            lines.push(quote(source, call).replacen(": ", ", which calls it: ", 1));
+        }
+    }
 }
 
 /// `  line 9: x[0] = x[0] + 1;`

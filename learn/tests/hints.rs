@@ -692,3 +692,27 @@ fn a_race_whose_lines_moved_is_still_the_starting_one() {
         "{second}"
     );
 }
+
+/// A deadlock inside a given helper (a warp shuffle that thread 0 alone reaches) is quoted at the
+/// learner's own line too, the kernel's call of the helper, not only at the helper's line.
+#[test]
+fn a_hang_inside_a_helper_quotes_the_learners_call() {
+    require_nvrtc();
+    let exercise = learn::find("atomic-finish").expect("the atomic finish exercise");
+    let attempt = exercise.starting_text().replace(
+        "    // TODO: add this block's sum (block_sum of thread_sum) to *total, once per",
+        "    if (threadIdx.x == 0) { atomicAdd(total, block_sum(thread_sum(x, n))); }\n    // TODO: add this block's sum (block_sum of thread_sum) to *total, once per",
+    );
+    let call = attempt
+        .lines()
+        .position(|l| l.contains("atomicAdd(total, block_sum"))
+        .expect("the call") as u32
+        + 1;
+    let report = check_source(exercise, &attempt, common::emulator());
+    assert!(!report.passed());
+    let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+    assert!(
+        first.contains(&format!("line {call}, which calls it:")),
+        "hint 1 should quote the call at line {call}:\n{first}"
+    );
+}

@@ -401,6 +401,7 @@ fn every_finding_is_reachable() {
                 line,
                 inlined_at: None,
                 inlined_into: None,
+                called_from: None,
                 ptx_line: 1,
             },
         }],

@@ -165,6 +165,11 @@ impl Ctx<'_> {
                     .outermost
                     .filter(|&(file, _)| file != l.file)
                     .map(|(file, line)| (self.m.file_name(file).to_string(), line)),
+                called_from: l
+                    .inlined_at
+                    .and(l.outermost)
+                    .filter(|&(file, line)| file == l.file && line != l.line)
+                    .map(|(_, line)| line),
                 ptx_line,
             },
             _ => SourceLoc {
@@ -172,6 +177,7 @@ impl Ctx<'_> {
                 line: 0,
                 inlined_at: None,
                 inlined_into: None,
+                called_from: None,
                 ptx_line,
             },
         }
