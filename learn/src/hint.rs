@@ -529,7 +529,9 @@ fn what_to_change(reason: Reason, failure: &Failure) -> String {
                 .into(),
             Some((false, true)) => "Make the update one atomic operation (atomicAdd) when many \
                 threads add to the same place, or give each thread an element of its own and \
-                combine them after a __syncthreads()."
+                combine them after a __syncthreads(). When the statement runs in steps, each \
+                reading what the step before wrote (a tree's levels), put a __syncthreads() \
+                after every step, inside the loop and outside any if."
                 .into(),
             _ => what_to_change_in_general(reason, failure).into(),
         };
@@ -573,9 +575,11 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
         }
         Reason::Check(Expect::OutOfBounds) => {
             "Work out, for the smallest failing case, which index goes past the end. If the \
-             index itself is off (a rank off by one, a wrong offset), fix it; if the thread has \
-             no element there, guard the access with the array's bound (if (i < n)) or stop \
-             the loop at it, and keep any __syncthreads() outside the guard."
+             index itself is off (a rank off by one, a wrong offset), fix it; if the array is \
+             too small for the indices the code needs (a shared array of n for indices up to \
+             n + n/32), declare it larger; if the thread has no element there, guard the \
+             access with the array's bound (if (i < n)) or stop the loop at it, and keep any \
+             __syncthreads() outside the guard."
         }
         Reason::Check(Expect::CompileError) => {
             "Fix the first error NVRTC names, at its line, and save again."

@@ -122,8 +122,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 scans tile_sums the same way, then add_tile_offsets adds tile b's offset to \
                 its 2T elements. The levels make an exclusive scan.",
             hints: &[
-                "While hillis_steele_multi_block is in the file the host runs it in one \
-                 launch, and block 1's first element misses block 0's sum.",
+                "Until the file defines scan_tiles_u32 the host runs hillis_steele_multi_block \
+                 in one launch, and block 1's first element misses block 0's sum; once it \
+                 does, the host runs the levels and the old kernel may stay or go.",
                 "scan_tiles_u32 is blelloch-shared on one tile: load 2T elements (0 past n) \
                  into extern __shared__ memory, up-sweep, save the root to tile_sums, clear \
                  it, down-sweep, write back.",
@@ -171,8 +172,10 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 lookback-no-fence: the publishing block has its fence, in the wrong place."
             ),
             hints: &[
-                "Racecheck names the value's write. When a reader sees the flag, has that \
-                 line run yet?",
+                "Racecheck names the value's write. When a reader sees the flag, is that \
+                 write already visible to it? Written first is not enough: only a fence \
+                 between the value and the flag makes the reader that sees the flag see the \
+                 value too.",
                 "A fence orders what comes before it before what comes after it: write the \
                  value, fence, and only then set the flag.",
             ],

@@ -23,13 +23,16 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 reading the predecessor's memory through peer access. After N - 1 steps device r \
                 holds chunk r + 1 summed over every device. This step cuts chunks of n / N \
                 values; when N does not divide n, the last n % N values are in no chunk. The \
-                other steps of the ring, and the host's check, cut the chunks the one way that \
-                spreads the remainder: every device must cut them the same way.",
+                other steps of the ring, and the host's check, cut chunk c from c·n/N up to \
+                (c + 1)·n/N (integer division after the product), which spreads the \
+                remainder over the chunks: every device must cut them that same way.",
             hints: &[
                 "Try n = 7 on 2 devices: chunk 0 is [0, 3), chunk 1 is [3, 6), and value 6 is \
                  in neither.",
-                "Chunk c is [c·n/N, (c+1)·n/N): compute both ends with the multiplication first, \
-                 in 64 bits, and the chunks differ by at most one value and cover all n.",
+                "Compute both ends of chunk c with the multiplication first, in 64 bits: \
+                 c·n/N and (c+1)·n/N. A last chunk that takes the rest covers every value too, \
+                 but it is not the host's cut, so the devices would disagree on which values \
+                 each chunk holds.",
             ],
             taught: "Split n values into N parts by their boundaries, c·n/N, not by a size \
                 n/N: every value lands in exactly one part, whatever n is. A test with round \
