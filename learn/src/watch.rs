@@ -224,8 +224,8 @@ impl Watch {
     }
 
     /// The exercise's title, its report, the hint asked for and the keys, within the terminal's
-    /// rows: where they do not fit, the title's second line goes first, then the report's tail,
-    /// counted, with the command that prints it whole.
+    /// rows: where they do not fit, the title shrinks to one line (the name and the file), then
+    /// the report's tail goes, counted, with the command that prints it whole.
     fn exercise_lines(&self, rule: &str) -> Vec<String> {
         let exercise = self.current();
         let mut title = fit(title_lines(exercise));
@@ -248,7 +248,8 @@ impl Watch {
         // the header line and the two rules
         let around = 3 + hint.len() + note.len() + keys.len();
         if around + title.len() + report.len() > self.height {
-            title.truncate(1);
+            // One line then, but still the file to open: the name and the path.
+            title = fit(vec![format!("{} · {}", exercise.name, exercise.path())]);
         }
         let room = self
             .height

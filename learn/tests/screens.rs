@@ -483,6 +483,11 @@ fn the_watch_screen_fits_the_terminal_with_every_finding_and_hint() {
             "{screen}"
         );
         assert!(lines[1].starts_with(first), "the title stays:\n{screen}");
+        let file = watch.current().path();
+        assert!(
+            lines[1].contains(&file),
+            "the file to open stays, on the title's line:\n{screen}"
+        );
         assert!(
             lines.last().unwrap().starts_with("h hint"),
             "the keys stay:\n{screen}"
