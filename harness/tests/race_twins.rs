@@ -335,7 +335,7 @@ fn lockstep_hides_the_lanes_only_races_and_the_lanes_schedule_names_itself() {
             twin.file
         );
         assert!(
-            text.contains("whose lanes the lanes schedule (seed 7) ran apart"),
+            text.contains("and the schedule lanes:7 ran its lanes apart"),
             "{}:\n{text}",
             twin.file
         );

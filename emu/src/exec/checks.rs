@@ -544,7 +544,7 @@ impl Ctx<'_> {
                 let same_warp = same_block && (hit.prev.tid % tpb) / 32 == (tid % tpb) / 32;
                 if let (true, Schedule::Lanes { seed }) = (same_warp, self.opts.schedule) {
                     why.push_str(&format!(
-                        "; they are in one warp, whose lanes the lanes schedule (seed {seed}) ran \
+                        "; they are in one warp, and the schedule lanes:{seed} ran its lanes \
                          apart, as a GPU may since Volta: __syncwarp() between them orders them"
                     ));
                 }
