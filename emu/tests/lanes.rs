@@ -101,7 +101,7 @@ fn a_read_ordered_only_by_lockstep_is_a_race_on_the_lanes_schedule() {
         if races(&report) > 0 {
             seen += 1;
             let text = report.findings[0].to_string();
-            assert!(text.contains("lanes schedule"), "{text}");
+            assert!(text.contains("the schedule lanes:"), "{text}");
         }
     }
     assert!(
