@@ -102,6 +102,8 @@ fn a_read_ordered_only_by_lockstep_is_a_race_on_the_lanes_schedule() {
             seen += 1;
             let text = report.findings[0].to_string();
             assert!(text.contains("the schedule lanes:"), "{text}");
+            // the atomic of one side is named as what it is, not as a missing order
+            assert!(text.contains("one of the two is an atomic"), "{text}");
         }
     }
     assert!(

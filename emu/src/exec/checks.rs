@@ -533,7 +533,16 @@ impl Ctx<'_> {
                          {between}"
                     )
                 } else if sp == report::Space::Shared || same_block {
-                    "no __syncthreads(), atomic or fence orders them".to_string()
+                    let atomic = |at: u32| matches!(self.op_at(at), Some(Op::Atom { .. }));
+                    if atomic(hit.prev.pc) != atomic(pc) {
+                        // "no atomic orders them" reads wrong beside an atomic of the learner's.
+                        "one of the two is an atomic and the other a plain access: an atomic \
+                         keeps its own update whole but orders nothing else, and no \
+                         __syncthreads() or fence orders them"
+                            .to_string()
+                    } else {
+                        "no __syncthreads(), atomic or fence orders them".to_string()
+                    }
                 } else {
                     "different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)".to_string()
                 };
