@@ -254,3 +254,21 @@ def test_a_large_fill_is_written_a_chunk_at_a_time_and_whole():
     a.fill(np.float32(np.nan))
     host = a.get()
     assert np.isnan(host).all() and host.size == (1 << 23) + 5
+
+
+def test_a_device_memory_pool_hands_out_what_gpuarrays_use():
+    from racetrack.pycuda.tools import DeviceMemoryPool, PageLockedMemoryPool
+
+    pool = DeviceMemoryPool()
+    a = gpuarray.to_gpu(np.arange(10, dtype=np.float32), allocator=pool.allocate)
+    b = gpuarray.zeros(5, np.int32, allocator=pool.allocate)
+    assert (pool.active_blocks, pool.active_bytes, pool.held_blocks) == (2, 60, 0)
+    assert (a * 2).get().tolist() == [2.0 * v for v in range(10)] and b.get().tolist() == [0] * 5
+    del a, b
+    import gc
+
+    gc.collect()
+    assert pool.active_blocks == 0
+    host_pool = PageLockedMemoryPool()
+    host = host_pool.allocate((3, 4), np.float32)
+    assert host.shape == (3, 4) and host_pool.active_blocks == 1

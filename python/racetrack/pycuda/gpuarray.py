@@ -83,6 +83,11 @@ class GPUArray(DeviceArray):
     def __init__(self, shape, dtype, allocator=None, base=None, gpudata=None, strides=None, order: str = "C"):
         if order != "C":
             raise NotImplementedError("racetrack's GPUArray is C-contiguous; order='F' is not supported")
+        if gpudata is None and allocator is not None:
+            # The program's allocator (a DeviceMemoryPool's allocate, say) provides the memory,
+            # as PyCUDA calls it: it is kept alive with the array.
+            size = int(np.prod(shape if not isinstance(shape, (int, np.integer)) else (shape,)))
+            gpudata = allocator(size * np.dtype(dtype).itemsize or 1)
         borrowed = None if gpudata is None else _Borrowed(int(gpudata), gpudata)
         super().__init__(shape, dtype, allocation=borrowed)
         if strides is not None:
@@ -246,7 +251,7 @@ vec = _VectorTypes()
 def to_gpu(ary, allocator=None) -> GPUArray:
     """A ``GPUArray`` holding a copy of the NumPy array ``ary``."""
     host = np.asarray(ary)
-    made = GPUArray(host.shape, host.dtype)
+    made = GPUArray(host.shape, host.dtype, allocator=allocator)
     made.set(host)
     return made
 
@@ -254,22 +259,22 @@ def to_gpu(ary, allocator=None) -> GPUArray:
 def to_gpu_async(ary, allocator=None, stream=None) -> GPUArray:
     """``to_gpu`` with the copy queued on ``stream``."""
     host = np.asarray(ary)
-    made = GPUArray(host.shape, host.dtype)
+    made = GPUArray(host.shape, host.dtype, allocator=allocator)
     made.set_async(host, stream=stream)
     return made
 
 
 def empty(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:
     """Uninitialized, as ``cudaMalloc`` gives (initcheck reports reads of what nothing wrote)."""
-    return GPUArray(shape, dtype, order=order)
+    return GPUArray(shape, dtype, allocator=allocator, order=order)
 
 
 def zeros(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:
-    return empty(shape, dtype, order=order).fill(0)
+    return empty(shape, dtype, allocator=allocator, order=order).fill(0)
 
 
 def ones(shape, dtype=np.float64, allocator=None, order: str = "C") -> GPUArray:
-    return empty(shape, dtype, order=order).fill(1)
+    return empty(shape, dtype, allocator=allocator, order=order).fill(1)
 
 
 def empty_like(other, dtype=None, order: str = "C") -> GPUArray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -153,3 +154,69 @@ def parse_arguments(arguments):
     for argument in arguments:
         parsed.append(parse_c_arg(argument) if isinstance(argument, str) else argument)
     return parsed
+
+
+class DeviceMemoryPool:
+    """``pycuda.tools.DeviceMemoryPool``: ``allocate(nbytes)`` hands out device memory and the
+    pool counts what is in use. The emulator keeps no freed blocks for reuse (a block goes back
+    when its last user drops it), so ``held_blocks`` stays 0; what a program sees of a pooled
+    block, memory nothing has written since it was handed out, is the same."""
+
+    def __init__(self, allocator=None):
+        from .driver import mem_alloc
+
+        self._allocator = allocator or mem_alloc
+        self._active = weakref.WeakSet()
+
+    def allocate(self, nbytes: int):
+        block = self._allocator(int(nbytes))
+        self._active.add(block)
+        return block
+
+    __call__ = allocate
+
+    @property
+    def active_blocks(self) -> int:
+        return len(self._active)
+
+    @property
+    def active_bytes(self) -> int:
+        return sum(int(getattr(block, "nbytes", 0)) for block in self._active)
+
+    managed_bytes = active_bytes
+    held_blocks = 0
+
+    def free_held(self) -> None:
+        """Nothing is held for reuse on the emulator."""
+
+    def stop_holding(self) -> None:
+        pass
+
+
+class PageLockedMemoryPool:
+    """``pycuda.tools.PageLockedMemoryPool``: ``allocate(shape, dtype)`` gives a host array, as
+    ``pagelocked_empty`` does (page-locking changes only how fast copies go)."""
+
+    def __init__(self, allocator=None):
+        self._active = 0
+
+    def allocate(self, shape, dtype, order: str = "C"):
+        array = np.empty(shape, dtype=dtype, order=order)
+        self._active += 1
+        weakref.finalize(array, self._release)
+        return array
+
+    def _release(self) -> None:
+        self._active -= 1
+
+    @property
+    def active_blocks(self) -> int:
+        return self._active
+
+    held_blocks = 0
+
+    def free_held(self) -> None:
+        """Nothing is held for reuse."""
+
+    def stop_holding(self) -> None:
+        pass
