@@ -392,7 +392,6 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
         let Some(f) = rt.functions.get(&key) else {
             return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
         };
-        let max_dynamic_shared = f.max_dynamic_shared;
         let ptx_version = crate::register::ptx_version(rt, f) as c_int;
         let needs = crate::resources::of(rt, key);
         // SAFETY: all-zero is a valid value of this C struct of integers.
@@ -405,17 +404,10 @@ pub unsafe extern "C" fn cudaFuncGetAttributes(
         a.ptx_version = ptx_version;
         // The driver compiles that PTX for the device itself.
         a.binary_version = crate::register::EMULATED_ARCH as c_int;
-        a.max_dynamic_shared_size_bytes =
-            max_dynamic_shared_of(max_dynamic_shared, &needs) as c_int;
+        a.max_dynamic_shared_size_bytes = needs.max_dynamic_shared() as c_int;
         a.preferred_shmem_carveout = -1;
         unsafe { put(attributes, a) }
     })
-}
-
-/// The dynamic shared memory a kernel's launches may ask for: what it opted in to, else 48 KiB,
-/// less its own static shared memory (an H100's `maxDynamicSharedSizeBytes`).
-fn max_dynamic_shared_of(opted_in: usize, needs: &crate::resources::Needs) -> usize {
-    opted_in.min(crate::launch::OPT_IN_SHARED) - needs.static_shared().min(opted_in)
 }
 
 /// Blocks of `block_size` threads with `shared` bytes of dynamic shared memory that one SM
@@ -428,10 +420,7 @@ pub unsafe extern "C" fn cudaOccupancyMaxActiveBlocksPerMultiprocessor(
     shared: usize,
 ) -> i32 {
     api("cudaOccupancyMaxActiveBlocksPerMultiprocessor", |rt| {
-        if !rt.functions.contains_key(&(function as usize)) {
-            return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
-        }
-        let needs = crate::resources::of(rt, function as usize);
+        let needs = crate::resources::of_kernel(rt, function as usize)?;
         let n = blocks_per_sm(
             [block_size.max(1) as u32, 1, 1],
             shared + needs.static_shared(),
@@ -451,13 +440,10 @@ pub unsafe extern "C" fn cudaOccupancyAvailableDynamicSMemPerBlock(
     block_size: c_int,
 ) -> i32 {
     api("cudaOccupancyAvailableDynamicSMemPerBlock", |rt| {
-        if !rt.functions.contains_key(&(function as usize)) {
-            return Err(Failure::code(errors::INVALID_DEVICE_FUNCTION));
-        }
+        let needs = crate::resources::of_kernel(rt, function as usize)?;
         if num_blocks <= 0 || block_size <= 0 {
             return Err(Failure::code(errors::INVALID_VALUE));
         }
-        let needs = crate::resources::of(rt, function as usize);
         let static_shared = needs.static_shared();
         let fit = blocks_per_sm([block_size as u32, 1, 1], static_shared, needs.registers());
         // A GPU refuses a count of blocks that cannot be resident together whatever they
@@ -466,13 +452,9 @@ pub unsafe extern "C" fn cudaOccupancyAvailableDynamicSMemPerBlock(
         if fit < num_blocks as u64 {
             return Err(Failure::code(errors::INVALID_VALUE));
         }
-        let max_dynamic_shared = rt
-            .functions
-            .get(&(function as usize))
-            .map_or(crate::launch::MAX_SHARED, |f| f.max_dynamic_shared);
         let available = (SHARED_PER_SM / num_blocks as usize)
             .saturating_sub(RESERVED_SHARED_PER_BLOCK + static_shared)
-            .min(max_dynamic_shared_of(max_dynamic_shared, &needs));
+            .min(needs.max_dynamic_shared());
         unsafe { put(bytes, available) }
     })
 }

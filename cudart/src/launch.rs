@@ -172,15 +172,6 @@ fn check_shape(grid: Dim3, block: Dim3, shared: usize, max_shared: usize) -> Api
 fn check_resources(rt: &mut Runtime, function: usize, block: Dim3) -> ApiResult {
     let b = block.array();
     let threads: u64 = b.iter().map(|&d| d as u64).product();
-    let refuse = |why: String| {
-        Failure::host(
-            errors::LAUNCH_OUT_OF_RESOURCES,
-            "launch the device cannot run",
-            format!(
-                "{why}; the launch returns cudaErrorLaunchOutOfResources (too many resources requested for launch), as on a GPU"
-            ),
-        )
-    };
     if let Some(bound) = crate::resources::launch_bound_of(rt, function)
         && threads > bound as u64
     {
@@ -199,9 +190,13 @@ fn check_resources(rt: &mut Runtime, function: usize, block: Dim3) -> ApiResult 
         let most = needs.max_threads_per_block();
         if threads > most as u64 {
             let registers = needs.registers().unwrap_or_default();
-            return Err(refuse(format!(
-                "a block of {threads} threads, where at {registers} registers a thread the register file holds {most}"
-            )));
+            return Err(Failure::host(
+                errors::LAUNCH_OUT_OF_RESOURCES,
+                "launch the device cannot run",
+                format!(
+                    "a block of {threads} threads, where at {registers} registers a thread the register file holds {most}; the launch returns cudaErrorLaunchOutOfResources (too many resources requested for launch), as on a GPU"
+                ),
+            ));
         }
     }
     Ok(())

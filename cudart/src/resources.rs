@@ -12,11 +12,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 pub use ptx_emu::ptxas::Resources;
-use ptx_emu::ptxas::{count, launch_bound};
+use ptx_emu::ptxas::{count_unit, launch_bound};
 
 use crate::fatbin;
 use crate::register::EMULATED_ARCH;
-use crate::runtime::Runtime;
+use crate::runtime::{ApiResult, Failure, Runtime};
 
 /// The ptxas to count registers with.
 pub use ptx_emu::run_env::PTXAS as PTXAS_ENV;
@@ -35,6 +35,9 @@ pub struct Needs {
     pub counted: Option<Resources>,
     /// Its `__launch_bounds__`, in threads.
     pub launch_bound: Option<u32>,
+    /// The dynamic shared memory it opted in to (`cudaFuncAttributeMaxDynamicSharedMemorySize`),
+    /// 48 KiB until it does.
+    pub opted_in_shared: usize,
 }
 
 impl Needs {
@@ -44,6 +47,13 @@ impl Needs {
 
     pub fn static_shared(&self) -> usize {
         self.counted.map_or(0, |c| c.static_shared as usize)
+    }
+
+    /// The dynamic shared memory its launches may ask for: what it opted in to less its own
+    /// static shared memory (an H100's `maxDynamicSharedSizeBytes`).
+    pub fn max_dynamic_shared(&self) -> usize {
+        let opted_in = self.opted_in_shared.min(crate::launch::OPT_IN_SHARED);
+        opted_in - self.static_shared().min(opted_in)
     }
 
     /// `cudaFuncAttributes::maxThreadsPerBlock`: what the registers and launch bounds allow.
@@ -60,7 +70,19 @@ pub fn of(rt: &mut Runtime, function: usize) -> Needs {
     Needs {
         counted: counted(rt, function),
         launch_bound: launch_bound_of(rt, function),
+        opted_in_shared: rt
+            .functions
+            .get(&function)
+            .map_or(crate::launch::MAX_SHARED, |f| f.max_dynamic_shared),
     }
+}
+
+/// [`of`] for a host stub the program passed, which must be one of its kernels.
+pub fn of_kernel(rt: &mut Runtime, function: usize) -> ApiResult<Needs> {
+    if !rt.functions.contains_key(&function) {
+        return Err(Failure::code(crate::errors::INVALID_DEVICE_FUNCTION));
+    }
+    Ok(of(rt, function))
 }
 
 /// The kernel's `__launch_bounds__`, found in its PTX on the first question and kept.
@@ -111,10 +133,7 @@ fn count_units(rt: &mut Runtime, texts: &[(String, Option<String>)]) -> HashMap<
     };
     let mut found = HashMap::new();
     for (text, options) in texts {
-        // PTX that calls into other units (`-rdc`) is compiled as one unit of a device link.
-        let counted = count(&ptxas, text, options.as_deref(), false)
-            .or_else(|whole| count(&ptxas, text, options.as_deref(), true).map_err(|_| whole));
-        match counted {
+        match count_unit(&ptxas, text, options.as_deref()) {
             Ok(kernels) => found.extend(kernels),
             Err(why) => say_registers_unknown(rt, &why),
         }

@@ -101,6 +101,18 @@ pub fn count(
     Ok(parse_ptxas_report(&report))
 }
 
+/// [`count`] of one unit's PTX as a GPU's driver takes it: whole, else, for PTX that calls into
+/// other units (`-rdc`, CUDA's device runtime), as one unit of a device link. The error is the
+/// whole compile's.
+pub fn count_unit(
+    ptxas: &Path,
+    ptx: &str,
+    options: Option<&str>,
+) -> Result<HashMap<String, Resources>, String> {
+    count(ptxas, ptx, options, false)
+        .or_else(|whole| count(ptxas, ptx, options, true).map_err(|_| whole))
+}
+
 fn scratch_file() -> PathBuf {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);

@@ -78,11 +78,7 @@ impl PtxModule {
         let counted = self.counted.get_or_init(|| {
             py.detach(|| {
                 let ptxas = ptxas()?;
-                // PTX calling into CUDA's device runtime is compiled as a unit of a device
-                // link, as the libraries' linkers do.
-                ptx_emu::ptxas::count(ptxas, &self.ptx, None, false)
-                    .or_else(|_| ptx_emu::ptxas::count(ptxas, &self.ptx, None, true))
-                    .ok()
+                ptx_emu::ptxas::count_unit(ptxas, &self.ptx, None).ok()
             })
         });
         let found = counted.as_ref()?.get(entry)?;

@@ -89,13 +89,7 @@ impl Emulator {
     /// [`Emulator::alloc_uninit`], or [`EmuError::OutOfMemory`] where this machine cannot
     /// hold it.
     pub fn try_alloc_uninit(&mut self, bytes: usize, label: &str) -> Result<DevicePtr, EmuError> {
-        let mut garbage = Vec::new();
-        if !host_can_hold(bytes) {
-            return Err(EmuError::OutOfMemory { bytes });
-        }
-        garbage
-            .try_reserve_exact(bytes)
-            .map_err(|_| EmuError::OutOfMemory { bytes })?;
+        let mut garbage = reserved(bytes)?;
         garbage.extend(
             (0..bytes).map(|i| ((i as u32).wrapping_mul(2_246_822_519) >> 24) as u8 | 0x81),
         );
@@ -347,16 +341,19 @@ impl Emulator {
 
 /// `count` zeroes, or [`EmuError::OutOfMemory`] where this machine cannot hold them.
 fn zeroed<T: Clone + Default>(count: usize) -> Result<Vec<T>, EmuError> {
+    let mut data = reserved(count)?;
+    data.resize(count, T::default());
+    Ok(data)
+}
+
+/// An empty vector with room for `count` items, or [`EmuError::OutOfMemory`] where this machine
+/// cannot hold them.
+fn reserved<T>(count: usize) -> Result<Vec<T>, EmuError> {
     let bytes = count.saturating_mul(std::mem::size_of::<T>());
-    if !host_can_hold(bytes) {
+    let mut data = Vec::new();
+    if !host_can_hold(bytes) || data.try_reserve_exact(count).is_err() {
         return Err(EmuError::OutOfMemory { bytes });
     }
-    let mut data = Vec::new();
-    data.try_reserve_exact(count)
-        .map_err(|_| EmuError::OutOfMemory {
-            bytes: count.saturating_mul(std::mem::size_of::<T>()),
-        })?;
-    data.resize(count, T::default());
     Ok(data)
 }
 

@@ -320,9 +320,7 @@ impl Ctx<'_> {
                             heap_key(a),
                         )
                     }
-                    _ if self.wrapped_from(i, off, size as u64).is_some() => {
-                        let (a, index) =
-                            self.wrapped_from(i, off, size as u64).expect("just found");
+                    _ if let Some((a, index)) = self.wrapped_from(i, off, size as u64) => {
                         (
                             MemLocation {
                                 space: sp,

@@ -24,7 +24,7 @@ _links_of_function: Dict[str, Tuple] = {}
 #: Files device functions link (``cuda.jit(device=True, link=...)``), linked into a kernel that
 #: calls a function one of them defines.
 _device_function_links: List = []
-#: Relocatable PTX of each CUDA C source, by (path, modification time, include folders).
+#: Relocatable PTX of each CUDA C source, by (its text, its name, the include folders).
 _compiled: Dict[Tuple, str] = {}
 
 _EXTERN_FUNCTION = re.compile(r"^\s*\.extern\s+\.func\s+(?:\([^)]*\)\s*)?([\w$]+)\s*\(", re.MULTILINE)
@@ -92,21 +92,25 @@ def _ptx_of(link) -> str:
                 f"racetrack.cuda links CUDA C (.cu) and PTX (.ptx) files; {link} is a {extension or 'extensionless'} "
                 "file, which only a GPU's linker takes"
             )
-        includes = _include_dirs()
-        key = (os.path.abspath(link), os.path.getmtime(link), tuple(includes))
-        if key not in _compiled:
-            with open(link, encoding="utf-8") as file:
-                source = file.read()
-            _compiled[key] = _native.compile_device_functions(source, relative_path(link), includes)
-        return _compiled[key]
+        with open(link, encoding="utf-8") as file:
+            return _compiled_cuda(file.read(), relative_path(link))
     from numba.cuda.cudadrv.linkable_code import CUSource, PTXSource
 
     if isinstance(link, (CUSource, PTXSource)):
         text = link.data.decode() if isinstance(link.data, bytes) else link.data
         if isinstance(link, PTXSource):
             return text
-        return _native.compile_device_functions(text, f"{link.name}.cu", _include_dirs())
+        return _compiled_cuda(text, f"{link.name}.cu")
     raise NotImplementedError(
         f"racetrack.cuda links CUDA C and PTX sources; {type(link).__name__} {getattr(link, 'name', '')!r} "
         "is code only a GPU's linker takes"
     )
+
+
+def _compiled_cuda(source: str, name: str) -> str:
+    """``source``'s relocatable PTX, compiled once for each text, name and header search path
+    (NVRTC's own cache also keeps it across processes)."""
+    key = (source, name, tuple(_include_dirs()))
+    if key not in _compiled:
+        _compiled[key] = _native.compile_device_functions(source, name, list(key[2]))
+    return _compiled[key]
