@@ -320,24 +320,22 @@ impl Ctx<'_> {
                             heap_key(a),
                         )
                     }
-                    _ if let Some((a, index)) = self.wrapped_from(i, off, size as u64) => {
-                        (
-                            MemLocation {
-                                space: sp,
-                                label: a.label.clone(),
-                                index,
-                                address: addr,
-                                element_bytes: size as u32,
-                                c_index: None,
-                                note: Some(format!(
-                                    "{label}[{}] as a 32-bit unsigned index: {index} went below zero and wrapped to about 4 billion, far past the end of {label}",
-                                    index + (1i64 << 32),
-                                    label = a.label
-                                )),
-                            },
-                            heap_key(a),
-                        )
-                    }
+                    _ if let Some((a, index)) = self.wrapped_from(i, off, size as u64) => (
+                        MemLocation {
+                            space: sp,
+                            label: a.label.clone(),
+                            index,
+                            address: addr,
+                            element_bytes: size as u32,
+                            c_index: None,
+                            note: Some(format!(
+                                "{label}[{}] as a 32-bit unsigned index: {index} went below zero and wrapped to about 4 billion, far past the end of {label}",
+                                index + (1i64 << 32),
+                                label = a.label
+                            )),
+                        },
+                        heap_key(a),
+                    ),
                     _ => {
                         let nxt = self.allocs.get(i).filter(|a| a.base - off < GAP / 2);
                         match nxt {
