@@ -17,6 +17,7 @@ import os
 import re
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -187,6 +188,15 @@ def device() -> _native.Emulator:
         if _device is None:
             _device = _native.Emulator()
         return _device
+
+
+def event_clock_ms() -> float:
+    """What an event records: the host's clock in milliseconds. The emulator runs each piece of
+    work when it is queued, so the device reaches a record when the host makes it, and the time
+    between two records is the emulator's work between them plus what the host did meanwhile (a
+    GPU's idle stream counts that too, as when a tutorial times NumPy between two events). It is
+    not a GPU's time; ``time_kernel`` and ``prepared_timed_call`` give a launch's own seconds."""
+    return time.perf_counter() * 1e3
 
 
 def relative_path(path: str) -> str:

@@ -140,6 +140,34 @@ def test_events_time_the_emulator():
     assert np.array_equal(x.get(), np.full(256, 0.5, np.float32))
 
 
+def test_events_count_the_hosts_work_between_them_in_every_face():
+    # PyCUDA's own measure_gpuarray_speed_random times NumPy between two events and divides by
+    # the result; on a GPU the idle stream counts that time, so the result is never 0 here either.
+    import time
+
+    from racetrack import cuda as numba_cuda
+    from racetrack import cupy as cp
+
+    def host_work():
+        time.sleep(0.02)
+
+    start, end = drv.Event(), drv.Event()
+    start.record()
+    host_work()
+    end.record()
+    assert end.time_since(start) >= 20
+    start, end = numba_cuda.event(), numba_cuda.event()
+    start.record()
+    host_work()
+    end.record()
+    assert numba_cuda.event_elapsed_time(start, end) >= 20
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    host_work()
+    end.record()
+    assert cp.cuda.get_elapsed_time(start, end) >= 20
+
+
 def test_elementwise_and_reduction_kernels():
     lin = ElementwiseKernel("float a, float *x, float b, float *y", "y[i] = a*x[i] + b", "lin")
     x = gpuarray.to_gpu(np.arange(1000, dtype=np.float32))

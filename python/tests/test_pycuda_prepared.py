@@ -176,9 +176,9 @@ def test_prepared_timed_call_gives_the_emulators_seconds():
     small_time = scale.prepared_timed_call((1, 1), (32, 1, 1), small, 2.0, 32)
     end.record()
     large_time = scale.prepared_timed_call((256, 1), (256, 1, 1), large, 2.0, 1 << 16)
-    # A function giving seconds, as PyCUDA's: the events' milliseconds around the same launch.
+    # A function giving seconds, as PyCUDA's: the launch's own, within the events around it.
     assert callable(small_time)
-    assert small_time() == pytest.approx(end.time_since(start) * 1e-3, rel=1e-9)
+    assert 0 < small_time() <= end.time_since(start) * 1e-3
     assert 0 < small_time() < large_time()
     assert from_device(large, np.empty(1 << 16, np.float32)).tolist() == [2.0] * (1 << 16)
 
@@ -191,7 +191,7 @@ def test_time_kernel_gives_the_emulators_seconds():
         drv.InOut(x), np.float32(4), np.uint32(1000), block=(128, 1, 1), grid=(8, 1), time_kernel=True
     )
     end.record()
-    assert seconds == pytest.approx(end.time_since(start) * 1e-3, rel=1e-9) and seconds > 0
+    assert 0 < seconds <= end.time_since(start) * 1e-3
     assert x.tolist() == [4.0] * 1000
     assert (
         KERNELS.get_function("scale")(drv.InOut(x), np.float32(1), np.uint32(1000), block=(1000, 1, 1))
@@ -236,3 +236,40 @@ def test_dynamic_shared_memory_through_shared_and_shared_size(threads):
         reverse.prepared_call((blocks, 1), (threads, 1, 1), on_device(x))
     with pytest.raises(TypeError, match=r"stream must be a drv.Stream or None, not tuple"):
         reverse.prepared_async_call((blocks, 1), (threads, 1, 1), (threads, 1, 1), on_device(x))
+
+
+def test_get_elwise_module_builds_the_loop_its_caller_prepares():
+    # PyCUDA's measure and gpu_scalar_mult examples: the scalars as one-element arrays, the
+    # kernel prepared from the arguments' struct characters and launched on the array's splay.
+    from racetrack.pycuda.elementwise import get_elwise_module
+    from racetrack.pycuda.tools import ScalarArg, VectorArg
+
+    arguments = [
+        VectorArg(np.float32, "global_a"),
+        VectorArg(np.float32, "x"),
+        VectorArg(np.float32, "z"),
+        ScalarArg(np.uintp, "n"),
+    ]
+    module = get_elwise_module(arguments, "z[i] = a*x[i]", "scaled", loop_prep="float a = *global_a")
+    function = module.get_function("scaled")
+    function.prepare("".join(argument.struct_char for argument in arguments))
+    a = gpuarray.to_gpu(np.array([3], dtype=np.float32))
+    x = gpuarray.to_gpu(np.arange(5000, dtype=np.float32))
+    z = gpuarray.empty_like(x)
+    assert (x._grid, x._block) == ((157, 1), (32, 1, 1))
+    function.prepared_call(x._grid, x._block, a.gpudata, x.gpudata, z.gpudata, x.mem_size)
+    assert np.array_equal(z.get(), 3 * np.arange(5000, dtype=np.float32))
+
+
+def test_linear_combination_of_host_scalars_runs_and_of_gpu_scalars_fails_as_on_cuda_13():
+    from racetrack.pycuda.elementwise import get_linear_combination_kernel
+
+    function, texrefs = get_linear_combination_kernel(((False, np.float32, np.float32),) * 2, np.float32)
+    x = gpuarray.to_gpu(np.ones(300, dtype=np.float32))
+    y = gpuarray.to_gpu(np.full(300, 2, dtype=np.float32))
+    z = gpuarray.empty_like(x)
+    function.prepared_call(x._grid, x._block, 5.0, x.gpudata, 7.0, y.gpudata, z.gpudata, x.mem_size)
+    assert texrefs == [] and np.array_equal(z.get(), np.full(300, 19, dtype=np.float32))
+    # A GPU scalar is read through a texture reference, which CUDA 12 removed.
+    with pytest.raises(drv.CompileError, match=r"summand 1 is a GPU scalar.*texture reference"):
+        get_linear_combination_kernel(((False, np.float32, np.float32), (True, np.float32, np.float32)), np.float32)

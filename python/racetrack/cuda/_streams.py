@@ -11,14 +11,16 @@ was made; an event is recorded on a stream of its own device, and any device's s
 for it. The default stream is CUDA's legacy one: work on it (launches, copies without a stream)
 starts after everything queued before, as the emulator's launches without a stream do.
 
-Events also read the emulator's clock (``racetrack.device().clock_ms``: the time it has spent
-running kernels), so ``event_elapsed_time`` measures the emulator's own work between records."""
+Events read the host's clock when recorded (``_core.event_clock_ms``): the emulator runs work
+when it is queued, so ``event_elapsed_time`` is the emulator's work between two records plus what
+the host did meanwhile, as an idle GPU's stream would count it; not a GPU's time."""
 
 from __future__ import annotations
 
 import contextlib
 from typing import Dict, List, Optional
 
+from .. import _core
 from .._core import device
 from ._devices import current_device_id
 
@@ -108,7 +110,7 @@ class Event:
                 if other != stream_id:
                     device().wait_event(stream_id, device().record_event(other))
         self._id = device().record_event(stream_id)
-        self._clock_ms = device().clock_ms
+        self._clock_ms = _core.event_clock_ms()
 
     def synchronize(self) -> None:
         """The host waits for the recorded work (here: for its stream)."""
@@ -133,7 +135,7 @@ class Event:
 
 
 def event_elapsed_time(start: Event, end: Event) -> float:
-    """Milliseconds of the emulator's clock between two recorded events."""
+    """Milliseconds between two recorded events (see ``_core.event_clock_ms``)."""
     if start._clock_ms is None or end._clock_ms is None:
         raise ValueError("both events must be recorded before their elapsed time is asked")
     if not (start.timing and end.timing):

@@ -9,7 +9,7 @@ import sys
 from types import SimpleNamespace
 from typing import List, Optional
 
-from .. import _streams
+from .. import _core, _streams
 from .._core import device as _device
 from . import _compiler as compiler
 
@@ -113,7 +113,7 @@ def get_current_stream() -> Stream:
 
 class Event:
     """Marks a point of a stream (``record``) that other streams can wait for, and reads the
-    emulator's clock."""
+    host's clock (``_core.event_clock_ms``)."""
 
     def __init__(self, block: bool = False, disable_timing: bool = False, interprocess: bool = False):
         self.disable_timing = disable_timing
@@ -124,7 +124,7 @@ class Event:
     def record(self, stream: Optional[Stream] = None) -> None:
         self._stream = (stream or get_current_stream())._racetrack_stream
         self._id = _device().record_event(_streams.stream_or_legacy(self._stream))
-        self._clock_ms = _device().clock_ms
+        self._clock_ms = _core.event_clock_ms()
 
     def synchronize(self) -> None:
         if self._id is not None:
@@ -136,7 +136,7 @@ class Event:
 
 
 def get_elapsed_time(start_event: Event, end_event: Event) -> float:
-    """Milliseconds of the emulator's clock between two recorded events."""
+    """Milliseconds between two recorded events (see ``_core.event_clock_ms``)."""
     if start_event._clock_ms is None or end_event._clock_ms is None:
         raise RuntimeError("both events must be recorded before the time between them is asked")
     if start_event.disable_timing or end_event.disable_timing:

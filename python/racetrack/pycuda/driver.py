@@ -446,7 +446,7 @@ class Stream:
 
 class Event:
     """Marks a point of a stream (``record``) that other streams can wait for, and reads the
-    emulator's clock."""
+    host's clock (``_core.event_clock_ms``)."""
 
     def __init__(self, flags: int = 0):
         self.flags = flags
@@ -458,7 +458,7 @@ class Event:
         self._stream = _stream_id(stream)
         queued_on = _streams.stream_or_legacy(self._stream)
         self._id = device().record_event(queued_on)
-        self._clock_ms = device().clock_ms
+        self._clock_ms = _core.event_clock_ms()
         return self
 
     def synchronize(self) -> "Event":
@@ -471,7 +471,7 @@ class Event:
         return True
 
     def time_since(self, event: "Event") -> float:
-        """Milliseconds of the emulator's clock from ``event`` to this one."""
+        """Milliseconds from ``event`` to this one (see ``_core.event_clock_ms``)."""
         if self._clock_ms is None or event._clock_ms is None:
             raise LogicError("both events must be recorded before the time between them is asked")
         return self._clock_ms - event._clock_ms

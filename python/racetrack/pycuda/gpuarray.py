@@ -103,6 +103,16 @@ class GPUArray(DeviceArray):
     def mem_size(self) -> int:
         return self.size
 
+    @property
+    def _grid(self) -> tuple:
+        """PyCUDA's launch shape for one thread per element (``splay``), which its examples
+        pass to their own kernels as ``x._grid, x._block``."""
+        return splay(self.size)[0]
+
+    @property
+    def _block(self) -> tuple:
+        return splay(self.size)[1]
+
     def set(self, ary, async_: bool = False, stream=None) -> None:
         """Copies the NumPy array ``ary`` in, with PyCUDA's checks: the same size (a different
         shape is reshaped, with PyCUDA's warning) and the same dtype; with ``async_=True`` and a
@@ -317,6 +327,25 @@ def max(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
 def min(a: GPUArray, stream=None) -> GPUArray:  # noqa: A001 (PyCUDA's name)
     _reducible(a)
     return to_gpu(np.asarray(np.min(a.get())))
+
+
+def splay(n: int, dev=None):
+    """PyCUDA's ``gpuarray.splay``: ``(grid, block)`` covering ``n`` elements, one warp per block
+    for small ``n`` and at most 128 threads in each of 4 × 8 blocks per multiprocessor."""
+    warp, max_threads = 32, 128
+    from .driver import Device, device_attribute
+
+    max_blocks = 4 * 8 * Device(0).get_attribute(device_attribute.MULTIPROCESSOR_COUNT)
+    if n < warp:
+        blocks, threads = 1, warp
+    elif n < max_blocks * warp:
+        blocks, threads = (n + warp - 1) // warp, warp
+    elif n < max_blocks * max_threads:
+        warps = (n + warp - 1) // warp
+        blocks, threads = max_blocks, ((warps + max_blocks - 1) // max_blocks) * warp
+    else:
+        blocks, threads = max_blocks, max_threads
+    return (blocks, 1), (threads, 1, 1)
 
 
 def __getattr__(name: str):

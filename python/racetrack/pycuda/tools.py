@@ -116,6 +116,13 @@ class VectorArg:
     dtype: np.dtype
     name: str
 
+    #: Its character in a ``prepare`` format: a pointer.
+    struct_char = "P"
+
+    def __post_init__(self) -> None:
+        # PyCUDA's callers pass NumPy scalar types (``numpy.float32``) as well as dtypes.
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
     def declarator(self) -> str:
         return f"{dtype_to_ctype(self.dtype)} *{self.name}"
 
@@ -126,6 +133,15 @@ class ScalarArg:
 
     dtype: np.dtype
     name: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "dtype", np.dtype(self.dtype))
+
+    @property
+    def struct_char(self) -> str:
+        """Its character in a ``prepare`` format, as PyCUDA gives it (a struct's bytes as ``Ns``)."""
+        char = self.dtype.char
+        return f"{self.dtype.itemsize}s" if char == "V" else char
 
     def declarator(self) -> str:
         return f"{dtype_to_ctype(self.dtype)} {self.name}"
