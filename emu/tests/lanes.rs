@@ -104,6 +104,10 @@ fn a_read_ordered_only_by_lockstep_is_a_race_on_the_lanes_schedule() {
             assert!(text.contains("the schedule lanes:"), "{text}");
             // the atomic of one side is named as what it is, not as a missing order
             assert!(text.contains("one of the two is an atomic"), "{text}");
+            assert!(
+                text.contains("__syncwarp() between them orders them"),
+                "{text}"
+            );
         }
     }
     assert!(
@@ -123,6 +127,42 @@ fn a_syncwarp_orders_the_read_on_every_seed() {
             report.findings
         );
         assert_eq!(words[31 * 16 + 1], 32, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_syncwarp_only_the_reader_takes_part_in_is_explained_not_prescribed() {
+    // The learner's attempt: the __syncwarp() inside the `if`, with only the reading lane in
+    // its mask. It orders nothing, and the report must not tell them to add what they wrote.
+    let body = "atom.global.add.u32 %r1, [%rd0+8], 1;
+         setp.ne.u32 %p1, %r0, 31;
+         @%p1 bra DONE;
+         bar.warp.sync 0x80000000;
+         ld.global.u32 %r2, [%rd0+8];
+         st.global.u32 [%rd39+4], %r2;
+         DONE:";
+    let reported: Vec<String> = SEEDS
+        .filter_map(|seed| {
+            let (_, report) = run_warp(body, Schedule::Lanes { seed });
+            report.findings.first().map(ToString::to_string)
+        })
+        .collect();
+    assert!(
+        reported.len() > SEEDS.end as usize / 2,
+        "only {} seeds showed the race",
+        reported.len()
+    );
+    for text in reported {
+        assert!(
+            text.contains(
+                "a __syncwarp() orders them only when both lanes take part in the same one"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("__syncwarp() between them orders them"),
+            "{text}"
+        );
     }
 }
 

@@ -552,9 +552,22 @@ impl Ctx<'_> {
                 }
                 let same_warp = same_block && (hit.prev.tid % tpb) / 32 == (tid % tpb) / 32;
                 if let (true, Schedule::Lanes { seed }) = (same_warp, self.opts.schedule) {
+                    // A learner who already wrote a __syncwarp (inside an `if`, or with a mask
+                    // of the lanes at hand) must hear why that one did not order them.
+                    let has_warp_sync = self
+                        .m
+                        .code
+                        .iter()
+                        .any(|i| matches!(i.op, Op::BarWarp { .. }));
+                    let orders = if has_warp_sync {
+                        "a __syncwarp() orders them only when both lanes take part in the same one \
+                         between the two accesses (both reach it, both in its mask)"
+                    } else {
+                        "__syncwarp() between them orders them"
+                    };
                     why.push_str(&format!(
                         "; they are in one warp, and the schedule lanes:{seed} ran its lanes \
-                         apart, as a GPU may since Volta: __syncwarp() between them orders them"
+                         apart, as a GPU may since Volta: {orders}"
                     ));
                 }
                 if let Some(gap) = hit.gap.filter(|g| g.awaits_fence) {
