@@ -329,9 +329,67 @@ pub unsafe extern "C" fn cudaDeviceGetLimit(value: *mut usize, limit: c_int) -> 
     })
 }
 
+/// The greatest (most urgent) stream priority, as an H100's `cudaDeviceGetStreamPriorityRange`
+/// gives it; the least is 0.
+pub const GREATEST_STREAM_PRIORITY: i32 = -5;
+
+/// Kept for `cudaDeviceGetCacheConfig`; the split between L1 and shared memory changes nothing
+/// the emulator checks.
 #[unsafe(no_mangle)]
-pub extern "C" fn cudaDeviceSetCacheConfig(_config: c_int) -> i32 {
-    api("cudaDeviceSetCacheConfig", |_| Ok(()))
+pub extern "C" fn cudaDeviceSetCacheConfig(config: c_int) -> i32 {
+    api("cudaDeviceSetCacheConfig", |rt| {
+        if !(0..=3).contains(&config) {
+            return Err(Failure::code(errors::INVALID_VALUE));
+        }
+        rt.cache_config = config;
+        Ok(())
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaDeviceGetCacheConfig(config: *mut c_int) -> i32 {
+    api("cudaDeviceGetCacheConfig", |rt| unsafe {
+        put(config, rt.cache_config)
+    })
+}
+
+/// Shared memory banks are four bytes wide on every GPU CUDA 13 runs on.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaDeviceGetSharedMemConfig(config: *mut c_int) -> i32 {
+    api("cudaDeviceGetSharedMemConfig", |_| unsafe {
+        put(config, SHARED_MEM_BANK_SIZE_FOUR_BYTE)
+    })
+}
+
+const SHARED_MEM_BANK_SIZE_FOUR_BYTE: c_int = 1;
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cudaFuncSetSharedMemConfig(_function: *const c_void, _config: c_int) -> i32 {
+    api("cudaFuncSetSharedMemConfig", |_| Ok(()))
+}
+
+/// `cudaChannelFormatDesc`: the bits of each of a texel's four channels, and their kind.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct ChannelFormatDesc {
+    pub x: c_int,
+    pub y: c_int,
+    pub z: c_int,
+    pub w: c_int,
+    pub kind: c_int,
+}
+
+/// Only builds the description: CUDA arrays and textures are not emulated yet, and the calls
+/// that take one say so (`not_emulated.rs`).
+#[unsafe(no_mangle)]
+pub extern "C" fn cudaCreateChannelDesc(
+    x: c_int,
+    y: c_int,
+    z: c_int,
+    w: c_int,
+    kind: c_int,
+) -> ChannelFormatDesc {
+    ChannelFormatDesc { x, y, z, w, kind }
 }
 
 #[unsafe(no_mangle)]
@@ -376,7 +434,7 @@ pub unsafe extern "C" fn cudaDeviceGetStreamPriorityRange(
             put(least, 0)?;
         }
         if !greatest.is_null() {
-            put(greatest, -5)?;
+            put(greatest, GREATEST_STREAM_PRIORITY)?;
         }
         Ok(())
     })

@@ -21,6 +21,7 @@ mod interrupt;
 pub mod launch;
 mod managed;
 pub mod memory;
+mod not_emulated;
 mod out;
 mod per_thread;
 mod progress;

@@ -50,6 +50,10 @@ per_thread_default_stream! {
     cudaStreamBeginCapture_ptsz => crate::graphs::cudaStreamBeginCapture, (stream: *mut c_void, mode: c_int);
     cudaStreamEndCapture_ptsz => crate::graphs::cudaStreamEndCapture, (stream: *mut c_void, graph: *mut *mut c_void);
     cudaStreamGetCaptureInfo_ptsz => crate::graphs::cudaStreamGetCaptureInfo, (stream: *mut c_void, status: *mut c_int, id: *mut u64, graph: *mut *mut c_void, dependencies: *mut *const *mut c_void, edges: *mut *const c_void, count: *mut usize);
+    cudaStreamGetDevice_ptsz => crate::streams::cudaStreamGetDevice, (stream: *mut c_void, device: *mut c_int);
+    cudaStreamGetFlags_ptsz => crate::streams::cudaStreamGetFlags, (stream: *mut c_void, flags: *mut c_uint);
+    cudaStreamGetId_ptsz => crate::streams::cudaStreamGetId, (stream: *mut c_void, id: *mut u64);
+    cudaStreamGetPriority_ptsz => crate::streams::cudaStreamGetPriority, (stream: *mut c_void, priority: *mut c_int);
     cudaStreamIsCapturing_ptsz => crate::graphs::cudaStreamIsCapturing, (stream: *mut c_void, status: *mut c_int);
     cudaStreamQuery_ptsz => crate::streams::cudaStreamQuery, (stream: *mut c_void);
     cudaStreamSynchronize_ptsz => crate::streams::cudaStreamSynchronize, (stream: *mut c_void);

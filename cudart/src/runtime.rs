@@ -140,6 +140,9 @@ pub struct StreamEntry {
     pub ops: u64,
     /// `ops` when the host last waited for the stream: everything up to there has finished.
     pub host_waited: u64,
+    /// As created, for `cudaStreamGetFlags` and `cudaStreamGetPriority`.
+    pub flags: u32,
+    pub priority: i32,
 }
 
 #[derive(Debug)]
@@ -208,6 +211,8 @@ pub struct Runtime {
     pub cooperative: bool,
     /// What `cudaDeviceSetLimit` set, by `cudaLimit` number, for `cudaDeviceGetLimit`.
     pub limits: HashMap<i32, usize>,
+    /// What `cudaDeviceSetCacheConfig` set, for `cudaDeviceGetCacheConfig`.
+    pub cache_config: i32,
     /// Whether the runtime has said that kernels' registers are unknown (no ptxas).
     pub said_registers_unknown: bool,
 }
@@ -280,6 +285,8 @@ impl Runtime {
                 destroyed: false,
                 ops: 0,
                 host_waited: 0,
+                flags: 0,
+                priority: 0,
             });
         }
         let _ = emu.set_device(0);
@@ -291,6 +298,7 @@ impl Runtime {
             functions: HashMap::new(),
             kernel_handles: Vec::new(),
             limits: HashMap::new(),
+            cache_config: 0,
             per_thread: HashMap::new(),
             said_registers_unknown: false,
             variables: HashMap::new(),

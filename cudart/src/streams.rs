@@ -2,7 +2,7 @@
 //! reports conflicting work that nothing orders. The legacy default stream waits for every
 //! blocking stream of its device and they for it, as CUDA's does.
 
-use std::ffi::{c_float, c_uint, c_void};
+use std::ffi::{c_float, c_int, c_uint, c_void};
 use std::time::Instant;
 
 use ptx_emu::StreamId;
@@ -134,7 +134,7 @@ fn per_thread_stream(rt: &mut Runtime) -> usize {
     if let Some(&index) = rt.per_thread.get(&key) {
         return index;
     }
-    let index = create(rt, 0) - STREAM_HANDLE_BASE;
+    let index = create(rt, 0, 0) - STREAM_HANDLE_BASE;
     let threads_before = rt
         .per_thread
         .keys()
@@ -148,7 +148,7 @@ fn per_thread_stream(rt: &mut Runtime) -> usize {
     index
 }
 
-fn create(rt: &mut Runtime, flags: c_uint) -> usize {
+fn create(rt: &mut Runtime, flags: c_uint, priority: i32) -> usize {
     let device = rt.emu.current_device();
     let id = rt.emu.create_stream();
     rt.streams.push(StreamEntry {
@@ -158,6 +158,9 @@ fn create(rt: &mut Runtime, flags: c_uint) -> usize {
         destroyed: false,
         ops: 0,
         host_waited: 0,
+        flags,
+        // CUDA clamps a priority to the device's range (cudaDeviceGetStreamPriorityRange).
+        priority: priority.clamp(crate::device::GREATEST_STREAM_PRIORITY, 0),
     });
     STREAM_HANDLE_BASE + rt.streams.len() - 1
 }
@@ -165,7 +168,7 @@ fn create(rt: &mut Runtime, flags: c_uint) -> usize {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaStreamCreate(stream: *mut *mut c_void) -> i32 {
     api("cudaStreamCreate", |rt| {
-        let handle = create(rt, 0);
+        let handle = create(rt, 0, 0);
         unsafe { put(stream, handle as *mut c_void) }
     })
 }
@@ -173,7 +176,7 @@ pub unsafe extern "C" fn cudaStreamCreate(stream: *mut *mut c_void) -> i32 {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cudaStreamCreateWithFlags(stream: *mut *mut c_void, flags: c_uint) -> i32 {
     api("cudaStreamCreateWithFlags", |rt| {
-        let handle = create(rt, flags);
+        let handle = create(rt, flags, 0);
         unsafe { put(stream, handle as *mut c_void) }
     })
 }
@@ -182,11 +185,44 @@ pub unsafe extern "C" fn cudaStreamCreateWithFlags(stream: *mut *mut c_void, fla
 pub unsafe extern "C" fn cudaStreamCreateWithPriority(
     stream: *mut *mut c_void,
     flags: c_uint,
-    _priority: i32,
+    priority: i32,
 ) -> i32 {
     api("cudaStreamCreateWithPriority", |rt| {
-        let handle = create(rt, flags);
+        let handle = create(rt, flags, priority);
         unsafe { put(stream, handle as *mut c_void) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaStreamGetFlags(stream: *mut c_void, flags: *mut c_uint) -> i32 {
+    api("cudaStreamGetFlags", |rt| {
+        let index = stream_index(rt, stream as usize)?;
+        unsafe { put(flags, rt.streams[index].flags) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaStreamGetPriority(stream: *mut c_void, priority: *mut c_int) -> i32 {
+    api("cudaStreamGetPriority", |rt| {
+        let index = stream_index(rt, stream as usize)?;
+        unsafe { put(priority, rt.streams[index].priority) }
+    })
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaStreamGetDevice(stream: *mut c_void, device: *mut c_int) -> i32 {
+    api("cudaStreamGetDevice", |rt| {
+        let index = stream_index(rt, stream as usize)?;
+        unsafe { put(device, rt.streams[index].device as c_int) }
+    })
+}
+
+/// A number no other stream of the process has: the stream's place in the runtime's table.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cudaStreamGetId(stream: *mut c_void, id: *mut u64) -> i32 {
+    api("cudaStreamGetId", |rt| {
+        let index = stream_index(rt, stream as usize)?;
+        unsafe { put(id, index as u64) }
     })
 }
 

@@ -573,8 +573,22 @@ fn build_key(nvcc_version: &str, folder: &Path, flags: &[String], files: &[PathB
     hasher.finalize().to_hex()[..16].to_string()
 }
 
-/// The CUDA runtime functions `program` calls that Racetrack's runtime does not provide.
-pub fn missing_functions(program: &Path, runtime: &Path) -> Vec<String> {
+/// What Racetrack's runtime exports as `racetrack_not_emulated_NAME` beside each runtime call
+/// it carries only to say that it is not emulated yet.
+const NOT_EMULATED_MARK: &str = "racetrack_not_emulated_";
+
+/// The runtime calls a program needs that Racetrack's runtime does not run.
+#[derive(Debug, Default)]
+pub struct Unprovided {
+    /// Calls the runtime has, which return `cudaErrorNotSupported` and name themselves.
+    pub not_emulated: Vec<String>,
+    /// Calls the runtime lacks: the dynamic linker ends the program at the first.
+    pub missing: Vec<String>,
+}
+
+/// The runtime calls `program` imports that `runtime` does not run (by their names in `nm -D`);
+/// nothing when `nm` cannot say.
+pub fn missing_functions(program: &Path, runtime: &Path) -> Unprovided {
     let symbols = |path: &Path, undefined: bool| -> Option<Vec<String>> {
         let mut command = Command::new("nm");
         command
@@ -595,16 +609,24 @@ pub fn missing_functions(program: &Path, runtime: &Path) -> Vec<String> {
         })
     };
     let (Some(wanted), Some(provided)) = (symbols(program, true), symbols(runtime, false)) else {
-        return Vec::new();
+        return Unprovided::default();
     };
-    let mut missing: Vec<String> = wanted
-        .into_iter()
-        .filter(|s| s.starts_with("cuda") || s.starts_with("__cuda"))
-        .filter(|s| !provided.contains(s))
-        .collect();
-    missing.sort();
-    missing.dedup();
-    missing
+    let mut unprovided = Unprovided::default();
+    for symbol in wanted {
+        if !(symbol.starts_with("cuda") || symbol.starts_with("__cuda")) {
+            continue;
+        }
+        if provided.contains(&format!("{NOT_EMULATED_MARK}{symbol}")) {
+            unprovided.not_emulated.push(symbol);
+        } else if !provided.contains(&symbol) {
+            unprovided.missing.push(symbol);
+        }
+    }
+    for list in [&mut unprovided.missing, &mut unprovided.not_emulated] {
+        list.sort();
+        list.dedup();
+    }
+    unprovided
 }
 
 /// Whether `program` loads the CUDA runtime as a shared library (`nvcc -cudart shared`).

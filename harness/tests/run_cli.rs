@@ -766,3 +766,43 @@ fn registers_and_occupancy_are_an_h100s() {
     let h100 = std::fs::read_to_string(dir.join("registers.h100.txt")).unwrap();
     assert_eq!(ran.stdout, h100, "{}", ran.stderr);
 }
+
+/// A runtime call Racetrack carries but does not emulate yet names itself and its line once,
+/// returns `cudaErrorNotSupported` (as the last error too), and leaves the program to go on: its
+/// output before and after is all there, and it exits with its own code.
+#[test]
+fn a_call_not_emulated_names_its_line_and_returns_not_supported() {
+    let dir = workspace_root().join("harness/tests/run_not_emulated");
+    let source = std::fs::read_to_string(dir.join("texture_array.cu")).unwrap();
+    let ran = racetrack_run(&dir, &["texture_array.cu"]);
+    assert_eq!(ran.code, 3, "{}", ran.stderr);
+    assert_eq!(
+        ran.stdout,
+        "kernel ran\ncudaMallocArray: cudaErrorNotSupported\ncudaMallocArray: cudaErrorNotSupported\n\
+         last error: cudaErrorNotSupported\nand after: cudaSuccess\ncudaMemcpy3D: cudaErrorNotSupported\n",
+        "{}",
+        ran.stderr
+    );
+    assert!(
+        ran.stderr.contains(
+            "racetrack: this program calls cudaMallocArray, cudaMemcpy3D that Racetrack's runtime does not emulate yet"
+        ),
+        "{}",
+        ran.stderr
+    );
+    for (call, marker) in [
+        ("cudaMallocArray", "// NOT EMULATED: array"),
+        ("cudaMemcpy3D", "// NOT EMULATED: copy"),
+    ] {
+        let line = line_of_marker(&source, marker).unwrap();
+        let said =
+            format!("racetrack: {call} at texture_array.cu:{line} (main) is not emulated yet");
+        assert_eq!(
+            ran.stderr.matches(&said).count(),
+            1,
+            "{said}\n{}",
+            ran.stderr
+        );
+    }
+    assert!(ran.findings.is_empty(), "not a bug of the program's");
+}

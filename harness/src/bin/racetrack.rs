@@ -198,13 +198,22 @@ fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
         )?
     } else {
         let library = run::our_runtime()?;
-        let missing = run::missing_functions(&program, &library);
-        if !missing.is_empty() {
+        let unprovided = run::missing_functions(&program, &library);
+        if !unprovided.not_emulated.is_empty() {
+            say(
+                &request,
+                &format!(
+                    "this program calls {} that Racetrack's runtime does not emulate yet; each call returns cudaErrorNotSupported and names its line",
+                    unprovided.not_emulated.join(", ")
+                ),
+            );
+        }
+        if !unprovided.missing.is_empty() {
             say(
                 &request,
                 &format!(
                     "this program calls {} that Racetrack's runtime does not provide yet; it runs until the first call of one, which ends it",
-                    missing.join(", ")
+                    unprovided.missing.join(", ")
                 ),
             );
         }
