@@ -1334,28 +1334,50 @@ fn names_the_host_headers_would_have_brought_come_from_libcu() {
     assert_eq!(buffer(&blocks, "out"), [block(0), block(1)]);
 }
 
+/// Dynamic parallelism: `check` compiles a file whose kernels launch kernels as relocatable
+/// code, and the emulator runs each child grid after its parent, as CUDA 12 and 13 may.
 #[test]
-fn a_launch_from_device_code_is_refused_with_its_line() {
-    let line = bug_line("nested_launch.cu");
-    assert_refused(
-        &check(
-            "nested_launch.cu",
-            &[
-                "--entry",
-                "parent",
-                "--grid",
-                "2",
-                "--block",
-                "32",
-                "--arg",
-                "d:i32[64]=iota",
-                "--arg",
-                "w:i32=32",
-            ],
-        ),
-        &format!(
-            "nested_launch.cu:{line} launches a kernel from device code (dynamic parallelism), which NVRTC compiles only as relocatable code linked with the device runtime, and which the emulator does not run: launch the child kernels from the host, one launch per level, and check each"
-        ),
+fn a_launch_from_device_code_runs_its_children() {
+    let args = |file: &'static str, data: &'static str| {
+        vec![
+            file, "--entry", "parent", "--grid", "2", "--block", "32", "--arg", data, "--arg",
+            "w:i32=32", "--json",
+        ]
+    };
+    let all = args("nested_launch.cu", "d:i32[64]=iota");
+    let report = json(&check(all[0], &all[1..]));
+    assert_eq!(report["findings"], serde_json::json!([]));
+    let doubled: Vec<f64> = (0..64).map(|i| f64::from(2 * i)).collect();
+    assert_eq!(buffer(&report, "d"), doubled);
+}
+
+/// What the parent writes after launching a child races with the child, which may already be
+/// running: reported at the child's line, naming both kernels as written.
+#[test]
+fn a_parent_writing_after_its_launch_races_with_the_child() {
+    let run = check(
+        "nested_launch_race.cu",
+        &[
+            "--entry",
+            "parent",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "d:i32[64]=zeros",
+            "--arg",
+            "w:i32=32",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let launch = bug_line("nested_launch_race.cu") - 1;
+    assert!(
+        run.stdout.contains(&format!(
+            "double_slice<<<(1,1,1), (32,1,1)>>> launched from the device at nested_launch_race.cu:{launch} touches bytes that the grid that launched it (parent), after the launch, wrote"
+        )),
+        "{}",
+        run.stdout
     );
 }
 

@@ -300,3 +300,26 @@ def test_a_device_memory_pool_hands_out_what_gpuarrays_use():
     host_pool = PageLockedMemoryPool()
     host = host_pool.allocate((3, 4), np.float32)
     assert host.shape == (3, 4) and host_pool.active_blocks == 1
+
+
+def test_a_kernel_launching_kernels_runs_its_children_after_it():
+    # PyCUDA's demo_cdpSimplePrint: DynamicSourceModule and a launch from device code, which
+    # NVRTC compiles as relocatable code; a child grid runs after its parent, as on CUDA 13.
+    from racetrack.pycuda.compiler import DynamicSourceModule
+
+    module = DynamicSourceModule(
+        """
+        __global__ void double_slice(int *slice, int width) {
+            if (threadIdx.x < width) slice[threadIdx.x] *= 2;
+        }
+        __global__ void parent(int *data, int width) {
+            if (threadIdx.x == 0) double_slice<<<1, width>>>(data + blockIdx.x * width, width);
+        }
+        """
+    )
+    data = gpuarray.to_gpu(np.arange(64, dtype=np.int32))
+    module.get_function("parent")(data, np.int32(32), block=(32, 1, 1), grid=(2, 1))
+    assert data.get().tolist() == [2 * i for i in range(64)]
+    drv.Context.set_limit(drv.limit.PRINTF_FIFO_SIZE, 11 << 20)
+    assert drv.Context.get_limit(drv.limit.PRINTF_FIFO_SIZE) == 11 << 20
+    assert drv.Context.get_limit(drv.limit.DEV_RUNTIME_PENDING_LAUNCH_COUNT) == 2048

@@ -453,7 +453,7 @@ impl Emulator {
             let [bx, by, bz] = config.block;
             let name = format!(
                 "{}<<<({gx},{gy},{gz}), ({bx},{by},{bz})>>> launched from the device at {}",
-                crate::parse::demangle(&kernel),
+                crate::parse::function_display_name(&kernel),
                 work.from
             );
             let check = parent.as_ref().map(|p| {

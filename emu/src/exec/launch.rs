@@ -77,18 +77,29 @@ impl Emulator {
         trace_limit: Option<usize>,
     ) -> Result<LaunchOutcome, EmuError> {
         let mut op_check = op_check;
-        if let Some(check) = op_check.as_mut()
-            && module.calls_builtin(|f| {
-                matches!(
-                    f,
-                    crate::ir::Builtin::Cdp(
-                        crate::ir::Cdp::LaunchDevice
-                            | crate::ir::Cdp::LaunchDeviceV2
-                            | crate::ir::Cdp::MemcpyAsync
-                            | crate::ir::Cdp::MemsetAsync
-                    )
+        let queues_from_device = module.calls_builtin(|f| {
+            matches!(
+                f,
+                crate::ir::Builtin::Cdp(
+                    crate::ir::Cdp::LaunchDevice
+                        | crate::ir::Cdp::LaunchDeviceV2
+                        | crate::ir::Cdp::MemcpyAsync
+                        | crate::ir::Cdp::MemsetAsync
                 )
-            })
+            )
+        });
+        if queues_from_device && op_check.is_none() && options.racecheck {
+            // A launch on no stream has nothing earlier to be checked against, but its children
+            // must still be checked against what it did after launching them.
+            op_check = Some(OpCheck {
+                unordered: Vec::new(),
+                own: Vec::new(),
+                name: crate::parse::function_display_name(entry),
+                segments: None,
+            });
+        }
+        if let Some(check) = op_check.as_mut()
+            && queues_from_device
         {
             check.segments = Some(vec![Vec::new()]);
         }

@@ -16,7 +16,7 @@ mod operands;
 mod parser;
 
 use parser::Parser;
-pub(crate) use parser::demangle;
+pub(crate) use parser::{demangle, function_display_name};
 
 static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -260,6 +260,22 @@ pub(crate) fn demangle(name: &str) -> String {
     name.to_string()
 }
 
+/// How reports name a kernel or function: `histogram`, `reduce<float, 256>` for the mangled
+/// `_Z9histogramPKjPj`; an `extern "C"` name as it is.
+pub(crate) fn function_display_name(name: &str) -> String {
+    let Some(text) = cpp_demangle::Symbol::new(name).ok().and_then(|symbol| {
+        let options = cpp_demangle::DemangleOptions::new().no_return_type();
+        symbol.demangle_with_options(&options).ok()
+    }) else {
+        return name.to_string();
+    };
+    let head = match text.rfind('(') {
+        Some(open) if text.ends_with(')') => &text[..open],
+        _ => &text,
+    };
+    head.strip_prefix("void ").unwrap_or(head).to_string()
+}
+
 pub(super) fn show(t: &Tok) -> String {
     match t {
         Tok::Ident(s) => format!("`{s}`"),

@@ -1,7 +1,8 @@
-// BROKEN(refused): a kernel that launches a kernel (dynamic parallelism). NVRTC compiles it only
-// as relocatable code linked with the device runtime, and the emulator does not launch kernels
-// from kernels: check refuses it with the line of the launch.
-// Thread mapping: thread 0 of each block launches one child block that doubles its slice.
+// FIXED: a kernel that launches a kernel (dynamic parallelism). Thread 0 of each block
+// launches one child block that doubles its block's slice; the parent writes nothing the child
+// reads after the launch. NVRTC compiles it as relocatable code, and the emulator is the device
+// runtime: a child grid runs after its parent grid, as CUDA 12 and 13 allow.
+// Thread mapping: thread 0 of each block launches one child block of `width` threads.
 // Shared memory: none.
 // Launch: blocks of any size; data has gridDim.x * width elements.
 
@@ -15,6 +16,10 @@ __global__ void double_slice(int *slice, int width)
 __global__ void parent(int *data, int width)
 {
     if (threadIdx.x == 0) {
-        double_slice<<<1, width>>>(data + blockIdx.x * width, width); // BUG: a launch from device code
+        double_slice<<<1, width>>>(data + blockIdx.x * width, width);
+        cudaError_t launched = cudaGetLastError();
+        if (launched != cudaSuccess) {
+            printf("block %d: launch failed: %s\n", blockIdx.x, cudaGetErrorString(launched));
+        }
     }
 }

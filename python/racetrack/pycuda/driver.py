@@ -157,6 +157,31 @@ class Device:
         return 0
 
 
+class limit:  # noqa: N801 (PyCUDA's name)
+    """``CUlimit``: what ``Context.set_limit`` and ``get_limit`` take."""
+
+    STACK_SIZE = 0
+    PRINTF_FIFO_SIZE = 1
+    MALLOC_HEAP_SIZE = 2
+    DEV_RUNTIME_SYNC_DEPTH = 3
+    DEV_RUNTIME_PENDING_LAUNCH_COUNT = 4
+    MAX_L2_FETCH_GRANULARITY = 5
+    PERSISTING_L2_CACHE_SIZE = 6
+
+
+#: An H100's defaults under CUDA 13 (``cuCtxGetLimit`` on a fresh context).
+_LIMIT_DEFAULTS = {
+    limit.STACK_SIZE: 1024,
+    limit.PRINTF_FIFO_SIZE: 1 << 20,
+    limit.MALLOC_HEAP_SIZE: 8 << 20,
+    limit.DEV_RUNTIME_SYNC_DEPTH: 2,
+    limit.DEV_RUNTIME_PENDING_LAUNCH_COUNT: 2048,
+    limit.MAX_L2_FETCH_GRANULARITY: 64,
+    limit.PERSISTING_L2_CACHE_SIZE: 0,
+}
+_limits: dict = {}
+
+
 class Context:
     """The one context; every call on it is already done when it returns."""
 
@@ -171,6 +196,23 @@ class Context:
     @staticmethod
     def get_device() -> Device:
         return Device(0)
+
+    @staticmethod
+    def set_limit(which: int, value: int) -> None:
+        """``cuCtxSetLimit``: kept for ``get_limit``. The emulator's device printf buffer,
+        stacks and heap are as large as the program needs, so no limit changes a run."""
+        if which not in _LIMIT_DEFAULTS:
+            raise LogicError(f"cuCtxSetLimit failed: invalid argument (no limit {which!r})")
+        if int(value) < 0:
+            raise LogicError("cuCtxSetLimit failed: invalid argument (a negative value)")
+        _limits[which] = int(value)
+
+    @staticmethod
+    def get_limit(which: int) -> int:
+        """``cuCtxGetLimit``: what ``set_limit`` set, else an H100's default."""
+        if which not in _LIMIT_DEFAULTS:
+            raise LogicError(f"cuCtxGetLimit failed: invalid argument (no limit {which!r})")
+        return _limits.get(which, _LIMIT_DEFAULTS[which])
 
     def push(self) -> None:
         pass

@@ -108,6 +108,12 @@ impl Program {
         );
         let mut options = search.options();
         options.push(format!("-include={}", headers::PRELUDE));
+        if uses_device_runtime(&source, &scan) {
+            // NVRTC compiles `<<<…>>>` and the device runtime's calls in device code only as
+            // relocatable code; the emulator is the device runtime (its child grids run as CUDA
+            // 12 and 13 run them), so nothing needs linking.
+            options.push("--relocatable-device-code=true".to_string());
+        }
         options.extend(flags.defines.iter().map(|define| format!("-D{define}")));
         options.extend(flags.std.map(|std| std.option().to_string()));
         let mut left_out = part.left_out.clone();
@@ -548,6 +554,38 @@ fn needs_cooperative_launch(ptx: &str, symbol: &str) -> bool {
     body.contains("%envreg1") || body.contains("%envreg2")
 }
 
+/// Whether device code in `source` launches kernels or calls the device runtime
+/// (`cudaGetLastError()`, `cudaMalloc(…)` inside a `__global__` or `__device__` function).
+fn uses_device_runtime(source: &str, scan: &Scan) -> bool {
+    let lines: Vec<&str> = source.lines().collect();
+    scan.functions.iter().any(|function| {
+        function.kind != source::FunctionKind::Host && function.defined && {
+            let (first, last) = function.lines;
+            let body = lines
+                .get(first.saturating_sub(1) as usize..(last as usize).min(lines.len()))
+                .unwrap_or_default();
+            body.iter().any(|line| {
+                let code = line.split("//").next().unwrap_or_default();
+                code.contains("<<<") || device_runtime_call(code)
+            })
+        }
+    })
+}
+
+/// `cudaName(` in a line of code: a call of CUDA's runtime API.
+fn device_runtime_call(code: &str) -> bool {
+    code.match_indices("cuda").any(|(at, _)| {
+        let before = code[..at].chars().next_back();
+        let rest = &code[at + 4..];
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && rest.starts_with(|c: char| c.is_ascii_uppercase())
+            && rest
+                .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
+                .trim_start()
+                .starts_with('(')
+    })
+}
+
 /// NVRTC's log, and notes on what the front end did that may explain it.
 /// Dynamic parallelism: a kernel launched from device code, or the device runtime's API
 /// (`cudaDeviceSynchronize`, `cudaGetLastError`) called there. NVRTC says only that "the
@@ -584,7 +622,7 @@ fn device_runtime_refusal(path: &str, log: &str, scan: &Scan) -> Option<CheckErr
             continue;
         };
         return Some(CheckError::Refused(format!(
-            "{path}:{line} {what}, which NVRTC compiles only as relocatable code linked with the device runtime, and which the emulator does not run: launch the child kernels from the host, one launch per level, and check each"
+            "{path}:{line} {what}, which NVRTC compiles only as relocatable code: check compiles a file so when its own device code has the launch or the call, and did not find this one (in a macro, or a header?): write it in the kernel's own lines"
         )));
     }
     None
