@@ -38,6 +38,16 @@ extern "C" __global__ void {name}({declarations}unsigned long long n)
 """
 
 
+def _loop_source(template: str, generated: str, preamble: str, loop_prep: str, operation: str, after_loop: str) -> str:
+    """A generated loop kernel's source, each snippet named as its ``.py`` lines."""
+    return _generated.assemble(
+        template,
+        {"PREAMBLE": preamble, "LOOP_PREP": loop_prep, "OPERATION": operation, "AFTER_LOOP": after_loop},
+        generated,
+        mapped=("PREAMBLE", "LOOP_PREP", "OPERATION", "AFTER_LOOP"),
+    )
+
+
 class ElementwiseKernel:
     """``ElementwiseKernel("float a, float *x, float *y, float *z", "z[i] = a*x[i] + y[i]",
     "saxpy")``: call it with the arguments in that order (arrays as ``GPUArray``); it runs the
@@ -59,12 +69,7 @@ class ElementwiseKernel:
         declarations = "".join(f"{argument.declarator()}, " for argument in self.arguments)
         template = _TEMPLATE.format(name=name, declarations=declarations)
         generated = f"{name}.cu"
-        self.source = _generated.assemble(
-            template,
-            {"PREAMBLE": preamble, "LOOP_PREP": loop_prep, "OPERATION": operation, "AFTER_LOOP": after_loop},
-            generated,
-            mapped=("PREAMBLE", "LOOP_PREP", "OPERATION", "AFTER_LOOP"),
-        )
+        self.source = _loop_source(template, generated, preamble, loop_prep, operation, after_loop)
         self._program = _cuda_c.Program(
             self.source, generated, _cuda_c.parse_options(options), compile_error
         )
@@ -140,12 +145,8 @@ def get_elwise_module(
     declared = parse_arguments(arguments)
     declarations = ", ".join(argument.declarator() for argument in declared)
     generated = f"{name}.cu"
-    source = _generated.assemble(
-        _MODULE_TEMPLATE.format(name=name, declarations=declarations),
-        {"PREAMBLE": preamble, "LOOP_PREP": loop_prep, "OPERATION": operation, "AFTER_LOOP": after_loop},
-        generated,
-        mapped=("PREAMBLE", "LOOP_PREP", "OPERATION", "AFTER_LOOP"),
-    )
+    template = _MODULE_TEMPLATE.format(name=name, declarations=declarations)
+    source = _loop_source(template, generated, preamble, loop_prep, operation, after_loop)
     return _GeneratedModule(source, generated, options)
 
 
