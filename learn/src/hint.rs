@@ -219,6 +219,13 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
         return lines;
     };
     let starting = is_starting_failure(exercise, failure, &report.path, &report.source);
+    // A file written from a TODO has no starting bug of its own, and a file that started as a
+    // compile error has its exercise past the error: in both, the exercise's hints are about
+    // what the learner is doing now.
+    let write_it = matches!(exercise.start, crate::exercise::Start::Write { .. });
+    let compiles_now = exercise.fails.reason == Reason::Check(Expect::CompileError)
+        && reason != Reason::Check(Expect::CompileError);
+    let own_hints = exercise.hints.len() > 1 && (write_it || compiles_now);
     match step {
         Step::WhereToLook => {
             lines.extend(paragraph(&format!(
@@ -235,6 +242,19 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                     "  … {left_out} more line{s}: `cargo learn check {} --all` shows it whole",
                     exercise.name
                 ));
+            }
+        }
+        Step::WhatIsWrong if own_hints && !starting => {
+            lines.extend(paragraph(&what_is_wrong(reason, failure, &report.source)));
+            if compiles_now {
+                lines.extend(paragraph(
+                    "The file compiles now, so the exercise's next step is yours: the kernel \
+                     the host launches.",
+                ));
+            }
+            let authored = &exercise.hints[usize::from(compiles_now)..exercise.hints.len() - 1];
+            for hint in authored {
+                lines.extend(paragraph(hint));
             }
         }
         Step::WhatIsWrong => {
@@ -259,12 +279,18 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                     )
                 };
                 lines.extend(paragraph(&news));
-                lines.extend(paragraph(&what_is_wrong(reason, failure)));
+                lines.extend(paragraph(&what_is_wrong(reason, failure, &report.source)));
             }
         }
         Step::WhatToChange => {
-            match exercise.hints.last().filter(|_| starting) {
-                Some(hint) if exercise.hints.len() > 1 => lines.extend(paragraph(hint)),
+            match exercise.hints.last() {
+                Some(hint) if starting && exercise.hints.len() > 1 => lines.extend(paragraph(hint)),
+                // The current failure's fix, then the exercise's own last step toward what
+                // its statement asks (which may rule some of those fixes out).
+                Some(hint) if own_hints => {
+                    lines.extend(paragraph(&what_to_change(reason, failure)));
+                    lines.extend(paragraph(hint));
+                }
                 _ => lines.extend(paragraph(&what_to_change(reason, failure))),
             }
             lines.extend(last_hint(exercise));
@@ -439,8 +465,19 @@ fn race_sides(failure: &Failure) -> Option<(bool, bool)> {
     ))
 }
 
-fn what_is_wrong(reason: Reason, failure: &Failure) -> String {
+fn what_is_wrong(reason: Reason, failure: &Failure, source: &str) -> String {
     let mut text = what_is_wrong_in_general(reason, failure).to_string();
+    let atomics = source.matches("atomic").count();
+    if matches!(reason, Reason::Check(Expect::WrongResult | Expect::Correct))
+        && !reads_unwritten(failure)
+        && atomics >= 2
+    {
+        text.push_str(
+            " Atomics never race with each other, so the checkers stay silent for two atomics \
+             in a row too, but an atomic read and then an atomic write of the same place are \
+             not one update: another thread's update can fall between them and be lost.",
+        );
+    }
     if reason == Reason::Check(Expect::Race) {
         match race_sides(failure) {
             Some((true, _)) => text.push_str(
@@ -564,9 +601,11 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
             }
         },
         Reason::Check(Expect::Race) => {
-            "Put a __syncthreads() between the two lines the report names, where every thread \
-             of the block reaches it (outside any if), or make the update one atomic operation \
-             (atomicAdd) when many threads add to the same place."
+            "Put a __syncthreads() between the two accesses the report names, where every \
+             thread of the block reaches it (outside any if). When they are in a loop, the \
+             later line may race with the next time round's earlier one: then a barrier also \
+             goes at the end of the loop's body. (An atomic would keep each access whole, but \
+             would not order a read after the write it needs.)"
         }
         Reason::Check(Expect::BarrierDivergence) => {
             "Every thread of the block must reach the __syncthreads(): move it out of the \

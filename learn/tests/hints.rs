@@ -227,7 +227,32 @@ fn every_exercise_gets_hints_about_a_wrong_attempt_of_its_own() {
                 exercise.name
             ));
         }
-        if !is_starting_failure(exercise, failure, &report.path, &report.source) {
+        // A file written from a TODO, or one past the compile error it started with, is the
+        // learner's own: its hints are the exercise's, not news of a change.
+        let own = matches!(exercise.start, learn::Start::Write { .. })
+            || (exercise.fails.reason == learn::Reason::Check(harness::Expect::CompileError)
+                && failure.reason() != Some(exercise.fails.reason));
+        if own && exercise.hints.len() > 1 {
+            let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+            let first_words = |hint: &str| {
+                hint.split_whitespace()
+                    .take(6)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let flat = second.split_whitespace().collect::<Vec<_>>().join(" ");
+            let authored = &exercise.hints[..exercise.hints.len() - 1];
+            if second.contains("This is not how the file started")
+                || !authored
+                    .iter()
+                    .any(|hint| flat.contains(&first_words(hint)))
+            {
+                problems.push(format!(
+                    "{}: the learner's own file gets no hint of the exercise's:\n{second}",
+                    exercise.name
+                ));
+            }
+        } else if !is_starting_failure(exercise, failure, &report.path, &report.source) {
             let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
             if !second.contains("This is not how the file started") {
                 problems.push(format!(
@@ -714,5 +739,36 @@ fn a_hang_inside_a_helper_quotes_the_learners_call() {
     assert!(
         first.contains(&format!("line {call}, which calls it:")),
         "hint 1 should quote the call at line {call}:\n{first}"
+    );
+}
+
+/// Two atomics in a row (an atomic read, then an atomic write of what it read plus one) lose
+/// updates with every checker silent: hint 2 says why, instead of "no two threads collide".
+#[test]
+fn a_read_then_write_in_two_atomics_is_named_as_a_lost_update() {
+    require_nvrtc();
+    let exercise = learn::find("racy-increment").expect("the racy-increment exercise");
+    let solution = solution_as_file(exercise);
+    let split = solution.replacen(
+        "atomicAdd(&x[0], 1);",
+        "int old = atomicAdd(&x[0], 0); atomicExch(&x[0], old + 1);",
+        1,
+    );
+    assert_ne!(
+        split, solution,
+        "the solution adds with atomicAdd(&x[0], 1)"
+    );
+    let report = check_source(exercise, &split, common::emulator());
+    assert!(!report.passed(), "lost updates give a wrong count");
+    let second = hint_lines(exercise, &report, 2, Asked::Command)
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        second.contains(
+            "an atomic read and then an atomic write of the same place are not one update"
+        ),
+        "{second}"
     );
 }
