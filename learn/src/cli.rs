@@ -227,7 +227,7 @@ pub fn title_lines(exercise: &Exercise) -> Vec<String> {
     ]
 }
 
-/// The whole track, one exercise a line: ✓ done or · not, chapter, name, title.
+/// The whole track, one exercise a line: ✓ done or · not, chapter, name, fix or write, title.
 pub fn list_lines(progress: &Progress) -> Vec<String> {
     let width = track().iter().map(|e| e.name.len()).max().unwrap_or(0);
     let mut lines: Vec<String> = track()
@@ -238,8 +238,13 @@ pub fn list_lines(progress: &Progress) -> Vec<String> {
             } else {
                 '·'
             };
+            // Whether the file starts as a broken kernel to fix or a TODO to write.
+            let kind = match exercise.start {
+                crate::exercise::Start::Fix(_) => "fix  ",
+                crate::exercise::Start::Write { .. } => "write",
+            };
             format!(
-                "{mark} {} {:<width$} {}",
+                "{mark} {} {:<width$} {kind} {}",
                 exercise.chapter.short(),
                 exercise.name,
                 exercise.title

@@ -245,15 +245,14 @@ impl Exercise {
     /// `exercises/ch4_atomics/01_racy_increment.cu`: the chapter kernel's file name, renumbered
     /// by the exercise's place in its chapter.
     pub fn path(&self) -> String {
-        let file = self
-            .start
-            .kernel()
-            .path
-            .rsplit('/')
-            .next()
-            .unwrap_or_default();
-        let stem = file.split_once('_').map_or(file, |(_, rest)| rest);
-        format!("exercises/{}/{:02}_{stem}", self.chapter.dir(), self.number)
+        // Named as the exercise is, so that `ring-all-reduce` is `NN_ring_all_reduce.cu` even
+        // where the chapter's kernel file is called otherwise.
+        format!(
+            "exercises/{}/{:02}_{}.cu",
+            self.chapter.dir(),
+            self.number,
+            self.name.replace('-', "_")
+        )
     }
 
     /// The file the learner starts from: a header with the statement, then the chapter's kernel

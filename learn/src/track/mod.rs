@@ -61,24 +61,6 @@ pub fn find(name: &str) -> Result<&'static Exercise, String> {
     if let Some(exercise) = track().iter().find(by_file) {
         return Ok(exercise);
     }
-    // …and a file's name as a name (`ring-gather-step` for `02_ring_gather_step.cu`), where
-    // the exercise is called otherwise.
-    let by_file_name = |exercise: &&Exercise| {
-        let path = exercise.path();
-        let stem = path.rsplit('/').next().unwrap_or_default();
-        let stem = stem.strip_suffix(".cu").unwrap_or(stem);
-        let stem = stem.split_once('_').map_or(stem, |(number, rest)| {
-            if number.chars().all(|c| c.is_ascii_digit()) {
-                rest
-            } else {
-                stem
-            }
-        });
-        stem.replace('_', "-") == name
-    };
-    if let Some(exercise) = track().iter().find(by_file_name) {
-        return Ok(exercise);
-    }
     let closest = track()
         .iter()
         .map(|exercise| {
@@ -203,16 +185,16 @@ mod tests {
         }
         assert!(find(&file[3..]).is_err(), "{}", &file[3..]);
         assert!(find("exercises/ch1_map/99_nothing.cu").is_err());
-        // the file's name as a name, where the exercise is called otherwise
-        let renamed = track()
-            .iter()
-            .find(|e| e.name == "ring-all-reduce")
-            .expect("ring-all-reduce, in 02_ring_gather_step.cu");
-        assert!(renamed.path().ends_with("02_ring_gather_step.cu"));
-        assert_eq!(
-            find("ring-gather-step").map(|e| e.name),
-            Ok("ring-all-reduce")
-        );
+        // every file is named as its exercise, whatever the chapter's kernel file is called
+        for exercise in track() {
+            assert!(
+                exercise
+                    .path()
+                    .ends_with(&format!("_{}.cu", exercise.name.replace('-', "_"))),
+                "{}",
+                exercise.path()
+            );
+        }
     }
 
     /// The write-it path end to end, on a chapter kernel that is not (yet) a write-it exercise:
