@@ -330,9 +330,21 @@ fn quote_with_its_call(
     if !quoted.contains(&at.line) {
         quoted.push(at.line);
         lines.push(quote(source, at.line));
-        if let Some(call) = at.called_from.filter(|call| !quoted.contains(call)) {
-            quoted.push(call);
-            lines.push(quote(source, call).replacen(": ", ", which calls it: ", 1));
+        // A helper's helper: the helper's call of it, then the kernel's call of the helper.
+        let direct = at
+            .inlined_at
+            .filter(|&line| at.called_from.is_some_and(|outer| outer != line) && line != at.line);
+        let mut callee = "it";
+        for call in direct.into_iter().chain(at.called_from) {
+            if !quoted.contains(&call) {
+                quoted.push(call);
+                lines.push(quote(source, call).replacen(
+                    ": ",
+                    &format!(", which calls {callee}: "),
+                    1,
+                ));
+            }
+            callee = "that";
         }
     }
 }

@@ -733,12 +733,19 @@ fn a_hang_inside_a_helper_quotes_the_learners_call() {
         .position(|l| l.contains("atomicAdd(total, block_sum"))
         .expect("the call") as u32
         + 1;
+    let helper_call = attempt
+        .lines()
+        .position(|l| l.contains("warp_sum(") && !l.contains("__device__"))
+        .expect("block_sum's call of warp_sum") as u32
+        + 1;
     let report = check_source(exercise, &attempt, common::emulator());
     assert!(!report.passed());
     let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+    // The whole chain: the shuffle, the helper's call of its helper, the learner's call.
     assert!(
-        first.contains(&format!("line {call}, which calls it:")),
-        "hint 1 should quote the call at line {call}:\n{first}"
+        first.contains(&format!("line {helper_call}, which calls it:"))
+            && first.contains(&format!("line {call}, which calls that:")),
+        "hint 1 should quote block_sum's call at line {helper_call}, then the call at line {call}:\n{first}"
     );
 }
 
