@@ -307,12 +307,39 @@ pub fn wrong_from<T: Display>(what: &str, comparison: &Comparison<T>) -> Option<
         });
     }
     let first = comparison.first_mismatches.first()?;
+    let (got, expected) = (first.got.to_string(), first.want.to_string());
+    let differ = how_many_differ(comparison.mismatch_count, comparison.len, "values");
+    let summary = match (differ, ulps_apart(&got, &expected)) {
+        (differ, Some(ulps)) => {
+            let s = if ulps == 1 { "" } else { "s" };
+            let close = format!(
+                "{ulps} ulp{s} apart, the last bits of a float: compared bit for bit, so how each \
+                 value is rounded matters"
+            );
+            Some(differ.map_or(close.clone(), |differ| format!("{differ}; {close}")))
+        }
+        (differ, None) => differ,
+    };
     Some(Wrong {
         what: format!("{what}[{}]", first.index),
-        expected: first.want.to_string(),
-        got: first.got.to_string(),
-        summary: how_many_differ(comparison.mismatch_count, comparison.len, "values"),
+        expected,
+        got,
+        summary,
     })
+}
+
+/// How many representable `f32`s apart two printed floats are, when they are a few apart: a
+/// rounding difference (a fused multiply-add, an order of additions), not a wrong formula.
+fn ulps_apart(got: &str, expected: &str) -> Option<u32> {
+    let (got, expected) = (got.parse::<f32>().ok()?, expected.parse::<f32>().ok()?);
+    if !got.is_finite()
+        || !expected.is_finite()
+        || got.is_sign_negative() != expected.is_sign_negative()
+    {
+        return None;
+    }
+    let distance = got.to_bits().abs_diff(expected.to_bits());
+    (1..=4).contains(&distance).then_some(distance)
 }
 
 /// `3 of 97 values differ`; nothing when the result is a single value, whose line says it all.
@@ -364,4 +391,22 @@ pub fn excerpt<T: Debug>(values: &[T], center: Option<usize>) -> String {
         text = text.chars().take(65).collect::<String>() + "…";
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ulps_apart;
+
+    #[test]
+    fn floats_a_rounding_apart_are_counted_in_ulps() {
+        // saxpy with __fmul_rn: the product rounded before the add, one bit off a.mul_add.
+        assert_eq!(ulps_apart("0.19154036", "0.19154035"), Some(1));
+        assert_eq!(ulps_apart("-2.5000002", "-2.5"), Some(1));
+        // a wrong formula, a sign, an integer count: not a rounding
+        assert_eq!(ulps_apart("0.5", "0.25"), None);
+        assert_eq!(ulps_apart("-0.0", "0.0"), None);
+        assert_eq!(ulps_apart("7", "8"), None);
+        assert_eq!(ulps_apart("1.0", "1.0"), None);
+        assert_eq!(ulps_apart("NaN", "1.0"), None);
+    }
 }
