@@ -1552,3 +1552,34 @@ fn gpuverify_annotations_compile_and_its_assert_is_checked() {
         failed.stdout
     );
 }
+
+/// A race across a loop's next time round: the barrier between the two lines is not between
+/// the two accesses, and the report says where the missing one goes.
+#[test]
+fn a_race_across_rounds_of_a_loop_names_where_the_barrier_goes() {
+    let run = check(
+        "loop_carried_race.cu",
+        &[
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "f32[256]=iota",
+            "--arg",
+            "out:f32[64]=zeros",
+            "--arg",
+            "i32=4",
+        ],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let load = bug_line("loop_carried_race.cu");
+    let read = load + 2;
+    assert!(
+        run.stdout.contains(&format!(
+            "here line {read} ran first and line {load} after it, the next time round a loop: a __syncthreads() after line {read}, before the loop comes back to line {load}, orders them"
+        )),
+        "{}",
+        run.stdout
+    );
+}

@@ -518,14 +518,35 @@ impl Ctx<'_> {
                 let mut why = if after_one_barrier {
                     // Barriers came before both accesses, so the learner has barriers in mind:
                     // say what a barrier orders, which is not what runs between two of them.
-                    let between = if self.line_of(hit.prev.pc) == self.line_of(pc) {
+                    let (earlier, later) = (self.line_of(hit.prev.pc), self.line_of(pc));
+                    // Both after the same barrier, yet a barrier's line stands between the
+                    // later access's line and the earlier one's: the later access is the next
+                    // time round a loop, and the barrier the learner sees between the lines is
+                    // not between these two accesses. (By lines, not addresses: an unrolled
+                    // loop lays its rounds out one after another.)
+                    let across_rounds = later > 0
+                        && later < earlier
+                        && (0..self.m.code.len() as u32).any(|at| {
+                            matches!(self.op_at(at), Some(Op::Bar { .. }))
+                                && (later + 1..earlier).contains(&self.line_of(at))
+                        });
+                    let between = if earlier == later {
                         "two threads running the same statement between barriers; an atomic, \
                          or a __syncthreads() between one thread's access and the other's, \
                          orders them"
+                            .to_string()
+                    } else if across_rounds {
+                        format!(
+                            "two threads' accesses between barriers; here line {earlier} ran \
+                             first and line {later} after it, the next time round a loop: a \
+                             __syncthreads() after line {earlier}, before the loop comes back \
+                             to line {later}, orders them"
+                        )
                     } else {
                         "two threads' accesses between barriers; a __syncthreads() between the \
                          two lines orders them (atomics on both sides would only keep each \
                          access whole, not order the read after the writes it needs)"
+                            .to_string()
                     };
                     format!(
                         "both ran after the same __syncthreads() with none between them: a \
