@@ -575,11 +575,17 @@ impl Ctx<'_> {
                 if let (true, Schedule::Lanes { seed }) = (same_warp, self.opts.schedule) {
                     // A learner who already wrote a __syncwarp (inside an `if`, or with a mask
                     // of the lanes at hand) must hear why that one did not order them.
-                    let has_warp_sync = self
-                        .m
-                        .code
-                        .iter()
-                        .any(|i| matches!(i.op, Op::BarWarp { .. }));
+                    // One between the two accesses, by address or by line.
+                    let (first, second) = (hit.prev.pc.min(pc), hit.prev.pc.max(pc));
+                    let (low, high) = {
+                        let (a, b) = (self.line_of(hit.prev.pc), self.line_of(pc));
+                        (a.min(b), a.max(b))
+                    };
+                    let has_warp_sync = (0..self.m.code.len() as u32).any(|at| {
+                        matches!(self.op_at(at), Some(Op::BarWarp { .. }))
+                            && ((first..=second).contains(&at)
+                                || (low > 0 && (low..=high).contains(&self.line_of(at))))
+                    });
                     let orders = if has_warp_sync {
                         "a __syncwarp() orders them only when both lanes take part in the same one \
                          between the two accesses (both reach it, both in its mask)"
