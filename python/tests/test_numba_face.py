@@ -527,3 +527,14 @@ def test_an_allocation_the_machine_cannot_hold_is_numbas_out_of_memory_error():
     with pytest.raises(CudaAPIError, match="CUDA_ERROR_OUT_OF_MEMORY") as caught:
         cuda.device_array(1 << 48, dtype=np.float32)
     assert caught.value.code == 2
+
+
+def test_events_count_the_hosts_work_between_them():
+    # As in the PyCUDA and CuPy faces: an idle stream's events count the host's time.
+    import time
+
+    start, end = cuda.event(), cuda.event()
+    start.record()
+    time.sleep(0.02)
+    end.record()
+    assert cuda.event_elapsed_time(start, end) >= 20
