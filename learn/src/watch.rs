@@ -159,6 +159,17 @@ impl Watch {
             Event::Key('a') => {
                 self.view = View::Exercise;
                 self.all_findings = !self.all_findings;
+                // A key that changes nothing on screen must still say it was heard.
+                if let Some(report) = &self.report {
+                    let exercise = self.current();
+                    let first = Shown::First {
+                        how_to_see_all: "press a to see every finding",
+                    };
+                    let nothing_hidden = report_lines_shown(report, exercise, Shown::All)
+                        == report_lines_shown(report, exercise, first);
+                    self.note = nothing_hidden
+                        .then(|| "a: every finding is already on the screen".to_string());
+                }
             }
             Event::Key('l') => {
                 self.view = match self.view {

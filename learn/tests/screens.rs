@@ -242,6 +242,14 @@ fn watch_mode_checks_on_save_and_answers_keys() {
     );
     assert!(hinted.contains("(h again: what is wrong)"), "{hinted}");
 
+    // `a` with one finding, all of it on screen already: said, not silently ignored
+    watch.handle(Event::Key('a'));
+    let all = watch.screen();
+    assert!(
+        all.contains("a: every finding is already on the screen"),
+        "{all}"
+    );
+
     common::write(&watch.current_file(), first.solution.source);
     assert_eq!(
         watch.handle(Event::Saved(watch.current_file())),
