@@ -475,7 +475,7 @@ fn a_full_mask_shuffle_that_half_the_warp_skips_never_completes() {
         "{text}"
     );
     assert!(
-        text.contains("16 threads named in the mask wait at barrier 0"),
+        text.contains("16 threads named in the mask wait at a __syncthreads()"),
         "{text}"
     );
 }

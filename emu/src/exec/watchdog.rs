@@ -132,7 +132,10 @@ impl Launch<'_> {
                     } else if w.wsync_wait & bit == 0 {
                         (
                             w.lane_pc[l].saturating_sub(1),
-                            format!("wait at barrier {}", w.bar_id[l]),
+                            match w.bar_id[l] {
+                                0 => "wait at a __syncthreads()".to_string(),
+                                id => format!("wait at named barrier {id} (bar.sync {id})"),
+                            },
                         )
                     } else {
                         let theirs = self.ctx.m.code.get(w.lane_pc[l] as usize);
