@@ -216,8 +216,21 @@ impl Check for SumOverPeers {
                 };
                 let ranks = gpus.count();
                 let data = values(n, seed);
+                // What sum_over_peers is handed, so the case can be worked by hand: how many
+                // block sums each device holds, and which values went into each device's.
+                let slices: Vec<String> = (0..ranks)
+                    .map(|d| {
+                        let (begin, end) = (
+                            ch8_many_gpus::chunk_begin(n, d, ranks),
+                            ch8_many_gpus::chunk_begin(n, d + 1, ranks),
+                        );
+                        format!("device {d} values [{begin}..{end})")
+                    })
+                    .collect();
                 let seen = seen
                     .fact("devices", ranks)
+                    .fact("per_device (block sums on each)", shape.grid.x)
+                    .fact("split", slices.join(", "))
                     .fact("values", excerpt(&data, None));
                 match split_reduction(&mut gpus, &yours, &data, shape) {
                     Err(error) => seen.error(error),
