@@ -232,6 +232,12 @@ fn free(rt: &mut Runtime, ptr: *mut c_void, call: &str, want: &[AllocKind]) -> A
 #[unsafe(no_mangle)]
 pub extern "C" fn cudaFree(ptr: *mut c_void) -> i32 {
     api("cudaFree", |rt| {
+        // CUDA's cudaFree waits for the device's work first (cudaFreeAsync is the one that
+        // does not): what any stream did before it is ordered before what the host does next,
+        // a later allocation at the same address included.
+        if !ptr.is_null() {
+            crate::streams::host_waits_for_all(rt);
+        }
         free(
             rt,
             ptr,
