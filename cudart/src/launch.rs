@@ -98,16 +98,10 @@ fn demangled(name: &str) -> Option<String> {
     symbol.demangle_with_options(&options).ok()
 }
 
-/// How reports name a kernel: `histogram`, `reduce<float, 256>`.
+/// How reports name a kernel: `histogram`, `reduce<float, 256>` (the emulator names the kernels
+/// its device-side launches run the same way).
 pub fn display_name(name: &str) -> String {
-    let Some(text) = demangled(name) else {
-        return name.to_string();
-    };
-    let head = match text.rfind('(') {
-        Some(open) if text.ends_with(')') => &text[..open],
-        _ => &text,
-    };
-    head.strip_prefix("void ").unwrap_or(head).to_string()
+    ptx_emu::function_display_name(name)
 }
 
 fn check_shape(grid: Dim3, block: Dim3, shared: usize, max_shared: usize) -> ApiResult {

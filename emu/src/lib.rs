@@ -76,6 +76,7 @@ pub use options::{
     DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_SHARED_LIMIT, DEFAULT_STEP_BUDGET,
     DEFAULT_WATCHDOG_WINDOW, RunOptions, Schedule, THREADS_ENV,
 };
+pub use parse::function_display_name;
 pub use report::{
     Access, AccessOp, ConditionSet, Finding, FindingKind, Hazard, MemLocation, OutputStream,
     PrintfRecord, Quoted, RunReport, SourceLines, SourceLoc, Space, ThreadGroup, ThreadRef,

@@ -16,7 +16,8 @@ mod operands;
 mod parser;
 
 use parser::Parser;
-pub(crate) use parser::{demangle, function_display_name};
+pub(crate) use parser::demangle;
+pub use parser::function_display_name;
 
 static NEXT_MODULE_ID: AtomicU64 = AtomicU64::new(1);
 

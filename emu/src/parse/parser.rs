@@ -262,7 +262,7 @@ pub(crate) fn demangle(name: &str) -> String {
 
 /// How reports name a kernel or function: `histogram`, `reduce<float, 256>` for the mangled
 /// `_Z9histogramPKjPj`; an `extern "C"` name as it is.
-pub(crate) fn function_display_name(name: &str) -> String {
+pub fn function_display_name(name: &str) -> String {
     let Some(text) = cpp_demangle::Symbol::new(name).ok().and_then(|symbol| {
         let options = cpp_demangle::DemangleOptions::new().no_return_type();
         symbol.demangle_with_options(&options).ok()

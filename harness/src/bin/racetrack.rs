@@ -199,23 +199,23 @@ fn run_program(raw: &[std::ffi::OsString]) -> Result<ExitCode> {
     } else {
         let library = run::our_runtime()?;
         let unprovided = run::missing_functions(&program, &library);
-        if !unprovided.not_emulated.is_empty() {
-            say(
-                &request,
-                &format!(
-                    "this program calls {} that Racetrack's runtime does not emulate yet; each call returns cudaErrorNotSupported and names its line",
-                    unprovided.not_emulated.join(", ")
-                ),
-            );
-        }
-        if !unprovided.missing.is_empty() {
-            say(
-                &request,
-                &format!(
-                    "this program calls {} that Racetrack's runtime does not provide yet; it runs until the first call of one, which ends it",
-                    unprovided.missing.join(", ")
-                ),
-            );
+        for (calls, what) in [
+            (
+                &unprovided.not_emulated,
+                "does not emulate yet; each call returns cudaErrorNotSupported and names its line",
+            ),
+            (
+                &unprovided.missing,
+                "does not provide yet; it runs until the first call of one, which ends it",
+            ),
+        ] {
+            if !calls.is_empty() {
+                let calls = calls.join(", ");
+                say(
+                    &request,
+                    &format!("this program calls {calls} that Racetrack's runtime {what}"),
+                );
+            }
         }
         let folder = run::prepare_runtime_folder(&library, &work)?;
         // ptxas counts the kernels' registers as a GPU's driver would; a binary's run takes
