@@ -32,11 +32,27 @@ pub unsafe extern "C" fn cudaGetDeviceCount(count: *mut c_int) -> i32 {
     })
 }
 
+thread_local! {
+    /// The device this host thread set: CUDA's current device is a thread's, and a new thread
+    /// starts on device 0 (cudaOpenMP's threads each set their own).
+    static THREAD_DEVICE: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// At the start of every runtime call: the emulator's current device is the calling thread's.
+pub fn enter_thread(rt: &mut Runtime) {
+    let device = THREAD_DEVICE.get();
+    if rt.emu.current_device() != device {
+        let _ = rt.emu.set_device(device);
+    }
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn cudaSetDevice(device: c_int) -> i32 {
     api("cudaSetDevice", |rt| {
         let d = check_device(rt, device)?;
-        rt.emu.set_device(d).map_err(crate::streams::emu_failure)
+        rt.emu.set_device(d).map_err(crate::streams::emu_failure)?;
+        THREAD_DEVICE.set(d);
+        Ok(())
     })
 }
 

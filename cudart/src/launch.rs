@@ -23,6 +23,20 @@ pub const MAX_SHARED: usize = 48 * 1024;
 /// What a kernel may have once it opts in (sm_90: 227 KiB).
 pub const OPT_IN_SHARED: usize = 227 * 1024;
 
+thread_local! {
+    /// `<<<…>>>` configurations pushed and not yet popped. Each host thread has its own, as in
+    /// CUDA's runtime: two threads launching at once (simpleCallback's workers) must each get the
+    /// stream they named.
+    static CONFIGS: std::cell::RefCell<Vec<CallConfig>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The `<<<…>>>` site of the launch whose configuration this thread just popped.
+    static LAUNCH_SITE: std::cell::Cell<Option<Site>> = const { std::cell::Cell::new(None) };
+}
+
+/// The `<<<…>>>` site of this thread's launch in progress, or the site of a direct call.
+fn launch_site(direct: Option<Site>) -> Option<Site> {
+    LAUNCH_SITE.take().or(direct)
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn __cudaPushCallConfiguration(
     grid: Dim3,
@@ -31,13 +45,15 @@ pub extern "C" fn __cudaPushCallConfiguration(
     stream: *mut c_void,
 ) -> c_uint {
     let site = caller();
-    crate::runtime::query(1, |rt| {
-        rt.configs.push(CallConfig {
-            grid,
-            block,
-            shared,
-            stream: stream as usize,
-            site,
+    crate::runtime::query(1, |_| {
+        CONFIGS.with_borrow_mut(|configs| {
+            configs.push(CallConfig {
+                grid,
+                block,
+                shared,
+                stream: stream as usize,
+                site,
+            })
         });
         0
     })
@@ -50,11 +66,11 @@ pub unsafe extern "C" fn __cudaPopCallConfiguration(
     shared: *mut usize,
     stream: *mut *mut c_void,
 ) -> i32 {
-    crate::runtime::query(errors::MISSING_CONFIGURATION, |rt| {
-        let Some(config) = rt.configs.pop() else {
+    crate::runtime::query(errors::MISSING_CONFIGURATION, |_| {
+        let Some(config) = CONFIGS.with_borrow_mut(Vec::pop) else {
             return errors::MISSING_CONFIGURATION;
         };
-        rt.launch_site = config.site;
+        LAUNCH_SITE.set(config.site);
         // SAFETY: nvcc's stub passes four locals to fill.
         unsafe {
             *grid = config.grid;
@@ -292,7 +308,7 @@ fn launch_at(
         dynamic_shared_bytes: shared as u32,
     };
     let id = before_op(rt, index)?;
-    memory::push_host_views(rt);
+    let host_views = memory::push_host_views(rt);
     managed_variables(rt, true);
     let mut options = rt.options;
     // A cooperative launch's grid workspace, where cooperative groups' grid sync counts blocks.
@@ -319,7 +335,7 @@ fn launch_at(
     if let Some(w) = workspace {
         let _ = rt.emu.free(w);
     }
-    memory::pull_host_views(rt);
+    memory::pull_host_views(rt, host_views);
     managed_variables(rt, false);
     let report = match result {
         Ok(report) => report,
@@ -482,7 +498,7 @@ pub extern "C" fn __cudaLaunchKernel(
     let direct = caller();
     api("cudaLaunchKernel", |rt| {
         let function = register::kernel_function(rt, kernel)?;
-        let site = rt.launch_site.take().or(direct);
+        let site = launch_site(direct);
         launch(
             rt,
             function,
@@ -521,7 +537,7 @@ pub extern "C" fn cudaLaunchKernel(
 ) -> i32 {
     let direct = caller();
     api("cudaLaunchKernel", |rt| {
-        let site = rt.launch_site.take().or(direct);
+        let site = launch_site(direct);
         launch(
             rt,
             function as usize,
@@ -563,7 +579,7 @@ pub extern "C" fn cudaLaunchCooperativeKernel(
                 ),
             ));
         }
-        let site = rt.launch_site.take().or(direct);
+        let site = launch_site(direct);
         rt.cooperative = true;
         let launched = launch(
             rt,

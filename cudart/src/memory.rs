@@ -391,33 +391,53 @@ pub extern "C" fn cudaMemAdvise(
     api("cudaMemAdvise", |_| Ok(()))
 }
 
+/// What the host's pinned and managed memory held when a launch began, as the kernel saw it.
+#[derive(Debug)]
+pub struct HostViews(Vec<(u64, Vec<u8>)>);
+
 /// Copies the host's view of pinned and managed memory into the emulator before a launch.
-pub fn push_host_views(rt: &mut Runtime) {
+pub fn push_host_views(rt: &mut Runtime) -> HostViews {
     let views: Vec<(u64, usize)> = rt
         .allocations
         .iter()
         .filter(|(_, a)| a.kind != AllocKind::Device)
         .map(|(&base, a)| (base, a.size))
         .collect();
+    let mut pushed = Vec::with_capacity(views.len());
     for (base, size) in views {
         // SAFETY: the mapping `map_host` made, `size` bytes long, alive until freed.
-        let host = unsafe { std::slice::from_raw_parts(base as *const u8, size) };
-        let _ = rt.emu.write(DevicePtr(base), host);
+        let host = unsafe { std::slice::from_raw_parts(base as *const u8, size) }.to_vec();
+        let _ = rt.emu.write(DevicePtr(base), &host);
+        pushed.push((base, host));
     }
+    HostViews(pushed)
 }
 
-/// And back after it: what the kernel wrote is what the host now reads.
-pub fn pull_host_views(rt: &mut Runtime) {
-    let views: Vec<(u64, usize)> = rt
-        .allocations
-        .iter()
-        .filter(|(_, a)| a.kind != AllocKind::Device)
-        .map(|(&base, a)| (base, a.size))
-        .collect();
-    for (base, size) in views {
-        // SAFETY: as above; no other thread uses the view while the runtime's lock is held.
-        let host = unsafe { std::slice::from_raw_parts_mut(base as *mut u8, size) };
-        let _ = rt.emu.read(DevicePtr(base), host);
+/// And back after it: the bytes the kernel changed, and only those. Another host thread may be
+/// filling its own pinned buffer while this launch runs (simpleCallback's workers do), and what it
+/// wrote meanwhile must survive.
+pub fn pull_host_views(rt: &mut Runtime, views: HostViews) {
+    const WORD: usize = 8;
+    for (base, before) in views.0 {
+        if !rt.allocations.contains_key(&base) {
+            continue;
+        }
+        let mut after = vec![0u8; before.len()];
+        if rt.emu.read(DevicePtr(base), &mut after).is_err() {
+            continue;
+        }
+        let host = base as *mut u8;
+        for (word, (was, is)) in before.chunks(WORD).zip(after.chunks(WORD)).enumerate() {
+            if was == is {
+                continue;
+            }
+            for (i, (&b, &a)) in was.iter().zip(is).enumerate() {
+                if b != a {
+                    // SAFETY: inside the mapping `map_host` made; the byte the kernel wrote.
+                    unsafe { host.add(word * WORD + i).write_volatile(a) };
+                }
+            }
+        }
     }
 }
 

@@ -164,9 +164,6 @@ pub struct Runtime {
     /// `__cudaGetKernel`'s handles: index + 1 into this list.
     pub kernel_handles: Vec<usize>,
     pub variables: HashMap<usize, Variable>,
-    pub configs: Vec<CallConfig>,
-    /// The `<<<…>>>` site of the launch whose configuration was just popped.
-    pub launch_site: Option<Site>,
     /// Where the API call being run came from (the first frame outside the runtime).
     pub call_site: Option<Site>,
     /// The host lines stream operations were queued at, as the marks in their names refer to
@@ -302,8 +299,6 @@ impl Runtime {
             per_thread: HashMap::new(),
             said_registers_unknown: false,
             variables: HashMap::new(),
-            configs: Vec::new(),
-            launch_site: None,
             call_site: None,
             op_sites: Vec::new(),
             last_error: errors::SUCCESS,
@@ -359,6 +354,7 @@ pub fn api(name: &str, call: impl FnOnce(&mut Runtime) -> ApiResult) -> i32 {
             crate::exit::install();
             Runtime::new()
         });
+        crate::device::enter_thread(rt);
         crate::managed::open(rt);
         rt.call_site = site;
         let result = if rt.sticky != errors::SUCCESS && !name.starts_with("cudaGetError") {
@@ -415,6 +411,7 @@ pub fn query<T>(fallback: T, call: impl FnOnce(&mut Runtime) -> T) -> T {
             crate::exit::install();
             Runtime::new()
         });
+        crate::device::enter_thread(rt);
         crate::managed::open(rt);
         let answer = call(rt);
         crate::managed::close(rt);
