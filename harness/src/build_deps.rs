@@ -1,7 +1,9 @@
 //! What a cached build of `racetrack run` depends on beyond its named sources: every header the
 //! preprocessor opened, wherever it lives (`nvcc -M`), each recorded with its size and time.
 //! A build is reused only while all of them are as recorded, so editing a header anywhere (a
-//! parent folder, a sibling project, a system include) rebuilds the program.
+//! parent folder, a sibling project, a system include) rebuilds the program. A file written in
+//! the last two seconds (a header the toolchain's fetch just unpacked, a source saved just before
+//! the run) is recorded by its content as well, since its time alone could miss a second edit.
 
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -11,6 +13,8 @@ use std::time::UNIX_EPOCH;
 struct Stamp {
     size: u64,
     modified_ns: u128,
+    /// The content's hash, for a file too fresh for its time to be trusted.
+    content: Option<String>,
     path: PathBuf,
 }
 
@@ -26,8 +30,27 @@ impl Stamp {
         Some(Self {
             size: meta.len(),
             modified_ns,
+            content: None,
             path: path.to_path_buf(),
         })
+    }
+
+    fn content_of(path: &Path) -> Option<String> {
+        let bytes = std::fs::read(path).ok()?;
+        Some(blake3::hash(&bytes).to_hex().to_string())
+    }
+
+    /// Whether the file is still as stamped: by content where the stamp has it.
+    fn holds(&self) -> bool {
+        let Some(now) = Stamp::of(&self.path) else {
+            return false;
+        };
+        match &self.content {
+            Some(content) => {
+                now.size == self.size && Stamp::content_of(&self.path).as_ref() == Some(content)
+            }
+            None => now.size == self.size && now.modified_ns == self.modified_ns,
+        }
     }
 }
 
@@ -38,9 +61,9 @@ pub struct Dependencies {
 }
 
 impl Dependencies {
-    /// Stamps every path now. `None` if one cannot be read (it vanished mid-build), or was
-    /// written in the last two seconds: a file's time moves in coarse ticks, so a second edit
-    /// within the same tick, keeping its size, would go unseen. Such a build is not reused.
+    /// Stamps every path now. `None` if one cannot be read (it vanished mid-build). A file
+    /// written in the last two seconds is stamped by its content too: a file's time moves in
+    /// coarse ticks, so a second edit within the same tick, keeping its size, would go unseen.
     pub fn stamp(paths: &[PathBuf]) -> Option<Self> {
         let settled = std::time::SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -49,7 +72,13 @@ impl Dependencies {
             .as_nanos();
         let mut stamps = paths
             .iter()
-            .map(|p| Stamp::of(p).filter(|s| s.modified_ns <= settled))
+            .map(|p| {
+                let mut stamp = Stamp::of(p)?;
+                if stamp.modified_ns > settled {
+                    stamp.content = Some(Stamp::content_of(p)?);
+                }
+                Some(stamp)
+            })
             .collect::<Option<Vec<_>>>()?;
         stamps.sort_by(|a, b| a.path.cmp(&b.path));
         stamps.dedup();
@@ -58,16 +87,24 @@ impl Dependencies {
 
     /// Whether every file is still as it was stamped.
     pub fn unchanged(&self) -> bool {
-        self.stamps
-            .iter()
-            .all(|s| Stamp::of(&s.path).as_ref() == Some(s))
+        self.stamps.iter().all(Stamp::holds)
     }
 
-    /// One line per file: `size modified_ns path` (paths last, so spaces in them survive).
+    /// One line per file: `size modified_ns[/content] path` (paths last, so spaces in them
+    /// survive).
     pub fn to_text(&self) -> String {
         self.stamps
             .iter()
-            .map(|s| format!("{} {} {}\n", s.size, s.modified_ns, s.path.display()))
+            .map(|s| {
+                let content = s.content.as_deref().map(|c| format!("/{c}"));
+                format!(
+                    "{} {}{} {}\n",
+                    s.size,
+                    s.modified_ns,
+                    content.unwrap_or_default(),
+                    s.path.display()
+                )
+            })
             .collect()
     }
 
@@ -77,9 +114,16 @@ impl Dependencies {
             .lines()
             .map(|line| {
                 let mut fields = line.splitn(3, ' ');
+                let size = fields.next()?.parse().ok()?;
+                let time = fields.next()?;
+                let (modified, content) = match time.split_once('/') {
+                    Some((modified, content)) => (modified, Some(content.to_string())),
+                    None => (time, None),
+                };
                 Some(Stamp {
-                    size: fields.next()?.parse().ok()?,
-                    modified_ns: fields.next()?.parse().ok()?,
+                    size,
+                    modified_ns: modified.parse().ok()?,
+                    content,
                     path: PathBuf::from(fields.next()?),
                 })
             })
@@ -143,10 +187,24 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let header = dir.join("with space.h");
         std::fs::write(&header, "#define N 1\n").unwrap();
+        let fresh = Dependencies::stamp(std::slice::from_ref(&header)).unwrap();
         assert!(
-            Dependencies::stamp(std::slice::from_ref(&header)).is_none(),
-            "a file written just now is not trusted yet"
+            fresh.to_text().contains('/'),
+            "a file written just now is recorded by its content: {}",
+            fresh.to_text()
         );
+        let fresh = Dependencies::from_text(&fresh.to_text()).unwrap();
+        assert!(fresh.unchanged());
+        // A second edit within the same tick of the clock, keeping the size, is still seen.
+        let tick = std::fs::metadata(&header).unwrap().modified().unwrap();
+        std::fs::write(&header, "#define N 2\n").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&header)
+            .unwrap()
+            .set_modified(tick)
+            .unwrap();
+        assert!(!fresh.unchanged());
         let settled = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
         std::fs::File::options()
             .write(true)

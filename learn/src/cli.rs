@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use harness::BackendChoice;
 
 use crate::check::{Failure, Options, Report, check_source};
-use crate::exercise::{Exercise, learner_view};
+use crate::exercise::{Exercise, WIDTH, learner_view};
 use crate::hint::{self, Asked, Step, subject};
 use crate::progress::Progress;
 use crate::render::{Shown, fit, report_lines, report_lines_shown};
@@ -232,7 +232,7 @@ pub fn list_lines(progress: &Progress) -> Vec<String> {
     let width = track().iter().map(|e| e.name.len()).max().unwrap_or(0);
     let mut lines: Vec<String> = track()
         .iter()
-        .map(|exercise| {
+        .flat_map(|exercise| {
             let mark = if progress.is_done(exercise.name) {
                 '✓'
             } else {
@@ -243,12 +243,22 @@ pub fn list_lines(progress: &Progress) -> Vec<String> {
                 crate::exercise::Start::Fix(_) => "fix  ",
                 crate::exercise::Start::Write { .. } => "write",
             };
-            format!(
-                "{mark} {} {:<width$} {kind} {}",
+            let head = format!(
+                "{mark} {} {:<width$} {kind} ",
                 exercise.chapter.short(),
                 exercise.name,
-                exercise.title
-            )
+            );
+            // A title too long for the line goes on below, in its own column.
+            let column = head.chars().count();
+            let mut pieces = crate::exercise::wrap(exercise.title, WIDTH.saturating_sub(column));
+            let first = format!("{head}{}", pieces.remove(0));
+            std::iter::once(first)
+                .chain(
+                    pieces
+                        .into_iter()
+                        .map(move |p| format!("{}{p}", " ".repeat(column))),
+                )
+                .collect::<Vec<_>>()
         })
         .collect();
     let done = track().iter().filter(|e| progress.is_done(e.name)).count();

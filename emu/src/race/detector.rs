@@ -146,13 +146,13 @@ impl Race {
         if std::mem::take(&mut self.seen_since_start[s]) {
             self.clocked[s] = false;
             for v in &mut self.tvc[s * tpb..(s + 1) * tpb] {
-                v.0.clear();
+                v.clear();
             }
             for v in &mut self.seen[s * tpb..(s + 1) * tpb] {
-                v.0.clear();
+                v.clear();
             }
             for v in &mut self.seen_gpu[s * tpb..(s + 1) * tpb] {
-                v.0.clear();
+                v.clear();
             }
         }
         self.pending_gpu[s * tpb..(s + 1) * tpb].fill(0);

@@ -18,12 +18,12 @@ impl Race {
         self.tvc[t].join(&seen);
         if scope.covers_other_blocks() {
             let seen = std::mem::take(&mut self.seen_gpu[t]);
-            if !seen.0.is_empty() {
+            if !seen.is_empty() {
                 self.gap[t] = None;
             }
             self.tvc[t].join(&seen);
         } else {
-            if !self.seen_gpu[t].0.is_empty() {
+            if !self.seen_gpu[t].is_empty() {
                 self.gap[t] = Some(Gap {
                     pc,
                     scope,
@@ -91,7 +91,7 @@ impl Race {
                 });
             }
             if acquire == Acquire::AtNextFence
-                && (!self.seen[t].0.is_empty() || !self.seen_gpu[t].0.is_empty())
+                && (!self.seen[t].is_empty() || !self.seen_gpu[t].is_empty())
             {
                 self.gap[t] = Some(Gap {
                     pc,
@@ -171,7 +171,7 @@ impl Race {
         if std::mem::take(&mut self.clocked[s]) {
             let mut joined = std::mem::take(&mut self.bvc[s]);
             for t in s * tpb..((s + 1) * tpb).min(self.tvc.len()) {
-                if !self.tvc[t].0.is_empty() {
+                if !self.tvc[t].is_empty() {
                     let v = std::mem::take(&mut self.tvc[t]);
                     joined.join(&v);
                 }
@@ -198,8 +198,8 @@ impl Race {
         // times: joined with itself, a clock is unchanged.
         let mut clocks = threads.iter().map(|who| self.tvc.get(who.rt as usize));
         if let Some(Some(first)) = clocks.next()
-            && !first.0.is_empty()
-            && clocks.all(|clock| clock.is_some_and(|c| c.0 == first.0))
+            && !first.is_empty()
+            && clocks.all(|clock| clock.is_some_and(|c| c == first))
         {
             for who in threads {
                 self.clocks_change(who.rt as usize);
@@ -212,7 +212,7 @@ impl Race {
                 joined.join(clock);
             }
         }
-        if joined.0.is_empty() {
+        if joined.is_empty() {
             return;
         }
         for who in threads {
