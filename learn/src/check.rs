@@ -366,7 +366,9 @@ fn run_checks(
 /// The reason one finding of `case` gives, in the chapters' terms.
 pub(crate) fn finding_reason(finding: &Finding, case: &CaseFailure) -> Option<Reason> {
     let expect = match finding.kind {
-        FindingKind::Race { .. } => Expect::Race,
+        // Work on two devices (or streams) that touch the same bytes unordered is a race too:
+        // a ring step that reads the chunk its neighbour is still writing.
+        FindingKind::Race { .. } | FindingKind::StreamRace { .. } => Expect::Race,
         FindingKind::BarrierDivergence => Expect::BarrierDivergence,
         FindingKind::OutOfBounds { .. } | FindingKind::Misaligned { .. } => Expect::OutOfBounds,
         FindingKind::Deadlock | FindingKind::StepBudgetExhausted | FindingKind::Stuck => {

@@ -83,8 +83,20 @@ pub fn is_starting_failure(
         return true;
     }
     let starting = exercise.starting_text();
+    // When the starting failure is one statement racing with itself, a statement the learner
+    // wrote (not one the file started with) that indexes an element it did is that statement
+    // rewritten: split into a read into a register and a write, say. One the file already had
+    // is another statement; and where the start named two statements, a new statement on one
+    // of their elements is a new race (an atomic rewritten as a plain update).
+    let starting_named = starting_statements(exercise);
+    let one_statement = starting_named
+        .iter()
+        .all(|then| Some(then) == starting_named.first());
+    let written_now = |now: &str| !starting.lines().any(|line| line.trim() == now);
     let same = |now: &str, then: &str| {
-        now == then || updated(now).is_some_and(|target| updated(then) == Some(target))
+        now == then
+            || updated(now).is_some_and(|target| updated(then) == Some(target))
+            || (one_statement && written_now(now) && shares_element(now, then))
     };
     // The stated statement, wherever the learner's edits moved it…
     let stated = statement(&starting, line);
@@ -96,7 +108,6 @@ pub fn is_starting_failure(
         });
     // …and nothing else: a race of the stated line with a line the starting file's race does
     // not name (a barrier taken out above it) is the learner's own.
-    let starting_named = starting_statements(exercise);
     let within_start = named.iter().all(|&at| {
         at == line
             || statement(source, at)
@@ -166,6 +177,54 @@ fn updated(statement: &str) -> Option<String> {
     };
     let name = |c: char| c.is_ascii_alphanumeric() || "_[]().->*".contains(c);
     (!target.is_empty() && target.chars().all(name)).then(|| target.to_string())
+}
+
+/// The elements a statement indexes, spaces dropped: `sum_buf[tid-iter]` and `sum_buf[tid]` in
+/// `sum_buf[tid] += sum_buf[tid - iter];`, `As[ty][k]` whole.
+fn indexed_elements(statement: &str) -> Vec<String> {
+    let text: Vec<char> = statement.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] != '[' || i == 0 || !(text[i - 1].is_ascii_alphanumeric() || text[i - 1] == '_')
+        {
+            i += 1;
+            continue;
+        }
+        let start = (0..i)
+            .rev()
+            .take_while(|&k| text[k].is_ascii_alphanumeric() || text[k] == '_')
+            .last()
+            .unwrap_or(i);
+        // Through this subscript and any that follow it (`As[ty][k]`).
+        let mut end = i;
+        while end < text.len() && text[end] == '[' {
+            let mut depth = 0;
+            while end < text.len() {
+                match text[end] {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                end += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+        }
+        found.push(text[start..end].iter().collect());
+        i = end;
+    }
+    found
+}
+
+/// Whether two statements index one element alike: a learner who split `x[i] += x[i - s];` into
+/// a read into a register and a write still has the race the file started with.
+fn shares_element(now: &str, then: &str) -> bool {
+    let then = indexed_elements(then);
+    indexed_elements(now)
+        .iter()
+        .any(|element| then.contains(element))
 }
 
 /// Line `line` of `text`, trimmed; `None` when it is blank or a lone brace, which say nothing of
@@ -448,6 +507,13 @@ fn hang_of(failure: &Failure) -> Hang {
 
 /// The two sides of the failure's first race: whether they are threads of different blocks,
 /// and whether they ran the same line.
+/// Whether the race is between two kernels (on two devices or streams), not two threads of one.
+fn race_between_kernels(failure: &Failure) -> bool {
+    matches!(failure, Failure::Case(case)
+        if !case.findings.iter().any(|f| matches!(f.kind, FindingKind::Race { .. }))
+            && case.findings.iter().any(|f| matches!(f.kind, FindingKind::StreamRace { .. })))
+}
+
 fn race_sides(failure: &Failure) -> Option<(bool, bool)> {
     let Failure::Case(case) = failure else {
         return None;
@@ -466,6 +532,13 @@ fn race_sides(failure: &Failure) -> Option<(bool, bool)> {
 }
 
 fn what_is_wrong(reason: Reason, failure: &Failure, source: &str) -> String {
+    if reason == Reason::Check(Expect::Race) && race_between_kernels(failure) {
+        return "Two launches that may run at the same time, on two devices or two streams, \
+                touch the same bytes, and at least one writes them: no barrier, atomic or \
+                fence inside a kernel orders them. The report names the buffer and the \
+                element; ask which launch was meant to touch it in this step."
+            .into();
+    }
     let mut text = what_is_wrong_in_general(reason, failure).to_string();
     let atomics = source.matches("atomic").count();
     if matches!(reason, Reason::Check(Expect::WrongResult | Expect::Correct))
@@ -557,6 +630,12 @@ fn what_is_wrong_in_general(reason: Reason, failure: &Failure) -> &'static str {
 }
 
 fn what_to_change(reason: Reason, failure: &Failure) -> String {
+    if reason == Reason::Check(Expect::Race) && race_between_kernels(failure) {
+        return "Make each launch touch only the part that is its own in this step: the bounds \
+                of its loop (where it starts and where it stops) decide which elements it reads \
+                and writes, so that no other launch running beside it touches them."
+            .into();
+    }
     if reason == Reason::Check(Expect::Race) {
         return match race_sides(failure) {
             Some((true, _)) => "Threads of different blocks are ordered only by atomics and \
@@ -645,7 +724,7 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
 
 #[cfg(test)]
 mod tests {
-    use super::updated;
+    use super::{indexed_elements, shares_element, updated};
 
     #[test]
     fn an_update_is_known_by_what_it_updates_however_it_is_written() {
@@ -660,6 +739,22 @@ mod tests {
         }
         assert_eq!(updated("*total += s;").as_deref(), Some("*total"));
         assert_eq!(updated("s->count -= 2;").as_deref(), Some("s->count"));
+    }
+
+    #[test]
+    fn a_statement_split_in_two_still_indexes_the_elements_it_did() {
+        let then = "sum_buf[tid] += sum_buf[tid - iter];";
+        assert!(shares_element(
+            "unsigned int v = sum_buf[tid - iter];",
+            then
+        ));
+        assert!(shares_element("sum_buf[ tid ] = v;", then));
+        assert!(!shares_element("sum_buf[tid + 1] = v;", then));
+        assert_eq!(
+            indexed_elements("sum += As[ty][k] * Bs[k][tx];"),
+            ["As[ty][k]", "Bs[k][tx]"]
+        );
+        assert!(!shares_element("int v = 0;", then));
     }
 
     #[test]

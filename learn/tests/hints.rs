@@ -779,3 +779,57 @@ fn a_read_then_write_in_two_atomics_is_named_as_a_lost_update() {
         "{second}"
     );
 }
+
+/// A statement racing with itself that the learner splits into a read into a register and a
+/// write is still the race the file started with: hillis-steele-single-buffer's own hints, not
+/// news of a change.
+#[test]
+fn a_racing_statement_split_in_two_is_still_the_starting_race() {
+    require_nvrtc();
+    let exercise = learn::find("hillis-steele-single-buffer").expect("the ch6 exercise");
+    let start = exercise.starting_text();
+    let racing = "sum_buf[tid] += sum_buf[tid - iter];";
+    assert!(start.contains(racing), "{start}");
+    let attempt = start.replacen(
+        racing,
+        "unsigned int before = sum_buf[tid - iter];\n            sum_buf[tid] += before;",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report.outcome.as_ref().expect_err("still a race");
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{attempt}"
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        !second.contains("This is not how the file started"),
+        "{second}"
+    );
+}
+
+/// A ring step that reads past its own chunk races with the neighbouring device's launch: the
+/// hints speak of two launches and their loops' bounds, not of barriers inside one kernel.
+#[test]
+fn a_race_between_two_devices_launches_is_explained_as_one() {
+    require_nvrtc();
+    let exercise = learn::find("ring-all-reduce").expect("the ch8 write exercise");
+    let start = exercise.starting_text();
+    let todo = "    // TODO: copy chunk `chunk` of the previous device's buffer into mine, with a\n    //       grid-stride loop\n";
+    assert!(start.contains(todo), "{start}");
+    let attempt = start.replacen(
+        todo,
+        "    unsigned long long end = chunk_begin(n, chunk + 1, ranks);\n    for (unsigned long long j = blockIdx.x * blockDim.x + threadIdx.x; j < end;\n         j += gridDim.x * blockDim.x)\n        mine[j] = previous[j];\n",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    assert!(!report.passed(), "{attempt}");
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join("\n");
+    assert!(
+        second.contains("Two launches that may run at the same time"),
+        "{second}"
+    );
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
+    assert!(third.contains("bounds"), "{third}");
+    assert!(!third.contains("__syncthreads()"), "{third}");
+}
