@@ -19,22 +19,22 @@ pub fn name_array_indices(findings: &mut [Finding], source: &str) {
 }
 
 /// `[1][0]` for the element `offset` bytes into the array `name` that `source` declares with
-/// two or more dimensions; `None` for a one-dimensional array, an offset outside the array or
-/// not on an element, or a declaration this cannot read.
+/// two or more dimensions; past its end, the first index goes on counting, as C's does (`[2][0]`
+/// just past `buf[2][1024]`, the index a learner who swapped two wrote). `None` for a
+/// one-dimensional array, an offset before the array or not on an element, or a declaration
+/// this cannot read.
 pub fn c_index(source: &str, name: &str, offset: i64) -> Option<String> {
     let declared = declaration(source, name)?;
     if declared.dims.len() < 2 || offset < 0 || offset % declared.element_bytes != 0 {
         return None;
     }
     let mut flat = offset / declared.element_bytes;
-    if flat >= declared.dims.iter().product::<i64>() {
-        return None;
-    }
     let mut indices = Vec::with_capacity(declared.dims.len());
-    for dim in declared.dims.iter().rev() {
+    for dim in declared.dims[1..].iter().rev() {
         indices.push(flat % dim);
         flat /= dim;
     }
+    indices.push(flat);
     Some(indices.iter().rev().map(|i| format!("[{i}]")).collect())
 }
 
@@ -333,7 +333,10 @@ extern \"C\" __global__ void k(const float *a, int n)
     fn what_cannot_be_read_keeps_the_flat_index() {
         // One dimension, past the end, between elements, a name only a comment declares.
         assert_eq!(c_index(TILED, "flat", 40), None);
-        assert_eq!(c_index(TILED, "As", 16 * 16 * 4), None);
+        assert_eq!(
+            c_index(TILED, "As", 16 * 16 * 4).as_deref(),
+            Some("[16][0]")
+        );
         assert_eq!(c_index(TILED, "As", 6), None);
         assert_eq!(c_index(TILED, "Cs", 0), None);
         assert_eq!(c_index(TILED, "missing", 0), None);

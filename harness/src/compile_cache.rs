@@ -1124,28 +1124,24 @@ mod tests {
     }
 
     impl Owned {
-        fn key(&self) -> Key {
-            key(&Inputs {
+        fn inputs(&self) -> Inputs<'_> {
+            Inputs {
                 compiler: &self.compiler,
                 path: &self.path,
                 source: &self.source,
                 options: &self.options,
                 headers: &self.headers,
                 name_expressions: &self.name_expressions,
-            })
-            .unwrap_or_else(|error| panic!("{error}"))
+            }
+        }
+
+        fn key(&self) -> Key {
+            key(&self.inputs()).unwrap_or_else(|error| panic!("{error}"))
         }
 
         fn key_through(&self, cache: &CompileCache) -> Key {
             cache
-                .key(&Inputs {
-                    compiler: &self.compiler,
-                    path: &self.path,
-                    source: &self.source,
-                    options: &self.options,
-                    headers: &self.headers,
-                    name_expressions: &self.name_expressions,
-                })
+                .key(&self.inputs())
                 .unwrap_or_else(|error| panic!("{error}"))
         }
     }

@@ -97,6 +97,9 @@ pub fn is_starting_failure(
         now == then
             || updated(now).is_some_and(|target| updated(then) == Some(target))
             || (one_statement && written_now(now) && shares_element(now, then))
+            // A store the learner rewrote (`row[x] = next;` after a barrier, for the starting
+            // `row[x] = alive == 3 || …;`) is still the store the file started with.
+            || (written_now(now) && stored(now).is_some_and(|target| stored(then) == Some(target)))
     };
     // The stated statement, wherever the learner's edits moved it…
     let stated = statement(&starting, line);
@@ -177,6 +180,33 @@ fn updated(statement: &str) -> Option<String> {
     };
     let name = |c: char| c.is_ascii_alphanumeric() || "_[]().->*".contains(c);
     (!target.is_empty() && target.chars().all(name)).then(|| target.to_string())
+}
+
+/// The element a plain assignment stores to, spaces dropped: `row[x]` for `row[x] = next;`.
+/// `None` for anything else, a local variable's declaration or assignment among them.
+fn stored(statement: &str) -> Option<String> {
+    let mut text: String = statement.chars().filter(|c| !c.is_whitespace()).collect();
+    // `if (inside) row[x] = next;` stores to row[x] too.
+    if let Some(condition) = text.strip_prefix("if(") {
+        let mut depth = 1;
+        let close = condition.find(|c| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            depth == 0
+        })?;
+        text = condition[close + 1..].to_string();
+    }
+    let at = text.find('=')?;
+    let (target, rest) = text.split_at(at);
+    let compound = target.ends_with(['+', '-', '*', '/', '|', '&', '^', '%', '<', '>', '!']);
+    if rest.starts_with("==") || compound || !target.ends_with(']') {
+        return None;
+    }
+    let name = |c: char| c.is_ascii_alphanumeric() || "_[]().->*+".contains(c);
+    target.chars().all(name).then(|| target.to_string())
 }
 
 /// The elements a statement indexes, spaces dropped: `sum_buf[tid-iter]` and `sum_buf[tid]` in
@@ -724,7 +754,7 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
 
 #[cfg(test)]
 mod tests {
-    use super::{indexed_elements, shares_element, updated};
+    use super::{indexed_elements, shares_element, stored, updated};
 
     #[test]
     fn an_update_is_known_by_what_it_updates_however_it_is_written() {
@@ -755,6 +785,22 @@ mod tests {
             ["As[ty][k]", "Bs[k][tx]"]
         );
         assert!(!shares_element("int v = 0;", then));
+    }
+
+    #[test]
+    fn a_store_is_known_by_the_element_it_stores_to() {
+        assert_eq!(stored("row[x] = next;").as_deref(), Some("row[x]"));
+        assert_eq!(
+            stored("row[x] = alive == 3 || (row[x] && alive == 2);").as_deref(),
+            Some("row[x]")
+        );
+        assert_eq!(stored("unsigned char next = alive == 3;"), None);
+        assert_eq!(stored("x[i] += 1;"), None);
+        assert_eq!(stored("if (a[i] == b) return;"), None);
+        assert_eq!(
+            stored("if (inside && (y < h)) row[x] = next;").as_deref(),
+            Some("row[x]")
+        );
     }
 
     #[test]
