@@ -25,7 +25,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 of both arrays. Keep every thread inside the arrays.",
             hints: &[
                 "Look at the line that reads x[i] and writes y[i]: which values of i do the \
-                 last block's threads compute when n = 33 and blocks have 32 threads?",
+                 last block's threads compute when the block size does not divide n (n = 33 \
+                 with blocks of 32; or the report's smallest case)?",
                 "Threads whose i is n or more must do nothing: put the line under if (i < n).",
             ],
             taught: "A grid is made of whole blocks, so it usually has more threads than \
