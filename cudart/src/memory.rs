@@ -419,9 +419,6 @@ pub fn push_host_views(rt: &mut Runtime) -> HostViews {
 pub fn pull_host_views(rt: &mut Runtime, views: HostViews) {
     const WORD: usize = 8;
     for (base, before) in views.0 {
-        if !rt.allocations.contains_key(&base) {
-            continue;
-        }
         let mut after = vec![0u8; before.len()];
         if rt.emu.read(DevicePtr(base), &mut after).is_err() {
             continue;

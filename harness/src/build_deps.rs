@@ -18,17 +18,30 @@ struct Stamp {
     path: PathBuf,
 }
 
+/// A regular file's size and modification time in nanoseconds; `None` for anything else.
+pub(crate) fn size_and_time(path: &Path) -> Option<(u64, u128)> {
+    let meta = std::fs::metadata(path).ok().filter(|meta| meta.is_file())?;
+    let modified = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?;
+    Some((meta.len(), modified.as_nanos()))
+}
+
+/// Whether a file modified at `modified_ns` is too recent for its time to be trusted: the
+/// clock moves in coarse ticks, so a second edit within the same tick, keeping the size, would
+/// keep the time.
+pub(crate) fn too_fresh(modified_ns: u128) -> bool {
+    let settled = std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .saturating_sub(std::time::Duration::from_secs(2))
+        .as_nanos();
+    modified_ns > settled
+}
+
 impl Stamp {
     fn of(path: &Path) -> Option<Self> {
-        let meta = std::fs::metadata(path).ok()?;
-        let modified_ns = meta
-            .modified()
-            .ok()?
-            .duration_since(UNIX_EPOCH)
-            .ok()?
-            .as_nanos();
+        let (size, modified_ns) = size_and_time(path)?;
         Some(Self {
-            size: meta.len(),
+            size,
             modified_ns,
             content: None,
             path: path.to_path_buf(),
@@ -65,16 +78,11 @@ impl Dependencies {
     /// written in the last two seconds is stamped by its content too: a file's time moves in
     /// coarse ticks, so a second edit within the same tick, keeping its size, would go unseen.
     pub fn stamp(paths: &[PathBuf]) -> Option<Self> {
-        let settled = std::time::SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .ok()?
-            .saturating_sub(std::time::Duration::from_secs(2))
-            .as_nanos();
         let mut stamps = paths
             .iter()
             .map(|p| {
                 let mut stamp = Stamp::of(p)?;
-                if stamp.modified_ns > settled {
+                if too_fresh(stamp.modified_ns) {
                     stamp.content = Some(Stamp::content_of(p)?);
                 }
                 Some(stamp)

@@ -208,32 +208,15 @@ struct Probe {
 
 impl Probe {
     fn of(path: &Path) -> Self {
-        let file = std::fs::metadata(path)
-            .ok()
-            .filter(|metadata| metadata.is_file())
-            .map(|metadata| {
-                let modified = metadata
-                    .modified()
-                    .ok()
-                    .and_then(|time| time.duration_since(SystemTime::UNIX_EPOCH).ok())
-                    .unwrap_or_default();
-                (metadata.len(), modified.as_nanos())
-            });
         Self {
             path: path.to_path_buf(),
-            file,
+            file: crate::build_deps::size_and_time(path),
         }
     }
 
-    /// Whether a file's time is too recent to trust: a second edit within the clock's tick,
-    /// keeping the size, would not change it.
     fn fresh(&self) -> bool {
-        let settled = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .saturating_sub(Duration::from_secs(2))
-            .as_nanos();
-        self.file.is_some_and(|(_, modified)| modified > settled)
+        self.file
+            .is_some_and(|(_, modified)| crate::build_deps::too_fresh(modified))
     }
 }
 
@@ -637,21 +620,10 @@ impl CompileCache {
     /// Keeps `outcome` under `key`: written beside its final name and renamed into place, so a
     /// reader never sees part of it.
     pub fn put(&self, key: &Key, outcome: &Outcome) -> Result<()> {
-        std::fs::create_dir_all(&self.dir)
-            .map_err(|error| CacheError::io("create", &self.dir, &error))?;
-        let staging = self.dir.join(staging_name(key));
-        // No fsync: an entry a crash leaves torn fails its hash and is a miss.
-        let written = std::fs::File::create(&staging)
-            .and_then(|mut file| file.write_all(&encode(key, outcome)));
-        if let Err(error) = written {
-            let _ = std::fs::remove_file(&staging);
-            return Err(CacheError::io("write", &staging, &error));
-        }
         let path = self.entry_path(key);
-        std::fs::rename(&staging, &path).map_err(|error| {
-            let _ = std::fs::remove_file(&staging);
-            CacheError::io("rename", &staging, &error)
-        })
+        // No fsync: an entry a crash leaves torn fails its hash and is a miss.
+        write_whole(&self.dir, &path, &encode(key, outcome))
+            .map_err(|error| CacheError::io("write", &path, &error))
     }
 
     /// An exclusive lock on `key`'s stripe, held while it is compiled and written; another
@@ -855,7 +827,8 @@ const STAGING_PREFIX: &str = ".writing-";
 /// reader sees all of it or none.
 fn write_whole(folder: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::create_dir_all(folder)?;
-    let staging = folder.join(staging_name(&Key([0; 32])));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let staging = folder.join(staging_name(&name));
     let written = std::fs::File::create(&staging).and_then(|mut file| file.write_all(bytes));
     let renamed = written.and_then(|()| std::fs::rename(&staging, path));
     if renamed.is_err() {
@@ -886,14 +859,14 @@ fn prune_manifests(folder: &Path) {
     }
 }
 
-fn staging_name(key: &Key) -> String {
+fn staging_name(name: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let thread = format!("{:?}", std::thread::current().id());
     let thread: String = thread.chars().filter(char::is_ascii_digit).collect();
     format!(
         "{STAGING_PREFIX}{}-{}-{thread}-{}",
-        key.hex(),
+        name,
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
