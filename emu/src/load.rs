@@ -36,6 +36,7 @@ impl Module {
         module.quiet = crate::stretch::analyze_quiet(&module);
         module.exits = crate::stretch::analyze_exits(&module);
         module.straight_to_end = crate::stretch::analyze_straight_to_end(&module);
+        module.skips_barrier = crate::stretch::analyze_skips_barrier(&module);
         if share_slots {
             crate::regalloc::compact(&mut module);
         }

@@ -51,6 +51,10 @@ pub struct Module {
     /// Per instruction: whether a lane there runs straight to the end of its thread, through
     /// no branch or call (`stretch.rs`): a branch to such code is a `return`.
     pub(crate) straight_to_end: Vec<bool>,
+    /// Per instruction: a branch forward over a barrier (`if (tid >= i) break;`, a `continue`,
+    /// an `if` around a `__syncthreads()`): the last one a thread took before it exited without
+    /// arriving is what a barrier divergence blames.
+    pub(crate) skips_barrier: Vec<bool>,
     /// Its compiled regions, made by the first launch that runs with the compiled tier.
     pub(crate) tier: crate::compiled::Cache,
 }

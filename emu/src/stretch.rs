@@ -40,6 +40,14 @@ impl Module {
         self.exits.get(pc as usize).copied().unwrap_or(0)
     }
 
+    /// Whether the instruction at `pc` is a branch forward over a barrier.
+    pub(crate) fn skips_barrier(&self, pc: u32) -> bool {
+        self.skips_barrier
+            .get(pc as usize)
+            .copied()
+            .unwrap_or(false)
+    }
+
     /// Whether a lane at `pc` runs straight to the end of its thread.
     pub(crate) fn straight_to_end(&self, pc: u32) -> bool {
         self.straight_to_end
@@ -123,6 +131,20 @@ pub(crate) fn analyze_straight_to_end(m: &Module) -> Vec<bool> {
         }
     }
     straight
+}
+
+/// Per instruction: whether it is a branch forward over a barrier of its function.
+pub(crate) fn analyze_skips_barrier(m: &Module) -> Vec<bool> {
+    m.code
+        .iter()
+        .enumerate()
+        .map(|(pc, ins)| match ins.op {
+            Op::Bra { target } => {
+                target as usize > pc && crate::ir::jumps_over_a_barrier(&m.code, pc as u32, target)
+            }
+            _ => false,
+        })
+        .collect()
 }
 
 /// Per instruction: the fewest steps from there to the end of the lane's thread, at most

@@ -166,10 +166,22 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             // to compare, loses nothing.
             let kept = workspace.keep_changed(exercise)?;
             workspace.write_start(exercise)?;
-            workspace.update_progress(|progress| progress.record(exercise.name, false))?;
+            let (_, was_done) = workspace.update_progress(|progress| {
+                let was_done = progress.is_done(exercise.name);
+                progress.record(exercise.name, false);
+                was_done
+            })?;
             writeln!(out, "{} is back to its starting text", exercise.path())?;
             if let Some(kept) = kept {
                 writeln!(out, "your version is kept in {kept}")?;
+            }
+            // The ✓ says the file passes now; a learner who reset a solved exercise should not
+            // find it gone from the list without a word.
+            if was_done {
+                writeln!(
+                    out,
+                    "its ✓ is cleared until the file passes again; `cargo learn` starts with it"
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -208,6 +208,24 @@ impl Fails {
     }
 }
 
+/// Hints for a file that holds part of the fix (a lock now taken with `atomicCAS`) and still
+/// fails the way it started: the starting hints would send the learner back to what they did.
+#[derive(Debug, Clone, Copy)]
+pub struct PartFixed {
+    /// Code the file holds once that part is done, compared with spaces dropped.
+    pub once: &'static str,
+    /// What is wrong, then what to change, as [`Exercise::hints`].
+    pub hints: &'static [&'static str],
+}
+
+impl PartFixed {
+    pub fn holds(&self, source: &str) -> bool {
+        let squash =
+            |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+        squash(source).contains(&squash(self.once))
+    }
+}
+
 /// One exercise of the track.
 pub struct Exercise {
     /// `cargo learn check NAME`: the chapter variant's name for a fix-it exercise.
@@ -220,6 +238,9 @@ pub struct Exercise {
     pub statement: &'static str,
     /// From where to look to what to change.
     pub hints: &'static [&'static str],
+    /// The hints for what is left once the learner has made part of the fix and the file
+    /// still fails the way it started: the first whose `once` the file holds replaces `hints`.
+    pub part_fixed: &'static [PartFixed],
     /// Shown when the check passes.
     pub taught: &'static str,
     pub start: Start,

@@ -41,13 +41,17 @@ pub fn subject(report: &Report) -> String {
     match &report.outcome {
         Ok(_) => "passes".into(),
         Err(failure) => match failure.reason() {
+            // By the statements, not their line numbers: a line the learner adds above them
+            // (a comment, a declaration) is no new failure, and the hints go on where they were.
             Some(reason) => {
-                let lines: Vec<String> = failure
+                let statements: Vec<String> = failure
                     .lines_for(reason, &report.path)
                     .iter()
-                    .map(u32::to_string)
+                    .map(|&line| {
+                        statement(&report.source, line).map_or(line.to_string(), str::to_string)
+                    })
                     .collect();
-                format!("{reason} at {}", lines.join(","))
+                format!("{reason} at {}", statements.join(" | "))
             }
             None => failure_lines(failure, &report.source)
                 .first()
@@ -100,6 +104,9 @@ pub fn is_starting_failure(
             // A store the learner rewrote (`row[x] = next;` after a barrier, for the starting
             // `row[x] = alive == 3 || …;`) is still the store the file started with.
             || (written_now(now) && stored(now).is_some_and(|target| stored(then) == Some(target)))
+            // Its value computed first into a register (`unsigned char next = alive == 3 || …;`,
+            // then a barrier, then the store) is still that statement's read.
+            || (written_now(now) && stored(then).is_some() && carries_value_of(now, then))
     };
     // The stated statement, wherever the learner's edits moved it…
     let stated = statement(&starting, line);
@@ -209,6 +216,20 @@ fn stored(statement: &str) -> Option<String> {
     target.chars().all(name).then(|| target.to_string())
 }
 
+/// Whether `now` computes the whole value that the store `then` stores, spaces dropped: the
+/// learner moved the store's right-hand side into a statement of its own.
+fn carries_value_of(now: &str, then: &str) -> bool {
+    let squash = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    let then = squash(then);
+    let Some(at) = then.find('=') else {
+        return false;
+    };
+    let value = then[at + 1..].trim_end_matches(';');
+    // A bare name or constant (`row[x] = next;`) says nothing of which computation it was.
+    let computes = value.chars().any(|c| "+-*/|&^?<>!=(".contains(c));
+    computes && squash(now).contains(value)
+}
+
 /// The elements a statement indexes, spaces dropped: `sum_buf[tid-iter]` and `sum_buf[tid]` in
 /// `sum_buf[tid] += sum_buf[tid - iter];`, `As[ty][k]` whole.
 fn indexed_elements(statement: &str) -> Vec<String> {
@@ -314,7 +335,14 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
     let write_it = matches!(exercise.start, crate::exercise::Start::Write { .. });
     let compiles_now = exercise.fails.reason == Reason::Check(Expect::CompileError)
         && reason != Reason::Check(Expect::CompileError);
-    let own_hints = exercise.hints.len() > 1 && (write_it || compiles_now);
+    // What the learner has already done of the fix (a lock taken with atomicCAS) is not hinted
+    // at again: the part-fixed hints speak of what is left.
+    let hints = exercise
+        .part_fixed
+        .iter()
+        .find(|part| part.holds(&report.source))
+        .map_or(exercise.hints, |part| part.hints);
+    let own_hints = hints.len() > 1 && (write_it || compiles_now);
     match step {
         Step::WhereToLook => {
             lines.extend(paragraph(&format!(
@@ -341,15 +369,15 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                      the host launches.",
                 ));
             }
-            let authored = &exercise.hints[usize::from(compiles_now)..exercise.hints.len() - 1];
+            let authored = &hints[usize::from(compiles_now)..hints.len() - 1];
             for hint in authored {
                 lines.extend(paragraph(hint));
             }
         }
         Step::WhatIsWrong => {
             if starting {
-                let authored = exercise.hints.len().saturating_sub(1).max(1);
-                for hint in &exercise.hints[..authored.min(exercise.hints.len())] {
+                let authored = hints.len().saturating_sub(1).max(1);
+                for hint in &hints[..authored.min(hints.len())] {
                     lines.extend(paragraph(hint));
                 }
             } else {
@@ -372,8 +400,8 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
             }
         }
         Step::WhatToChange => {
-            match exercise.hints.last() {
-                Some(hint) if starting && exercise.hints.len() > 1 => lines.extend(paragraph(hint)),
+            match hints.last() {
+                Some(hint) if starting && hints.len() > 1 => lines.extend(paragraph(hint)),
                 // The current failure's fix, then the exercise's own last step toward what
                 // its statement asks (which may rule some of those fixes out).
                 Some(hint) if own_hints => {
@@ -718,8 +746,9 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
         }
         Reason::Check(Expect::BarrierDivergence) => {
             "Every thread of the block must reach the __syncthreads(): move it out of the \
-             branch, and return only after the last barrier. Let the threads with no work \
-             skip the work, not the barrier."
+             branch, and return only after the last barrier (or leave a loop that holds one \
+             only where every thread leaves it: no break or continue that some threads take). \
+             Let the threads with no work skip the work, not the barrier."
         }
         Reason::Check(Expect::OutOfBounds) => {
             "Work out, for the smallest failing case, which index goes past the end. If the \

@@ -164,6 +164,27 @@ fn reset_puts_the_starting_text_back() {
         common::read(&workspace.file(exercise)),
         exercise.starting_text()
     );
+    assert!(!stdout(&again).contains('✓'), "{}", stdout(&again));
+}
+
+/// Resetting a solved exercise says that its ✓ goes, rather than dropping it from the list
+/// without a word.
+#[test]
+fn reset_of_a_solved_exercise_says_its_mark_is_cleared() {
+    let (dir, workspace) = common::scratch("reset-solved");
+    let exercise = find("tiled-missing-second-sync").unwrap();
+    learn(dir.path(), &["list"]);
+    workspace
+        .update_progress(|progress| progress.record(exercise.name, true))
+        .unwrap_or_else(|error| panic!("{error:#}"));
+    let output = learn(dir.path(), &["reset", "tiled-missing-second-sync"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("its ✓ is cleared until the file passes again"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(!workspace.progress().unwrap().is_done(exercise.name));
 }
 
 #[test]

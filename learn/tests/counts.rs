@@ -105,3 +105,56 @@ fn counts_are_read_where_they_are_written() {
     );
     assert!(counts_before("no count exercises here", " exercises").is_empty());
 }
+
+/// The pointer parameters of every `__global__` function in `source`: what a kernel's result
+/// is stored through.
+fn pointer_parameters(source: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in source.match_indices("__global__") {
+        let Some(open) = source[at..].find('(') else {
+            continue;
+        };
+        let Some(close) = source[at + open..].find(')') else {
+            continue;
+        };
+        for parameter in source[at + open + 1..at + open + close].split(',') {
+            if let Some((_, name)) = parameter.rsplit_once('*') {
+                found.push(name.trim().to_string());
+            }
+        }
+    }
+    found
+}
+
+/// A write exercise's hints may say what to compute and where, but never hand over a statement
+/// of the solution that stores the kernel's result: that line is the answer, and the answer
+/// stays behind `cargo learn solution NAME`.
+#[test]
+fn no_hint_of_a_write_exercise_quotes_the_solutions_store() {
+    let squash = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
+    let mut quoted = Vec::new();
+    for exercise in track()
+        .iter()
+        .filter(|exercise| matches!(exercise.start, Start::Write { .. }))
+    {
+        let source = exercise.solution.source;
+        let outputs = pointer_parameters(source);
+        let hints = squash(&exercise.hints.join(" "));
+        for statement in source.split([';', '{', '}']).map(squash) {
+            let stores = outputs.iter().any(|name| {
+                statement.starts_with(&format!("{name}["))
+                    || statement.starts_with(&format!("*{name}="))
+                    || statement.contains(&format!("({name},"))
+                    || statement.contains(&format!("(&{name}["))
+            });
+            if stores && statement.len() > 8 && hints.contains(&statement) {
+                quoted.push(format!("{}: `{statement}`", exercise.name));
+            }
+        }
+    }
+    assert!(
+        quoted.is_empty(),
+        "hints quote the solution's store:\n{}",
+        quoted.join("\n")
+    );
+}

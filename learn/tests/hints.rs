@@ -833,3 +833,121 @@ fn a_race_between_two_devices_launches_is_explained_as_one() {
     assert!(third.contains("bounds"), "{third}");
     assert!(!third.contains("__syncthreads()"), "{third}");
 }
+
+/// Life in place with the early `return` replaced by a clamp, the new cell computed into a
+/// register, a barrier, then the store: the race is now between blocks, and it is still the
+/// file's starting one (update in place), so the hints lead to two boards, not to atomics.
+#[test]
+fn a_store_split_around_a_barrier_keeps_the_two_boards_hints() {
+    require_nvrtc();
+    let exercise = learn::find("step-in-place").expect("the ch3 exercise");
+    let start = exercise.starting_text();
+    let guard = "    if (x >= width || y >= height) {\n        return;\n    }\n";
+    let store = "    row[x] = alive == 3 || (row[x] && alive == 2);\n";
+    assert!(start.contains(guard) && start.contains(store), "{start}");
+    let attempt = start
+        .replacen(
+            guard,
+            "    bool inside = x < width && y < height;\n    if (!inside) {\n        x = 0;\n        y = 0;\n    }\n",
+            1,
+        )
+        .replacen(
+            store,
+            "    unsigned char next = alive == 3 || (row[x] && alive == 2);\n    __syncthreads();\n    if (inside) {\n        row[x] = next;\n    }\n",
+            1,
+        );
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report.outcome.as_ref().expect_err("blocks still race");
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{:?}\n{attempt}",
+        failure.lines(&report.path)
+    );
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
+    assert!(third.contains("old board"), "{third}");
+    assert!(!third.contains("atomic"), "{third}");
+}
+
+/// A learner who took the lock with atomicCAS but left out the fences still has the race the
+/// file started with; its hints speak of what is left (the fences), not of the gap between a
+/// read and a write that the learner already closed.
+#[test]
+fn a_lock_taken_with_atomic_cas_gets_hints_about_the_fences_left() {
+    require_nvrtc();
+    let exercise = learn::find("read-then-write-lock").expect("the ch5 exercise");
+    let start = exercise.starting_text();
+    let read_then_write = start
+        .lines()
+        .skip_while(|line| !line.contains("while (*mutex != 0)"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(read_then_write.contains("*mutex = 1;"), "{start}");
+    let attempt = start.replacen(
+        &read_then_write,
+        "        while (atomicCAS((int *)mutex, 0, 1) != 0) {\n        }",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report
+        .outcome
+        .as_ref()
+        .expect_err("no fences: still a race");
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{attempt}"
+    );
+    let second = hint_lines(exercise, &report, 2, Asked::Command).join(" ");
+    assert!(!second.contains("between the read"), "{second}");
+    assert!(second.contains("one atomic step now"), "{second}");
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join(" ");
+    assert!(third.contains("__threadfence()"), "{third}");
+    assert!(!third.contains("while (atomicCAS"), "{third}");
+}
+
+/// Threads that `break` out of a loop holding a barrier leave it: the report blames the line
+/// they left by (NVRTC folds the `if` into the loop's test, at the `for`), and the last hint
+/// speaks of leaving a loop, not only of returns.
+#[test]
+fn a_break_out_of_a_loop_with_a_barrier_is_blamed_on_the_break() {
+    require_nvrtc();
+    let exercise = learn::find("tree-sync-in-if").expect("the ch2 exercise");
+    let start = exercise.starting_text();
+    let branch = "        if (tid < i) {\n            s[tid] += s[tid + i];\n            __syncthreads();\n        }\n";
+    assert!(start.contains(branch), "{start}");
+    for (leave, the_if) in [
+        ("break", "if (tid >= i) {"),
+        ("continue", "if (tid >= i) {"),
+    ] {
+        let attempt = start.replacen(
+            branch,
+            &format!(
+                "        if (tid >= i) {{\n            {leave};\n        }}\n        s[tid] += s[tid + i];\n        __syncthreads();\n"
+            ),
+            1,
+        );
+        let line = attempt
+            .lines()
+            .position(|l| l.trim() == the_if)
+            .expect("the if") as u32
+            + 1;
+        let report = check_source(exercise, &attempt, common::emulator());
+        let failure = report
+            .outcome
+            .as_ref()
+            .expect_err("a barrier some threads leave");
+        assert_eq!(
+            failure.reason(),
+            Some(learn::Reason::Check(harness::Expect::BarrierDivergence)),
+            "{attempt}"
+        );
+        let first = hint_lines(exercise, &report, 1, Asked::Command).join("\n");
+        assert!(
+            first.contains(&format!("line {line}: {the_if}"))
+                && first.contains("skipped the barrier, then exited"),
+            "{leave}: hint 1 should blame line {line}:\n{first}"
+        );
+        let third = common::words(&hint_lines(exercise, &report, 3, Asked::Command).join("\n"));
+        assert!(third.contains("no break or continue"), "{third}");
+    }
+}

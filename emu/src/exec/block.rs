@@ -173,23 +173,43 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
         // with that thread as the example: a warp whose lanes all returned may end before the
         // warp whose branch left first, since its other lanes went on to the barrier.
         let guess = || exit_cause(&ctx.m.code, pc, |pc| ctx.line_of(pc));
-        let (left, example, first) = match state.exit_branch {
-            Some((branched, branch)) if branched == gid => (branch, gid, true),
-            Some((branched, branch)) => match guess() {
-                unknown if unknown == pc => (branch, branched, false),
-                known => (known, gid, true),
+        // Best of all, the branch over a barrier the first thread to exit took last (a
+        // `break`, a `continue`, the `if` around the barrier): where it left the barriers.
+        let skipped = state
+            .first_exit_skipped
+            .filter(|&branch| ctx.line_of(branch) != 0);
+        let (left, example, first) = match (skipped, state.exit_branch) {
+            (Some(branch), _) => (branch, gid, true),
+            (None, exit_branch) => match exit_branch {
+                Some((branched, branch)) if branched == gid => (branch, gid, true),
+                Some((branched, branch)) => match guess() {
+                    unknown if unknown == pc => (branch, branched, false),
+                    known => (known, gid, true),
+                },
+                None => (guess(), gid, true),
             },
-            None => (guess(), gid, true),
+        };
+        // A branch that does not go straight to the thread's end (a `return`'s does) left the
+        // barrier behind, and the thread exited later, elsewhere.
+        let went_on = match ctx.m.code.get(left as usize).map(|i| &i.op) {
+            Some(Op::Bra { target }) => !ctx.m.straight_to_end(*target),
+            _ => false,
+        };
+        let exited = match (went_on, first) {
+            (true, true) => "skipped the barrier, then exited without arriving (first exit)",
+            (true, false) => "skipped the barrier, then exited without arriving",
+            (false, true) => "exited without arriving (first exit)",
+            (false, false) => "exited without arriving",
         };
         threads.push(ThreadGroup {
-            at: ctx.src(left),
+            at: ctx.src(if went_on {
+                decided_at(&ctx.m.code, left)
+            } else {
+                left
+            }),
             threads: state.exited as u64,
             example: ctx.thread_ref(example),
-            state: if first {
-                "exited without arriving (first exit)".into()
-            } else {
-                "exited without arriving".into()
-            },
+            state: exited.into(),
         });
     }
     let lines: Vec<String> = bar.sites.iter().map(|s| ctx.src(s.0).to_string()).collect();
@@ -221,6 +241,23 @@ fn report_barrier_divergence(ctx: &mut Ctx, state: &BlockState, bar: &Bar, id: u
     if let (Some(index), Some(t)) = (new, ctx.trace.as_deref_mut()) {
         t.finding(index, vec![]);
     }
+}
+
+/// The comparison that decides the guarded branch at `branch`, when it is in the branch's own
+/// straight run of code: NVRTC folds `if (tid >= i) break;` into the loop's test and puts the
+/// branch at the `for`, while the comparison keeps the `if`'s line.
+fn decided_at(code: &[Instr], branch: u32) -> u32 {
+    let Some((predicate, _)) = code.get(branch as usize).and_then(|i| i.guard) else {
+        return branch;
+    };
+    for at in (0..branch).rev() {
+        match &code[at as usize].op {
+            Op::Setp { d, d2, .. } if *d == predicate || *d2 == Some(predicate) => return at,
+            Op::Bra { .. } | Op::Bar { .. } | Op::Ret | Op::Exit | Op::Call { .. } => break,
+            _ => {}
+        }
+    }
+    branch
 }
 
 /// Where a thread that exited at `exit` without reaching a barrier left from: the one branch
@@ -299,6 +336,7 @@ pub(crate) fn prepare_block(ctx: &Ctx, entry: u32, slot: u32, block: u64, warps:
             wsync_wait: 0,
             wsync_mask: [0; 32],
             lane_pc: [entry; 32],
+            barrier_skip: [0; 32],
             bar_id: [0; 32],
             regs,
             tparam,

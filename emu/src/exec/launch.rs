@@ -563,6 +563,7 @@ impl Launch<'_> {
         state.barriers = 0;
         state.copies_in_flight.clear();
         state.first_exit = None;
+        state.first_exit_skipped = None;
         state.exit_branch = None;
         state.bars.clear();
         state.bars.resize(16, Bar::default());

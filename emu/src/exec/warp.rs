@@ -27,6 +27,9 @@ pub(crate) struct BlockState {
     pub(crate) exited: u32,
     /// Global thread id and PC of the first thread that exited.
     pub(crate) first_exit: Option<(u64, u32)>,
+    /// The PC of the last branch over a barrier that the first thread to exit took after its
+    /// last barrier (`Warp::barrier_skip`): a `break`, `continue` or `if` it left by.
+    pub(crate) first_exit_skipped: Option<u32>,
     /// Global thread id of the first thread to take a branch over a barrier straight to its
     /// end, and the branch's PC: where such a thread returned.
     pub(crate) exit_branch: Option<(u64, u32)>,
@@ -150,6 +153,10 @@ pub(crate) struct Warp {
     /// The mask each waiting lane passed to its warp-collective op.
     pub(crate) wsync_mask: [u32; 32],
     pub(crate) lane_pc: [u32; 32],
+    /// Per lane: one past the PC of the last branch forward over a barrier the lane took since
+    /// it last arrived at a barrier (0: none), which a barrier divergence blames when the lane
+    /// exits without arriving.
+    pub(crate) barrier_skip: [u32; 32],
     pub(crate) bar_id: [u8; 32],
     /// One row of 32 lanes per register: `regs[r][lane]`.
     pub(crate) regs: Vec<[u64; 32]>,

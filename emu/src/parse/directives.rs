@@ -386,6 +386,7 @@ impl Parser {
             quiet: Vec::new(),
             exits: Vec::new(),
             straight_to_end: Vec::new(),
+            skips_barrier: Vec::new(),
             tier: Default::default(),
         })
     }

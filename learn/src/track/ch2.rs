@@ -143,10 +143,10 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 of whole warps (32 to 1024 threads) and checks the total within the error \
                 bound of a chain of one addition per block, in any order.",
             hints: &[
-                "Two lines: float sum = block_sum(thread_sum(x, n)); then only thread 0 \
-                 touches *total.",
-                "if (threadIdx.x == 0) { atomicAdd(total, sum); }: the additions cannot be \
-                 lost, but nothing fixes their order.",
+                "Two steps: the block's sum, block_sum of what thread_sum gives each thread; \
+                 then one thread of the block, and only one, adds it into *total.",
+                "That one thread adds with atomicAdd, since every block's thread adds into \
+                 *total at once: the additions cannot be lost, but nothing fixes their order.",
             ],
             taught: "An atomicAdd per block replaces the counter, the fences and the last \
                 block's loop, at a price: float addition is not associative, so the total is \

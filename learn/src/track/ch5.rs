@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure, Wrong};
-use crate::exercise::{Exercise, Fails};
+use crate::exercise::{Exercise, Fails, PartFixed};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, excerpt};
 
@@ -29,6 +29,19 @@ pub(super) fn exercises() -> Vec<Exercise> {
                  Release it with __threadfence() and then atomicExch, so the increment is \
                  visible before the lock is free.",
             ],
+            part_fixed: &[PartFixed {
+                once: "atomicCAS(",
+                hints: &[
+                    "The lock is taken in one atomic step now, so one block holds it at a time. \
+                     What is left is what an atomic does not do: it orders itself alone. The \
+                     holder's increment of x[0] is a plain write, and nothing makes it visible \
+                     before the lock is free again, or keeps the next holder from reading an \
+                     older x[0].",
+                    "Put __threadfence() right after the loop that takes the lock, and another \
+                     before the release; release with atomicExch((int *)mutex, 0), so that \
+                     freeing the lock is one atomic step too.",
+                ],
+            }],
             taught: "A lock must be taken by one indivisible test-and-set: atomicCAS, with a \
                 fence after it. Releasing it needs a fence first, so the next holder sees what \
                 this one wrote.",
@@ -99,8 +112,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
             hints: &[
                 "Tell the whole block whether it is last through a __shared__ bool that thread \
                  0 sets, then __syncthreads() before anyone reads it.",
-                "The writer's __threadfence() between partial[blockIdx.x] = sum and the ticket \
-                 makes the sum visible before the count says it is there; the last block's \
+                "The writer's __threadfence() between storing its block's sum in partial and \
+                 taking the ticket makes the sum visible before the count says it is there; the last block's \
                  __threadfence() after it sees the count keeps its reads from being older.",
             ],
             taught: "The last block to arrive can finish the job inside the same launch: \

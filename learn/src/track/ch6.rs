@@ -255,7 +255,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                  into the other buffer, and swap.",
                 "After the loop the current buffer holds, at tid, the number of keepers among \
                  threads 0..tid of the tile: a keeper's rank is that minus one.",
-                "if (keep) out[tile_offsets[blockIdx.x] + rank] = in[i];",
+                "Only a keeper writes: its value of in goes to out at its tile's offset \
+                 (tile_offsets of its block) plus its rank.",
             ],
             taught: "A scan turns \"how many before me\" into addresses: compaction, radix \
                 sort's scatter and allocation on a GPU all work this way. Two levels, a scan \

@@ -55,7 +55,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
             hints: &[
                 "A grid-stride loop from chunk_begin(n, chunk, ranks) + the thread's global \
                  index up to chunk_begin(n, chunk + 1, ranks).",
-                "The body is one assignment: mine[j] = previous[j];",
+                "The loop's body is one assignment: value j of the previous device's buffer \
+                 goes to value j of this device's, the same index on both sides.",
             ],
             taught: "An all-gather step is a copy from the predecessor, and a kernel can do it \
                 by reading peer memory directly. What makes it correct is on the host: the \

@@ -108,6 +108,7 @@ pub(crate) fn fix_it<K>(
         title: "",
         statement: "",
         hints: &[],
+        part_fixed: &[],
         taught: "",
         start: crate::exercise::Start::Fix(broken.kernel),
         solution: fixed.kernel,
@@ -149,6 +150,7 @@ pub fn write_it<K>(
         title: "",
         statement: "",
         hints: &[],
+        part_fixed: &[],
         taught: "",
         start: crate::exercise::Start::Write {
             reference: reference.kernel,

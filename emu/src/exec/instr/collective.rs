@@ -36,6 +36,9 @@ pub(crate) fn run(
             let bar = &mut blk.bars[id as usize];
             let n = exec.count_ones();
             bar.arrived += n;
+            lanes!(exec, l, {
+                w.barrier_skip[l] = 0;
+            });
             if cnt.is_some() {
                 bar.expected = cnt;
             }

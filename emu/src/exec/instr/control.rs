@@ -23,6 +23,11 @@ pub(crate) fn run(
             if block.exit_branch.is_none() && exec != 0 && m.straight_to_end(target) {
                 note_exit_branch(ctx, block, w, pc, target, exec);
             }
+            if m.skips_barrier(pc) {
+                lanes!(exec, l, {
+                    w.barrier_skip[l] = pc + 1;
+                });
+            }
             if exec == active {
                 if target <= pc {
                     backward_branch(w);
@@ -284,6 +289,8 @@ pub(crate) fn exit_lanes(
         blk.exited += n;
         if blk.first_exit.is_none() {
             blk.first_exit = Some((first, pc));
+            let skipped = w.barrier_skip[lanes_mask.trailing_zeros() as usize];
+            blk.first_exit_skipped = skipped.checked_sub(1);
         }
     }
     w.regroup();
