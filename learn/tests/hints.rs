@@ -8,7 +8,7 @@ mod common;
 
 use harness::testing::require_nvrtc;
 use learn::exercise::learner_view;
-use learn::hint::{Asked, Step, hint_lines, is_starting_failure};
+use learn::hint::{Asked, Step, hint_lines, is_starting_failure, subject};
 use learn::{Exercise, Report, Start, check_source, track};
 
 /// A mistake, made in the solution's text: `None` when the text has nowhere to make it.
@@ -950,4 +950,23 @@ fn a_break_out_of_a_loop_with_a_barrier_is_blamed_on_the_break() {
         let third = common::words(&hint_lines(exercise, &report, 3, Asked::Command).join("\n"));
         assert!(third.contains("no break or continue"), "{third}");
     }
+}
+
+/// A line the learner adds above the failing statements (a comment) moves their line numbers
+/// but is no new failure: the hints go on from where they were, not from hint 1.
+#[test]
+fn a_line_added_above_the_failure_keeps_the_hints_subject() {
+    require_nvrtc();
+    let exercise = learn::find("racy-increment").expect("the ch4 exercise");
+    let start = exercise.starting_text();
+    let before = check_source(exercise, &start, common::emulator());
+    let shifted = starting_with_line_after(exercise, "{", "    // my note: which threads add?");
+    let after = check_source(exercise, &shifted, common::emulator());
+    assert!(!before.passed() && !after.passed());
+    assert_ne!(
+        before.outcome.as_ref().err().map(|f| f.lines(&before.path)),
+        after.outcome.as_ref().err().map(|f| f.lines(&after.path)),
+        "the comment moves the failing lines"
+    );
+    assert_eq!(subject(&before), subject(&after));
 }

@@ -201,14 +201,17 @@ impl Ctx<'_> {
         if let Tgt::Bad = tgt {
             let gid = self.gid(w, lane);
             let loc = self.mem_location(sp, off, addr, size);
+            let reads = matches!(op, AccessOp::Read | AccessOp::AtomicRead);
+            // A read and a write of one line (`v[i] = v[i] * a;` past the end) are two findings:
+            // one would name the read alone and count the write's times as its own.
             let key = (
                 FindingKind::OutOfBounds { space: sp },
                 self.line_of(pc),
-                0,
+                u32::from(!reads),
                 loc.1,
             );
             let (thread, at) = (self.thread_ref(gid), self.src(pc));
-            let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
+            let what = if reads {
                 "reads give 0"
             } else {
                 "the write was dropped"
