@@ -234,6 +234,39 @@ fn atomic_increment_counts_160_and_exits_0() {
     }
 }
 
+/// A template and its explicit instantiation are one kernel: with `--entry` left out its only
+/// instance runs; with two instances the refusal names both as C++ does.
+#[test]
+fn a_template_instantiated_once_needs_no_entry() {
+    const TEMPLATE: &str =
+        "template <typename T>\n__global__ void add_one(T *x) { atomicAdd(x, T(1)); }\n";
+    let once = scratch(
+        "instantiated_once.cu",
+        format!("{TEMPLATE}template __global__ void add_one<int>(int *);\n").as_bytes(),
+    );
+    let run = count_to_160(once.to_str().expect("a UTF-8 path"), &[], "emu");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("launch: add_one<int><<<10, 16>>>"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("[160]"), "{}", run.stdout);
+    let twice = scratch(
+        "instantiated_twice.cu",
+        format!(
+            "{TEMPLATE}template __global__ void add_one<int>(int *);\ntemplate __global__ void add_one<unsigned int>(unsigned int *);\n"
+        )
+        .as_bytes(),
+    );
+    let run = count_to_160(twice.to_str().expect("a UTF-8 path"), &[], "emu");
+    assert_refused(
+        &run,
+        "has 2 kernels; name the one to launch with --entry: it defines add_one<int> and add_one<unsigned int>",
+    );
+    assert_one_line(&run);
+}
+
 #[test]
 fn json_output_parses_and_names_the_finding_lines() {
     let run = racetrack(&[
