@@ -147,7 +147,7 @@ impl EmuBackend {
         let mut report = launch_report(report);
         report.received_as = self.receivers(kernel, args);
         Self::name_buffers_as_the_kernel_does(&mut report.findings, &report.received_as);
-        crate::array_index::name_array_indices(&mut report.findings, kernel.source);
+        crate::array_index::name_array_indices(&mut report.findings, kernel);
         Ok(report)
     }
 

@@ -267,6 +267,47 @@ fn a_template_instantiated_once_needs_no_entry() {
     assert_one_line(&run);
 }
 
+/// A shared array of a template's type, sized by a header's constant, is reported by C indices.
+#[test]
+fn a_template_s_shared_array_sized_in_a_header_gets_c_indices() {
+    scratch("tile_size.h", b"#pragma once\nconstexpr int TILE = 16;\n");
+    let file = scratch(
+        "transpose_tiled.cu",
+        b"#include \"tile_size.h\"\n\
+template <typename T>\n\
+__global__ void transpose_tiled(T *out, const T *in, int n)\n\
+{\n\
+    __shared__ T tile[TILE][TILE];\n\
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * n + threadIdx.x];\n\
+    out[threadIdx.y * n + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n\
+}\n\
+template __global__ void transpose_tiled<float>(float *, const float *, int);\n",
+    );
+    let run = racetrack(&[
+        "check",
+        file.to_str().expect("a UTF-8 path"),
+        "--grid",
+        "1",
+        "--block",
+        "16,16",
+        "--arg",
+        "out:f32[256]=zeros",
+        "--arg",
+        "in:f32[256]=iota",
+        "--arg",
+        "i32=16",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("race (read-after-write) on shared memory: tile[1][0]"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn json_output_parses_and_names_the_finding_lines() {
     let run = racetrack(&[

@@ -273,6 +273,21 @@ fn instances_of(base: &str, scan: &Scan, readable: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// The template and the arguments of the instance that the mangled `symbol` names:
+/// `_Z6reduceIfLi256EEvPKT_PS0_i` → (`reduce`, [`float`, `256`]); `None` for a function that
+/// is no template's instance.
+pub fn instance_arguments(symbol: &str) -> Option<(String, Vec<String>)> {
+    let readable = demangle(symbol)?;
+    let name = without_params(&readable);
+    let open = name.find('<')?;
+    let inner = name[open + 1..].strip_suffix('>')?;
+    let arguments = split_top_level(inner)
+        .into_iter()
+        .map(|argument| argument.trim().to_string())
+        .collect();
+    Some((base_of(name).to_string(), arguments))
+}
+
 /// `reduce<float, 256>` from `reduce<float, 256>(float const*, int)`: up to the parameter list,
 /// which opens outside the template arguments.
 fn without_params(name: &str) -> &str {
