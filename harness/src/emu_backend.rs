@@ -157,11 +157,7 @@ impl EmuBackend {
         let labels: Vec<Option<&str>> = args
             .iter()
             .map(|arg| match arg {
-                Arg::Buffer(RawBuffer::Emu(ptr), 0) => self
-                    .emulator
-                    .allocation_of(*ptr)
-                    .filter(|(start, ..)| start == ptr)
-                    .map(|(_, _, label)| label),
+                Arg::Buffer(RawBuffer::Emu(ptr), 0) => self.emulator.label_at_start(*ptr),
                 _ => None,
             })
             .collect();
@@ -201,19 +197,18 @@ impl EmuBackend {
     /// Names a buffer in the launch's findings by the kernel parameter that received it, as the
     /// quoted line does (`in[1]`), where the host's label differs (`board_a`): a reader sees
     /// the kernel's code, and a buffer swapped between launches is a different host name each
-    /// time.
+    /// time. A race with another stream's work counts: the access it quotes is this launch's
+    /// (`previous[0]` where the ring's device 0 reads its neighbour's `data1`).
     fn name_buffers_as_the_kernel_does(
         findings: &mut [ptx_emu::Finding],
         received: &[(String, String)],
     ) {
         let kernels_own = |finding: &ptx_emu::Finding| {
-            !matches!(
-                finding.kind,
-                ptx_emu::FindingKind::StreamRace { .. } | ptx_emu::FindingKind::NoPeerAccess
-            ) && finding
-                .location
-                .as_ref()
-                .is_some_and(|location| location.space == ptx_emu::Space::Global)
+            finding.kind != ptx_emu::FindingKind::NoPeerAccess
+                && finding
+                    .location
+                    .as_ref()
+                    .is_some_and(|location| location.space == ptx_emu::Space::Global)
         };
         for finding in findings.iter_mut().filter(|finding| kernels_own(finding)) {
             let Some(location) = finding.location.as_mut() else {
