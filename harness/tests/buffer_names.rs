@@ -147,3 +147,48 @@ fn a_race_between_devices_names_the_buffer_as_the_quoted_launch_does() {
         .collect();
     assert_eq!(races, ["previous[0]"], "{:#?}", report.findings);
 }
+
+const SAME_CELL: &str = r#"
+extern "C" __global__ void same_cell(int *cells, int width)
+{
+    cells[1 * width + 2] = threadIdx.x;
+}
+"#;
+
+/// Where the first race lands in a 4-wide grid of 3 rows, as reported.
+fn race_on_a_grid(named: bool) -> String {
+    require_nvrtc();
+    let mut device = Device::open(BackendChoice::Emu).expect("the emulator");
+    let cells = device.zeros::<i32>(12, "cells").expect("zeros");
+    if named {
+        device.name_cells(&cells, 4);
+    }
+    let kernel = KernelSource {
+        path: "buffer_names/same_cell.cu",
+        entry: "same_cell",
+        source: SAME_CELL,
+        committed_ptx: "",
+        own: None,
+    };
+    let report = device
+        .launch(
+            &kernel,
+            LaunchShape::linear(1, 2),
+            &[Arg::from(&cells), 4i32.into()],
+        )
+        .expect("launch");
+    let location = report
+        .findings
+        .first()
+        .and_then(|finding| finding.location.as_ref());
+    location
+        .map(ToString::to_string)
+        .expect("a race on the grid")
+}
+
+/// A grid the kernel indexes `y * width + x` names the cell that the flat index is.
+#[test]
+fn a_finding_on_a_grid_names_its_cell() {
+    assert_eq!(race_on_a_grid(true), "cells[6] (cell x 2, y 1)");
+    assert_eq!(race_on_a_grid(false), "cells[6]");
+}
