@@ -490,6 +490,15 @@ impl Device {
         })
     }
 
+    /// Tells the emulator's reports that `buffer` holds a grid row after row, `width` elements
+    /// a row, as a kernel that indexes it `y * width + x` sees it: a finding on it names the
+    /// cell too (`board[20] (cell x 0, y 20)`). Nothing changes on a GPU.
+    pub fn name_cells<T: Element>(&mut self, buffer: &Buffer<T>, width: usize) {
+        if let (Inner::Emu(emu), RawBuffer::Emu(start)) = (&mut self.inner, &buffer.raw) {
+            emu.name_cells(*start, buffer.bytes(), std::mem::size_of::<T>(), width);
+        }
+    }
+
     pub fn zeros<T: Element>(&mut self, len: usize, label: &str) -> Result<Buffer<T>> {
         let bytes = len * std::mem::size_of::<T>();
         let raw = match &mut self.inner {

@@ -14,7 +14,17 @@ pub(crate) struct EmuBackend {
     modules: HashMap<&'static str, Module>,
     /// Each kernel's C++ parameters, by its file and symbol ([`EmuBackend::receivers`]).
     params: HashMap<(&'static str, &'static str), Vec<String>>,
+    /// Buffers that hold a 2D grid row after row ([`EmuBackend::name_cells`]).
+    grids: Vec<Grid>,
     pub(crate) settings: EmuSettings,
+}
+
+/// A buffer of rows `width` elements long: where a finding lands in it, by cell.
+struct Grid {
+    start: u64,
+    bytes: u64,
+    element_bytes: u64,
+    width: u64,
 }
 
 impl EmuBackend {
@@ -23,6 +33,7 @@ impl EmuBackend {
             emulator: Emulator::new(),
             modules: HashMap::new(),
             params: HashMap::new(),
+            grids: Vec::new(),
             settings: EmuSettings::default(),
         }
     }
@@ -31,6 +42,55 @@ impl EmuBackend {
         let ptr = self.emulator.alloc(bytes.len(), label);
         self.emulator.write(ptr, bytes)?;
         Ok(ptr)
+    }
+
+    /// Reports name an element of the buffer at `start` (`bytes` long, of `element_bytes`
+    /// elements, rows of `width` stored one after another) by its cell too: the emulator's
+    /// addresses are never reused, so the buffer stays that grid.
+    pub(crate) fn name_cells(
+        &mut self,
+        start: DevicePtr,
+        bytes: usize,
+        element_bytes: usize,
+        width: usize,
+    ) {
+        if width == 0 || element_bytes == 0 {
+            return;
+        }
+        self.grids.push(Grid {
+            start: start.0,
+            bytes: bytes as u64,
+            element_bytes: element_bytes as u64,
+            width: width as u64,
+        });
+    }
+
+    /// `board[20] (cell x 0, y 20)`: where a kernel indexes a grid `y * width + x`, the cell
+    /// says what the flat index means in its own terms. A location past the grid, or with a
+    /// note of its own (how far past an end), keeps its words.
+    fn name_grid_cells(&self, findings: &mut [ptx_emu::Finding]) {
+        for location in findings.iter_mut().filter_map(|f| f.location.as_mut()) {
+            if location.space != ptx_emu::Space::Global || location.note.is_some() {
+                continue;
+            }
+            let Some(grid) = self
+                .grids
+                .iter()
+                .find(|grid| (grid.start..grid.start + grid.bytes).contains(&location.address))
+            else {
+                continue;
+            };
+            let offset = location.address - grid.start;
+            if offset % grid.element_bytes != 0 {
+                continue;
+            }
+            let element = offset / grid.element_bytes;
+            location.note = Some(format!(
+                "cell x {}, y {}",
+                element % grid.width,
+                element / grid.width
+            ));
+        }
     }
 
     /// A buffer nothing has written, for initcheck.
@@ -147,7 +207,8 @@ impl EmuBackend {
         let mut report = launch_report(report);
         report.received_as = self.receivers(kernel, args);
         Self::name_buffers_as_the_kernel_does(&mut report.findings, &report.received_as);
-        crate::array_index::name_array_indices(&mut report.findings, kernel.source);
+        self.name_grid_cells(&mut report.findings);
+        crate::array_index::name_array_indices(&mut report.findings, kernel);
         Ok(report)
     }
 
@@ -157,11 +218,7 @@ impl EmuBackend {
         let labels: Vec<Option<&str>> = args
             .iter()
             .map(|arg| match arg {
-                Arg::Buffer(RawBuffer::Emu(ptr), 0) => self
-                    .emulator
-                    .allocation_of(*ptr)
-                    .filter(|(start, ..)| start == ptr)
-                    .map(|(_, _, label)| label),
+                Arg::Buffer(RawBuffer::Emu(ptr), 0) => self.emulator.label_at_start(*ptr),
                 _ => None,
             })
             .collect();
@@ -201,19 +258,18 @@ impl EmuBackend {
     /// Names a buffer in the launch's findings by the kernel parameter that received it, as the
     /// quoted line does (`in[1]`), where the host's label differs (`board_a`): a reader sees
     /// the kernel's code, and a buffer swapped between launches is a different host name each
-    /// time.
+    /// time. A race with another stream's work counts: the access it quotes is this launch's
+    /// (`previous[0]` where the ring's device 0 reads its neighbour's `data1`).
     fn name_buffers_as_the_kernel_does(
         findings: &mut [ptx_emu::Finding],
         received: &[(String, String)],
     ) {
         let kernels_own = |finding: &ptx_emu::Finding| {
-            !matches!(
-                finding.kind,
-                ptx_emu::FindingKind::StreamRace { .. } | ptx_emu::FindingKind::NoPeerAccess
-            ) && finding
-                .location
-                .as_ref()
-                .is_some_and(|location| location.space == ptx_emu::Space::Global)
+            finding.kind != ptx_emu::FindingKind::NoPeerAccess
+                && finding
+                    .location
+                    .as_ref()
+                    .is_some_and(|location| location.space == ptx_emu::Space::Global)
         };
         for finding in findings.iter_mut().filter(|finding| kernels_own(finding)) {
             let Some(location) = finding.location.as_mut() else {

@@ -234,6 +234,80 @@ fn atomic_increment_counts_160_and_exits_0() {
     }
 }
 
+/// A template and its explicit instantiation are one kernel: with `--entry` left out its only
+/// instance runs; with two instances the refusal names both as C++ does.
+#[test]
+fn a_template_instantiated_once_needs_no_entry() {
+    const TEMPLATE: &str =
+        "template <typename T>\n__global__ void add_one(T *x) { atomicAdd(x, T(1)); }\n";
+    let once = scratch(
+        "instantiated_once.cu",
+        format!("{TEMPLATE}template __global__ void add_one<int>(int *);\n").as_bytes(),
+    );
+    let run = count_to_160(once.to_str().expect("a UTF-8 path"), &[], "emu");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("launch: add_one<int><<<10, 16>>>"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("[160]"), "{}", run.stdout);
+    let twice = scratch(
+        "instantiated_twice.cu",
+        format!(
+            "{TEMPLATE}template __global__ void add_one<int>(int *);\ntemplate __global__ void add_one<unsigned int>(unsigned int *);\n"
+        )
+        .as_bytes(),
+    );
+    let run = count_to_160(twice.to_str().expect("a UTF-8 path"), &[], "emu");
+    assert_refused(
+        &run,
+        "has 2 kernels; name the one to launch with --entry: it defines add_one<int> and add_one<unsigned int>",
+    );
+    assert_one_line(&run);
+}
+
+/// A shared array of a template's type, sized by a header's constant, is reported by C indices.
+#[test]
+fn a_template_s_shared_array_sized_in_a_header_gets_c_indices() {
+    scratch("tile_size.h", b"#pragma once\nconstexpr int TILE = 16;\n");
+    let file = scratch(
+        "transpose_tiled.cu",
+        b"#include \"tile_size.h\"\n\
+template <typename T>\n\
+__global__ void transpose_tiled(T *out, const T *in, int n)\n\
+{\n\
+    __shared__ T tile[TILE][TILE];\n\
+    tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * n + threadIdx.x];\n\
+    out[threadIdx.y * n + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n\
+}\n\
+template __global__ void transpose_tiled<float>(float *, const float *, int);\n",
+    );
+    let run = racetrack(&[
+        "check",
+        file.to_str().expect("a UTF-8 path"),
+        "--grid",
+        "1",
+        "--block",
+        "16,16",
+        "--arg",
+        "out:f32[256]=zeros",
+        "--arg",
+        "in:f32[256]=iota",
+        "--arg",
+        "i32=16",
+        "--backend",
+        "emu",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("race (read-after-write) on shared memory: tile[1][0]"),
+        "{}",
+        run.stdout
+    );
+}
+
 #[test]
 fn json_output_parses_and_names_the_finding_lines() {
     let run = racetrack(&[

@@ -332,6 +332,8 @@ pub fn run(
         Step::DoubleBuffer | Step::FloorBlocks | Step::SharedHalo | Step::FourCells => {
             let mut from = device.upload(board.cells(), "board_a")?;
             let mut to = device.zeros::<u8>(board.cells().len(), "board_b")?;
+            device.name_cells(&from, width as usize);
+            device.name_cells(&to, width as usize);
             let per_launch = variant.kind.generations_per_launch().unwrap_or(1);
             let mut done = 0;
             while done < generations {
@@ -377,6 +379,7 @@ pub fn run(
         }
         Step::InPlace => {
             let cells = device.upload(board.cells(), "board")?;
+            device.name_cells(&cells, width as usize);
             for _ in 0..generations {
                 let args = [Arg::from(&cells), width.into(), height.into()];
                 absorb(&mut report, device.launch(kernel, shape, &args)?);
@@ -387,6 +390,8 @@ pub fn run(
         Step::SingleBlock | Step::MultiBlock => {
             let cells = device.upload(board.cells(), "board")?;
             let scratch = device.zeros::<u8>(board.cells().len(), "scratch")?;
+            device.name_cells(&cells, width as usize);
+            device.name_cells(&scratch, width as usize);
             let mut args = vec![Arg::from(&cells), Arg::from(&scratch)];
             if variant.kind == Step::MultiBlock {
                 args.extend([Arg::from(width), Arg::from(height)]);

@@ -93,6 +93,8 @@ pub fn run(
     device.ensure_can_run(variant)?;
     let input = device.upload(cells, "in")?;
     let out = device.zeros::<u32>(cells.len(), "out")?;
+    device.name_cells(&input, width as usize);
+    device.name_cells(&out, width as usize);
     let report = device.launch(
         &variant.kernel,
         shape(width, height),

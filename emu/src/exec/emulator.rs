@@ -160,6 +160,15 @@ impl Emulator {
         Some((DevicePtr(a.base), a.data.len(), a.label.as_str()))
     }
 
+    /// The label of the allocation that starts at `ptr`, an empty one included (which holds no
+    /// address, so [`Emulator::allocation_of`] finds none): a kernel handed an empty buffer
+    /// still names it.
+    pub fn label_at_start(&self, ptr: DevicePtr) -> Option<&str> {
+        let i = self.allocs.partition_point(|a| a.base < ptr.0);
+        let a = self.allocs.get(i).filter(|a| a.base == ptr.0)?;
+        Some(a.label.as_str())
+    }
+
     pub(crate) fn insert_alloc(
         &mut self,
         data: Vec<u8>,

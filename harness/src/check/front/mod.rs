@@ -212,8 +212,10 @@ impl Program {
     }
 
     /// The kernel to launch when `--entry` was left out: the file's only kernel, by its source
-    /// name. A file with several kernels, none, or one template (whose instance only the user
-    /// can choose) is refused with the kernels there are.
+    /// name, a template's only instance included (`transpose<float>`, which the file
+    /// instantiates). A file with several kernels or instances, none, or one template that it
+    /// does not instantiate (whose instance only the user can choose) is refused with the
+    /// kernels there are.
     pub fn only_kernel(&self) -> Result<String> {
         nvrtc::require_nvrtc()?;
         let ptx_entries: Vec<String> = self.entries()?.into_iter().map(|e| e.name).collect();

@@ -210,24 +210,97 @@ pub fn listed(function: &Function) -> String {
     }
 }
 
-/// The kernels a file defines, for "it defines …": those its source declares (templates with
-/// their parameters), then those only its PTX shows (from headers), by their C++ names.
+/// The kernels a file defines, for "it defines …" and for choosing one: those its source
+/// declares, then those only its PTX shows (from headers), by their C++ names. A template is
+/// one kernel with each instance the file makes of it (an explicit instantiation or
+/// specialization, as its PTX shows them), so it is listed by its instances (`reduce<float>`),
+/// or by its parameters (`reduce<T>`) when the file makes none.
 pub fn kernel_list(scan: &Scan, ptx_entries: &[String]) -> Vec<String> {
+    let readable: Vec<String> = ptx_entries
+        .iter()
+        .map(|entry| demangle(entry).unwrap_or_else(|| entry.clone()))
+        .collect();
     let mut names: Vec<String> = Vec::new();
-    for function in scan.kernels() {
-        let name = listed(function);
+    let mut add = |name: String| {
         if !names.contains(&name) {
             names.push(name);
         }
+    };
+    for function in scan.kernels() {
+        if is_instance(&function.name) {
+            // Listed with its template, from the PTX, which says whether it compiled.
+            continue;
+        }
+        if function.template.is_none() {
+            add(function.name.clone());
+            continue;
+        }
+        let instances = instances_of(&function.name, scan, &readable);
+        if instances.is_empty() {
+            add(listed(function));
+        }
+        instances.into_iter().for_each(&mut add);
     }
-    for entry in ptx_entries {
-        let readable = demangle(entry).unwrap_or_else(|| entry.clone());
-        let base = base_of(&readable);
+    for entry in &readable {
+        let base = base_of(entry);
         if !names.iter().any(|name| base_of(name) == base) {
             names.push(base.to_string());
         }
     }
     names
+}
+
+/// `reduce<float>` as an explicit instantiation or specialization names a template's instance.
+fn is_instance(name: &str) -> bool {
+    name.contains('<') && !name.starts_with("operator")
+}
+
+/// The C++ names of the instances of the template `base` among the PTX's kernels, spelled as
+/// the file spells them where it names them (`reduce<float, 256>`), else as the demangler does.
+fn instances_of(base: &str, scan: &Scan, readable: &[String]) -> Vec<String> {
+    let spaceless = |text: &str| text.split_whitespace().collect::<String>();
+    readable
+        .iter()
+        .filter(|entry| base_of(entry) == base)
+        .filter_map(|entry| {
+            let name = without_params(entry);
+            is_instance(name).then(|| {
+                scan.kernels()
+                    .find(|function| spaceless(&function.name) == spaceless(name))
+                    .map_or_else(|| name.to_string(), |function| collapse(&function.name))
+            })
+        })
+        .collect()
+}
+
+/// The template and the arguments of the instance that the mangled `symbol` names:
+/// `_Z6reduceIfLi256EEvPKT_PS0_i` → (`reduce`, [`float`, `256`]); `None` for a function that
+/// is no template's instance.
+pub fn instance_arguments(symbol: &str) -> Option<(String, Vec<String>)> {
+    let readable = demangle(symbol)?;
+    let name = without_params(&readable);
+    let open = name.find('<')?;
+    let inner = name[open + 1..].strip_suffix('>')?;
+    let arguments = split_top_level(inner)
+        .into_iter()
+        .map(|argument| argument.trim().to_string())
+        .collect();
+    Some((base_of(name).to_string(), arguments))
+}
+
+/// `reduce<float, 256>` from `reduce<float, 256>(float const*, int)`: up to the parameter list,
+/// which opens outside the template arguments.
+fn without_params(name: &str) -> &str {
+    let mut depth = 0i32;
+    for (index, character) in name.char_indices() {
+        match character {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 => return name[..index].trim_end(),
+            _ => {}
+        }
+    }
+    name
 }
 
 /// One parameter of `template <…>`.
@@ -502,6 +575,33 @@ mod tests {
         assert_eq!(
             params_of("_Z6reduceIfLi256EEvPKT_PS0_i", &templated),
             ["float const* in", "float* out", "int n"]
+        );
+    }
+
+    #[test]
+    fn a_template_and_its_instances_are_one_kernel_listed_by_its_instances() {
+        let source = "template <typename T>\n__global__ void transpose(T *out, const T *in, int n) {}\n\
+template __global__ void transpose<float>(float *, const float *, int);\n";
+        let float = "_Z9transposeIfEvPT_PKS0_i".to_string();
+        let double = "_Z9transposeIdEvPT_PKS0_i".to_string();
+        assert_eq!(
+            kernel_list(&scan(source), std::slice::from_ref(&float)),
+            ["transpose<float>"]
+        );
+        let both = format!(
+            "{source}template __global__ void transpose< double >(double *, const double *, int);\n"
+        );
+        assert_eq!(
+            kernel_list(&scan(&both), &[float, double]),
+            ["transpose<float>", "transpose< double >"]
+        );
+        // An instance only the PTX shows is named as the demangler writes it; a template the
+        // file does not instantiate, by its parameters.
+        let specialized = "template <typename T, int B>\n__global__ void fill(T *x) {}\n\
+template <typename T>\n__global__ void zero(T *x) {}\n";
+        assert_eq!(
+            kernel_list(&scan(specialized), &["_Z4fillIfLi256EEvPT_".to_string()]),
+            ["fill<float, 256>", "zero<T>"]
         );
     }
 
