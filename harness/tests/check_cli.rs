@@ -267,6 +267,53 @@ fn a_template_instantiated_once_needs_no_entry() {
     assert_one_line(&run);
 }
 
+/// An unguarded `v[i] = v[i] * a;` past the end reads and writes outside `v`: both are named,
+/// each with its own count, not the read alone with the write's times added to it.
+#[test]
+fn a_read_and_a_write_past_the_end_on_one_line_are_two_findings() {
+    let path = scratch(
+        "scale_no_guard.cu",
+        b"extern \"C\" __global__ void scale(float *v, float a)\n{\n    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;\n    v[i] = v[i] * a;\n}\n",
+    );
+    let run = racetrack(&[
+        "check",
+        path.to_str().expect("a UTF-8 path"),
+        "--backend",
+        "emu",
+        "--grid",
+        "4",
+        "--block",
+        "32",
+        "--arg",
+        "f32[100]=const:1",
+        "--arg",
+        "f32=2",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    let past_the_end = run
+        .stdout
+        .matches("out-of-bounds access to global memory: v[100]")
+        .count();
+    assert_eq!(past_the_end, 2, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("  read: block (3,0,0) thread (4,0,0)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("  write: block (3,0,0) thread (4,0,0)"),
+        "{}",
+        run.stdout
+    );
+    // 28 threads past the end, each reading once and writing once.
+    assert_eq!(
+        run.stdout.matches("seen 28 times").count(),
+        2,
+        "{}",
+        run.stdout
+    );
+}
+
 /// A shared array of a template's type, sized by a header's constant, is reported by C indices.
 #[test]
 fn a_template_s_shared_array_sized_in_a_header_gets_c_indices() {
