@@ -25,6 +25,7 @@ broken one was not caught.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import math
 import pathlib
@@ -122,7 +123,7 @@ try:
     found["numba"] = numba.__version__
     found["numba-cuda"] = importlib.metadata.version("numba-cuda")
 except Exception as error:
-    found["numba"] = repr(error)
+    found["numba error"] = repr(error)
 try:
     import cupy
     found["cupy"] = cupy.__version__
@@ -130,12 +131,12 @@ try:
     found["driver"] = cupy.cuda.runtime.driverGetVersion()
     found["device"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
 except Exception as error:
-    found["cupy"] = repr(error)
+    found["cupy error"] = repr(error)
 try:
     import pycuda
     found["pycuda"] = pycuda.VERSION_TEXT
 except Exception as error:
-    found["pycuda"] = repr(error)
+    found["pycuda error"] = repr(error)
 print(json.dumps(found))
 """
 
@@ -148,25 +149,47 @@ def machine() -> dict:
         return {"error": ran.stderr.strip()[-500:]}
 
 
-def run_real(timeout: int, output: pathlib.Path | None = None) -> dict:
-    """Every program with the real libraries. With `output`, the JSON so far is written there
-    after each program, so a run stopped at its time limit keeps what it finished."""
+def run_real(timeout: int, output: pathlib.Path | None = None, libraries=None, jobs: int = 1) -> dict:
+    """Every program of `libraries` (all when None) with the real libraries, `jobs` at a time
+    (each in its own process: the GPU runs them side by side). With `output`, the JSON so far
+    is written there after each program, so a run stopped at its time limit keeps what it
+    finished."""
     results = {}
     recorded = {"machine": machine(), "programs": results}
+    chosen = [p for p in programs() if libraries is None or library(p) in libraries]
     with tempfile.TemporaryDirectory() as folder:
-        for program in programs():
+
+        def run_one(program: pathlib.Path) -> None:
             expect = expectation(program)
             if program.name in GPU_UNSAFE:
                 results[program.name] = {"expect": expect, "skipped": GPU_UNSAFE[program.name]}
                 print(f"{program.name}: not run ({GPU_UNSAFE[program.name]})", file=sys.stderr)
-                continue
+                return
             copy = pathlib.Path(folder) / program.name
             copy.write_text(with_real_imports(program.read_text()))
             results[program.name] = {"expect": expect, **run(copy, timeout)}
             print(f"{program.name}: exit {results[program.name]['returncode']}", file=sys.stderr, flush=True)
-            if output:
-                output.write_text(json.dumps(recorded, indent=1) + "\n")
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+            for done in concurrent.futures.as_completed([pool.submit(run_one, p) for p in chosen]):
+                done.result()
+                if output:
+                    output.write_text(json.dumps(recorded, indent=1, sort_keys=True) + "\n")
     return recorded
+
+
+def merged(recordings: list) -> dict:
+    """Several --real runs (one per library, say) as one: their programs together, and each
+    machine entry from the run that found it (a library's error only where no run found it)."""
+    machine_found, programs_run = {}, {}
+    for recorded in recordings:
+        programs_run.update(recorded["programs"])
+        machine_found.update({k: v for k, v in recorded["machine"].items() if not k.endswith(" error")})
+    for recorded in recordings:
+        for key, value in recorded["machine"].items():
+            if key.endswith(" error") and key[: -len(" error")] not in machine_found:
+                machine_found[key] = value
+    return {"machine": machine_found, "programs": programs_run}
 
 
 def compared_lines(text: str) -> list:
@@ -256,8 +279,8 @@ def ours_summary(ours: dict) -> str:
     return f"{printed + '; ' if printed else ''}{error[:120]}"
 
 
-def compare(gpu_file: str, timeout: int, markdown: bool) -> int:
-    recorded = json.loads(pathlib.Path(gpu_file).read_text())
+def compare(gpu_files: list, timeout: int, markdown: bool) -> int:
+    recorded = merged([json.loads(pathlib.Path(f).read_text()) for f in gpu_files])
     gpu = recorded["programs"]
     counts: dict = {}
     failed = 0
@@ -295,13 +318,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--real", action="store_true", help="run with numba-cuda, PyCUDA and CuPy; print JSON")
-    group.add_argument("--compare", metavar="GPU_JSON", help="run on Racetrack and compare with --real's output")
+    group.add_argument(
+        "--compare", metavar="GPU_JSON", nargs="+", help="run on Racetrack and compare with --real's output (one or more)"
+    )
+    parser.add_argument("--library", nargs="+", choices=["Numba", "CuPy", "PyCUDA"], help="with --real: these only")
+    parser.add_argument("--jobs", type=int, default=1, help="with --real: programs run at once (default 1)")
     parser.add_argument("--output", type=pathlib.Path, help="with --real: also write the JSON here, after each program")
     parser.add_argument("--markdown", action="store_true", help="with --compare: print a Markdown table")
     parser.add_argument("--timeout", type=int, default=300, help="seconds per program (default 300)")
     args = parser.parse_args()
     if args.real:
-        json.dump(run_real(args.timeout, args.output), sys.stdout, indent=1)
+        json.dump(run_real(args.timeout, args.output, args.library, args.jobs), sys.stdout, indent=1, sort_keys=True)
         print()
         return 0
     return compare(args.compare, args.timeout, args.markdown)

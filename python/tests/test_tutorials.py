@@ -97,7 +97,6 @@ def test_the_gpu_script_turns_every_import_back_into_the_librarys_own():
         assert changed and all(b.lstrip().startswith(("import ", "from ")) for _, b in changed), changed
 
 
-
 def differential():
     sys.path.insert(0, str(TUTORIALS.parent))
     try:
