@@ -11,7 +11,9 @@ becomes `cupy`), runs it in a fresh interpreter from a copy under the same name,
 JSON object: the machine (GPU, driver, library versions) and, for each program, what it
 expects, its exit status, what it printed and the last line of its error output. A library
 that is missing shows as the program's ImportError. The programs in GPU_UNSAFE (a kernel that
-may never finish on a GPU) are not run there; the JSON says why.
+may never finish on a GPU) are not run there; the JSON says why. With NUMBA_ENABLE_CUDASIM=1 and
+`--library Numba`, the same runs Numba's own CUDA simulator on the CPU instead of a GPU: the
+real library's host side, with kernels run as Python (the JSON's machine says which).
 
 `--compare` runs every program as it is (on Racetrack) and prints, for each, one verdict:
 - a correct program is `same` when both runs exit 0 and print the same text, numbers within
@@ -102,10 +104,11 @@ def with_real_imports(source: str) -> str:
     return source
 
 
-def run(path: pathlib.Path, timeout: int) -> dict:
+def run(path: pathlib.Path, timeout: int, env: dict | None = None) -> dict:
+    """`python path` from its folder, in a fresh interpreter (`env`: its environment)."""
     try:
         ran = subprocess.run(
-            [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True, timeout=timeout
+            [sys.executable, path.name], cwd=path.parent, capture_output=True, text=True, timeout=timeout, env=env
         )
     except subprocess.TimeoutExpired:
         return {"returncode": None, "stdout": "", "error": f"timed out after {timeout} s"}
@@ -116,8 +119,10 @@ def run(path: pathlib.Path, timeout: int) -> dict:
 
 #: Printed by a fresh interpreter on the GPU machine: what the runs there used.
 MACHINE_SCRIPT = r"""
-import importlib.metadata, json, platform, numpy
+import importlib.metadata, json, os, platform, numpy
 found = {"python": platform.python_version(), "numpy": numpy.__version__}
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    found["device"] = "Numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1), no GPU"
 try:
     import numba
     found["numba"] = numba.__version__
@@ -129,7 +134,7 @@ try:
     found["cupy"] = cupy.__version__
     found["cuda runtime"] = cupy.cuda.runtime.runtimeGetVersion()
     found["driver"] = cupy.cuda.runtime.driverGetVersion()
-    found["device"] = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    found.setdefault("device", cupy.cuda.runtime.getDeviceProperties(0)["name"].decode())
 except Exception as error:
     found["cupy error"] = repr(error)
 try:
@@ -228,16 +233,16 @@ def first_difference(ours: str, theirs: str):
     """None when the two outputs are the same, else what differs first, in one sentence."""
     a, b = compared_lines(ours), compared_lines(theirs)
     if len(a) != len(b):
-        return f"{len(a)} lines here, {len(b)} on the GPU"
+        return f"{len(a)} lines here, {len(b)} with the real library"
     for line_a, line_b in zip(a, b):
         numbers_a, text_a = tokens(line_a)
         numbers_b, text_b = tokens(line_b)
         if text_a != text_b or len(numbers_a) != len(numbers_b):
-            return f"{line_a!r} here, {line_b!r} on the GPU"
+            return f"{line_a!r} here, {line_b!r} with the real library"
         scale = max((abs(float(n)) for n in numbers_a + numbers_b if not re.search("nan|inf", n)), default=0.0)
         for x, y in zip(numbers_a, numbers_b):
             if not same_number(x, y, scale):
-                return f"{x} here, {y} on the GPU, in {line_a!r}"
+                return f"{x} here, {y} with the real library, in {line_a!r}"
     return None
 
 
@@ -251,10 +256,10 @@ def verdict(program: pathlib.Path, ours: dict, theirs: dict | None):
     expect = expectation(program)
     if expect == "correct":
         if theirs is None or "skipped" in theirs:
-            why = theirs["skipped"] if theirs else "not in the GPU's results"
+            why = theirs["skipped"] if theirs else "not in the real run's results"
             return ours["returncode"] == 0, "not compared", why
         if ours["returncode"] != 0 or theirs["returncode"] != 0:
-            return False, "DIFF", f"exit {ours['returncode']} here, {theirs['returncode']} on the GPU"
+            return False, "DIFF", f"exit {ours['returncode']} here, {theirs['returncode']} with the real library"
         difference = first_difference(ours["stdout"], theirs["stdout"])
         return difference is None, "same" if difference is None else "DIFF", difference or ""
     caught = ours["returncode"] != 0 and ours["error"].startswith(f"racetrack.{expect}:")
@@ -285,7 +290,7 @@ def compare(gpu_files: list, timeout: int, markdown: bool) -> int:
     counts: dict = {}
     failed = 0
     if markdown:
-        print("| program | expects | verdict | Racetrack printed | the GPU printed |")
+        print("| program | expects | verdict | Racetrack printed | the real library printed |")
         print("|---|---|---|---|---|")
     for program in programs():
         ours = run(program, timeout)
@@ -296,17 +301,20 @@ def compare(gpu_files: list, timeout: int, markdown: bool) -> int:
         tally[word] = tally.get(word, 0) + 1
         expect = expectation(program)
         if markdown:
-            cell = lambda text: text.replace("|", "\\|")  # noqa: E731
+            def cell(text: str, width: int = 72) -> str:
+                text = text if len(text) <= width else text[: width - 1] + "…"
+                return text.replace("|", "\\|")
+
             note = f" ({why})" if why and word != "not compared" else ""
             print(
-                f"| {program.name} | {expect} | {word}{cell(note)} | `{cell(ours_summary(ours))}` "
+                f"| {program.name} | {expect} | {word}{cell(note, 200)} | `{cell(ours_summary(ours))}` "
                 f"| `{cell(gpu_summary(theirs))}` |"
             )
             continue
         print(f"{word:6} {program.name} (expects {expect}){': ' + why if why else ''}")
         if not ok or expect != "correct":
             print(f"       racetrack: {ours_summary(ours)[:200]}")
-            print(f"       GPU:       {gpu_summary(theirs)[:200]}")
+            print(f"       real:      {gpu_summary(theirs)[:200]}")
     summary = "; ".join(
         f"{name}: " + ", ".join(f"{n} {word}" for word, n in sorted(tally.items())) for name, tally in counts.items()
     )
@@ -319,7 +327,7 @@ def main() -> int:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--real", action="store_true", help="run with numba-cuda, PyCUDA and CuPy; print JSON")
     group.add_argument(
-        "--compare", metavar="GPU_JSON", nargs="+", help="run on Racetrack and compare with --real's output (one or more)"
+        "--compare", metavar="REAL_JSON", nargs="+", help="run on Racetrack; compare with --real's outputs (merged)"
     )
     parser.add_argument("--library", nargs="+", choices=["Numba", "CuPy", "PyCUDA"], help="with --real: these only")
     parser.add_argument("--jobs", type=int, default=1, help="with --real: programs run at once (default 1)")

@@ -148,3 +148,30 @@ def test_the_differential_runner_keeps_spinning_and_diverging_kernels_off_the_gp
     assert set(ran) == {p.name for p in PROGRAMS} - set(compare.GPU_UNSAFE)
     for name, reason in compare.GPU_UNSAFE.items():
         assert recorded[name]["skipped"] == reason
+
+
+def numba_programs_to_simulate():
+    compare = differential()
+    return [
+        p
+        for p in PROGRAMS
+        if needs_numba(p) and expectation(p) == "correct" and p.name not in compare.GPU_UNSAFE
+    ]
+
+
+@pytest.mark.parametrize("program", numba_programs_to_simulate(), ids=lambda p: p.stem)
+def test_a_numba_program_prints_what_numbas_own_simulator_prints(program: pathlib.Path, tmp_path):
+    """The differential test without a GPU: the real numba-cuda's CUDA simulator
+    (NUMBA_ENABLE_CUDASIM=1) runs the program with its import turned back, and Racetrack's
+    face must print the same, within the float tolerance run_tutorials.py derives. Catches a
+    face whose host side (array printing, dtypes, copies, streams) strays from Numba's."""
+    if sys.version_info < (3, 10):
+        pytest.skip("the Numba face needs Python >= 3.10 (numba-cuda 0.30.4 has no wheels for 3.9)")
+    compare = differential()
+    real = tmp_path / program.name
+    real.write_text(compare.with_real_imports(program.read_text()))
+    theirs = compare.run(real, timeout=300, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"})
+    assert theirs["returncode"] == 0, theirs["error"]
+    ours = compare.run(program, timeout=300)
+    ok, word, why = compare.verdict(program, ours, theirs)
+    assert word == "same", f"{why}\nRacetrack: {ours['stdout']}\nsimulator: {theirs['stdout']}"
