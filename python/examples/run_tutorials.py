@@ -73,13 +73,13 @@ MACHINE_OR_TIME = re.compile(
 #: they may differ only in the order of floating-point additions (atomicAdd's order, a library
 #: reduction's tree shape) and in whether a multiply and an add were fused. A sum of n
 #: non-negative terms computed in any order lies within (n-1)*u*S of its exact value S (u =
-#: eps/2, Higham's gamma bound), so two orders lie within (n-1)*eps*S of each other. The longest
-#: float32 sum in the corpus is cupy_dot_atomic.py's dot product of n = 5000 non-negative
-#: products; every other is shorter, and every float32 sum the corpus prints has non-negative
-#: terms (rng.random data, squares), so that bound, relative to the printed value, holds for all.
+#: eps/2, Higham's gamma bound), so two orders lie within (n-1)*eps*S of each other. A program
+#: that prints such a sum says its longest n in its docstring (`Float32 sums: at most 5000
+#: terms`); every float32 sum the corpus prints has non-negative terms (rng.random data,
+#: squares), so the bound, relative to the printed value, holds. One without that line prints
+#: element-wise results only (n = 1: no reordering term).
 FLOAT32_EPS = 2.0**-23
-LONGEST_FLOAT32_SUM = 5000
-RELATIVE_TOLERANCE = (LONGEST_FLOAT32_SUM - 1) * FLOAT32_EPS
+SUM_TERMS = re.compile(r"^Float32 sums: at most (\d+) terms", re.MULTILINE)
 #: Element-wise results of signed data (a*x + b*y) are one or two roundings from exact, but may
 #: cancel to near zero: their error is relative to the operands, whose size the output's largest
 #: printed magnitude stands for. Two roundings each way: 4 * u = 2 * eps of that magnitude.
@@ -96,6 +96,12 @@ def library(program: pathlib.Path) -> str:
 
 def expectation(program: pathlib.Path) -> str:
     return EXPECT.search(program.read_text()).group(1)
+
+
+def sum_terms(program: pathlib.Path) -> int:
+    """The most terms of any float32 sum the program prints (1: it prints none)."""
+    found = SUM_TERMS.search(program.read_text())
+    return int(found.group(1)) if found else 1
 
 
 def with_real_imports(source: str) -> str:
@@ -214,7 +220,7 @@ def is_integer(token: str) -> bool:
     return re.fullmatch(r"[-+]?\d+", token) is not None
 
 
-def same_number(ours: str, theirs: str, scale: float) -> bool:
+def same_number(ours: str, theirs: str, scale: float, terms: int) -> bool:
     """Integers (counts, histogram bins, integer scans) must be equal; floats agree within the
     tolerance above. A float printed as `6.` on one side and `6.0` on the other is the same;
     `6` beside `6.` is not (an integer where the library gives a float: another dtype)."""
@@ -225,12 +231,14 @@ def same_number(ours: str, theirs: str, scale: float) -> bool:
         return math.isnan(a) and math.isnan(b)
     if math.isinf(a) or math.isinf(b):
         return a == b
-    bound = RELATIVE_TOLERANCE * max(abs(a), abs(b)) + ELEMENTWISE_ROUNDINGS * FLOAT32_EPS * scale
+    reordering = (terms - 1) * FLOAT32_EPS * max(abs(a), abs(b))
+    bound = reordering + ELEMENTWISE_ROUNDINGS * FLOAT32_EPS * scale
     return abs(a - b) <= bound
 
 
-def first_difference(ours: str, theirs: str):
-    """None when the two outputs are the same, else what differs first, in one sentence."""
+def first_difference(ours: str, theirs: str, terms: int = 1):
+    """None when the two outputs are the same, else what differs first, in one sentence.
+    `terms`: the most terms of a float32 sum the output prints (see SUM_TERMS)."""
     a, b = compared_lines(ours), compared_lines(theirs)
     if len(a) != len(b):
         return f"{len(a)} lines here, {len(b)} with the real library"
@@ -241,13 +249,13 @@ def first_difference(ours: str, theirs: str):
             return f"{line_a!r} here, {line_b!r} with the real library"
         scale = max((abs(float(n)) for n in numbers_a + numbers_b if not re.search("nan|inf", n)), default=0.0)
         for x, y in zip(numbers_a, numbers_b):
-            if not same_number(x, y, scale):
+            if not same_number(x, y, scale, terms):
                 return f"{x} here, {y} with the real library, in {line_a!r}"
     return None
 
 
-def same_output(ours: str, theirs: str) -> bool:
-    return first_difference(ours, theirs) is None
+def same_output(ours: str, theirs: str, terms: int = 1) -> bool:
+    return first_difference(ours, theirs, terms) is None
 
 
 def verdict(program: pathlib.Path, ours: dict, theirs: dict | None):
@@ -260,7 +268,7 @@ def verdict(program: pathlib.Path, ours: dict, theirs: dict | None):
             return ours["returncode"] == 0, "not compared", why
         if ours["returncode"] != 0 or theirs["returncode"] != 0:
             return False, "DIFF", f"exit {ours['returncode']} here, {theirs['returncode']} with the real library"
-        difference = first_difference(ours["stdout"], theirs["stdout"])
+        difference = first_difference(ours["stdout"], theirs["stdout"], sum_terms(program))
         return difference is None, "same" if difference is None else "DIFF", difference or ""
     caught = ours["returncode"] != 0 and ours["error"].startswith(f"racetrack.{expect}:")
     return caught, "caught" if caught else "MISSED", "" if caught else f"expected racetrack.{expect}"

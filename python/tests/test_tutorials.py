@@ -113,8 +113,13 @@ def test_the_differential_comparison_allows_float_reordering_and_nothing_more():
     assert compare.same_output("[ 0.  2. 10.] 6.0", "[0. 2. 10.] 6.")
     # A float32 sum of 5000 non-negative terms in another order: within 4999 eps of it.
     total = 1234.5678
-    assert compare.same_output(repr(total), repr(total * (1 + 4000 * eps)))
-    assert not compare.same_output(repr(total), repr(total * (1 + 6000 * eps)))
+    assert compare.same_output(repr(total), repr(total * (1 + 4000 * eps)), terms=5000)
+    assert not compare.same_output(repr(total), repr(total * (1 + 6000 * eps)), terms=5000)
+    # A sum of 2000 terms that lost one term of 0.5 is not a reordering.
+    assert not compare.same_output("1012.64526", "1013.14526", terms=2000)
+    # An element-wise result is two roundings of its line's scale from the other, no more.
+    assert compare.same_output("[13.492527 -0.0000001]", "[13.492528 0.0000001]")
+    assert not compare.same_output("[13.492527 5.642928]", "[13.492527 5.642938]")
     # Counts are exact: a racy counter's lost updates are a difference, however few.
     assert not compare.same_output("Counter: 8191", "Counter: 8192")
     # An integer where the library prints a float is another dtype.
@@ -125,6 +130,17 @@ def test_the_differential_comparison_allows_float_reordering_and_nothing_more():
     # Only lines naming the machine or a duration are left out.
     assert compare.same_output("Counter: 3\nran in 0.5 ms", "Counter: 3\nran in 0.01 ms")
     assert not compare.same_output("Counter: 3\nalive: 2", "Counter: 3\nalive: 3")
+
+
+def test_every_printed_float32_sum_declares_its_length():
+    """The tolerance trusts a program's `Float32 sums:` line; a correct program whose kernel
+    accumulates floats (a reduction, a float atomic add) must have one."""
+    compare = differential()
+    accumulates = re.compile(r"atomic\.add\(|atomicAdd\(|ReductionKernel|\+= *(?:a|sA|tile|shared|cache)\[|\bsum \+=")
+    for program in PROGRAMS:
+        source = program.read_text()
+        if expectation(program) == "correct" and accumulates.search(source) and "float" in source:
+            assert compare.sum_terms(program) > 1, f"{program.name} prints a float32 sum of unstated length"
 
 
 def test_the_differential_runner_keeps_spinning_and_diverging_kernels_off_the_gpu(monkeypatch):
