@@ -1,6 +1,7 @@
 """A dot product as a RawKernel: a shared-memory tree per block, one atomicAdd per block.
 
 Expect: correct
+Float32 sums: at most 5000 terms (5000 products).
 """
 import numpy as np
 import racetrack.cupy as cp

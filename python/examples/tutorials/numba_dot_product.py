@@ -3,6 +3,7 @@ products in shared memory with a tree, and every block adds its sum to the resul
 atomic.
 
 Expect: correct
+Float32 sums: at most 4000 terms (4000 products).
 """
 import numpy as np
 from numba import float32

@@ -2,6 +2,7 @@
 adds them.
 
 Expect: correct
+Float32 sums: at most 2000 terms (2000 values).
 """
 import numpy as np
 import racetrack.pycuda.autoinit  # noqa: F401
