@@ -178,10 +178,7 @@ pub fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             // The ✓ says the file passes now; a learner who reset a solved exercise should not
             // find it gone from the list without a word.
             if was_done {
-                writeln!(
-                    out,
-                    "its ✓ is cleared until the file passes again; `cargo learn` starts with it"
-                )?;
+                writeln!(out, "its ✓ is cleared until the file passes again")?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -496,7 +496,8 @@ fn find_definition(source: &str, entry: &str) -> Option<usize> {
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
-    for word in text.split_whitespace() {
+    for word in unbroken_words(text) {
+        let word = word.as_str();
         let needed = if line.is_empty() {
             word.chars().count()
         } else {
@@ -516,9 +517,61 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// The words of `text`, with a short parenthesis kept whole (`(cell x 0, y 20)`, `(first
+/// exit)`): a line that breaks inside one reads as two halves of nothing.
+fn unbroken_words(text: &str) -> Vec<String> {
+    const SHORT: usize = 20;
+    let mut words: Vec<String> = Vec::new();
+    let mut group: Option<String> = None;
+    for word in text.split_whitespace() {
+        group = match group.take() {
+            Some(mut open) => {
+                open.push(' ');
+                open.push_str(word);
+                if open.chars().count() > SHORT {
+                    words.extend(open.split(' ').map(str::to_string));
+                    None
+                } else if word.contains(')') {
+                    words.push(open);
+                    None
+                } else {
+                    Some(open)
+                }
+            }
+            None if word.starts_with('(') && !word.contains(')') => Some(word.to_string()),
+            None => {
+                words.push(word.to_string());
+                None
+            }
+        };
+    }
+    if let Some(open) = group {
+        words.extend(open.split(' ').map(str::to_string));
+    }
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_short_parenthesis_is_not_broken_across_lines() {
+        let text = "memcheck: an access outside global memory, board[20] (cell x 0, y 20)";
+        assert_eq!(
+            wrap(text, 60),
+            vec![
+                "memcheck: an access outside global memory, board[20]",
+                "(cell x 0, y 20)"
+            ]
+        );
+        // A long one breaks where it must, as words do.
+        let long = "see (every one of the many words in here) now";
+        assert_eq!(
+            wrap(long, 20).concat().replace(' ', ""),
+            long.replace(' ', "")
+        );
+    }
 
     const KERNEL: &str = "// BROKEN(race): lost updates — fixed in 02_atomic_increment.cu\n// Thread mapping: one\n\n// ANCHOR: kernel\nextern \"C\" __global__ void racy(int *x)\n{\n    x[0] = x[0] + 1; // BUG: read, add, write\n}\n// ANCHOR_END: kernel\n";
 

@@ -48,7 +48,7 @@ pub fn subject(report: &Report) -> String {
                     .lines_for(reason, &report.path)
                     .iter()
                     .map(|&line| {
-                        statement(&report.source, line).map_or(line.to_string(), str::to_string)
+                        statement(&report.source, line).unwrap_or_else(|| line.to_string())
                     })
                     .collect();
                 format!("{reason} at {}", statements.join(" | "))
@@ -75,16 +75,28 @@ pub fn is_starting_failure(
     {
         return true;
     }
-    if failure.reason() != Some(exercise.fails.reason) {
+    // An index past the end shows as a race once a partial guard keeps it inside the array
+    // (threads past the last column write into the next row, where other threads write too):
+    // at the stated statement alone, that race is the start in another form. (The other way
+    // round, an access out of bounds at a racing statement, is the learner's own new index.)
+    let slip_now = |now: Reason| {
+        exercise.fails.reason == Reason::Check(Expect::OutOfBounds)
+            && now == Reason::Check(Expect::Race)
+    };
+    let Some(now_reason) = failure.reason() else {
+        return false;
+    };
+    let same_reason = now_reason == exercise.fails.reason;
+    if !same_reason && !slip_now(now_reason) {
         return false;
     }
     let Some(line) = exercise.stated_line() else {
-        return true;
+        return same_reason;
     };
-    let named = failure.lines_for(exercise.fails.reason, path);
+    let named = failure.lines_for(now_reason, path);
     // A wrong result names no line: nothing tells it from the one the file started with.
     if named.is_empty() {
-        return true;
+        return same_reason;
     }
     let starting = exercise.starting_text();
     // When the starting failure is one statement racing with itself, a statement the learner
@@ -96,7 +108,11 @@ pub fn is_starting_failure(
     let one_statement = starting_named
         .iter()
         .all(|then| Some(then) == starting_named.first());
-    let written_now = |now: &str| !starting.lines().any(|line| line.trim() == now);
+    let starting_lines = starting.lines().count() as u32;
+    let statements_then: std::collections::HashSet<String> = (1..=starting_lines)
+        .filter_map(|at| statement(&starting, at))
+        .collect();
+    let written_now = |now: &str| !statements_then.contains(now);
     let same = |now: &str, then: &str| {
         now == then
             || updated(now).is_some_and(|target| updated(then) == Some(target))
@@ -111,17 +127,25 @@ pub fn is_starting_failure(
     // The stated statement, wherever the learner's edits moved it…
     let stated = statement(&starting, line);
     let at_stated = named.contains(&line)
-        || stated.is_some_and(|stated| {
+        || stated.as_deref().is_some_and(|stated| {
             named
                 .iter()
-                .any(|&at| statement(source, at).is_some_and(|now| same(now, stated)))
+                .any(|&at| statement(source, at).is_some_and(|now| same(&now, stated)))
         });
     // …and nothing else: a race of the stated line with a line the starting file's race does
     // not name (a barrier taken out above it) is the learner's own.
+    if !same_reason {
+        // The other form of an index slip: at the stated statement and nowhere else.
+        return named.iter().all(|&at| {
+            at == line
+                || statement(source, at)
+                    .is_some_and(|now| stated.as_deref().is_some_and(|stated| same(&now, stated)))
+        });
+    }
     let within_start = named.iter().all(|&at| {
         at == line
             || statement(source, at)
-                .is_some_and(|now| starting_named.iter().any(|then| same(now, then)))
+                .is_some_and(|now| starting_named.iter().any(|then| same(&now, then)))
     });
     // A failure of only some of the starting failure's statements is the starting one too: a
     // barrier the learner put between two of its lines can leave one of its races (tiled's As
@@ -152,7 +176,7 @@ fn starting_statements(exercise: &Exercise) -> Vec<String> {
         Err(failure) => failure
             .lines_for(exercise.fails.reason, &report.path)
             .into_iter()
-            .filter_map(|at| statement(&starting, at).map(str::to_string))
+            .filter_map(|at| statement(&starting, at))
             .collect(),
         Ok(_) => Vec::new(),
     };
@@ -278,11 +302,30 @@ fn shares_element(now: &str, then: &str) -> bool {
         .any(|element| then.contains(element))
 }
 
-/// Line `line` of `text`, trimmed; `None` when it is blank or a lone brace, which say nothing of
-/// which statement it is.
-fn statement(text: &str, line: u32) -> Option<&str> {
-    let trimmed = text.lines().nth((line as usize).checked_sub(1)?)?.trim();
-    (!trimmed.is_empty() && trimmed != "{" && trimmed != "}").then_some(trimmed)
+/// The statement at line `line` of `text`, its lines trimmed and joined by one space (a sum
+/// written over three lines is one statement, whichever of its lines a checker names); `None`
+/// when the line is blank or a lone brace, which say nothing of which statement it is.
+fn statement(text: &str, line: u32) -> Option<String> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let at = (line as usize).checked_sub(1)?;
+    let trimmed = *lines.get(at)?;
+    if trimmed.is_empty() || trimmed == "{" || trimmed == "}" {
+        return None;
+    }
+    // A line ends a statement, or opens or closes a block, when it ends in one of these.
+    let ends = |code: &str| {
+        let code = code.split("//").next().unwrap_or_default().trim_end();
+        code.is_empty() || code.ends_with([';', '{', '}']) || code.starts_with('#')
+    };
+    let mut first = at;
+    while first > 0 && !ends(lines[first - 1]) {
+        first -= 1;
+    }
+    let mut last = at;
+    while !ends(lines[last]) && last + 1 < lines.len() {
+        last += 1;
+    }
+    Some(lines[first..=last].join(" "))
 }
 
 /// Step `step` of the hints for `report` on `exercise`, as lines for the screen.
@@ -360,6 +403,17 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                     exercise.name
                 ));
             }
+            // A second kind of failure (a barrier the learner put inside a loop, beside the
+            // race the file started with) is named here, or these hints would hide it.
+            for (other, at) in other_failures(failure, reason, &report.path) {
+                lines.extend(paragraph(&format!(
+                    "It also fails with {} at {}: `cargo learn check {} --all` shows it, and the \
+                     last hint says what to change for it too.",
+                    reason_phrase(other),
+                    line_list(&at),
+                    exercise.name
+                )));
+            }
         }
         Step::WhatIsWrong if own_hints && !starting => {
             lines.extend(paragraph(&what_is_wrong(reason, failure, &report.source)));
@@ -379,6 +433,11 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                 let authored = hints.len().saturating_sub(1).max(1);
                 for hint in &hints[..authored.min(hints.len())] {
                     lines.extend(paragraph(hint));
+                }
+                // The checkers fell silent but the count is still wrong (the slip's other
+                // face): say why they are silent, or the learner takes silence for a fix.
+                if reason != exercise.fails.reason && reason == Reason::Check(Expect::WrongResult) {
+                    lines.extend(paragraph(&what_is_wrong(reason, failure, &report.source)));
                 }
             } else {
                 let news = if reason == exercise.fails.reason {
@@ -400,6 +459,14 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
             }
         }
         Step::WhatToChange => {
+            for (other, at) in other_failures(failure, reason, &report.path) {
+                lines.extend(paragraph(&format!(
+                    "First, the {} at {}. {}",
+                    reason_phrase(other),
+                    line_list(&at),
+                    what_to_change(other, failure)
+                )));
+            }
             match hints.last() {
                 Some(hint) if starting && hints.len() > 1 => lines.extend(paragraph(hint)),
                 // The current failure's fix, then the exercise's own last step toward what
@@ -414,6 +481,28 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
         }
     }
     lines
+}
+
+/// The failure's reasons besides `shown` that name lines (a barrier divergence beside a race),
+/// each with its lines: what the hints about `shown` would otherwise leave unsaid.
+fn other_failures(failure: &Failure, shown: Reason, path: &str) -> Vec<(Reason, Vec<u32>)> {
+    failure
+        .reasons()
+        .into_iter()
+        .filter(|&other| other != shown)
+        .map(|other| (other, failure.lines_for(other, path)))
+        .filter(|(_, at)| !at.is_empty())
+        .collect()
+}
+
+/// `line 29`, `lines 12 and 29`, `lines 3, 12 and 29`.
+fn line_list(lines: &[u32]) -> String {
+    let numbers: Vec<String> = lines.iter().map(u32::to_string).collect();
+    match numbers.as_slice() {
+        [one] => format!("line {one}"),
+        [init @ .., last] => format!("lines {} and {last}", init.join(", ")),
+        [] => String::new(),
+    }
 }
 
 /// The line under the last hint: where the answer is, not what it is.
@@ -672,9 +761,12 @@ fn what_is_wrong_in_general(reason: Reason, failure: &Failure) -> &'static str {
              before the write it needs."
         }
         Reason::Check(Expect::WrongResult | Expect::Correct) => {
-            "The checkers are silent, so no two threads collide: the kernel computes another \
-             value than the CPU. Common causes: an element no thread handles, one handled \
-             twice, an index or a bound off by one, a value read before it was written."
+            "The checkers are silent, yet the kernel computes another value than the CPU. \
+             Threads of one block that write the same value to one place are not reported, so \
+             threads can still collide: many that read a value, then write what they computed \
+             from it, lose each other's updates. Other common causes: an element no thread \
+             handles, one handled twice, an index or a bound off by one, a value read before \
+             it was written."
         }
         Reason::BankConflicts => {
             "The result is right, but threads of one warp hit different words of the same \

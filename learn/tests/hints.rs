@@ -866,6 +866,21 @@ fn a_store_split_around_a_barrier_keeps_the_two_boards_hints() {
     let third = hint_lines(exercise, &report, 3, Asked::Command).join("\n");
     assert!(third.contains("old board"), "{third}");
     assert!(!third.contains("atomic"), "{third}");
+    // The same, with the neighbours counted under `if (inside)`: the race now names the first
+    // of the sum's three lines, where the start named its last; one statement all the same.
+    let counted_inside = "    bool inside = x < width && y < height;\n    unsigned char next = 0;\n    unsigned char *row = board + y * width;\n    if (inside) {\n        unsigned int left = x == 0 ? width - 1 : x - 1, right = x == width - 1 ? 0 : x + 1;\n        unsigned int up = y == 0 ? height - 1 : y - 1, down = y == height - 1 ? 0 : y + 1;\n        unsigned char *above = board + up * width, *below = board + down * width;\n        unsigned int alive = above[left] + above[x] + above[right]\n                           + row[left]              + row[right]\n                           + below[left] + below[x] + below[right];\n        next = alive == 3 || (row[x] && alive == 2);\n    }\n    __syncthreads();\n    if (inside) {\n        row[x] = next;\n    }\n}\n";
+    let head = start
+        .split(guard)
+        .next()
+        .expect("the text before the guard");
+    let attempt = format!("{head}{counted_inside}");
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report.outcome.as_ref().expect_err("blocks still race");
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{:?}\n{attempt}",
+        failure.lines(&report.path)
+    );
 }
 
 /// A learner who took the lock with atomicCAS but left out the fences still has the race the
@@ -969,4 +984,86 @@ fn a_line_added_above_the_failure_keeps_the_hints_subject() {
         "the comment moves the failing lines"
     );
     assert_eq!(subject(&before), subject(&after));
+}
+
+/// A store guarded by its flat index (`row * N + col < M * N`) stays inside C but lets threads
+/// past the last column write into the next row, where other threads write: the race at the
+/// stated store is the missing guard in another form, and keeps the exercise's hints.
+#[test]
+fn a_partial_guard_that_turns_the_overflow_into_a_race_keeps_the_exercises_hints() {
+    require_nvrtc();
+    let exercise = learn::find("naive-write-outside-guard").expect("the ch7 exercise");
+    let start = exercise.starting_text();
+    let store = "    C[row * N + col] = sum;";
+    assert!(start.contains(store), "{start}");
+    let attempt = start.replacen(
+        store,
+        "    if (row * N + col < M * N) C[row * N + col] = sum;",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report
+        .outcome
+        .as_ref()
+        .expect_err("two threads write one element");
+    assert_eq!(
+        failure.reason(),
+        Some(learn::Reason::Check(harness::Expect::Race))
+    );
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{attempt}"
+    );
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join(" ");
+    assert!(third.contains("row < M and col < N"), "{third}");
+    assert!(!third.contains("atomic"), "{third}");
+}
+
+/// The increment's read and write split around a barrier: within one block every thread reads
+/// before any writes, and they all write the same value, which racecheck does not report. The
+/// wrong count left is the lost update the file started with, and gets its hints.
+#[test]
+fn an_increment_split_around_a_barrier_keeps_the_lost_update_hints() {
+    require_nvrtc();
+    let exercise = learn::find("racy-increment").expect("the ch4 exercise");
+    let start = exercise.starting_text();
+    let racing = "x[0] = x[0] + 1;";
+    assert!(start.contains(racing), "{start}");
+    let attempt = start.replacen(
+        racing,
+        "int v = x[0];\n    __syncthreads();\n    x[0] = v + 1;",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    let failure = report.outcome.as_ref().expect_err("updates are still lost");
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{attempt}"
+    );
+    let third = hint_lines(exercise, &report, 3, Asked::Command).join(" ");
+    assert!(third.contains("atomicAdd"), "{third}");
+}
+
+/// A learner who let the last chunk take the rest covers every value but cuts the chunks
+/// otherwise than the host: hint 2 speaks of that cut, not of value 6 that is in no chunk.
+#[test]
+fn a_last_chunk_that_takes_the_rest_gets_hints_about_the_hosts_cut() {
+    require_nvrtc();
+    let exercise = learn::find("ring-wrong-offset").expect("the ch8 exercise");
+    let start = exercise.starting_text();
+    let end = "unsigned long long end = begin + per_chunk;";
+    assert!(start.contains(end), "{start}");
+    let attempt = start.replacen(
+        end,
+        "unsigned long long end = chunk == ranks - 1 ? n : begin + per_chunk;",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    assert!(!report.passed(), "{attempt}");
+    let second = common::words(&hint_lines(exercise, &report, 2, Asked::Command).join("\n"));
+    assert!(
+        second.contains("A last chunk that takes the rest"),
+        "{second}"
+    );
+    assert!(!second.contains("value 6 is in neither"), "{second}");
 }

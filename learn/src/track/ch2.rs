@@ -117,8 +117,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
             hints: &[
                 "At each step a lane adds the value `offset` lanes above it; after offsets 16, \
                  8, 4, 2, 1, lane 0 has all 32.",
-                "for (int offset = WARP_SIZE / 2; offset > 0; offset /= 2) value += \
-                 __shfl_down_sync(FULL_MASK, value, offset); then return value.",
+                "A loop over offset from WARP_SIZE / 2 down to 1, halving it: each time, add \
+                 to value what __shfl_down_sync with every lane in its mask reads from the \
+                 lane offset above. Then lane 0's value is the warp's sum: return it.",
             ],
             taught: "Within a warp, lanes can read each other's registers: a shuffle tree adds \
                 32 values in 5 steps with no shared memory and no barrier, and only one value \

@@ -23,8 +23,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 B blocks of T threads x[0] should be B · T. It ends far lower: increments \
                 are lost. Make every one of them count.",
             hints: &[
-                "x[0] = x[0] + 1 is three steps: read, add, write. What happens when another \
-                 thread writes between your read and your write?",
+                "Adding one to x[0] is three steps: read, add, write. What happens when \
+                 another thread writes between your read and your write?",
                 "Make the read-add-write one indivisible operation: atomicAdd(&x[0], 1).",
             ],
             taught: "A read-modify-write by many threads on one address loses updates unless \
@@ -34,7 +34,7 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 variant("racy-increment"),
                 variant("atomic-increment"),
                 Increment,
-                Fails::at_bug(Expect::Race),
+                Fails::at_bug(Expect::Race).and_a_wrong_result(),
             )
         },
         Exercise {

@@ -71,10 +71,12 @@ pub(super) fn exercises() -> Vec<Exercise> {
             hints: &[
                 "NVRTC names two lines: a second declaration of j, and a tid that was never \
                  declared.",
-                "Use the host's parameters: k = blockIdx.x * blockDim.x + threadIdx.x; if \
-                 k < m / stride, right = (k + 1) * stride - 1 and left = right - stride / 2.",
-                "At the first level (stride == m) treat data[right] as 0, the identity: then \
-                 t = data[left]; data[left] = data[right]; data[right] += t.",
+                "Use the host's parameters: thread k of the grid takes pair k of this level \
+                 when k < m / stride. Its right element ends pair k (the last of its stride \
+                 elements), its left one lies half a stride before.",
+                "At the first level (stride == m) treat data[right] as 0, the identity. Then \
+                 the down-sweep's swap: left takes right's value, and right adds left's old \
+                 value, kept in a register before the swap overwrites it.",
             ],
             taught: "Compile errors are the cheapest bugs: NVRTC names the line. The launch \
                 boundary between levels is the barrier a multi-block sweep needs, so each \

@@ -26,7 +26,8 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 guarded, the write is not: threads past the last column write into the next \
                 row, threads past the last row write past the end of C.",
             hints: &[
-                "memcheck names the write to C: which threads have row >= M or col >= N?",
+                "The checkers name the write to C: which threads have row >= M or col >= N, \
+                 and where do their writes land?",
                 "Only threads with row < M and col < N may write: move the store inside the \
                  if.",
             ],

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 use super::{as_variant, fix_it, write_it};
 use crate::check::{Check, Failure, Wrong};
-use crate::exercise::{Exercise, Fails};
+use crate::exercise::{Exercise, Fails, PartFixed};
 use crate::program::Program;
 use crate::property::{self, Budget, Observed, excerpt};
 
@@ -34,6 +34,17 @@ pub(super) fn exercises() -> Vec<Exercise> {
                  but it is not the host's cut, so the devices would disagree on which values \
                  each chunk holds.",
             ],
+            part_fixed: &[PartFixed {
+                once: "ranks - 1",
+                hints: &[
+                    "A last chunk that takes the rest covers every value now, but it is not the \
+                     host's cut. Try n = 8 on 3 devices: the host and the ring's other steps \
+                     cut [0, 2), [2, 5), [5, 8), spreading the remainder; yours cuts [0, 2), \
+                     [2, 4), [4, 8), so value 4 is summed in the wrong chunk's step.",
+                    "Cut chunk c as the host does, with the multiplication first, in 64 bits: \
+                     from c·n/N up to (c+1)·n/N, for every chunk alike.",
+                ],
+            }],
             taught: "Split n values into N parts by their boundaries, c·n/N, not by a size \
                 n/N: every value lands in exactly one part, whatever n is. A test with round \
                 sizes never sees the difference; a property test with odd sizes does.",
