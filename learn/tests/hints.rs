@@ -1067,3 +1067,35 @@ fn a_last_chunk_that_takes_the_rest_gets_hints_about_the_hosts_cut() {
     );
     assert!(!second.contains("value 6 is in neither"), "{second}");
 }
+
+/// A barrier put inside the counting loop leaves the starting race and adds a divergence of the
+/// learner's own: hint 1 names both, and hint 3 says what to change for the divergence first.
+#[test]
+fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_first() {
+    require_nvrtc();
+    let exercise = learn::find("histogram-shared-no-merge-barrier").expect("the ch4 exercise");
+    let start = exercise.starting_text();
+    let count = "            atomicAdd(&block_histo[c], 1u);\n        }\n    }\n";
+    assert!(start.contains(count), "{start}");
+    let attempt = start.replacen(
+        count,
+        "            atomicAdd(&block_histo[c], 1u);\n        }\n        __syncthreads();\n    }\n",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    assert!(!report.passed(), "{attempt}");
+    let first = common::words(&hint_lines(exercise, &report, 1, Asked::Command).join("\n"));
+    assert!(
+        first.contains("It also fails with barrier divergence"),
+        "{first}"
+    );
+    let third = common::words(&hint_lines(exercise, &report, 3, Asked::Command).join("\n"));
+    assert!(
+        third.starts_with("hint 3 of 3") && third.contains("First, the barrier divergence"),
+        "{third}"
+    );
+    assert!(
+        third.contains("between the counting loop and the merge loop"),
+        "{third}"
+    );
+}

@@ -73,9 +73,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
             hints: &[
                 "Start from scalar-multiply: the global index, the guard, one element per \
                  thread. This time y is read as well as written.",
-                "Only where i < n, y[i] becomes a times x[i] plus y[i], written as one \
-                 expression: the compiler turns its multiply and add into one fma, which is \
-                 what the host's mul_add computes.",
+                "Only where i < n, y[i] becomes a times x[i] plus y[i]: the compiler turns \
+                 the multiply and the add into one fma, which is what the host's mul_add \
+                 computes.",
             ],
             taught: "Both a fused and an unfused a·x + y are correct IEEE arithmetic; they \
                 just round differently. Make the reference do what the GPU does (mul_add) \

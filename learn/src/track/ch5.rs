@@ -53,11 +53,12 @@ pub(super) fn exercises() -> Vec<Exercise> {
             )
         },
         Exercise {
-            title: "A typo worth 0.3%",
+            title: "A typo a tolerance would miss",
             statement: "A dot product: each block multiplies its grid-stride share of a and b, \
                 reduces the products in shared memory with a tree, and writes one partial sum; \
-                the host adds the partial sums. Any grid, a power-of-two block. The result is \
-                a few tenths of a percent off, too little for a guessed tolerance to notice \
+                the host adds the partial sums. Any grid, a power-of-two block. At the \
+                chapter's sizes the result is a few tenths of a percent off (small cases miss \
+                by more), too little for a guessed tolerance to notice \
                 and far outside the rounding error the algorithm can make. Racecheck sees the \
                 same slip: thread tid reads s_block[tid + 1] while thread tid + 1 updates it.",
             hints: &[
