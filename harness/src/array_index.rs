@@ -104,6 +104,9 @@ impl Code {
     /// a declaration this cannot read.
     fn c_index(&self, name: &str, offset: i64) -> Option<String> {
         let declared = self.declaration(name)?;
+        if declared.dims.is_empty() {
+            return (offset == 0).then(String::new);
+        }
         if declared.dims.len() < 2 || offset < 0 || offset % declared.element_bytes != 0 {
             return None;
         }
@@ -129,7 +132,9 @@ impl Code {
                 .next_back()
                 .is_none_or(|c| !is_word_char(c));
             let rest = code[from..].trim_start();
-            if !before_ok || !rest.starts_with('[') {
+            // A `__shared__ int count;` is no array: a report names it `count`, as the code does.
+            let scalar = rest.starts_with([';', '=']);
+            if !before_ok || !(rest.starts_with('[') || scalar) {
                 continue;
             }
             // The type is what comes before the name in the same statement.
@@ -137,7 +142,10 @@ impl Code {
                 .rfind([';', '{', '}', '\n'])
                 .map_or(0, |i| i + 1);
             let type_text = code[statement_start..start].trim();
-            if type_text.is_empty() || type_text.ends_with(['=', '(', ',', '[', '+', '-', '*']) {
+            if type_text.is_empty()
+                || type_text.ends_with(['=', '(', ',', '[', '+', '-', '*'])
+                || (scalar && !type_text.contains("__shared__"))
+            {
                 continue;
             }
             let line = u32::try_from(code[..start].matches('\n').count() + 1).ok()?;
@@ -167,7 +175,7 @@ impl Code {
                 dims.push(scope.evaluate(&inner[..close])?);
                 rest = inner[close + 1..].trim_start();
             }
-            if dims.iter().all(|dim| *dim > 0) {
+            if scalar || dims.iter().all(|dim| *dim > 0) {
                 return Some(Declared {
                     element_bytes,
                     dims,
@@ -452,6 +460,18 @@ extern \"C\" __global__ void k(const float *a, int n)
             c_index(TILED, "bytes", 4 * 2 + 3).as_deref(),
             Some("[1][1][1]")
         );
+    }
+
+    #[test]
+    fn a_shared_scalar_is_named_without_an_index() {
+        let source = "__global__ void k(int *count_out)\n{\n    __shared__ int count;\n    __shared__ unsigned int total;\n    int local_count = 0;\n    count = 0;\n}\n";
+        assert_eq!(c_index(source, "count", 0).as_deref(), Some(""));
+        assert_eq!(c_index(source, "total", 0).as_deref(), Some(""));
+        // Past it, the flat index says how far.
+        assert_eq!(c_index(source, "count", 4), None);
+        // A local or a parameter is no shared scalar.
+        assert_eq!(c_index(source, "local_count", 0), None);
+        assert_eq!(c_index(source, "count_out", 0), None);
     }
 
     #[test]

@@ -570,11 +570,22 @@ fn where_lines(failure: &Failure, source: &str, reason: Reason) -> Vec<String> {
         let gives_reason = |finding: &&harness::Finding| {
             crate::check::finding_reason(finding, case) == Some(reason)
         };
-        let shown = case
+        let mut shown = case
             .findings
             .iter()
             .find(gives_reason)
             .unwrap_or(&case.findings[0]);
+        // A finding of no exercise's reason that the report puts first, at the same lines
+        // (the warp-sync error that explains a shuffle's deadlock), says more: show it.
+        let first = &case.findings[0];
+        if matches!(first.kind, FindingKind::WarpSync { .. })
+            && first
+                .lines()
+                .iter()
+                .any(|line| shown.lines().contains(line))
+        {
+            shown = first;
+        }
         let mut only_one = (**case).clone();
         only_one.findings = vec![shown.clone()];
         lines = failure_lines(&Failure::Case(Box::new(only_one)), source);

@@ -1099,3 +1099,27 @@ fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_first() {
         "{third}"
     );
 }
+
+/// A shuffle under `if (lane < offset)` hangs its warp: the report leads with the warp-sync
+/// error that says why (lanes named in the mask never arrive), and hint 1 quotes that one, not
+/// only the deadlock it ends in.
+#[test]
+fn a_shuffle_some_lanes_skip_is_quoted_as_the_warp_sync_error() {
+    require_nvrtc();
+    let exercise = learn::find("warp-shuffle").expect("the ch2 exercise");
+    let start = exercise.starting_text();
+    let todo = "    // TODO: return, in lane 0, the sum of the warp's 32 values, with\n    //       __shfl_down_sync\n";
+    assert!(start.contains(todo), "{start}");
+    let attempt = start.replacen(
+        todo,
+        "    unsigned int lane = threadIdx.x % 32;\n    for (int offset = 16; offset > 0; offset /= 2) {\n        if (lane < offset) {\n            value += __shfl_down_sync(0xffffffff, value, offset);\n        }\n    }\n",
+        1,
+    );
+    let report = check_source(exercise, &attempt, common::emulator());
+    assert!(!report.passed(), "{attempt}");
+    let first = common::words(&hint_lines(exercise, &report, 1, Asked::Command).join("\n"));
+    assert!(
+        first.contains("lanes named in the mask never arrive"),
+        "{first}"
+    );
+}
