@@ -123,6 +123,11 @@ pub fn is_starting_failure(
             // Its value computed first into a register (`unsigned char next = alive == 3 || …;`,
             // then a barrier, then the store) is still that statement's read.
             || (written_now(now) && stored(then).is_some() && carries_value_of(now, then))
+            // …and the store of that register, wherever it stores (`board[y * width + x] =
+            // next;` for the starting `row[x] = …;`): the value is the starting store's.
+            || (written_now(now)
+                && stored(now).is_some()
+                && stored_value_carries(now, then, source))
     };
     // The stated statement, wherever the learner's edits moved it…
     let stated = statement(&starting, line);
@@ -252,6 +257,36 @@ fn carries_value_of(now: &str, then: &str) -> bool {
     // A bare name or constant (`row[x] = next;`) says nothing of which computation it was.
     let computes = value.chars().any(|c| "+-*/|&^?<>!=(".contains(c));
     computes && squash(now).contains(value)
+}
+
+/// Whether the store `now` stores a plain variable that a statement of `source` computes as the
+/// starting store `then` computed its value (see [`carries_value_of`]).
+fn stored_value_carries(now: &str, then: &str, source: &str) -> bool {
+    if stored(then).is_none() {
+        return false;
+    }
+    let squashed: String = now.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(at) = squashed.find('=') else {
+        return false;
+    };
+    let value = squashed[at + 1..].trim_end_matches(';');
+    let is_name = !value.is_empty()
+        && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !value.starts_with(|c: char| c.is_ascii_digit());
+    if !is_name {
+        return false;
+    }
+    let lines = source.lines().count() as u32;
+    (1..=lines)
+        .filter_map(|line| statement(source, line))
+        .any(|other| {
+            let assigns = other
+                .split('=')
+                .next()
+                .and_then(|target| target.split_whitespace().last())
+                == Some(value);
+            assigns && carries_value_of(&other, then)
+        })
 }
 
 /// The elements a statement indexes, spaces dropped: `sum_buf[tid-iter]` and `sum_buf[tid]` in
@@ -407,8 +442,9 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
             // race the file started with) is named here, or these hints would hide it.
             for (other, at) in other_failures(failure, reason, &report.path) {
                 lines.extend(paragraph(&format!(
-                    "It also fails with {} at {}: `cargo learn check {} --all` shows it, and the \
-                     last hint says what to change for it too.",
+                    "It also fails with {} at {} (the check's report has it; `cargo learn check \
+                     {} --all` shows every finding), and the last hint says what to change for \
+                     it too.",
                     reason_phrase(other),
                     line_list(&at),
                     exercise.name
@@ -459,14 +495,6 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
             }
         }
         Step::WhatToChange => {
-            for (other, at) in other_failures(failure, reason, &report.path) {
-                lines.extend(paragraph(&format!(
-                    "First, the {} at {}. {}",
-                    reason_phrase(other),
-                    line_list(&at),
-                    what_to_change(other, failure)
-                )));
-            }
             match hints.last() {
                 Some(hint) if starting && hints.len() > 1 => lines.extend(paragraph(hint)),
                 // The current failure's fix, then the exercise's own last step toward what
@@ -476,6 +504,19 @@ pub fn step_lines(exercise: &Exercise, report: &Report, step: Step) -> Vec<Strin
                     lines.extend(paragraph(hint));
                 }
                 _ => lines.extend(paragraph(&what_to_change(reason, failure))),
+            }
+            for (other, at) in other_failures(failure, reason, &report.path) {
+                let change = what_to_change(other, failure);
+                let mut chars = change.chars();
+                let change = chars
+                    .next()
+                    .map(|first| first.to_lowercase().chain(chars).collect::<String>())
+                    .unwrap_or_default();
+                lines.extend(paragraph(&format!(
+                    "For {} at {} too: {change}",
+                    reason_phrase(other),
+                    line_list(&at),
+                )));
             }
             lines.extend(last_hint(exercise));
         }
@@ -489,7 +530,9 @@ fn other_failures(failure: &Failure, shown: Reason, path: &str) -> Vec<(Reason, 
     failure
         .reasons()
         .into_iter()
-        .filter(|&other| other != shown)
+        // A wrong result (an unwritten read among its causes) is what the other failures do to
+        // the output, not a second thing to fix.
+        .filter(|&other| other != shown && other != Reason::Check(Expect::WrongResult))
         .map(|other| (other, failure.lines_for(other, path)))
         .filter(|(_, at)| !at.is_empty())
         .collect()
@@ -855,11 +898,10 @@ fn what_to_change_in_general(reason: Reason, failure: &Failure) -> &'static str 
         }
         Reason::Check(Expect::OutOfBounds) => {
             "Work out, for the smallest failing case, which index goes past the end. If the \
-             index itself is off (a rank off by one, a wrong offset), fix it; if the array is \
-             too small for the indices the code needs (a shared array of n for indices up to \
-             n + n/32), declare it larger; if the thread has no element there, guard the \
-             access with the array's bound (if (i < n)) or stop the loop at it, and keep any \
-             __syncthreads() outside the guard."
+             index itself is off (one too many, a wrong offset), fix it; if the array is too \
+             small for the indices the code needs, declare it larger; if the thread has no \
+             element there, guard the access with the array's bound (if (i < n)) or stop the \
+             loop at it, and keep any __syncthreads() outside the guard."
         }
         Reason::Check(Expect::CompileError) => {
             "Fix the first error NVRTC names, at its line, and save again."

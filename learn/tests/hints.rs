@@ -874,6 +874,20 @@ fn a_store_split_around_a_barrier_keeps_the_two_boards_hints() {
         .next()
         .expect("the text before the guard");
     let attempt = format!("{head}{counted_inside}");
+    // And the store written by the flat index instead of `row[x]`: still the starting store.
+    let flat_store = attempt.replacen(
+        "    if (inside) {\n        row[x] = next;\n    }\n",
+        "    if (inside) board[y * width + x] = next;\n",
+        1,
+    );
+    assert_ne!(flat_store, attempt);
+    let report = check_source(exercise, &flat_store, common::emulator());
+    let failure = report.outcome.as_ref().expect_err("blocks still race");
+    assert!(
+        is_starting_failure(exercise, failure, &report.path, &report.source),
+        "{:?}\n{flat_store}",
+        failure.lines(&report.path)
+    );
     let report = check_source(exercise, &attempt, common::emulator());
     let failure = report.outcome.as_ref().expect_err("blocks still race");
     assert!(
@@ -1069,9 +1083,9 @@ fn a_last_chunk_that_takes_the_rest_gets_hints_about_the_hosts_cut() {
 }
 
 /// A barrier put inside the counting loop leaves the starting race and adds a divergence of the
-/// learner's own: hint 1 names both, and hint 3 says what to change for the divergence first.
+/// learner's own: hint 1 names both, and hint 3 says what to change for the divergence too.
 #[test]
-fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_first() {
+fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_too() {
     require_nvrtc();
     let exercise = learn::find("histogram-shared-no-merge-barrier").expect("the ch4 exercise");
     let start = exercise.starting_text();
@@ -1091,7 +1105,7 @@ fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_first() {
     );
     let third = common::words(&hint_lines(exercise, &report, 3, Asked::Command).join("\n"));
     assert!(
-        third.starts_with("hint 3 of 3") && third.contains("First, the barrier divergence"),
+        third.starts_with("hint 3 of 3") && third.contains("For barrier divergence at lines"),
         "{third}"
     );
     assert!(

@@ -88,8 +88,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
             hints: &[
                 "The loop of dot-vectorized: for (j = first; j < n / 4; j += stride) add the \
                  four products of a4[j] and b4[j]; then j from n / 4 * 4 + first for the tail.",
-                "sum = block_sum(sum, warp_sums); with __shared__ float warp_sums[32]; then if \
-                 (threadIdx.x == 0) atomicAdd(c, sum);",
+                "Reduce the thread's sum over the block with block_sum, giving it a __shared__ \
+                 array of one float per warp; then one thread of the block adds the block's sum \
+                 into c, atomically, since every block adds into c at once.",
             ],
             taught: "atomicAdd into one float replaces the lock, the counter and the last \
                 block: no addition is lost, but their order is the blocks' arrival order, so \

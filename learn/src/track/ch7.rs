@@ -99,9 +99,10 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 "Start from tiled: the same loop over t, the same zero padding, two barriers \
                  per step. As is float[32][16] and Bs float[16][32]; each thread fills As[ty][tx], \
                  As[ty + 16][tx], Bs[ty][tx] and Bs[ty][tx + 16].",
-                "Keep four sums in registers. For each k: a0 = As[ty][k], a1 = As[ty + 16][k], \
-                 b0 = Bs[k][tx], b1 = Bs[k][tx + 16]; then c00 += a0 * b0, c01 += a0 * b1, \
-                 c10 += a1 * b0, c11 += a1 * b1.",
+                "Keep four sums in registers. For each k, read the two values of column k of \
+                 As that the thread's rows need (rows ty and ty + 16) and the two of row k of \
+                 Bs that its columns need (tx and tx + 16), once each, and add each of the four \
+                 products to its own sum.",
                 "Store each of the four only where it lies in C: row < M and col < N for each \
                  of (row0, col0), (row0, col1), (row1, col0), (row1, col1).",
             ],
