@@ -56,6 +56,7 @@ mod race;
 mod regalloc;
 mod report;
 pub mod run_env;
+mod shared_base;
 mod source_loc;
 mod spin;
 mod stretch;

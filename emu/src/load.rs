@@ -37,6 +37,8 @@ impl Module {
         module.exits = crate::stretch::analyze_exits(&module);
         module.straight_to_end = crate::stretch::analyze_straight_to_end(&module);
         module.skips_barrier = crate::stretch::analyze_skips_barrier(&module);
+        // Before the registers are renamed: it follows them through the code.
+        module.shared_base = crate::shared_base::analyze(&module);
         if share_slots {
             crate::regalloc::compact(&mut module);
         }

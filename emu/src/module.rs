@@ -55,6 +55,13 @@ pub struct Module {
     /// an `if` around a `__syncthreads()`): the last one a thread took before it exited without
     /// arriving is what a barrier divergence blames.
     pub(crate) skips_barrier: Vec<bool>,
+    /// PTX lines that take a static shared variable's address, with its offset (the parser's).
+    pub(crate) shared_address_lines: Vec<(u32, u32)>,
+    /// Per instruction: for a shared-memory access through a register that holds one static
+    /// shared array's address plus an offset, that array (its index in `shared`): memcheck
+    /// holds the access to it, so an index past `As`'s end is reported rather than landing in
+    /// `Bs` (`shared_base.rs`).
+    pub(crate) shared_base: Vec<Option<u32>>,
     /// Its compiled regions, made by the first launch that runs with the compiled tier.
     pub(crate) tier: crate::compiled::Cache,
 }

@@ -314,6 +314,45 @@ fn a_read_and_a_write_past_the_end_on_one_line_are_two_findings() {
     );
 }
 
+/// An index past one shared array lands in the next one, inside the block's shared memory: a
+/// GPU's memcheck sees nothing there, and racecheck would name the neighbour at a line that
+/// writes the first. It is reported as an access past the first array's end, naming where it
+/// would land.
+#[test]
+fn an_index_past_one_shared_array_into_the_next_is_past_the_end_of_the_first() {
+    let path = scratch(
+        "shared_spill.cu",
+        b"extern \"C\" __global__ void spill(float *out)\n{\n    __shared__ float first[32];\n    __shared__ float second[32];\n    unsigned int t = threadIdx.x;\n    second[t % 32] = 2.0f;\n    first[t] = 1.0f;\n    __syncthreads();\n    out[t] = first[t % 32] + second[t % 32];\n}\n",
+    );
+    let run = racetrack(&[
+        "check",
+        path.to_str().expect("a UTF-8 path"),
+        "--backend",
+        "emu",
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "f32[64]=zeros",
+    ]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains(
+            "out-of-bounds access to shared memory: first[32] (just past the end of first, which has 128 bytes)"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("it would overwrite second[0]"),
+        "{}",
+        run.stdout
+    );
+    // The write was dropped, so no race on `second` is left to name the wrong array.
+    assert!(!run.stdout.contains("a race"), "{}", run.stdout);
+}
+
 /// A shared array of a template's type, sized by a header's constant, is reported by C indices.
 #[test]
 fn a_template_s_shared_array_sized_in_a_header_gets_c_indices() {

@@ -77,7 +77,9 @@ impl Ctx<'_> {
                     } else {
                         addr & 0xffff_ffff
                     };
-                    if off.saturating_add(size as u64) <= self.shared_size as u64 {
+                    if off.saturating_add(size as u64) <= self.shared_size as u64
+                        && !(self.opts.memcheck && self.outside_its_array(pc, off, size).is_some())
+                    {
                         return Tgt::S(off as usize);
                     }
                 }
@@ -177,10 +179,15 @@ impl Ctx<'_> {
                 }
             }
             report::Space::Shared => {
-                if off.saturating_add(size as u64) <= self.shared_size as u64 {
-                    Tgt::S(off as usize)
-                } else {
+                if off.saturating_add(size as u64) > self.shared_size as u64 {
                     Tgt::Bad
+                } else if self.opts.memcheck
+                    && let Some(array) = self.outside_its_array(pc, off, size)
+                {
+                    self.report_outside_array(w, lane, array, off, addr, size, pc, op);
+                    return Tgt::Bad;
+                } else {
+                    Tgt::S(off as usize)
                 }
             }
             report::Space::Local => {
@@ -229,6 +236,95 @@ impl Ctx<'_> {
             self.link_finding(new, None, lane);
         }
         tgt
+    }
+
+    /// The static shared array the access at `pc` indexes (`shared_base.rs`), when the `size`
+    /// bytes at shared offset `off` fall outside it: into the next array, or before its start.
+    #[inline]
+    fn outside_its_array(&self, pc: u32, off: u64, size: u32) -> Option<usize> {
+        let array = (*self.m.shared_base.get(pc as usize)?)? as usize;
+        let var = self.m.shared.get(array)?;
+        let (start, end) = (var.offset as u64, var.offset as u64 + var.size as u64);
+        (off < start || off.saturating_add(size as u64) > end).then_some(array)
+    }
+
+    /// An index past one static shared array that lands in another (or before the first): a
+    /// GPU writes the neighbour, and memcheck there sees nothing, since the access stays in the
+    /// block's shared memory. Reported here at the array the code indexes, and dropped (reads
+    /// give 0), as an access outside memory is.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn report_outside_array(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        array: usize,
+        off: u64,
+        addr: u64,
+        size: u32,
+        pc: u32,
+        op: AccessOp,
+    ) {
+        let var = &self.m.shared[array];
+        let (start, end) = (var.offset as u64, var.offset as u64 + var.size as u64);
+        let index = (off as i64 - start as i64).div_euclid(size.max(1) as i64);
+        let whose = if off < start {
+            format!("before the start of {}", var.name)
+        } else {
+            format!("{} of {}", past_the_end(off, size as u64, end), var.name)
+        };
+        let landed = self.mem_location(report::Space::Shared, off, addr, size).0;
+        let landed = if landed.label == var.name {
+            String::new()
+        } else {
+            format!(
+                "; on a GPU it would {} {landed}",
+                if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
+                    "read"
+                } else {
+                    "overwrite"
+                }
+            )
+        };
+        let location = MemLocation {
+            space: report::Space::Shared,
+            label: var.name.clone(),
+            index,
+            address: addr,
+            element_bytes: size,
+            c_index: None,
+            note: Some(format!("{whose}, which has {}", bytes(var.size as u64))),
+        };
+        let reads = matches!(op, AccessOp::Read | AccessOp::AtomicRead);
+        let key = (
+            FindingKind::OutOfBounds {
+                space: report::Space::Shared,
+            },
+            self.line_of(pc),
+            u32::from(!reads),
+            array as u64,
+        );
+        let gid = self.gid(w, lane);
+        let (thread, at) = (self.thread_ref(gid), self.src(pc));
+        let what = if reads {
+            "reads give 0"
+        } else {
+            "the write was dropped"
+        };
+        let new = self.findings.add(key, || Finding {
+            kind: FindingKind::OutOfBounds {
+                space: report::Space::Shared,
+            },
+            count: 1,
+            location: Some(location),
+            accesses: vec![Access { op, thread, at }],
+            threads: vec![],
+            why: format!(
+                "{size}-byte access at shared offset {off:#x} is outside {}, though inside the block's shared memory{landed}; here {what}",
+                var.name
+            ),
+        });
+        self.link_finding(new, None, lane);
     }
 
     /// The allocation below `off` (among the first `below` by address) that a 32-bit unsigned

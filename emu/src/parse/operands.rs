@@ -194,6 +194,7 @@ impl Parser {
                     Some(Sym::Reg(r)) => Ok(Opnd::Reg(r)),
                     Some(Sym::Shared(o)) => {
                         self.shared_uses.borrow_mut().push((self.cur_func, o));
+                        self.shared_address_lines.borrow_mut().push((line, o));
                         Ok(Opnd::Imm(o as u64))
                     }
                     Some(Sym::DynShared) => Ok(Opnd::Sreg(Sreg::DynSmemBase)),

@@ -58,6 +58,9 @@ pub(super) struct Parser {
     pub(super) static_shared: u32,
     /// Static shared variables each function names: (function, the variable's offset).
     pub(super) shared_uses: std::cell::RefCell<Vec<(u32, u32)>>,
+    /// PTX lines whose instruction takes a static shared variable's address as an operand
+    /// (`mov.u32 %r1, As;`), with the variable's offset: where shared pointers start.
+    pub(super) shared_address_lines: std::cell::RefCell<Vec<(u32, u32)>>,
     pub(super) dyn_names: Vec<String>,
     pub(super) globals: Vec<GlobalVar>,
     pub(super) global_off: u64,
@@ -128,6 +131,7 @@ impl Parser {
             shared: Vec::new(),
             static_shared: 0,
             shared_uses: std::cell::RefCell::new(Vec::new()),
+            shared_address_lines: std::cell::RefCell::new(Vec::new()),
             dyn_names: Vec::new(),
             globals: Vec::new(),
             global_off: 0,
