@@ -117,9 +117,9 @@ pub(super) fn exercises() -> Vec<Exercise> {
                 "The writer's __threadfence() between storing its block's sum in partial and \
                  taking the ticket makes the sum visible before the count says it is there; the last block's \
                  __threadfence() after it sees the count keeps its reads from being older. \
-                 (The track's checks let that second fence pass unwritten, as the CUDA \
-                 programming guide's own example leaves it out; PTX's memory model asks for \
-                 it, and `cargo racetrack check --memory-model ptx` holds a kernel to it.)",
+                 (The track's checks, like the CUDA guide's own example, do not hold you to \
+                 that second fence; PTX's memory model asks for it even earlier: in thread 0, \
+                 right after its atomicInc, before the __syncthreads() that tells the others.)",
             ],
             taught: "The last block to arrive can finish the job inside the same launch: \
                 publish, fence, count with an atomic, and the block that counts last knows \
