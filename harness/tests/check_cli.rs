@@ -193,6 +193,25 @@ fn count_to_160(file: &str, entry: &[&str], backend: &str) -> Run {
     racetrack(&args)
 }
 
+/// `racetrack check FILE --backend emu --grid G --block B --arg …` for a scratch file.
+fn check_on_emu(path: &Path, grid: u32, block: u32, args: &[&str]) -> Run {
+    let (grid, block) = (grid.to_string(), block.to_string());
+    let mut command = vec![
+        "check",
+        path.to_str().expect("a UTF-8 path"),
+        "--backend",
+        "emu",
+        "--grid",
+        &grid,
+        "--block",
+        &block,
+    ];
+    for arg in args {
+        command.extend(["--arg", arg]);
+    }
+    racetrack(&command)
+}
+
 /// Also with `--entry` left out: the file's only kernel runs, and the report is the same.
 #[test]
 fn atomic_increment_counts_160_and_exits_0() {
@@ -275,20 +294,7 @@ fn a_read_and_a_write_past_the_end_on_one_line_are_two_findings() {
         "scale_no_guard.cu",
         b"extern \"C\" __global__ void scale(float *v, float a)\n{\n    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;\n    v[i] = v[i] * a;\n}\n",
     );
-    let run = racetrack(&[
-        "check",
-        path.to_str().expect("a UTF-8 path"),
-        "--backend",
-        "emu",
-        "--grid",
-        "4",
-        "--block",
-        "32",
-        "--arg",
-        "f32[100]=const:1",
-        "--arg",
-        "f32=2",
-    ]);
+    let run = check_on_emu(&path, 4, 32, &["f32[100]=const:1", "f32=2"]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     let past_the_end = run
         .stdout
@@ -324,18 +330,7 @@ fn an_index_past_one_shared_array_into_the_next_is_past_the_end_of_the_first() {
         "shared_spill.cu",
         b"extern \"C\" __global__ void spill(float *out)\n{\n    __shared__ float first[32];\n    __shared__ float second[32];\n    unsigned int t = threadIdx.x;\n    second[t % 32] = 2.0f;\n    first[t] = 1.0f;\n    __syncthreads();\n    out[t] = first[t % 32] + second[t % 32];\n}\n",
     );
-    let run = racetrack(&[
-        "check",
-        path.to_str().expect("a UTF-8 path"),
-        "--backend",
-        "emu",
-        "--grid",
-        "1",
-        "--block",
-        "64",
-        "--arg",
-        "f32[64]=zeros",
-    ]);
+    let run = check_on_emu(&path, 1, 64, &["f32[64]=zeros"]);
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stdout.contains(

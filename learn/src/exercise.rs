@@ -220,10 +220,13 @@ pub struct PartFixed {
 
 impl PartFixed {
     pub fn holds(&self, source: &str) -> bool {
-        let squash =
-            |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
-        squash(source).contains(&squash(self.once))
+        without_spaces(source).contains(&without_spaces(self.once))
     }
+}
+
+/// `text` with every space, tab and newline dropped: how code is compared whatever its layout.
+pub fn without_spaces(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// One exercise of the track.

@@ -6,7 +6,7 @@
 //! stays behind `cargo learn solution NAME`: a hint names that command, never the file.
 
 use crate::check::{Failure, Report};
-use crate::exercise::{Exercise, Reason, WIDTH, wrap};
+use crate::exercise::{Exercise, Reason, WIDTH, without_spaces, wrap};
 use crate::render::{failure_lines, fit};
 use harness::{Expect, FindingKind};
 
@@ -108,10 +108,7 @@ pub fn is_starting_failure(
     let one_statement = starting_named
         .iter()
         .all(|then| Some(then) == starting_named.first());
-    let starting_lines = starting.lines().count() as u32;
-    let statements_then: std::collections::HashSet<String> = (1..=starting_lines)
-        .filter_map(|at| statement(&starting, at))
-        .collect();
+    let statements_then: std::collections::HashSet<String> = statements(&starting).collect();
     let written_now = |now: &str| !statements_then.contains(now);
     let same = |now: &str, then: &str| {
         now == then
@@ -195,7 +192,7 @@ fn starting_statements(exercise: &Exercise) -> Vec<String> {
 /// `x[0] += 1;` and `x[0] = x[0] + 1;` alike, so that a learner who rewrote the statement still
 /// meets the failure it started with. `None` for anything else.
 fn updated(statement: &str) -> Option<String> {
-    let text: String = statement.chars().filter(|c| !c.is_whitespace()).collect();
+    let text = without_spaces(statement);
     let text = text.strip_suffix(';').unwrap_or(&text);
     let target = if let Some(target) = text.strip_suffix("++").or(text.strip_suffix("--")) {
         target
@@ -221,7 +218,7 @@ fn updated(statement: &str) -> Option<String> {
 /// The element a plain assignment stores to, spaces dropped: `row[x]` for `row[x] = next;`.
 /// `None` for anything else, a local variable's declaration or assignment among them.
 fn stored(statement: &str) -> Option<String> {
-    let mut text: String = statement.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut text = without_spaces(statement);
     // `if (inside) row[x] = next;` stores to row[x] too.
     if let Some(condition) = text.strip_prefix("if(") {
         let mut depth = 1;
@@ -245,18 +242,23 @@ fn stored(statement: &str) -> Option<String> {
     target.chars().all(name).then(|| target.to_string())
 }
 
+/// The value an assignment gives, spaces dropped and its `;` off: `alive==3||…` for
+/// `row[x] = alive == 3 || …;`. `None` without an `=`.
+fn assigned_value(statement: &str) -> Option<String> {
+    let text = without_spaces(statement);
+    let at = text.find('=')?;
+    Some(text[at + 1..].trim_end_matches(';').to_string())
+}
+
 /// Whether `now` computes the whole value that the store `then` stores, spaces dropped: the
 /// learner moved the store's right-hand side into a statement of its own.
 fn carries_value_of(now: &str, then: &str) -> bool {
-    let squash = |text: &str| -> String { text.chars().filter(|c| !c.is_whitespace()).collect() };
-    let then = squash(then);
-    let Some(at) = then.find('=') else {
+    let Some(value) = assigned_value(then) else {
         return false;
     };
-    let value = then[at + 1..].trim_end_matches(';');
     // A bare name or constant (`row[x] = next;`) says nothing of which computation it was.
     let computes = value.chars().any(|c| "+-*/|&^?<>!=(".contains(c));
-    computes && squash(now).contains(value)
+    computes && without_spaces(now).contains(&value)
 }
 
 /// Whether the store `now` stores a plain variable that a statement of `source` computes as the
@@ -265,26 +267,19 @@ fn stored_value_carries(now: &str, then: &str, source: &str) -> bool {
     if stored(then).is_none() {
         return false;
     }
-    let squashed: String = now.chars().filter(|c| !c.is_whitespace()).collect();
-    let Some(at) = squashed.find('=') else {
+    let Some(value) = assigned_value(now) else {
         return false;
     };
-    let value = squashed[at + 1..].trim_end_matches(';');
     let is_name = !value.is_empty()
         && value.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !value.starts_with(|c: char| c.is_ascii_digit());
-    if !is_name {
-        return false;
-    }
-    let lines = source.lines().count() as u32;
-    (1..=lines)
-        .filter_map(|line| statement(source, line))
-        .any(|other| {
+    is_name
+        && statements(source).any(|other| {
             let assigns = other
                 .split('=')
                 .next()
                 .and_then(|target| target.split_whitespace().last())
-                == Some(value);
+                == Some(value.as_str());
             assigns && carries_value_of(&other, then)
         })
 }
@@ -335,6 +330,11 @@ fn shares_element(now: &str, then: &str) -> bool {
     indexed_elements(now)
         .iter()
         .any(|element| then.contains(element))
+}
+
+/// Every statement of `text`, as [`statement`] reads it at each of its lines.
+fn statements(text: &str) -> impl Iterator<Item = String> + '_ {
+    (1..=text.lines().count() as u32).filter_map(|line| statement(text, line))
 }
 
 /// The statement at line `line` of `text`, its lines trimmed and joined by one space (a sum

@@ -679,6 +679,20 @@ fn a_barrier_left_by_an_early_return_gets_hints_about_the_return() {
     );
 }
 
+/// The starting text of `exercise` with `piece` (which it must hold) written `with`, and that
+/// attempt's report on the emulator.
+fn edited_start(exercise: &Exercise, piece: &str, with: &str) -> (String, Report) {
+    let start = exercise.starting_text();
+    assert!(
+        start.contains(piece),
+        "{}: no `{piece}` in\n{start}",
+        exercise.name
+    );
+    let attempt = start.replacen(piece, with, 1);
+    let report = check_source(exercise, &attempt, common::emulator());
+    (attempt, report)
+}
+
 /// The starting text with `line` inserted after the first line that `after` matches.
 fn starting_with_line_after(exercise: &Exercise, after: &str, line: &str) -> String {
     let mut lines: Vec<String> = exercise
@@ -1007,15 +1021,11 @@ fn a_line_added_above_the_failure_keeps_the_hints_subject() {
 fn a_partial_guard_that_turns_the_overflow_into_a_race_keeps_the_exercises_hints() {
     require_nvrtc();
     let exercise = learn::find("naive-write-outside-guard").expect("the ch7 exercise");
-    let start = exercise.starting_text();
-    let store = "    C[row * N + col] = sum;";
-    assert!(start.contains(store), "{start}");
-    let attempt = start.replacen(
-        store,
+    let (attempt, report) = edited_start(
+        exercise,
+        "    C[row * N + col] = sum;",
         "    if (row * N + col < M * N) C[row * N + col] = sum;",
-        1,
     );
-    let report = check_source(exercise, &attempt, common::emulator());
     let failure = report
         .outcome
         .as_ref()
@@ -1040,15 +1050,11 @@ fn a_partial_guard_that_turns_the_overflow_into_a_race_keeps_the_exercises_hints
 fn an_increment_split_around_a_barrier_keeps_the_lost_update_hints() {
     require_nvrtc();
     let exercise = learn::find("racy-increment").expect("the ch4 exercise");
-    let start = exercise.starting_text();
-    let racing = "x[0] = x[0] + 1;";
-    assert!(start.contains(racing), "{start}");
-    let attempt = start.replacen(
-        racing,
+    let (attempt, report) = edited_start(
+        exercise,
+        "x[0] = x[0] + 1;",
         "int v = x[0];\n    __syncthreads();\n    x[0] = v + 1;",
-        1,
     );
-    let report = check_source(exercise, &attempt, common::emulator());
     let failure = report.outcome.as_ref().expect_err("updates are still lost");
     assert!(
         is_starting_failure(exercise, failure, &report.path, &report.source),
@@ -1064,15 +1070,11 @@ fn an_increment_split_around_a_barrier_keeps_the_lost_update_hints() {
 fn a_last_chunk_that_takes_the_rest_gets_hints_about_the_hosts_cut() {
     require_nvrtc();
     let exercise = learn::find("ring-wrong-offset").expect("the ch8 exercise");
-    let start = exercise.starting_text();
-    let end = "unsigned long long end = begin + per_chunk;";
-    assert!(start.contains(end), "{start}");
-    let attempt = start.replacen(
-        end,
+    let (attempt, report) = edited_start(
+        exercise,
+        "unsigned long long end = begin + per_chunk;",
         "unsigned long long end = chunk == ranks - 1 ? n : begin + per_chunk;",
-        1,
     );
-    let report = check_source(exercise, &attempt, common::emulator());
     assert!(!report.passed(), "{attempt}");
     let second = common::words(&hint_lines(exercise, &report, 2, Asked::Command).join("\n"));
     assert!(
@@ -1088,15 +1090,11 @@ fn a_last_chunk_that_takes_the_rest_gets_hints_about_the_hosts_cut() {
 fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_too() {
     require_nvrtc();
     let exercise = learn::find("histogram-shared-no-merge-barrier").expect("the ch4 exercise");
-    let start = exercise.starting_text();
-    let count = "            atomicAdd(&block_histo[c], 1u);\n        }\n    }\n";
-    assert!(start.contains(count), "{start}");
-    let attempt = start.replacen(
-        count,
+    let (attempt, report) = edited_start(
+        exercise,
+        "            atomicAdd(&block_histo[c], 1u);\n        }\n    }\n",
         "            atomicAdd(&block_histo[c], 1u);\n        }\n        __syncthreads();\n    }\n",
-        1,
     );
-    let report = check_source(exercise, &attempt, common::emulator());
     assert!(!report.passed(), "{attempt}");
     let first = common::words(&hint_lines(exercise, &report, 1, Asked::Command).join("\n"));
     assert!(
@@ -1121,15 +1119,11 @@ fn a_second_kind_of_failure_beside_the_starting_one_is_named_and_fixed_too() {
 fn a_shuffle_some_lanes_skip_is_quoted_as_the_warp_sync_error() {
     require_nvrtc();
     let exercise = learn::find("warp-shuffle").expect("the ch2 exercise");
-    let start = exercise.starting_text();
-    let todo = "    // TODO: return, in lane 0, the sum of the warp's 32 values, with\n    //       __shfl_down_sync\n";
-    assert!(start.contains(todo), "{start}");
-    let attempt = start.replacen(
-        todo,
+    let (attempt, report) = edited_start(
+        exercise,
+        "    // TODO: return, in lane 0, the sum of the warp's 32 values, with\n    //       __shfl_down_sync\n",
         "    unsigned int lane = threadIdx.x % 32;\n    for (int offset = 16; offset > 0; offset /= 2) {\n        if (lane < offset) {\n            value += __shfl_down_sync(0xffffffff, value, offset);\n        }\n    }\n",
-        1,
     );
-    let report = check_source(exercise, &attempt, common::emulator());
     assert!(!report.passed(), "{attempt}");
     let first = common::words(&hint_lines(exercise, &report, 1, Asked::Command).join("\n"));
     assert!(

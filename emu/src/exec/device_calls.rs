@@ -391,11 +391,7 @@ impl Ctx<'_> {
             thread: self.thread_ref(self.gid(w, lane)),
             at: self.src(pc),
         };
-        let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
-            "reads give 0"
-        } else {
-            "the write was dropped"
-        };
+        let what = super::memory::dropped(op);
         self.findings.add(key, || Finding {
             kind: FindingKind::UseAfterFree,
             count: 1,

@@ -206,34 +206,17 @@ impl Ctx<'_> {
             return tgt;
         }
         if let Tgt::Bad = tgt {
-            let gid = self.gid(w, lane);
-            let loc = self.mem_location(sp, off, addr, size);
-            let reads = matches!(op, AccessOp::Read | AccessOp::AtomicRead);
-            // A read and a write of one line (`v[i] = v[i] * a;` past the end) are two findings:
-            // one would name the read alone and count the write's times as its own.
-            let key = (
-                FindingKind::OutOfBounds { space: sp },
-                self.line_of(pc),
-                u32::from(!reads),
-                loc.1,
+            let (location, object) = self.mem_location(sp, off, addr, size);
+            let what = dropped(op);
+            self.report_dropped(
+                w,
+                lane,
+                location,
+                object,
+                pc,
+                op,
+                format!("{size}-byte access at {addr:#x} is outside every {sp} allocation; {what}"),
             );
-            let (thread, at) = (self.thread_ref(gid), self.src(pc));
-            let what = if reads {
-                "reads give 0"
-            } else {
-                "the write was dropped"
-            };
-            let new = self.findings.add(key, || Finding {
-                kind: FindingKind::OutOfBounds { space: sp },
-                count: 1,
-                location: Some(loc.0),
-                accesses: vec![Access { op, thread, at }],
-                threads: vec![],
-                why: format!(
-                    "{size}-byte access at {addr:#x} is outside every {sp} allocation; {what}"
-                ),
-            });
-            self.link_finding(new, None, lane);
         }
         tgt
     }
@@ -277,14 +260,8 @@ impl Ctx<'_> {
         let landed = if landed.label == var.name {
             String::new()
         } else {
-            format!(
-                "; on a GPU it would {} {landed}",
-                if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
-                    "read"
-                } else {
-                    "overwrite"
-                }
-            )
+            let verb = if is_read(op) { "read" } else { "overwrite" };
+            format!("; on a GPU it would {verb} {landed}")
         };
         let location = MemLocation {
             space: report::Space::Shared,
@@ -295,34 +272,46 @@ impl Ctx<'_> {
             c_index: None,
             note: Some(format!("{whose}, which has {}", bytes(var.size as u64))),
         };
-        let reads = matches!(op, AccessOp::Read | AccessOp::AtomicRead);
-        let key = (
-            FindingKind::OutOfBounds {
-                space: report::Space::Shared,
-            },
-            self.line_of(pc),
-            u32::from(!reads),
-            array as u64,
+        let why = format!(
+            "{size}-byte access at shared offset {off:#x} is outside {}, though inside the block's shared memory{landed}; here {}",
+            var.name,
+            dropped(op)
         );
-        let gid = self.gid(w, lane);
-        let (thread, at) = (self.thread_ref(gid), self.src(pc));
-        let what = if reads {
-            "reads give 0"
-        } else {
-            "the write was dropped"
-        };
+        self.report_dropped(w, lane, location, array as u64, pc, op, why);
+    }
+
+    /// Adds an access outside memory (or outside its array) that was dropped, one finding per
+    /// line, object and direction: a read and a write of one line (`v[i] = v[i] * a;` past the
+    /// end) are two findings, since one would name the read alone and count the write's times
+    /// as its own.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn report_dropped(
+        &mut self,
+        w: &Warp,
+        lane: usize,
+        location: MemLocation,
+        object: u64,
+        pc: u32,
+        op: AccessOp,
+        why: String,
+    ) {
+        let space = location.space;
+        let key = (
+            FindingKind::OutOfBounds { space },
+            self.line_of(pc),
+            u32::from(!is_read(op)),
+            object,
+        );
+        let thread = self.thread_ref(self.gid(w, lane));
+        let at = self.src(pc);
         let new = self.findings.add(key, || Finding {
-            kind: FindingKind::OutOfBounds {
-                space: report::Space::Shared,
-            },
+            kind: FindingKind::OutOfBounds { space },
             count: 1,
             location: Some(location),
             accesses: vec![Access { op, thread, at }],
             threads: vec![],
-            why: format!(
-                "{size}-byte access at shared offset {off:#x} is outside {}, though inside the block's shared memory{landed}; here {what}",
-                var.name
-            ),
+            why,
         });
         self.link_finding(new, None, lane);
     }
@@ -361,11 +350,7 @@ impl Ctx<'_> {
         let key = (FindingKind::NoPeerAccess, self.line_of(pc), 0, object);
         let (thread, at) = (self.thread_ref(gid), self.src(pc));
         let (here, there) = (self.device, self.allocs[index].device);
-        let what = if matches!(op, AccessOp::Read | AccessOp::AtomicRead) {
-            "reads give 0"
-        } else {
-            "the write was dropped"
-        };
+        let what = dropped(op);
         let new = self.findings.add(key, || Finding {
             kind: FindingKind::NoPeerAccess,
             count: 1,
@@ -581,6 +566,20 @@ pub(crate) fn tgt_offset(tgt: Tgt, by: usize) -> Tgt {
 /// reaches past: `just past the end` when it starts there (the element after the last),
 /// `8 bytes past the end` when it starts later, `its last 2 bytes past the end` when it starts
 /// inside.
+/// Whether `op` reads (what a dropped access gives back, and how its findings are keyed).
+pub(crate) fn is_read(op: AccessOp) -> bool {
+    matches!(op, AccessOp::Read | AccessOp::AtomicRead)
+}
+
+/// What became of an access the emulator refused: a read gives 0, a write is dropped.
+pub(crate) fn dropped(op: AccessOp) -> &'static str {
+    if is_read(op) {
+        "reads give 0"
+    } else {
+        "the write was dropped"
+    }
+}
+
 pub(crate) fn past_the_end(off: u64, size: u64, end: u64) -> String {
     match off.checked_sub(end) {
         Some(0) => "just past the end".into(),
