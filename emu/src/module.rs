@@ -55,6 +55,10 @@ pub struct Module {
     /// an `if` around a `__syncthreads()`): the last one a thread took before it exited without
     /// arriving is what a barrier divergence blames.
     pub(crate) skips_barrier: Vec<bool>,
+    /// Per instruction: whether it ends a step of the hardware schedule (`stretch.rs`,
+    /// [`crate::stretch::ends_step`]): an instruction another warp could observe, or one that
+    /// synchronizes. The instructions between two such run in the step of the second.
+    pub(crate) ends_step: Vec<bool>,
     /// PTX lines that take a static shared variable's address, with its offset (the parser's).
     pub(crate) shared_address_lines: Vec<(u32, u32)>,
     /// Per instruction: for a shared-memory access through a register that holds one static

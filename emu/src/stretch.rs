@@ -2,6 +2,12 @@
 //! that blocks run on several cores without comparing footprints or waiting for each other
 //! (`exec/plan.rs`, `exec/parallel/`).
 //!
+//! A round of the hardware schedule runs one *step* of each warp: its instructions that no
+//! other warp can observe, up to and with the next one that another warp could observe or that
+//! synchronizes ([`ends_step`]), or [`MAX_STEP_INSTRUCTIONS`] instructions. So the counts below
+//! are of instructions that end a step: the others cost no round, and a count is the fewest
+//! rounds a lane needs, a lower bound whatever its steps' lengths.
+//!
 //! An instruction *stops* a stretch when it may reach beyond its block ([`Reach`]: global or
 //! generic memory, `malloc`, `printf`, `assert`, `trap`, a refused instruction) or leave its
 //! function (`call`, `ret`, `exit`: a block that finishes lets the next one start). A lane at
@@ -23,6 +29,59 @@ use crate::module::Module;
 /// The longest stretch counted: longer ones end here and start again.
 pub(crate) const MAX_STRETCH: u32 = 256;
 
+/// The most instructions of one step of the hardware schedule: a loop of instructions that end
+/// no step (a register-only loop, a spinning one) still gives the other warps their rounds, and
+/// a round adds at most this many thread-instructions per thread.
+pub(crate) const MAX_STEP_INSTRUCTIONS: u32 = 32;
+
+/// Whether `ins` ends a step of the hardware schedule: it may be observed by, or wait for,
+/// another warp or the launch (memory other than the thread's own local and parameter space,
+/// atomics, fences, barriers, warp collectives, `cp.async` and `mbarrier`, the device
+/// runtime's calls, `printf`, a clock read, calls and returns, `exit`, `trap`, a refused
+/// instruction). Register arithmetic, branches, `activemask` and local and parameter memory are
+/// the warp's own: they run in the step of the next instruction that ends one.
+pub(crate) fn ends_step(ins: &crate::ir::Instr) -> bool {
+    use crate::ir::Space;
+    let own_space = |space: &Space| matches!(space, Space::Local | Space::Param);
+    match &ins.op {
+        Op::Ld { space, .. } | Op::St { space, .. } => !own_space(space),
+        Op::Mov { .. }
+        | Op::Unpack { .. }
+        | Op::Pack { .. }
+        | Op::Bin { .. }
+        | Op::Half2 { .. }
+        | Op::Int3 { .. }
+        | Op::Un { .. }
+        | Op::Mad { .. }
+        | Op::Setp { .. }
+        | Op::Set { .. }
+        | Op::Selp { .. }
+        | Op::Slct { .. }
+        | Op::Cvt { .. }
+        | Op::Cvta { .. }
+        | Op::Bfe { .. }
+        | Op::Bfi { .. }
+        | Op::Prmt { .. }
+        | Op::TestP { .. }
+        | Op::Activemask { .. }
+        | Op::Nop
+        | Op::Bra { .. } => reads_clock(&ins.op),
+        _ => true,
+    }
+}
+
+/// Whether `op` reads `%clock`, `%clock64` or `%globaltimer`, which count every warp's
+/// instructions. (Through the operands' debug form: every operand kind prints its special
+/// register by name, and no other name holds `Clock`.)
+fn reads_clock(op: &Op) -> bool {
+    format!("{op:?}").contains("Clock")
+}
+
+/// Per instruction: [`ends_step`].
+pub(crate) fn analyze_ends_step(m: &Module) -> Vec<bool> {
+    m.code.iter().map(ends_step).collect()
+}
+
 impl Module {
     /// The rounds a lane at `pc` surely keeps to its block; none past the code's end.
     pub(crate) fn stretch_at(&self, pc: u32) -> u32 {
@@ -38,6 +97,13 @@ impl Module {
     /// The fewest rounds before a lane at `pc` can end its thread; none past the code's end.
     pub(crate) fn exit_at(&self, pc: u32) -> u32 {
         self.exits.get(pc as usize).copied().unwrap_or(0)
+    }
+
+    /// Whether the instruction at `pc` ends a step of the hardware schedule ([`ends_step`]); past
+    /// the code's end, yes (it exits).
+    #[inline]
+    pub(crate) fn ends_step(&self, pc: u32) -> bool {
+        self.ends_step.get(pc as usize).copied().unwrap_or(true)
     }
 
     /// Whether the instruction at `pc` is a branch forward over a barrier.
@@ -159,9 +225,10 @@ pub(crate) fn analyze_exits(m: &Module) -> Vec<u32> {
     })
 }
 
-/// Per instruction: the fewest steps along the control flow to an instruction that stops (by
+/// Per instruction: the fewest rounds along the control flow to an instruction that stops (by
 /// `kind`; an instruction with nowhere to go that does not end its thread stops too), at most
-/// [`MAX_STRETCH`].
+/// [`MAX_STRETCH`]: each instruction on the way that ends a step ([`ends_step`]) is a round,
+/// the others none.
 fn stretches(m: &Module, kind: impl Fn(&Function, &Op) -> Kind) -> Vec<u32> {
     let n = m.code.len();
     let mut stretch = vec![MAX_STRETCH; n];
@@ -188,17 +255,24 @@ fn stretches(m: &Module, kind: impl Fn(&Function, &Op) -> Kind) -> Vec<u32> {
             stops.push_back(pc);
         }
     }
-    // Breadth first from the stops, backwards along the control flow: each instruction's
-    // stretch is one more than its nearest successor's.
+    // Backwards along the control flow from the stops, nearest first (a deque: an instruction
+    // that costs no round goes to the front): each instruction's stretch is its nearest
+    // successor's, one more when it ends a step.
     while let Some(pc) = stops.pop_front() {
-        let reached = stretch[pc as usize] + 1;
-        if reached >= MAX_STRETCH {
-            continue;
-        }
+        let here = stretch[pc as usize];
         for &p in &before[pc as usize] {
+            let cost = u32::from(m.ends_step(p));
+            let reached = here + cost;
+            if reached >= MAX_STRETCH {
+                continue;
+            }
             if stretch[p as usize] > reached {
                 stretch[p as usize] = reached;
-                stops.push_back(p);
+                if cost == 0 {
+                    stops.push_front(p);
+                } else {
+                    stops.push_back(p);
+                }
             }
         }
     }
@@ -235,10 +309,12 @@ mod tests {
              st.global.u32 [%rd1], %r2;\n\
              ret;",
         );
-        // The branch may fall through to the global store right after it.
-        assert_eq!(&s[..5], &[4, 3, 2, 1, 0]);
-        // The other path: two adds, a shared store and a barrier keep to the block.
-        assert_eq!(&s[5..11], &[4, 3, 2, 1, 0, 0]);
+        // The branch may fall through to the global store right after it, in the same step: the
+        // parameter load, the move, the comparison and the branch end no step.
+        assert_eq!(&s[..5], &[0, 0, 0, 0, 0]);
+        // The other path: the two adds run in the step of the shared store, and the store and
+        // the barrier each end a step that keeps to the block.
+        assert_eq!(&s[5..11], &[2, 2, 2, 1, 0, 0]);
     }
 
     #[test]
@@ -254,10 +330,11 @@ mod tests {
              st.global.u32 [%rd1+8], %r3;\n\
              ret;\n}\n";
         let m = Module::parse(ptx).expect("test PTX parses");
-        // Through three loads (global, generic, constant) to the atomic, which writes.
-        assert_eq!(&analyze_quiet(&m)[..7], &[5, 4, 3, 2, 1, 0, 0]);
+        // Through three loads (global, generic, constant), a step each, to the atomic, which
+        // writes; the parameter load and the add end no step.
+        assert_eq!(&analyze_quiet(&m)[..7], &[3, 3, 2, 1, 0, 0, 0]);
         // Loads stop the stretch that keeps to the block.
-        assert_eq!(&analyze(&m)[..7], &[1, 0, 0, 0, 1, 0, 0]);
+        assert_eq!(&analyze(&m)[..7], &[0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]
@@ -278,8 +355,8 @@ mod tests {
              ret;");
         // Nothing here writes beyond the block: the `ret` ends the thread and stops nothing.
         assert_eq!(&quiet[..5], &[MAX_STRETCH; 5], "{quiet:?}");
-        // The branch may jump straight to the `ret`.
-        assert_eq!(&exits[..5], &[3, 2, 1, 1, 0]);
+        // Register work and branches run in the step of the `ret`.
+        assert_eq!(&exits[..5], &[0, 0, 0, 0, 0]);
     }
 
     #[test]
@@ -303,6 +380,6 @@ mod tests {
              ld.u32 %r1, [%rd2];\n\
              exit;",
         );
-        assert_eq!(&s[..4], &[2, 1, 0, 0]);
+        assert_eq!(&s[..4], &[0, 0, 0, 0]);
     }
 }

@@ -7,11 +7,59 @@ use super::instr::exec;
 use super::splitter::Interleave;
 use super::warp::{Bar, BlockState, RoundTag, Warp};
 use crate::ir::*;
+use crate::options::Schedule;
 use crate::report::{Finding, FindingKind, ThreadGroup};
+use crate::stretch::MAX_STEP_INSTRUCTIONS;
 
-/// Runs one instruction of the block's warp `wi` (for its active lanes). `warps` are the
-/// block's.
+/// Runs one step of the block's warp `wi` (for its active lanes). `warps` are the block's.
+/// Under the hardware schedule a step is the warp's instructions that no other warp can
+/// observe, up to and with the next one that another warp could observe or that synchronizes
+/// (`Module::ends_step`), or [`MAX_STEP_INSTRUCTIONS`] instructions, whichever comes first:
+/// rounds interleave only what the warps can see of each other. Under the other schedules a
+/// step is one instruction.
 pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi: usize) -> Step {
+    if !matches!(ctx.opts.schedule, Schedule::Hardware) {
+        return instruction(ctx, warps, state, wi);
+    }
+    let mut ran = 0u32;
+    loop {
+        let w = &mut warps[wi];
+        if w.active == 0 {
+            if w.runnable() == 0 {
+                w.favored = None;
+                break;
+            }
+            w.regroup();
+            if w.active == 0 {
+                break;
+            }
+        }
+        let region = super::regions::run_in_step(ctx, w, MAX_STEP_INSTRUCTIONS - ran);
+        if region > 0 {
+            ran += region;
+            if ran >= MAX_STEP_INSTRUCTIONS {
+                break;
+            }
+            continue;
+        }
+        let ends = ctx.m.ends_step(w.pc);
+        if w.lanes.is_some() {
+            super::lanes::interleave(&ctx.m.code, w);
+        }
+        if exec(ctx, state, w).is_some() {
+            check_barriers(ctx, warps, state);
+        }
+        ran += 1;
+        if ends || ran >= MAX_STEP_INSTRUCTIONS || ctx.aborted {
+            break;
+        }
+    }
+    if ran == 0 { Step::Idle } else { Step::Ran }
+}
+
+/// Runs one instruction of the block's warp `wi` (for its active lanes): a step of the random,
+/// adversarial and lanes schedules.
+fn instruction(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi: usize) -> Step {
     let w = &mut warps[wi];
     if w.active == 0 {
         if w.runnable() == 0 {
@@ -35,7 +83,7 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
     Step::Ran
 }
 
-/// Runs one instruction of each of the block's warps that has live lanes, in warp order, as
+/// Runs one step of each of the block's warps that has live lanes, in warp order, as
 /// [`step`] on every warp would: a warp with no live lanes is idle for good. Returns whether
 /// any ran.
 pub(crate) fn step_live(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState) -> Step {

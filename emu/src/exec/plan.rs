@@ -707,6 +707,12 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
     let Some(ins) = ctx.m.code.get(pc as usize) else {
         return true;
     };
+    // A step runs the lanes' own instructions first (`block::step`), which may compute the
+    // address of an access later in the same step: those lanes need the round to themselves
+    // unless they surely reach nothing beyond the block in it.
+    if !ctx.m.ends_step(pc) {
+        return ctx.m.stretch_at(pc) > 0;
+    }
     match ins.op.reach() {
         Reach::Global => {}
         Reach::Launch => return guarded(w, ins.guard, lanes) == 0,

@@ -45,6 +45,36 @@ pub(crate) fn step(ctx: &mut Ctx, w: &mut Warp) -> bool {
     true
 }
 
+/// Under the hardware schedule, whose steps run a warp's register-only instructions together
+/// (`block::step`): runs the region at the warp's PC at once, when one starts there, fits in
+/// the `room` instructions left of the step, and no other lanes of the warp could join the
+/// active ones within it (every runnable lane is active, none favoured, no lane splitter).
+/// Returns the instructions it ran (0: the interpreter runs the next one). No one else sees
+/// the warp's registers before the step ends, so it owes nothing afterwards.
+#[inline]
+pub(crate) fn run_in_step(ctx: &mut Ctx, w: &mut Warp, room: u32) -> u32 {
+    let Some(tier) = ctx.compiled else {
+        return 0;
+    };
+    if w.active != w.runnable() || w.favored.is_some() || w.lanes.is_some() {
+        return 0;
+    }
+    let Some(region) = tier.region_at(w.pc) else {
+        return 0;
+    };
+    let len = region.len;
+    if len > room {
+        return 0;
+    }
+    region.run(&mut w.regs, w.active);
+    ctx.thread_instrs += w.active.count_ones() as u64 * len as u64;
+    ctx.clock += len as u64;
+    w.pc += len;
+    #[cfg(test)]
+    REGIONS_RUN.with(|r| r.set(r.get() + 1));
+    len
+}
+
 /// What the interpreter's step of one register-only instruction does besides the registers:
 /// the clock, the count, the PC (the warp is converged, so no regrouping).
 #[inline]

@@ -387,6 +387,7 @@ impl Parser {
             exits: Vec::new(),
             straight_to_end: Vec::new(),
             skips_barrier: Vec::new(),
+            ends_step: Vec::new(),
             shared_address_lines: self.shared_address_lines.into_inner(),
             shared_base: Vec::new(),
             tier: Default::default(),

@@ -83,11 +83,15 @@ impl Launch<'_> {
     }
 
     /// Rounds the launch may run before it must look at itself again: before the step budget or
-    /// the watchdog's next look could come due (each round adds at most a thread-instruction per
+    /// the watchdog's next look could come due (each round adds at most a step's instructions per
     /// resident thread), or a stall would start another block. At least one.
     pub(crate) fn rounds_unwatched(&self, resident: &[u32], stalled: u64, patience: u64) -> u32 {
         let until_stall = (self.started < self.nblocks).then(|| patience.saturating_sub(stalled));
-        let per_round = resident.len() as u64 * self.ctx.wpb as u64 * 32;
+        // A step runs up to `MAX_STEP_INSTRUCTIONS` instructions (`block::step`).
+        let per_round = resident.len() as u64
+            * self.ctx.wpb as u64
+            * 32
+            * crate::stretch::MAX_STEP_INSTRUCTIONS as u64;
         let mut due = self.ctx.opts.step_budget;
         let window = self.ctx.opts.watchdog_window;
         if window != 0 {

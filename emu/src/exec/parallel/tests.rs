@@ -128,13 +128,15 @@ fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
             memcheck: false,
             initcheck: false,
             resident_threads: 3 * 96,
-            watchdog_window: 4096,
+            // A round adds up to a step's instructions per thread (`MAX_STEP_INSTRUCTIONS`), so
+            // a turn between two looks is a few rounds.
+            watchdog_window: 4096 * 4,
             ..o
         })
     });
     let looks = WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.get());
     assert!(
-        looks > 500,
+        looks > 100,
         "{looks} watchdog looks made from turns' counts"
     );
     assert!(
@@ -169,20 +171,25 @@ fn every_committed_kernel_runs_alike_on_one_core_and_on_several() {
     // for others to take (about 8,000 times on the 2-core machine). Blocks that stop at one
     // round with footprints apart meet there and run it without the launch (about 1,400
     // times).
+    // Issue 48's experiment with steps of visible operations (`block::step`): a round runs
+    // each warp's register work with its next visible operation, so the same kernels take
+    // fewer rounds, and a lane whose step begins with register work that may lead to global
+    // memory in the same round has no footprint (`plan::instr_spans`): new blocks are rarely
+    // prepared in their turns, and segments are no longer cut short nor rounds met on. The
+    // bounds below are that run's (13,610 parallel, 13,843 serial, 142 prepared, 357 ahead,
+    // 0 cut short, 1 met), where they were 30,000 / 1,000 / 1,000 / 10,000 / 1,000 / 500.
     assert!(
-        parallel > 30_000
+        parallel > 10_000
             && serial > 1000
-            && stretched > 10_000
-            && prepared > 1000
-            && past_plan > 10_000
-            && ahead > 10_000
+            && stretched > 5_000
+            && prepared > 100
+            && past_plan > 1_000
+            && ahead > 200
             && ahead_taken_alone > 100
             && few_live > 100
             && in_line > (serial - few_live) / 2
             && in_line < serial - few_live
-            && taken_over > 100
-            && cut_short > 1000
-            && met > 500,
+            && taken_over > 100,
         "{parallel} parallel ({stretched} in stretches, {past_plan} past the plan) and \
          {serial} serial rounds ({in_line} in line, {few_live} of few live warps), {ahead} rounds ahead of the launch's \
          ({ahead_taken_alone} taken by serial rounds), {prepared} blocks prepared in their \
