@@ -39,19 +39,19 @@
 ],
 "events": [
 {"kind":"step","lanes":65535,"pc":0,"warp":0},
-{"kind":"step","lanes":65535,"pc":0,"warp":1},
 {"kind":"step","lanes":65535,"pc":1,"warp":0},
-{"kind":"step","lanes":65535,"pc":1,"warp":1},
 {"access":{"lanes":[[0,0,0,0],[1,0,0,0],[2,0,0,0],[3,0,0,0],[4,0,0,0],[5,0,0,0],[6,0,0,0],[7,0,0,0],[8,0,0,0],[9,0,0,0],[10,0,0,0],[11,0,0,0],[12,0,0,0],[13,0,0,0],[14,0,0,0],[15,0,0,0]],"op":"read","space":"global"},"kind":"step","lanes":65535,"pc":2,"warp":0},
+{"kind":"step","lanes":65535,"pc":0,"warp":1},
+{"kind":"step","lanes":65535,"pc":1,"warp":1},
 {"access":{"lanes":[[0,0,0,0],[1,0,0,0],[2,0,0,0],[3,0,0,0],[4,0,0,0],[5,0,0,0],[6,0,0,0],[7,0,0,0],[8,0,0,0],[9,0,0,0],[10,0,0,0],[11,0,0,0],[12,0,0,0],[13,0,0,0],[14,0,0,0],[15,0,0,0]],"op":"read","space":"global"},"kind":"step","lanes":65535,"pc":2,"warp":1},
 {"kind":"step","lanes":65535,"pc":3,"warp":0},
-{"kind":"step","lanes":65535,"pc":3,"warp":1},
 {"access":{"lanes":[[0,0,0,1],[1,0,0,1],[2,0,0,1],[3,0,0,1],[4,0,0,1],[5,0,0,1],[6,0,0,1],[7,0,0,1],[8,0,0,1],[9,0,0,1],[10,0,0,1],[11,0,0,1],[12,0,0,1],[13,0,0,1],[14,0,0,1],[15,0,0,1]],"op":"write","space":"global"},"findings":[0],"kind":"step","lanes":65535,"pc":4,"warp":0},
+{"kind":"step","lanes":65535,"pc":3,"warp":1},
 {"access":{"lanes":[[0,0,0,1],[1,0,0,1],[2,0,0,1],[3,0,0,1],[4,0,0,1],[5,0,0,1],[6,0,0,1],[7,0,0,1],[8,0,0,1],[9,0,0,1],[10,0,0,1],[11,0,0,1],[12,0,0,1],[13,0,0,1],[14,0,0,1],[15,0,0,1]],"op":"write","space":"global"},"kind":"step","lanes":65535,"pc":4,"warp":1},
 {"exit":65535,"kind":"step","lanes":65535,"pc":5,"warp":0},
 {"exit":65535,"kind":"step","lanes":65535,"pc":5,"warp":1}
 ],
 "findings": [
-{"accesses":[{"block":[1,0,0],"event":5,"lane":15,"line":9,"op":"read","thread":[15,0,0]},{"block":[0,0,0],"event":8,"lane":0,"line":9,"op":"write","thread":[0,0,0]}],"count":1,"hazard":"write-after-read","kind":"race","location":{"array":0,"index":0},"space":"global","text":"race (write-after-read) on global memory: x[0]\n  read:  block (1,0,0) thread (15,0,0) at kernels/ch4_atomics/01_racy_increment.cu:9\n  write: block (0,0,0) thread (0,0,0) at kernels/ch4_atomics/01_racy_increment.cu:9\n  different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)"}
+{"accesses":[{"block":[1,0,0],"event":5,"lane":15,"line":9,"op":"read","thread":[15,0,0]},{"block":[0,0,0],"event":7,"lane":0,"line":9,"op":"write","thread":[0,0,0]}],"count":1,"hazard":"write-after-read","kind":"race","location":{"array":0,"index":0},"space":"global","text":"race (write-after-read) on global memory: x[0]\n  read:  block (1,0,0) thread (15,0,0) at kernels/ch4_atomics/01_racy_increment.cu:9\n  write: block (0,0,0) thread (0,0,0) at kernels/ch4_atomics/01_racy_increment.cu:9\n  different blocks, and no atomic/fence hand-off orders them (__syncthreads() only orders one block)"}
 ]
 };
