@@ -443,12 +443,27 @@ impl Device {
     /// or a test can show a second interleaving without changing what later launches see.
     /// A GPU keeps its own order: there `work` simply runs.
     pub fn with_schedule<T>(&mut self, schedule: Schedule, work: impl FnOnce(&mut Self) -> T) -> T {
+        self.with_emu_settings(|s| EmuSettings { schedule, ..s }, work)
+    }
+
+    /// Runs `work` with racecheck reporting what `model` calls a race, then restores the
+    /// settings. A GPU has no race checker: there `work` simply runs.
+    pub fn with_memory_model<T>(
+        &mut self,
+        memory_model: ptx_emu::MemoryModel,
+        work: impl FnOnce(&mut Self) -> T,
+    ) -> T {
+        self.with_emu_settings(|s| EmuSettings { memory_model, ..s }, work)
+    }
+
+    fn with_emu_settings<T>(
+        &mut self,
+        change: impl FnOnce(EmuSettings) -> EmuSettings,
+        work: impl FnOnce(&mut Self) -> T,
+    ) -> T {
         let saved = self.emu_settings();
         if let Some(settings) = saved {
-            self.set_emu_settings(EmuSettings {
-                schedule,
-                ..settings
-            });
+            self.set_emu_settings(change(settings));
         }
         let result = work(self);
         if let Some(settings) = saved {

@@ -1,4 +1,4 @@
-// FIXED: dot product in one launch: each block writes its sum, and the last block to finish (found with a fence and atomicInc on a counter) adds all the block sums in a fixed order and writes the result.
+// FIXED: dot product in one launch: each block writes its sum, and the last block to finish (found with a fence, atomicInc on a counter, and a fence after it) adds all the block sums in a fixed order and writes the result.
 // Thread mapping: as 08_dot_vectorized.cu; then thread 0 publishes the block's sum; in the last block, thread t adds block sums t, t + blockDim, … and the block reduces them with warp shuffles.
 // Shared memory: one float per warp (32 floats, the largest block), and one flag.
 // Launch: a grid sized to the GPU (as many blocks as it holds at once) × a power-of-two block of 32 to 1024 threads; partial has one float per block; *count starts at 0 and is 0 again after every launch.
@@ -58,11 +58,13 @@ extern "C" __global__ void dot_one_launch(const float *a, const float *b, unsign
         __threadfence();
         // atomicInc wraps to 0 after gridDim.x - 1, so the counter is ready for the next launch.
         unsigned int ticket = atomicInc(count, gridDim.x - 1);
+        // A fence after the ticket too: the sums published before the earlier tickets are then
+        // visible to this thread, and the barrier below passes them on to the whole block.
+        __threadfence();
         is_last = ticket == gridDim.x - 1;
     }
     __syncthreads();
     if (is_last) {
-        __threadfence();
         float total = 0.0f;
         for (unsigned int i = tid; i < gridDim.x; i += blockDim.x) {
             total += partial[i];

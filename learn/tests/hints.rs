@@ -1131,3 +1131,44 @@ fn a_shuffle_some_lanes_skip_is_quoted_as_the_warp_sync_error() {
         "{first}"
     );
 }
+
+/// The last-block finish is checked under PTX's memory model: the reader's fence after the
+/// barrier, in every thread (where the chapter's kernel once had it, and where a reading of
+/// the CUDA guide puts it), leaves the other threads' reads of `partial` unordered.
+#[test]
+fn dot_one_launch_with_the_readers_fence_after_the_barrier_races() {
+    require_nvrtc();
+    let exercise = learn::find("dot-one-launch").expect("the ch5 exercise");
+    let solution = solution_as_file(exercise);
+    let fence = "        // A fence after the tick";
+    let start = solution
+        .find(fence)
+        .expect("the solution's second fence's comment");
+    let end = start
+        + solution[start..]
+            .find("__threadfence();\n")
+            .expect("its fence")
+        + 17;
+    let moved = solution[..start].to_string() + &solution[end..];
+    let moved = moved.replacen(
+        "    if (is_last) {\n",
+        "    if (is_last) {\n        __threadfence();\n",
+        1,
+    );
+    assert_ne!(moved, solution, "the edit did not apply");
+    assert!(
+        check_source(exercise, &solution, common::emulator()).passed(),
+        "the solution itself must pass"
+    );
+    let report = check_source(exercise, &moved, common::emulator());
+    let text = learn::render::failure_lines(
+        report
+            .outcome
+            .as_ref()
+            .expect_err("the moved fence must fail"),
+        &report.source,
+    )
+    .join("\n");
+    assert!(text.contains("race"), "{text}");
+    assert!(text.contains("partial["), "{text}");
+}

@@ -107,19 +107,20 @@ pub(super) fn exercises() -> Vec<Exercise> {
             statement: "A dot product in one launch that gives the same bits every run: write \
                 dot_one_launch. Each block computes its sum as dot-atomic-add does, thread 0 \
                 writes it to partial[blockIdx.x], fences, and takes a ticket with \
-                atomicInc(count, gridDim.x - 1); the block that draws the last ticket fences \
-                again, adds every block sum in a fixed order (thread t: sums t, t + blockDim, \
+                atomicInc(count, gridDim.x - 1), and fences again; the block that draws the last \
+                ticket adds every block sum in a fixed order (thread t: sums t, t + blockDim, \
                 …, then block_sum) and writes *c. *count starts at 0 and must be 0 after the \
                 launch (atomicInc wraps). Any grid, a power-of-two block of 32 to 1024 threads.",
             hints: &[
                 "Tell the whole block whether it is last through a __shared__ bool that thread \
                  0 sets, then __syncthreads() before anyone reads it.",
-                "The writer's __threadfence() between storing its block's sum in partial and \
-                 taking the ticket makes the sum visible before the count says it is there; the last block's \
-                 __threadfence() after it sees the count keeps its reads from being older. \
-                 (The track's checks, like the CUDA guide's own example, do not hold you to \
-                 that second fence; PTX's memory model asks for it even earlier: in thread 0, \
-                 right after its atomicInc, before the __syncthreads() that tells the others.)",
+                "The first __threadfence(), between storing the block's sum in partial and \
+                 taking the ticket, makes the sum visible before the count says it is there. \
+                 The second, in thread 0 right after its atomicInc and before the \
+                 __syncthreads() that tells the block, makes the other blocks' sums visible \
+                 to the last block: PTX's memory model, which this exercise is checked under, \
+                 asks for it there (a fence after the barrier comes too late for the other \
+                 threads).",
             ],
             taught: "The last block to arrive can finish the job inside the same launch: \
                 publish, fence, count with an atomic, and the block that counts last knows \
@@ -165,7 +166,12 @@ impl Check for DotRung {
                     .launch(shape)
                     .fact("a", excerpt(&a, None))
                     .fact("b", excerpt(&b, None));
-                match run_dot(device, &yours, &a, &b, shape) {
+                // Held to PTX's memory model, as the chapter's kernels are: a block that reads
+                // what other blocks published needs its own fence after the atomic that told it.
+                let run = device.with_memory_model(ptx_emu::MemoryModel::Ptx, |device| {
+                    run_dot(device, &yours, &a, &b, shape)
+                });
+                match run {
                     Err(error) => seen.error(error),
                     Ok(outcome) => {
                         let check = DotCheck::for_step(yours.kind, outcome.result, &a, &b, shape);
@@ -240,7 +246,12 @@ impl Check for PartialDot {
                     .launch(shape)
                     .fact("a", excerpt(&a, None))
                     .fact("b", excerpt(&b, None));
-                match run_dot(device, &yours, &a, &b, shape) {
+                // Held to PTX's memory model, as the chapter's kernels are: a block that reads
+                // what other blocks published needs its own fence after the atomic that told it.
+                let run = device.with_memory_model(ptx_emu::MemoryModel::Ptx, |device| {
+                    run_dot(device, &yours, &a, &b, shape)
+                });
+                match run {
                     Err(error) => seen.error(error),
                     Ok(outcome) => {
                         let check = DotCheck::new(outcome.result, &a, &b, shape);
