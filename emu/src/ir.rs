@@ -122,6 +122,36 @@ pub(crate) enum Sreg {
     Zero,
 }
 
+impl Sreg {
+    /// Whether its value depends on when it is read rather than on who reads it: the clocks
+    /// (`%clock`, `%clock64`, `%globaltimer` and its halves) count every warp's instructions
+    /// before the read.
+    pub(crate) fn timed(self) -> bool {
+        match self {
+            Sreg::Clock | Sreg::Clock64 | Sreg::ClockHi => true,
+            Sreg::Tid(_)
+            | Sreg::Ntid(_)
+            | Sreg::Ctaid(_)
+            | Sreg::Nctaid(_)
+            | Sreg::LaneId
+            | Sreg::WarpId
+            | Sreg::NWarpId
+            | Sreg::LaneMaskEq
+            | Sreg::LaneMaskLt
+            | Sreg::LaneMaskLe
+            | Sreg::LaneMaskGt
+            | Sreg::LaneMaskGe
+            | Sreg::DynSmem
+            | Sreg::TotalSmem
+            | Sreg::DynSmemBase
+            | Sreg::ReservedSmem(_)
+            | Sreg::EnvRegHi
+            | Sreg::EnvRegLo
+            | Sreg::Zero => false,
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Opnd {
     Reg(u32),
@@ -871,6 +901,128 @@ pub(crate) enum Reach {
 }
 
 impl Op {
+    /// Calls `f` with each operand the instruction reads (a register, an immediate or a special
+    /// register), an address's base included; registers named only by number (a call's
+    /// arguments, a built-in's) are not operands.
+    pub(crate) fn for_each_operand(&self, mut f: impl FnMut(Opnd)) {
+        let addr = |a: &Addr, f: &mut dyn FnMut(Opnd)| {
+            if let Addr::Reg { base, .. } = a {
+                f(*base);
+            }
+        };
+        match self {
+            Op::Mov { a, .. }
+            | Op::Unpack { a, .. }
+            | Op::Un { a, .. }
+            | Op::Cvt { a, .. }
+            | Op::Cvta { a, .. }
+            | Op::TestP { a, .. }
+            | Op::Mbarrier { a, .. } => f(*a),
+            Op::MbarPendingCount { state, .. } => f(*state),
+            Op::Pack { parts, .. } => parts.iter().copied().for_each(f),
+            Op::Bin { a, b, .. } | Op::Set { a, b, .. } => {
+                f(*a);
+                f(*b);
+            }
+            Op::Setp { a, b, comb, .. } => {
+                f(*a);
+                f(*b);
+                if let Some((_, c, _)) = comb {
+                    f(*c);
+                }
+            }
+            Op::Mad { a, b, c, .. }
+            | Op::Selp { a, b, c, .. }
+            | Op::Slct { a, b, c, .. }
+            | Op::Bfe { a, b, c, .. }
+            | Op::Prmt { a, b, c, .. }
+            | Op::Int3 { a, b, c, .. }
+            | Op::Half2 { a, b, c, .. } => {
+                f(*a);
+                f(*b);
+                f(*c);
+            }
+            Op::Bfi { f: x, b, c, e, .. } => {
+                f(*x);
+                f(*b);
+                f(*c);
+                f(*e);
+            }
+            Op::Ld { addr: a, .. } => addr(a, &mut f),
+            Op::St { vals, addr: a, .. } => {
+                vals.iter().copied().for_each(&mut f);
+                addr(a, &mut f);
+            }
+            Op::Atom { addr: a, b, c, .. } => {
+                addr(a, &mut f);
+                f(*b);
+                f(*c);
+            }
+            Op::CallIndirect { target, .. } => f(*target),
+            Op::Bar { id, count, p, .. } => {
+                f(*id);
+                count.iter().copied().for_each(&mut f);
+                if let Some((p, _)) = p {
+                    f(*p);
+                }
+            }
+            Op::BarWarp { mask } => f(*mask),
+            Op::Shfl { a, b, c, mask, .. } => {
+                f(*a);
+                f(*b);
+                f(*c);
+                f(*mask);
+            }
+            Op::Vote { p, mask, .. } => {
+                f(*p);
+                f(*mask);
+            }
+            Op::Match { a, mask, .. } | Op::Redux { a, mask, .. } => {
+                f(*a);
+                f(*mask);
+            }
+            Op::CpAsync {
+                dst, src, src_size, ..
+            } => {
+                addr(dst, &mut f);
+                addr(src, &mut f);
+                src_size.iter().copied().for_each(&mut f);
+            }
+            Op::CpAsyncBulk {
+                dst,
+                src,
+                size,
+                mbar,
+            } => {
+                addr(dst, &mut f);
+                addr(src, &mut f);
+                f(*size);
+                addr(mbar, &mut f);
+            }
+            Op::CpAsyncArrive { addr: a, .. } => addr(a, &mut f),
+            Op::Bra { .. }
+            | Op::Call { .. }
+            | Op::Ret
+            | Op::Exit
+            | Op::Activemask { .. }
+            | Op::Builtin { .. }
+            | Op::Fence { .. }
+            | Op::Nop
+            | Op::Trap
+            | Op::CpAsyncCommit
+            | Op::CpAsyncWait { .. }
+            | Op::Unsupported(_) => {}
+        }
+    }
+
+    /// Whether it reads a special register whose value depends on when it is read
+    /// ([`Sreg::timed`]: a clock).
+    pub(crate) fn reads_timed(&self) -> bool {
+        let mut timed = false;
+        self.for_each_operand(|o| timed |= matches!(o, Opnd::Sreg(s) if s.timed()));
+        timed
+    }
+
     /// The scope of a strong access, atomic or fence (`None` for everything else; a plain
     /// `ld`/`st` has the scope it would have if it were strong).
     pub(crate) fn scope(&self) -> Option<Scope> {

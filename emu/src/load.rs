@@ -33,6 +33,7 @@ impl Module {
         module.cas_seed = crate::cas_seed::analyze(&module);
         module.polls = crate::poll::analyze(&module);
         module.ends_step = crate::stretch::analyze_ends_step(&module);
+        module.longest_step = crate::stretch::analyze_longest_step(&module);
         module.stretch = crate::stretch::analyze(&module);
         module.quiet = crate::stretch::analyze_quiet(&module);
         module.exits = crate::stretch::analyze_exits(&module);

@@ -59,6 +59,9 @@ pub struct Module {
     /// [`crate::stretch::ends_step`]): an instruction another warp could observe, or one that
     /// synchronizes. The instructions between two such run in the step of the second.
     pub(crate) ends_step: Vec<bool>,
+    /// The most instructions a thread runs in one step of the hardware schedule
+    /// ([`crate::stretch::analyze_longest_step`]).
+    pub(crate) longest_step: u32,
     /// PTX lines that take a static shared variable's address, with its offset (the parser's).
     pub(crate) shared_address_lines: Vec<(u32, u32)>,
     /// Per instruction: for a shared-memory access through a register that holds one static

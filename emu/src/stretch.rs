@@ -44,7 +44,7 @@ pub(crate) fn ends_step(ins: &crate::ir::Instr) -> bool {
     use crate::ir::Space;
     let own_space = |space: &Space| matches!(space, Space::Local | Space::Param);
     match &ins.op {
-        Op::Ld { space, .. } | Op::St { space, .. } => !own_space(space),
+        Op::Ld { space, .. } | Op::St { space, .. } => !own_space(space) || ins.op.reads_timed(),
         Op::Mov { .. }
         | Op::Unpack { .. }
         | Op::Pack { .. }
@@ -65,16 +65,41 @@ pub(crate) fn ends_step(ins: &crate::ir::Instr) -> bool {
         | Op::TestP { .. }
         | Op::Activemask { .. }
         | Op::Nop
-        | Op::Bra { .. } => reads_clock(&ins.op),
+        | Op::Bra { .. } => ins.op.reads_timed(),
         _ => true,
     }
 }
 
-/// Whether `op` reads `%clock`, `%clock64` or `%globaltimer`, which count every warp's
-/// instructions. (Through the operands' debug form: every operand kind prints its special
-/// register by name, and no other name holds `Clock`.)
-fn reads_clock(op: &Op) -> bool {
-    format!("{op:?}").contains("Clock")
+/// The most instructions a thread runs in one step of the hardware schedule: the longest path
+/// through instructions that end no step, with the one that ends it, at most
+/// [`MAX_STEP_INSTRUCTIONS`] (which a loop of such instructions reaches). A round adds at most
+/// this many thread-instructions per thread.
+pub(crate) fn analyze_longest_step(m: &Module) -> u32 {
+    let n = m.code.len();
+    let mut longest = vec![1u32; n];
+    let mut next = Vec::new();
+    // Backwards through each function until nothing grows: once for code without loops, at
+    // most [`MAX_STEP_INSTRUCTIONS`] times around a loop.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for f in &m.funcs {
+            let end = (f.end as usize).min(n) as u32;
+            for pc in (f.start..end).rev() {
+                if m.ends_step(pc) {
+                    continue;
+                }
+                m.code[pc as usize].successors(pc, end, &mut next);
+                let after = next.iter().map(|&s| longest[s as usize]).max().unwrap_or(0);
+                let here = (after + 1).min(MAX_STEP_INSTRUCTIONS);
+                if here > longest[pc as usize] {
+                    longest[pc as usize] = here;
+                    changed = true;
+                }
+            }
+        }
+    }
+    longest.into_iter().max().unwrap_or(1)
 }
 
 /// Per instruction: [`ends_step`].
@@ -381,5 +406,51 @@ mod tests {
              exit;",
         );
         assert_eq!(&s[..4], &[0, 0, 0, 0]);
+    }
+
+    fn module(body: &str) -> Module {
+        let ptx = format!(
+            ".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k(.param .u64 p)\n{{\n\
+             .reg .pred %p<4>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n{body}\n}}\n"
+        );
+        Module::parse(&ptx).expect("test PTX parses")
+    }
+
+    #[test]
+    fn a_clock_read_ends_a_step_and_other_special_registers_do_not() {
+        let m = module(
+            "mov.u32 %r1, %tid.x;\n\
+             mov.u32 %r2, %clock;\n\
+             mov.u64 %rd1, %clock64;\n\
+             mov.u64 %rd2, %globaltimer;\n\
+             mov.u32 %r3, %globaltimer_hi;\n\
+             add.s32 %r4, %r1, %lanemask_lt;\n\
+             ret;",
+        );
+        let ends: Vec<bool> = (0..6).map(|pc| m.ends_step(pc)).collect();
+        assert_eq!(ends, [false, true, true, true, true, false]);
+    }
+
+    #[test]
+    fn a_step_is_as_long_as_the_longest_private_path_and_a_private_loop_is_capped() {
+        // Two parameter loads, two moves, an add and the store that ends the step.
+        let straight = module(
+            "ld.param.u64 %rd1, [p];\n\
+             cvta.to.global.u64 %rd2, %rd1;\n\
+             mov.u32 %r1, %tid.x;\n\
+             mul.wide.u32 %rd3, %r1, 4;\n\
+             add.s64 %rd4, %rd2, %rd3;\n\
+             st.global.u32 [%rd4], %r1;\n\
+             ret;",
+        );
+        assert_eq!(straight.longest_step, 6);
+        let spin = module(
+            "$L1:\n\
+             add.s32 %r1, %r1, 1;\n\
+             setp.ne.s32 %p1, %r1, 0;\n\
+             @%p1 bra $L1;\n\
+             ret;",
+        );
+        assert_eq!(spin.longest_step, MAX_STEP_INSTRUCTIONS);
     }
 }

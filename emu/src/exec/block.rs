@@ -15,8 +15,10 @@ use crate::stretch::MAX_STEP_INSTRUCTIONS;
 /// Under the hardware schedule a step is the warp's instructions that no other warp can
 /// observe, up to and with the next one that another warp could observe or that synchronizes
 /// (`Module::ends_step`), or [`MAX_STEP_INSTRUCTIONS`] instructions, whichever comes first:
-/// rounds interleave only what the warps can see of each other. Under the other schedules a
-/// step is one instruction.
+/// rounds interleave only what the warps can see of each other. A step also ends once the
+/// launch's thread-instructions reach [`Ctx::steps_end_at`] (the step budget), so that a launch
+/// stops there as when steps were one instruction. Under the other schedules a step is one
+/// instruction.
 pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi: usize) -> Step {
     if !matches!(ctx.opts.schedule, Schedule::Hardware) {
         return instruction(ctx, warps, state, wi);
@@ -37,7 +39,7 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
         let region = super::regions::run_in_step(ctx, w, MAX_STEP_INSTRUCTIONS - ran);
         if region > 0 {
             ran += region;
-            if ran >= MAX_STEP_INSTRUCTIONS {
+            if ran >= MAX_STEP_INSTRUCTIONS || ctx.thread_instrs >= ctx.steps_end_at {
                 break;
             }
             continue;
@@ -50,7 +52,11 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
             check_barriers(ctx, warps, state);
         }
         ran += 1;
-        if ends || ran >= MAX_STEP_INSTRUCTIONS || ctx.aborted {
+        if ends
+            || ran >= MAX_STEP_INSTRUCTIONS
+            || ctx.aborted
+            || ctx.thread_instrs >= ctx.steps_end_at
+        {
             break;
         }
     }

@@ -80,6 +80,10 @@ pub(crate) struct Ctx<'a> {
     /// anyone but the warp looks at its registers. The loops that step warps set it; 0 keeps
     /// every instruction in the interpreter.
     pub(crate) region_rounds: u32,
+    /// A step of the hardware schedule ends once `thread_instrs` reaches this (`block::step`):
+    /// the step budget on the launch's own context, whose count is the launch's; never on a
+    /// worker's, whose turns end before the budget (`Launch::rounds_unwatched`).
+    pub(crate) steps_end_at: u64,
     /// Under racecheck, the `cp.async` copies issued and not landed yet by the block whose
     /// round this core runs (the hardware schedule keeps each block's in its `BlockState`
     /// between rounds; the other schedules run every block here): shared memory any thread

@@ -324,6 +324,7 @@ impl Emulator {
             joined_rounds: Vec::new(),
             cdp: DeviceRuntime::at_depth(depth),
             region_rounds: 0,
+            steps_end_at: options.step_budget,
         };
         let mut l = Launch {
             ctx,
@@ -660,8 +661,14 @@ impl Launch<'_> {
             }
             let in_parallel = match crew.as_mut() {
                 Some((crew, own)) => {
-                    let most = self.rounds_unwatched(&resident, stalled_rounds, patience);
-                    self.parallel_rounds(crew, &mut rounds, own, &resident, most)
+                    match self.rounds_unwatched(&resident, stalled_rounds, patience) {
+                        0 => {
+                            rounds.serial_rounds += 1;
+                            rounds.forget();
+                            None
+                        }
+                        most => self.parallel_rounds(crew, &mut rounds, own, &resident, most),
+                    }
                 }
                 None => None,
             };

@@ -39,6 +39,7 @@ mod limits;
 mod memory;
 mod parallel;
 pub(crate) mod plan;
+mod prefix;
 mod regions;
 mod splitter;
 mod streams;

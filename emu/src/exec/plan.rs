@@ -11,6 +11,7 @@ use super::allocs::{LOCAL_WIN, SHARED_WIN, WIN};
 use super::collector::Collector;
 use super::ctx::Ctx;
 use super::launch_state::Launch;
+use super::prefix::Overlay;
 use super::warp::{BlockState, Warp, guarded};
 use crate::error::EmuError;
 use crate::ir::*;
@@ -513,11 +514,12 @@ impl Rounds {
     }
 
     /// Block `block` was claimed in `slot` with its warps yet to be made ready: when they
-    /// would keep to the block for a while from the kernel's first instruction (`stretch`
-    /// rounds), the core that runs the block prepares it in its turn; otherwise (false) the
-    /// launch must prepare it now, since its footprint needs its registers.
+    /// would keep to the block (`stretch` rounds), or write nothing beyond it (`quiet`), for a
+    /// while from the kernel's first instruction, the core that runs the block prepares it in
+    /// its turn; otherwise (false) the launch must prepare it now, since its footprint needs
+    /// its registers.
     pub(crate) fn start_later(&mut self, slot: u32, block: u64, stretch: u32, quiet: u32) -> bool {
-        if stretch == 0 {
+        if stretch == 0 && quiet == 0 {
             return false;
         }
         let slot = slot as usize;
@@ -528,10 +530,12 @@ impl Rounds {
             self.unprepared.resize(slot + 1, None);
         }
         // Every warp of a fresh block is at the entry with all its lanes: what `ahead` would
-        // find once it was ready.
+        // find once it was ready, but for the footprint of a first step that loads global
+        // memory (its addresses need the registers), which leaves a round where another block
+        // writes to one core, where the launch prepares the block first.
         self.ahead[slot] = Some(Ahead {
             stretch: quiet,
-            footprint: Some(Vec::new()),
+            footprint: (stretch > 0).then(Vec::new),
         });
         self.unprepared[slot] = Some(block);
         true
@@ -701,24 +705,48 @@ fn block_spans(
     true
 }
 
-/// Adds the spans the instruction at `pc` touches for `lanes`; false when it needs the launch
-/// to itself.
+/// Adds the spans the lanes `lanes` at `pc` touch in their next step; false when it needs the
+/// launch to itself.
 fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Vec<Span>) -> bool {
+    if ctx.m.ends_step(pc) {
+        return access_spans(ctx, w, pc, lanes, slot, out, None);
+    }
+    // A step runs the lanes' own instructions first (`block::step`), which may compute the
+    // address of the access that ends it: unless they surely reach nothing beyond the block in
+    // it, follow them there.
+    ctx.m.stretch_at(pc) > 0
+        || super::prefix::walk(ctx, w, pc, lanes, &mut |pc, lanes, regs| {
+            access_spans(ctx, w, pc, lanes, slot, out, Some(regs))
+        })
+}
+
+/// Adds the spans the instruction at `pc`, which ends a step, touches for `lanes`, whose
+/// registers are the warp's or, after the private start of their step, `regs`; false when it
+/// needs the launch to itself.
+fn access_spans(
+    ctx: &Ctx,
+    w: &Warp,
+    pc: u32,
+    lanes: u32,
+    slot: u32,
+    out: &mut Vec<Span>,
+    regs: Option<&Overlay>,
+) -> bool {
     let Some(ins) = ctx.m.code.get(pc as usize) else {
         return true;
     };
-    // A step runs the lanes' own instructions first (`block::step`), which may compute the
-    // address of an access later in the same step: those lanes need the round to themselves
-    // unless they surely reach nothing beyond the block in it.
-    if !ctx.m.ends_step(pc) {
-        return ctx.m.stretch_at(pc) > 0;
-    }
+    let lanes = match regs {
+        None => guarded(w, ins.guard, lanes),
+        Some(regs) => match regs.guarded(ctx, w, ins.guard, lanes) {
+            Some(lanes) => lanes,
+            None => return false,
+        },
+    };
     match ins.op.reach() {
         Reach::Global => {}
-        Reach::Launch => return guarded(w, ins.guard, lanes) == 0,
+        Reach::Launch => return lanes == 0,
         Reach::Block => return true,
     }
-    let lanes = guarded(w, ins.guard, lanes);
     if lanes == 0 {
         return true;
     }
@@ -749,8 +777,15 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
     let bytes = bytes.max(1) as u64;
     let (mut low, mut high, mut count) = (u64::MAX, 0u64, 0u32);
     let mut addrs = [0u64; 32];
+    let mut known = true;
     lanes!(lanes, l, {
-        let a = ctx.addr(w, addr, l);
+        let a = match regs {
+            None => ctx.addr(w, addr, l),
+            Some(regs) => regs.addr(ctx, w, addr, l).unwrap_or_else(|| {
+                known = false;
+                0
+            }),
+        };
         let block_own = (SHARED_WIN..SHARED_WIN + WIN).contains(&a)
             || (LOCAL_WIN..LOCAL_WIN + WIN).contains(&a);
         if !(generic && block_own) {
@@ -760,6 +795,9 @@ fn instr_spans(ctx: &Ctx, w: &Warp, pc: u32, lanes: u32, slot: u32, out: &mut Ve
             count += 1;
         }
     });
+    if !known {
+        return false;
+    }
     if count == 0 {
         return true;
     }

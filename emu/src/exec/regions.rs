@@ -48,8 +48,8 @@ pub(crate) fn step(ctx: &mut Ctx, w: &mut Warp) -> bool {
 /// Under the hardware schedule, whose steps run a warp's register-only instructions together
 /// (`block::step`): runs the region at the warp's PC at once, when one starts there, fits in
 /// the `room` instructions left of the step, and no other lanes of the warp could join the
-/// active ones within it (every runnable lane is active, none favoured, no lane splitter).
-/// Returns the instructions it ran (0: the interpreter runs the next one). No one else sees
+/// active ones within it (every runnable lane is active, none favoured, no lane splitter), and
+/// it would not run past [`Ctx::steps_end_at`]. Returns the instructions it ran (0: the interpreter runs the next one). No one else sees
 /// the warp's registers before the step ends, so it owes nothing afterwards.
 #[inline]
 pub(crate) fn run_in_step(ctx: &mut Ctx, w: &mut Warp, room: u32) -> u32 {
@@ -63,7 +63,11 @@ pub(crate) fn run_in_step(ctx: &mut Ctx, w: &mut Warp, room: u32) -> u32 {
         return 0;
     };
     let len = region.len;
-    if len > room {
+    // A step ends at the instruction that reaches `steps_end_at`: the region may end there, not
+    // run past it.
+    let lanes = w.active.count_ones() as u64;
+    if len > room || ctx.thread_instrs + lanes * (len.saturating_sub(1) as u64) >= ctx.steps_end_at
+    {
         return 0;
     }
     region.run(&mut w.regs, w.active);

@@ -372,8 +372,7 @@ impl Parser {
                 |t| matches!(&t.tok, Tok::Ident(name) if name.starts_with("%reserved_smem_offset")),
             ),
             reads_clock: self.toks.iter().any(|t| {
-                matches!(&t.tok, Tok::Ident(name) if Parser::sreg(name)
-                    .is_some_and(|s| matches!(s, Sreg::Clock | Sreg::Clock64 | Sreg::ClockHi)))
+                matches!(&t.tok, Tok::Ident(name) if Parser::sreg(name).is_some_and(Sreg::timed))
             }),
             dyn_names: self.dyn_names,
             globals: self.globals,
@@ -388,6 +387,7 @@ impl Parser {
             straight_to_end: Vec::new(),
             skips_barrier: Vec::new(),
             ends_step: Vec::new(),
+            longest_step: crate::stretch::MAX_STEP_INSTRUCTIONS,
             shared_address_lines: self.shared_address_lines.into_inner(),
             shared_base: Vec::new(),
             tier: Default::default(),

@@ -82,17 +82,22 @@ impl Launch<'_> {
         cores.saturating_sub(1 + detector)
     }
 
-    /// Rounds the launch may run before it must look at itself again: before the step budget or
-    /// the watchdog's next look could come due (each round adds at most a step's instructions per
-    /// resident thread), or a stall would start another block. At least one.
+    /// Rounds the launch may run before it must look at itself again: before the watchdog's
+    /// next look could come due (each round adds at most a step's instructions per resident
+    /// thread), or a stall would start another block; and every one of them ending below the
+    /// step budget, where steps end early (`Ctx::steps_end_at`), which only the launch's own
+    /// count can tell. At least one, or none when the next round may reach the budget: it runs
+    /// on the launch's core.
     pub(crate) fn rounds_unwatched(&self, resident: &[u32], stalled: u64, patience: u64) -> u32 {
         let until_stall = (self.started < self.nblocks).then(|| patience.saturating_sub(stalled));
-        // A step runs up to `MAX_STEP_INSTRUCTIONS` instructions (`block::step`).
-        let per_round = resident.len() as u64
-            * self.ctx.wpb as u64
-            * 32
-            * crate::stretch::MAX_STEP_INSTRUCTIONS as u64;
-        let mut due = self.ctx.opts.step_budget;
+        // A thread's step runs up to the module's longest (`block::step`).
+        let per_round =
+            resident.len() as u64 * self.ctx.wpb as u64 * 32 * self.ctx.m.longest_step as u64;
+        let below_budget = self.ctx.opts.step_budget.saturating_sub(per_round);
+        if self.ctx.thread_instrs >= below_budget {
+            return 0;
+        }
+        let mut due = below_budget;
         let window = self.ctx.opts.watchdog_window;
         if window != 0 {
             // When something progressed since the watchdog's last look, its next one only notes

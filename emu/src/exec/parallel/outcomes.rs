@@ -69,6 +69,7 @@ impl<'a> Ctx<'a> {
             cdp: crate::exec::child_work::DeviceRuntime::default(),
             compiled: self.compiled,
             region_rounds: 0,
+            steps_end_at: u64::MAX,
         }
     }
 
