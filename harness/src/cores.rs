@@ -42,6 +42,12 @@ pub fn copy(to: &mut [u8], from: &[u8]) {
 /// Sets each `values[i]` to `value(i)`, in pieces on every core: `iota` and `const:V` fills.
 pub fn fill<T: Send>(values: &mut [T], value: impl Fn(usize) -> T + Sync) {
     let piece = (PIECE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
+    if values.len() <= 2 * piece || rayon::current_num_threads() == 1 {
+        for (index, slot) in values.iter_mut().enumerate() {
+            *slot = value(index);
+        }
+        return;
+    }
     values
         .par_chunks_mut(piece)
         .enumerate()
