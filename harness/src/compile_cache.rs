@@ -276,6 +276,7 @@ fn key_from_manifest(text: &str) -> Option<Key> {
         };
         probes.push((path, file));
     }
+    crate::cores::use_cores(None);
     let unchanged = probes
         .par_iter()
         .with_min_len(64)

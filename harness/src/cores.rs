@@ -9,16 +9,26 @@ use rayon::prelude::*;
 /// core than in one piece), small enough that a 16 MiB buffer makes 16 of them.
 pub const PIECE_BYTES: usize = 1 << 20;
 
-/// Makes rayon's pool `threads` threads, as `--threads` or `RACETRACK_THREADS` asks of the
-/// emulator; `None` leaves it one per core. Only the first call of a process counts (the pool is
-/// made once): the command lines call it before their first fill.
+/// Makes rayon's pool `threads` threads, as `--threads` asks of the emulator; `None` leaves it
+/// to `RACETRACK_THREADS`, else one per core. Only the first call of a process counts (the pool
+/// is made once): the command lines call it before their first fill, and the work here calls it
+/// with `None` before its first piece, so that a program that never does still has its
+/// emulator's cores and no more.
 pub fn use_cores(threads: Option<u32>) {
-    if let Some(threads) = threads.filter(|&threads| threads > 0) {
-        // Fails only when the pool already exists, which keeps its size.
-        let _ = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads as usize)
-            .build_global();
-    }
+    static SIZED: std::sync::Once = std::sync::Once::new();
+    SIZED.call_once(|| {
+        let threads = threads.or_else(|| {
+            std::env::var(crate::cli::THREADS_ENV)
+                .ok()
+                .and_then(|value| value.trim().parse().ok())
+        });
+        if let Some(threads) = threads.filter(|&threads| threads > 0) {
+            // Fails only when the pool already exists, which keeps its size.
+            let _ = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads as usize)
+                .build_global();
+        }
+    });
 }
 
 /// `to.copy_from_slice(from)`, in pieces on every core once it is more than two pieces long:
@@ -30,6 +40,7 @@ pub fn copy(to: &mut [u8], from: &[u8]) {
         from.len(),
         "a copy between slices of different lengths"
     );
+    use_cores(None);
     if to.len() <= 2 * PIECE_BYTES || rayon::current_num_threads() == 1 {
         to.copy_from_slice(from);
         return;
@@ -41,6 +52,7 @@ pub fn copy(to: &mut [u8], from: &[u8]) {
 
 /// Sets each `values[i]` to `value(i)`, in pieces on every core: `iota` and `const:V` fills.
 pub fn fill<T: Send>(values: &mut [T], value: impl Fn(usize) -> T + Sync) {
+    use_cores(None);
     let piece = (PIECE_BYTES / std::mem::size_of::<T>().max(1)).max(1);
     if values.len() <= 2 * piece || rayon::current_num_threads() == 1 {
         for (index, slot) in values.iter_mut().enumerate() {
