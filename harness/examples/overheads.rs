@@ -32,16 +32,13 @@ fn main() -> Result<(), Error> {
         None => 4 << 20,
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut threads = vec![1];
-    while threads.last().is_some_and(|&last| last * 2 <= cores) {
-        threads.push(threads.last().unwrap() * 2);
-    }
-    if threads.last() != Some(&cores) {
-        threads.push(cores);
-    }
+    let mut threads: Vec<usize> = std::iter::successors(Some(1), |&n| Some(n * 2))
+        .take_while(|&n| n < cores)
+        .collect();
+    threads.push(cores);
     println!(
         "{len} f32 ({} MiB), best of {RUNS}, ms; {cores} cores",
-        len * 4 >> 20
+        (len * 4) >> 20
     );
     println!("| threads | random:1 | iota | const:1.5 | upload | copy back | stats |");
     println!("|---:|---:|---:|---:|---:|---:|---:|");
