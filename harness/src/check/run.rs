@@ -317,14 +317,8 @@ fn download(device: &mut Device, buffer: &Buffer<u8>, ty: ElemType) -> Result<Ho
 
 fn download_as<T: HostElement>(device: &mut Device, buffer: &Buffer<u8>) -> Result<HostData> {
     let mut values: Vec<T> = bytemuck::zeroed_vec(buffer.len() / std::mem::size_of::<T>());
-    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut values);
-    if bytes.len() == buffer.len() {
-        device.download_into(buffer, bytes)?;
-        Ok(T::into_data(values))
-    } else {
-        // A trailing part of an element, which no buffer made from typed data has.
-        Ok(HostData::from_bytes(T::TYPE, &device.download(buffer)?))
-    }
+    device.download_into(buffer, bytemuck::cast_slice_mut(&mut values))?;
+    Ok(T::into_data(values))
 }
 
 /// A struct's bytes: each scalar field written at its offset, each buffer field left for the
