@@ -222,6 +222,7 @@ pub fn seeded_fill<T: Send>(
     fill: impl Fn(&mut ChaCha8Rng, &mut [T]) + Sync,
 ) {
     use rayon::prelude::*;
+    crate::cores::use_cores(None);
     values
         .par_chunks_mut(SEEDED_PIECE)
         .enumerate()

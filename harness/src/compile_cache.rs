@@ -2,8 +2,9 @@
 //! log), kept under Racetrack's cache folder so that compiling an unchanged file again skips
 //! NVRTC.
 //!
-//! An entry is keyed by everything NVRTC reads and is told: NVRTC itself (its version, and the
-//! library file it was loaded from), the program's name and source, the options (the
+//! An entry is keyed by everything NVRTC reads and is told: NVRTC itself (the path, size and
+//! time of its library file, or its version where the system's loader found it by name), the
+//! program's name and source, the options (the
 //! architecture, `-I`, `-D`, `-std`, …), the headers given from memory, the name expressions,
 //! the working directory (NVRTC writes it into the PTX), and every header on disk the source
 //! may include. NVRTC reads no separate preprocessed text, so the headers are found as NVRTC
@@ -19,9 +20,13 @@
 //! manifest, keyed by everything but the headers: the key it gave, and every path it asked
 //! about with the size and time it found there, or that nothing was there. While each path
 //! still answers the same, the manifest gives the key at the cost of a `stat` per path (7–9 ms
-//! for that compile), as ccache's direct mode and make do. A walk that found a header written in
-//! the last two seconds leaves none, since a second edit within the clock's tick would keep the
-//! time.
+//! for that compile, asked on one core; now on every core), as ccache's direct mode and make
+//! do. A walk that found a header written in the last two seconds leaves none, since a second
+//! edit within the clock's tick would keep the time.
+//!
+//! A hit is then the cost of the cache alone: NVRTC is named by its library file, which is
+//! found without loading it ([`crate::nvrtc::compile_in`]), and loaded only on a miss (loading
+//! it took 8–10 ms of every cached compile).
 //!
 //! Concurrent runs are safe as provisioning is ([`crate::provision`]): an entry is written
 //! to a file of its own and renamed into place, so a reader sees a whole entry or none, under a
@@ -101,12 +106,14 @@ pub enum Outcome {
     },
 }
 
-/// The NVRTC that compiles: its version and the library file it was loaded from.
+/// The NVRTC that compiles, as a key names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Compiler {
-    pub version: (i32, i32),
-    /// `None` when the system's loader found it by name.
-    pub library: Option<PathBuf>,
+pub enum Compiler {
+    /// By its library file: the path, size and time, which tell its version and patch
+    /// release apart and are read without loading it, so that a hit never loads NVRTC.
+    Library(PathBuf),
+    /// Loaded by name from the system loader's path: by the version it says it is.
+    ByName { version: (i32, i32) },
 }
 
 /// Everything one compile is keyed on, as [`crate::nvrtc::compile_with`] gives it to NVRTC.
@@ -154,15 +161,11 @@ pub fn key(inputs: &Inputs<'_>) -> Result<Key> {
 fn hasher_before_headers(inputs: &Inputs<'_>) -> Result<blake3::Hasher> {
     let mut hasher = blake3::Hasher::new();
     field(&mut hasher, MAGIC.as_bytes());
-    let compiler = inputs.compiler;
-    field(
-        &mut hasher,
-        format!("nvrtc {}.{}", compiler.version.0, compiler.version.1).as_bytes(),
-    );
-    match &compiler.library {
-        Some(library) => {
+    match inputs.compiler {
+        Compiler::Library(library) => {
             let metadata = std::fs::metadata(library)
                 .map_err(|error| CacheError::io("read the metadata of", library, &error))?;
+            field(&mut hasher, b"nvrtc library");
             field(&mut hasher, &path_bytes(library));
             field(&mut hasher, &metadata.len().to_le_bytes());
             let modified = metadata
@@ -172,7 +175,12 @@ fn hasher_before_headers(inputs: &Inputs<'_>) -> Result<blake3::Hasher> {
                 .unwrap_or_default();
             field(&mut hasher, &modified.as_nanos().to_le_bytes());
         }
-        None => field(&mut hasher, b"found by name"),
+        Compiler::ByName { version } => {
+            field(
+                &mut hasher,
+                format!("nvrtc {}.{} found by name", version.0, version.1).as_bytes(),
+            );
+        }
     }
     let cwd = std::env::current_dir()
         .map_err(|error| CacheError::io("read", Path::new("the working directory"), &error))?;
@@ -237,8 +245,10 @@ fn manifest_text(key: &Key, probes: &[Probe]) -> Option<String> {
     Some(text)
 }
 
-/// The key a manifest holds, when every path it lists still answers as it did.
+/// The key a manifest holds, when every path it lists still answers as it did. The paths are
+/// asked on every core: a cached compile of a kernel that includes libcu++ asks about 2,000.
 fn key_from_manifest(text: &str) -> Option<Key> {
+    use rayon::prelude::*;
     let mut lines = text.lines();
     if lines.next()? != format!("{MAGIC} manifest") {
         return None;
@@ -252,6 +262,7 @@ fn key_from_manifest(text: &str) -> Option<Key> {
         *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
     }
     let mut ended = false;
+    let mut probes = Vec::new();
     for line in lines {
         if line == "end" {
             ended = true;
@@ -259,15 +270,18 @@ fn key_from_manifest(text: &str) -> Option<Key> {
         }
         let mut fields = line.splitn(3, ' ');
         let (size, modified, path) = (fields.next()?, fields.next()?, fields.next()?);
-        let file = match (size, modified) {
+        let file: Option<(u64, u128)> = match (size, modified) {
             ("-", "-") => None,
             _ => Some((size.parse().ok()?, modified.parse().ok()?)),
         };
-        if Probe::of(Path::new(path)).file != file {
-            return None;
-        }
+        probes.push((path, file));
     }
-    ended.then_some(Key(key))
+    crate::cores::use_cores(None);
+    let unchanged = probes
+        .par_iter()
+        .with_min_len(64)
+        .all(|(path, file)| Probe::of(Path::new(path)).file == *file);
+    (ended && unchanged).then_some(Key(key))
 }
 
 /// One `#include` (or `__has_include`) of a file: the name, and whether it was quoted.
@@ -1142,10 +1156,7 @@ mod tests {
         let header = scratch.write("include/scale.h", "#define SCALE 2\n");
         settle(&header);
         let inputs = Owned {
-            compiler: Compiler {
-                version: (13, 0),
-                library: None,
-            },
+            compiler: Compiler::ByName { version: (13, 0) },
             path: program.display().to_string(),
             source: "#include <scale.h>\n#include <later.h>\n".into(),
             options: vec![format!("-I{}", scratch.0.join("include").display())],
@@ -1197,10 +1208,7 @@ mod tests {
         scratch.write("include/nested/deep.h", "#define SCALE 2\n");
         scratch.write("include/unrelated.h", "#define OTHER 1\n");
         let base = Owned {
-            compiler: Compiler {
-                version: (13, 0),
-                library: Some(library.clone()),
-            },
+            compiler: Compiler::Library(library.clone()),
             path: program.display().to_string(),
             source: "#include <scale.h>\n#include \"mine.h\"\n__global__ void k(int *x) { x[0] = SCALE; }\n".into(),
             options: vec![
@@ -1243,11 +1251,23 @@ mod tests {
         changed.path = scratch.0.join("other.cu").display().to_string();
         changes.push(("the program's name", changed));
         let mut changed = base.clone();
-        changed.compiler.version = (13, 1);
-        changes.push(("NVRTC's version", changed));
+        changed.compiler = Compiler::Library(scratch.write("other/libnvrtc.so.13", "a library"));
+        changes.push(("NVRTC's library file", changed));
+        let mut changed = base.clone();
+        changed.compiler = Compiler::ByName { version: (13, 0) };
+        changes.push(("NVRTC found by name", changed));
         for (what, changed) in &changes {
             assert_ne!(changed.key(), key, "{what} changed and the key did not");
         }
+        let mut by_name = base.clone();
+        by_name.compiler = Compiler::ByName { version: (13, 0) };
+        let mut newer = base.clone();
+        newer.compiler = Compiler::ByName { version: (13, 1) };
+        assert_ne!(
+            by_name.key(),
+            newer.key(),
+            "NVRTC's version changed and the key did not"
+        );
 
         // Files on disk: each change is undone before the next, and the key comes back.
         let on_disk: &[(&str, &str)] = &[

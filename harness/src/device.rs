@@ -518,7 +518,7 @@ impl Device {
         let bytes = len * std::mem::size_of::<T>();
         let raw = match &mut self.inner {
             Inner::Cuda(cuda) => RawBuffer::Cuda(cuda.stream.alloc_zeros::<u8>(bytes.max(1))?),
-            Inner::Emu(emu) => RawBuffer::Emu(emu.upload(&vec![0; bytes], label)?),
+            Inner::Emu(emu) => RawBuffer::Emu(emu.zeros(bytes, label)),
         };
         Ok(Buffer {
             raw,
@@ -562,10 +562,7 @@ impl Device {
                 cuda.stream.memcpy_dtoh(&view, bytes)?;
                 Ok(cuda.stream.synchronize()?)
             }
-            (Inner::Emu(emu), RawBuffer::Emu(ptr)) => {
-                bytes.copy_from_slice(&emu.read(*ptr, bytes.len())?);
-                Ok(())
-            }
+            (Inner::Emu(emu), RawBuffer::Emu(ptr)) => emu.read_into(*ptr, bytes),
             _ => Err(foreign_buffer()),
         }
     }

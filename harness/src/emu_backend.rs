@@ -38,10 +38,16 @@ impl EmuBackend {
         }
     }
 
+    /// A new allocation holding `bytes`, copied on every core ([`crate::cores::copy`]).
     pub(crate) fn upload(&mut self, bytes: &[u8], label: &str) -> Result<DevicePtr> {
         let ptr = self.emulator.alloc(bytes.len(), label);
-        self.emulator.write(ptr, bytes)?;
+        crate::cores::copy(self.emulator.host_bytes_mut(ptr, bytes.len())?, bytes);
         Ok(ptr)
+    }
+
+    /// A new allocation of `bytes` zeros: the emulator's allocations start zeroed.
+    pub(crate) fn zeros(&mut self, bytes: usize, label: &str) -> DevicePtr {
+        self.emulator.alloc(bytes, label)
     }
 
     /// Reports name an element of the buffer at `start` (`bytes` long, of `element_bytes`
@@ -106,6 +112,12 @@ impl EmuBackend {
         let mut bytes = vec![0; len];
         self.emulator.read(ptr, &mut bytes)?;
         Ok(bytes)
+    }
+
+    /// Fills `out` from `ptr`, copied on every core ([`crate::cores::copy`]).
+    pub(crate) fn read_into(&self, ptr: DevicePtr, out: &mut [u8]) -> Result<()> {
+        crate::cores::copy(out, self.emulator.host_bytes(ptr, out.len())?);
+        Ok(())
     }
 
     /// Writes `bytes` to the start of the module variable `name` (its PTX name).

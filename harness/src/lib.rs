@@ -14,6 +14,7 @@ mod build_deps;
 pub mod check;
 pub mod cli;
 pub mod compile_cache;
+pub mod cores;
 pub mod device;
 pub mod doctor;
 mod emu_backend;

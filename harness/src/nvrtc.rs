@@ -218,12 +218,48 @@ pub(crate) fn python_site_dirs() -> &'static [PathBuf] {
     DIRS.get_or_init(|| timings::time(Phase::FindNvrtc, crate::python_sites::site_dirs))
 }
 
-/// Opens libnvrtc-builtins and libnvrtc from `dir` and keeps them loaded for the process.
-fn preload_from(dir: &Path) -> Option<PathBuf> {
-    let library = ["libnvrtc.so.13", "libnvrtc.so"]
+/// The NVRTC library in `dir`, by the names [`preload_from`] loads it by.
+fn library_in(dir: &Path) -> Option<PathBuf> {
+    ["libnvrtc.so.13", "libnvrtc.so"]
         .iter()
         .map(|name| dir.join(name))
-        .find(|path| path.is_file())?;
+        .find(|path| path.is_file())
+}
+
+/// NVRTC as the compile cache's key names it, told without loading it where that can be done:
+/// the NVRTC already loaded, else the library file [`nvrtc`] would load first (the first of
+/// [`library_dirs`] that holds one); `None` where no folder holds one, and only loading can tell.
+fn unloaded_compiler() -> Option<Compiler> {
+    if let Some(found) = FETCHED
+        .get()
+        .and_then(|fetched| fetched.as_ref().ok())
+        .or_else(|| FOUND.get().and_then(Option::as_ref))
+    {
+        return Some(compiler_of(found));
+    }
+    static LIBRARY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    LIBRARY
+        .get_or_init(|| {
+            timings::time(Phase::FindNvrtc, || {
+                library_dirs().iter().find_map(|dir| library_in(dir))
+            })
+        })
+        .clone()
+        .map(Compiler::Library)
+}
+
+fn compiler_of(found: &Nvrtc) -> Compiler {
+    match &found.path {
+        Some(library) => Compiler::Library(library.clone()),
+        None => Compiler::ByName {
+            version: found.version,
+        },
+    }
+}
+
+/// Opens libnvrtc-builtins and libnvrtc from `dir` and keeps them loaded for the process.
+fn preload_from(dir: &Path) -> Option<PathBuf> {
+    let library = library_in(dir)?;
     // libnvrtc dlopens its builtins by soname at compile time; loading them first by full
     // path lets that lookup succeed when `dir` is not on the loader's path.
     if let Ok(entries) = std::fs::read_dir(dir) {
@@ -294,26 +330,46 @@ pub fn compile_in(
     extras: &Extras,
 ) -> Result<(Compiled, Served)> {
     let mut timer = Timer::start(Phase::Compile);
-    let found = require_nvrtc()?;
     let options = options_for(arch, extras);
     let run = || run_nvrtc(path, source, &options, extras);
     let (outcome, served) = match cache {
         Some(cache) => {
-            let compiler = Compiler {
-                version: found.version,
-                library: found.path.clone(),
+            let key_of = |compiler: &Compiler| {
+                cache.key(&Inputs {
+                    compiler,
+                    path,
+                    source,
+                    options: &options,
+                    headers: &extras.headers,
+                    name_expressions: &extras.name_expressions,
+                })
             };
-            let inputs = Inputs {
-                compiler: &compiler,
-                path,
-                source,
-                options: &options,
-                headers: &extras.headers,
-                name_expressions: &extras.name_expressions,
-            };
-            cache.compile(&inputs, run)
+            // A hit needs NVRTC's library file, not NVRTC: the key names the file, and
+            // NVRTC is loaded (or fetched) only when it must compile.
+            let unloaded =
+                unloaded_compiler().and_then(|compiler| Some((key_of(&compiler).ok()?, compiler)));
+            let hit = unloaded
+                .as_ref()
+                .and_then(|(key, _)| cache.get(key).ok().flatten());
+            match hit {
+                Some(outcome) => (Ok(outcome), Served::Hit),
+                None => {
+                    let compiler = compiler_of(require_nvrtc()?);
+                    let key = match unloaded {
+                        Some((key, named)) if named == compiler => Ok(key),
+                        _ => key_of(&compiler),
+                    };
+                    match key {
+                        Ok(key) => cache.compile_keyed(&key, run),
+                        Err(_) => (run(), Served::Compiled),
+                    }
+                }
+            }
         }
-        None => (run(), Served::Compiled),
+        None => {
+            require_nvrtc()?;
+            (run(), Served::Compiled)
+        }
     };
     timer.note(match (cache, served) {
         (None, _) => "NVRTC, compile cache off",

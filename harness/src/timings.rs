@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 pub enum Phase {
     /// Reading the `.cu` file, leaving out its host code, finding its headers.
     Front,
-    /// Finding and loading NVRTC (`python3`'s site-packages are asked where pip put it).
+    /// Finding NVRTC (`python3`'s site-packages are asked where pip put it), and loading it
+    /// when a compile needs it: a compile the cache answers does not.
     FindNvrtc,
     /// NVRTC compiling, or the compile cache answering instead.
     Compile,
@@ -20,11 +21,11 @@ pub enum Phase {
     Open,
     /// PTX parsed by the emulator, or loaded by the driver.
     Load,
-    /// Making the arguments' host data and uploading it.
+    /// Making the arguments' host data and uploading it, on every core.
     Fill,
     /// The kernel itself, to its end.
     Launch,
-    /// Downloading every buffer.
+    /// Downloading the buffers a report shows.
     CopyBack,
 }
 

@@ -109,6 +109,7 @@ pub fn compare_by<T: Copy + Send + Sync>(
     if got.len() != want.len() {
         return length_mismatch(got.len(), want.len());
     }
+    crate::cores::use_cores(None);
     let pieces: Vec<Comparison<T>> = got
         .par_chunks(PIECE)
         .zip(want.par_chunks(PIECE))
@@ -131,6 +132,7 @@ pub fn compare_by_pieces<T: Copy + Send + Sync>(
     if got.len() != want_len {
         return length_mismatch(got.len(), want_len);
     }
+    crate::cores::use_cores(None);
     let pieces: Vec<Comparison<T>> = got
         .par_chunks(PIECE)
         .enumerate()

@@ -252,6 +252,61 @@ fn entries(cache: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// A hit costs what the cache costs: NVRTC's library is named in the key by its file, found
+/// without loading it, and loaded only on a miss (glibc's loader says what it loads under
+/// `LD_DEBUG=files`).
+#[test]
+fn a_cached_compile_does_not_load_nvrtc() {
+    require_nvrtc();
+    let scratch = Scratch::new("no-load");
+    scratch.write(
+        "bump.cu",
+        "__global__ void bump(int *x) { atomicAdd(&x[0], 1); }\n",
+    );
+    let loaded = |output: &Output| String::from_utf8_lossy(&output.stderr).contains("libnvrtc");
+    let first = racetrack(&scratch, CHECK)
+        .env("LD_DEBUG", "files")
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{}", text(&first));
+    if !loaded(&first) {
+        eprintln!("skipped: this system's loader does not say what it loads under LD_DEBUG");
+        return;
+    }
+    let again = racetrack(&scratch, CHECK)
+        .env("LD_DEBUG", "files")
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", text(&again));
+    assert!(
+        compile_line(&again).contains("from the compile cache"),
+        "{}",
+        text(&again)
+    );
+    assert!(!loaded(&again), "a hit loaded NVRTC:\n{}", text(&again));
+    assert_eq!(again.stdout, first.stdout, "the same report");
+    // An edit is a miss, which loads NVRTC and compiles.
+    scratch.write(
+        "bump.cu",
+        "__global__ void bump(int *x) { atomicAdd(&x[0], 2); }\n",
+    );
+    let edited = racetrack(&scratch, CHECK)
+        .env("LD_DEBUG", "files")
+        .output()
+        .unwrap();
+    assert!(
+        compile_line(&edited).contains("NVRTC, kept"),
+        "{}",
+        text(&edited)
+    );
+    assert!(loaded(&edited), "{}", text(&edited));
+    assert!(
+        String::from_utf8_lossy(&edited.stdout).contains("[64]"),
+        "{}",
+        text(&edited)
+    );
+}
+
 #[test]
 fn racetrack_check_of_an_unchanged_file_skips_nvrtc() {
     require_nvrtc();

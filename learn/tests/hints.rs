@@ -1144,11 +1144,8 @@ fn dot_one_launch_with_the_readers_fence_after_the_barrier_races() {
     let start = solution
         .find(fence)
         .expect("the solution's second fence's comment");
-    let end = start
-        + solution[start..]
-            .find("__threadfence();\n")
-            .expect("its fence")
-        + 17;
+    let fence_line = "__threadfence();\n";
+    let end = start + solution[start..].find(fence_line).expect("its fence") + fence_line.len();
     let moved = solution[..start].to_string() + &solution[end..];
     let moved = moved.replacen(
         "    if (is_last) {\n",

@@ -222,34 +222,46 @@ impl Emulator {
     }
 
     pub fn write(&mut self, ptr: DevicePtr, bytes: &[u8]) -> Result<(), EmuError> {
-        let i = find_alloc(&self.allocs, ptr.0, bytes.len() as u64).ok_or_else(|| {
-            EmuError::HostAccess(format!(
-                "write of {} bytes at {:#x} is outside every allocation",
-                bytes.len(),
-                ptr.0
-            ))
-        })?;
-        let a = &mut self.allocs[i];
-        let off = (ptr.0 - a.base) as usize;
-        a.data[off..off + bytes.len()].copy_from_slice(bytes);
-        if let Some(written) = a.written.as_mut() {
-            mark_bits(written, off, bytes.len());
-        }
+        self.host_bytes_mut(ptr, bytes.len())?
+            .copy_from_slice(bytes);
         Ok(())
     }
 
     pub fn read(&self, ptr: DevicePtr, out: &mut [u8]) -> Result<(), EmuError> {
-        let i = find_alloc(&self.allocs, ptr.0, out.len() as u64).ok_or_else(|| {
+        out.copy_from_slice(self.host_bytes(ptr, out.len())?);
+        Ok(())
+    }
+
+    /// The `len` bytes of global memory at `ptr`, for the host to read where they are, as
+    /// [`Emulator::read`] copies them: a large buffer can be copied out on several cores.
+    pub fn host_bytes(&self, ptr: DevicePtr, len: usize) -> Result<&[u8], EmuError> {
+        let i = find_alloc(&self.allocs, ptr.0, len as u64).ok_or_else(|| {
             EmuError::HostAccess(format!(
-                "read of {} bytes at {:#x} is outside every allocation",
-                out.len(),
+                "read of {len} bytes at {:#x} is outside every allocation",
                 ptr.0
             ))
         })?;
         let a = &self.allocs[i];
         let off = (ptr.0 - a.base) as usize;
-        out.copy_from_slice(&a.data[off..off + out.len()]);
-        Ok(())
+        Ok(&a.data[off..off + len])
+    }
+
+    /// The `len` bytes of global memory at `ptr`, for the host to write where they are, as
+    /// [`Emulator::write`] does: initcheck counts all of them written, so the caller writes
+    /// every byte.
+    pub fn host_bytes_mut(&mut self, ptr: DevicePtr, len: usize) -> Result<&mut [u8], EmuError> {
+        let i = find_alloc(&self.allocs, ptr.0, len as u64).ok_or_else(|| {
+            EmuError::HostAccess(format!(
+                "write of {len} bytes at {:#x} is outside every allocation",
+                ptr.0
+            ))
+        })?;
+        let a = &mut self.allocs[i];
+        let off = (ptr.0 - a.base) as usize;
+        if let Some(written) = a.written.as_mut() {
+            mark_bits(written, off, len);
+        }
+        Ok(&mut a.data[off..off + len])
     }
 
     /// The device memory of `module`'s `.global` or `.const` variable `name` (its PTX name) and

@@ -327,6 +327,7 @@ fn run_ptx(check: bool) -> Result<()> {
 
 fn run_check(args: &CheckArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
+    harness::cores::use_cores(args.threads);
     let prepared = check::prepare(args)?;
     let mut device = timings::time(Phase::Open, || Device::open(args.backend))?;
     device.set_emu_settings(args.emu_settings());
@@ -364,6 +365,7 @@ fn run_check(args: &CheckArgs) -> Result<ExitCode> {
 
 fn run_trace(args: &TraceArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
+    harness::cores::use_cores(args.check.threads);
     // Only the emulator records; a GPU (chosen by --backend or RACETRACK_BACKEND) is not used.
     let device = Device::open(harness::BackendChoice::Emu)?;
     // The kernel is found as the run starts: a file's only kernel goes by the file's name here.

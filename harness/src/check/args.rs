@@ -720,13 +720,24 @@ impl fmt::Display for ArgSpec {
 
 fn generate<T: HostElement + Send>(len: usize, fill: &Fill) -> Result<HostData, String> {
     let values: Vec<T> = match fill {
-        Fill::Zeros => vec![bytemuck::Zeroable::zeroed(); len],
-        Fill::Const(text) => vec![parse_typed::<T>(text)?; len],
-        Fill::Iota => (0..len).map(T::from_index).collect(),
+        // Zeroed memory straight from the allocator, which faults its pages in on first touch.
+        Fill::Zeros => bytemuck::zeroed_vec(len),
+        // On every core ([`crate::cores::fill`]).
+        Fill::Const(text) => {
+            let value = parse_typed::<T>(text)?;
+            let mut values = bytemuck::zeroed_vec(len);
+            crate::cores::fill(&mut values, |_| value);
+            values
+        }
+        Fill::Iota => {
+            let mut values = bytemuck::zeroed_vec(len);
+            crate::cores::fill(&mut values, T::from_index);
+            values
+        }
         // On every core, a piece of a million elements to each ChaCha stream of the seed: up
         // to a million elements, exactly one generator's sequence.
         Fill::Random(seed) => {
-            let mut values = vec![bytemuck::Zeroable::zeroed(); len];
+            let mut values = bytemuck::zeroed_vec(len);
             seeded_fill(&mut values, *seed, |rng, piece| {
                 for value in piece {
                     *value = T::random(rng);
@@ -736,7 +747,7 @@ fn generate<T: HostElement + Send>(len: usize, fill: &Fill) -> Result<HostData, 
         }
         Fill::File(_) => return Err("a file fill is read, not generated".into()),
         // What the host sees of a buffer nobody wrote; the device allocates it uninitialized.
-        Fill::Uninit => vec![bytemuck::Zeroable::zeroed(); len],
+        Fill::Uninit => bytemuck::zeroed_vec(len),
     };
     Ok(T::into_data(values))
 }
@@ -1252,6 +1263,43 @@ mod tests {
         assert_eq!(one[..crate::cli::SEEDED_PIECE], first[..]);
         // The second piece is a stream of its own, not the first one's continuation.
         assert_ne!(one[crate::cli::SEEDED_PIECE], rng.random::<f32>());
+    }
+
+    /// `iota` and `const:V` are filled on every core in pieces: on one core and on three, across
+    /// the pieces' edges, they are the values one loop makes, bit for bit.
+    #[test]
+    fn fills_are_the_same_on_one_core_and_on_several() {
+        let made_on = |text: &str, threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a thread pool");
+            match pool.install(|| spec(text).resolve(0).unwrap()) {
+                HostArg::Buffer { data, .. } => data,
+                other => panic!("{text} is not a buffer: {other}"),
+            }
+        };
+        fn serial<T: HostElement>(len: usize, value: impl Fn(usize) -> T) -> HostData {
+            T::into_data((0..len).map(value).collect())
+        }
+        for ty in ElemType::ALL {
+            let len = 2 * crate::cores::PIECE_BYTES / ty.size() + 3;
+            let iota = format!("{ty}[{len}]=iota");
+            let one = made_on(&iota, 1);
+            assert_eq!(one.as_bytes(), made_on(&iota, 3).as_bytes(), "{iota}");
+            let expected = with_type!(ty, serial(len, HostElement::from_index));
+            assert_eq!(one.as_bytes(), expected.as_bytes(), "{iota}");
+            let value = if ty.is_float() { "-1.5" } else { "7" };
+            let constant = format!("{ty}[{len}]=const:{value}");
+            let one = made_on(&constant, 1);
+            assert_eq!(
+                one.as_bytes(),
+                made_on(&constant, 3).as_bytes(),
+                "{constant}"
+            );
+            let expected = with_type!(ty, serial(len, |_| parse_typed(value).unwrap()));
+            assert_eq!(one.as_bytes(), expected.as_bytes(), "{constant}");
+        }
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! One launch: arguments checked against the kernel's PTX signature, uploaded, run, downloaded.
 
+use half::{bf16, f16};
+
 use super::args::{ArgKind, ArgSpec, HostArg, Scalar, StructLayout};
 use super::cli::CheckArgs;
 use super::ctype::{Given, GivenArg, check_c_signature};
-use super::data::{HostData, HostElement};
+use super::data::{ElemType, HostData, HostElement};
 use super::front::Program;
 use super::front::source::LeftOut;
 use super::signature::EntrySignature;
@@ -256,7 +258,7 @@ impl Kernel {
             outputs.push(match (arg, slot) {
                 _ if !kept.contains(&index) => None,
                 (HostArg::Buffer { data, .. }, Slot::Buffer(buffer, _)) => {
-                    Some(HostData::from_bytes(data.ty(), &device.download(buffer)?))
+                    Some(download(device, buffer, data.ty())?)
                 }
                 _ => None,
             });
@@ -273,7 +275,7 @@ impl Kernel {
                 if let (HostArg::Buffer { label, data, .. }, Slot::Buffer(buffer, _)) =
                     (field, field_slot)
                 {
-                    let after = HostData::from_bytes(data.ty(), &device.download(buffer)?);
+                    let after = download(device, buffer, data.ty())?;
                     field_outputs.push((index, label.clone(), after));
                 }
             }
@@ -306,6 +308,17 @@ fn upload(device: &mut Device, arg: &HostArg) -> Result<Slot> {
         device.upload(data.as_bytes(), label)?
     };
     Ok(Slot::Buffer(buffer, offset * data.ty().size()))
+}
+
+/// `buffer`'s contents as `ty`s, copied once, straight into the values' memory.
+fn download(device: &mut Device, buffer: &Buffer<u8>, ty: ElemType) -> Result<HostData> {
+    with_type!(ty, download_as(device, buffer))
+}
+
+fn download_as<T: HostElement>(device: &mut Device, buffer: &Buffer<u8>) -> Result<HostData> {
+    let mut values: Vec<T> = bytemuck::zeroed_vec(buffer.len() / std::mem::size_of::<T>());
+    device.download_into(buffer, bytemuck::cast_slice_mut(&mut values))?;
+    Ok(T::into_data(values))
 }
 
 /// A struct's bytes: each scalar field written at its offset, each buffer field left for the
@@ -447,4 +460,152 @@ fn symbol_data(kernel: &Kernel, specs: &[super::SymbolSpec]) -> Result<Vec<HostD
             Ok(data)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::backend::BackendChoice;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        check: CheckArgs,
+    }
+
+    /// `racetrack check FILE ARGS… --backend emu` of a file of the check corpus, as the command
+    /// runs it: what it shows, and what came back.
+    fn run(file: &str, args: &[&str]) -> (Vec<usize>, Outcome) {
+        crate::testing::require_nvrtc();
+        let path = crate::ptx::workspace_root()
+            .join("harness/tests/check_corpus")
+            .join(file);
+        let path = path.display().to_string();
+        let mut all = vec!["check", path.as_str(), "--backend", "emu"];
+        all.extend(args);
+        let cli = Cli::try_parse_from(all).expect("a check command line");
+        let prepared = prepare(&cli.check).expect("prepared");
+        let mut device = Device::open(BackendChoice::Emu).expect("the emulator");
+        device.set_emu_settings(cli.check.emu_settings());
+        let outcome = prepared
+            .kernel
+            .run_keeping(
+                &mut device,
+                cli.check.shape(),
+                &prepared.args,
+                &prepared.shown,
+            )
+            .expect("a run");
+        (prepared.shown, outcome)
+    }
+
+    fn came_back(outcome: &Outcome) -> Vec<bool> {
+        outcome.outputs.iter().map(Option::is_some).collect()
+    }
+
+    /// A buffer comes back when the report shows it (`--show`, every buffer without it, the
+    /// buffer a shown pointer points into, a shown struct's fields), and only then: the others
+    /// stay on the device, however large.
+    #[test]
+    fn only_the_buffers_a_report_shows_come_back() {
+        let scale = [
+            "--entry",
+            "scale",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "out:f32[64]=zeros",
+            "--arg",
+            "in:f32[64]=iota",
+            "--arg",
+            "f32=3",
+            "--arg",
+            "n:i32=64",
+        ];
+        let tripled: Vec<f32> = (0..64).map(|i| 3.0 * i as f32).collect();
+        let iota: Vec<f32> = (0..64).map(|i| i as f32).collect();
+        let (shown, every) = run("one_allocation.cu", &scale);
+        assert_eq!(shown, [0, 1]);
+        assert_eq!(came_back(&every), [true, true, false, false]);
+        assert_eq!(every.values::<f32>(0), Some(&tripled[..]));
+        assert_eq!(every.values::<f32>(1), Some(&iota[..]));
+        for show in ["out", "0"] {
+            let (shown, out) = run(
+                "one_allocation.cu",
+                &[&scale[..], &["--show", show]].concat(),
+            );
+            assert_eq!(shown, [0]);
+            assert_eq!(came_back(&out), [true, false, false, false]);
+            assert_eq!(out.values::<f32>(0), Some(&tripled[..]));
+        }
+        let (_, input) = run(
+            "one_allocation.cu",
+            &[&scale[..], &["--show", "in"]].concat(),
+        );
+        assert_eq!(came_back(&input), [false, true, false, false]);
+        assert_eq!(input.values::<f32>(1), Some(&iota[..]));
+
+        // A pointer into another argument's buffer shows that buffer.
+        let drift = [
+            "--entry",
+            "drift",
+            "--grid",
+            "2",
+            "--block",
+            "32",
+            "--arg",
+            "pos:f32[128]=iota",
+            "--arg",
+            "vel=pos+64",
+            "--arg",
+            "f32=0.5",
+            "--arg",
+            "n:i32=64",
+            "--show",
+            "vel",
+        ];
+        let (shown, drift) = run("one_allocation.cu", &drift);
+        assert_eq!(shown, [0]);
+        assert_eq!(came_back(&drift), [true, false, false, false]);
+        assert_eq!(
+            drift.values::<f32>(0).map(|pos| pos[1]),
+            Some(1.0 + 0.5 * 65.0)
+        );
+
+        // A struct's fields come back with it, and only with it.
+        let locked = |show: &str| {
+            run(
+                "struct_args.cu",
+                &[
+                    "--entry",
+                    "locked_add",
+                    "--grid",
+                    "4",
+                    "--block",
+                    "32",
+                    "--arg",
+                    "lock:{mutex:i32[1]=zeros}",
+                    "--arg",
+                    "total:i32[1]=zeros",
+                    "--show",
+                    show,
+                ],
+            )
+            .1
+        };
+        let total = locked("total");
+        assert_eq!(came_back(&total), [false, true]);
+        assert!(total.field_outputs.is_empty());
+        assert_eq!(total.values::<i32>(1), Some(&[4][..]));
+        let lock = locked("lock");
+        assert_eq!(came_back(&lock), [false, false]);
+        assert_eq!(
+            lock.field_outputs,
+            [(0, "lock.mutex".to_string(), HostData::I32(vec![0]))]
+        );
+    }
 }

@@ -217,7 +217,6 @@ impl Program {
     /// does not instantiate (whose instance only the user can choose) is refused with the
     /// kernels there are.
     pub fn only_kernel(&self) -> Result<String> {
-        nvrtc::require_nvrtc()?;
         let ptx_entries: Vec<String> = self.entries()?.into_iter().map(|e| e.name).collect();
         let kernels = names::kernel_list(&self.scan, &ptx_entries);
         let template = |listed: &str| {
@@ -252,7 +251,6 @@ impl Program {
     /// `reduce<float, 256>` (instantiated here), `scale(float*, int)`. The error says what to
     /// write instead: the kernels there are, an overload's candidates, a template's parameters.
     pub fn kernel(&self, entry: &str) -> Result<Kernel> {
-        nvrtc::require_nvrtc()?;
         let name = EntryName::parse(entry).map_err(CheckError::Entry)?;
         let mut extras = self.extras.clone();
         extras.name_expressions = vec![name.expression()];
