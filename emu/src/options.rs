@@ -50,7 +50,9 @@ pub struct RunOptions {
     /// Hard cap on thread-instructions: the launch stops with `StepBudgetExhausted` when it runs
     /// out, progress or not. The watchdog ends stuck kernels long before.
     pub step_budget: u64,
-    /// The watchdog's window, in thread-instructions: when a whole window passes with no
+    /// The watchdog's window, in thread-steps (a thread's instruction, or under the hardware
+    /// schedule its step: the private instructions a warp runs together with its next one that
+    /// others can see): when a whole window passes with no
     /// progress (no store or atomic changed memory, no barrier completed, no thread exited or
     /// started) and every thread's registers are the same at its end as at its start, the
     /// launch stops with `Stuck`. 0 turns the watchdog off.

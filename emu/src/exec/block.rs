@@ -36,6 +36,9 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
                 break;
             }
         }
+        if ran == 0 {
+            ctx.thread_steps += w.active.count_ones() as u64;
+        }
         let region = super::regions::run_in_step(ctx, w, MAX_STEP_INSTRUCTIONS - ran);
         if region > 0 {
             ran += region;
@@ -77,6 +80,7 @@ fn instruction(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi: us
             return Step::Idle;
         }
     }
+    ctx.thread_steps += w.active.count_ones() as u64;
     if super::regions::step(ctx, w) {
         return Step::Ran;
     }

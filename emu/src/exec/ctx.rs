@@ -49,6 +49,10 @@ pub(crate) struct Ctx<'a> {
     pub(crate) op_check: Option<Box<OpCheck>>,
     pub(crate) clock: u64,
     pub(crate) thread_instrs: u64,
+    /// Steps of the schedule, one per lane that a warp's step starts with (the watchdog's unit:
+    /// a round adds at most one per resident thread). Under every schedule but the hardware
+    /// one a step is one instruction.
+    pub(crate) thread_steps: u64,
     /// Counts progress events for the watchdog: memory changed by a store or atomic, a barrier
     /// completed, a thread exited or started.
     pub(crate) progress: u64,

@@ -307,6 +307,7 @@ impl Emulator {
             op_check: op_check.map(Box::new),
             clock: 0,
             thread_instrs: 0,
+            thread_steps: 0,
             progress: 0,
             aborted: false,
             refusal: None,

@@ -34,12 +34,13 @@ pub(crate) struct Launch<'a> {
     pub(crate) blocks_on_one_core: bool,
 }
 
-/// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-instructions
-/// it looks at the progress counter; after a window without progress it hashes the started
+/// Tells a stuck kernel from a slow one. Every `RunOptions::watchdog_window` thread-steps (see
+/// `Ctx::thread_steps`) it looks at the progress counter; after a window without progress it hashes the started
 /// threads' registers, and when a further quiet window ends with the same hash, nothing is
 /// changing anywhere: every thread waits for something that will not happen.
 #[derive(Default)]
 pub(crate) struct Watchdog {
+    /// Thread-steps at which it looks next.
     pub(crate) next_check: u64,
     pub(crate) progress_seen: u64,
     /// Thread-instructions at the last check that saw progress.

@@ -57,7 +57,7 @@ pub(crate) struct Turn {
     pub(super) outcomes: Vec<Outcome>,
     /// What its next rounds may do, if a share took it (see `parallel/`).
     pub(super) ahead: Option<Ahead>,
-    /// Per round: the thread-instructions it ran, the progress it made, and whether a warp ran
+    /// Per round: the thread-instructions and steps it ran, the progress it made, and whether a warp ran
     /// (the watchdog's looks inside the turn are made from them).
     pub(super) counts: Vec<RoundCount>,
 }
@@ -66,6 +66,7 @@ pub(crate) struct Turn {
 #[derive(Clone, Copy, Default)]
 pub(super) struct RoundCount {
     pub(super) instrs: u64,
+    pub(super) steps: u64,
     pub(super) progress: u64,
     pub(super) ran: bool,
 }
@@ -140,12 +141,14 @@ impl Lead {
         }
     }
 
-    /// The thread-instructions and progress of the rounds ahead, which the launch's counters
-    /// leave out until its rounds reach them (the step budget and the watchdog count one core's
-    /// rounds).
-    pub(super) fn counted(&self) -> (u64, u64) {
-        let sum = |(instrs, progress), c: &RoundCount| (instrs + c.instrs, progress + c.progress);
-        self.counts.iter().fold((0, 0), sum)
+    /// The thread-instructions, steps and progress of the rounds ahead, which the launch's
+    /// counters leave out until its rounds reach them (the step budget and the watchdog count
+    /// one core's rounds).
+    pub(super) fn counted(&self) -> (u64, u64, u64) {
+        let sum = |(instrs, steps, progress), c: &RoundCount| {
+            (instrs + c.instrs, steps + c.steps, progress + c.progress)
+        };
+        self.counts.iter().fold((0, 0, 0), sum)
     }
 }
 

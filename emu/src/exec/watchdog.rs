@@ -10,10 +10,10 @@ impl Launch<'_> {
     pub(crate) fn watchdog_says_stuck(&mut self) -> bool {
         let window = self.ctx.opts.watchdog_window;
         let wd = &mut self.watchdog;
-        if window == 0 || self.ctx.thread_instrs < wd.next_check {
+        if window == 0 || self.ctx.thread_steps < wd.next_check {
             return wd.stuck;
         }
-        wd.next_check = self.ctx.thread_instrs.saturating_add(window);
+        wd.next_check = self.ctx.thread_steps.saturating_add(window);
         if self.ctx.progress != wd.progress_seen {
             wd.progress_seen = self.ctx.progress;
             wd.quiet_since = self.ctx.thread_instrs;
@@ -31,7 +31,7 @@ impl Launch<'_> {
 
     /// The longest compiled region a warp may start in this round of the hardware schedule:
     /// every later step of it must come before the watchdog next looks at the registers, which
-    /// it does after a round that reaches `next_check` thread-instructions. A round adds at
+    /// it does after a round that reaches `next_check` thread-steps. A round adds at
     /// most 32 for each warp, and between rounds at most one block's warps join (a slot more
     /// of residency; refilled slots reuse their warps; growing residency by more needs a look
     /// first), so `k` rounds add at most `32 k (warps + k × warps per block)`.
@@ -48,7 +48,7 @@ impl Launch<'_> {
         let left = self
             .watchdog
             .next_check
-            .saturating_sub(self.ctx.thread_instrs);
+            .saturating_sub(self.ctx.thread_steps);
         let fits = |k: u64| 32 * k * (warps + k * wpb) < left;
         if !fits(0) {
             return 1;

@@ -2,7 +2,7 @@
 //! must look at itself again (the step budget, the watchdog, a stall).
 
 use crate::exec::launch_state::Launch;
-use crate::exec::plan::rounds_unwatched;
+use crate::exec::plan::{RoundCount, rounds_unwatched};
 use crate::ir::*;
 use crate::race::Racecheck;
 
@@ -83,21 +83,26 @@ impl Launch<'_> {
     }
 
     /// Rounds the launch may run before it must look at itself again: before the watchdog's
-    /// next look could come due (each round adds at most a step's instructions per resident
-    /// thread), or a stall would start another block; and every one of them ending below the
-    /// step budget, where steps end early (`Ctx::steps_end_at`), which only the launch's own
-    /// count can tell. At least one, or none when the next round may reach the budget: it runs
-    /// on the launch's core.
+    /// next look could come due (each round adds at most one step per resident thread), or a
+    /// stall would start another block; and every one of them ending below the step budget,
+    /// where steps end early (`Ctx::steps_end_at`), which only the launch's own count can tell
+    /// (each round adds at most a step's instructions per resident thread). At least one, or
+    /// none when the next round may reach the budget: it runs on the launch's core.
     pub(crate) fn rounds_unwatched(&self, resident: &[u32], stalled: u64, patience: u64) -> u32 {
         let until_stall = (self.started < self.nblocks).then(|| patience.saturating_sub(stalled));
+        let threads = resident.len() as u64 * self.ctx.wpb as u64 * 32;
         // A thread's step runs up to the module's longest (`block::step`).
-        let per_round =
-            resident.len() as u64 * self.ctx.wpb as u64 * 32 * self.ctx.m.longest_step as u64;
-        let below_budget = self.ctx.opts.step_budget.saturating_sub(per_round);
+        let instrs_per_round = threads * self.ctx.m.longest_step as u64;
+        let below_budget = self.ctx.opts.step_budget.saturating_sub(instrs_per_round);
         if self.ctx.thread_instrs >= below_budget {
             return 0;
         }
-        let mut due = below_budget;
+        let most = rounds_unwatched(
+            until_stall,
+            instrs_per_round,
+            self.ctx.thread_instrs,
+            below_budget,
+        );
         let window = self.ctx.opts.watchdog_window;
         if window != 0 {
             // When something progressed since the watchdog's last look, its next one only notes
@@ -109,38 +114,39 @@ impl Launch<'_> {
             } else {
                 self.watchdog.next_check
             };
-            due = due.min(next);
+            return most.min(rounds_unwatched(
+                until_stall,
+                threads,
+                self.ctx.thread_steps,
+                next,
+            ));
         }
-        rounds_unwatched(until_stall, per_round, self.ctx.thread_instrs, due)
+        most
     }
 
     /// The watchdog's looks that fell inside a turn's rounds before its last, as one core would
-    /// have made them after each round: `rounds` holds each round's thread-instructions and
-    /// progress, summed over the turn's blocks, and the turn started at `instrs` and
-    /// `progress`. Each such look finds progress since the one before (the turn was planned so
+    /// have made them after each round: `rounds` holds each round's thread-instructions, steps
+    /// and progress, summed over the turn's blocks, and the turn started at `at`'s counts.
+    /// Each such look finds progress since the one before (the turn was planned so
     /// that only its last round can reach a look that might not, see
     /// [`Launch::rounds_unwatched`]), and notes it; the last round's look is the launch's own.
-    pub(super) fn watchdog_rounds(
-        &mut self,
-        rounds: &[(u64, u64)],
-        mut instrs: u64,
-        mut progress: u64,
-    ) {
+    pub(super) fn watchdog_rounds(&mut self, rounds: &[RoundCount], mut at: RoundCount) {
         let window = self.ctx.opts.watchdog_window;
         if window == 0 || rounds.len() < 2 {
             return;
         }
-        for &(round_instrs, round_progress) in &rounds[..rounds.len() - 1] {
-            instrs += round_instrs;
-            progress += round_progress;
+        for round in &rounds[..rounds.len() - 1] {
+            at.instrs += round.instrs;
+            at.steps += round.steps;
+            at.progress += round.progress;
             let watchdog = &mut self.watchdog;
-            if instrs >= watchdog.next_check {
-                debug_assert_ne!(progress, watchdog.progress_seen);
+            if at.steps >= watchdog.next_check {
+                debug_assert_ne!(at.progress, watchdog.progress_seen);
                 #[cfg(test)]
                 WATCHDOG_LOOKS_IN_TURNS.with(|looks| looks.set(looks.get() + 1));
-                watchdog.next_check = instrs.saturating_add(window);
-                watchdog.progress_seen = progress;
-                watchdog.quiet_since = instrs;
+                watchdog.next_check = at.steps.saturating_add(window);
+                watchdog.progress_seen = at.progress;
+                watchdog.quiet_since = at.instrs;
                 watchdog.registers = None;
             }
         }

@@ -36,15 +36,17 @@ pub(super) struct Job {
 #[derive(Default, Clone, Copy)]
 pub(super) struct Counts {
     pub(super) thread_instrs: u64,
+    pub(super) thread_steps: u64,
     pub(super) clock: u64,
     pub(super) progress: u64,
     pub(super) aborted: bool,
     pub(super) touched_global_sync: bool,
     /// Of the share's own blocks once the turn settled (see [`end_turns`]): the
-    /// thread-instructions and progress of the rounds they ran past the turn's end, which the
-    /// launch leaves out until its rounds reach them, and how many rounds those are; and
+    /// thread-instructions, steps and progress of the rounds they ran past the turn's end, which
+    /// the launch leaves out until its rounds reach them, and how many rounds those are; and
     /// whether a warp of theirs ran in the turn's last round.
     pub(super) ahead_instrs: u64,
+    pub(super) ahead_steps: u64,
     pub(super) ahead_progress: u64,
     pub(super) rounds_ahead: u64,
     pub(super) ran_last: bool,
@@ -54,6 +56,7 @@ impl Counts {
     /// Takes the counters a worker's blocks left in its context.
     pub(super) fn take(&mut self, ctx: &mut Ctx) {
         self.thread_instrs += std::mem::take(&mut ctx.thread_instrs);
+        self.thread_steps += std::mem::take(&mut ctx.thread_steps);
         self.clock += std::mem::take(&mut ctx.clock);
         self.progress += std::mem::take(&mut ctx.progress);
         self.aborted |= std::mem::take(&mut ctx.aborted);
@@ -63,6 +66,7 @@ impl Counts {
     /// Adds what another share found of its own blocks as the turn ended (see [`end_turns`]).
     pub(super) fn add_ended(&mut self, other: &Counts) {
         self.ahead_instrs += other.ahead_instrs;
+        self.ahead_steps += other.ahead_steps;
         self.ahead_progress += other.ahead_progress;
         self.rounds_ahead += other.rounds_ahead;
         self.ran_last |= other.ran_last;

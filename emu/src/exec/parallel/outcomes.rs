@@ -52,6 +52,7 @@ impl<'a> Ctx<'a> {
             op_check: self.op_check.as_ref().map(|check| Box::new(check.fork())),
             clock: 0,
             thread_instrs: 0,
+            thread_steps: 0,
             progress: 0,
             aborted: false,
             refusal: None,
@@ -215,6 +216,7 @@ impl<'a> Ctx<'a> {
     /// them before the next turn).
     pub(super) fn add_counts(&mut self, counts: Counts) {
         self.thread_instrs += counts.thread_instrs;
+        self.thread_steps += counts.thread_steps;
         self.clock += counts.clock;
         self.progress += counts.progress;
         self.aborted |= counts.aborted;

@@ -32,7 +32,7 @@ pub(super) unsafe fn run_segment(
     let mut ran = false;
     for round in from..from + rounds {
         ran = false;
-        let before = (ctx.thread_instrs, ctx.progress);
+        let before = (ctx.thread_instrs, ctx.thread_steps, ctx.progress);
         // A compiled region ends within the segment: then everyone sees its registers.
         ctx.region_rounds = from + rounds - round;
         if let Step::Ran = block::step_live(ctx, warps, state) {
@@ -40,7 +40,8 @@ pub(super) unsafe fn run_segment(
         }
         running.turn.counts.push(RoundCount {
             instrs: ctx.thread_instrs - before.0,
-            progress: ctx.progress - before.1,
+            steps: ctx.thread_steps - before.1,
+            progress: ctx.progress - before.2,
             ran,
         });
         if ctx.made_ordered() {
@@ -277,8 +278,9 @@ pub(super) unsafe fn end_turns(board: &Board, share: &std::ops::Range<usize>, co
         // SAFETY: the caller's promise; the share that last ran the block put it back before.
         let running = unsafe { &mut *board.blocks[index].running.get() };
         running.lead = running.turn.split_ahead(ran);
-        let (instrs, progress) = running.lead.counted();
+        let (instrs, steps, progress) = running.lead.counted();
         counts.ahead_instrs += instrs;
+        counts.ahead_steps += steps;
         counts.ahead_progress += progress;
         counts.rounds_ahead += running.lead.len() as u64;
         let last = ran

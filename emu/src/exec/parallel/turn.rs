@@ -11,7 +11,7 @@ use super::crew::{Crew, wait_spinning};
 use super::share::run_share;
 use crate::exec::ctx::Ctx;
 use crate::exec::launch_state::Launch;
-use crate::exec::plan::{Lead, LinedUp, Rounds, Waiting};
+use crate::exec::plan::{Lead, LinedUp, RoundCount, Rounds, Waiting};
 use crate::exec::timing::Lap;
 use crate::exec::views::RawSlice;
 use crate::exec::warp::RoundTag;
@@ -59,7 +59,12 @@ impl Launch<'_> {
             return None;
         }
         let planning = Lap::start(self.ctx.detector_time());
-        let (instrs_before, progress_before) = (self.ctx.thread_instrs, self.ctx.progress);
+        let before = RoundCount {
+            instrs: self.ctx.thread_instrs,
+            steps: self.ctx.thread_steps,
+            progress: self.ctx.progress,
+            ran: false,
+        };
         let workers = crew.jobs.len();
         let parts = (workers + 1).min(resident.len());
         let planned = if parts < 2 {
@@ -93,14 +98,18 @@ impl Launch<'_> {
         let (unprepared, prepared) = (&mut rounds.unprepared, &mut rounds.prepared_in_turns);
         let leads = &mut rounds.leads;
         // What the blocks ran ahead counts again from now: its rounds are the turn's first.
-        let mut ahead_counted = (0, 0);
+        let mut ahead_counted = (0, 0, 0);
         let mut of_slot = |slot: u32| {
             let at = slot as usize;
             let fresh = unprepared.get_mut(at).and_then(Option::take);
             *prepared += fresh.is_some() as u64;
             let lead = leads.get_mut(at).map(std::mem::take).unwrap_or_default();
-            let (instrs, progress) = lead.counted();
-            ahead_counted = (ahead_counted.0 + instrs, ahead_counted.1 + progress);
+            let (instrs, steps, progress) = lead.counted();
+            ahead_counted = (
+                ahead_counted.0 + instrs,
+                ahead_counted.1 + steps,
+                ahead_counted.2 + progress,
+            );
             Running {
                 block: Resident {
                     slot,
@@ -133,7 +142,8 @@ impl Launch<'_> {
             most,
         ));
         self.ctx.thread_instrs += ahead_counted.0;
-        self.ctx.progress += ahead_counted.1;
+        self.ctx.thread_steps += ahead_counted.1;
+        self.ctx.progress += ahead_counted.2;
         let mut taken = mine.len();
         for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
@@ -243,6 +253,7 @@ impl Launch<'_> {
         }
         let ran = if ran == u32::MAX { 0 } else { ran };
         self.ctx.thread_instrs -= ended.ahead_instrs;
+        self.ctx.thread_steps -= ended.ahead_steps;
         self.ctx.progress -= ended.ahead_progress;
         rounds.rounds_ahead += ended.rounds_ahead;
         // A round in which no warp ran changes nothing, so neither do the ones after it: whether
@@ -257,17 +268,18 @@ impl Launch<'_> {
         // launch's count now ends with the turn's last round: a look falls inside only when it
         // reached the next one (about one turn in four), and only then are the blocks' counts,
         // which their workers' caches hold, read again.
-        if self.ctx.thread_instrs >= self.watchdog.next_check {
-            let mut counts = vec![(0u64, 0u64); ran as usize];
+        if self.ctx.thread_steps >= self.watchdog.next_check {
+            let mut counts = vec![RoundCount::default(); ran as usize];
             for &slot in resident {
                 if let Some(turn) = rounds.turns[slot as usize].as_ref() {
                     for (sum, count) in counts.iter_mut().zip(&turn.counts) {
-                        sum.0 += count.instrs;
-                        sum.1 += count.progress;
+                        sum.instrs += count.instrs;
+                        sum.steps += count.steps;
+                        sum.progress += count.progress;
                     }
                 }
             }
-            self.watchdog_rounds(&counts, instrs_before, progress_before);
+            self.watchdog_rounds(&counts, before);
         }
         // In line for the join, to come out round by round in block order, as one core would
         // have made them.
@@ -314,6 +326,7 @@ impl Launch<'_> {
         let (count, outcome) = rounds.leads.get_mut(slot as usize)?.take_round()?;
         rounds.ahead_taken_alone += 1;
         self.ctx.thread_instrs += count.instrs;
+        self.ctx.thread_steps += count.steps;
         self.ctx.progress += count.progress;
         if let Some(outcome) = outcome {
             if in_line {
