@@ -74,7 +74,7 @@ pub use exec::timing::{KernelTally, LaunchTimings, ThreadBusy};
 pub use memory_model::MemoryModel;
 pub use module::Module;
 pub use options::{
-    DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_SHARED_LIMIT, DEFAULT_STEP_BUDGET,
+    AUTO_COMPILED_THREADS, DEFAULT_PRINTF_BUFFER_BYTES, DEFAULT_SHARED_LIMIT, DEFAULT_STEP_BUDGET,
     DEFAULT_WATCHDOG_WINDOW, RunOptions, Schedule, THREADS_ENV,
 };
 pub use parse::function_display_name;

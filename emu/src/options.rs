@@ -84,8 +84,9 @@ pub struct RunOptions {
     pub grid_workspace: Option<u64>,
     /// Which engine runs the instructions: the interpreter, or the compiled tier where it
     /// applies (never in traced launches). `Auto` (the default) means `RACETRACK_ENGINE` when
-    /// it names one, otherwise the interpreter (see [`Engine::Auto`]). Every engine finds and
-    /// computes the same.
+    /// it names one, otherwise the tier for a launch of the hardware schedule with at least
+    /// [`AUTO_COMPILED_THREADS`] threads and the interpreter for the rest (see
+    /// [`Engine::Auto`]). Every engine finds and computes the same.
     pub engine: Engine,
 }
 
@@ -97,16 +98,33 @@ pub const DEFAULT_SHARED_LIMIT: u32 = 48 * 1024;
 /// `--threads` reads it too).
 pub const THREADS_ENV: &str = "RACETRACK_THREADS";
 
+/// The fewest threads of a launch that `Engine::Auto` runs with the compiled tier (under the
+/// hardware schedule): a module's regions take 2–31 ms to compile (once per process), which a
+/// launch this large wins back (`emu/BENCHMARK.md`, "A step for visible operations only").
+pub const AUTO_COMPILED_THREADS: u64 = 1 << 20;
+
 impl RunOptions {
-    /// The engine this launch runs with (see [`RunOptions::engine`]): never `Auto`.
-    pub fn resolved_engine(&self) -> Engine {
-        if self.engine != Engine::Auto {
-            return self.engine;
-        }
-        static FROM_ENV: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
-        match *FROM_ENV.get_or_init(|| Engine::from_env().unwrap_or(Engine::Auto)) {
-            Engine::Auto => Engine::Interp,
+    /// The engine a launch of `threads` threads runs with (see [`RunOptions::engine`]): never
+    /// `Auto`.
+    pub fn resolved_engine(&self, threads: u64) -> Engine {
+        let engine = if self.engine != Engine::Auto {
+            self.engine
+        } else {
+            static FROM_ENV: std::sync::OnceLock<Engine> = std::sync::OnceLock::new();
+            *FROM_ENV.get_or_init(|| Engine::from_env().unwrap_or(Engine::Auto))
+        };
+        match engine {
+            Engine::Auto => self.auto_engine(threads),
             named => named,
+        }
+    }
+
+    /// What `Auto` means for a launch of `threads` threads.
+    fn auto_engine(&self, threads: u64) -> Engine {
+        if matches!(self.schedule, Schedule::Hardware) && threads >= AUTO_COMPILED_THREADS {
+            Engine::Compiled
+        } else {
+            Engine::Interp
         }
     }
 
@@ -145,5 +163,27 @@ impl Default for RunOptions {
             grid_workspace: None,
             engine: Engine::Auto,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_compiles_large_launches_of_the_hardware_schedule_only() {
+        let hardware = RunOptions::default();
+        assert_eq!(hardware.auto_engine(AUTO_COMPILED_THREADS), Engine::Compiled);
+        assert_eq!(hardware.auto_engine(AUTO_COMPILED_THREADS - 1), Engine::Interp);
+        let random = RunOptions {
+            schedule: Schedule::Random { seed: 1 },
+            ..RunOptions::default()
+        };
+        assert_eq!(random.auto_engine(AUTO_COMPILED_THREADS), Engine::Interp);
+        let named = RunOptions {
+            engine: Engine::Interp,
+            ..RunOptions::default()
+        };
+        assert_eq!(named.resolved_engine(u64::MAX), Engine::Interp);
     }
 }

@@ -36,7 +36,7 @@ pub struct CommonArgs {
     pub threads: Option<u32>,
 
     /// The emulator's engine: the interpreter, or native code for straight-line register
-    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Results are the same
+    /// arithmetic; auto compiles launches of 2^20 threads or more (emu/BENCHMARK.md). Results are the same
     #[arg(long, value_enum, env = ENGINE_ENV, default_value_t = EngineName::Auto)]
     pub engine: EngineName,
 

@@ -25,8 +25,9 @@ pub struct Options {
     pub threads: u32,
     /// The cap on thread-instructions; 0 keeps the emulator's default.
     pub step_budget: u64,
-    /// `"interp"`, `"compiled"` or `"auto"` (what `RACETRACK_ENGINE` names, else the
-    /// interpreter). Every engine finds and computes the same.
+    /// `"interp"`, `"compiled"` or `"auto"` (what `RACETRACK_ENGINE` names, else the compiled
+    /// tier for launches of 2^20 threads or more under the hardware schedule and the
+    /// interpreter for the rest). Every engine finds and computes the same.
     pub engine: String,
 }
 

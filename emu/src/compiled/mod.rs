@@ -26,9 +26,11 @@ pub enum Engine {
     /// Register-only regions run as native code; everything else in the interpreter. A build
     /// without the `compiled` feature (the exercise runner's) runs the interpreter alone.
     Compiled,
-    /// What `RACETRACK_ENGINE` names; otherwise the interpreter, for now: the regions the
-    /// tier takes today are too short to pay for their compile on the kernels measured
-    /// (`emu/BENCHMARK.md`, "The compiled tier").
+    /// What `RACETRACK_ENGINE` names; otherwise the tier for a launch of the hardware schedule
+    /// with at least [`crate::options::AUTO_COMPILED_THREADS`] threads, whose step runs a
+    /// region whole (register work and branches between two visible operations), and the
+    /// interpreter for smaller launches and the other schedules, where a compile would cost
+    /// more than it saves.
     #[default]
     Auto,
 }

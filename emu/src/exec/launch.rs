@@ -316,7 +316,7 @@ impl Emulator {
             printf_dropped: 0,
             conditions: Vec::new(),
             touched_global_sync: false,
-            compiled: module.tier(options.resolved_engine(), trace.is_some()),
+            compiled: module.tier(options.resolved_engine(nblocks * tpb64), trace.is_some()),
             trace,
             banks: options.bank_conflicts.then(Box::default),
             lane_stores: Vec::with_capacity(32),

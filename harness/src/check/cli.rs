@@ -201,7 +201,7 @@ pub struct CheckArgs {
     pub threads: Option<u32>,
 
     /// The emulator's engine: the interpreter, or native code for straight-line register
-    /// arithmetic; auto is the interpreter for now (emu/BENCHMARK.md). Findings are the same
+    /// arithmetic; auto compiles launches of 2^20 threads or more (emu/BENCHMARK.md). Findings are the same
     #[arg(long, value_enum, env = crate::cli::ENGINE_ENV, default_value_t = crate::cli::EngineName::Auto)]
     pub engine: crate::cli::EngineName,
 
