@@ -173,8 +173,14 @@ mod tests {
     #[test]
     fn auto_compiles_large_launches_of_the_hardware_schedule_only() {
         let hardware = RunOptions::default();
-        assert_eq!(hardware.auto_engine(AUTO_COMPILED_THREADS), Engine::Compiled);
-        assert_eq!(hardware.auto_engine(AUTO_COMPILED_THREADS - 1), Engine::Interp);
+        assert_eq!(
+            hardware.auto_engine(AUTO_COMPILED_THREADS),
+            Engine::Compiled
+        );
+        assert_eq!(
+            hardware.auto_engine(AUTO_COMPILED_THREADS - 1),
+            Engine::Interp
+        );
         let random = RunOptions {
             schedule: Schedule::Random { seed: 1 },
             ..RunOptions::default()
