@@ -192,3 +192,21 @@ fn every_corpus_file_parses_and_runs_without_panicking() {
         try_run(&t);
     }
 }
+
+/// A mutation the generator found (the corpus's `assert_positive` with its first `setp`
+/// deleted): one warp's failed assert aborts the launch, and the warps stepped after it in the
+/// same round run one instruction each; the compiled tier ran a whole region there instead.
+#[test]
+fn steps_after_a_failed_assert_run_alike_interpreted_and_compiled() {
+    let text = include_str!("fuzz_cases/assert_then_region.ptx");
+    let interpreted = run_with(text, Engine::Interp);
+    let compiled = run_with(text, Engine::Compiled);
+    assert_eq!(interpreted.len(), 3);
+    assert!(
+        interpreted
+            .iter()
+            .any(|(report, _)| report.contains("AssertionFailed")),
+        "{interpreted:?}"
+    );
+    assert!(interpreted == compiled, "{interpreted:?}\n{compiled:?}");
+}

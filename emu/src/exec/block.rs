@@ -39,7 +39,13 @@ pub(crate) fn step(ctx: &mut Ctx, warps: &mut [Warp], state: &mut BlockState, wi
         if ran == 0 {
             ctx.thread_steps += w.active.count_ones() as u64;
         }
-        let region = super::regions::run_in_step(ctx, w, MAX_STEP_INSTRUCTIONS - ran);
+        // Once a thread has aborted the launch, every later step of the round is one instruction
+        // (the check below), so a region, which may be longer, waits.
+        let region = if ctx.aborted {
+            0
+        } else {
+            super::regions::run_in_step(ctx, w, MAX_STEP_INSTRUCTIONS - ran)
+        };
         if region > 0 {
             ran += region;
             if ran >= MAX_STEP_INSTRUCTIONS || ctx.thread_instrs >= ctx.steps_end_at {
