@@ -275,6 +275,9 @@ impl Emulator {
         let emulator = &mut self.emulator;
         let (ran, elapsed) = {
             let _interruptible = crate::interrupt::Interruptible::during_launch();
+            // A Ctrl-C that came before the handler above was in place reached only Python's,
+            // which the launch would not hear of until its end: raise it now, before it runs.
+            py.check_signals()?;
             py.detach(|| {
                 let start = Instant::now();
                 let ran = run(emulator);
