@@ -205,6 +205,10 @@ def test_ctrl_c_during_a_launch_raises_keyboard_interrupt_at_once():
     kernel = racetrack.compile_cuda(SPINS, "spins.cu", "spins")
     module = racetrack.PtxModule(kernel.ptx, "spins.cu")
     out = racetrack.device().alloc(8, "out")
+    # A process started in the background by a shell inherits SIGINT ignored, and Python then
+    # installs no handler of its own: Ctrl-C could not reach it at all. The test is about a
+    # terminal's Ctrl-C, so it puts Python's handler in place whatever it inherited.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     started = time.monotonic()
     ctrl_c.start()
@@ -214,6 +218,7 @@ def test_ctrl_c_during_a_launch_raises_keyboard_interrupt_at_once():
                              kernel_name="spins", where="test:1")
     finally:
         ctrl_c.cancel()
+        signal.signal(signal.SIGINT, inherited)
     assert time.monotonic() - started < 60
     # The next launch runs as usual: the request to stop ended with the one it stopped.
     racetrack.launch(module, kernel.symbol, (1, 1, 1), (1, 1, 1), [("ptr", out), ("u64", 100)],
