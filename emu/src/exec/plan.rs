@@ -71,6 +71,15 @@ pub(super) struct RoundCount {
     pub(super) ran: bool,
 }
 
+impl RoundCount {
+    /// Adds `other`'s thread-instructions, steps and progress.
+    pub(super) fn add(&mut self, other: &RoundCount) {
+        self.instrs += other.instrs;
+        self.steps += other.steps;
+        self.progress += other.progress;
+    }
+}
+
 /// The rounds a block ran ahead of the launch's: rounds that keep to the block (no global
 /// memory, not even loads, and no end), which it ran while others had yet to reach the round
 /// where one of them writes. They wait here, counts and outcomes, until the launch's rounds
@@ -144,11 +153,10 @@ impl Lead {
     /// The thread-instructions, steps and progress of the rounds ahead, which the launch's
     /// counters leave out until its rounds reach them (the step budget and the watchdog count
     /// one core's rounds).
-    pub(super) fn counted(&self) -> (u64, u64, u64) {
-        let sum = |(instrs, steps, progress), c: &RoundCount| {
-            (instrs + c.instrs, steps + c.steps, progress + c.progress)
-        };
-        self.counts.iter().fold((0, 0, 0), sum)
+    pub(super) fn counted(&self) -> RoundCount {
+        let mut sum = RoundCount::default();
+        self.counts.iter().for_each(|c| sum.add(c));
+        sum
     }
 }
 

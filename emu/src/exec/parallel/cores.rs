@@ -136,9 +136,7 @@ impl Launch<'_> {
             return;
         }
         for round in &rounds[..rounds.len() - 1] {
-            at.instrs += round.instrs;
-            at.steps += round.steps;
-            at.progress += round.progress;
+            at.add(round);
             let watchdog = &mut self.watchdog;
             if at.steps >= watchdog.next_check {
                 debug_assert_ne!(at.progress, watchdog.progress_seen);

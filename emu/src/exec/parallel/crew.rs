@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::board::{Board, OwnLine};
 use crate::exec::ctx::Ctx;
+use crate::exec::plan::RoundCount;
 use crate::exec::timing::WorkerClocks;
 use crate::exec::views::BlockViews;
 use crate::race;
@@ -45,9 +46,7 @@ pub(super) struct Counts {
     /// thread-instructions, steps and progress of the rounds they ran past the turn's end, which
     /// the launch leaves out until its rounds reach them, and how many rounds those are; and
     /// whether a warp of theirs ran in the turn's last round.
-    pub(super) ahead_instrs: u64,
-    pub(super) ahead_steps: u64,
-    pub(super) ahead_progress: u64,
+    pub(super) ahead: RoundCount,
     pub(super) rounds_ahead: u64,
     pub(super) ran_last: bool,
 }
@@ -65,9 +64,7 @@ impl Counts {
 
     /// Adds what another share found of its own blocks as the turn ended (see [`end_turns`]).
     pub(super) fn add_ended(&mut self, other: &Counts) {
-        self.ahead_instrs += other.ahead_instrs;
-        self.ahead_steps += other.ahead_steps;
-        self.ahead_progress += other.ahead_progress;
+        self.ahead.add(&other.ahead);
         self.rounds_ahead += other.rounds_ahead;
         self.ran_last |= other.ran_last;
     }

@@ -278,10 +278,7 @@ pub(super) unsafe fn end_turns(board: &Board, share: &std::ops::Range<usize>, co
         // SAFETY: the caller's promise; the share that last ran the block put it back before.
         let running = unsafe { &mut *board.blocks[index].running.get() };
         running.lead = running.turn.split_ahead(ran);
-        let (instrs, steps, progress) = running.lead.counted();
-        counts.ahead_instrs += instrs;
-        counts.ahead_steps += steps;
-        counts.ahead_progress += progress;
+        counts.ahead.add(&running.lead.counted());
         counts.rounds_ahead += running.lead.len() as u64;
         let last = ran
             .checked_sub(1)

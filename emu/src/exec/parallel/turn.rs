@@ -98,18 +98,13 @@ impl Launch<'_> {
         let (unprepared, prepared) = (&mut rounds.unprepared, &mut rounds.prepared_in_turns);
         let leads = &mut rounds.leads;
         // What the blocks ran ahead counts again from now: its rounds are the turn's first.
-        let mut ahead_counted = (0, 0, 0);
+        let mut ahead_counted = RoundCount::default();
         let mut of_slot = |slot: u32| {
             let at = slot as usize;
             let fresh = unprepared.get_mut(at).and_then(Option::take);
             *prepared += fresh.is_some() as u64;
             let lead = leads.get_mut(at).map(std::mem::take).unwrap_or_default();
-            let (instrs, steps, progress) = lead.counted();
-            ahead_counted = (
-                ahead_counted.0 + instrs,
-                ahead_counted.1 + steps,
-                ahead_counted.2 + progress,
-            );
+            ahead_counted.add(&lead.counted());
             Running {
                 block: Resident {
                     slot,
@@ -141,9 +136,9 @@ impl Launch<'_> {
             planned,
             most,
         ));
-        self.ctx.thread_instrs += ahead_counted.0;
-        self.ctx.thread_steps += ahead_counted.1;
-        self.ctx.progress += ahead_counted.2;
+        self.ctx.thread_instrs += ahead_counted.instrs;
+        self.ctx.thread_steps += ahead_counted.steps;
+        self.ctx.progress += ahead_counted.progress;
         let mut taken = mine.len();
         for (index, job) in crew.jobs.iter().enumerate() {
             let mut job = job.lock().unwrap_or_else(|e| e.into_inner());
@@ -252,9 +247,9 @@ impl Launch<'_> {
             rounds.turns[block.slot as usize] = Some(turn);
         }
         let ran = if ran == u32::MAX { 0 } else { ran };
-        self.ctx.thread_instrs -= ended.ahead_instrs;
-        self.ctx.thread_steps -= ended.ahead_steps;
-        self.ctx.progress -= ended.ahead_progress;
+        self.ctx.thread_instrs -= ended.ahead.instrs;
+        self.ctx.thread_steps -= ended.ahead.steps;
+        self.ctx.progress -= ended.ahead.progress;
         rounds.rounds_ahead += ended.rounds_ahead;
         // A round in which no warp ran changes nothing, so neither do the ones after it: whether
         // the last one ran tells whether all did.
@@ -273,9 +268,7 @@ impl Launch<'_> {
             for &slot in resident {
                 if let Some(turn) = rounds.turns[slot as usize].as_ref() {
                     for (sum, count) in counts.iter_mut().zip(&turn.counts) {
-                        sum.instrs += count.instrs;
-                        sum.steps += count.steps;
-                        sum.progress += count.progress;
+                        sum.add(count);
                     }
                 }
             }
